@@ -1,0 +1,31 @@
+// The dtbench command line: parses and dispatches, nothing else. Every subcommand lives in its module
+// and throws dtbench::Error; this is the one place errors become messages and exit codes:
+//   0 ok, 1 the run failed, 2 bad input (config, flags, spec, data files).
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "core/commands.hpp"
+#include "core/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"dtbench: benchmark and reproducibility harness for distributed data-parallel training"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "dtbench 0.1.0");
+  // commands
+  dtbench::add_info_command(app);
+  dtbench::add_config_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);  // prints help or the parse error
+    return code == 0 ? 0 : static_cast<int>(dtbench::ExitCode::bad_input);
+  } catch (const dtbench::Error& e) {
+    std::cerr << "dtbench: error: " << e.what() << "\n";
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    std::cerr << "dtbench: internal error: " << e.what() << "\n";
+    return static_cast<int>(dtbench::ExitCode::run_failed);
+  }
+  return 0;
+}

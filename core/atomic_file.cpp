@@ -1,0 +1,98 @@
+#include "core/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace dtbench {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+fs::path folder_of(const fs::path& path) {
+  fs::path dir = path.parent_path();
+  return dir.empty() ? fs::path(".") : dir;
+}
+
+// Writes all of `text` to fd; returns false on error (errno set).
+bool write_all(int fd, const std::string& text) {
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+void check_writable(const fs::path& path, bool must_be_new) {
+  fs::path dir = folder_of(path);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw BadInput(dir.string() + ": cannot create output folder: " + ec.message());
+  if (must_be_new && fs::exists(path))
+    throw BadInput(path.string() + ": a record of that name exists already; records are never overwritten "
+                   "(choose another /output/record or /name, or move the old record)");
+  fs::path probe = dir / (".dtbench-probe-" + std::to_string(::getpid()));
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) throw BadInput(dir.string() + ": output folder is not writable: " + errno_text());
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+void write_file_atomic(const fs::path& path, const std::string& text, bool must_be_new) {
+  fs::path dir = folder_of(path);
+  std::string tmpl = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
+  int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) throw RunFailed(path.string() + ": cannot create temporary file: " + errno_text());
+  ::fchmod(fd, 0644);
+  bool ok = write_all(fd, text) && ::fsync(fd) == 0;
+  int saved = errno;
+  ::close(fd);
+  if (!ok) {
+    ::unlink(tmpl.c_str());
+    errno = saved;
+    throw RunFailed(path.string() + ": write failed: " + errno_text());
+  }
+  if (must_be_new) {
+    if (::link(tmpl.c_str(), path.c_str()) != 0) {
+      saved = errno;
+      ::unlink(tmpl.c_str());
+      if (saved == EEXIST) throw BadInput(path.string() + ": exists already; records are never overwritten");
+      errno = saved;
+      throw RunFailed(path.string() + ": cannot create: " + errno_text());
+    }
+    ::unlink(tmpl.c_str());
+  } else if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+    saved = errno;
+    ::unlink(tmpl.c_str());
+    errno = saved;
+    throw RunFailed(path.string() + ": cannot rename into place: " + errno_text());
+  }
+  // Make the new directory entry durable too.
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+void write_json_atomic(const fs::path& path, const Json& doc, bool must_be_new) {
+  write_file_atomic(path, doc.dump(2) + "\n", must_be_new);
+}
+
+}  // namespace dtbench

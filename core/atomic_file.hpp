@@ -1,0 +1,26 @@
+// Files that are never seen half-written: content goes to a temporary file in the same folder, is
+// flushed to disk, and only then appears under its final name (rename is atomic within a folder).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "core/json.hpp"
+
+namespace dtbench {
+
+// Checks, before any work starts, that `path` can be written later: creates its folder, proves the
+// folder writable with a probe file, and (when must_be_new) refuses a path that already exists.
+// Throws BadInput naming the path.
+void check_writable(const std::filesystem::path& path, bool must_be_new);
+
+// Writes `text` to `path` atomically. must_be_new: the final name is created with link(2), which
+// fails rather than replace an existing file, so even two racing writers never overwrite a record.
+// Otherwise the file is replaced with rename(2). Throws RunFailed on I/O errors and BadInput when a
+// new file's name is taken. The temporary file never outlives a failure.
+void write_file_atomic(const std::filesystem::path& path, const std::string& text, bool must_be_new);
+
+// JSON with two-space indentation and a trailing newline.
+void write_json_atomic(const std::filesystem::path& path, const Json& doc, bool must_be_new);
+
+}  // namespace dtbench

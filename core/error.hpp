@@ -1,0 +1,41 @@
+// Errors and exit codes shared by every module.
+//
+// Library code throws; the CLI has one top-level handler (apps/main.cpp) that prints the message and
+// exits with the code below. Messages name what was wrong: a config key as a JSON pointer, a file and
+// byte offset, a rank.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace dtbench {
+
+// Documented exit codes of the dtbench binary (README.md, "Exit codes").
+enum class ExitCode : int {
+  ok = 0,
+  run_failed = 1,  // the run started but could not complete (I/O error mid-run, a rank died, wrong results)
+  bad_input = 2,   // invalid config, command line, spec or data file: nothing was started or written
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ExitCode code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  ExitCode code() const { return code_; }
+
+ private:
+  ExitCode code_;
+};
+
+// Invalid user input (config, flags, data files): exit 2.
+class BadInput : public Error {
+ public:
+  explicit BadInput(const std::string& what) : Error(ExitCode::bad_input, what) {}
+};
+
+// A run that started and failed: exit 1.
+class RunFailed : public Error {
+ public:
+  explicit RunFailed(const std::string& what) : Error(ExitCode::run_failed, what) {}
+};
+
+}  // namespace dtbench

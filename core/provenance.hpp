@@ -1,0 +1,14 @@
+// Provenance: everything about the build and the machine that a result depends on. `dtbench info`
+// prints it and every JSON record (run records, allreduce sweeps) embeds it under "provenance".
+#pragma once
+
+#include "core/json.hpp"
+
+namespace dtbench {
+
+// Build (version, git SHA, compiler, flags), libraries (oneDNN and its ISA, MPI, CUDA/cuDNN/NCCL),
+// machine (CPU, cores, memory, OS, GPUs) and, under Slurm, the job id, node list and task layout.
+// Safe to call before or after MPI_Init.
+Json provenance();
+
+}  // namespace dtbench

@@ -1,0 +1,72 @@
+// The run record: everything needed to reproduce and to analyse one run. Its JSON form is defined by
+// results/schema/run-record.schema.json (schema_version below); tests validate written records
+// against it. Records are written once, atomically, and never overwritten (core/atomic_file.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.hpp"
+
+namespace dtbench {
+
+inline constexpr int kRunRecordSchemaVersion = 1;
+
+enum class RunStatus { completed, reached_target, diverged, failed, preempted };
+std::string to_string(RunStatus s);
+
+// Mean seconds per optimizer step of each phase. exposed_comm is the time spent waiting for reducers
+// after backward; comm is the reducers' total busy time, partly hidden behind backward.
+struct StepTiming {
+  double data = 0, forward = 0, backward = 0, exposed_comm = 0, comm = 0, optimizer = 0, total = 0;
+};
+
+// One evaluation on the test set.
+struct EvalPoint {
+  double epoch = 0;
+  int64_t step = 0;
+  int64_t samples = 0;
+  double wall_seconds = 0;
+  double train_loss = 0;
+  double test_loss = 0;
+  double test_accuracy = 0;
+  double lr = 0;
+  std::optional<double> b_simple;  // gradient noise scale estimate (McCandlish et al. 2018)
+};
+
+struct TimeToAccuracy {
+  double seconds = 0;
+  int64_t step = 0;
+  double epoch = 0;
+  int64_t samples = 0;
+};
+
+struct RunRecord {
+  std::string name;
+  Json config;  // the fully resolved config
+  int ranks = 1;
+  int64_t global_batch = 0, per_rank_batch = 0;
+  RunStatus status = RunStatus::failed;
+  std::string status_detail;
+  std::string started_utc, finished_utc;
+  double wall_seconds = 0;
+  int64_t steps = 0;
+  double epochs = 0;
+  int64_t samples = 0;
+  StepTiming timing;
+  double images_per_second = 0;
+  double bytes_communicated_per_step = 0;
+  std::vector<EvalPoint> curve;
+  double target_accuracy = 0;                 // 0 = no target
+  std::optional<TimeToAccuracy> time_to_accuracy;
+  Json extra = Json::object();                // module-specific sections (per_rank, resume, scaling, ...)
+
+  // The JSON document, provenance included.
+  Json to_json() const;
+};
+
+std::string utc_timestamp();
+
+}  // namespace dtbench

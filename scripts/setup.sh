@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs every Debian package dtbench needs, skipping what is already present.
+# Idempotent: a second run installs nothing. Usage: scripts/setup.sh [--with-slurm] [--with-torch]
+# (both are on by default; pass --minimal for the build-and-unit-test set only).
+set -euo pipefail
+
+core=(build-essential cmake pkg-config git
+      libdnnl-dev ocl-icd-opencl-dev
+      libopenmpi-dev openmpi-bin
+      nlohmann-json3-dev libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev zlib1g-dev
+      dataset-fashion-mnist
+      python3 python3-numpy python3-matplotlib python3-jsonschema)
+extra=(slurm-wlm munge python3-torch)
+
+want=("${core[@]}")
+case "${1:-}" in
+  --minimal) ;;
+  *) want+=("${extra[@]}") ;;
+esac
+
+missing=()
+for p in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#want[@]} packages present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
