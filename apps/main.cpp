@@ -15,6 +15,13 @@ int main(int argc, char** argv) {
   dtbench::add_info_command(app);
   dtbench::add_config_command(app);
 
+  // CLI11 says only "A subcommand is required" for a misspelt command: name it and list the real ones.
+  if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* c) { return c->get_name() == argv[1]; }).empty()) {
+    std::string names;
+    for (const auto* c : app.get_subcommands([](CLI::App*) { return true; })) names += " " + c->get_name();
+    std::cerr << "dtbench: error: unknown command '" << argv[1] << "'; commands:" << names << "\n";
+    return static_cast<int>(dtbench::ExitCode::bad_input);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -15,6 +15,7 @@ using Kind = Node::Kind;
 
 std::string fmt_number(double v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (std::floor(v) == v && std::fabs(v) < 1e16) return std::to_string(static_cast<int64_t>(v));
   std::ostringstream s;
   s << v;
   return s.str();
@@ -152,7 +153,8 @@ Json resolve_node(const Node& n, const Json* user, const std::string& pointer) {
       rest.erase(n.selector);
       Json out = Json::object();
       out[n.selector] = name;
-      for (auto& [k, v] : resolve_fields(*fields, &rest, pointer).items()) out[k] = v;
+      Json resolved = resolve_fields(*fields, &rest, pointer);
+      for (auto it = resolved.begin(); it != resolved.end(); ++it) out[it.key()] = it.value();
       return out;
     }
     default: break;
@@ -299,10 +301,13 @@ Json load(const std::string& path, const std::vector<std::string>& overrides, in
     try {
       user = Json::parse(text);
     } catch (const Json::parse_error& e) {
-      // Turn the byte offset into line and column for the message.
+      // Turn the byte offset of the parse error into line and column for the message.
       size_t off = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-      size_t line = 1 + std::count(text.begin(), text.begin() + off, '\n');
-      size_t col = off - (text.rfind('\n', off ? off - 1 : 0) == std::string::npos ? 0 : text.rfind('\n', off ? off - 1 : 0) + 1) + 1;
+      size_t line = 1, col = 1;
+      for (size_t i = 0; i < off; ++i) {
+        if (text[i] == '\n') ++line, col = 1;
+        else ++col;
+      }
       throw BadInput(path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": invalid JSON (byte " +
                      std::to_string(off) + ")");
     }

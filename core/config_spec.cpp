@@ -35,11 +35,11 @@ Node boolean(bool def, std::string doc = {}) {
   n.doc = std::move(doc);
   return n;
 }
-Node text(std::string def, std::vector<std::string> choices = {}, std::string doc = {}) {
+Node text(std::string def, std::initializer_list<std::string> choices = {}, std::string doc = {}) {
   Node n;
   n.kind = Kind::string;
   n.def = std::move(def);
-  n.choices = std::move(choices);
+  n.choices = choices;  // an initializer_list: {"a", "b"} must never become vector(first, last)
   n.doc = std::move(doc);
   return n;
 }

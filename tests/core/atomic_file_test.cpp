@@ -1,0 +1,67 @@
+// Atomic, never-overwriting writes: the record either appears whole or not at all.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+
+namespace fs = std::filesystem;
+using dtbench::BadInput;
+
+namespace {
+fs::path fresh_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("dtbench-atomic-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+size_t entries(const fs::path& d) { return std::distance(fs::directory_iterator(d), fs::directory_iterator{}); }
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+}  // namespace
+
+TEST(AtomicFile, WritesWholeFileAndLeavesNoTemporary) {
+  fs::path d = fresh_dir("write");
+  dtbench::write_json_atomic(d / "r.json", {{"a", 1}}, true);
+  EXPECT_EQ(slurp(d / "r.json"), "{\n  \"a\": 1\n}\n");
+  EXPECT_EQ(entries(d), 1u);
+}
+
+TEST(AtomicFile, NeverOverwritesARecord) {
+  fs::path d = fresh_dir("nooverwrite");
+  dtbench::write_json_atomic(d / "r.json", {{"a", 1}}, true);
+  EXPECT_THROW(dtbench::write_json_atomic(d / "r.json", {{"a", 2}}, true), BadInput);
+  EXPECT_EQ(slurp(d / "r.json"), "{\n  \"a\": 1\n}\n");
+  EXPECT_EQ(entries(d), 1u) << "the temporary file must not outlive the failure";
+  // check_writable refuses an existing record before any work starts.
+  try {
+    dtbench::check_writable(d / "r.json", true);
+    FAIL();
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("records are never overwritten"), std::string::npos);
+  }
+  // Files that are meant to be replaced (checkpoints) can be.
+  dtbench::write_json_atomic(d / "c.json", {{"v", 1}}, false);
+  dtbench::write_json_atomic(d / "c.json", {{"v", 2}}, false);
+  EXPECT_EQ(slurp(d / "c.json"), "{\n  \"v\": 2\n}\n");
+}
+
+TEST(AtomicFile, UnwritableFolderIsReportedUpFront) {
+  fs::path d = fresh_dir("unwritable");
+  std::ofstream(d / "plain-file") << "x";
+  // A folder below a regular file cannot be created (works even as root, unlike permission bits).
+  try {
+    dtbench::check_writable(d / "plain-file" / "sub" / "r.json", true);
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()).rfind((d / "plain-file" / "sub").string() + ": cannot create output folder", 0), 0u)
+        << e.what();
+  }
+  dtbench::check_writable(d / "new" / "deeper" / "r.json", true);
+  EXPECT_TRUE(fs::is_directory(d / "new" / "deeper"));
+  EXPECT_EQ(entries(d / "new" / "deeper"), 0u) << "the probe file must be removed";
+}

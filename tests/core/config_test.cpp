@@ -1,0 +1,171 @@
+// Config validation: every rule, with the exact error text a user sees.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/config.hpp"
+#include "core/error.hpp"
+
+using dtbench::BadInput;
+using dtbench::Json;
+namespace config = dtbench::config;
+
+namespace {
+
+// The message of the BadInput that resolving `user` on `ranks` ranks throws ("" if none).
+std::string error_of(const Json& user, int ranks = 0) {
+  try {
+    config::resolve(user, ranks);
+  } catch (const BadInput& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string error_of_set(const std::vector<std::string>& sets, int ranks = 0) {
+  try {
+    config::load("", sets, ranks);
+  } catch (const BadInput& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Config, DefaultsResolveAndAreComplete) {
+  Json d = config::defaults();
+  EXPECT_EQ(d["model"]["arch"], "resnet20");
+  EXPECT_EQ(d["data"]["dataset"], "fashion-mnist");
+  EXPECT_EQ(d["optimizer"]["name"], "sgd");
+  EXPECT_DOUBLE_EQ(d["optimizer"]["momentum"].get<double>(), 0.9);
+  EXPECT_EQ(d["batch"]["global"], 128);
+  // Resolving the defaults is a fixed point.
+  EXPECT_EQ(config::resolve(d, 0), d);
+  EXPECT_EQ(config::resolve(Json::object(), 4), d);
+}
+
+TEST(Config, ExactMessageForOutOfRangeType) {
+  EXPECT_EQ(error_of({{"optimizer", {{"momentum", "high"}}}}),
+            "/optimizer/momentum: expected a number in [0, 1), got \"high\"");
+  EXPECT_EQ(error_of({{"optimizer", {{"momentum", 1.0}}}}),
+            "/optimizer/momentum: expected a number in [0, 1), got 1.0");
+}
+
+TEST(Config, UnknownKeysNameThePointerAndSuggest) {
+  EXPECT_EQ(error_of({{"optimizer", {{"momentun", 0.5}}}}),
+            "/optimizer/momentun: unknown key (did you mean \"momentum\"?); valid keys here: lr, weight_decay, "
+            "no_decay_bn_bias, clip_grad_norm, clip_grad_value, momentum, dampening, nesterov, decoupled_weight_decay");
+  EXPECT_EQ(error_of({{"bogus", 1}}).rfind("/bogus: unknown key; valid keys here: name, seed,", 0), 0u);
+  // A key valid for another optimizer is unknown for this one.
+  EXPECT_EQ(error_of({{"optimizer", {{"name", "sgd"}, {"beta1", 0.9}}}}).rfind("/optimizer/beta1: unknown key", 0), 0u);
+}
+
+TEST(Config, WrongTypes) {
+  EXPECT_EQ(error_of({{"batch", {{"global", -4}}}}), "/batch/global: expected an integer in [0, 1000000000], got -4");
+  EXPECT_EQ(error_of({{"batch", {{"global", 12.5}}}}), "/batch/global: expected an integer in [0, 1000000000], got 12.5");
+  EXPECT_EQ(error_of({{"optimizer", {{"nesterov", 1}}}}), "/optimizer/nesterov: expected true or false, got 1");
+  EXPECT_EQ(error_of({{"model", "resnet20"}}), "/model: expected an object, got \"resnet20\"");
+  EXPECT_EQ(error_of({{"seed", "one"}}), "/seed: expected an integer in [0, 9007199254740991], got \"one\"");
+  EXPECT_EQ(error_of({{"schedule", {{"name", "multistep"}, {"milestones", {30, "x"}}}}}),
+            "/schedule/milestones/1: expected an integer >= 0, got \"x\"");
+  // Integral floats are integers.
+  EXPECT_EQ(config::resolve({{"batch", {{"global", 256.0}}}}, 0)["batch"]["global"], 256);
+}
+
+TEST(Config, UnknownNames) {
+  EXPECT_EQ(error_of({{"optimizer", {{"name", "sgdd"}}}}),
+            "/optimizer/name: expected one of \"sgd\", \"adam\", \"adamw\", \"adamax\", \"nadam\", \"adagrad\", "
+            "\"rmsprop\", \"adadelta\", \"ftrl\", \"sgld\", \"dcasgd\", \"lars\", \"lamb\", got \"sgdd\"");
+  EXPECT_EQ(error_of({{"reducer", {{"name", "allgather"}}}}).rfind("/reducer/name: expected one of \"parameter_server\"", 0),
+            0u);
+  EXPECT_EQ(error_of({{"schedule", {{"name", "linear"}}}}).rfind("/schedule/name: expected one of \"constant\"", 0), 0u);
+}
+
+TEST(Config, VariantDefaultsFollowTheName) {
+  Json adam = config::resolve({{"optimizer", {{"name", "adam"}}}}, 0);
+  EXPECT_DOUBLE_EQ(adam["optimizer"]["lr"].get<double>(), 1e-3);
+  EXPECT_DOUBLE_EQ(adam["optimizer"]["weight_decay"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(adam["optimizer"]["beta2"].get<double>(), 0.999);
+  EXPECT_FALSE(adam["optimizer"].contains("momentum"));
+  Json lars = config::resolve({{"optimizer", {{"name", "lars"}, {"eta", 0.002}}}}, 0);
+  EXPECT_DOUBLE_EQ(lars["optimizer"]["eta"].get<double>(), 0.002);
+  EXPECT_TRUE(lars["optimizer"]["trust_exclude_bn_bias"].get<bool>());
+}
+
+TEST(Config, BatchRules) {
+  EXPECT_EQ(error_of({{"batch", {{"global", 100}}}}, 3), "/batch/global: 100 is not divisible by the rank count 3");
+  EXPECT_EQ(error_of({{"batch", {{"global", 128}, {"per_rank", 64}}}}),
+            "/batch/global: give either /batch/global or /batch/per_rank, not both");
+  EXPECT_EQ(error_of({{"batch", {{"global", 0}}}}), "/batch: one of /batch/global and /batch/per_rank must be >= 1");
+  Json per = config::resolve({{"batch", {{"per_rank", 64}}}}, 3);
+  EXPECT_EQ(per["batch"]["global"], 0);
+  EXPECT_EQ(config::global_batch(per, 3), 192);
+  EXPECT_EQ(config::per_rank_batch(per, 3), 64);
+  Json glob = config::resolve({{"batch", {{"global", 256}}}}, 4);
+  EXPECT_EQ(config::per_rank_batch(glob, 4), 64);
+  EXPECT_EQ(config::global_batch(glob, 4), 256);
+}
+
+TEST(Config, DurationWarmupAndMilestones) {
+  EXPECT_EQ(error_of({{"duration", {{"epochs", 3}}}, {"schedule", {{"warmup", {{"epochs", 5}}}}}}),
+            "/schedule/warmup/epochs: warmup of 5 epochs is longer than the run (3 epochs)");
+  EXPECT_EQ(error_of({{"duration", {{"steps", 10}}}, {"schedule", {{"warmup", {{"steps", 11}}}}}}),
+            "/schedule/warmup/steps: warmup of 11 steps is longer than the run (10 steps)");
+  EXPECT_EQ(error_of({{"schedule", {{"warmup", {{"steps", 1}, {"epochs", 1}}}}}}),
+            "/schedule/warmup/epochs: give either /schedule/warmup/epochs or /schedule/warmup/steps, not both");
+  EXPECT_EQ(error_of({{"schedule", {{"name", "multistep"}, {"milestones", {30, 20}}}}}),
+            "/schedule/milestones/1: milestones must increase, got [30,20]");
+  Json steps = config::resolve({{"duration", {{"steps", 40}}}}, 0);
+  EXPECT_EQ(steps["duration"]["epochs"], 0);
+}
+
+TEST(Config, ServersAtMostRanks) {
+  EXPECT_EQ(error_of({{"reducer", {{"name", "parameter_server"}, {"servers", 3}}}}, 2),
+            "/reducer/servers: 3 servers is more than the rank count 2");
+}
+
+TEST(Config, SetOverridesFollowTheSameRules) {
+  Json c = config::load("", {"optimizer.name=adam", "optimizer.lr=0.01", "data.augment.horizontal_flip=true",
+                             "name=my run"},
+                        0);
+  EXPECT_EQ(c["optimizer"]["name"], "adam");
+  EXPECT_DOUBLE_EQ(c["optimizer"]["lr"].get<double>(), 0.01);
+  EXPECT_TRUE(c["data"]["augment"]["horizontal_flip"].get<bool>());
+  EXPECT_EQ(c["name"], "my run");
+  EXPECT_EQ(error_of_set({"optimizer.momentum=high"}),
+            "/optimizer/momentum: expected a number in [0, 1), got \"high\"");
+  EXPECT_EQ(error_of_set({"optimizer.lr=nan"}), "/optimizer/lr: expected a number > 0, got \"nan\"");
+  EXPECT_EQ(error_of_set({"optimizer.lr=-0.1"}), "/optimizer/lr: expected a number > 0, got -0.1");
+  EXPECT_EQ(error_of_set({"optimizer"}), "--set optimizer: expected key.path=value");
+  EXPECT_EQ(error_of_set({"optimizer..lr=1"}), "--set optimizer..lr=1: empty key in \"optimizer..lr\"");
+  EXPECT_EQ(error_of_set({"modle.arch=resnet8"}).rfind("/modle: unknown key (did you mean \"model\"?)", 0), 0u);
+}
+
+TEST(Config, FileErrorsNameTheFileAndPosition) {
+  auto dir = std::filesystem::temp_directory_path() / "dtbench-config-test";
+  std::filesystem::create_directories(dir);
+  auto bad = dir / "bad.json";
+  std::ofstream(bad) << "{\n  \"seed\": 1,\n  \"model\": {\"arch\": }\n}\n";
+  try {
+    config::load(bad.string(), {}, 0);
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), bad.string() + ":3:21: invalid JSON (byte 35)");
+  }
+  auto wrong = dir / "wrong.json";
+  std::ofstream(wrong) << R"({"optimizer": {"momentum": "high"}})";
+  try {
+    config::load(wrong.string(), {}, 0);
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), wrong.string() + ": /optimizer/momentum: expected a number in [0, 1), got \"high\"");
+  }
+  try {
+    config::load((dir / "missing.json").string(), {}, 0);
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), (dir / "missing.json").string() + ": cannot open config file");
+  }
+}
