@@ -6,14 +6,18 @@
 
 #include "core/commands.hpp"
 #include "core/error.hpp"
+#include "workloads/train/trainer.hpp"
+#include "reducers/commands.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"dtbench: benchmark and reproducibility harness for distributed data-parallel training"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "dtbench 0.1.0");
   // commands
+  dtbench::add_reducer_commands(app);
   dtbench::add_info_command(app);
   dtbench::add_config_command(app);
+  dtbench::add_train_command(app);
 
   // CLI11 says only "A subcommand is required" for a misspelt command: name it and list the real ones.
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* c) { return c->get_name() == argv[1]; }).empty()) {
@@ -27,6 +31,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);  // prints help or the parse error
     return code == 0 ? 0 : static_cast<int>(dtbench::ExitCode::bad_input);
+  } catch (const dtbench::ExitRequest& e) {
+    return e.exit_code;
   } catch (const dtbench::Error& e) {
     std::cerr << "dtbench: error: " << e.what() << "\n";
     return static_cast<int>(e.code());

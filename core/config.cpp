@@ -240,6 +240,12 @@ void check_cross_fields(const Json& user, Json& c, int ranks) {
         fail("/schedule/milestones/" + std::to_string(i), "milestones must increase, got " + shown(m));
   }
 
+  bool async_reducer = c["reducer"]["name"] == "async_parameter_server";
+  bool async_mode = c["parallel"]["mode"] == "async";
+  if (async_reducer != async_mode)
+    fail(async_mode ? "/reducer/name" : "/parallel/mode",
+         "asynchronous SGD needs /parallel/mode \"async\" together with /reducer/name \"async_parameter_server\"");
+
   if (ranks > 0) {
     int64_t global = c["batch"]["global"].get<int64_t>();
     if (global > 0 && global % ranks != 0)

@@ -38,4 +38,18 @@ class RunFailed : public Error {
   explicit RunFailed(const std::string& what) : Error(ExitCode::run_failed, what) {}
 };
 
+// An error that every rank of an MPI job raises identically (a bad config, a check that rank 0 made
+// and broadcast): rank 0 reports it and every rank exits with its code, no MPI_Abort needed.
+class SameOnAllRanks : public Error {
+ public:
+  SameOnAllRanks(ExitCode code, const std::string& what) : Error(code, what) {}
+};
+
+// Ends the program with `code` after the message (if any) was already printed.
+class ExitRequest : public Error {
+ public:
+  explicit ExitRequest(int code) : Error(static_cast<ExitCode>(code), ""), exit_code(code) {}
+  int exit_code;
+};
+
 }  // namespace dtbench

@@ -1,0 +1,108 @@
+#include "workloads/train/async_ps.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace dtbench {
+namespace {
+
+// Message layout: a header of 2 int64 (worker: the version its gradient was computed at; server: the
+// new version and a stop flag) followed by the float payload, on separate tags. MPI's non-overtaking
+// rule keeps header and payload from one sender in order.
+constexpr int kTagHeader = 101;
+constexpr int kTagGrad = 102;
+constexpr int kTagReplyHeader = 103;
+constexpr int kTagWeights = 104;
+
+void check(int rc, const char* call) {
+  if (rc != MPI_SUCCESS) throw RunFailed(std::string("asynchronous parameter server: ") + call + " failed");
+}
+
+}  // namespace
+
+Json AsyncStats::to_json() const {
+  return {{"updates", updates},
+          {"staleness_mean", staleness_mean},
+          {"staleness_max", staleness_max},
+          {"staleness_histogram", staleness_histogram},
+          {"histogram_bins", "staleness 0..15, then >= 16"}};
+}
+
+AsyncServer::AsyncServer(MPI_Comm comm, std::span<const float> initial, optim::Optimizer& opt,
+                         const optim::Schedule& sched, int64_t total_updates)
+    : comm_(comm), w_(initial.begin(), initial.end()), grad_(initial.size()), opt_(opt), sched_(sched),
+      total_updates_(total_updates) {
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
+  sent_.assign(static_cast<size_t>(size), w_);  // every worker starts from the initial weights
+  stats_.staleness_histogram.assign(17, 0);
+}
+
+void AsyncServer::run() {
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
+  const int count = static_cast<int>(w_.size());
+  // Each worker sends total_updates / K requests (its share of the steps) unless it leaves early (a
+  // divergence or a stop signal); the server answers every request, so no worker is left waiting.
+  std::vector<int64_t> left(static_cast<size_t>(size), total_updates_ / size);
+  int64_t requests_left = total_updates_ / size * size;
+  int64_t version = 0;
+  double staleness_sum = 0;
+  bool stop = false;
+  while (requests_left > 0) {
+    int64_t header[2];
+    MPI_Status st;
+    check(MPI_Recv(header, 2, MPI_INT64_T, MPI_ANY_SOURCE, kTagHeader, comm_, &st), "MPI_Recv(header)");
+    const int src = st.MPI_SOURCE;
+    if (header[1] == 1) {  // the worker leaves: it sends no more requests
+      requests_left -= left[static_cast<size_t>(src)];
+      left[static_cast<size_t>(src)] = 0;
+      continue;
+    }
+    check(MPI_Recv(grad_.data(), count, MPI_FLOAT, src, kTagGrad, comm_, MPI_STATUS_IGNORE), "MPI_Recv(gradient)");
+    --requests_left;
+    --left[static_cast<size_t>(src)];
+    if (!stop) {
+      const int64_t staleness = version - header[0];
+      staleness_sum += static_cast<double>(staleness);
+      stats_.staleness_max = std::max(stats_.staleness_max, staleness);
+      stats_.staleness_histogram[static_cast<size_t>(std::min<int64_t>(staleness, 16))]++;
+      try {
+        opt_.step(w_, grad_, sched_.lr(version / size), sent_[static_cast<size_t>(src)]);
+        ++version;
+      } catch (const optim::NonFiniteGradient& e) {
+        stop = true;
+        stats_.diverged = true;
+        stats_.diverged_detail = std::string("non-finite gradient at update ") + std::to_string(version + 1) +
+                                 " from rank " + std::to_string(src) + ": " + e.what();
+      }
+    }
+    int64_t reply[2] = {version, stop ? 1 : 0};
+    check(MPI_Send(reply, 2, MPI_INT64_T, src, kTagReplyHeader, comm_), "MPI_Send(reply)");
+    check(MPI_Send(w_.data(), count, MPI_FLOAT, src, kTagWeights, comm_), "MPI_Send(weights)");
+    if (opt_.uses_weight_backup()) std::copy(w_.begin(), w_.end(), sent_[static_cast<size_t>(src)].begin());
+  }
+  stats_.updates = version;
+  stats_.staleness_mean = version > 0 ? staleness_sum / static_cast<double>(version) : 0.0;
+}
+
+bool AsyncWorker::push_pull(std::span<const float> grads, std::span<float> params, int64_t my_version,
+                            int64_t& version) {
+  int64_t header[2] = {my_version, 0};
+  check(MPI_Send(header, 2, MPI_INT64_T, 0, kTagHeader, comm_), "MPI_Send(header)");
+  check(MPI_Send(grads.data(), static_cast<int>(grads.size()), MPI_FLOAT, 0, kTagGrad, comm_), "MPI_Send(gradient)");
+  int64_t reply[2];
+  check(MPI_Recv(reply, 2, MPI_INT64_T, 0, kTagReplyHeader, comm_, MPI_STATUS_IGNORE), "MPI_Recv(reply)");
+  check(MPI_Recv(params.data(), static_cast<int>(params.size()), MPI_FLOAT, 0, kTagWeights, comm_, MPI_STATUS_IGNORE),
+        "MPI_Recv(weights)");
+  version = reply[0];
+  return reply[1] == 0;
+}
+
+void AsyncWorker::leave() {
+  int64_t header[2] = {0, 1};
+  check(MPI_Send(header, 2, MPI_INT64_T, 0, kTagHeader, comm_), "MPI_Send(leave)");
+}
+
+}  // namespace dtbench

@@ -1,0 +1,73 @@
+// Asynchronous SGD through a parameter server (Dean et al. 2012, "Large Scale Distributed Deep
+// Networks", Downpour SGD; the seeds' asynchronous SGD).
+//
+// Rank 0 runs a server thread that owns the master weights and the optimizer. Every rank, rank 0
+// included, is a worker: it computes a gradient on its own shard at its current copy of the weights,
+// pushes it to the server, and pulls the weights the server holds after applying it. There is no
+// barrier: the server applies gradients in arrival order, so a gradient may have been computed at
+// weights several updates old. That delay, the staleness, is measured per update (server version at
+// apply time minus the version the worker computed at) and recorded.
+//
+// Delay-compensated optimizers (DCASGD, Zheng et al. 2017) receive the weights the gradient was
+// computed at (the server keeps the copy it last sent each worker) and correct for the staleness.
+//
+// Terms: an update applies one worker's gradient (per-rank batch b); K updates process one global
+// batch, so epochs are counted as updates x b / N and the LR schedule's step is updates / K.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "core/json.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/schedule.hpp"
+
+namespace dtbench {
+
+struct AsyncStats {
+  int64_t updates = 0;
+  double staleness_mean = 0;
+  int64_t staleness_max = 0;
+  std::vector<int64_t> staleness_histogram;  // [0, 1, ..., 15, >= 16]
+  bool diverged = false;
+  std::string diverged_detail;
+  Json to_json() const;
+};
+
+// The server half: runs on its own thread on rank 0 until `total_updates` gradients were applied (or
+// a non-finite gradient ended the run), answering every worker request with the current weights.
+class AsyncServer {
+ public:
+  AsyncServer(MPI_Comm comm, std::span<const float> initial, optim::Optimizer& opt, const optim::Schedule& sched,
+              int64_t total_updates);
+  void run();  // the server thread's body
+  const AsyncStats& stats() const { return stats_; }
+
+ private:
+  MPI_Comm comm_;
+  std::vector<float> w_, grad_;
+  std::vector<std::vector<float>> sent_;  // weights last sent to each worker (DCASGD's w_bak)
+  optim::Optimizer& opt_;
+  const optim::Schedule& sched_;
+  int64_t total_updates_;
+  AsyncStats stats_;
+};
+
+// The worker half: push a gradient, pull fresh weights. Returns false when the server says to stop
+// (the run diverged); `version` receives the server's update count after this update.
+class AsyncWorker {
+ public:
+  explicit AsyncWorker(MPI_Comm comm) : comm_(comm) {}
+  bool push_pull(std::span<const float> grads, std::span<float> params, int64_t my_version, int64_t& version);
+  // Tells the server this worker sends no more requests (after a stop, before its share is done).
+  void leave();
+
+ private:
+  MPI_Comm comm_;
+};
+
+}  // namespace dtbench

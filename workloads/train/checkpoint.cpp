@@ -1,0 +1,126 @@
+#include "workloads/train/checkpoint.hpp"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+
+namespace dtbench {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr char kMagic[8] = {'D', 'T', 'B', 'C', 'K', 'P', 'T', '1'};
+
+template <class T>
+void put(std::string& out, const T& v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+void put_bytes(std::string& out, const void* p, uint64_t bytes) {
+  put(out, bytes);
+  out.append(static_cast<const char*>(p), bytes);
+}
+
+class Reader {
+ public:
+  Reader(std::string data, std::string file) : data_(std::move(data)), file_(std::move(file)) {}
+  template <class T>
+  T get(const char* what) {
+    T v;
+    need(sizeof v, what);
+    std::memcpy(&v, data_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  std::string bytes(const char* what) {
+    uint64_t n = get<uint64_t>(what);
+    need(n, what);
+    std::string s = data_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  void need(uint64_t n, const char* what) {
+    if (data_.size() - pos_ < n)
+      throw BadInput(file_ + ": truncated checkpoint at byte " + std::to_string(pos_) + " reading " + what + " (" +
+                     std::to_string(n) + " bytes expected, " + std::to_string(data_.size() - pos_) + " left)");
+  }
+  size_t pos() const { return pos_; }
+
+ private:
+  std::string data_, file_;
+  size_t pos_ = 0;
+};
+
+fs::path rank_file(const fs::path& dir, int rank) { return dir / ("rank-" + std::to_string(rank) + ".bin"); }
+
+}  // namespace
+
+void write_rank_state(const fs::path& dir, int rank, const RankState& s) {
+  fs::create_directories(dir);
+  std::string out(kMagic, sizeof kMagic);
+  put(out, s.step);
+  put_bytes(out, s.params.data(), s.params.size() * sizeof(float));
+  put_bytes(out, s.buffers.data(), s.buffers.size() * sizeof(float));
+  put_bytes(out, s.optimizer.data(), s.optimizer.size());
+  std::string extra = s.extra.dump();
+  put_bytes(out, extra.data(), extra.size());
+  write_file_atomic(rank_file(dir, rank), out, false);
+}
+
+RankState read_rank_state(const fs::path& dir, int rank, int64_t expect_step) {
+  fs::path file = rank_file(dir, rank);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw BadInput(file.string() + ": checkpoint file of rank " + std::to_string(rank) + " is missing");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  std::string data = buf.str();
+  if (data.size() < sizeof kMagic || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0)
+    throw BadInput(file.string() + ": not a dtbench checkpoint (wrong magic number at byte 0)");
+  Reader r(data.substr(sizeof kMagic), file.string());
+  RankState s;
+  s.step = r.get<int64_t>("the step");
+  if (s.step != expect_step)
+    throw BadInput(file.string() + ": rank file is from step " + std::to_string(s.step) + " but the header says " +
+                   std::to_string(expect_step) + " (a stale or mixed checkpoint)");
+  std::string p = r.bytes("the weights");
+  s.params.resize(p.size() / sizeof(float));
+  std::memcpy(s.params.data(), p.data(), s.params.size() * sizeof(float));
+  std::string b = r.bytes("the batch-norm buffers");
+  s.buffers.resize(b.size() / sizeof(float));
+  std::memcpy(s.buffers.data(), b.data(), s.buffers.size() * sizeof(float));
+  std::string o = r.bytes("the optimizer state");
+  s.optimizer.assign(o.begin(), o.end());
+  std::string e = r.bytes("the extra state");
+  try {
+    s.extra = Json::parse(e);
+  } catch (const Json::parse_error&) {
+    throw BadInput(file.string() + ": damaged extra state");
+  }
+  return s;
+}
+
+void write_header(const fs::path& dir, const Json& header) {
+  fs::create_directories(dir);
+  write_json_atomic(dir / "header.json", header, false);
+}
+
+Json read_header(const fs::path& dir) {
+  fs::path file = dir / "header.json";
+  if (!fs::exists(file)) return Json();
+  std::ifstream in(file);
+  try {
+    return Json::parse(in);
+  } catch (const Json::parse_error& e) {
+    throw BadInput(file.string() + ": damaged checkpoint header (byte " + std::to_string(e.byte) + ")");
+  }
+}
+
+std::string first_difference(const Json& a, const Json& b) {
+  nlohmann::json patch = nlohmann::json::diff(nlohmann::json::parse(a.dump()), nlohmann::json::parse(b.dump()));
+  if (patch.empty()) return "";
+  return patch[0]["path"].get<std::string>();
+}
+
+}  // namespace dtbench

@@ -1,0 +1,42 @@
+// Checkpoints for preemption and resume.
+//
+// A checkpoint is a folder <record>.ckpt/ holding one file per rank (rank-<r>.bin: that rank's weights,
+// batch-norm buffers, optimizer and schedule state, which differ between ranks in local SGD and in
+// batch-norm statistics) and header.json (the resolved config, the step to continue from, the elapsed
+// time, the curve so far and the other run-level state). Ranks write their files first (atomically),
+// then rank 0 writes the header, so a header always names complete rank files; each rank file repeats
+// the step, so a stale file from an older checkpoint is detected.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/json.hpp"
+
+namespace dtbench {
+
+struct RankState {
+  int64_t step = 0;
+  std::vector<float> params, buffers;
+  std::vector<uint8_t> optimizer;
+  Json extra = Json::object();  // schedule state and other small per-rank state
+};
+
+// Writes this rank's file (atomically, replacing an older one).
+void write_rank_state(const std::filesystem::path& dir, int rank, const RankState& s);
+// Reads this rank's file; throws BadInput naming the file and byte offset when it is damaged, or when
+// its step differs from `expect_step`.
+RankState read_rank_state(const std::filesystem::path& dir, int rank, int64_t expect_step);
+
+// Header: written by rank 0 after every rank's file exists.
+void write_header(const std::filesystem::path& dir, const Json& header);
+// Empty JSON when there is no checkpoint in dir.
+Json read_header(const std::filesystem::path& dir);
+
+// The first JSON pointer at which two configs differ ("" if equal), for "resumed with a different
+// config" errors.
+std::string first_difference(const Json& a, const Json& b);
+
+}  // namespace dtbench

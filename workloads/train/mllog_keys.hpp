@@ -1,0 +1,27 @@
+// MLPerf logging keys (mlcommons/logging, mllog/constants.py): the one place they are spelled.
+#pragma once
+
+namespace dtbench::mllog {
+inline constexpr const char* kInitStart = "init_start";
+inline constexpr const char* kInitStop = "init_stop";
+inline constexpr const char* kRunStart = "run_start";
+inline constexpr const char* kRunStop = "run_stop";
+inline constexpr const char* kEpochStart = "epoch_start";
+inline constexpr const char* kEpochStop = "epoch_stop";
+inline constexpr const char* kEvalStart = "eval_start";
+inline constexpr const char* kEvalStop = "eval_stop";
+inline constexpr const char* kEvalAccuracy = "eval_accuracy";
+inline constexpr const char* kGlobalBatchSize = "global_batch_size";
+inline constexpr const char* kOptName = "opt_name";
+inline constexpr const char* kOptBaseLearningRate = "opt_base_learning_rate";
+inline constexpr const char* kOptWarmupEpochs = "opt_learning_rate_warmup_epochs";
+inline constexpr const char* kSeed = "seed";
+inline constexpr const char* kTrainSamples = "train_samples";
+inline constexpr const char* kEvalSamples = "eval_samples";
+inline constexpr const char* kSubmissionBenchmark = "submission_benchmark";
+inline constexpr const char* kStatusSuccess = "success";
+inline constexpr const char* kStatusAborted = "aborted";
+inline constexpr const char* kIntervalStart = "INTERVAL_START";
+inline constexpr const char* kIntervalEnd = "INTERVAL_END";
+inline constexpr const char* kPointInTime = "POINT_IN_TIME";
+}  // namespace dtbench::mllog

@@ -1,0 +1,57 @@
+// `dtbench train`: command-line options, MPI set-up and the error policy across ranks.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+
+#include "core/error.hpp"
+#include "reducers/mpi_comm.hpp"
+#include "workloads/train/trainer.hpp"
+
+namespace dtbench {
+
+void add_train_command(CLI::App& app) {
+  auto args = std::make_shared<TrainArgs>();
+  auto* cmd = app.add_subcommand("train", "Train one run on the ranks of this MPI job (mpirun -np K or srun)");
+  cmd->add_option("config", args->config, "Run config (JSON); omit for the defaults");
+  cmd->add_option("--set", args->sets, "Override a key: --set optimizer.lr=0.2 (repeatable)");
+  cmd->add_flag("--resume", args->resume,
+                "Continue from this run's checkpoint if there is one (else start fresh); a preempted record is "
+                "replaced by the resumed run's");
+  cmd->add_flag("--print-config", args->print_config, "Print the fully resolved config and exit");
+  cmd->add_option("--baseline", args->baseline, "A 1-rank record of the same workload, for scaling efficiency");
+  cmd->add_flag("--mllog-stdout", args->mllog_stdout, "Also print :::MLLOG lines to stdout");
+  cmd->add_option("--save-weights", args->save_weights,
+                  "Write the final weights then the batch-norm buffers of rank 0 as raw float32 to this file");
+  cmd->add_option("--inject-fault", args->inject_fault,
+                  "Testing: sigusr1@STEP (signal rank 0 after STEP steps) or kill@RANK:STEP (SIGKILL a rank)");
+  cmd->callback([args] {
+    MpiSession mpi;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int code = 0;
+    try {
+      code = train(*args);
+    } catch (const Error& e) {
+      // Config errors are the same on every rank: rank 0 reports, all exit with the same code.
+      if (dynamic_cast<const SameOnAllRanks*>(&e) || size == 1) {
+        if (rank == 0) std::fprintf(stderr, "dtbench: error: %s\n", e.what());
+        code = static_cast<int>(e.code());
+      } else {
+        // Anything else may be this rank's alone: name it and end the whole job rather than leave
+        // the other ranks waiting in a collective.
+        char host[256] = {0};
+        ::gethostname(host, sizeof host - 1);
+        std::fprintf(stderr, "dtbench: error on rank %d of %d (%s): %s\n", rank, size, host, e.what());
+        std::fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
+      }
+    }
+    if (code != 0) throw ExitRequest(code);
+  });
+}
+
+}  // namespace dtbench

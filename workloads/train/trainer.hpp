@@ -1,0 +1,41 @@
+// dtbench train: one run on K ranks (mpirun or srun), synchronous data parallelism by default.
+//
+// Each step: every rank makes its shard of the global batch (workloads/data), runs forward and
+// backward (workloads/models on the cpu backend), and the gradients are averaged across ranks by the
+// configured reducer in buckets that start during backward (buckets.hpp); then every rank applies the
+// same optimizer step (optim/), so weights stay identical. Local SGD and post-local SGD (Lin et al.
+// 2018) average models every H steps instead; asynchronous SGD runs a parameter server on rank 0
+// (async_ps.cpp). A run ends with one record (core/run_record.hpp) and an :::MLLOG file beside it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace dtbench {
+
+struct TrainArgs {
+  std::string config;                // config file; empty = defaults
+  std::vector<std::string> sets;     // key.path=value overrides
+  bool resume = false;               // continue from this run's checkpoint if there is one
+  bool print_config = false;         // print the resolved config and exit
+  std::string baseline;              // a 1-rank record for scaling efficiency
+  bool mllog_stdout = false;         // echo :::MLLOG lines to stdout
+  std::string save_weights;          // write rank 0's final weights and buffers (raw float32) here
+  // Fault injection for tests of the preemption and failure paths: "sigusr1@STEP" raises SIGUSR1 on
+  // rank 0 after STEP steps (as Slurm would send it); "kill@RANK:STEP" kills rank RANK with SIGKILL.
+  std::string inject_fault;
+};
+
+// Exit codes beyond core/error.hpp's: a preempted run wrote its checkpoint and can be resumed.
+inline constexpr int kExitPreempted = 3;
+
+// Runs the training (MPI must be initialised). Returns the process exit code.
+int train(const TrainArgs& args);
+
+void add_train_command(CLI::App& app);
+
+}  // namespace dtbench
