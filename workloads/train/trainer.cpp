@@ -713,6 +713,8 @@ RunStatus Run::run_async(std::string& detail) {
       break;
     }
     const int64_t epoch = step / steps_per_epoch_;
+    // Epoch events follow rank 0's worker: other workers may be a little ahead or behind.
+    if (log_ && step % steps_per_epoch_ == 0) log_->start(mllog::kEpochStart, nullptr, {{"epoch_num", epoch}});
     StepTiming t;
     Stopwatch total, phase;
     auto idx = sharder_->indices(static_cast<uint64_t>(epoch), static_cast<size_t>(step % steps_per_epoch_), rank_);
@@ -740,6 +742,7 @@ RunStatus Run::run_async(std::string& detail) {
       break;
     }
     const int64_t done = step + 1;
+    if (log_ && done % steps_per_epoch_ == 0) log_->end(mllog::kEpochStop, nullptr, {{"epoch_num", epoch}});
     bool eval = done == total_steps_ || (every_steps > 0 && done % every_steps == 0) ||
                 (every_epochs > 0 && done % steps_per_epoch_ == 0 && (epoch + 1) % every_epochs == 0);
     if (rank_ == 0 && eval) evaluate(version / ranks_, static_cast<double>(version) / updates_per_epoch, true);
