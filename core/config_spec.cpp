@@ -183,7 +183,7 @@ Node build_schema() {
       {"reducer", object({{"name", text("ring", {"parameter_server", "tree", "butterfly", "ring",
                                                  "halving_doubling", "mpi", "nccl", "async_parameter_server"})},
                           {"servers", integer(1, 1, 1e6, "parameter_server: number of server shards")},
-                          {"bucket_mib", positive(25, "gradient bucket size in MiB")},
+                          {"bucket_mib", positive(1, "gradient bucket size in MiB (PyTorch DDP uses 25; the small CPU models need smaller ones to overlap at all)")},
                           {"overlap", boolean(true, "start each bucket's allreduce during backward")}})},
       {"parallel", object({{"mode", text("sync", {"sync", "local_sgd", "post_local_sgd", "async"},
                                          "sync: average gradients every step; local_sgd: average models every "

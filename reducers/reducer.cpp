@@ -1,7 +1,6 @@
 #include "reducers/reducer.hpp"
 
 #include <chrono>
-
 #include <sstream>
 
 #include "core/error.hpp"
@@ -111,14 +110,14 @@ const std::vector<std::string>& reducer_names() {
 }
 
 std::unique_ptr<Reducer> make_reducer(const std::string& name, Comm& comm, const ReducerOptions& options) {
-  if (options.segment_bytes < sizeof(float))
-    throw BadInput("reducer segment size must be at least " + std::to_string(sizeof(float)) + " bytes, got " +
-                   std::to_string(options.segment_bytes));
+  if (options.segment_bytes < sizeof(float) || options.small_segment_bytes < sizeof(float))
+    throw BadInput("reducer segment sizes must be at least " + std::to_string(sizeof(float)) + " bytes, got " +
+                   std::to_string(options.segment_bytes) + " and " + std::to_string(options.small_segment_bytes));
   if (name == "parameter_server") return std::make_unique<ParameterServer>(comm, options.servers);
   if (name == "tree") return std::make_unique<Tree>(comm);
-  if (name == "butterfly") return std::make_unique<Butterfly>(comm, options.segment_bytes);
-  if (name == "ring") return std::make_unique<Ring>(comm, options.segment_bytes);
-  if (name == "halving_doubling") return std::make_unique<HalvingDoubling>(comm, options.segment_bytes);
+  if (name == "butterfly") return std::make_unique<Butterfly>(comm, options);
+  if (name == "ring") return std::make_unique<Ring>(comm, options);
+  if (name == "halving_doubling") return std::make_unique<HalvingDoubling>(comm, options);
   if (name == "mpi") return std::make_unique<MpiReducer>(comm);
   std::ostringstream valid;
   for (const auto& n : reducer_names()) valid << (valid.tellp() > 0 ? ", " : "") << n;

@@ -1,0 +1,378 @@
+#include "reducers/allreduce_bench.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/provenance.hpp"
+#include "core/timer.hpp"
+#include "reducers/exchange.hpp"
+#include "reducers/mpi_comm.hpp"
+#include "reducers/pattern.hpp"
+#include "reducers/thread_comm.hpp"
+
+namespace dtbench {
+
+size_t parse_bytes(const std::string& text, const std::string& option) {
+  size_t pos = 0;
+  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) ++pos;
+  std::string digits = text.substr(0, pos), suffix = text.substr(pos);
+  size_t shift = 0;
+  if (suffix == "K" || suffix == "k") shift = 10;
+  else if (suffix == "M" || suffix == "m") shift = 20;
+  else if (suffix == "G" || suffix == "g") shift = 30;
+  else if (!suffix.empty()) digits.clear();
+  if (digits.empty() || digits.size() > 15)
+    throw BadInput(option + ": '" + text + "' is not a byte size (an integer with an optional K, M or G suffix)");
+  return static_cast<size_t>(std::stoull(digits)) << shift;
+}
+
+std::vector<size_t> sweep_sizes(size_t min_bytes, size_t max_bytes, double factor) {
+  std::vector<size_t> out;
+  for (size_t s = min_bytes; s <= max_bytes;) {
+    size_t rounded = s / sizeof(float) * sizeof(float);
+    if (out.empty() || out.back() != rounded) out.push_back(rounded);
+    double next = std::floor(static_cast<double>(s) * factor);
+    if (next > static_cast<double>(max_bytes)) break;
+    s = std::max(s + 1, static_cast<size_t>(next));
+  }
+  return out;
+}
+
+std::vector<std::string> resolve_reducers(const std::string& spec, bool mpi_transport) {
+  std::vector<std::string> out;
+  std::stringstream ss(spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item == "all") {
+      for (const auto& n : reducer_names())
+        if (n != "mpi" || mpi_transport) out.push_back(n);
+      continue;
+    }
+    if (item == "mpi" && !mpi_transport)
+      throw BadInput("--reducer: 'mpi' (MPI_Allreduce) needs the MPI transport, not --transport thread");
+    if (std::find(reducer_names().begin(), reducer_names().end(), item) == reducer_names().end()) {
+      std::string valid;
+      for (const auto& n : reducer_names()) valid += (valid.empty() ? "" : ", ") + n;
+      throw BadInput("--reducer: unknown reducer '" + item + "'; valid names: " + valid + ", all");
+    }
+    out.push_back(item);
+  }
+  if (out.empty()) throw BadInput("--reducer: no reducer named");
+  return out;
+}
+
+void validate(const AllreduceOptions& o) {
+  if (!(o.step_factor > 1.0))
+    throw BadInput("-f/--stepfactor must be > 1, got " + std::to_string(o.step_factor));
+  if (o.min_bytes > o.max_bytes)
+    throw BadInput("-b/--minbytes (" + std::to_string(o.min_bytes) + ") must be <= -e/--maxbytes (" +
+                   std::to_string(o.max_bytes) + ")");
+  if (o.iters < 1) throw BadInput("-n/--iters must be >= 1, got " + std::to_string(o.iters));
+  if (o.warmup < 0) throw BadInput("-w/--warmup_iters must be >= 0, got " + std::to_string(o.warmup));
+  if (o.check_iters < 0) throw BadInput("-c/--check must be >= 0, got " + std::to_string(o.check_iters));
+  if (o.reducer_options.segment_bytes < sizeof(float))
+    throw BadInput("--segment-bytes must be >= 4, got " + std::to_string(o.reducer_options.segment_bytes));
+  if (o.reducer_options.small_segment_bytes < sizeof(float))
+    throw BadInput("--small-segment-bytes must be >= 4, got " + std::to_string(o.reducer_options.small_segment_bytes));
+  if (o.reducer_options.servers < 1)
+    throw BadInput("--servers must be >= 1, got " + std::to_string(o.reducer_options.servers));
+}
+
+namespace {
+
+// Small collectives for the driver's bookkeeping, over the Comm itself (linear: rank 0 gathers, then
+// sends the result back), so the driver runs on any transport. Outside every timed region.
+double max_over_ranks(Comm& c, double x) {
+  const int tag = kTagDriver;
+  if (c.rank() == 0) {
+    for (int r = 1; r < c.size(); ++r) {
+      double y;
+      c.recv(r, &y, sizeof y, tag);
+      x = std::max(x, y);
+    }
+    for (int r = 1; r < c.size(); ++r) c.send(r, &x, sizeof x, tag);
+  } else {
+    c.send(0, &x, sizeof x, tag);
+    c.recv(0, &x, sizeof x, tag);
+  }
+  return x;
+}
+
+uint64_t sum_over_ranks(Comm& c, uint64_t x) {
+  const int tag = kTagDriver;
+  if (c.rank() == 0) {
+    for (int r = 1; r < c.size(); ++r) {
+      uint64_t y;
+      c.recv(r, &y, sizeof y, tag);
+      x += y;
+    }
+    for (int r = 1; r < c.size(); ++r) c.send(r, &x, sizeof x, tag);
+  } else {
+    c.send(0, &x, sizeof x, tag);
+    c.recv(0, &x, sizeof x, tag);
+  }
+  return x;
+}
+
+void one_allreduce(Reducer& r, float* data, size_t count, bool async) {
+  if (async) {
+    r.start(data, count);
+    r.wait();
+  } else {
+    r.allreduce(data, count);
+  }
+}
+
+// Local reduction kernel (dst += src) at each size, on all ranks at once as in the algorithms: the
+// per-byte reduction cost gamma of the cost model.
+Json time_reduction(Comm& c, const std::vector<size_t>& sizes, int iters, std::vector<float>& a,
+                    std::vector<float>& b) {
+  Json rows = Json::array();
+  for (size_t bytes : sizes) {
+    const size_t count = bytes / sizeof(float);
+    sum_into(a.data(), b.data(), count);  // warm
+    c.barrier();
+    std::vector<double> times(static_cast<size_t>(iters));
+    Stopwatch sw;
+    double last = 0;
+    for (int i = 0; i < iters; ++i) {
+      sum_into(a.data(), b.data(), count);
+      const double now = sw.seconds();
+      times[static_cast<size_t>(i)] = now - last;
+      last = now;
+    }
+    const double t = max_over_ranks(c, last / iters);
+    std::nth_element(times.begin(), times.begin() + iters / 2, times.end());
+    const double t_median = max_over_ranks(c, times[static_cast<size_t>(iters / 2)]);
+    rows.push_back({{"bytes", bytes}, {"time_us", t * 1e6}, {"time_median_us", t_median * 1e6}});
+  }
+  return rows;
+}
+
+}  // namespace
+
+Json run_allreduce_sweep(Comm& comm, const AllreduceOptions& o, std::ostream* table) {
+  validate(o);
+  const int p = comm.size();
+  const std::vector<size_t> sizes = sweep_sizes(o.min_bytes, o.max_bytes, o.step_factor);
+  const size_t max_count = sizes.empty() ? 0 : sizes.back() / sizeof(float);
+  std::vector<float> buf(max_count), other(max_count, 1.0f);
+  CheckPattern pattern(p);
+  pattern.fill(comm.rank(), buf.data(), max_count);  // touches every page before timing
+
+  std::vector<std::unique_ptr<Reducer>> reducers;
+  for (const auto& name : o.reducers) reducers.push_back(make_reducer(name, comm, o.reducer_options));
+
+  if (table) {
+    *table << "# dtbench allreduce: " << p << " ranks (" << comm.transport() << " transport), " << o.iters
+           << " iterations, " << o.warmup << " warm-up, " << o.check_iters << " check"
+           << (o.async ? ", async start/wait" : "") << "\n"
+           << "#\n";
+  }
+  char line[256];
+  if (table) {
+    std::snprintf(line, sizeof line, "# %12s %12s %18s %11s %11s %11s %8s\n", "size", "count", "reducer", "time",
+                  "algbw", "busbw", "#wrong");
+    *table << line;
+    std::snprintf(line, sizeof line, "# %12s %12s %18s %11s %11s %11s %8s\n", "(B)", "(elements)", "", "(us)",
+                  "(GB/s)", "(GB/s)", "");
+    *table << line << std::flush;
+  }
+
+  Json rows = Json::array();
+  uint64_t wrong_total = 0;
+  std::vector<double> iter_times(static_cast<size_t>(o.iters));
+  for (size_t bytes : sizes) {
+    const size_t count = bytes / sizeof(float);
+    for (auto& r : reducers) {
+      for (int i = 0; i < o.warmup; ++i) one_allreduce(*r, buf.data(), count, o.async);
+      comm.barrier();
+      Stopwatch sw;
+      double last = 0;
+      for (int i = 0; i < o.iters; ++i) {
+        one_allreduce(*r, buf.data(), count, o.async);
+        const double now = sw.seconds();
+        iter_times[static_cast<size_t>(i)] = now - last;
+        last = now;
+      }
+      const double t = max_over_ranks(comm, last / o.iters);
+      std::nth_element(iter_times.begin(), iter_times.begin() + o.iters / 2, iter_times.end());
+      const double t_median = max_over_ranks(comm, iter_times[static_cast<size_t>(o.iters / 2)]);
+
+      uint64_t wrong = 0;
+      for (int i = 0; i < o.check_iters; ++i) {
+        pattern.fill(comm.rank(), buf.data(), count);
+        one_allreduce(*r, buf.data(), count, o.async);
+        wrong += pattern.count_wrong(buf.data(), count);
+      }
+      wrong = sum_over_ranks(comm, wrong);
+      wrong_total += wrong;
+
+      const double algbw = t > 0 ? static_cast<double>(bytes) / t / 1e9 : 0.0;
+      const double factor = r->bus_factor(p);
+      rows.push_back({{"bytes", bytes},
+                      {"count", count},
+                      {"reducer", r->name()},
+                      {"ranks", p},
+                      {"time_us", t * 1e6},
+                      {"time_median_us", t_median * 1e6},
+                      {"algbw_gbps", algbw},
+                      {"busbw_gbps", algbw * factor},
+                      {"bus_factor", factor},
+                      {"wrong", wrong}});
+      if (table) {
+        std::snprintf(line, sizeof line, "  %12zu %12zu %18s %11.2f %11.3f %11.3f %8llu\n", bytes, count,
+                      r->name().c_str(), t * 1e6, algbw, algbw * factor, static_cast<unsigned long long>(wrong));
+        *table << line << std::flush;
+      }
+    }
+  }
+  Json reduction = time_reduction(comm, sizes, o.iters, buf, other);
+
+  if (table) {
+    *table << "# Out of bounds values : " << wrong_total << (wrong_total == 0 ? " OK" : " FAILED") << "\n";
+    for (auto& r : reducers) {
+      double sum = 0;
+      int n = 0;
+      for (const auto& row : rows)
+        if (row["reducer"] == r->name()) sum += row["busbw_gbps"].get<double>(), ++n;
+      std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %8.3f GB/s  %s\n", n ? sum / n : 0.0,
+                    r->name().c_str());
+      *table << line;
+    }
+    *table << std::flush;
+  }
+  return {{"ranks", p}, {"transport", comm.transport()}, {"rows", rows}, {"reduction", reduction},
+          {"wrong", wrong_total}};
+}
+
+namespace {
+
+struct CliOptions {
+  std::string minbytes = "4K", maxbytes = "64M";
+  double stepfactor = 2.0;
+  int iters = 20, warmup = 5, check = 1;
+  std::string reducer = "all";
+  int servers = 1;
+  std::string segment = "1M";
+  std::string small_segment = "4032";
+  std::string small_transfer = "16K";
+  bool async = false;
+  std::string json;
+  std::string transport = "mpi";
+  int ranks = 2;
+};
+
+Json options_json(const AllreduceOptions& o, const CliOptions& cli) {
+  return {{"minbytes", o.min_bytes},      {"maxbytes", o.max_bytes},    {"stepfactor", o.step_factor},
+          {"iters", o.iters},             {"warmup_iters", o.warmup},   {"check_iters", o.check_iters},
+          {"reducers", o.reducers},       {"servers", o.reducer_options.servers},
+          {"segment_bytes", o.reducer_options.segment_bytes},
+          {"small_segment_bytes", o.reducer_options.small_segment_bytes},
+          {"small_transfer_bytes", o.reducer_options.small_transfer_bytes}, {"async", o.async},
+          {"transport", cli.transport}};
+}
+
+void run_command(const CliOptions& cli) {
+  AllreduceOptions o;
+  o.min_bytes = parse_bytes(cli.minbytes, "-b/--minbytes");
+  o.max_bytes = parse_bytes(cli.maxbytes, "-e/--maxbytes");
+  o.step_factor = cli.stepfactor;
+  o.iters = cli.iters;
+  o.warmup = cli.warmup;
+  o.check_iters = cli.check;
+  o.async = cli.async;
+  o.reducer_options.servers = cli.servers;
+  o.reducer_options.segment_bytes = parse_bytes(cli.segment, "--segment-bytes");
+  o.reducer_options.small_segment_bytes = parse_bytes(cli.small_segment, "--small-segment-bytes");
+  o.reducer_options.small_transfer_bytes = parse_bytes(cli.small_transfer, "--small-transfer-bytes");
+  if (cli.transport != "mpi" && cli.transport != "thread")
+    throw BadInput("--transport must be mpi or thread, got '" + cli.transport + "'");
+  const bool mpi = cli.transport == "mpi";
+  o.reducers = resolve_reducers(cli.reducer, mpi);
+  validate(o);  // before MPI starts: bad input costs nothing and every rank reports it the same way
+
+  Json result;
+  bool rank0 = true;
+  if (mpi) {
+    MpiSession session;
+    MpiComm comm;
+    rank0 = comm.rank() == 0;
+    if (o.reducer_options.servers > comm.size())
+      throw BadInput("--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= the rank count (" +
+                     std::to_string(comm.size()) + ")");
+    // Rank 0 writes the JSON: it checks the path, and every rank stops with the same error if it fails.
+    std::string unwritable;
+    if (rank0 && !cli.json.empty()) {
+      try {
+        check_writable(cli.json, false);
+      } catch (const BadInput& e) {
+        unwritable = e.what();
+      }
+    }
+    if (max_over_ranks(comm, unwritable.empty() ? 0.0 : 1.0) > 0)
+      throw BadInput(rank0 ? unwritable : "--json: rank 0 cannot write '" + cli.json + "'");
+    result = run_allreduce_sweep(comm, o, rank0 ? &std::cout : nullptr);
+    comm.barrier();
+  } else {
+    if (cli.ranks < 1) throw BadInput("--ranks must be >= 1, got " + std::to_string(cli.ranks));
+    if (o.reducer_options.servers > cli.ranks)
+      throw BadInput("--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= --ranks (" +
+                     std::to_string(cli.ranks) + ")");
+    if (!cli.json.empty()) check_writable(cli.json, false);
+    run_ranks(cli.ranks, [&](Comm& comm) {
+      Json r = run_allreduce_sweep(comm, o, comm.rank() == 0 ? &std::cout : nullptr);
+      if (comm.rank() == 0) result = std::move(r);
+    });
+  }
+  const uint64_t wrong = result["wrong"].get<uint64_t>();
+  if (rank0 && !cli.json.empty()) {
+    Json doc = {{"kind", "dtbench.allreduce"}, {"version", 1}, {"options", options_json(o, cli)}};
+    for (auto it = result.begin(); it != result.end(); ++it) doc[it.key()] = it.value();
+    doc["provenance"] = provenance();
+    write_json_atomic(cli.json, doc, false);
+  }
+  if (wrong > 0) throw RunFailed("allreduce: " + std::to_string(wrong) + " wrong elements (see #wrong)");
+}
+
+}  // namespace
+
+void add_allreduce_command(CLI::App& app) {
+  auto cli = std::make_shared<CliOptions>();
+  auto* cmd = app.add_subcommand("allreduce", "Sweep the reducers over message sizes (nccl-tests style)");
+  cmd->add_option("-b,--minbytes", cli->minbytes, "Smallest size in bytes (K/M/G suffixes)")->capture_default_str();
+  cmd->add_option("-e,--maxbytes", cli->maxbytes, "Largest size in bytes (K/M/G suffixes)")->capture_default_str();
+  cmd->add_option("-f,--stepfactor", cli->stepfactor, "Multiply the size by this factor (> 1)")
+      ->capture_default_str();
+  cmd->add_option("-n,--iters", cli->iters, "Timed iterations per size")->capture_default_str();
+  cmd->add_option("-w,--warmup_iters", cli->warmup, "Warm-up iterations per size")->capture_default_str();
+  cmd->add_option("-c,--check", cli->check, "Checked iterations per size (outside the timed loop)")
+      ->capture_default_str();
+  cmd->add_option("--reducer", cli->reducer, "Reducer name, comma-separated names, or all")->capture_default_str();
+  cmd->add_option("--servers", cli->servers, "parameter_server: number of server shards")->capture_default_str();
+  cmd->add_option("--segment-bytes", cli->segment, "ring, butterfly, halving_doubling: segment size")
+      ->capture_default_str();
+  cmd->add_option("--small-segment-bytes", cli->small_segment, "Segment size of small transfers (eager messages)")
+      ->capture_default_str();
+  cmd->add_option("--small-transfer-bytes", cli->small_transfer,
+                  "Transfers up to this size use --small-segment-bytes (0: never)")
+      ->capture_default_str();
+  cmd->add_flag("--async", cli->async, "Time start()+wait() on the communication thread");
+  cmd->add_option("--json", cli->json, "Write the rows and provenance to this JSON file");
+  cmd->add_option("--transport", cli->transport, "mpi (under mpirun) or thread (ranks as threads, no MPI)")
+      ->capture_default_str();
+  cmd->add_option("--ranks", cli->ranks, "Rank count for --transport thread")->capture_default_str();
+  cmd->callback([cli] { run_command(*cli); });
+}
+
+}  // namespace dtbench

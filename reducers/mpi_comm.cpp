@@ -1,0 +1,149 @@
+#include "reducers/mpi_comm.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace dtbench {
+namespace {
+
+// MPI counts are int: messages above this go as several pieces (both ends split a message the same
+// way because they agree on its byte count).
+constexpr size_t kMaxPiece = size_t{1} << 30;
+
+size_t piece_count(size_t bytes) { return bytes == 0 ? 1 : (bytes + kMaxPiece - 1) / kMaxPiece; }
+
+}  // namespace
+
+// ---- MpiSession ----------------------------------------------------------------------------------------
+
+std::string MpiSession::thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    default: return "unknown (" + std::to_string(level) + ")";
+  }
+}
+
+MpiSession::MpiSession(int* argc, char*** argv, int required) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) {
+    MPI_Query_thread(&provided_);
+  } else {
+    if (MPI_Init_thread(argc, argv, required, &provided_) != MPI_SUCCESS)
+      throw RunFailed("MPI_Init_thread failed");
+    owns_ = true;
+  }
+  if (provided_ < required) {
+    std::string msg = "MPI provides " + thread_level_name(provided_) + " but " + thread_level_name(required) +
+                      " is required (a reducer's communication thread calls MPI while the main thread may too)";
+    if (owns_) MPI_Finalize();
+    owns_ = false;
+    throw RunFailed(msg);
+  }
+}
+
+MpiSession::~MpiSession() {
+  if (!owns_) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+// ---- MpiComm ---------------------------------------------------------------------------------------------
+
+MpiComm::MpiComm(MPI_Comm parent) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) throw RunFailed("MpiComm needs MPI to be initialised first (create an MpiSession)");
+  if (MPI_Comm_dup(parent, &comm_) != MPI_SUCCESS) throw RunFailed("MPI_Comm_dup failed");
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
+MpiComm::~MpiComm() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void MpiComm::check(int rc, const char* call) const {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw RunFailed(std::string(call) + " failed on rank " + std::to_string(rank_) + ": " + std::string(text, len));
+}
+
+void MpiComm::send(int dst, const void* buf, size_t bytes, int tag) {
+  const char* p = static_cast<const char*>(buf);
+  for (size_t k = 0, n = piece_count(bytes); k < n; ++k) {
+    size_t off = k * kMaxPiece, len = std::min(kMaxPiece, bytes - off);
+    check(MPI_Send(p + off, static_cast<int>(len), MPI_BYTE, dst, tag, comm_), "MPI_Send");
+  }
+}
+
+void MpiComm::recv(int src, void* buf, size_t bytes, int tag) {
+  char* p = static_cast<char*>(buf);
+  for (size_t k = 0, n = piece_count(bytes); k < n; ++k) {
+    size_t off = k * kMaxPiece, len = std::min(kMaxPiece, bytes - off);
+    MPI_Status st;
+    check(MPI_Recv(p + off, static_cast<int>(len), MPI_BYTE, src, tag, comm_, &st), "MPI_Recv");
+    int got = 0;
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    if (static_cast<size_t>(got) != len)
+      throw RunFailed("MPI_Recv on rank " + std::to_string(rank_) + ": expected " + std::to_string(len) +
+                      " bytes from rank " + std::to_string(src) + " (tag " + std::to_string(tag) + "), got " +
+                      std::to_string(got));
+  }
+}
+
+void MpiComm::sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
+                       int tag) {
+  if (sendbytes <= kMaxPiece && recvbytes <= kMaxPiece) {
+    MPI_Status st;
+    check(MPI_Sendrecv(sendbuf, static_cast<int>(sendbytes), MPI_BYTE, dst, tag, recvbuf,
+                       static_cast<int>(recvbytes), MPI_BYTE, src, tag, comm_, &st),
+          "MPI_Sendrecv");
+    int got = 0;
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    if (static_cast<size_t>(got) != recvbytes)
+      throw RunFailed("MPI_Sendrecv on rank " + std::to_string(rank_) + ": expected " + std::to_string(recvbytes) +
+                      " bytes from rank " + std::to_string(src) + ", got " + std::to_string(got));
+    return;
+  }
+  // Huge messages: every piece in flight at once, so neither side waits for the other's piece order.
+  std::vector<MPI_Request> reqs;
+  const char* s = static_cast<const char*>(sendbuf);
+  char* r = static_cast<char*>(recvbuf);
+  for (size_t k = 0, n = piece_count(recvbytes); k < n; ++k) {
+    size_t off = k * kMaxPiece, len = std::min(kMaxPiece, recvbytes - off);
+    reqs.emplace_back();
+    check(MPI_Irecv(r + off, static_cast<int>(len), MPI_BYTE, src, tag, comm_, &reqs.back()), "MPI_Irecv");
+  }
+  for (size_t k = 0, n = piece_count(sendbytes); k < n; ++k) {
+    size_t off = k * kMaxPiece, len = std::min(kMaxPiece, sendbytes - off);
+    reqs.emplace_back();
+    check(MPI_Isend(s + off, static_cast<int>(len), MPI_BYTE, dst, tag, comm_, &reqs.back()), "MPI_Isend");
+  }
+  check(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+}
+
+void MpiComm::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+void MpiComm::abort(const std::string& reason) {
+  std::string msg = "dtbench: rank " + std::to_string(rank_) + " aborts: " + reason + "\n";
+  fputs(msg.c_str(), stderr);
+  MPI_Abort(comm_, static_cast<int>(ExitCode::run_failed));
+  std::abort();  // MPI_Abort does not return; this satisfies [[noreturn]]
+}
+
+}  // namespace dtbench

@@ -1,0 +1,53 @@
+#include "reducers/parameter_server.hpp"
+
+#include "core/error.hpp"
+
+namespace dtbench {
+
+ParameterServer::ParameterServer(Comm& comm, int servers) : Reducer(comm), servers_(servers) {
+  if (servers < 1 || servers > comm.size())
+    throw BadInput("parameter_server: servers must be in 1.." + std::to_string(comm.size()) + " (the rank count), got " +
+                   std::to_string(servers));
+}
+
+void ParameterServer::run(float* data, size_t count) {
+  Comm& c = comm();
+  const int p = c.size(), me = c.rank(), S = servers_;
+  if (p == 1 || count == 0) return;
+  auto shard_begin = [&](int s) { return block_begin(count, static_cast<size_t>(S), static_cast<size_t>(s)); };
+  auto shard_len = [&](int s) { return shard_begin(s + 1) - shard_begin(s); };
+  const bool server = me < S;
+  float* scratch = scratch_.get((count + S - 1) / static_cast<size_t>(S));  // the largest shard
+  const int tag = kTagParameterServer;
+
+  // Push: in round k, send my copy of shard (me+k) to its server; as a server, receive my shard from
+  // rank me-k and add it.
+  for (int k = 1; k < p; ++k) {
+    const int dst = (me + k) % p, src = (me - k + p) % p;
+    const bool sending = dst < S;
+    if (sending && server) {
+      c.sendrecv(dst, data + shard_begin(dst), shard_len(dst) * sizeof(float), src, scratch,
+                 shard_len(me) * sizeof(float), tag);
+    } else if (sending) {
+      c.send(dst, data + shard_begin(dst), shard_len(dst) * sizeof(float), tag);
+    } else if (server) {
+      c.recv(src, scratch, shard_len(me) * sizeof(float), tag);
+    }
+    if (server) sum_into(data + shard_begin(me), scratch, shard_len(me));
+  }
+  // Pull: in round k, as a server send my summed shard to rank me+k; receive shard (me-k) from its server.
+  for (int k = 1; k < p; ++k) {
+    const int dst = (me + k) % p, src = (me - k + p) % p;
+    const bool receiving = src < S;
+    if (server && receiving) {
+      c.sendrecv(dst, data + shard_begin(me), shard_len(me) * sizeof(float), src, data + shard_begin(src),
+                 shard_len(src) * sizeof(float), tag);
+    } else if (server) {
+      c.send(dst, data + shard_begin(me), shard_len(me) * sizeof(float), tag);
+    } else if (receiving) {
+      c.recv(src, data + shard_begin(src), shard_len(src) * sizeof(float), tag);
+    }
+  }
+}
+
+}  // namespace dtbench

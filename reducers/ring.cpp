@@ -1,0 +1,32 @@
+#include "reducers/ring.hpp"
+
+namespace dtbench {
+
+void Ring::run(float* data, size_t count) {
+  Comm& c = comm();
+  const int p = c.size(), me = c.rank();
+  if (p == 1 || count == 0) return;
+  const int tag = kTagRing;
+  const int right = (me + 1) % p, left = (me - 1 + p) % p;
+  const size_t np = static_cast<size_t>(p);
+  auto chunk_begin = [&](int ch) { return block_begin(count, np, static_cast<size_t>(ch)); };
+  auto chunk_len = [&](int ch) { return chunk_begin(ch + 1) - chunk_begin(ch); };
+  // Every rank splits every chunk into the same number of segments, so each segment message has a
+  // matching receive on the neighbour.
+  const size_t max_chunk = (count + np - 1) / np;
+  const size_t nseg = segment_count(max_chunk, options_);
+  float* scratch = scratch_.get((max_chunk + nseg - 1) / nseg);
+
+  for (int s = 0; s < p - 1; ++s) {
+    const int send_c = (me - s + 2 * p) % p, recv_c = (me - s - 1 + 2 * p) % p;
+    sendrecv_sum(c, right, data + chunk_begin(send_c), chunk_len(send_c), left, data + chunk_begin(recv_c),
+                 chunk_len(recv_c), scratch, nseg, tag);
+  }
+  for (int s = 0; s < p - 1; ++s) {
+    const int send_c = (me + 1 - s + 2 * p) % p, recv_c = (me - s + 2 * p) % p;
+    sendrecv_copy(c, right, data + chunk_begin(send_c), chunk_len(send_c), left, data + chunk_begin(recv_c),
+                  chunk_len(recv_c), nseg, tag);
+  }
+}
+
+}  // namespace dtbench

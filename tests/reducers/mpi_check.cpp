@@ -1,0 +1,111 @@
+// The thread-transport checks again, under mpiexec: every reducer (and MPI_Allreduce) x the issue's
+// sizes, exact expected sums, identical bits on all ranks (compared through a hash of each rank's
+// buffer), the asynchronous interface, and repeatable bits on inexact inputs. CTest runs it with 1..5
+// ranks. Prints failures on rank 0 and exits 1 when any check failed on any rank.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "reducers/mpi_comm.hpp"
+#include "reducers/pattern.hpp"
+#include "reducers/reducer.hpp"
+#include "tests/reducers/reducer_cases.hpp"
+
+namespace dtbench {
+namespace {
+
+uint64_t fnv1a(const float* data, size_t count) {
+  uint64_t h = 1469598103934665603ULL;
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < count * sizeof(float); ++i) h = (h ^ p[i]) * 1099511628211ULL;
+  return h;
+}
+
+struct Checker {
+  MPI_Comm world = MPI_COMM_WORLD;
+  int rank = 0, size = 1;
+  long failures = 0;
+
+  // Collective: true on every rank when all ranks hold the same hash.
+  bool same_everywhere(uint64_t h) {
+    uint64_t lo = h, hi = h;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, world);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, world);
+    return lo == hi;
+  }
+  long sum(long x) {
+    MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_LONG, MPI_SUM, world);
+    return x;
+  }
+  void expect(bool ok, const std::string& what) {
+    if (!ok) {
+      ++failures;
+      if (rank == 0) std::printf("FAIL %s\n", what.c_str());
+    }
+  }
+};
+
+int run(int argc, char** argv) {
+  MpiSession session(&argc, &argv);
+  MpiComm comm;
+  Checker ck;
+  ck.rank = comm.rank();
+  ck.size = comm.size();
+  CheckPattern pattern(ck.size);
+
+  for (const auto& rc : test::reducer_cases(true)) {
+    auto reducer = make_reducer(rc.name, comm, rc.for_ranks(ck.size));
+    for (size_t count : test::check_counts()) {
+      if (count > rc.max_count) continue;
+      for (bool async : {false, true}) {
+        if (async && count > 10007) continue;
+        std::vector<float> buf(count);
+        pattern.fill(ck.rank, buf.data(), count);
+        if (async) {
+          reducer->start(buf.data(), count);
+          reducer->wait();
+        } else {
+          reducer->allreduce(buf.data(), count);
+        }
+        std::string what = rc.label + " ranks=" + std::to_string(ck.size) + " count=" + std::to_string(count) +
+                           (async ? " async" : "");
+        long wrong = ck.sum(static_cast<long>(pattern.count_wrong(buf.data(), count)));
+        ck.expect(wrong == 0, what + ": " + std::to_string(wrong) + " wrong elements");
+        ck.expect(ck.same_everywhere(fnv1a(buf.data(), count)), what + ": ranks differ in bits");
+      }
+    }
+    // Inexact inputs: the fixed order must give identical bits on all ranks and on a second run.
+    const size_t count = std::min<size_t>(4099, rc.max_count);
+    std::vector<float> a(count), b(count);
+    Rng rng(11, {static_cast<uint64_t>(ck.rank)});
+    for (auto& x : a) x = static_cast<float>(rng.normal());
+    b = a;
+    reducer->allreduce(a.data(), count);
+    reducer->allreduce(b.data(), count);
+    std::string what = rc.label + " ranks=" + std::to_string(ck.size) + " inexact";
+    ck.expect(std::memcmp(a.data(), b.data(), count * sizeof(float)) == 0, what + ": run 1 != run 2");
+    ck.expect(ck.same_everywhere(fnv1a(a.data(), count)), what + ": ranks differ in bits");
+  }
+  long total = ck.sum(ck.failures > 0 ? 1 : 0);
+  if (ck.rank == 0) std::printf("%s: %d ranks, %s\n", argv[0], ck.size, total == 0 ? "all checks passed" : "FAILED");
+  return total == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace dtbench
+
+int main(int argc, char** argv) {
+  try {
+    return dtbench::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "reducers_mpi_check: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,112 @@
+// The `dtbench allreduce` driver on the thread transport: size parsing and sweeps, option checks,
+// the rows it returns, and the check pattern's power to expose misplaced data.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/error.hpp"
+#include "reducers/allreduce_bench.hpp"
+#include "reducers/pattern.hpp"
+#include "reducers/thread_comm.hpp"
+
+namespace dtbench {
+namespace {
+
+TEST(AllreduceBench, ParsesSizesWithSuffixes) {
+  EXPECT_EQ(parse_bytes("4096", "-b"), 4096u);
+  EXPECT_EQ(parse_bytes("4K", "-b"), 4096u);
+  EXPECT_EQ(parse_bytes("64M", "-e"), size_t{64} << 20);
+  EXPECT_EQ(parse_bytes("1G", "-e"), size_t{1} << 30);
+  EXPECT_EQ(parse_bytes("0", "-b"), 0u);
+  for (const char* bad : {"", "K", "4KB", "-4", "4.5M", "x"}) EXPECT_THROW(parse_bytes(bad, "-b"), BadInput) << bad;
+}
+
+TEST(AllreduceBench, SweepSizesFollowTheFactor) {
+  EXPECT_EQ(sweep_sizes(4096, 65536, 2), (std::vector<size_t>{4096, 8192, 16384, 32768, 65536}));
+  EXPECT_EQ(sweep_sizes(4096, 65535, 4), (std::vector<size_t>{4096, 16384}));
+  // Rounded down to whole floats, without repeats.
+  EXPECT_EQ(sweep_sizes(1, 9, 1.5), (std::vector<size_t>{0, 4, 8}));
+  EXPECT_EQ(sweep_sizes(100, 100, 2), (std::vector<size_t>{100}));
+}
+
+TEST(AllreduceBench, BadOptionsNameTheFlag) {
+  AllreduceOptions o;
+  o.reducers = {"ring"};
+  o.step_factor = 0;
+  try {
+    validate(o);
+    FAIL();
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("-f/--stepfactor must be > 1"), std::string::npos) << e.what();
+  }
+  o.step_factor = 2;
+  o.min_bytes = 1 << 20;
+  o.max_bytes = 4096;
+  try {
+    validate(o);
+    FAIL();
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("-b/--minbytes"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(resolve_reducers("ring,nosuch", true), BadInput);
+  EXPECT_THROW(resolve_reducers("mpi", false), BadInput);
+  EXPECT_EQ(resolve_reducers("all", false).size(), reducer_names().size() - 1);  // no mpi on threads
+  EXPECT_EQ(resolve_reducers("all", true), reducer_names());
+  EXPECT_EQ(resolve_reducers("tree,ring", true), (std::vector<std::string>{"tree", "ring"}));
+}
+
+TEST(AllreduceBench, SweepRowsOnThreeThreadRanks) {
+  AllreduceOptions o;
+  o.min_bytes = 4;
+  o.max_bytes = 40000;
+  o.step_factor = 10;
+  o.iters = 2;
+  o.warmup = 1;
+  o.check_iters = 2;
+  o.reducers = resolve_reducers("all", false);
+  Json result;
+  run_ranks(3, [&](Comm& comm) {
+    Json r = run_allreduce_sweep(comm, o, nullptr);
+    if (comm.rank() == 0) result = r;
+  });
+  EXPECT_EQ(result["ranks"], 3);
+  EXPECT_EQ(result["wrong"], 0);
+  const auto sizes = sweep_sizes(o.min_bytes, o.max_bytes, o.step_factor);
+  ASSERT_EQ(result["rows"].size(), sizes.size() * o.reducers.size());
+  for (const Json& row : result["rows"]) {
+    EXPECT_EQ(row["count"].get<size_t>() * 4, row["bytes"].get<size_t>());
+    EXPECT_GT(row["time_us"].get<double>(), 0);
+    // busbw = algbw x 2(n-1)/n with n = 3 (nccl-tests).
+    EXPECT_NEAR(row["busbw_gbps"].get<double>(), row["algbw_gbps"].get<double>() * 4.0 / 3.0, 1e-12);
+    EXPECT_NEAR(row["algbw_gbps"].get<double>(),
+                row["bytes"].get<double>() / (row["time_us"].get<double>() * 1e-6) / 1e9, 1e-9);
+  }
+  EXPECT_EQ(result["reduction"].size(), sizes.size());
+}
+
+TEST(CheckPattern, WrongPlacementIsVisible) {
+  const int p = 4;
+  const size_t n = 1000;
+  CheckPattern pat(p);
+  EXPECT_GT(pat.period(), n);  // a period above the size: every index distinct
+  auto sum_over = [&](const std::vector<int>& ranks) {
+    std::vector<float> s(n, 0.0f);
+    for (int r : ranks)
+      for (size_t i = 0; i < n; ++i) s[i] += pat.value(r, i);
+    return s;
+  };
+  std::vector<float> good = sum_over({0, 1, 2, 3});
+  EXPECT_EQ(pat.count_wrong(good.data(), n), 0u);
+  EXPECT_EQ(pat.count_wrong(sum_over({0, 1, 2}).data(), n), n);     // a rank left out
+  EXPECT_EQ(pat.count_wrong(sum_over({0, 1, 2, 3, 3}).data(), n), n);  // a rank counted twice
+  std::vector<float> shifted = good;  // two blocks swapped
+  std::swap_ranges(shifted.begin(), shifted.begin() + 250, shifted.begin() + 250);
+  EXPECT_EQ(pat.count_wrong(shifted.data(), n), 500u);
+  // Every partial sum is exact: the largest total stays below 2^24.
+  EXPECT_LE(static_cast<double>(pat.expected(pat.period() - 1)), 16777216.0);
+  EXPECT_LE(static_cast<double>(CheckPattern(16).expected(CheckPattern(16).period() - 1)), 16777216.0);
+}
+
+}  // namespace
+}  // namespace dtbench

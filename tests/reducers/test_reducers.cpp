@@ -1,0 +1,184 @@
+// Every reducer x ranks 1..16 x sizes {0, 1, 3, 4, 100, 1000, 10007, 1<<20} on the thread transport:
+// exact expected sums (reducers/pattern.hpp: integer inputs whose partial sums are exact in float32,
+// so the reference is the closed form p(p+1)/2 * (1 + i mod P) and the tolerance is zero) and
+// bitwise identical buffers on all ranks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "reducers/pattern.hpp"
+#include "reducers/reducer.hpp"
+#include "reducers/thread_comm.hpp"
+#include "tests/reducers/reducer_cases.hpp"
+
+namespace dtbench {
+namespace {
+
+using test::ReducerCase;
+
+struct Param {
+  ReducerCase rc;
+  int ranks;
+};
+
+std::string param_name(const testing::TestParamInfo<Param>& info) {
+  return info.param.rc.label + "_" + std::to_string(info.param.ranks) + "ranks";
+}
+
+std::vector<Param> all_params() {
+  std::vector<Param> out;
+  for (const auto& rc : test::reducer_cases(false))
+    for (int n = 1; n <= 16; ++n) out.push_back({rc, n});
+  return out;
+}
+
+class ReducerSweep : public testing::TestWithParam<Param> {};
+
+// Runs one size on all ranks and returns every rank's result buffer.
+std::vector<std::vector<float>> reduce_on_threads(const Param& p, size_t count, bool async) {
+  std::vector<std::vector<float>> result(static_cast<size_t>(p.ranks));
+  CheckPattern pattern(p.ranks);
+  run_ranks(p.ranks, [&](Comm& comm) {
+    auto reducer = make_reducer(p.rc.name, comm, p.rc.for_ranks(p.ranks));
+    std::vector<float>& buf = result[static_cast<size_t>(comm.rank())];
+    buf.resize(count);
+    pattern.fill(comm.rank(), buf.data(), count);
+    if (async) {
+      reducer->start(buf.data(), count);
+      reducer->wait();
+    } else {
+      reducer->allreduce(buf.data(), count);
+    }
+  });
+  return result;
+}
+
+void expect_exact_and_identical(const Param& p, size_t count, const std::vector<std::vector<float>>& result) {
+  CheckPattern pattern(p.ranks);
+  for (int r = 0; r < p.ranks; ++r) {
+    const auto& buf = result[static_cast<size_t>(r)];
+    ASSERT_EQ(buf.size(), count);
+    size_t wrong = pattern.count_wrong(buf.data(), count);
+    if (wrong > 0) {
+      size_t first = 0;
+      while (buf[first] == pattern.expected(first)) ++first;
+      FAIL() << p.rc.label << " ranks=" << p.ranks << " count=" << count << " rank " << r << ": " << wrong
+             << " wrong elements, first at " << first << ": " << buf[first] << " != " << pattern.expected(first);
+    }
+    if (r > 0 && count > 0)
+      EXPECT_EQ(0, std::memcmp(buf.data(), result[0].data(), count * sizeof(float)))
+          << "rank " << r << " differs from rank 0 in bits";
+  }
+}
+
+TEST_P(ReducerSweep, ExactSumIdenticalOnAllRanks) {
+  const Param& p = GetParam();
+  for (size_t count : test::check_counts()) {
+    if (count > p.rc.max_count) continue;
+    SCOPED_TRACE("count=" + std::to_string(count));
+    expect_exact_and_identical(p, count, reduce_on_threads(p, count, false));
+  }
+}
+
+TEST_P(ReducerSweep, AsyncStartWaitGivesTheSameResult) {
+  const Param& p = GetParam();
+  for (size_t count : {size_t{0}, size_t{3}, size_t{10007}}) {
+    if (count > p.rc.max_count) continue;
+    SCOPED_TRACE("count=" + std::to_string(count));
+    expect_exact_and_identical(p, count, reduce_on_threads(p, count, true));
+  }
+}
+
+// Inputs that are not exact in float32 (normal random values): the order of summation shows in the
+// last bits, so identical bits on all ranks and across two runs test the fixed order itself.
+TEST_P(ReducerSweep, FixedOrderOnInexactInputs) {
+  const Param& p = GetParam();
+  const size_t count = std::min<size_t>(4099, p.rc.max_count);
+  auto once = [&] {
+    std::vector<std::vector<float>> result(static_cast<size_t>(p.ranks));
+    run_ranks(p.ranks, [&](Comm& comm) {
+      auto reducer = make_reducer(p.rc.name, comm, p.rc.for_ranks(p.ranks));
+      auto& buf = result[static_cast<size_t>(comm.rank())];
+      Rng rng(7, {static_cast<uint64_t>(comm.rank())});
+      buf.resize(count);
+      for (auto& x : buf) x = static_cast<float>(rng.normal());
+      reducer->allreduce(buf.data(), count);
+    });
+    return result;
+  };
+  auto a = once(), b = once();
+  for (int r = 0; r < p.ranks; ++r) {
+    EXPECT_EQ(0, std::memcmp(a[r].data(), a[0].data(), count * sizeof(float))) << "rank " << r << " vs rank 0";
+    EXPECT_EQ(0, std::memcmp(a[r].data(), b[r].data(), count * sizeof(float))) << "rank " << r << " run 1 vs 2";
+  }
+  // And the sums are right to float32 accuracy: |error| <= (p-1) * eps * sum|x| (each of the p-1
+  // additions rounds once; Higham, Accuracy and Stability, eq. 4.3), against a double reference.
+  std::vector<double> ref(count, 0.0), mag(count, 0.0);
+  for (int r = 0; r < p.ranks; ++r) {
+    Rng rng(7, {static_cast<uint64_t>(r)});
+    for (size_t i = 0; i < count; ++i) {
+      float x = static_cast<float>(rng.normal());
+      ref[i] += x;
+      mag[i] += std::abs(x);
+    }
+  }
+  const double eps = 0x1.0p-24;
+  for (size_t i = 0; i < count; ++i)
+    ASSERT_LE(std::abs(a[0][i] - ref[i]), (p.ranks - 1) * eps * mag[i] * 1.0001 + 1e-30) << "element " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Thread, ReducerSweep, testing::ValuesIn(all_params()), param_name);
+
+// ---- bus factors and the factory ----------------------------------------------------------------------
+
+TEST(ReducerFactory, BusFactorIsTheNcclTestsAllreduceFactor) {
+  // nccl-tests doc/PERFORMANCE.md: busbw = algbw * 2(n-1)/n for allreduce.
+  EXPECT_DOUBLE_EQ(allreduce_bus_factor(1), 0.0);
+  EXPECT_DOUBLE_EQ(allreduce_bus_factor(2), 1.0);
+  EXPECT_DOUBLE_EQ(allreduce_bus_factor(4), 1.5);
+  EXPECT_DOUBLE_EQ(allreduce_bus_factor(16), 30.0 / 16.0);
+  run_ranks(3, [](Comm& comm) {
+    for (const auto& name : reducer_names()) {
+      if (name == "mpi") continue;
+      auto r = make_reducer(name, comm);
+      EXPECT_EQ(r->name(), name);
+      EXPECT_DOUBLE_EQ(r->bus_factor(3), 4.0 / 3.0) << name;
+    }
+  });
+}
+
+TEST(ReducerFactory, UnknownNameListsTheValidOnes) {
+  run_ranks(1, [](Comm& comm) {
+    try {
+      make_reducer("allgather", comm);
+      FAIL() << "no error";
+    } catch (const BadInput& e) {
+      std::string m = e.what();
+      EXPECT_NE(m.find("unknown reducer 'allgather'"), std::string::npos) << m;
+      for (const auto& name : reducer_names()) EXPECT_NE(m.find(name), std::string::npos) << m;
+    }
+  });
+}
+
+TEST(ReducerFactory, MpiNeedsTheMpiTransportAndServersMustFit) {
+  run_ranks(2, [](Comm& comm) {
+    EXPECT_THROW(make_reducer("mpi", comm), BadInput);
+    ReducerOptions o;
+    o.servers = 3;
+    EXPECT_THROW(make_reducer("parameter_server", comm, o), BadInput);
+    o.servers = 0;
+    EXPECT_THROW(make_reducer("parameter_server", comm, o), BadInput);
+    ReducerOptions z;
+    z.segment_bytes = 0;
+    EXPECT_THROW(make_reducer("ring", comm, z), BadInput);
+  });
+}
+
+}  // namespace
+}  // namespace dtbench

@@ -1,0 +1,119 @@
+// The thread transport itself: message order, matching by source and tag, size checks, barrier and
+// abort (a failing rank must stop the others, never hang a test).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+#include "core/error.hpp"
+#include "reducers/thread_comm.hpp"
+
+namespace dtbench {
+namespace {
+
+TEST(ThreadComm, RanksAndSizes) {
+  std::atomic<int> sum{0};
+  run_ranks(5, [&](Comm& c) {
+    EXPECT_EQ(c.size(), 5);
+    EXPECT_EQ(c.transport(), "thread");
+    sum += c.rank();
+  });
+  EXPECT_EQ(sum.load(), 0 + 1 + 2 + 3 + 4);
+}
+
+TEST(ThreadComm, MessagesOnOneTagKeepTheirOrderAndTagsMatchSeparately) {
+  run_ranks(2, [](Comm& c) {
+    if (c.rank() == 0) {
+      int a = 1, b = 2, t = 99;
+      // Rank 1 receives tag 7 first although tag 5 messages were posted earlier: matching is by tag.
+      std::vector<int> order = {a, b};
+      std::thread extra([&] { c.send(1, &t, sizeof t, 7); });
+      c.send(1, &order[0], sizeof(int), 5);
+      c.send(1, &order[1], sizeof(int), 5);
+      extra.join();
+    } else {
+      int t = 0, x = 0, y = 0;
+      c.recv(0, &t, sizeof t, 7);
+      c.recv(0, &x, sizeof x, 5);
+      c.recv(0, &y, sizeof y, 5);
+      EXPECT_EQ(t, 99);
+      EXPECT_EQ(x, 1);
+      EXPECT_EQ(y, 2);
+    }
+  });
+}
+
+TEST(ThreadComm, SendrecvRingShiftDoesNotDeadlock) {
+  const int n = 7;
+  run_ranks(n, [&](Comm& c) {
+    std::vector<double> out(1000, c.rank()), in(1000, -1);
+    int right = (c.rank() + 1) % n, left = (c.rank() + n - 1) % n;
+    c.sendrecv(right, out.data(), out.size() * sizeof(double), left, in.data(), in.size() * sizeof(double), 3);
+    for (double v : in) ASSERT_EQ(v, left);
+  });
+}
+
+TEST(ThreadComm, ZeroByteMessagesMatch) {
+  run_ranks(2, [](Comm& c) {
+    int other = 1 - c.rank();
+    c.sendrecv(other, nullptr, 0, other, nullptr, 0, 1);
+  });
+}
+
+TEST(ThreadComm, SizeMismatchIsAnErrorNotAHang) {
+  try {
+    run_ranks(2, [](Comm& c) {
+      char buf[16] = {};
+      if (c.rank() == 0) c.send(1, buf, 16, 1);
+      else c.recv(0, buf, 8, 1);
+    });
+    FAIL() << "no error";
+  } catch (const RunFailed& e) {
+    EXPECT_NE(std::string(e.what()).find("expected"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ThreadComm, AFailingRankStopsBlockedRanksAndItsErrorIsReported) {
+  try {
+    run_ranks(4, [](Comm& c) {
+      if (c.rank() == 2) throw BadInput("rank 2 gave up");
+      char x;
+      c.recv((c.rank() + 1) % 4, &x, 1, 1);  // never sent: only the abort ends this
+    });
+    FAIL() << "no error";
+  } catch (const BadInput& e) {
+    EXPECT_STREQ(e.what(), "rank 2 gave up");
+  }
+}
+
+TEST(ThreadComm, BarrierSeparatesPhases) {
+  std::atomic<int> before{0};
+  run_ranks(6, [&](Comm& c) {
+    ++before;
+    c.barrier();
+    EXPECT_EQ(before.load(), 6);
+    c.barrier();
+  });
+}
+
+TEST(ThreadComm, AbortWakesABarrier) {
+  EXPECT_THROW(run_ranks(3,
+                         [](Comm& c) {
+                           if (c.rank() == 0) c.abort("stop");
+                           c.barrier();
+                         }),
+               RunFailed);
+}
+
+TEST(ThreadComm, BadRankIsAnError) {
+  EXPECT_THROW(run_ranks(2,
+                         [](Comm& c) {
+                           int x = 0;
+                           c.send(5, &x, sizeof x, 1);
+                         }),
+               RunFailed);
+  EXPECT_THROW(ThreadWorld(0), BadInput);
+}
+
+}  // namespace
+}  // namespace dtbench
