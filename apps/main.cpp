@@ -8,12 +8,16 @@
 #include "core/error.hpp"
 #include "workloads/train/trainer.hpp"
 #include "reducers/commands.hpp"
+#include "slurm/sweep.hpp"
+#include "analysis/table_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"dtbench: benchmark and reproducibility harness for distributed data-parallel training"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "dtbench 0.1.0");
   // commands
+  dtbench::add_sweep_command(app);
+  dtbench::add_table_command(app);
   dtbench::add_reducer_commands(app);
   dtbench::add_info_command(app);
   dtbench::add_config_command(app);

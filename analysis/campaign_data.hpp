@@ -1,0 +1,57 @@
+// Reading a folder of run records for tables and plots.
+//
+// A campaign folder written by `dtbench sweep` has campaign.json: its points and runs are taken from
+// there, so a run without a record (not run yet, lost, failed before writing one) still shows up as
+// missing instead of vanishing. Any other folder is scanned for run records (*.json whose "kind" is
+// "dtbench-run-record"); records are grouped into points by the config keys that differ between
+// them (seed, name and output aside) and by the rank count.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/json.hpp"
+
+namespace dtbench::analysis {
+
+struct RunData {
+  std::string name;
+  std::filesystem::path record_path;
+  std::optional<Json> record;  // absent when there is no record
+  Json config;                 // the record's config, or the campaign's config file for a missing run
+  int64_t ranks = 1;
+  Json slurm;                  // the point's Slurm section (campaign folders only)
+  // "done" (completed, reached-target, diverged), "failed", "preempted" or "missing".
+  std::string state;
+};
+
+struct PointData {
+  std::string id;
+  std::vector<std::pair<std::string, Json>> values;  // the point's axis values
+  std::vector<RunData> runs;
+};
+
+struct CampaignData {
+  std::string name;
+  std::vector<std::string> keys;                     // axis keys, in order
+  std::vector<std::vector<std::string>> zip_groups;  // keys that move together
+  std::vector<PointData> points;
+};
+
+// Loads a campaign folder, any folder of records, or one record file. Throws BadInput when the path
+// holds neither a campaign nor a record.
+CampaignData load_campaign(const std::filesystem::path& path);
+
+// A key's value for a run: "ranks", "global_batch", "per_rank_batch", "status" from the record,
+// "slurm.KEY" from the point's Slurm section, anything else a dot path into the config. Null when
+// absent.
+Json key_value(const RunData& run, const std::string& key);
+
+// "done" for completed, reached-target and diverged; else the status itself.
+std::string state_of_status(const std::string& status);
+
+}  // namespace dtbench::analysis

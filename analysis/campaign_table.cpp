@@ -1,0 +1,283 @@
+#include "analysis/campaign_table.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "analysis/summary.hpp"
+#include "core/error.hpp"
+
+namespace dtbench::analysis {
+namespace {
+
+struct MetricDef {
+  std::string key;
+  std::string label;  // md/latex header
+  bool needs_target;  // reported as "not reached" when no run reached the target
+  std::function<std::optional<double>(const Json& record)> value;
+};
+
+std::optional<double> number_at(const Json& j, std::initializer_list<const char*> path) {
+  const Json* n = &j;
+  for (const char* k : path) {
+    if (!n->is_object() || !n->contains(k)) return std::nullopt;
+    n = &(*n)[k];
+  }
+  if (!n->is_number()) return std::nullopt;
+  return n->get<double>();
+}
+
+std::optional<double> reached(const Json& r, const char* field) {
+  const Json& t = r.value("time_to_accuracy", Json::object());
+  if (!t.value("reached", false)) return std::nullopt;
+  return number_at(t, {field});
+}
+
+const std::vector<MetricDef>& metric_defs() {
+  static const std::vector<MetricDef> defs = {
+      {"throughput", "throughput (img/s)", false,
+       [](const Json& r) { return number_at(r, {"throughput", "images_per_second"}); }},
+      {"time_to_accuracy", "time to target (s)", true, [](const Json& r) { return reached(r, "seconds"); }},
+      {"epochs_to_target", "epochs to target", true, [](const Json& r) { return reached(r, "epoch"); }},
+      {"steps_to_target", "steps to target", true, [](const Json& r) { return reached(r, "step"); }},
+      {"final_accuracy", "final accuracy (%)", false,
+       [](const Json& r) -> std::optional<double> {
+         const Json& c = r.value("curve", Json::array());
+         if (c.empty()) return std::nullopt;
+         auto a = number_at(c.back(), {"test_accuracy"});
+         if (!a) return std::nullopt;
+         return *a * 100;
+       }},
+      {"scaling_efficiency", "scaling efficiency (%)", false,
+       [](const Json& r) -> std::optional<double> {
+         auto e = number_at(r, {"extra", "scaling_efficiency"});
+         if (!e) return std::nullopt;
+         return *e * 100;
+       }},
+      {"exposed_comm", "exposed comm (% of step)", false,
+       [](const Json& r) -> std::optional<double> {
+         auto e = number_at(r, {"timing", "exposed_comm"}), t = number_at(r, {"timing", "total"});
+         if (!e || !t || *t <= 0) return std::nullopt;
+         return *e / *t * 100;
+       }},
+      {"b_simple", "B_simple (samples)", false,
+       [](const Json& r) -> std::optional<double> {
+         const Json& c = r.value("curve", Json::array());
+         for (auto it = c.rbegin(); it != c.rend(); ++it)
+           if (it->contains("b_simple") && (*it)["b_simple"].is_number()) return (*it)["b_simple"].get<double>();
+         return std::nullopt;
+       }},
+      {"wall_seconds", "wall time (s)", false, [](const Json& r) { return number_at(r, {"wall_seconds"}); }},
+  };
+  return defs;
+}
+
+const MetricDef& metric(const std::string& key) {
+  for (const auto& d : metric_defs())
+    if (d.key == key) return d;
+  std::string names;
+  for (const auto& d : metric_defs()) names += (names.empty() ? "" : ", ") + d.key;
+  throw BadInput("--metrics: unknown metric \"" + key + "\"; metrics: " + names);
+}
+
+std::string value_text(const Json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return format_number(v.get<double>());
+  if (v.is_object() && v.contains("name") && v["name"].is_string()) {
+    // A section given whole, e.g. an optimizer: "sgd lr=0.1 momentum=0.9".
+    std::string s = v["name"].get<std::string>();
+    for (auto it = v.begin(); it != v.end(); ++it)
+      if (it.key() != "name") s.append(" ").append(it.key()).append("=").append(value_text(it.value()));
+    return s;
+  }
+  return v.dump();
+}
+
+struct Row {
+  std::vector<Json> key;
+  std::vector<const RunData*> runs;
+};
+
+std::string runs_cell(const Row& row) {
+  std::map<std::string, size_t> n;
+  for (const auto* r : row.runs) n[r->state]++;
+  std::string s = std::to_string(n["done"]) + "/" + std::to_string(row.runs.size()) + " done";
+  for (const char* st : {"failed", "preempted", "missing"})
+    if (n[st]) s += ", " + std::to_string(n[st]) + " " + st;
+  return s;
+}
+
+std::string ranks_cell(const Row& row) {
+  std::set<int64_t> k;
+  for (const auto* r : row.runs) k.insert(r->ranks);
+  std::string s;
+  for (int64_t v : k) s.append(s.empty() ? "" : ",").append(std::to_string(v));
+  return s;
+}
+
+std::optional<int64_t> single_ranks(const Row& row) {
+  std::set<int64_t> k;
+  for (const auto* r : row.runs) k.insert(r->ranks);
+  if (k.size() != 1) return std::nullopt;
+  return *k.begin();
+}
+
+// One metric over a row's done runs, with the count of done runs that had a target for the
+// time-to-target metrics.
+struct Cell {
+  std::optional<Summary> s;
+  size_t done = 0, with_target = 0;
+};
+
+Cell compute(const MetricDef& m, const Row& row) {
+  Cell c;
+  std::vector<double> v;
+  for (const auto* r : row.runs) {
+    if (r->state != "done" || !r->record) continue;
+    ++c.done;
+    if (number_at(*r->record, {"time_to_accuracy", "target"}).value_or(0) > 0) ++c.with_target;
+    if (auto x = m.value(*r->record)) v.push_back(*x);
+  }
+  c.s = summarize(v);
+  return c;
+}
+
+std::string md_cell(const MetricDef& m, const Cell& c) {
+  if (c.done == 0) return "-";
+  if (m.needs_target && c.with_target == 0) return "no target";
+  if (!c.s) return m.needs_target ? "not reached" : "-";
+  std::string s = format_number(c.s->median);
+  if (c.s->n > 1) s += " [" + format_number(c.s->min) + ", " + format_number(c.s->max) + "]";
+  if (m.needs_target && c.s->n < c.done) s += " (" + std::to_string(c.s->n) + "/" + std::to_string(c.done) + " reached)";
+  return s;
+}
+
+}  // namespace
+
+const std::vector<std::string>& all_metrics() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& d : metric_defs()) n.push_back(d.key);
+    return n;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& default_metrics() {
+  static const std::vector<std::string> names = {"throughput",     "time_to_accuracy", "epochs_to_target",
+                                                 "final_accuracy", "scaling_efficiency", "exposed_comm",
+                                                 "b_simple"};
+  return names;
+}
+
+TextTable campaign_table(const CampaignData& c, const TableOptions& o, Format format) {
+  std::vector<std::string> keys = o.group_by.empty() ? c.keys : o.group_by;
+  std::vector<const MetricDef*> metrics;
+  for (const auto& k : o.metrics.empty() ? default_metrics() : o.metrics) metrics.push_back(&metric(k));
+
+  // Rows: runs grouped by their key values, in the order points appear.
+  std::vector<Row> rows;
+  for (const auto& p : c.points)
+    for (const auto& r : p.runs) {
+      std::vector<Json> key;
+      for (const auto& k : keys) {
+        Json v = Json();
+        for (const auto& [pk, pv] : p.values)
+          if (pk == k) v = pv;
+        if (v.is_null()) v = key_value(r, k);
+        key.push_back(v);
+      }
+      if (keys.empty()) key.push_back(p.id);
+      auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& row) { return row.key == key; });
+      if (it == rows.end()) {
+        rows.push_back({key, {}});
+        it = rows.end() - 1;
+      }
+      it->runs.push_back(&r);
+    }
+
+  // Scaling efficiency from throughput where records do not carry it: against the row with the
+  // smallest rank count among rows that agree on every key except the rank-determining ones.
+  std::set<std::string> rank_keys = {"ranks", "slurm.nodes", "slurm.tasks_per_node"};
+  for (const auto& g : c.zip_groups)
+    if (std::any_of(g.begin(), g.end(), [&](const std::string& k) { return rank_keys.count(k) > 0; }))
+      rank_keys.insert(g.begin(), g.end());
+  const MetricDef& thr = metric("throughput");
+  std::vector<std::optional<double>> computed_eff(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto ki = single_ranks(rows[i]);
+    Cell ti = compute(thr, rows[i]);
+    if (!ki || !ti.s) continue;
+    auto base = [&](const Row& r) {
+      std::vector<Json> b;
+      for (size_t k = 0; k < keys.size(); ++k)
+        if (!rank_keys.count(keys[k])) b.push_back(r.key[k]);
+      return b;
+    };
+    std::optional<int64_t> k0;
+    double t0 = 0;
+    std::set<int64_t> ks;  // rank counts in this row's group: one alone gives nothing to compare
+    for (const auto& other : rows) {
+      auto ko = single_ranks(other);
+      Cell to = compute(thr, other);
+      if (!ko || !to.s || base(other) != base(rows[i])) continue;
+      ks.insert(*ko);
+      if (!k0 || *ko < *k0) k0 = *ko, t0 = to.s->median;
+    }
+    if (ks.size() > 1 && t0 > 0) computed_eff[i] = (ti.s->median / double(*ki)) / (t0 / double(*k0)) * 100;
+  }
+
+  TextTable t;
+  t.caption = "Campaign " + c.name + ": one row per " + (o.group_by.empty() ? "sweep point" : "group") +
+              "; cells give the median [min, max] over repeats.";
+  for (const auto& k : keys) t.header.push_back(k);
+  if (keys.empty()) t.header.push_back("point");
+  t.header.push_back("ranks");
+  t.header.push_back("runs");
+  size_t key_cols = t.header.size();
+  for (const auto* m : metrics) {
+    if (format == Format::csv) {
+      for (const char* suffix : {"_median", "_min", "_max", "_n"}) t.header.push_back(m->key + suffix);
+    } else {
+      t.header.push_back(m->label);
+    }
+  }
+  t.right.assign(t.header.size(), true);
+  for (size_t k = 0; k < key_cols; ++k) t.right[k] = k == key_cols - 2;  // the ranks column is numeric
+
+  bool used_computed_eff = false;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    std::vector<std::string> cells;
+    for (const auto& v : row.key) cells.push_back(value_text(v));
+    cells.push_back(ranks_cell(row));
+    cells.push_back(runs_cell(row));
+    for (const auto* m : metrics) {
+      Cell cell = compute(*m, row);
+      if (m->key == "scaling_efficiency" && !cell.s && computed_eff[i]) {
+        cell.s = Summary{*computed_eff[i], *computed_eff[i], *computed_eff[i], 1};
+        used_computed_eff = true;
+      }
+      if (format == Format::csv) {
+        if (cell.s) {
+          for (double v : {cell.s->median, cell.s->min, cell.s->max}) cells.push_back(format_number(v));
+          cells.push_back(std::to_string(cell.s->n));
+        } else {
+          cells.insert(cells.end(), {"", "", "", "0"});
+        }
+      } else {
+        cells.push_back(md_cell(*m, cell));
+      }
+    }
+    t.rows.push_back(std::move(cells));
+  }
+  if (used_computed_eff)
+    t.notes.push_back("Scaling efficiency = (throughput / K) / (throughput / K0), medians, K0 = the smallest rank "
+                      "count among rows that agree on every other key.");
+  return t;
+}
+
+}  // namespace dtbench::analysis

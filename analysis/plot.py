@@ -1,0 +1,447 @@
+#!/usr/bin/python3
+"""Figures from dtbench run records and allreduce sweeps (matplotlib; run with Debian's /usr/bin/python3).
+
+    plot.py scaling CAMPAIGN... --out DIR   throughput and scaling efficiency against the rank count K,
+                                            with the ideal (linear) line
+    plot.py curves  CAMPAIGN... --out DIR   test accuracy against wall time and against epochs, one
+                                            colour per configuration
+    plot.py batch   CAMPAIGN... --out DIR   steps to the target accuracy against the global batch size,
+                                            with the fit S(B) = S_min (1 + B_crit / B), the three regimes
+                                            of Shallue et al. (2018) and the online B_simple estimate
+    plot.py busbw   ALLREDUCE.json... --out DIR
+                                            allreduce bus bandwidth against message size per reducer
+                                            (`dtbench allreduce --json` output)
+    plot.py all     CAMPAIGN... [--allreduce FILE] --out DIR
+
+CAMPAIGN is a `dtbench sweep --out` folder (its campaign.json lists every run) or any folder of run
+records. Every figure is written as PNG and SVG. Series are the sweep's axis values other than the
+ones that set K (or --series KEY,...).
+
+Critical batch size (McCandlish et al. 2018, arXiv:1812.06162; Shallue et al. 2019, JMLR 20(112)):
+the number of steps S to reach a fixed target at batch size B follows S(B) = S_min (1 + B_crit / B).
+Below B_crit, doubling B nearly halves S (perfect scaling); far above it, S approaches S_min and a larger
+batch buys nothing (maximal data parallelism); in between returns diminish. We mark the regimes where S
+is within 25% of an asymptote: B <= B_crit / 4 (S <= 1.25 S_min B_crit / B) and B >= 4 B_crit
+(S <= 1.25 S_min). The fit minimises the squared error of log S; for a fixed B_crit the best log S_min
+is the mean of log S_i - log(1 + B_crit / B_i), so only B_crit is searched (a log grid, then golden
+section). B_simple = tr(Sigma) / |G|^2 is the trainer's online estimate of the gradient noise scale,
+which McCandlish et al. show approximates B_crit.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+RANK_KEYS = {"ranks", "slurm.nodes", "slurm.tasks_per_node"}
+DONE = {"completed", "reached-target", "diverged"}
+
+
+# ----------------------------------------------------------------------------------------------------
+# Loading
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _is_record(j):
+    return isinstance(j, dict) and j.get("kind") == "dtbench-run-record"
+
+
+def load_runs(path):
+    """Runs of a campaign folder (campaign.json) or of any folder of records: dicts with the record
+    (or None when missing), the point's axis values, the axis keys and zipped groups."""
+    runs, keys, zips = [], [], []
+    index = _read(os.path.join(path, "campaign.json")) if os.path.isdir(path) else None
+    if index and index.get("kind") == "dtbench-campaign":
+        for axis in index.get("axes", []):
+            keys += axis["keys"]
+            if len(axis["keys"]) > 1:
+                zips.append(axis["keys"])
+        for p in index["points"]:
+            for r in p["runs"]:
+                rec = _read(os.path.join(path, r["record"]))
+                runs.append({"record": rec if _is_record(rec) else None, "values": dict(p["values"]),
+                             "ranks": p.get("ranks", 1), "campaign": index.get("name", path)})
+        return runs, keys, zips
+    files = []
+    if os.path.isdir(path):
+        for root, _, names in os.walk(path):
+            if os.path.basename(root) == "failed":
+                continue
+            files += [os.path.join(root, n) for n in names if n.endswith(".json")]
+    else:
+        files = [path]
+    records = [r for r in (_read(f) for f in sorted(files)) if _is_record(r)]
+    flat = [_flatten(r["config"]) for r in records]
+    varying = sorted(k for k in set().union(*flat) if not (k in ("seed", "name") or k.startswith("output."))
+                     and len({json.dumps(f.get(k)) for f in flat}) > 1) if flat else []
+    if len({r["ranks"] for r in records}) > 1:
+        varying.append("ranks")
+    for r, f in zip(records, flat):
+        values = {k: (r["ranks"] if k == "ranks" else f.get(k)) for k in varying}
+        runs.append({"record": r, "values": values, "ranks": r["ranks"], "campaign": os.path.basename(path)})
+    return runs, varying, []
+
+
+def _flatten(d, prefix=""):
+    out = {}
+    for k, v in d.items():
+        key = prefix + k
+        if isinstance(v, dict):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def load_all(paths):
+    runs, keys, zips = [], [], []
+    for p in paths:
+        r, k, z = load_runs(p)
+        runs += r
+        keys += [x for x in k if x not in keys]
+        zips += z
+    if not runs:
+        sys.exit("plot.py: no run records in " + ", ".join(paths))
+    return runs, keys, zips
+
+
+def series_keys(keys, zips, wanted):
+    if wanted:
+        return wanted
+    drop = set(RANK_KEYS)
+    for z in zips:
+        if drop & set(z):
+            drop |= set(z)
+    return [k for k in keys if k not in drop]
+
+
+def short_key(key):
+    """reducer.name -> reducer, optimizer.lr -> lr, slurm.nodes -> nodes."""
+    words = key.split(".")
+    return words[-2] if words[-1] == "name" and len(words) > 1 else words[-1]
+
+
+def group_series(runs, skeys):
+    """Runs by series: {sort key: (label, [runs])}, in numeric order of the values; keys whose value
+    is the same in every series are left out of the labels."""
+    varying = [k for k in skeys if len({json.dumps(r["values"].get(k)) for r in runs}) > 1]
+    groups = {}
+    for r in runs:
+        vals = [r["values"].get(k) for k in varying]
+        order = tuple((0, v, "") if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, 0, json.dumps(v))
+                      for v in vals)
+        label = ", ".join(f"{short_key(k)}={_value_text(v)}" for k, v in zip(varying, vals)) or "all runs"
+        groups.setdefault(order, (label, []))[1].append(r)
+    return [groups[k] for k in sorted(groups)]
+
+
+def _value_text(v):
+    if isinstance(v, dict) and "name" in v:
+        return v["name"]
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def done(runs):
+    return [r for r in runs if r["record"] and r["record"]["status"] in DONE]
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def save(fig, out, name):
+    os.makedirs(out, exist_ok=True)
+    paths = []
+    for ext in ("png", "svg"):
+        p = os.path.join(out, f"{name}.{ext}")
+        fig.savefig(p, dpi=120, bbox_inches="tight")
+        paths.append(p)
+    plt.close(fig)
+    print("wrote", " ".join(paths))
+    return paths
+
+
+def caption(ax, text):
+    ax.text(0.0, -0.16, text, transform=ax.transAxes, fontsize=8, va="top", wrap=True)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Throughput and scaling efficiency against K
+
+def scaling(runs, keys, zips, out, wanted=None):
+    skeys = series_keys(keys, zips, wanted)
+    groups = []
+    for label, members in group_series(done(runs), skeys):
+        byk = {}
+        for r in members:
+            byk.setdefault(r["record"]["ranks"], []).append(r["record"])
+        groups.append((label, byk))
+    if len({k for _, byk in groups for k in byk}) < 2:
+        print("scaling: completed runs at fewer than two rank counts; skipped")
+        return []
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
+    allk = sorted({k for _, byk in groups for k in byk})
+    for i, (label, byk) in enumerate(groups):
+        ks = sorted(byk)
+        thr = [[x["throughput"]["images_per_second"] for x in byk[k]] for k in ks]
+        med = [median(t) for t in thr]
+        lo = [m - min(t) for m, t in zip(med, thr)]
+        hi = [max(t) - m for m, t in zip(med, thr)]
+        color = f"C{i % 10}"
+        ax1.errorbar(ks, med, yerr=[lo, hi], marker="o", capsize=3, color=color, label=label)
+        k0, t0 = ks[0], med[0]
+        ax1.plot(ks, [t0 * k / k0 for k in ks], ls="--", color=color, alpha=0.6, lw=1)
+        eff = []
+        for k, m, recs in zip(ks, med, [byk[k] for k in ks]):
+            own = [x["extra"]["scaling_efficiency"] for x in recs if "scaling_efficiency" in x.get("extra", {})]
+            eff.append(100 * median(own) if own else 100 * (m / k) / (t0 / k0))
+        ax2.plot(ks, eff, marker="o", color=color, label=label)
+    ax1.plot([], [], ls="--", color="gray", label="ideal: linear in K")
+    ax2.axhline(100, ls="--", color="gray", label="ideal: 100%")
+    for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(allk)
+        ax.set_xticklabels([str(k) for k in allk])
+        ax.set_xlabel("ranks K (data-parallel workers)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    ax1.set_yscale("log")
+    ax1.set_ylabel("throughput (images/s, median; bars: min-max)")
+    ax1.set_title("Training throughput against K")
+    ax2.set_ylabel("scaling efficiency (%)")
+    ax2.set_ylim(bottom=0)
+    ax2.set_title("Scaling efficiency against K")
+    caption(ax1, "Dashed: ideal scaling from the smallest K of each series. Efficiency = (X_K / K) / (X_K0 / K0) "
+                 "of median throughputs X, or the record's /extra/scaling_efficiency.")
+    return save(fig, out, "scaling")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Accuracy against wall time and against epochs
+
+def curves(runs, keys, zips, out, wanted=None):
+    skeys = wanted or keys
+    groups = [(label, [r["record"] for r in members])
+              for label, members in group_series([r for r in done(runs) if r["record"]["curve"]], skeys)]
+    if not groups:
+        print("curves: no completed runs with evaluations; skipped")
+        return []
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
+    targets = set()
+    for i, (label, recs) in enumerate(groups):
+        color = f"C{i % 10}"
+        for j, rec in enumerate(recs):
+            c = rec["curve"]
+            acc = [100 * p["test_accuracy"] for p in c]
+            kw = dict(color=color, marker=".", lw=1.2, alpha=0.9 if j == 0 else 0.45, label=label if j == 0 else None)
+            ax1.plot([p["wall_seconds"] for p in c], acc, **kw)
+            ax2.plot([p["epoch"] for p in c], acc, **kw)
+            t = rec["time_to_accuracy"]["target"]
+            if t > 0:
+                targets.add(t)
+    for ax in (ax1, ax2):
+        for t in sorted(targets):
+            ax.axhline(100 * t, ls=":", color="black", lw=1)
+        ax.set_ylabel("test accuracy (%)")
+        ax.grid(alpha=0.3)
+    if targets:
+        ax1.plot([], [], ls=":", color="black", label="target accuracy")
+    # One legend for both panels, beside them, so it never hides a curve.
+    handles, labels = ax1.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, title="configuration")
+    ax1.set_xlabel("wall-clock time (s)")
+    ax1.set_title("Test accuracy against wall time")
+    ax2.set_xlabel("epochs (passes over the training set)")
+    ax2.set_title("Test accuracy against epochs")
+    caption(ax1, "One colour per configuration; repeats (other seeds) in the same colour, lighter.")
+    return save(fig, out, "accuracy")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Steps to target against batch size: S(B) = S_min (1 + B_crit / B)
+
+def fit_critical_batch(batches, steps):
+    """Least-squares fit of log S = log S_min + log(1 + B_crit / B); returns (S_min, B_crit, rms of log S)."""
+    pts = [(float(b), float(s)) for b, s in zip(batches, steps) if b > 0 and s > 0]
+    if len({b for b, _ in pts}) < 2:
+        raise ValueError("the fit needs steps at two or more batch sizes")
+    logs = [math.log(s) for _, s in pts]
+
+    def best_for(bc):
+        shift = [math.log(1 + bc / b) for b, _ in pts]
+        log_smin = sum(l - d for l, d in zip(logs, shift)) / len(pts)
+        err = sum((l - log_smin - d) ** 2 for l, d in zip(logs, shift))
+        return err, log_smin
+
+    lo, hi = math.log(min(b for b, _ in pts) / 1e4), math.log(max(b for b, _ in pts) * 1e4)
+    grid = [lo + (hi - lo) * i / 2000 for i in range(2001)]
+    errs = [best_for(math.exp(g))[0] for g in grid]
+    i = min(range(len(grid)), key=errs.__getitem__)
+    a, b = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    phi = (math.sqrt(5) - 1) / 2
+    for _ in range(100):  # golden section on the bracket around the best grid point
+        c, d = b - phi * (b - a), a + phi * (b - a)
+        if best_for(math.exp(c))[0] < best_for(math.exp(d))[0]:
+            b = d
+        else:
+            a = c
+    bc = math.exp((a + b) / 2)
+    err, log_smin = best_for(bc)
+    return math.exp(log_smin), bc, math.sqrt(err / len(pts))
+
+
+def batch(runs, keys, zips, out, wanted=None):
+    by_b, bsimple, target = {}, [], None
+    for r in done(runs):
+        rec = r["record"]
+        tta = rec["time_to_accuracy"]
+        if tta["target"] > 0:
+            target = tta["target"]
+        if tta.get("reached"):
+            by_b.setdefault(rec["global_batch"], []).append(tta["step"])
+        bs = [p["b_simple"] for p in rec["curve"] if p.get("b_simple") is not None]
+        if bs:
+            bsimple.append(bs[-1])
+    if len(by_b) < 2:
+        print("batch: runs reached the target at fewer than two batch sizes; skipped")
+        return []
+    bsizes = sorted(by_b)
+    med = [median(by_b[b]) for b in bsizes]
+    smin, bcrit, rms = fit_critical_batch(bsizes, med)
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    b_est = median(bsimple) if bsimple else None
+    shown = bsizes + ([b_est] if b_est else [])
+    xmin, xmax = min(shown) / 2, max(shown) * 2
+    ax.axvspan(xmin, min(bcrit / 4, xmax), color="tab:green", alpha=0.08, lw=0)
+    ax.axvspan(max(bcrit / 4, xmin), min(4 * bcrit, xmax), color="tab:orange", alpha=0.08, lw=0)
+    ax.axvspan(max(4 * bcrit, xmin), xmax, color="tab:red", alpha=0.08, lw=0)
+    for x0, x1, name in ((xmin, bcrit / 4, "perfect scaling"), (bcrit / 4, 4 * bcrit, "diminishing returns"),
+                         (4 * bcrit, xmax, "maximal data\nparallelism")):
+        a, b = max(x0, xmin), min(x1, xmax)
+        if b > a:
+            narrow = math.log2(b / a) < 1.8  # too narrow for the words across: write them upwards
+            ax.text(math.sqrt(a * b), 0.97, name.replace("\n", " ") if narrow else name,
+                    transform=ax.get_xaxis_transform(), ha="center", va="top", fontsize=8, color="dimgray",
+                    rotation=90 if narrow else 0)
+    for b in bsizes:
+        ax.scatter([b] * len(by_b[b]), by_b[b], color="tab:blue", alpha=0.35, s=14)
+    ax.plot(bsizes, med, "o", color="tab:blue", label="measured (median over seeds)")
+    xs = [xmin * (xmax / xmin) ** (i / 200) for i in range(201)]
+    ax.plot(xs, [smin * (1 + bcrit / x) for x in xs], "-", color="black",
+            label=f"fit S(B) = S_min (1 + B_crit/B): S_min = {smin:.0f}, B_crit = {bcrit:.0f}")
+    ax.plot(xs, [smin * bcrit / x for x in xs], ":", color="gray", lw=1, label="asymptotes S_min B_crit / B and S_min")
+    ax.axhline(smin, ls=":", color="gray", lw=1)
+    if xmin <= bcrit <= xmax:
+        ax.axvline(bcrit, ls="--", color="black", lw=1)
+        ax.text(bcrit * 1.05, 0.86, "B_crit", transform=ax.get_xaxis_transform(), fontsize=8)
+    if b_est:
+        ax.axvline(b_est, ls="-.", color="tab:purple", lw=1.5, label=f"B_simple (online estimate, median) = {b_est:.0f}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlim(xmin, xmax)
+    ax.set_xlabel("global batch size B (samples per step)")
+    ax.set_ylabel("steps to reach the target accuracy")
+    ax.set_title("Steps to target against batch size" + (f" (target {100 * target:.0f}% test accuracy)" if target else ""))
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, loc="lower left")
+    caption(ax, f"Regimes (Shallue et al. 2018) split where S is within 25% of an asymptote: B_crit/4 and 4 B_crit. "
+                f"Fit rms error of log S: {rms:.3f}.")
+    return save(fig, out, "critical_batch")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Allreduce bus bandwidth against message size
+
+def busbw(files, out):
+    series, ranks = {}, set()  # (reducer, K) -> [(bytes, busbw, wrong)]
+    for f in files:
+        doc = _read(f)
+        if doc is None:
+            sys.exit(f"plot.py: {f}: cannot read")
+        rows = doc.get("rows") if isinstance(doc, dict) else doc
+        if rows is None and isinstance(doc, dict):
+            rows = next((v["rows"] for v in doc.values() if isinstance(v, dict) and "rows" in v), None)
+        if rows is None:
+            sys.exit(f"plot.py: {f}: no 'rows' of an allreduce sweep")
+        for row in rows:
+            size = row.get("bytes", row.get("size"))
+            bw = row.get("busbw_gbps", row.get("busbw"))
+            k = row.get("ranks", doc.get("ranks") if isinstance(doc, dict) else None)
+            ranks.add(k)
+            series.setdefault((row["reducer"], k), []).append((size, bw, row.get("wrong", 0)))
+    # One colour per reducer, one line style per rank count.
+    reducers = sorted({r for r, _ in series})
+    ks = sorted((k for k in ranks if k is not None))
+    styles = ["-", "--", ":", "-."]
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for (reducer, k), pts in sorted(series.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
+        pts.sort()
+        color = f"C{reducers.index(reducer) % 10}"
+        style = styles[ks.index(k) % len(styles)] if k in ks else "-"
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, color=color, ls=style,
+                label=reducer + (f" (K={k})" if k is not None else ""))
+        bad = [p for p in pts if p[2]]
+        if bad:
+            ax.plot([p[0] for p in bad], [p[1] for p in bad], "x", color="red", ms=8)
+    if any(p[2] for pts in series.values() for p in pts):
+        ax.plot([], [], "x", color="red", label="wrong results (#wrong > 0)")
+    ax.set_xscale("log", base=2)
+    ticks = sorted({p[0] for pts in series.values() for p in pts})
+    every = max(1, math.ceil(len(ticks) / 7))
+    ax.set_xticks(ticks[::every])
+    ax.set_xticklabels([_bytes(t) for t in ticks[::every]])
+    ax.set_xlabel("message size (bytes per rank)")
+    ax.set_ylabel("bus bandwidth (GB/s)")
+    ax.set_title("Allreduce bus bandwidth against message size" + (f", K = {', '.join(map(str, ks))}" if ks else ""))
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    caption(ax, "busbw = (size / time) x 2(K-1)/K (nccl-tests' convention): comparable across K and algorithms. "
+                "Line style: rank count K.")
+    return save(fig, out, "busbw")
+
+
+def _bytes(n):
+    for unit, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= f:
+            return f"{n / f:g} {unit}"
+    return f"{n} B"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("what", choices=["scaling", "curves", "batch", "busbw", "all"])
+    ap.add_argument("inputs", nargs="+", help="campaign folders (or record folders); allreduce JSON for busbw")
+    ap.add_argument("--out", required=True, help="folder for the PNG and SVG files")
+    ap.add_argument("--series", help="comma-separated keys that name a series (default: the sweep's axes)")
+    ap.add_argument("--allreduce", action="append", default=[], help="with 'all': dtbench allreduce --json output")
+    a = ap.parse_args(argv)
+    wanted = a.series.split(",") if a.series else None
+    if a.what == "busbw":
+        busbw(a.inputs, a.out)
+        return
+    runs, keys, zips = load_all(a.inputs)
+    if a.what in ("scaling", "all"):
+        scaling(runs, keys, zips, a.out, wanted)
+    if a.what in ("curves", "all"):
+        curves(runs, keys, zips, a.out, wanted)
+    if a.what in ("batch", "all"):
+        batch(runs, keys, zips, a.out, wanted)
+    if a.what == "all" and a.allreduce:
+        busbw(a.allreduce, a.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+#include "analysis/published.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "analysis/summary.hpp"
+#include "core/error.hpp"
+
+namespace dtbench::analysis {
+namespace fs = std::filesystem;
+namespace {
+
+// 8192 -> "8,192".
+std::string with_commas(int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -v : v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (v < 0 ? "-" : "") + out;
+}
+
+std::string number_text(double v, int digits, bool commas) {
+  if (digits >= 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+  }
+  if (std::floor(v) == v && std::fabs(v) < 1e15)
+    return commas ? with_commas(static_cast<int64_t>(v)) : std::to_string(static_cast<int64_t>(v));
+  return format_number(v);
+}
+
+std::string cell_text(const Json& v, const Json& column, bool commas) {
+  int digits = column.value("digits", -1);
+  if (column.contains("stat")) {
+    if (!v.is_array()) return "";
+    std::vector<double> xs;
+    for (const auto& x : v) xs.push_back(x.get<double>());
+    auto s = summarize(xs);
+    if (!s) return "";
+    std::string stat = column["stat"].get<std::string>();
+    double mean = 0;
+    for (double x : xs) mean += x;
+    mean /= double(xs.size());
+    double out = stat == "mean" ? mean : stat == "min" ? s->min : stat == "max" ? s->max
+                 : stat == "median" ? s->median : double(s->n);
+    return number_text(out, stat == "count" ? -1 : digits, commas);
+  }
+  if (v.is_null()) return "";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number()) return number_text(v.get<double>(), digits, commas);
+  return v.dump();
+}
+
+[[noreturn]] void fail(const std::string& ptr, const std::string& msg) { throw BadInput(ptr + ": " + msg); }
+
+}  // namespace
+
+fs::path published_dir() {
+  if (const char* d = std::getenv("DTBENCH_PUBLISHED_DIR")) return d;
+  return DTBENCH_PUBLISHED_DIR;
+}
+
+std::vector<std::string> published_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(published_dir(), ec))
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Json load_published(const std::string& name_or_path) {
+  fs::path p = name_or_path;
+  bool is_path = name_or_path.find('/') != std::string::npos || p.extension() == ".json";
+  if (!is_path) p = published_dir() / (name_or_path + ".json");
+  std::ifstream in(p);
+  if (!in) {
+    std::string names;
+    for (const auto& n : published_names()) names += (names.empty() ? "" : ", ") + n;
+    throw BadInput("--published " + name_or_path + ": no such table" +
+                   (is_path ? std::string() : "; tables in " + published_dir().string() + ": " + names));
+  }
+  std::stringstream b;
+  b << in.rdbuf();
+  Json doc;
+  try {
+    doc = Json::parse(b.str());
+  } catch (const Json::parse_error& e) {
+    throw BadInput(p.string() + ": invalid JSON (byte " + std::to_string(e.byte) + ")");
+  }
+  try {
+    check_published(doc);
+  } catch (const BadInput& e) {
+    throw BadInput(p.string() + ": " + e.what());
+  }
+  return doc;
+}
+
+void check_published(const Json& doc) {
+  if (!doc.is_object() || doc.value("kind", "") != "dtbench-published-table")
+    fail("/kind", "expected \"dtbench-published-table\"");
+  if (!doc.contains("title") || !doc["title"].is_string()) fail("/title", "expected a string");
+  if (!doc.contains("columns") || !doc["columns"].is_array() || doc["columns"].empty())
+    fail("/columns", "expected a non-empty list");
+  for (size_t i = 0; i < doc["columns"].size(); ++i) {
+    const Json& c = doc["columns"][i];
+    std::string p = "/columns/" + std::to_string(i);
+    if (!c.is_object() || !c.contains("key") || !c["key"].is_string() || !c.contains("label") || !c["label"].is_string())
+      fail(p, "expected {\"key\": ..., \"label\": ...}");
+    if (c.contains("stat")) {
+      std::string s = c["stat"].is_string() ? c["stat"].get<std::string>() : "";
+      if (s != "mean" && s != "min" && s != "max" && s != "median" && s != "count")
+        fail(p + "/stat", "expected one of \"mean\", \"min\", \"max\", \"median\", \"count\"");
+    }
+  }
+  if (!doc.contains("rows") || !doc["rows"].is_array()) fail("/rows", "expected a list");
+  const Json refs = doc.value("references", Json::object());
+  for (size_t i = 0; i < doc["rows"].size(); ++i) {
+    const Json& r = doc["rows"][i];
+    std::string p = "/rows/" + std::to_string(i);
+    if (!r.is_object()) fail(p, "expected an object");
+    for (const auto& c : doc["columns"]) {
+      const std::string key = c["key"].get<std::string>();
+      if (c.contains("stat") && r.contains(key)) {
+        if (!r[key].is_array() || r[key].empty()) fail(p + "/" + key, "expected a non-empty list of numbers");
+        for (const auto& x : r[key])
+          if (!x.is_number()) fail(p + "/" + key, "expected a non-empty list of numbers");
+      }
+    }
+    for (const auto& ref : r.value("refs", Json::array()))
+      if (!ref.is_string() || !refs.contains(ref.get<std::string>()))
+        fail(p + "/refs", "unknown reference " + ref.dump() + " (not in /references)");
+  }
+}
+
+TextTable published_table(const Json& doc, Format format) {
+  bool commas = format != Format::csv;  // CSV is for programs: plain 8192, not 8,192
+  TextTable t;
+  t.caption = doc["title"].get<std::string>();
+  // References are numbered in order of first use.
+  std::vector<std::string> order;
+  for (const auto& r : doc["rows"])
+    for (const auto& ref : r.value("refs", Json::array()))
+      if (std::find(order.begin(), order.end(), ref.get<std::string>()) == order.end()) order.push_back(ref.get<std::string>());
+  for (const auto& c : doc["columns"]) {
+    t.header.push_back(c["label"].get<std::string>());
+    t.right.push_back(c.value("align", "") == "right");
+  }
+  bool sources = !order.empty();
+  if (sources) {
+    t.header.push_back("Source");
+    t.right.push_back(false);
+  }
+  for (const auto& r : doc["rows"]) {
+    std::vector<std::string> cells;
+    for (const auto& c : doc["columns"]) {
+      const std::string key = c["key"].get<std::string>();
+      cells.push_back(cell_text(r.contains(key) ? r[key] : Json(), c, commas));
+    }
+    if (sources) {
+      std::string s;
+      for (const auto& ref : r.value("refs", Json::array()))
+        s.append("[")
+            .append(std::to_string(std::find(order.begin(), order.end(), ref.get<std::string>()) - order.begin() + 1))
+            .append("]");
+      cells.push_back(s);
+    }
+    t.rows.push_back(std::move(cells));
+  }
+  for (const auto& n : doc.value("notes", Json::array())) t.notes.push_back(n.get<std::string>());
+  for (size_t i = 0; i < order.size(); ++i)
+    t.notes.push_back(std::string("[").append(std::to_string(i + 1)).append("] ").append(doc["references"][order[i]].get<std::string>()));
+  return t;
+}
+
+}  // namespace dtbench::analysis

@@ -1,0 +1,47 @@
+#include "analysis/table_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+
+#include "analysis/campaign_data.hpp"
+#include "analysis/campaign_table.hpp"
+#include "analysis/published.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+
+namespace dtbench {
+
+void add_table_command(CLI::App& app) {
+  struct Opts {
+    std::string dir, format = "md", published, output;
+    std::vector<std::string> group_by, metrics;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("table", "Regenerate a result table from a campaign folder or from published data");
+  cmd->add_option("dir", o->dir, "Campaign folder (dtbench sweep --out), folder of run records, or one record");
+  cmd->add_option("--format", o->format, "md, csv or latex")->capture_default_str();
+  cmd->add_option("--group-by", o->group_by, "Row keys, comma-separated (default: the sweep's axes), e.g. reducer.name,ranks")
+      ->delimiter(',');
+  std::string metric_names;
+  for (const auto& m : analysis::all_metrics()) metric_names += (metric_names.empty() ? "" : ", ") + m;
+  cmd->add_option("--metrics", o->metrics, "Metric columns, comma-separated: " + metric_names)->delimiter(',');
+  cmd->add_option("--published", o->published, "Print a published table instead (imagenet-resnet50, mlperf-resnet-rcp)");
+  cmd->add_option("--output", o->output, "Write to this file instead of standard output");
+  cmd->callback([o] {
+    analysis::Format f = analysis::parse_format(o->format);
+    std::string text;
+    if (!o->published.empty()) {
+      if (!o->dir.empty()) throw BadInput("give either a campaign folder or --published, not both");
+      text = analysis::render(analysis::published_table(analysis::load_published(o->published), f), f);
+    } else {
+      if (o->dir.empty()) throw BadInput("give a campaign folder (dtbench table results/NAME) or --published NAME");
+      analysis::CampaignData c = analysis::load_campaign(o->dir);
+      text = analysis::render(analysis::campaign_table(c, {o->group_by, o->metrics}, f), f);
+    }
+    if (o->output.empty()) std::cout << text;
+    else write_file_atomic(o->output, text, false);
+  });
+}
+
+}  // namespace dtbench

@@ -1,0 +1,28 @@
+// A table as text in three formats: Markdown (GitHub pipes), CSV (RFC 4180) and LaTeX (booktabs).
+// Cells are plain strings; each format escapes what it must.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dtbench::analysis {
+
+enum class Format { md, csv, latex };
+
+// "md", "csv" or "latex"; BadInput otherwise.
+Format parse_format(const std::string& name);
+
+struct TextTable {
+  std::string caption;                      // md: a line above; latex: \caption; csv: left out
+  std::vector<std::string> header;
+  std::vector<bool> right;                  // right-align this column (numbers)
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> notes;           // md and latex: lines below (references, definitions)
+};
+
+std::string render(const TextTable& t, Format f);
+
+// Numbers for tables: 4 significant digits, plain notation up to 10^7.
+std::string format_number(double v);
+
+}  // namespace dtbench::analysis

@@ -1,0 +1,222 @@
+#include "slurm/campaign.hpp"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/run_record.hpp"
+
+namespace dtbench::slurm {
+namespace fs = std::filesystem;
+namespace {
+
+Json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw BadInput(path.string() + ": cannot open");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  try {
+    return Json::parse(buf.str());
+  } catch (const Json::parse_error& e) {
+    throw BadInput(path.string() + ": invalid JSON (byte " + std::to_string(e.byte) + ")");
+  }
+}
+
+std::string rel_to(const fs::path& p, const fs::path& base) { return p.lexically_relative(base).string(); }
+
+}  // namespace
+
+std::string to_string(RunState s) {
+  switch (s) {
+    case RunState::missing: return "missing";
+    case RunState::done: return "done";
+    case RunState::preempted: return "preempted";
+    case RunState::failed: return "failed";
+    case RunState::queued: return "queued";
+  }
+  return "missing";
+}
+
+RunState record_state(const fs::path& record, const Json& expected, std::string& detail) {
+  detail.clear();
+  std::error_code ec;
+  if (!fs::exists(record, ec)) return RunState::missing;
+  Json r = read_json(record);
+  if (!r.is_object() || r.value("kind", "") != "dtbench-run-record" || !r.contains("status") || !r["status"].is_string())
+    throw BadInput(record.string() + ": not a dtbench run record");
+  Json have = r.value("config", Json::object()), want = expected;
+  have.erase("output");
+  want.erase("output");
+  if (have != want) {
+    Json patch = Json::diff(want, have);
+    std::string where = patch.empty() ? "/" : patch[0].value("path", "/");
+    throw BadInput(record.string() + ": made from a different config than this spec gives (first difference at " +
+                   where + "); use another --out, or move the old record away");
+  }
+  std::string status = r["status"].get<std::string>();
+  detail = status;
+  if (r.contains("status_detail") && r["status_detail"].is_string() && !r["status_detail"].get<std::string>().empty())
+    detail += ": " + r["status_detail"].get<std::string>();
+  if (status == "completed" || status == "reached-target" || status == "diverged") return RunState::done;
+  if (status == "preempted") return RunState::preempted;
+  if (status == "failed") return RunState::failed;
+  throw BadInput(record.string() + ": unknown status \"" + status + "\"");
+}
+
+Json campaign_index(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays) {
+  Json idx;
+  idx["kind"] = "dtbench-campaign";
+  idx["name"] = spec.name;
+  idx["description"] = spec.description;
+  idx["written_utc"] = utc_timestamp();
+  idx["generated_by"] = l.generated_by;
+  Json axes = Json::array();
+  for (const auto& a : spec.axes) axes.push_back({{"pointer", a.pointer}, {"keys", a.keys}});
+  idx["axes"] = axes;
+  idx["repeats"] = spec.repeats;
+  idx["program"] = l.program;
+  // Where each run's script is, with its task index for job arrays.
+  std::vector<std::pair<std::string, int64_t>> where;
+  if (arrays) {
+    auto groups = array_groups(points);
+    for (size_t g = 0; g < groups.size(); ++g)
+      for (size_t i = 0; i < groups[g].runs.size(); ++i)
+        where.emplace_back(rel_to(array_script_path(l, g), l.out), static_cast<int64_t>(i));
+  }
+  Json pts = Json::array();
+  size_t k = 0;
+  for (const auto& p : points) {
+    Json values = Json::object();
+    for (const auto& [key, v] : p.values) values[key] = v;
+    Json runs = Json::array();
+    for (const auto& r : p.runs) {
+      Json jr = {{"name", r.name},
+                 {"seed", r.seed},
+                 {"config", rel_to(config_path(l, r), l.out)},
+                 {"record", rel_to(record_path(l, r), l.out)}};
+      if (arrays) {
+        jr["script"] = where[k].first;
+        jr["array_task"] = where[k].second;
+      } else {
+        jr["script"] = rel_to(script_path(l, r), l.out);
+      }
+      ++k;
+      runs.push_back(jr);
+    }
+    pts.push_back({{"id", p.id},
+                   {"label", p.label},
+                   {"values", values},
+                   {"ranks", p.ranks},
+                   {"slurm", p.slurm},
+                   {"runs", runs}});
+  }
+  idx["points"] = pts;
+  return idx;
+}
+
+void write_campaign(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays) {
+  for (const auto& dir : {l.out, l.configs, l.scripts, l.runs}) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw BadInput(dir.string() + ": cannot create folder: " + ec.message());
+  }
+  write_json_atomic(l.out / "spec.json", spec.source, false);
+  for (const auto& p : points)
+    for (const auto& r : p.runs) write_json_atomic(config_path(l, r), r.config, false);
+  auto write_script = [](const fs::path& path, const std::string& text) {
+    write_file_atomic(path, text, false);
+    ::chmod(path.c_str(), 0755);
+  };
+  if (arrays) {
+    auto groups = array_groups(points);
+    for (size_t g = 0; g < groups.size(); ++g) write_script(array_script_path(l, g), array_script(spec, groups[g], g, l));
+  } else {
+    for (const auto& p : points)
+      for (const auto& r : p.runs) write_script(script_path(l, r), run_script(spec, p, r, l));
+  }
+  write_json_atomic(l.out / "campaign.json", campaign_index(spec, points, l, arrays), false);
+}
+
+fs::path move_failed_record(const Layout& l, const Run& r) {
+  fs::path dir = l.runs / "failed";
+  fs::create_directories(dir);
+  std::string stamp = utc_timestamp();
+  for (char& c : stamp)
+    if (c == ':') c = '-';
+  fs::path to = dir / (r.name + "." + stamp + ".json");
+  for (int n = 1; fs::exists(to); ++n) to = dir / (r.name + "." + stamp + "." + std::to_string(n) + ".json");
+  fs::rename(record_path(l, r), to);
+  return to;
+}
+
+std::vector<Submission> read_submissions(const fs::path& jobs_json) {
+  std::vector<Submission> subs;
+  if (!fs::exists(jobs_json)) return subs;
+  Json j = read_json(jobs_json);
+  for (const auto& s : j.value("submissions", Json::array()))
+    subs.push_back({s.value("run", ""), s.value("job_id", ""), s.value("array_task", int64_t{-1})});
+  return subs;
+}
+
+void append_submissions(const fs::path& jobs_json, const std::vector<Submission>& subs, const std::string& script) {
+  Json j = fs::exists(jobs_json) ? read_json(jobs_json) : Json{{"kind", "dtbench-sweep-jobs"}, {"submissions", Json::array()}};
+  std::string now = utc_timestamp();
+  for (const auto& s : subs) {
+    Json e = {{"run", s.run}, {"job_id", s.job_id}};
+    if (s.array_task >= 0) e["array_task"] = s.array_task;
+    e["script"] = script;
+    e["submitted_utc"] = now;
+    j["submissions"].push_back(e);
+  }
+  write_json_atomic(jobs_json, j, false);
+}
+
+std::vector<ActiveJob> parse_squeue(const std::string& text) {
+  std::vector<ActiveJob> jobs;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    std::string part;
+    while (std::getline(ls, part, '|')) f.push_back(part);
+    if (f.size() != 4) continue;
+    ActiveJob a{f[0], f[1], {}, f[3]};
+    std::string k = f[2];
+    if (k != "N/A" && !k.empty()) {
+      k = k.substr(0, k.find('%'));  // "0-5%2": the throttle is not a task
+      if (!k.empty() && k.front() == '[') k = k.substr(1);
+      if (!k.empty() && k.back() == ']') k.pop_back();
+      std::stringstream ks(k);
+      std::string range;
+      while (std::getline(ks, range, ',')) {
+        auto dash = range.find('-');
+        try {
+          int64_t lo = std::stoll(range.substr(0, dash));
+          int64_t hi = dash == std::string::npos ? lo : std::stoll(range.substr(dash + 1));
+          for (int64_t t = lo; t <= hi && t - lo < 1000000; ++t) a.tasks.push_back(t);
+        } catch (const std::exception&) {
+        }
+      }
+    }
+    jobs.push_back(std::move(a));
+  }
+  return jobs;
+}
+
+const ActiveJob* find_active(const Submission& s, const std::vector<ActiveJob>& active) {
+  for (const auto& a : active) {
+    if (s.array_task < 0) {
+      if (a.job_id == s.job_id || (a.array_id == s.job_id && a.tasks.empty())) return &a;
+    } else if (a.array_id == s.job_id) {
+      for (int64_t t : a.tasks)
+        if (t == s.array_task) return &a;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace dtbench::slurm

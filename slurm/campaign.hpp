@@ -1,0 +1,69 @@
+// A campaign folder (dtbench sweep --out DIR):
+//
+//   DIR/spec.json       the spec as given (a base config file inlined)
+//   DIR/campaign.json   the index: axes, points, runs and their files (paths relative to DIR);
+//                       `dtbench table` and analysis/plot.py read it
+//   DIR/configs/        one resolved run config per run (<run>.json)
+//   DIR/scripts/        one sbatch script per run (<run>.sbatch) or per job array (array-<k>.sbatch)
+//   DIR/runs/           records (<run>.json), :::MLLOG logs, checkpoints, Slurm output and error
+//   DIR/runs/failed/    records of failed attempts, moved aside when the run is tried again
+//   DIR/jobs.json       every submission: run, job id, array task, time, script
+//
+// Rerunning a sweep on the same DIR redoes only what is missing: a run whose record says
+// completed, reached-target or diverged is done and skipped; a preempted run resumes from its
+// checkpoint; a failed run is tried again; a run whose Slurm job is still pending or running is
+// left alone.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/json.hpp"
+#include "slurm/expand.hpp"
+#include "slurm/sbatch_script.hpp"
+#include "slurm/spec.hpp"
+
+namespace dtbench::slurm {
+
+enum class RunState { missing, done, preempted, failed, queued };
+std::string to_string(RunState s);
+
+// What a run's record says. `detail` receives the record's status (and status_detail when set).
+// Throws BadInput when the record was made from a different config than `expected` (the /output
+// section aside), naming the first differing key: a campaign folder holds one spec's runs.
+RunState record_state(const std::filesystem::path& record, const Json& expected, std::string& detail);
+
+// The campaign index (campaign.json).
+Json campaign_index(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays);
+
+// Writes spec.json, campaign.json, every run config and every script (replacing earlier versions).
+void write_campaign(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays);
+
+// Moves a failed run's record aside to runs/failed/<run>.<UTC time>.json.
+std::filesystem::path move_failed_record(const Layout& l, const Run& r);
+
+// One sbatch submission: of a run, or of one task of a job array.
+struct Submission {
+  std::string run;
+  std::string job_id;       // the id sbatch printed (the array's id for array tasks)
+  int64_t array_task = -1;  // task index within the array, -1 for a plain job
+};
+std::vector<Submission> read_submissions(const std::filesystem::path& jobs_json);
+void append_submissions(const std::filesystem::path& jobs_json, const std::vector<Submission>& subs,
+                        const std::string& script);
+
+// A job Slurm still knows as pending, running, completing or suspended: from `squeue -h -o
+// %A|%F|%K|%T`. Task ranges such as "0-5" or "1,3%2" of pending arrays are expanded.
+struct ActiveJob {
+  std::string job_id;     // %A
+  std::string array_id;   // %F
+  std::vector<int64_t> tasks;  // %K expanded; empty for a plain job
+  std::string state;      // %T
+};
+std::vector<ActiveJob> parse_squeue(const std::string& text);
+
+// The active job of a submission, or nullptr when it has left the queue.
+const ActiveJob* find_active(const Submission& s, const std::vector<ActiveJob>& active);
+
+}  // namespace dtbench::slurm

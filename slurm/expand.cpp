@@ -1,0 +1,146 @@
+#include "slurm/expand.hpp"
+
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "slurm/shell.hpp"
+
+namespace dtbench::slurm {
+namespace {
+
+std::string pointer_of(const std::string& key) {
+  std::string p = "/";
+  for (char c : key) p += c == '.' ? '/' : c;
+  return p;
+}
+
+std::string last_word(const std::string& key) {
+  auto dot = key.rfind('.');
+  return dot == std::string::npos ? key : key.substr(dot + 1);
+}
+
+// A short, file-safe piece of a point label: strings as they are ("ring"), other values after the
+// key's last word ("nodes2", "lr0.1"), objects by their "name" when they have one.
+std::string label_part(const std::string& key, const Json& v, size_t value_index) {
+  std::string text;
+  if (v.is_string()) text = v.get<std::string>();
+  else if (v.is_object() && v.contains("name") && v["name"].is_string()) text = v["name"].get<std::string>();
+  else if (v.is_boolean()) text = (v.get<bool>() ? "" : "no-") + last_word(key);
+  else if (v.is_number()) text = last_word(key) + v.dump();
+  else text = last_word(key) + "v" + std::to_string(value_index);
+  return safe_name(text, 24);
+}
+
+// Where in the spec a config error at `config_pointer` comes from: the axis that set that key (or
+// a key above it) for this point, else the base config.
+std::string spec_pointer(const std::string& config_pointer, const std::vector<std::pair<std::string, std::string>>& set_by) {
+  for (const auto& [key, at] : set_by) {
+    std::string kp = pointer_of(key);
+    if (config_pointer == kp || config_pointer.rfind(kp + "/", 0) == 0) return at + config_pointer.substr(kp.size());
+  }
+  return "/base" + (config_pointer == "/" ? std::string() : config_pointer);
+}
+
+}  // namespace
+
+void set_path(Json& doc, const std::string& key, const Json& value, const std::string& base_pointer) {
+  Json* node = &doc;
+  std::string ptr = base_pointer;
+  size_t start = 0;
+  for (;;) {
+    size_t dot = key.find('.', start);
+    std::string word = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (dot == std::string::npos) {
+      (*node)[word] = value;
+      return;
+    }
+    ptr += "/" + word;
+    Json& next = (*node)[word];
+    if (next.is_null()) next = Json::object();
+    if (!next.is_object()) throw BadInput(ptr + ": expected an object (an axis sets \"" + key + "\"), got " + next.dump());
+    node = &next;
+    start = dot + 1;
+  }
+}
+
+std::string describe(const Point& p) {
+  std::string s;
+  for (const auto& [k, v] : p.values) s += (s.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  return s.empty() ? "the base config" : s;
+}
+
+std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_dir) {
+  size_t count = 1;
+  for (const auto& a : spec.axes) count *= a.size();
+  if (count > 100000) throw BadInput("/axes: the grid has " + std::to_string(count) + " points; at most 100000");
+  size_t width = std::to_string(count == 0 ? 0 : count - 1).size();
+  int64_t base_seed = 1;
+  if (spec.base.contains("seed") && spec.base["seed"].is_number_integer()) base_seed = spec.base["seed"].get<int64_t>();
+
+  std::vector<Point> points;
+  std::vector<size_t> pick(spec.axes.size(), 0);  // mixed-radix counter, last axis fastest
+  for (size_t i = 0; i < count; ++i) {
+    size_t rest = i;
+    for (size_t a = spec.axes.size(); a-- > 0;) {
+      pick[a] = rest % spec.axes[a].size();
+      rest /= spec.axes[a].size();
+    }
+    Point p;
+    p.index = i;
+    std::string num = std::to_string(i);
+    p.id = "p" + std::string(width - num.size(), '0') + num;
+    p.label = p.id;
+    Json user = spec.base;
+    p.slurm = spec.slurm;
+    std::vector<std::pair<std::string, std::string>> set_by;  // key -> spec pointer of its value
+    for (size_t a = 0; a < spec.axes.size(); ++a) {
+      const Axis& axis = spec.axes[a];
+      for (size_t k = 0; k < axis.keys.size(); ++k) {
+        const std::string& key = axis.keys[k];
+        const Json& v = axis.values[k][pick[a]];
+        std::string at = axis.pointer + "/" + key + "/" + std::to_string(pick[a]);
+        p.values.emplace_back(key, v);
+        p.label.append("-").append(label_part(key, v, pick[a]));
+        if (key.rfind("slurm.", 0) == 0) p.slurm[key.substr(6)] = v;
+        else {
+          set_path(user, key, v, "/base");
+          set_by.emplace_back(key, at);
+        }
+      }
+    }
+    if (p.label.size() > 150) {  // file names stay short; the id keeps them unique
+      p.label.resize(150);
+      while (p.label.back() == '-' || p.label.back() == '_') p.label.pop_back();
+    }
+    try {
+      check_slurm_section(p.slurm, "/slurm");
+    } catch (const BadInput& e) {
+      throw BadInput(std::string(e.what()) + " (point " + p.id + ": " + describe(p) + ")");
+    }
+    p.ranks = p.slurm["nodes"].get<int64_t>() * p.slurm["tasks_per_node"].get<int64_t>();
+    for (int64_t r = 0; r < spec.repeats; ++r) {
+      Run run;
+      run.seed = base_seed + r;
+      run.name = p.label + "-s" + std::to_string(run.seed);
+      Json u = user;
+      u["seed"] = run.seed;
+      u["name"] = run.name;
+      u["output"] = {{"dir", runs_dir.string()}, {"record", run.name + ".json"}};
+      try {
+        run.config = config::resolve(u, static_cast<int>(p.ranks));
+      } catch (const BadInput& e) {
+        std::string what = e.what();
+        auto colon = what.find(": ");
+        std::string ptr = what.substr(0, colon);
+        if (ptr == "/seed") ptr = "/base/seed";  // the seed of a repeat is the base seed plus its index
+        else ptr = spec_pointer(ptr, set_by);
+        throw BadInput(ptr + what.substr(colon) + " (point " + p.id + ": " + describe(p) + ", " +
+                       std::to_string(p.ranks) + " ranks)");
+      }
+      p.runs.push_back(std::move(run));
+    }
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
+}  // namespace dtbench::slurm

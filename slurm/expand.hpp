@@ -1,0 +1,46 @@
+// Sweep expansion: a spec becomes points (one per combination of axis values) and runs (one per
+// point and repeat). Every run's config is resolved here, with the same strict rules as
+// `dtbench config`, before anything is written, so a bad value anywhere in the grid stops the whole
+// sweep with the spec key that caused it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/json.hpp"
+#include "slurm/spec.hpp"
+
+namespace dtbench::slurm {
+
+struct Run {
+  std::string name;  // file-safe: "p03-ring-nodes2-s1"; also the run config's /name
+  int64_t seed = 0;
+  Json config;       // fully resolved run config
+};
+
+struct Point {
+  size_t index = 0;
+  std::string id;                                  // "p03": p + zero-padded index
+  std::string label;                               // "p03-ring-nodes2"
+  std::vector<std::pair<std::string, Json>> values;  // axis key -> value, in axis order
+  Json slurm;                                      // resolved Slurm section of this point
+  int64_t ranks = 1;                               // nodes x tasks_per_node
+  std::vector<Run> runs;
+};
+
+// Sets `value` at the dot path `key` of `doc`, creating objects on the way. `base_pointer` names
+// the spec location for a clash with a non-object in the base config.
+void set_path(Json& doc, const std::string& key, const Json& value, const std::string& base_pointer);
+
+// Expands the grid. `runs_dir` (absolute) becomes every run's /output/dir, "<run>.json" its
+// /output/record. Throws BadInput naming the spec key (/base/..., /axes/KEY/I, /zip/G/KEY/I) and
+// the point.
+std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_dir);
+
+// "reducer.name=ring, slurm.nodes=2": a point's values for messages and tables.
+std::string describe(const Point& p);
+
+}  // namespace dtbench::slurm

@@ -1,0 +1,29 @@
+// Starting programs without a shell: argv goes to posix_spawnp word for word, so nothing in it is
+// ever interpreted (sbatch, squeue, scontrol, mpirun).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace dtbench::slurm {
+
+struct ProcessResult {
+  int exit_code = -1;  // the exit status, or 128 + signal number when killed by a signal
+  std::string out;     // standard output
+  std::string err;     // standard error
+};
+
+// Runs argv[0] (searched on PATH) with its output captured. Throws RunFailed when it cannot be
+// started at all.
+ProcessResult run_capture(const std::vector<std::string>& argv);
+
+// Runs argv[0] with standard output and error appended to the given files; returns the exit code
+// as above.
+int run_to_files(const std::vector<std::string>& argv, const std::filesystem::path& out,
+                 const std::filesystem::path& err);
+
+// True when `program` is an executable found on PATH (or an executable path).
+bool on_path(const std::string& program);
+
+}  // namespace dtbench::slurm

@@ -1,0 +1,170 @@
+#include "slurm/sbatch_script.hpp"
+
+#include <sstream>
+
+#include "slurm/shell.hpp"
+
+namespace dtbench::slurm {
+namespace fs = std::filesystem;
+namespace {
+
+// The point's values as one JSON object: a comment line can then never be broken by a value
+// (dump escapes line breaks).
+std::string values_json(const Point& p) {
+  Json v = Json::object();
+  for (const auto& [k, val] : p.values) v[k] = val;
+  return v.dump();
+}
+
+void sbatch_resources(std::ostringstream& s, const Json& slurm) {
+  s << "#SBATCH --nodes=" << slurm["nodes"].get<int64_t>() << "\n";
+  s << "#SBATCH --ntasks-per-node=" << slurm["tasks_per_node"].get<int64_t>() << "\n";
+  s << "#SBATCH --cpus-per-task=" << slurm["cpus_per_task"].get<int64_t>() << "\n";
+  if (slurm["gpus_per_node"].get<int64_t>() > 0) s << "#SBATCH --gpus-per-node=" << slurm["gpus_per_node"].get<int64_t>() << "\n";
+  s << "#SBATCH --time=" << sbatch_quote(slurm["time"].get<std::string>(), "/slurm/time") << "\n";
+  for (const char* key : {"partition", "account", "qos"}) {
+    std::string v = slurm[key].get<std::string>();
+    if (!v.empty()) s << "#SBATCH --" << key << "=" << sbatch_quote(v, std::string("/slurm/") + key) << "\n";
+  }
+  s << "#SBATCH --requeue\n";
+  s << "#SBATCH --open-mode=append\n";
+  if (slurm["signal_seconds"].get<int64_t>() > 0) s << "#SBATCH --signal=B:USR1@" << slurm["signal_seconds"].get<int64_t>() << "\n";
+  for (const auto& line : slurm["sbatch"]) s << "#SBATCH " << line.get<std::string>() << "\n";
+}
+
+// Environment set-up, the launch in the background, signal forwarding and self-requeue.
+void body(std::ostringstream& s, const Json& slurm, const Layout& l, const std::string& config_expr) {
+  s << "set -u\n";
+  if (!slurm["setup"].empty()) {
+    s << "# Environment set-up from the spec (/slurm/setup):\n";
+    for (const auto& line : slurm["setup"]) s << line.get<std::string>() << "\n";
+  }
+  s << "echo \"dtbench-sweep: job ${SLURM_JOB_ID:-none} restart ${SLURM_RESTART_COUNT:-0} on "
+       "${SLURM_JOB_NODELIST:-$(hostname)} at $(date -u +%Y-%m-%dT%H:%M:%SZ)\"\n";
+  std::vector<std::string> words = launch_words(slurm, l, "@CONFIG@");
+  s << "launch=(";
+  for (size_t i = 0; i < words.size(); ++i) {
+    s << (i ? " " : "");
+    if (words[i] == "@CONFIG@") s << config_expr;
+    else s << shell_quote(words[i]);
+  }
+  s << ")\n";
+  s << R"SH(# USR1 (sent by Slurm before the time limit, --signal=B:USR1@N) goes on to the launcher, which
+# forwards it to the ranks: they checkpoint at the next step boundary and exit with 3; then the job
+# requeues itself and resumes. SIGTERM from Slurm (preemption, requeue, scancel) reaches the ranks
+# directly.
+requeue=0
+trap 'requeue=1; kill -USR1 "$launcher" 2>/dev/null' USR1
+"${launch[@]}" &
+launcher=$!
+# wait returns early when a trapped signal arrives: wait again until the launcher has exited.
+while :; do
+  wait "$launcher"
+  rc=$?
+  kill -0 "$launcher" 2>/dev/null || break
+done
+echo "dtbench-sweep: launcher exited with $rc at $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+if [ "$rc" -eq 3 ] && [ "$requeue" -eq 1 ]; then
+  echo "dtbench-sweep: checkpointed before the time limit; requeueing job $SLURM_JOB_ID"
+  scontrol requeue "$SLURM_JOB_ID"
+fi
+exit "$rc"
+)SH";
+}
+
+}  // namespace
+
+Layout make_layout(const fs::path& out, std::vector<std::string> program, std::string generated_by) {
+  Layout l;
+  l.out = out;
+  l.configs = out / "configs";
+  l.scripts = out / "scripts";
+  l.runs = out / "runs";
+  l.program = std::move(program);
+  l.generated_by = std::move(generated_by);
+  return l;
+}
+
+fs::path config_path(const Layout& l, const Run& r) { return l.configs / (r.name + ".json"); }
+fs::path record_path(const Layout& l, const Run& r) { return l.runs / (r.name + ".json"); }
+fs::path script_path(const Layout& l, const Run& r) { return l.scripts / (r.name + ".sbatch"); }
+fs::path array_script_path(const Layout& l, size_t group) {
+  return l.scripts / ("array-" + std::to_string(group) + ".sbatch");
+}
+
+std::vector<std::string> launch_words(const Json& slurm, const Layout& l, const std::string& config) {
+  std::vector<std::string> w;
+  if (slurm["launcher"] == "srun") {
+    w = {"srun", "--mpi=" + slurm["mpi"].get<std::string>()};
+  } else {
+    w = {"mpirun"};
+  }
+  for (const auto& a : slurm["launcher_args"]) w.push_back(a.get<std::string>());
+  for (const auto& a : l.program) w.push_back(a);
+  w.push_back(config);
+  w.push_back("--resume");
+  return w;
+}
+
+std::string run_script(const Spec& spec, const Point& p, const Run& r, const Layout& l) {
+  std::ostringstream s;
+  s << "#!/bin/bash\n";
+  s << "# dtbench sweep, campaign " << Json(spec.name).dump() << ": run " << r.name << " (seed " << r.seed << ")\n";
+  s << "# point " << p.id << ": " << values_json(p) << "\n";
+  s << "# Written by " << l.generated_by << ". Submit again with: sbatch " << shell_quote(script_path(l, r).string()) << "\n";
+  s << "#SBATCH --job-name=" << sbatch_quote(spec.name + "/" + r.name, "/name") << "\n";
+  sbatch_resources(s, p.slurm);
+  fs::path rec = record_path(l, r);
+  s << "#SBATCH --output=" << sbatch_quote_path(rec.parent_path().string() + "/" + r.name + ".out") << "\n";
+  s << "#SBATCH --error=" << sbatch_quote_path(rec.parent_path().string() + "/" + r.name + ".err") << "\n";
+  s << "config=" << shell_quote(config_path(l, r).string()) << "\n";
+  body(s, p.slurm, l, "\"$config\"");
+  return s.str();
+}
+
+std::vector<ArrayGroup> array_groups(const std::vector<Point>& points) {
+  std::vector<ArrayGroup> groups;
+  for (const auto& p : points) {
+    ArrayGroup* g = nullptr;
+    for (auto& candidate : groups)
+      if (candidate.slurm == p.slurm) g = &candidate;
+    if (!g) {
+      groups.push_back({p.slurm, {}, {}});
+      g = &groups.back();
+    }
+    for (const auto& r : p.runs) {
+      g->points.push_back(&p);
+      g->runs.push_back(&r);
+    }
+  }
+  return groups;
+}
+
+std::string array_script(const Spec& spec, const ArrayGroup& g, size_t group, const Layout& l) {
+  std::ostringstream s;
+  s << "#!/bin/bash\n";
+  s << "# dtbench sweep, campaign " << Json(spec.name).dump() << ": job array " << group << " of " << g.runs.size()
+    << " runs sharing one Slurm section; task i runs runs[i] below\n";
+  s << "# Written by " << l.generated_by << ". Submit again with: sbatch " << shell_quote(array_script_path(l, group).string())
+    << " (or --array=LIST for some tasks)\n";
+  s << "#SBATCH --job-name=" << sbatch_quote(spec.name + "/array-" + std::to_string(group), "/name") << "\n";
+  s << "#SBATCH --array=0-" << g.runs.size() - 1 << "\n";
+  sbatch_resources(s, g.slurm);
+  // Slurm's own log holds only what happens before the task's output is redirected beside its record.
+  std::string prelude = sbatch_quote_path(l.runs.string() + "/array-" + std::to_string(group) + "-");
+  s << "#SBATCH --output=" << prelude << "%A_%a.out\n";
+  s << "#SBATCH --error=" << prelude << "%A_%a.err\n";
+  s << "runs=(\n";
+  for (size_t i = 0; i < g.runs.size(); ++i)
+    s << "  " << shell_quote(g.runs[i]->name) << "  # " << i << ": point " << g.points[i]->id << " "
+      << values_json(*g.points[i]) << "\n";
+  s << ")\n";
+  s << "run=${runs[$SLURM_ARRAY_TASK_ID]}\n";
+  s << "runs_dir=" << shell_quote(l.runs.string()) << "\n";
+  s << "exec >>\"$runs_dir/$run.out\" 2>>\"$runs_dir/$run.err\"\n";
+  s << "config=" << shell_quote(l.configs.string()) << "/\"$run.json\"\n";
+  body(s, g.slurm, l, "\"$config\"");
+  return s.str();
+}
+
+}  // namespace dtbench::slurm

@@ -1,0 +1,59 @@
+// sbatch scripts for the runs of a sweep: one script per run, or one job array per group of runs
+// that share their Slurm section.
+//
+// Every script asks for --requeue and --signal=B:USR1@N: N seconds before the time limit Slurm
+// sends USR1 to the batch shell, which passes it on to the launcher (srun and mpirun forward USR1 to
+// the ranks); the trainer checkpoints at the next step boundary and exits with code 3, and the
+// script then requeues its own job, whose next start resumes from the checkpoint (the launch line
+// always passes --resume). When Slurm itself preempts or requeues the job, the ranks get SIGTERM
+// directly, checkpoint the same way and Slurm requeues the job. A plain scancel also makes the
+// ranks checkpoint but is not undone. Output and error files lie beside the record and are opened
+// in append mode, so every attempt's log is kept.
+//
+// Only values that passed shell_quote (bash) or sbatch_quote (#SBATCH lines) reach a script;
+// the spec's /slurm/setup lines are shell code by definition and are written as given.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "slurm/expand.hpp"
+#include "slurm/spec.hpp"
+
+namespace dtbench::slurm {
+
+// Where a campaign's files go (all absolute) and what to launch.
+struct Layout {
+  std::filesystem::path out;      // --out
+  std::filesystem::path configs;  // out/configs: <run>.json
+  std::filesystem::path scripts;  // out/scripts: <run>.sbatch, array-<k>.sbatch
+  std::filesystem::path runs;     // out/runs: records, logs, checkpoints
+  std::vector<std::string> program;  // program and leading arguments (the config path and --resume follow)
+  std::string generated_by;       // "dtbench 0.1.0 (git abc123)" for the header comment
+};
+
+Layout make_layout(const std::filesystem::path& out, std::vector<std::string> program, std::string generated_by);
+
+std::filesystem::path config_path(const Layout& l, const Run& r);
+std::filesystem::path record_path(const Layout& l, const Run& r);
+std::filesystem::path script_path(const Layout& l, const Run& r);
+std::filesystem::path array_script_path(const Layout& l, size_t group);
+
+// The launch words inside a job: "srun --mpi=pmix [args] PROGRAM... CONFIG --resume" or
+// "mpirun [args] PROGRAM... CONFIG --resume", unquoted (callers quote).
+std::vector<std::string> launch_words(const Json& slurm, const Layout& l, const std::string& config);
+
+// The script of one run.
+std::string run_script(const Spec& spec, const Point& p, const Run& r, const Layout& l);
+
+// One job array over `runs` (all from points with the same Slurm section); task i runs runs[i].
+struct ArrayGroup {
+  Json slurm;
+  std::vector<const Point*> points;  // the point of each task
+  std::vector<const Run*> runs;
+};
+std::vector<ArrayGroup> array_groups(const std::vector<Point>& points);
+std::string array_script(const Spec& spec, const ArrayGroup& g, size_t group, const Layout& l);
+
+}  // namespace dtbench::slurm

@@ -1,0 +1,36 @@
+// Quoting for the two interpreters a generated sbatch script meets: bash (the script body) and
+// sbatch's own parser of "#SBATCH" lines. Names and values from specs only ever reach a script
+// through these functions, so shell metacharacters arrive literally.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace dtbench::slurm {
+
+// One bash word that expands to exactly `s`: single quotes, each ' written as '\'' .
+// Bytes pass through unchanged, newlines included.
+std::string shell_quote(std::string_view s);
+
+// One argument of an "#SBATCH --opt=VALUE" line that sbatch reads back as exactly `s`. sbatch
+// splits #SBATCH lines itself (get_argument in src/sbatch/opt.c): whitespace ends an argument (even
+// after a backslash), quotes group, a backslash escapes the next character, and an unquoted '#'
+// starts a comment. A value holding any of these goes in double quotes with '\' and '"'
+// backslash-escaped; others pass unchanged. Throws BadInput for what cannot be carried on one line
+// (newline, carriage return, NUL).
+std::string sbatch_quote(std::string_view s, std::string_view what);
+
+// A path for --output/--error: sbatch_quote after doubling '%' (which sbatch would otherwise
+// expand as a file-name pattern such as %j) unless the path
+// holds a backslash, which turns expansion off.
+std::string sbatch_quote_path(std::string_view path);
+
+// Reduces `s` to a file and job name: letters, digits, '.', '_', '+', '-' kept, runs of anything
+// else become one '_', at most `max_len` characters, never empty, never starting with '.' or '-'.
+std::string safe_name(std::string_view s, size_t max_len);
+
+// True when `s` holds a control character other than tab (names, #SBATCH values and setup lines
+// must fit on one line).
+bool has_control_chars(std::string_view s);
+
+}  // namespace dtbench::slurm

@@ -1,0 +1,390 @@
+#include "slurm/spec.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "slurm/shell.hpp"
+
+namespace dtbench::slurm {
+namespace fs = std::filesystem;
+namespace {
+
+[[noreturn]] void fail(const std::string& pointer, const std::string& message) {
+  throw BadInput((pointer.empty() ? std::string("/") : pointer) + ": " + message);
+}
+
+std::string shown(const Json& v) {
+  std::string s = v.dump();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+// A JSON pointer token: '~' and '/' escaped (RFC 6901).
+std::string token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+[[noreturn]] void unknown_key(const std::string& pointer, const std::string& key,
+                              const std::vector<std::string>& valid) {
+  std::string best, keys;
+  size_t best_d = 3;  // suggest only close misspellings
+  for (const auto& k : valid) {
+    keys += (keys.empty() ? "" : ", ") + k;
+    size_t d = edit_distance(key, k);
+    if (d < best_d) best_d = d, best = k;
+  }
+  std::string msg = "unknown key";
+  if (!best.empty()) msg += " (did you mean \"" + best + "\"?)";
+  fail(pointer + "/" + key, msg + "; valid keys here: " + keys);
+}
+
+// The Slurm section's fields: each has a default and a check that returns the value to keep.
+struct Field {
+  std::string key;
+  Json def;
+  std::function<Json(const Json&, const std::string&)> check;
+};
+
+Json integer_in(const Json& v, const std::string& ptr, int64_t lo, int64_t hi) {
+  if (!v.is_number() || std::floor(v.get<double>()) != v.get<double>() || v.get<double>() < double(lo) ||
+      v.get<double>() > double(hi))
+    fail(ptr, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + shown(v));
+  return Json(static_cast<int64_t>(v.get<double>()));
+}
+
+Json one_of(const Json& v, const std::string& ptr, const std::vector<std::string>& choices) {
+  if (v.is_string() && std::find(choices.begin(), choices.end(), v.get<std::string>()) != choices.end()) return v;
+  std::string s;
+  for (const auto& c : choices) s += (s.empty() ? "\"" : ", \"") + c + "\"";
+  fail(ptr, "expected one of " + s + ", got " + shown(v));
+}
+
+// Partition, account and QoS names: Slurm's own names never need more than these characters.
+Json slurm_name(const Json& v, const std::string& ptr) {
+  static const std::regex ok("[A-Za-z0-9_.+-]*");
+  if (!v.is_string() || !std::regex_match(v.get<std::string>(), ok))
+    fail(ptr, "expected a Slurm name (letters, digits, '_', '.', '+', '-') or \"\", got " + shown(v));
+  return v;
+}
+
+Json string_list(const Json& v, const std::string& ptr, const std::function<void(const std::string&, const std::string&)>& each) {
+  if (!v.is_array()) fail(ptr, "expected a list of strings, got " + shown(v));
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::string p = ptr + "/" + std::to_string(i);
+    if (!v[i].is_string()) fail(p, "expected a string, got " + shown(v[i]));
+    each(v[i].get<std::string>(), p);
+  }
+  return v;
+}
+
+void one_line(const std::string& s, const std::string& ptr) {
+  if (has_control_chars(s)) fail(ptr, "line breaks and control characters are not allowed, got " + shown(Json(s)));
+}
+
+void non_empty_arg(const std::string& s, const std::string& ptr) {
+  if (s.empty()) fail(ptr, "expected a non-empty string");
+  if (s.find('\0') != std::string::npos) fail(ptr, "NUL is not allowed");
+}
+
+// The keys, defaults and checks of the "slurm" section (slurm/README.md describes each).
+const std::vector<Field>& slurm_fields() {
+  static const std::vector<Field> fields = {
+      {"nodes", 1, [](const Json& v, const std::string& p) { return integer_in(v, p, 1, 100000); }},
+      // ranks K = nodes x tasks_per_node
+      {"tasks_per_node", 1, [](const Json& v, const std::string& p) { return integer_in(v, p, 1, 100000); }},
+      {"cpus_per_task", 1, [](const Json& v, const std::string& p) { return integer_in(v, p, 1, 100000); }},
+      {"gpus_per_node", 0, [](const Json& v, const std::string& p) { return integer_in(v, p, 0, 1024); }},
+      {"time", "01:00:00",
+       [](const Json& v, const std::string& p) {
+         if (!v.is_string() || slurm_time_seconds(v.get<std::string>()) <= 0)
+           fail(p, "expected a Slurm time limit such as \"30\", \"01:30:00\" or \"1-12:00:00\", got " + shown(v));
+         return v;
+       }},
+      {"partition", "", slurm_name},
+      {"account", "", slurm_name},
+      {"qos", "", slurm_name},
+      // Extra #SBATCH options, written as given.
+      {"sbatch", Json::array(),
+       [](const Json& v, const std::string& p) {
+         return string_list(v, p, [](const std::string& s, const std::string& q) {
+           one_line(s, q);
+           if (s.empty() || s[0] != '-')
+             fail(q, "expected an sbatch option such as \"--exclusive\" or \"--constraint=skylake\", got " +
+                         shown(Json(s)));
+         });
+       }},
+      // Shell lines run before the launch (module load ...): shell code by definition, run as written.
+      {"setup", Json::array(), [](const Json& v, const std::string& p) { return string_list(v, p, one_line); }},
+      {"launcher", "srun", [](const Json& v, const std::string& p) { return one_of(v, p, {"srun", "mpirun"}); }},
+      // Extra arguments to srun or mpirun, each passed as one word.
+      {"launcher_args", Json::array(),
+       [](const Json& v, const std::string& p) { return string_list(v, p, non_empty_arg); }},
+      {"mpi", "pmix",
+       [](const Json& v, const std::string& p) { return one_of(v, p, {"pmix", "pmix_v4", "pmi2", "none"}); }},
+      // --signal=B:USR1@N: checkpoint and requeue N s before the time limit; 0 = off.
+      {"signal_seconds", 120, [](const Json& v, const std::string& p) { return integer_in(v, p, 0, 86400); }},
+      // One job array per resource set instead of one script per run.
+      {"array", false,
+       [](const Json& v, const std::string& p) {
+         if (!v.is_boolean()) fail(p, "expected true or false, got " + shown(v));
+         return v;
+       }},
+  };
+  return fields;
+}
+
+std::vector<std::string> keys_of(const std::vector<Field>& fields) {
+  std::vector<std::string> k;
+  for (const auto& f : fields) k.push_back(f.key);
+  return k;
+}
+
+const Field* find_field(const std::string& key) {
+  for (const auto& f : slurm_fields())
+    if (f.key == key) return &f;
+  return nullptr;
+}
+
+Json resolve_slurm(const Json* user, const std::string& ptr) {
+  if (user && !user->is_object()) fail(ptr, "expected an object, got " + shown(*user));
+  if (user)
+    for (auto it = user->begin(); it != user->end(); ++it)
+      if (!find_field(it.key())) unknown_key(ptr, token(it.key()), keys_of(slurm_fields()));
+  Json out = Json::object();
+  for (const auto& f : slurm_fields())
+    out[f.key] = (user && user->contains(f.key)) ? f.check((*user)[f.key], ptr + "/" + f.key) : f.def;
+  check_slurm_section(out, ptr);
+  return out;
+}
+
+Json resolve_local(const Json* user, const std::string& ptr) {
+  Json out = {{"mpirun_args", Json::array({"--oversubscribe"})}};
+  if (!user) return out;
+  if (!user->is_object()) fail(ptr, "expected an object, got " + shown(*user));
+  for (auto it = user->begin(); it != user->end(); ++it) {
+    if (it.key() != "mpirun_args") unknown_key(ptr, token(it.key()), {"mpirun_args"});
+    out["mpirun_args"] = string_list(it.value(), ptr + "/mpirun_args", non_empty_arg);
+  }
+  return out;
+}
+
+// Axis keys: dot-separated words of letters, digits and '_'.
+void check_axis_key(const std::string& key, const std::string& ptr) {
+  static const std::regex ok("[A-Za-z0-9_]+(\\.[A-Za-z0-9_]+)*");
+  if (!std::regex_match(key, ok))
+    fail(ptr, "expected a key path such as \"optimizer.lr\" or \"slurm.nodes\" (words joined by '.')");
+  if (key == "seed") fail(ptr, "seeds come from /repeats (base seed, base seed + 1, ...), not from an axis");
+  if (key == "name" || key == "output" || key.rfind("output.", 0) == 0)
+    fail(ptr, "set by dtbench sweep (each run is named after its point; records go to --out/runs)");
+  if (key == "slurm") fail(ptr, "give the Slurm keys one by one (\"slurm.nodes\")");
+  if (key.rfind("slurm.", 0) == 0) {
+    std::string sub = key.substr(6);
+    if (sub == "array") fail(ptr, "/slurm/array applies to the whole sweep and cannot vary");
+    if (!find_field(sub)) {
+      std::vector<std::string> valid;
+      for (const auto& k : keys_of(slurm_fields()))
+        if (k != "array") valid.push_back("slurm." + k);
+      std::string best, list;
+      size_t best_d = 3;
+      for (const auto& k : valid) {
+        list += (list.empty() ? "" : ", ") + k;
+        if (edit_distance(key, k) < best_d) best_d = edit_distance(key, k), best = k;
+      }
+      fail(ptr, "unknown Slurm key" + (best.empty() ? std::string() : " (did you mean \"" + best + "\"?)") +
+                    "; valid: " + list);
+    }
+  }
+}
+
+std::vector<Json> axis_values(const Json& v, const std::string& key, const std::string& ptr) {
+  if (!v.is_array() || v.empty()) fail(ptr, "expected a non-empty list of values, got " + shown(v));
+  std::vector<Json> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (key.rfind("slurm.", 0) == 0) out.push_back(check_slurm_value(key.substr(6), v[i], ptr + "/" + std::to_string(i)));
+    else out.push_back(v[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+int64_t slurm_time_seconds(const std::string& text) {
+  static const std::regex forms("(?:([0-9]+)-)?([0-9]+)(?::([0-9]+))?(?::([0-9]+))?");
+  std::smatch m;
+  if (text.size() > 20 || !std::regex_match(text, m, forms)) return -1;
+  auto num = [&](int i) { return m[i].matched ? std::stoll(m[i].str()) : 0LL; };
+  int64_t days = num(1);
+  if (m[1].matched) {  // D-H, D-H:M, D-H:M:S
+    return ((days * 24 + num(2)) * 60 + num(3)) * 60 + num(4);
+  }
+  if (m[4].matched) return (num(2) * 60 + num(3)) * 60 + num(4);  // H:M:S
+  if (m[3].matched) return num(2) * 60 + num(3);                  // M:S
+  return num(2) * 60;                                             // M
+}
+
+Json slurm_defaults() { return resolve_slurm(nullptr, "/slurm"); }
+
+Json check_slurm_value(const std::string& key, const Json& value, const std::string& pointer) {
+  const Field* f = find_field(key);
+  if (!f) unknown_key(pointer, key, keys_of(slurm_fields()));
+  return f->check(value, pointer);
+}
+
+void check_slurm_section(const Json& s, const std::string& ptr) {
+  int64_t limit = slurm_time_seconds(s["time"].get<std::string>());
+  int64_t signal = s["signal_seconds"].get<int64_t>();
+  if (signal > 0 && signal >= limit)
+    fail(ptr + "/signal_seconds", std::to_string(signal) + " s is not shorter than the time limit " +
+                                      s["time"].get<std::string>() + " (" + std::to_string(limit) + " s)");
+}
+
+Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
+  if (!doc.is_object()) fail("", "a spec must be a JSON object, got " + shown(doc));
+  static const std::vector<std::string> top = {"name", "description", "base", "axes", "zip",
+                                               "repeats", "slurm", "local", "program"};
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (std::find(top.begin(), top.end(), it.key()) == top.end()) unknown_key("", token(it.key()), top);
+
+  Spec spec;
+  spec.source = doc;
+  if (!doc.contains("name")) fail("/name", "missing: give the campaign a name");
+  const Json& name = doc["name"];
+  if (!name.is_string() || name.get<std::string>().empty()) fail("/name", "expected a non-empty string, got " + shown(name));
+  if (has_control_chars(name.get<std::string>()))
+    fail("/name", "line breaks and control characters are not allowed, got " + shown(name));
+  spec.name = name.get<std::string>();
+  if (doc.contains("description")) {
+    if (!doc["description"].is_string()) fail("/description", "expected a string, got " + shown(doc["description"]));
+    spec.description = doc["description"].get<std::string>();
+  }
+
+  if (doc.contains("base")) {
+    const Json& b = doc["base"];
+    if (b.is_string()) {
+      fs::path file = fs::path(b.get<std::string>());
+      if (file.is_relative()) file = spec_dir / file;
+      std::ifstream in(file);
+      if (!in) fail("/base", file.string() + ": cannot open the base config");
+      std::stringstream text;
+      text << in.rdbuf();
+      try {
+        spec.base = Json::parse(text.str());
+      } catch (const Json::parse_error& e) {
+        fail("/base", file.string() + ": invalid JSON (byte " + std::to_string(e.byte) + ")");
+      }
+      spec.source["base"] = spec.base;
+    } else {
+      spec.base = b;
+    }
+    if (!spec.base.is_object()) fail("/base", "expected a run config object or its file name, got " + shown(b));
+  }
+  for (const char* key : {"name", "output"})
+    if (spec.base.contains(key))
+      fail(std::string("/base/") + key, "set by dtbench sweep (each run is named after its point; records go to --out/runs); remove it");
+
+  if (doc.contains("repeats")) spec.repeats = integer_in(doc["repeats"], "/repeats", 1, 1000).get<int64_t>();
+
+  std::vector<std::string> seen;  // every key once across axes and zip groups
+  auto claim = [&](const std::string& key, const std::string& ptr) {
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      fail(ptr, "\"" + key + "\" varies on another axis already");
+    seen.push_back(key);
+  };
+  if (doc.contains("axes")) {
+    const Json& axes = doc["axes"];
+    if (!axes.is_object()) fail("/axes", "expected an object of key: [values], got " + shown(axes));
+    for (auto it = axes.begin(); it != axes.end(); ++it) {
+      std::string ptr = "/axes/" + token(it.key());
+      check_axis_key(it.key(), ptr);
+      claim(it.key(), ptr);
+      spec.axes.push_back({"/axes", {it.key()}, {axis_values(it.value(), it.key(), ptr)}});
+    }
+  }
+  if (doc.contains("zip")) {
+    const Json& zip = doc["zip"];
+    if (!zip.is_array()) fail("/zip", "expected a list of groups {key: [values], ...}, got " + shown(zip));
+    for (size_t g = 0; g < zip.size(); ++g) {
+      std::string gptr = "/zip/" + std::to_string(g);
+      const Json& group = zip[g];
+      if (!group.is_object() || group.empty())
+        fail(gptr, "expected a non-empty object of key: [values], got " + shown(group));
+      Axis axis{gptr, {}, {}};
+      for (auto it = group.begin(); it != group.end(); ++it) {
+        std::string ptr = gptr + "/" + token(it.key());
+        check_axis_key(it.key(), ptr);
+        claim(it.key(), ptr);
+        axis.keys.push_back(it.key());
+        axis.values.push_back(axis_values(it.value(), it.key(), ptr));
+        if (axis.values.back().size() != axis.values.front().size())
+          fail(ptr, "has " + std::to_string(axis.values.back().size()) + " values but \"" + axis.keys.front() +
+                        "\" has " + std::to_string(axis.values.front().size()) + "; zipped lists must be equally long");
+      }
+      spec.axes.push_back(std::move(axis));
+    }
+  }
+
+  spec.slurm = resolve_slurm(doc.contains("slurm") ? &doc["slurm"] : nullptr, "/slurm");
+  spec.local = resolve_local(doc.contains("local") ? &doc["local"] : nullptr, "/local");
+  if (doc.contains("program")) {
+    const Json& p = doc["program"];
+    string_list(p, "/program", non_empty_arg);
+    if (p.empty()) fail("/program", "expected at least the program to run, e.g. [\"/usr/local/bin/dtbench\", \"train\"]");
+    for (const auto& a : p) spec.program.push_back(a.get<std::string>());
+  }
+  return spec;
+}
+
+Spec load_spec(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw BadInput(path.string() + ": cannot open spec file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  std::string text = buf.str();
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    size_t off = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < off; ++i) {
+      if (text[i] == '\n') ++line, col = 1;
+      else ++col;
+    }
+    throw BadInput(path.string() + ":" + std::to_string(line) + ":" + std::to_string(col) + ": invalid JSON (byte " +
+                   std::to_string(off) + ")");
+  }
+  try {
+    fs::path dir = path.parent_path();
+    return parse_spec(doc, dir.empty() ? fs::path(".") : dir);
+  } catch (const BadInput& e) {
+    throw BadInput(path.string() + ": " + e.what());
+  }
+}
+
+}  // namespace dtbench::slurm

@@ -1,0 +1,75 @@
+// Experiment specs: a base run config, sweep axes, repeats and the Slurm resources of every point.
+//
+//   {
+//     "name": "reducers-x-nodes",            campaign name (any text; job names carry it literally)
+//     "description": "...",                  optional
+//     "base": { run config } | "base.json",  a run config as `dtbench config` takes it, or its file
+//                                            (relative to the spec's folder)
+//     "axes": {"reducer.name": ["ring", "tree"], "slurm.nodes": [1, 2]},      cartesian product
+//     "zip": [{"batch.global": [128, 256], "optimizer.lr": [0.1, 0.2]}],    values that move together
+//     "repeats": 3,                          seeds base_seed, base_seed + 1, ... (base_seed = /base/seed)
+//     "slurm": {"nodes": 2, ...},           resources and launch of every point (slurm/README.md)
+//     "local": {"mpirun_args": ["--oversubscribe"]},                         for `dtbench sweep --local`
+//     "program": ["/path/to/dtbench", "train"]                               default: this dtbench binary
+//   }
+//
+// Axis keys are dot paths as `--set` takes them: into the run config ("optimizer.lr") or, with the
+// prefix "slurm.", into the Slurm section ("slurm.nodes"). A value may be any JSON value; an object
+// replaces the whole section (e.g. {"name": "lars", "lr": 9}). Points are the cartesian product of
+// the axes and the zip groups, the first axis varying slowest. Validation is as strict as run
+// configs' and its messages name the spec key as a JSON pointer ("/slurm/nodes: expected ...").
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/json.hpp"
+
+namespace dtbench::slurm {
+
+// One dimension of the grid: a cartesian axis has one key, a zip group several keys whose value
+// lists have the same length. `pointer` is where the axis sits in the spec ("/axes" or "/zip/0").
+struct Axis {
+  std::string pointer;
+  std::vector<std::string> keys;
+  std::vector<std::vector<Json>> values;  // values[k][i]: the i-th value of keys[k]
+  size_t size() const { return values.empty() ? 0 : values[0].size(); }
+};
+
+struct Spec {
+  std::string name;
+  std::string description;
+  Json base = Json::object();  // the run config in user form (not resolved)
+  std::vector<Axis> axes;
+  int64_t repeats = 1;
+  Json slurm;                  // resolved Slurm section (every default filled in)
+  Json local;                  // resolved local section
+  std::vector<std::string> program;  // empty = this dtbench binary followed by "train"
+  Json source;                 // the spec as given, with a base file inlined
+};
+
+// Validates and resolves a spec document. `spec_dir` resolves a base given as a file name.
+// Throws BadInput "/pointer: message".
+Spec parse_spec(const Json& doc, const std::filesystem::path& spec_dir);
+
+// Reads and parses a spec file; messages are prefixed with the file name (and line and column for
+// invalid JSON), as for run configs.
+Spec load_spec(const std::filesystem::path& path);
+
+// The Slurm section with every default (what `dtbench sweep --explain` would print).
+Json slurm_defaults();
+
+// Validates one Slurm section value: used for axis values on "slurm.KEY". Throws BadInput with
+// `pointer`.
+Json check_slurm_value(const std::string& key, const Json& value, const std::string& pointer);
+
+// Cross-field rules of a resolved Slurm section (signal before the time limit). Throws BadInput.
+void check_slurm_section(const Json& slurm, const std::string& pointer);
+
+// Seconds of a Slurm time limit ("MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS");
+// -1 when `text` is not one of these forms.
+int64_t slurm_time_seconds(const std::string& text);
+
+}  // namespace dtbench::slurm

@@ -1,0 +1,383 @@
+#include "slurm/sweep.hpp"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iomanip>
+#include <map>
+#include <memory>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/provenance.hpp"
+#include "core/timer.hpp"
+#include "slurm/campaign.hpp"
+#include "slurm/expand.hpp"
+#include "slurm/process.hpp"
+#include "slurm/sbatch_script.hpp"
+#include "slurm/shell.hpp"
+#include "slurm/spec.hpp"
+
+namespace dtbench {
+namespace fs = std::filesystem;
+using namespace slurm;
+
+namespace {
+
+// "1 run", "2 runs".
+std::string count(size_t n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
+
+// A word as a reader could paste it into a shell: quoted only when it needs to be.
+std::string display_word(const std::string& w) {
+  static const std::regex plain("[A-Za-z0-9_./=:,+@%-]+");
+  return std::regex_match(w, plain) ? w : shell_quote(w);
+}
+
+std::string display_line(const std::vector<std::string>& words) {
+  std::string s;
+  for (const auto& w : words) s += (s.empty() ? "" : " ") + display_word(w);
+  return s;
+}
+
+std::vector<std::string> default_program() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw RunFailed("cannot find the dtbench binary (/proc/self/exe): " + ec.message());
+  return {self.string(), "train"};
+}
+
+std::string generated_by() {
+  Json p = provenance();
+  return "dtbench " + p["dtbench"].value("version", "?") + " (git " + p["dtbench"].value("git_sha", "?") + ")";
+}
+
+// Every file the sweep writes must stay inside --out; run names are file-safe by construction,
+// this is the guard that keeps it so.
+void check_inside(const fs::path& out, const fs::path& p) {
+  fs::path rel = p.lexically_normal().lexically_relative(out);
+  if (rel.empty() || *rel.begin() == "..")
+    throw BadInput(p.string() + ": would lie outside --out " + out.string());
+}
+
+struct Item {
+  const Point* point;
+  const Run* run;
+  RunState state;
+  std::string detail;
+};
+
+std::vector<Item> survey(const std::vector<Point>& points, const Layout& l) {
+  std::vector<Item> items;
+  for (const auto& p : points)
+    for (const auto& r : p.runs) {
+      for (const auto& f : {config_path(l, r), record_path(l, r), script_path(l, r)}) check_inside(l.out, f);
+      Item it{&p, &r, RunState::missing, ""};
+      it.state = record_state(record_path(l, r), r.config, it.detail);
+      items.push_back(it);
+    }
+  return items;
+}
+
+std::vector<ActiveJob> active_jobs() {
+  ProcessResult r = run_capture({"squeue", "-h", "-o", "%A|%F|%K|%T"});
+  if (r.exit_code != 0) throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
+  return parse_squeue(r.out);
+}
+
+// The latest submission of each run.
+std::map<std::string, Submission> latest_submissions(const fs::path& jobs_json) {
+  std::map<std::string, Submission> latest;
+  for (const auto& s : read_submissions(jobs_json)) latest[s.run] = s;
+  return latest;
+}
+
+std::map<RunState, size_t> count_states(const std::vector<Item>& items) {
+  std::map<RunState, size_t> n;
+  for (const auto& it : items) n[it.state]++;
+  return n;
+}
+
+std::string state_summary(const std::vector<Item>& items) {
+  auto n = count_states(items);
+  std::string s;
+  for (RunState st : {RunState::done, RunState::queued, RunState::preempted, RunState::failed, RunState::missing})
+    if (n[st]) s += (s.empty() ? "" : ", ") + std::to_string(n[st]) + " " + to_string(st);
+  return s;
+}
+
+bool needs_run(RunState s) { return s == RunState::missing || s == RunState::preempted || s == RunState::failed; }
+
+// mpirun -np K [local args] PROGRAM... CONFIG --resume: a run on this machine, no Slurm.
+std::vector<std::string> local_argv(const Spec& spec, const Layout& l, const Item& it) {
+  std::vector<std::string> argv = {"mpirun", "-np", std::to_string(it.point->ranks)};
+  for (const auto& a : spec.local["mpirun_args"]) argv.push_back(a.get<std::string>());
+  for (const auto& a : l.program) argv.push_back(a);
+  argv.push_back(config_path(l, *it.run).string());
+  argv.push_back("--resume");
+  return argv;
+}
+
+std::string submit(const std::vector<std::string>& argv) {
+  ProcessResult r = run_capture(argv);
+  if (r.exit_code != 0)
+    throw RunFailed(display_line(argv) + " failed (exit " + std::to_string(r.exit_code) + "): " + r.err + r.out);
+  std::string id = r.out.substr(0, r.out.find_first_of(";\n"));  // --parsable: "ID" or "ID;cluster"
+  if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
+    throw RunFailed(display_line(argv) + " printed no job id: " + r.out);
+  return id;
+}
+
+// After --wait or --local: every run must have a complete record.
+void final_report(const std::vector<Point>& points, const Layout& l, std::ostream& out) {
+  std::vector<Item> items = survey(points, l);
+  out << "sweep: " << count(items.size(), "run") << ": " << state_summary(items) << "\n";
+  std::string bad;
+  size_t n_bad = 0;
+  for (const auto& it : items) {
+    if (it.state == RunState::done) continue;
+    ++n_bad;
+    if (n_bad <= 10)
+      bad += "\n  " + it.run->name + ": " + (it.detail.empty() ? to_string(it.state) : it.detail) + " (see " +
+             (l.runs / (it.run->name + ".err")).string() + ")";
+  }
+  if (n_bad) throw RunFailed(std::to_string(n_bad) + " of " + std::to_string(items.size()) + " runs have no complete record:" + bad);
+}
+
+void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, std::ostream& out) {
+  if (!on_path("mpirun")) throw BadInput("--local needs mpirun on PATH (Open MPI: scripts/setup.sh installs it)");
+  size_t todo = 0, k = 0;
+  for (const auto& it : items) todo += needs_run(it.state);
+  for (auto& it : items) {
+    if (!needs_run(it.state)) continue;
+    ++k;
+    std::vector<std::string> argv = local_argv(spec, l, it);
+    out << "[" << k << "/" << todo << "] " << it.run->name << " (" << it.point->ranks
+        << (it.point->ranks == 1 ? " rank" : " ranks") << "): " << display_line(argv)
+        << std::endl;
+    Stopwatch sw;
+    int rc = run_to_files(argv, l.runs / (it.run->name + ".out"), l.runs / (it.run->name + ".err"));
+    std::string detail;
+    it.state = record_state(record_path(l, *it.run), it.run->config, detail);
+    out << "[" << k << "/" << todo << "] " << it.run->name << ": exit " << rc << ", "
+        << (detail.empty() ? std::string("no record") : detail) << ", " << std::fixed << std::setprecision(1)
+        << sw.seconds() << " s" << std::defaultfloat << std::endl;
+  }
+}
+
+void run_submit(const std::vector<Item>& items, const std::vector<Point>& points, const Layout& l,
+                bool arrays, std::ostream& out) {
+  fs::path jobs = l.out / "jobs.json";
+  size_t n = 0;
+  if (arrays) {
+    auto groups = array_groups(points);
+    for (size_t g = 0; g < groups.size(); ++g) {
+      std::vector<Submission> subs;
+      std::string list;
+      for (size_t t = 0; t < groups[g].runs.size(); ++t) {
+        for (const auto& it : items)
+          if (it.run == groups[g].runs[t] && needs_run(it.state)) {
+            subs.push_back({it.run->name, "", static_cast<int64_t>(t)});
+            list += (list.empty() ? "" : ",") + std::to_string(t);
+          }
+      }
+      if (subs.empty()) continue;
+      fs::path script = array_script_path(l, g);
+      std::string id = submit({"sbatch", "--parsable", "--array=" + list, script.string()});
+      for (auto& s : subs) s.job_id = id;
+      append_submissions(jobs, subs, script.lexically_relative(l.out).string());
+      out << "submitted job array " << id << " (tasks " << list << ") from " << script.string() << std::endl;
+      n += subs.size();
+    }
+  } else {
+    for (const auto& it : items) {
+      if (!needs_run(it.state)) continue;
+      fs::path script = script_path(l, *it.run);
+      std::string id = submit({"sbatch", "--parsable", script.string()});
+      append_submissions(jobs, {{it.run->name, id, -1}}, script.lexically_relative(l.out).string());
+      out << "submitted job " << id << ": " << it.run->name << std::endl;
+      ++n;
+    }
+  }
+  out << "sweep: submitted " << count(n, "run") << "; job ids in " << jobs.string() << std::endl;
+}
+
+// Polls squeue until none of this campaign's submitted jobs is pending or running.
+void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, const Layout& l, std::ostream& out) {
+  auto latest = latest_submissions(l.out / "jobs.json");
+  Stopwatch sw;
+  std::string last_line;
+  double last_print = -1e9;
+  bool tty = ::isatty(STDOUT_FILENO) && &out == &std::cout;
+  for (;;) {
+    auto active = active_jobs();
+    std::map<std::string, size_t> states;
+    size_t live = 0;
+    for (const auto& [run, s] : latest) {
+      if (const ActiveJob* a = find_active(s, active)) {
+        states[a->state]++;
+        ++live;
+      }
+    }
+    std::vector<Item> items = survey(points, l);
+    std::ostringstream line;
+    line << "waiting: " << latest.size() << " jobs, ";
+    if (live == 0) line << "none queued";
+    for (const auto& [st, c] : states) line << c << " " << st << (st == states.rbegin()->first ? "" : ", ");
+    line << "; records: " << state_summary(items);
+    double t = sw.seconds();
+    if (line.str() != last_line || t - last_print >= 60) {
+      std::string text = "[" + std::to_string(static_cast<long>(t)) + " s] " + line.str();
+      if (tty) out << "\r\033[K" << text << std::flush;
+      else out << text << std::endl;
+      last_line = line.str();
+      last_print = t;
+    }
+    if (live == 0) break;
+    if (o.timeout_seconds > 0 && t > o.timeout_seconds) {
+      if (tty) out << "\n";
+      throw RunFailed("--wait: jobs still queued after " + std::to_string(static_cast<long>(o.timeout_seconds)) + " s");
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_seconds));
+  }
+  if (tty) out << "\n";
+}
+
+}  // namespace
+
+void run_sweep(const SweepOptions& o, std::ostream& out) {
+  if (o.local && o.submit) throw BadInput("--local and --submit exclude each other");
+  if (o.wait && !o.submit) throw BadInput("--wait waits for submitted jobs: give --submit as well");
+  if (o.out.empty()) throw BadInput("--out: give the campaign folder, e.g. --out results/my-campaign");
+  if (has_control_chars(o.out)) throw BadInput("--out: line breaks and control characters are not allowed");
+  fs::path outdir = fs::absolute(fs::path(o.out)).lexically_normal();
+  if (outdir.has_filename() == false) outdir = outdir.parent_path();  // "dir/" -> "dir"
+  if (fs::exists(outdir) && !fs::is_directory(outdir)) throw BadInput("--out " + o.out + ": exists and is not a folder");
+
+  Spec spec = load_spec(o.spec);
+  Layout l = make_layout(outdir, spec.program.empty() ? default_program() : spec.program, generated_by());
+  std::vector<Point> points;
+  try {
+    points = expand(spec, l.runs);
+  } catch (const BadInput& e) {
+    throw BadInput(o.spec + ": " + e.what());
+  }
+  bool arrays = o.array || spec.slurm["array"].get<bool>();
+  std::vector<Item> items = survey(points, l);
+
+  // Runs whose earlier job is still pending or running are left alone.
+  if (o.submit || (o.dry_run && fs::exists(l.out / "jobs.json") && on_path("squeue"))) {
+    auto latest = latest_submissions(l.out / "jobs.json");
+    if (!latest.empty()) {
+      auto active = active_jobs();
+      for (auto& it : items) {
+        auto s = latest.find(it.run->name);
+        if (s != latest.end() && needs_run(it.state) && find_active(s->second, active)) {
+          it.state = RunState::queued;
+          it.detail = "job " + s->second.job_id + (s->second.array_task >= 0 ? "_" + std::to_string(s->second.array_task) : "") +
+                      " still queued";
+        }
+      }
+    }
+  }
+
+  size_t runs_per_point = static_cast<size_t>(spec.repeats);
+  out << "sweep " << Json(spec.name).dump() << ": " << count(points.size(), "point") << " x "
+      << count(runs_per_point, "repeat") << " = " << count(items.size(), "run") << " in " << l.out.string() << "\n";
+  auto counts = count_states(items);
+  if (counts[RunState::done])
+    out << "  skipping " << count(counts[RunState::done], "run")
+        << " whose records are complete\n";
+  if (counts[RunState::queued])
+    out << "  skipping " << count(counts[RunState::queued], "run")
+        << " whose jobs are still queued\n";
+  if (counts[RunState::preempted])
+    out << "  resuming " << count(counts[RunState::preempted], "preempted run")
+        << (counts[RunState::preempted] == 1 ? " from its checkpoint\n" : " from their checkpoints\n");
+  if (counts[RunState::failed])
+    out << "  retrying " << count(counts[RunState::failed], "failed run") << " (old records move to runs/failed/)\n";
+  size_t todo = counts[RunState::missing] + counts[RunState::preempted] + counts[RunState::failed];
+  out << "  " << count(todo, "run") << " to do" << std::endl;
+
+  if (o.dry_run) {
+    out << "dry run: nothing is written or started\n";
+    for (const auto& it : items) {
+      if (!needs_run(it.state)) {
+        out << "  " << it.run->name << ": " << to_string(it.state) << (it.detail.empty() ? "" : " (" + it.detail + ")") << "\n";
+        continue;
+      }
+      if (o.local) {
+        out << "  would run: " << display_line(local_argv(spec, l, it)) << "\n";
+      } else if (!arrays) {
+        out << "  would submit: sbatch --parsable " << display_word(script_path(l, *it.run).string()) << "\n";
+      }
+    }
+    if (!o.local) {
+      if (arrays) {
+        auto groups = array_groups(points);
+        for (size_t g = 0; g < groups.size(); ++g) {
+          std::string list;
+          for (size_t t = 0; t < groups[g].runs.size(); ++t)
+            for (const auto& it : items)
+              if (it.run == groups[g].runs[t] && needs_run(it.state)) list += (list.empty() ? "" : ",") + std::to_string(t);
+          if (list.empty()) continue;
+          out << "  would submit: sbatch --parsable --array=" << list << " "
+              << display_word(array_script_path(l, g).string()) << "\n----- " << array_script_path(l, g).string()
+              << "\n" << array_script(spec, groups[g], g, l) << "-----\n";
+        }
+      } else {
+        for (const auto& it : items)
+          if (needs_run(it.state))
+            out << "----- " << script_path(l, *it.run).string() << "\n" << run_script(spec, *it.point, *it.run, l) << "-----\n";
+      }
+    }
+    return;
+  }
+
+  write_campaign(spec, points, l, arrays);
+  for (auto& it : items)
+    if (it.state == RunState::failed) {
+      fs::path to = move_failed_record(l, *it.run);
+      out << "  moved the failed record of " << it.run->name << " to " << to.string() << "\n";
+    }
+  out << "wrote " << count(items.size(), "config") << " and "
+      << (arrays ? count(array_groups(points).size(), "job-array script") : count(items.size(), "sbatch script"))
+      << " under " << l.out.string() << std::endl;
+
+  if (o.local) {
+    run_local(spec, items, l, out);
+    final_report(points, l, out);
+    return;
+  }
+  if (o.submit) {
+    if (!on_path("sbatch")) throw BadInput("--submit needs sbatch on PATH (is this a Slurm login node?)");
+    run_submit(items, points, l, arrays, out);
+    if (o.wait) {
+      wait_for_jobs(o, points, l, out);
+      final_report(points, l, out);
+    }
+    return;
+  }
+  out << "submit with: dtbench sweep " << display_word(o.spec) << " --out " << display_word(o.out)
+      << " --submit [--wait]   (or run here: --local)" << std::endl;
+}
+
+void add_sweep_command(CLI::App& app) {
+  auto o = std::make_shared<SweepOptions>();
+  auto* cmd = app.add_subcommand("sweep", "Expand an experiment spec into runs; write sbatch scripts, submit, wait, or run locally");
+  cmd->add_option("spec", o->spec, "Experiment spec (JSON): base config, axes, zip, repeats, slurm")->required();
+  cmd->add_option("--out", o->out, "Campaign folder (configs, scripts, records)")->required();
+  cmd->add_flag("--submit", o->submit, "Submit every run that is not done with sbatch and record the job ids");
+  cmd->add_flag("--wait", o->wait, "With --submit: wait until every job has finished, printing progress");
+  cmd->add_flag("--local", o->local, "Run the points here with mpirun, one after another (no Slurm)");
+  cmd->add_flag("--dry-run", o->dry_run, "Print what would be submitted or run; write nothing");
+  cmd->add_flag("--array", o->array, "One job array per Slurm resource set instead of one script per run");
+  cmd->add_option("--poll", o->poll_seconds, "Seconds between queue polls with --wait")->check(CLI::Range(0.1, 3600.0));
+  cmd->add_option("--timeout", o->timeout_seconds, "Give up waiting after this many seconds (0 = never)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([o] { run_sweep(*o, std::cout); });
+}
+
+}  // namespace dtbench

@@ -1,0 +1,227 @@
+// Result tables: statistics against hand-computed medians, the three text formats against exact
+// expected text, a campaign with done, failed and missing runs (nothing dropped), and the published
+// tables against the figures in shared/REFERENCES.md and their own internal consistency.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "analysis/campaign_data.hpp"
+#include "analysis/campaign_table.hpp"
+#include "analysis/published.hpp"
+#include "analysis/summary.hpp"
+#include "analysis/text_table.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/run_record.hpp"
+#include "slurm/campaign.hpp"
+#include "slurm/expand.hpp"
+#include "slurm/spec.hpp"
+
+using dtbench::Json;
+using namespace dtbench::analysis;
+namespace fs = std::filesystem;
+
+TEST(Summary, MedianMinMax) {
+  auto s = summarize({3, 1, 2});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->median, 2);
+  EXPECT_EQ(s->min, 1);
+  EXPECT_EQ(s->max, 3);
+  EXPECT_EQ(s->n, 3u);
+  EXPECT_EQ(summarize({4, 1, 3, 2})->median, 2.5);
+  EXPECT_EQ(summarize({7})->median, 7);
+  EXPECT_FALSE(summarize({}));
+}
+
+TEST(TextTable, ThreeFormatsEscapeWhatTheyMust) {
+  TextTable t;
+  t.caption = "Caption 50%";
+  t.header = {"key", "value"};
+  t.right = {false, true};
+  t.rows = {{"a|b", "1"}, {"x,y \"q\"", "2"}, {"r_&#$", "3"}};
+  t.notes = {"note ~"};
+  EXPECT_EQ(render(t, Format::md),
+            "Caption 50%\n\n| key | value |\n| --- | ---: |\n| a\\|b | 1 |\n| x,y \"q\" | 2 |\n| r_&#$ | 3 |\n\n- note ~\n");
+  EXPECT_EQ(render(t, Format::csv), "key,value\r\na|b,1\r\n\"x,y \"\"q\"\"\",2\r\nr_&#$,3\r\n");
+  EXPECT_EQ(render(t, Format::latex),
+            "\\begin{table}[ht]\n\\centering\n\\caption{Caption 50\\%}\n\\begin{tabular}{lr}\n\\toprule\nkey & value "
+            "\\\\\n\\midrule\na|b & 1 \\\\\nx,y \"q\" & 2 \\\\\nr\\_\\&\\#\\$ & 3 \\\\\n\\bottomrule\n\\end{tabular}\n"
+            "\\par\\smallskip\\footnotesize\nnote \\textasciitilde{}\\\\\n\\end{table}\n");
+  EXPECT_THROW(parse_format("html"), dtbench::BadInput);
+}
+
+TEST(TextTable, Numbers) {
+  EXPECT_EQ(format_number(1234.5678), "1235");
+  EXPECT_EQ(format_number(12345.6), "12346");
+  EXPECT_EQ(format_number(75.29), "75.29");
+  EXPECT_EQ(format_number(0.000123456), "0.0001235");
+  EXPECT_EQ(format_number(100), "100");
+}
+
+namespace {
+
+// A campaign written by the sweep code (2 reducers x 1 or 2 nodes, 2 repeats), with records whose
+// metrics are chosen so every cell has a hand-computed value.
+struct Synthetic {
+  fs::path dir;
+  Synthetic() {
+    dir = fs::temp_directory_path() / ("dtbench-table-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    Json doc = {{"name", "synthetic"},
+                {"base", {{"duration", {{"steps", 10}}}, {"eval", {{"target_accuracy", 0.5}}}}},
+                {"axes", {{"reducer.name", {"ring", "tree"}}, {"slurm.nodes", {1, 2}}}},
+                {"repeats", 2}};
+    auto spec = dtbench::slurm::parse_spec(doc, ".");
+    auto layout = dtbench::slurm::make_layout(dir, {"dtbench", "train"}, "test");
+    auto points = dtbench::slurm::expand(spec, layout.runs);
+    dtbench::slurm::write_campaign(spec, points, layout, false);
+    // ring/1 node: throughput 100 and 120; tta reached once (12 s, epoch 0.5, step 5).
+    write(points[0].runs[0], dtbench::RunStatus::reached_target, 100, true);
+    write(points[0].runs[1], dtbench::RunStatus::completed, 120, false);
+    // ring/2 nodes: 180 and 200.
+    write(points[1].runs[0], dtbench::RunStatus::completed, 180, false);
+    write(points[1].runs[1], dtbench::RunStatus::completed, 200, false);
+    // tree/1 node: one done (90), one failed.
+    write(points[2].runs[0], dtbench::RunStatus::completed, 90, false);
+    write(points[2].runs[1], dtbench::RunStatus::failed, 0, false);
+    // tree/2 nodes: no records at all.
+  }
+  ~Synthetic() { fs::remove_all(dir); }
+  void write(const dtbench::slurm::Run& run, dtbench::RunStatus status, double ips, bool reached) {
+    dtbench::RunRecord r;
+    r.name = run.name;
+    r.config = run.config;
+    r.ranks = run.name.find("nodes2") != std::string::npos ? 2 : 1;
+    r.status = status;
+    r.images_per_second = ips;
+    r.timing.exposed_comm = 0.01;
+    r.timing.total = 0.1;
+    r.target_accuracy = 0.5;
+    dtbench::EvalPoint p;
+    p.test_accuracy = 0.8;
+    p.b_simple = 512;
+    r.curve = {p};
+    if (reached) r.time_to_accuracy = dtbench::TimeToAccuracy{12, 5, 0.5, 640};
+    dtbench::write_json_atomic(dir / "runs" / (run.name + ".json"), r.to_json(), false);
+  }
+};
+
+}  // namespace
+
+TEST(CampaignTable, EveryPointWithMedianMinMaxAndNothingDropped) {
+  Synthetic s;
+  CampaignData c = load_campaign(s.dir);
+  ASSERT_EQ(c.points.size(), 4u);
+  EXPECT_EQ(c.keys, (std::vector<std::string>{"reducer.name", "slurm.nodes"}));
+  TextTable t = campaign_table(c, {}, Format::md);
+  EXPECT_EQ(t.header, (std::vector<std::string>{"reducer.name", "slurm.nodes", "ranks", "runs", "throughput (img/s)",
+                                                "time to target (s)", "epochs to target", "final accuracy (%)",
+                                                "scaling efficiency (%)", "exposed comm (% of step)",
+                                                "B_simple (samples)"}));
+  ASSERT_EQ(t.rows.size(), 4u);
+  // ring, 1 node: median of 100 and 120; the target reached by one of two runs.
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"ring", "1", "1", "2/2 done", "110 [100, 120]", "12 (1/2 reached)",
+                                                 "0.5 (1/2 reached)", "80 [80, 80]", "100", "10 [10, 10]",
+                                                 "512 [512, 512]"}));
+  // ring, 2 nodes: efficiency (190 / 2) / (110 / 1) = 86.36%.
+  EXPECT_EQ(t.rows[1][4], "190 [180, 200]");
+  EXPECT_EQ(t.rows[1][5], "not reached");
+  EXPECT_EQ(t.rows[1][8], "86.36");
+  // tree, 1 node: the failed run is counted, not averaged.
+  EXPECT_EQ(t.rows[2][3], "1/2 done, 1 failed");
+  EXPECT_EQ(t.rows[2][4], "90");
+  // tree, 2 nodes: no records, still a row.
+  EXPECT_EQ(t.rows[3], (std::vector<std::string>{"tree", "2", "2", "0/2 done, 2 missing", "-", "-", "-", "-", "-", "-", "-"}));
+  EXPECT_EQ(t.notes.size(), 1u);
+
+  // CSV: separate median/min/max/n columns.
+  TextTable csv = campaign_table(c, {{}, {"throughput"}}, Format::csv);
+  EXPECT_EQ(csv.header, (std::vector<std::string>{"reducer.name", "slurm.nodes", "ranks", "runs", "throughput_median",
+                                                  "throughput_min", "throughput_max", "throughput_n"}));
+  EXPECT_EQ(csv.rows[1], (std::vector<std::string>{"ring", "2", "2", "2/2 done", "190", "180", "200", "2"}));
+  EXPECT_EQ(csv.rows[3], (std::vector<std::string>{"tree", "2", "2", "0/2 done, 2 missing", "", "", "", "0"}));
+
+  // Grouped by reducer: runs of both node counts in one row.
+  TextTable g = campaign_table(c, {{"reducer.name"}, {"throughput"}}, Format::md);
+  ASSERT_EQ(g.rows.size(), 2u);
+  EXPECT_EQ(g.rows[0], (std::vector<std::string>{"ring", "1,2", "4/4 done", "150 [100, 200]"}));
+  EXPECT_EQ(g.rows[1], (std::vector<std::string>{"tree", "1,2", "1/4 done, 1 failed, 2 missing", "90"}));
+  EXPECT_THROW(campaign_table(c, {{}, {"speed"}}, Format::md), dtbench::BadInput);
+}
+
+TEST(CampaignTable, AFolderOfRecordsWithoutCampaignIndex) {
+  Synthetic s;
+  fs::remove(s.dir / "campaign.json");
+  CampaignData c = load_campaign(s.dir / "runs");
+  // Keys found from what differs between the records: the reducer and the rank count.
+  EXPECT_EQ(c.keys, (std::vector<std::string>{"reducer.name", "ranks"}));
+  TextTable t = campaign_table(c, {{}, {"throughput"}}, Format::md);
+  ASSERT_EQ(t.rows.size(), 3u);  // tree/2 has no records, so nothing can show it here
+  EXPECT_EQ(t.rows[0][0], "ring");
+  EXPECT_EQ(t.rows[0][4], "110 [100, 120]");
+  EXPECT_EQ(t.rows[2][3], "1/2 done, 1 failed");
+  EXPECT_THROW(load_campaign(s.dir / "configs"), dtbench::BadInput);  // configs are not records
+}
+
+TEST(Published, MlperfReferenceConvergencePointsMatchTheReferences) {
+  Json doc = load_published("mlperf-resnet-rcp");
+  TextTable t = published_table(doc, Format::md);
+  // Mean epochs to 75.9% per batch size as listed in shared/REFERENCES.md (rounded there to 0.1).
+  std::vector<std::pair<std::string, std::string>> want = {
+      {"1,632", "35.0"},  {"3,264", "35.2"},  {"4,096", "40.0"},  {"8,192", "42.0"},  {"13,056", "45.4"},
+      {"32,768", "56.0"}, {"49,152", "68.0"}, {"58,880", "79.9"}, {"65,536", "84.5"}, {"67,840", "85.9"}};
+  ASSERT_EQ(t.rows.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(t.rows[i][0], want[i].first);
+    EXPECT_EQ(t.rows[i][1], want[i].second) << want[i].first;
+  }
+  EXPECT_EQ(t.rows[0][4], "17");  // runs at batch 1632
+  EXPECT_EQ(t.rows[9][4], "28");
+  EXPECT_EQ(t.header.back(), "Source");
+  EXPECT_EQ(published_table(doc, Format::csv).rows[0][0], "1632");  // no thousands separators in CSV
+  EXPECT_NE(t.notes.back().find("rcps_resnet.json"), std::string::npos);
+}
+
+TEST(Published, ImagenetTableIsTheSeedsAndConsistent) {
+  Json doc = load_published("imagenet-resnet50");
+  std::string md = render(published_table(doc, Format::md), Format::md);
+  EXPECT_NE(md.find("| Goyal et al. 2017 | 8,192 | Tesla P100 × 256 | Caffe2 | 1 h | 76.3 | 14,076 | 0.255 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| Yamazaki et al. 2019 | 81,920 | Tesla V100 × 2,048 | MXNet | 1.2 min | 75.08 |"), std::string::npos);
+  EXPECT_NE(md.find("8,192 → 16,384"), std::string::npos);
+  // Steps x time per step gives the time column (the seed's second table), within 10%.
+  size_t with_steps = 0;
+  for (const auto& r : doc["rows"]) {
+    if (!r.contains("steps")) continue;
+    ++with_steps;
+    double minutes = r["steps"].get<double>() * r["seconds_per_step"].get<double>() / 60;
+    EXPECT_NEAR(minutes / r["minutes"].get<double>(), 1.0, 0.1) << r["work"];
+  }
+  EXPECT_EQ(with_steps, 8u);
+  std::string tex = render(published_table(doc, Format::latex), Format::latex);
+  EXPECT_NE(tex.find("8,192 $\\rightarrow$ 16,384"), std::string::npos);
+  EXPECT_NE(tex.find("Tesla P100 $\\times$ 256"), std::string::npos);
+}
+
+TEST(Published, ErrorsNameTheTableOrTheKey) {
+  try {
+    load_published("nope");
+    FAIL();
+  } catch (const dtbench::BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("--published nope: no such table; tables in "), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("imagenet-resnet50, mlperf-resnet-rcp"), std::string::npos);
+  }
+  Json bad = load_published("mlperf-resnet-rcp");
+  bad["rows"][2]["epochs"] = "forty";
+  try {
+    check_published(bad);
+    FAIL();
+  } catch (const dtbench::BadInput& e) {
+    EXPECT_STREQ(e.what(), "/rows/2/epochs: expected a non-empty list of numbers");
+  }
+  bad = load_published("mlperf-resnet-rcp");
+  bad["rows"][0]["refs"] = {"nobody"};
+  EXPECT_THROW(check_published(bad), dtbench::BadInput);
+}

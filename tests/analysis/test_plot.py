@@ -1,0 +1,110 @@
+"""analysis/plot.py: the critical-batch fit against known parameters, and every figure drawn from a
+folder of records (synthetic records made here, only to exercise the plotting), checked for its
+title, axis labels and legend in the SVG text.
+
+Usage: /usr/bin/python3 test_plot.py SOURCE_DIR WORK_DIR
+"""
+import json
+import math
+import os
+import shutil
+import sys
+
+src, work = sys.argv[1], sys.argv[2]
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(src, "analysis"))
+import plot  # noqa: E402
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+# --- The fit: exact data from S(B) = 1000 (1 + 512 / B) must give the parameters back to 1e-4
+# (the golden-section search stops far below that); data with +-5% multiplicative noise within 15%.
+bs = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
+exact = [1000 * (1 + 512 / b) for b in bs]
+smin, bcrit, rms = plot.fit_critical_batch(bs, exact)
+check(abs(smin / 1000 - 1) < 1e-4 and abs(bcrit / 512 - 1) < 1e-4 and rms < 1e-6, f"exact fit {smin} {bcrit} {rms}")
+noise = [1.05, 0.95, 1.03, 0.97, 1.0, 1.04, 0.96, 1.02, 0.98]
+smin, bcrit, rms = plot.fit_critical_batch(bs, [s * n for s, n in zip(exact, noise)])
+check(abs(smin / 1000 - 1) < 0.15 and abs(bcrit / 512 - 1) < 0.15, f"noisy fit {smin} {bcrit}")
+try:
+    plot.fit_critical_batch([64, 64], [10, 11])
+    check(False, "the fit accepted a single batch size")
+except ValueError:
+    pass
+
+# --- Synthetic records: 2 reducers x K in {1, 2, 4} (throughput 1000 K^0.9 for ring, 800 K^0.8 for
+# tree) and a batch-size sweep whose steps to target follow S(B) = 300 (1 + 256 / B).
+if os.path.exists(work):
+    shutil.rmtree(work)
+recs = os.path.join(work, "records")
+os.makedirs(recs)
+
+
+def record(name, reducer, ranks, batch, ips, steps_to_target, b_simple):
+    curve = []
+    for i in range(1, 6):
+        step = i * steps_to_target // 4
+        curve.append({"epoch": step * batch / 60000, "step": step, "samples": step * batch,
+                      "wall_seconds": step * batch / ips, "train_loss": 1.0 / i, "test_loss": 1.1 / i,
+                      "test_accuracy": min(0.9, 0.5 + 0.1 * i), "lr": 0.1, "b_simple": b_simple})
+    return {"kind": "dtbench-run-record", "name": name, "status": "reached-target", "ranks": ranks,
+            "global_batch": batch, "config": {"name": name, "seed": 1, "reducer": {"name": reducer},
+                                              "batch": {"global": batch}, "output": {"dir": recs}},
+            "throughput": {"images_per_second": ips}, "extra": {},
+            "curve": curve,
+            "time_to_accuracy": {"target": 0.8, "reached": True, "seconds": steps_to_target * batch / ips,
+                                 "step": steps_to_target, "epoch": steps_to_target * batch / 60000,
+                                 "samples": steps_to_target * batch}}
+
+
+n = 0
+for reducer, base, exp in (("ring", 1000, 0.9), ("tree", 800, 0.8)):
+    for k in (1, 2, 4):
+        json.dump(record(f"r{n}", reducer, k, 128, base * k ** exp, 900, 300.0), open(os.path.join(recs, f"r{n}.json"), "w"))
+        n += 1
+bdir = os.path.join(work, "batch")
+os.makedirs(bdir)
+for b in (32, 64, 128, 256, 512, 1024, 2048):
+    s = round(300 * (1 + 256 / b))
+    json.dump(record(f"b{b}", "ring", 2, b, 2000, s, 240.0), open(os.path.join(bdir, f"b{b}.json"), "w"))
+allreduce = os.path.join(work, "allreduce.json")
+rows = [{"bytes": 4096 << i, "count": 1024 << i, "reducer": r, "ranks": 4, "time_us": 10.0 * (i + 1),
+         "algbw_gbps": 0.4 * (i + 1), "busbw_gbps": 0.6 * (i + 1) * f, "bus_factor": 1.5, "wrong": 0}
+        for r, f in (("ring", 1.0), ("tree", 0.7)) for i in range(8)]
+json.dump({"ranks": 4, "transport": "mpi", "rows": rows, "wrong": 0}, open(allreduce, "w"))
+
+out = os.path.join(work, "figures")
+plot.main(["scaling", recs, "--out", out])
+plot.main(["curves", recs, "--out", out])
+plot.main(["batch", bdir, "--out", out])
+plot.main(["busbw", allreduce, "--out", out])
+
+expected = {
+    "scaling": ["Training throughput against K", "Scaling efficiency against K", "ranks K (data-parallel workers)",
+                "throughput (images/s", "scaling efficiency (%)", "ideal: linear in K", "ideal: 100%", "reducer=ring"],
+    "accuracy": ["Test accuracy against wall time", "Test accuracy against epochs", "wall-clock time (s)",
+                 "epochs (passes over the training set)", "test accuracy (%)", "target accuracy"],
+    "critical_batch": ["Steps to target against batch size", "global batch size B (samples per step)",
+                       "steps to reach the target accuracy", "perfect scaling", "diminishing returns",
+                       "maximal data", "B_crit = 256", "B_simple (online estimate, median) = 240"],
+    "busbw": ["Allreduce bus bandwidth against message size", "message size (bytes per rank)",
+              "bus bandwidth (GB/s)", "ring (K=4)", "tree (K=4)"],
+}
+for name, texts in expected.items():
+    png, svg = os.path.join(out, name + ".png"), os.path.join(out, name + ".svg")
+    check(os.path.exists(png) and os.path.getsize(png) > 10000, f"{png} missing or empty")
+    check(os.path.exists(svg), f"{svg} missing")
+    if os.path.exists(svg):
+        body = open(svg).read()
+        for t in texts:
+            # matplotlib writes text into SVG as comments "<!-- text -->" before the glyph paths.
+            check(t in body, f"{name}.svg lacks '{t}'")
+print("plot tests:", "ok" if not failures else f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)

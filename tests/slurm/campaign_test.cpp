@@ -1,0 +1,221 @@
+// sbatch scripts and campaign bookkeeping: what a script asks Slurm for, that hostile names stay
+// inside quotes, how existing records decide what a rerun does, and squeue parsing.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/run_record.hpp"
+#include "slurm/campaign.hpp"
+#include "slurm/expand.hpp"
+#include "slurm/process.hpp"
+#include "slurm/sbatch_script.hpp"
+#include "slurm/shell.hpp"
+#include "slurm/spec.hpp"
+
+using dtbench::BadInput;
+using dtbench::Json;
+using namespace dtbench::slurm;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
+bool has_line(const std::string& text, const std::string& line) {
+  for (const auto& l : lines_of(text))
+    if (l == line) return true;
+  return false;
+}
+
+struct Fixture {
+  Spec spec;
+  std::vector<Point> points;
+  Layout layout;
+};
+
+Fixture make(const Json& doc, const fs::path& out) {
+  Fixture f;
+  f.spec = parse_spec(doc, ".");
+  f.layout = make_layout(out, {"/opt/my tools/dtbench", "train"}, "dtbench test");
+  f.points = expand(f.spec, f.layout.runs);
+  return f;
+}
+
+}  // namespace
+
+TEST(Script, AsksForTheResourcesAndSignalsAndQuotesEverything) {
+  Json doc = {{"name", "camp 'a' $(x)"},
+              {"base", {{"duration", {{"steps", 10}}}}},
+              {"axes", {{"slurm.nodes", {2}}}},
+              {"slurm",
+               {{"tasks_per_node", 4},
+                {"time", "00:10:00"},
+                {"partition", "batch"},
+                {"gpus_per_node", 1},
+                {"sbatch", {"--exclusive"}},
+                {"setup", {"module load openmpi"}},
+                {"launcher_args", {"--cpu-bind=cores", "x y"}},
+                {"signal_seconds", 90}}}};
+  Fixture f = make(doc, "/scratch/my runs/100%");
+  const dtbench::slurm::Run& r = f.points[0].runs[0];
+  std::string s = run_script(f.spec, f.points[0], r, f.layout);
+  EXPECT_EQ(lines_of(s)[0], "#!/bin/bash");
+  EXPECT_TRUE(has_line(s, "#SBATCH --job-name=\"camp 'a' $(x)/p0-nodes2-s1\"")) << s;
+  EXPECT_TRUE(has_line(s, "#SBATCH --nodes=2"));
+  EXPECT_TRUE(has_line(s, "#SBATCH --ntasks-per-node=4"));
+  EXPECT_TRUE(has_line(s, "#SBATCH --cpus-per-task=1"));
+  EXPECT_TRUE(has_line(s, "#SBATCH --gpus-per-node=1"));
+  EXPECT_TRUE(has_line(s, "#SBATCH --time=00:10:00"));
+  EXPECT_TRUE(has_line(s, "#SBATCH --partition=batch"));
+  EXPECT_TRUE(has_line(s, "#SBATCH --requeue"));
+  EXPECT_TRUE(has_line(s, "#SBATCH --open-mode=append"));
+  EXPECT_TRUE(has_line(s, "#SBATCH --signal=B:USR1@90"));
+  EXPECT_TRUE(has_line(s, "#SBATCH --exclusive"));
+  EXPECT_TRUE(has_line(s, "#SBATCH --output=\"/scratch/my runs/100%%/runs/p0-nodes2-s1.out\"")) << s;
+  EXPECT_TRUE(has_line(s, "#SBATCH --error=\"/scratch/my runs/100%%/runs/p0-nodes2-s1.err\""));
+  EXPECT_TRUE(has_line(s, "module load openmpi"));
+  EXPECT_TRUE(has_line(s, "config='/scratch/my runs/100%/configs/p0-nodes2-s1.json'"));
+  EXPECT_TRUE(has_line(s, "launch=('srun' '--mpi=pmix' '--cpu-bind=cores' 'x y' '/opt/my tools/dtbench' 'train' "
+                          "\"$config\" '--resume')"))
+      << s;
+  // All #SBATCH lines come before the first command, or sbatch ignores them.
+  bool body = false;
+  for (const auto& l : lines_of(s)) {
+    if (l.rfind("#SBATCH", 0) == 0) EXPECT_FALSE(body) << l;
+    else if (!l.empty() && l[0] != '#') body = true;
+  }
+  // bash accepts the script.
+  fs::path tmp = fs::temp_directory_path() / ("dtbench-script-" + std::to_string(::getpid()) + ".sh");
+  dtbench::write_file_atomic(tmp, s, false);
+  EXPECT_EQ(run_capture({"bash", "-n", tmp.string()}).exit_code, 0);
+  fs::remove(tmp);
+}
+
+TEST(Script, MpirunLauncherAndNoSignal) {
+  Json doc = {{"name", "m"},
+              {"base", {{"duration", {{"steps", 10}}}}},
+              {"slurm", {{"launcher", "mpirun"}, {"signal_seconds", 0}}}};
+  Fixture f = make(doc, "/o");
+  std::string s = run_script(f.spec, f.points[0], f.points[0].runs[0], f.layout);
+  EXPECT_TRUE(has_line(s, "launch=('mpirun' '/opt/my tools/dtbench' 'train' \"$config\" '--resume')")) << s;
+  EXPECT_EQ(s.find("#SBATCH --signal"), std::string::npos);
+}
+
+TEST(Script, ArrayGroupsShareTheirSlurmSection) {
+  Json doc = {{"name", "a"},
+              {"base", {{"duration", {{"steps", 10}}}}},
+              {"axes", {{"reducer.name", {"ring", "tree"}}, {"slurm.nodes", {1, 2}}}},
+              {"repeats", 2},
+              {"slurm", {{"array", true}}}};
+  Fixture f = make(doc, "/o");
+  auto groups = array_groups(f.points);
+  ASSERT_EQ(groups.size(), 2u);  // nodes 1 and nodes 2
+  EXPECT_EQ(groups[0].runs.size(), 4u);
+  EXPECT_EQ(groups[0].slurm["nodes"], 1);
+  EXPECT_EQ(groups[1].runs[0]->name, "p1-ring-nodes2-s1");
+  std::string s = array_script(f.spec, groups[1], 1, f.layout);
+  EXPECT_TRUE(has_line(s, "#SBATCH --array=0-3"));
+  EXPECT_TRUE(has_line(s, "#SBATCH --nodes=2"));
+  EXPECT_TRUE(has_line(s, "#SBATCH --output=/o/runs/array-1-%A_%a.out"));
+  EXPECT_TRUE(has_line(s, "run=${runs[$SLURM_ARRAY_TASK_ID]}"));
+  // bash maps each task index to its run.
+  fs::path tmp = fs::temp_directory_path() / ("dtbench-array-" + std::to_string(::getpid()) + ".sh");
+  std::string cut = s.substr(0, s.find("run=${runs"));
+  dtbench::write_file_atomic(tmp, cut + "printf '%s\\n' \"${runs[@]}\"\n", false);
+  ProcessResult r = run_capture({"bash", tmp.string()});
+  EXPECT_EQ(r.out, "p1-ring-nodes2-s1\np1-ring-nodes2-s2\np3-tree-nodes2-s1\np3-tree-nodes2-s2\n");
+  fs::remove(tmp);
+  Json idx = campaign_index(f.spec, f.points, f.layout, true);
+  EXPECT_EQ(idx["points"][3]["runs"][1]["script"], "scripts/array-1.sbatch");
+  EXPECT_EQ(idx["points"][3]["runs"][1]["array_task"], 3);
+  EXPECT_EQ(idx["points"][3]["runs"][1]["record"], "runs/p3-tree-nodes2-s2.json");
+}
+
+TEST(Campaign, RecordStateDecidesWhatARerunDoes) {
+  fs::path dir = fs::temp_directory_path() / ("dtbench-campaign-" + std::to_string(::getpid()));
+  Json doc = {{"name", "r"}, {"base", {{"duration", {{"steps", 10}}}}}};
+  Fixture f = make(doc, dir);
+  const dtbench::slurm::Run& run = f.points[0].runs[0];
+  fs::create_directories(f.layout.runs);
+  fs::path rec = record_path(f.layout, run);
+  std::string detail;
+  EXPECT_EQ(record_state(rec, run.config, detail), RunState::missing);
+
+  dtbench::RunRecord r;
+  r.name = run.name;
+  r.config = run.config;
+  r.global_batch = r.per_rank_batch = 128;
+  r.started_utc = r.finished_utc = dtbench::utc_timestamp();
+  for (auto [status, want] : {std::pair{dtbench::RunStatus::completed, RunState::done},
+                              std::pair{dtbench::RunStatus::reached_target, RunState::done},
+                              std::pair{dtbench::RunStatus::diverged, RunState::done},
+                              std::pair{dtbench::RunStatus::preempted, RunState::preempted},
+                              std::pair{dtbench::RunStatus::failed, RunState::failed}}) {
+    r.status = status;
+    r.status_detail = status == dtbench::RunStatus::failed ? "rank 1 died" : "";
+    dtbench::write_json_atomic(rec, r.to_json(), false);
+    EXPECT_EQ(record_state(rec, run.config, detail), want) << dtbench::to_string(status);
+  }
+  EXPECT_EQ(detail, "failed: rank 1 died");
+  fs::path moved = move_failed_record(f.layout, run);
+  EXPECT_FALSE(fs::exists(rec));
+  EXPECT_TRUE(fs::exists(moved));
+  EXPECT_EQ(moved.parent_path(), f.layout.runs / "failed");
+
+  // A record from another config (here: another learning rate) is never taken for this run's.
+  r.status = dtbench::RunStatus::completed;
+  r.config["optimizer"]["lr"] = 0.5;
+  dtbench::write_json_atomic(rec, r.to_json(), false);
+  try {
+    record_state(rec, run.config, detail);
+    FAIL();
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), rec.string() + ": made from a different config than this spec gives (first "
+                                                    "difference at /optimizer/lr); use another --out, or move the old record away");
+  }
+  // The /output section may differ (a campaign folder that was moved).
+  r.config = run.config;
+  r.config["output"]["dir"] = "/elsewhere/runs";
+  dtbench::write_json_atomic(rec, r.to_json(), false);
+  EXPECT_EQ(record_state(rec, run.config, detail), RunState::done);
+  fs::remove_all(dir);
+}
+
+TEST(Campaign, SubmissionsRoundTrip) {
+  fs::path jobs = fs::temp_directory_path() / ("dtbench-jobs-" + std::to_string(::getpid()) + ".json");
+  append_submissions(jobs, {{"p0-s1", "41", -1}}, "scripts/p0-s1.sbatch");
+  append_submissions(jobs, {{"p1-s1", "42", 0}, {"p2-s1", "42", 1}}, "scripts/array-0.sbatch");
+  auto subs = read_submissions(jobs);
+  ASSERT_EQ(subs.size(), 3u);
+  EXPECT_EQ(subs[0].run, "p0-s1");
+  EXPECT_EQ(subs[0].array_task, -1);
+  EXPECT_EQ(subs[2].job_id, "42");
+  EXPECT_EQ(subs[2].array_task, 1);
+  fs::remove(jobs);
+}
+
+TEST(Campaign, SqueueParsing) {
+  // Lines as `squeue -h -o %A|%F|%K|%T` prints them (taken from Slurm 22.05).
+  auto jobs = parse_squeue("3|1|0|RUNNING\n1|1|5-7,9|PENDING\n2|2|N/A|PENDING\n8|8|[0-3%2]|PENDING\ngarbage\n");
+  ASSERT_EQ(jobs.size(), 4u);
+  EXPECT_EQ(jobs[1].tasks, (std::vector<int64_t>{5, 6, 7, 9}));
+  EXPECT_TRUE(jobs[2].tasks.empty());
+  EXPECT_EQ(jobs[3].tasks, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_NE(find_active({"r", "2", -1}, jobs), nullptr);
+  EXPECT_EQ(find_active({"r", "2", -1}, jobs)->state, "PENDING");
+  EXPECT_EQ(find_active({"r", "5", -1}, jobs), nullptr);
+  EXPECT_EQ(find_active({"r", "1", 0}, jobs)->state, "RUNNING");
+  EXPECT_NE(find_active({"r", "1", 9}, jobs), nullptr);
+  EXPECT_EQ(find_active({"r", "1", 4}, jobs), nullptr);
+  EXPECT_NE(find_active({"r", "8", 2}, jobs), nullptr);
+}

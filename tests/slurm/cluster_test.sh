@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# dtbench sweep on a real Slurm cluster (slurm/local-cluster.sh: munged, slurmctld and four slurmd
+# posing as nodes n1..n4), with the mpi_steps fixture as the program so the plumbing is tested on
+# its own:
+#   - srun --mpi=pmix spans the emulated nodes (each rank reports its SLURMD_NODENAME);
+#   - a 2 x 2 sweep (2 "reducers" x 1 or 2 nodes) is submitted and waited for; every record exists,
+#     is schema-valid, names its Slurm job id and node list; output files lie beside the records in
+#     a folder whose name holds a space and '%'; the job name with shell metacharacters reaches Slurm
+#     literally; the regenerated table holds every point;
+#   - a rerun skips everything; a lost record is resubmitted alone;
+#   - a job array (one script for the runs that share their resources) runs every task, and a rerun
+#     resubmits only the missing task;
+#   - a running job preempted with `scontrol requeue` checkpoints, is requeued and resumes to
+#     completion; a job whose batch shell gets USR1 (what --signal=B:USR1@N sends before the time
+#     limit) checkpoints, requeues itself and completes;
+#   - the cluster stops cleanly and leaves none of its processes behind.
+# Usage: cluster_test.sh DTBENCH MPI_STEPS SOURCE_DIR BINARY_DIR
+set -euo pipefail
+dtbench=$1 steps=$2 src=$3
+# shellcheck disable=SC1091
+source "$src/tests/slurm/lib.sh"
+require_cluster
+py=/usr/bin/python3
+work=$(mktemp -d /tmp/dtbench-cluster-test.XXXXXX)
+cd "$work"
+
+echo "== start the cluster"
+start_cluster "$src" "$work"
+touch "$work/marker"
+
+echo "== srun --mpi=pmix across 4 emulated nodes"
+"$dtbench" config --set name=hello --set duration.steps=3 --set data.dataset=synthetic --set batch.global=8 \
+  --set output.dir="$work/hello" >"$work/hello.json"
+srun -N4 --ntasks-per-node=1 --mpi=pmix "$steps" --step-seconds=0.01 "$work/hello.json" | sed 's/^/    /'
+REC="$work/hello/hello.json" $py -c '
+import json, os
+r = json.load(open(os.environ["REC"]))
+assert r["ranks"] == 4 and sorted(r["extra"]["rank_nodes"]) == ["n1", "n2", "n3", "n4"], r["extra"]
+assert r["provenance"]["slurm"]["job_id"], r["provenance"]["slurm"]
+print("    ranks on", r["extra"]["rank_nodes"])'
+
+echo "== a 2 x 2 sweep, submitted and waited for"
+out="$work/camp 100%"
+name='cluster "q" $(touch pwned) #1'
+NAME=$name STEPS=$steps $py - <<'EOF'
+import json, os
+spec = {
+    "name": os.environ["NAME"],
+    "base": {"duration": {"steps": 20}, "batch": {"global": 8}, "data": {"dataset": "synthetic"}},
+    "axes": {"reducer.name": ["ring", "tree"], "slurm.nodes": [1, 2]},
+    "slurm": {"tasks_per_node": 1, "time": "00:05:00", "signal_seconds": 60},
+    "program": [os.environ["STEPS"], "--step-seconds=0.05"],
+}
+json.dump(spec, open("spec.json", "w"), indent=2)
+spec["name"] = "preempt"
+spec["axes"] = {"slurm.nodes": [2]}
+spec["base"]["duration"]["steps"] = 150
+spec["program"] = [os.environ["STEPS"], "--step-seconds=0.1"]
+json.dump(spec, open("preempt.json", "w"), indent=2)
+EOF
+expect 0 "submitted 4 runs" -- "$dtbench" sweep spec.json --out "$out" --submit --wait --poll 0.5 --timeout 300
+grep -qF "4 runs: 4 done" <<<"$LAST_OUT" || fail "not all 4 runs done"
+$py "$src/tests/core/validate_record.py" "$src/results/schema/run-record.schema.json" "$out"/runs/p*.json
+OUT=$out NAME=$name $py - <<'EOF'
+import json, os, subprocess
+out, name = os.environ["OUT"], os.environ["NAME"]
+camp = json.load(open(os.path.join(out, "campaign.json")))
+jobs = {s["run"]: s["job_id"] for s in json.load(open(os.path.join(out, "jobs.json")))["submissions"]}
+for p in camp["points"]:
+    run = p["runs"][0]
+    r = json.load(open(os.path.join(out, run["record"])))
+    slurm = r["provenance"]["slurm"]
+    assert slurm["job_id"] == jobs[run["name"]], (slurm, jobs[run["name"]])
+    assert slurm["node_list"], slurm
+    nodes = p["values"]["slurm.nodes"]
+    assert r["ranks"] == nodes and len(set(r["extra"]["rank_nodes"])) == nodes, r["extra"]
+    assert r["config"]["reducer"]["name"] == p["values"]["reducer.name"]
+    log = os.path.join(out, "runs", run["name"] + ".out")
+    assert "mpi_steps: completed" in open(log).read(), log
+    show = subprocess.run(["scontrol", "show", "job", slurm["job_id"]], capture_output=True, text=True).stdout
+    job_name = show.split("JobName=", 1)[1].split("\n", 1)[0]
+    assert job_name == name + "/" + run["name"], (job_name, name)
+    print(f"    {run['name']}: job {slurm['job_id']} on {slurm['node_list']}, ranks on {r['extra']['rank_nodes']}")
+print("    job names reached Slurm literally:", repr(name))
+EOF
+if [ -n "$(find "$work" /tmp "$HOME" -maxdepth 4 -name 'pwned*' -newer "$work/marker" 2>/dev/null | head -1)" ]; then
+  fail "the campaign name was executed"
+fi
+expect 0 "ranks" -- "$dtbench" table "$out"
+[ "$(grep -c '1/1 done' <<<"$LAST_OUT")" = 4 ] || fail "the table lacks a point"
+
+echo "== a rerun skips everything; a lost record is resubmitted alone"
+expect 0 "skipping 4 runs whose records are complete" -- "$dtbench" sweep spec.json --out "$out" --submit --wait --poll 0.5
+grep -qF "submitted 0 runs" <<<"$LAST_OUT" || fail "rerun submitted something"
+rm "$out/runs/p3-tree-nodes2-s1.json"
+expect 0 "submitted 1 run;" -- "$dtbench" sweep spec.json --out "$out" --submit --wait --poll 0.5 --timeout 300
+grep -qF "submitted job" <<<"$LAST_OUT" && grep -qF "p3-tree-nodes2-s1" <<<"$LAST_OUT" || fail "did not resubmit p3"
+
+echo "== a job array over the runs that share their resources"
+aout=$work/array
+STEPS=$steps $py -c '
+import json, os
+json.dump({"name": "array", "base": {"duration": {"steps": 10}, "batch": {"global": 8}, "data": {"dataset": "synthetic"}},
+           "axes": {"reducer.name": ["ring", "tree"]}, "repeats": 2,
+           "slurm": {"nodes": 2, "time": "00:05:00", "signal_seconds": 60, "array": True},
+           "program": [os.environ["STEPS"], "--step-seconds=0.02"]}, open("array.json", "w"))'
+expect 0 "(tasks 0,1,2,3)" -- "$dtbench" sweep array.json --out "$aout" --submit --wait --poll 0.5 --timeout 300
+grep -qF "4 runs: 4 done" <<<"$LAST_OUT" || fail "not all array tasks done"
+[ "$(ls "$aout"/scripts)" = "array-0.sbatch" ] || fail "expected one array script"
+for r in p0-ring-s1 p0-ring-s2 p1-tree-s1 p1-tree-s2; do
+  grep -qF "mpi_steps: completed" "$aout/runs/$r.out" || fail "no output beside the record of $r"
+done
+rm "$aout/runs/p1-tree-s2.json"
+expect 0 "(tasks 3)" -- "$dtbench" sweep array.json --out "$aout" --submit --wait --poll 0.5 --timeout 300
+grep -qF "4 runs: 4 done" <<<"$LAST_OUT" || fail "the resubmitted task did not complete"
+
+check_resumed() {  # check_resumed RECORD
+  REC=$1 $py -c '
+import json, os
+r = json.load(open(os.environ["REC"]))
+assert r["status"] == "completed", r["status"]
+assert r["extra"]["resumed_from_step"] > 0, r["extra"]
+assert r["provenance"]["slurm"].get("restart_count") == "1", r["provenance"]["slurm"]
+print("    completed after a restart, resumed from step", r["extra"]["resumed_from_step"])'
+}
+
+echo "== preemption by scontrol requeue: checkpoint, requeue, resume"
+pout=$work/preempt
+expect 0 "submitted 1 run" -- "$dtbench" sweep preempt.json --out "$pout" --submit
+job=$(last_job "$pout")
+wait_for_text "$pout/runs/p0-nodes2-s1.out" "mpi_steps: rank" 120 2  # both ranks have their handlers
+sleep 1
+scontrol requeue "$job"
+expect 0 "skipping 1 run whose jobs are still queued" -- "$dtbench" sweep preempt.json --out "$pout" --submit --wait --poll 0.5 --timeout 300
+grep -qF "mpi_steps: preempted" "$pout/runs/p0-nodes2-s1.out" || fail "the first attempt did not checkpoint"
+check_resumed "$pout/runs/p0-nodes2-s1.json"
+
+echo "== USR1 to the batch shell (--signal=B:USR1@N): checkpoint, self-requeue, resume"
+sout=$work/signal
+expect 0 "submitted 1 run" -- "$dtbench" sweep preempt.json --out "$sout" --submit
+job=$(last_job "$sout")
+wait_for_text "$sout/runs/p0-nodes2-s1.out" "mpi_steps: rank" 120 2
+sleep 1
+scancel --batch --signal=USR1 "$job"
+expect 0 "sweep: 1 run: 1 done" -- "$dtbench" sweep preempt.json --out "$sout" --submit --wait --poll 0.5 --timeout 300
+grep -qF "requeueing job $job" "$sout/runs/p0-nodes2-s1.out" || fail "the script did not requeue itself"
+check_resumed "$sout/runs/p0-nodes2-s1.json"
+
+echo "== stop the cluster"
+stop_cluster_checked
+echo "PASS"

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The trainer under Slurm, end to end (issue 7): starts the local cluster, submits a small sweep
+# (2 reducers x 2 node counts, a few dozen steps of ResNet-8 on Fashion-MNIST, srun --mpi=pmix),
+# waits, and checks that every record exists, is schema-valid, names its Slurm job id and node list,
+# and that the regenerated table holds every point. Then a longer run is preempted with
+# `scontrol requeue`: it must checkpoint, be requeued, resume and complete. The cluster is stopped.
+# Skipped (exit 77) until `dtbench train --help` works, or without root, Slurm, munge or the data.
+# Usage: e2e_train_test.sh DTBENCH MPI_STEPS SOURCE_DIR BINARY_DIR
+set -euo pipefail
+dtbench=$1 src=$3
+if ! "$dtbench" train --help >/dev/null 2>&1; then
+  echo "SKIP: dtbench train is not available in this build"
+  exit 77
+fi
+[ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] ||
+  { echo "SKIP: Fashion-MNIST missing (scripts/setup.sh installs dataset-fashion-mnist)"; exit 77; }
+# shellcheck disable=SC1091
+source "$src/tests/slurm/lib.sh"
+require_cluster
+py=/usr/bin/python3
+work=$(mktemp -d /tmp/dtbench-e2e-train.XXXXXX)
+cd "$work"
+SECONDS=0
+
+echo "== start the cluster"
+start_cluster "$src" "$work"
+
+$py - <<'EOF'
+import json
+base = {
+    "model": {"arch": "resnet8"},
+    "data": {"dataset": "fashion-mnist"},
+    "batch": {"global": 32},
+    "duration": {"steps": 40},
+    "optimizer": {"name": "sgd", "lr": 0.05},
+    "eval": {"every_steps": 20, "target_accuracy": 0.3},
+    "threads": 1,
+}
+spec = {
+    "name": "e2e-train",
+    "base": base,
+    "axes": {"reducer.name": ["ring", "tree"], "slurm.nodes": [1, 2]},
+    "slurm": {"tasks_per_node": 1, "time": "00:15:00", "mpi": "pmix"},
+}
+json.dump(spec, open("spec.json", "w"), indent=2)
+long = dict(base, duration={"steps": 1000}, eval={"every_steps": 200, "target_accuracy": 0})
+json.dump({"name": "e2e-preempt", "base": long, "axes": {"slurm.nodes": [2]},
+           "slurm": {"tasks_per_node": 1, "time": "00:15:00"}}, open("preempt.json", "w"), indent=2)
+EOF
+
+echo "== 2 reducers x 2 node counts under Slurm"
+out=$work/camp
+expect 0 "submitted 4 runs" -- "$dtbench" sweep spec.json --out "$out" --submit --wait --poll 1 --timeout 600
+grep -qF "4 runs: 4 done" <<<"$LAST_OUT" || fail "not all 4 runs done"
+$py "$src/tests/core/validate_record.py" "$src/results/schema/run-record.schema.json" "$out"/runs/p*.json
+OUT=$out $py - <<'EOF'
+import json, os
+out = os.environ["OUT"]
+camp = json.load(open(os.path.join(out, "campaign.json")))
+jobs = {s["run"]: s["job_id"] for s in json.load(open(os.path.join(out, "jobs.json")))["submissions"]}
+for p in camp["points"]:
+    run = p["runs"][0]
+    r = json.load(open(os.path.join(out, run["record"])))
+    slurm = r["provenance"]["slurm"]
+    assert slurm and slurm["job_id"] == jobs[run["name"]], (slurm, jobs[run["name"]])
+    assert slurm["node_list"], slurm
+    assert r["ranks"] == p["values"]["slurm.nodes"], r["ranks"]
+    assert r["config"]["reducer"]["name"] == p["values"]["reducer.name"]
+    assert r["steps"] == 40 and r["curve"], (r["steps"], len(r["curve"]))
+    print(f"    {run['name']}: {r['status']}, job {slurm['job_id']} on {slurm['node_list']}, "
+          f"{r['throughput']['images_per_second']:.0f} img/s, accuracy {r['curve'][-1]['test_accuracy']:.3f}")
+EOF
+expect 0 "ranks" -- "$dtbench" table "$out"
+[ "$(grep -c '1/1 done' <<<"$LAST_OUT")" = 4 ] || fail "the table lacks a point"
+
+echo "== a training run preempted by scontrol requeue resumes and completes"
+pout=$work/preempt
+expect 0 "submitted 1 run" -- "$dtbench" sweep preempt.json --out "$pout" --submit
+job=$(last_job "$pout")
+wait_for_text "$pout/runs/p0-nodes2-s1.out" "step 200/1000" 300  # the first evaluation: well into the run
+scontrol requeue "$job"
+expect 0 "sweep: 1 run: 1 done" -- "$dtbench" sweep preempt.json --out "$pout" --submit --wait --poll 1 --timeout 600
+REC="$pout/runs/p0-nodes2-s1.json" $py -c '
+import json, os
+r = json.load(open(os.environ["REC"]))
+assert r["status"] in ("completed", "reached-target"), r["status"]
+assert r["steps"] == 1000, r["steps"]
+assert r["extra"].get("preemptions"), r["extra"].keys()
+assert r["provenance"]["slurm"].get("restart_count") == "1", r["provenance"]["slurm"]
+print("    completed after a requeue; preemptions:", r["extra"]["preemptions"])'
+
+echo "== stop the cluster"
+stop_cluster_checked
+echo "PASS in $SECONDS s"

@@ -1,0 +1,242 @@
+// Experiment specs: strict validation with the exact messages a user sees, and grid expansion
+// (cartesian product, zipped axes, repeats) checked against hand-counted grids.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "slurm/expand.hpp"
+#include "slurm/spec.hpp"
+
+using dtbench::BadInput;
+using dtbench::Json;
+using namespace dtbench::slurm;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string error_of(const Json& doc) {
+  try {
+    Spec s = parse_spec(doc, ".");
+    expand(s, "/tmp/dtbench-spec-test/runs");
+  } catch (const BadInput& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+Json minimal() { return Json{{"name", "t"}, {"base", {{"duration", {{"steps", 10}}}}}}; }
+
+Json with(Json doc, const std::string& key, Json value) {
+  doc[key] = std::move(value);
+  return doc;
+}
+
+}  // namespace
+
+TEST(Spec, DefaultsAreFilledIn) {
+  Spec s = parse_spec(minimal(), ".");
+  EXPECT_EQ(s.name, "t");
+  EXPECT_EQ(s.repeats, 1);
+  EXPECT_EQ(s.slurm["nodes"], 1);
+  EXPECT_EQ(s.slurm["launcher"], "srun");
+  EXPECT_EQ(s.slurm["mpi"], "pmix");
+  EXPECT_EQ(s.slurm["signal_seconds"], 120);
+  EXPECT_EQ(s.slurm["time"], "01:00:00");
+  EXPECT_EQ(s.local["mpirun_args"], Json::array({"--oversubscribe"}));
+  EXPECT_TRUE(s.program.empty());
+  EXPECT_EQ(slurm_defaults(), s.slurm);
+}
+
+TEST(Spec, ErrorsNameTheKey) {
+  EXPECT_EQ(error_of(with(minimal(), "axis", Json::object())),
+            "/axis: unknown key (did you mean \"axes\"?); valid keys here: name, description, base, axes, zip, "
+            "repeats, slurm, local, program");
+  EXPECT_EQ(error_of(Json{{"base", Json::object()}}), "/name: missing: give the campaign a name");
+  EXPECT_EQ(error_of(with(minimal(), "name", "two\nlines")),
+            "/name: line breaks and control characters are not allowed, got \"two\\nlines\"");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"nodes", 0}})), "/slurm/nodes: expected an integer in [1, 100000], got 0");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"node", 2}})),
+            "/slurm/node: unknown key (did you mean \"nodes\"?); valid keys here: nodes, tasks_per_node, "
+            "cpus_per_task, gpus_per_node, time, partition, account, qos, sbatch, setup, launcher, launcher_args, "
+            "mpi, signal_seconds, array");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"launcher", "ssh"}})),
+            "/slurm/launcher: expected one of \"srun\", \"mpirun\", got \"ssh\"");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"time", "1 hour"}})),
+            "/slurm/time: expected a Slurm time limit such as \"30\", \"01:30:00\" or \"1-12:00:00\", got \"1 hour\"");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"time", "00:01:00"}})),
+            "/slurm/signal_seconds: 120 s is not shorter than the time limit 00:01:00 (60 s)");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"partition", "gpu; rm -rf /"}})),
+            "/slurm/partition: expected a Slurm name (letters, digits, '_', '.', '+', '-') or \"\", got \"gpu; rm -rf /\"");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"sbatch", {"exclusive"}}})),
+            "/slurm/sbatch/0: expected an sbatch option such as \"--exclusive\" or \"--constraint=skylake\", got "
+            "\"exclusive\"");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"sbatch", {"--comment=a\n#SBATCH --x"}}})),
+            "/slurm/sbatch/0: line breaks and control characters are not allowed, got \"--comment=a\\n#SBATCH --x\"");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"setup", {"module load x", 3}}})), "/slurm/setup/1: expected a string, got 3");
+  EXPECT_EQ(error_of(with(minimal(), "repeats", 0)), "/repeats: expected an integer in [1, 1000], got 0");
+  EXPECT_EQ(error_of(with(minimal(), "program", Json::array())),
+            "/program: expected at least the program to run, e.g. [\"/usr/local/bin/dtbench\", \"train\"]");
+  EXPECT_EQ(error_of(with(minimal(), "local", {{"mpirun_arg", Json::array()}})),
+            "/local/mpirun_arg: unknown key (did you mean \"mpirun_args\"?); valid keys here: mpirun_args");
+}
+
+TEST(Spec, AxisErrors) {
+  EXPECT_EQ(error_of(with(minimal(), "axes", {{"seed", {1, 2}}})),
+            "/axes/seed: seeds come from /repeats (base seed, base seed + 1, ...), not from an axis");
+  EXPECT_EQ(error_of(with(minimal(), "axes", {{"output.dir", {"/etc"}}})),
+            "/axes/output.dir: set by dtbench sweep (each run is named after its point; records go to --out/runs)");
+  EXPECT_EQ(error_of(with(minimal(), "axes", {{"optimizer/lr", {1}}})),
+            "/axes/optimizer~1lr: expected a key path such as \"optimizer.lr\" or \"slurm.nodes\" (words joined by '.')");
+  EXPECT_EQ(error_of(with(minimal(), "axes", {{"optimizer.lr", Json::array()}})),
+            "/axes/optimizer.lr: expected a non-empty list of values, got []");
+  EXPECT_EQ(error_of(with(minimal(), "axes", {{"slurm.nodes", {1, -2}}})),
+            "/axes/slurm.nodes/1: expected an integer in [1, 100000], got -2");
+  EXPECT_EQ(error_of(with(minimal(), "axes", {{"slurm.array", {true}}})),
+            "/axes/slurm.array: /slurm/array applies to the whole sweep and cannot vary");
+  Json zip = with(minimal(), "axes", {{"batch.global", {64, 128}}});
+  zip["zip"] = {{{"optimizer.lr", {0.1, 0.2}}, {"batch.global", {64, 128}}}};
+  EXPECT_EQ(error_of(zip), "/zip/0/batch.global: \"batch.global\" varies on another axis already");
+  EXPECT_EQ(error_of(with(minimal(), "zip", {{{"batch.global", {64, 128}}, {"optimizer.lr", {0.1}}}})),
+            "/zip/0/optimizer.lr: has 1 values but \"batch.global\" has 2; zipped lists must be equally long");
+  EXPECT_EQ(error_of(with(minimal(), "base", {{"output", {{"dir", "../../elsewhere"}}}})),
+            "/base/output: set by dtbench sweep (each run is named after its point; records go to --out/runs); remove it");
+  EXPECT_EQ(error_of(with(minimal(), "base", {{"name", "x"}})),
+            "/base/name: set by dtbench sweep (each run is named after its point; records go to --out/runs); remove it");
+}
+
+TEST(Spec, RunConfigErrorsPointIntoTheSpec) {
+  // A bad axis value: the message names the axis entry and the point, with the config's own text.
+  Json doc = with(minimal(), "axes", {{"optimizer.momentum", {0.9, 1.5}}});
+  EXPECT_EQ(error_of(doc), "/axes/optimizer.momentum/1: expected a number in [0, 1), got 1.5 (point p1: "
+                           "optimizer.momentum=1.5, 1 ranks)");
+  // A bad base key.
+  EXPECT_EQ(error_of(with(minimal(), "base", {{"optimizr", Json::object()}}))
+                .rfind("/base/optimizr: unknown key (did you mean \"optimizer\"?); valid keys here: name, seed", 0),
+            0u);
+  // A rule that only fails on some points: the global batch against the rank count of slurm.nodes.
+  Json div = minimal();
+  div["base"]["batch"] = {{"global", 100}};
+  div["axes"] = {{"slurm.nodes", {1, 2, 3}}};
+  EXPECT_EQ(error_of(div), "/base/batch/global: 100 is not divisible by the rank count 3 (point p2: slurm.nodes=3, 3 ranks)");
+  // A key the base gives that the axis's optimizer does not have.
+  Json variant = minimal();
+  variant["base"]["optimizer"] = {{"nesterov", true}};
+  variant["axes"] = {{"optimizer.name", {"sgd", "adam"}}};
+  std::string e = error_of(variant);
+  EXPECT_EQ(e.substr(0, 40), "/base/optimizer/nesterov: unknown key; v") << e;
+  EXPECT_NE(e.find("(point p1: optimizer.name=adam, 1 ranks)"), std::string::npos) << e;
+}
+
+TEST(Spec, TimeLimits) {
+  EXPECT_EQ(slurm_time_seconds("30"), 30 * 60);
+  EXPECT_EQ(slurm_time_seconds("30:15"), 30 * 60 + 15);
+  EXPECT_EQ(slurm_time_seconds("01:30:00"), 5400);
+  EXPECT_EQ(slurm_time_seconds("2-0"), 2 * 86400);
+  EXPECT_EQ(slurm_time_seconds("1-12:30"), 86400 + 12 * 3600 + 30 * 60);
+  EXPECT_EQ(slurm_time_seconds("1-00:00:05"), 86405);
+  EXPECT_EQ(slurm_time_seconds("1h"), -1);
+  EXPECT_EQ(slurm_time_seconds(""), -1);
+  EXPECT_EQ(slurm_time_seconds("1:2:3:4"), -1);
+}
+
+TEST(Expand, CartesianProductZipAndRepeats) {
+  Json doc = minimal();
+  doc["base"]["seed"] = 7;
+  doc["axes"] = {{"reducer.name", {"ring", "tree", "mpi"}}, {"slurm.nodes", {1, 2}}};
+  doc["zip"] = {{{"batch.global", {64, 128}}, {"optimizer.lr", {0.1, 0.2}}}};
+  doc["repeats"] = 2;
+  Spec s = parse_spec(doc, ".");
+  auto points = expand(s, "/abs/out/runs");
+  ASSERT_EQ(points.size(), 3u * 2u * 2u);
+  // First axis slowest, the zip group fastest.
+  EXPECT_EQ(points[0].label, "p00-ring-nodes1-global64-lr0.1");
+  EXPECT_EQ(points[1].label, "p01-ring-nodes1-global128-lr0.2");
+  EXPECT_EQ(points[2].label, "p02-ring-nodes2-global64-lr0.1");
+  EXPECT_EQ(points[11].label, "p11-mpi-nodes2-global128-lr0.2");
+  std::set<std::string> names;
+  for (const auto& p : points) {
+    ASSERT_EQ(p.runs.size(), 2u);
+    EXPECT_EQ(p.ranks, p.slurm["nodes"].get<int64_t>());
+    for (const auto& r : p.runs) {
+      names.insert(r.name);
+      EXPECT_EQ(r.config["name"], r.name);
+      EXPECT_EQ(r.config["seed"], r.seed);
+      EXPECT_EQ(r.config["output"]["dir"], "/abs/out/runs");
+      EXPECT_EQ(r.config["output"]["record"], r.name + ".json");
+      // Zipped values move together.
+      EXPECT_DOUBLE_EQ(r.config["optimizer"]["lr"].get<double>(), r.config["batch"]["global"].get<double>() / 640.0);
+      // The config is what `dtbench config` resolves.
+      EXPECT_EQ(r.config, dtbench::config::resolve(r.config, static_cast<int>(p.ranks)));
+    }
+    EXPECT_EQ(p.runs[0].seed, 7);
+    EXPECT_EQ(p.runs[1].seed, 8);
+  }
+  EXPECT_EQ(names.size(), 24u);
+  EXPECT_EQ(points[5].runs[1].name, "p05-tree-nodes1-global128-lr0.2-s8");
+  EXPECT_EQ(points[5].runs[1].config["reducer"]["name"], "tree");
+  EXPECT_EQ(describe(points[5]), "reducer.name=tree, slurm.nodes=1, batch.global=128, optimizer.lr=0.2");
+}
+
+TEST(Expand, NoAxesIsOnePoint) {
+  auto points = expand(parse_spec(minimal(), "."), "/o/runs");
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].runs[0].name, "p0-s1");
+  EXPECT_EQ(describe(points[0]), "the base config");
+}
+
+TEST(Expand, ObjectValuesReplaceASectionAndNameTheLabel) {
+  Json doc = minimal();
+  doc["axes"] = {{"optimizer", {{{"name", "lars"}, {"lr", 2.0}}, {{"name", "lamb"}, {"lr", 0.01}}}}};
+  auto points = expand(parse_spec(doc, "."), "/o/runs");
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].label, "p0-lars");
+  EXPECT_EQ(points[1].runs[0].config["optimizer"]["name"], "lamb");
+  EXPECT_DOUBLE_EQ(points[1].runs[0].config["optimizer"]["lr"].get<double>(), 0.01);
+  EXPECT_DOUBLE_EQ(points[1].runs[0].config["optimizer"]["beta1"].get<double>(), 0.9);  // lamb's default
+}
+
+TEST(Expand, HostileValuesGiveFileSafeNames) {
+  Json doc = minimal();
+  doc["name"] = "x$(touch pwned)'\"; `y`";
+  doc["axes"] = {{"data.path", {"../../../etc", "$(touch pwned)", "a b/c"}}};
+  auto points = expand(parse_spec(doc, "."), "/o/runs");
+  for (const auto& p : points)
+    for (const auto& r : p.runs) {
+      EXPECT_EQ(r.name.find('/'), std::string::npos);
+      EXPECT_EQ(r.name.find('$'), std::string::npos);
+      EXPECT_EQ(r.name.find(' '), std::string::npos);
+      EXPECT_EQ(r.name[0], 'p');
+    }
+  EXPECT_EQ(points[0].runs[0].config["data"]["path"], "../../../etc");  // the value itself is kept exactly
+  EXPECT_EQ(points[1].label, "p1-_touch_pwned");
+}
+
+TEST(Expand, BaseFromAFileRelativeToTheSpec) {
+  fs::path dir = fs::temp_directory_path() / ("dtbench-spec-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "base.json") << R"({"duration": {"steps": 5}, "reducer": {"name": "tree"}})";
+  std::ofstream(dir / "spec.json") << R"({"name": "f", "base": "base.json", "axes": {"slurm.nodes": [1, 2]}})";
+  Spec s = load_spec(dir / "spec.json");
+  EXPECT_EQ(s.source["base"]["reducer"]["name"], "tree");  // inlined for the campaign's spec.json
+  auto points = expand(s, dir / "runs");
+  EXPECT_EQ(points[1].runs[0].config["duration"]["steps"], 5);
+  std::ofstream(dir / "bad.json") << "{\"name\": \"f\",\n  \"axes\": [}";
+  try {
+    load_spec(dir / "bad.json");
+    FAIL();
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), (dir / "bad.json").string() + ":2:12: invalid JSON (byte 25)");
+  }
+  std::ofstream(dir / "bad2.json") << R"({"name": "f", "slurm": {"nodes": "two"}})";
+  try {
+    load_spec(dir / "bad2.json");
+    FAIL();
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), (dir / "bad2.json").string() + ": /slurm/nodes: expected an integer in [1, 100000], got \"two\"");
+  }
+  fs::remove_all(dir);
+}

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# dtbench sweep without Slurm, end to end, with the mpi_steps fixture (tests/slurm/mpi_steps.cpp):
+#   - --dry-run writes nothing; a plain sweep writes configs, scripts and the campaign index;
+#   - a generated sbatch script run by bash passes hostile names and values to the program literally;
+#   - --local runs the missing points, a rerun skips complete records and says so, a lost record is
+#     redone alone, a preempted run resumes from its checkpoint;
+#   - bad specs and a changed spec on an old campaign are refused with exit code 2;
+#   - dtbench table shows every point, missing ones as missing.
+# Usage: sweep_local_test.sh DTBENCH MPI_STEPS SOURCE_DIR BINARY_DIR
+set -euo pipefail
+dtbench=$1 steps=$2 src=$3
+command -v mpirun >/dev/null || { echo "SKIP: no mpirun"; exit 77; }
+# shellcheck disable=SC1091
+source "$src/scripts/mpi-env.sh"
+py=/usr/bin/python3
+
+work=$(mktemp -d /tmp/dtbench-sweep-local.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+# shellcheck disable=SC1091
+source "$src/tests/slurm/lib.sh"
+
+out="$work/out dir & \$x"  # a campaign folder with a space, an ampersand and a dollar sign
+nasty='$(touch pwned) `touch pwned2` "q" '"'"'s'"'"' ; #h \ end'
+NASTY=$nasty STEPS=$steps $py - <<'EOF'
+import json, os
+nasty, steps = os.environ["NASTY"], os.environ["STEPS"]
+spec = {
+    "name": "local " + nasty,
+    "base": {"duration": {"steps": 6}, "batch": {"global": 8}, "data": {"dataset": "synthetic"}},
+    "axes": {"reducer.name": ["ring", "tree"], "slurm.tasks_per_node": [1, 2]},
+    "repeats": 2,
+    # The scripts are run by bash below, outside Slurm: mpirun starts 2 ranks itself.
+    "slurm": {"launcher": "mpirun", "launcher_args": ["-np", "2", "--oversubscribe"]},
+    "program": [steps, "--step-seconds=0.01", "--tag=" + nasty],
+}
+json.dump(spec, open("spec.json", "w"), indent=2)
+spec["base"]["duration"]["steps"] = 7
+json.dump(spec, open("changed.json", "w"), indent=2)
+EOF
+touch "$work/marker"
+
+echo "== dry run writes nothing"
+expect 0 "8 runs to do" -- "$dtbench" sweep spec.json --out "$out" --dry-run
+grep -qF "dry run: nothing is written or started" <<<"$LAST_OUT" || fail "no dry-run notice"
+[ ! -e "$out" ] || fail "--dry-run created $out"
+
+echo "== write the campaign"
+expect 0 "wrote 8 configs and 8 sbatch scripts" -- "$dtbench" sweep spec.json --out "$out"
+[ "$(ls "$out/configs" | wc -l)" = 8 ] || fail "expected 8 configs"
+[ "$(ls "$out/scripts" | wc -l)" = 8 ] || fail "expected 8 scripts"
+for s in "$out"/scripts/*.sbatch; do bash -n "$s" || fail "bash rejects $s"; done
+run=p1-ring-tasks_per_node2-s1
+[ -f "$out/scripts/$run.sbatch" ] || fail "no script for $run"
+
+echo "== a generated script passes hostile values literally"
+bash "$out/scripts/$run.sbatch" >"$work/script.log" 2>&1 || { cat "$work/script.log"; fail "script failed"; }
+NASTY=$nasty REC="$out/runs/$run.json" $py - <<'EOF'
+import json, os
+r = json.load(open(os.environ["REC"]))
+assert r["status"] == "completed", r["status"]
+assert r["extra"]["tag"] == os.environ["NASTY"], (r["extra"]["tag"], os.environ["NASTY"])
+assert r["ranks"] == 2, r["ranks"]
+assert r["config"]["reducer"]["name"] == "ring"
+print("    tag arrived literally:", r["extra"]["tag"])
+EOF
+if [ -n "$(find "$work" /tmp "$HOME" -maxdepth 4 -name 'pwned*' -newer "$work/marker" 2>/dev/null | head -1)" ]; then
+  fail "a value was executed (a pwned file exists)"
+fi
+
+echo "== --local runs only what is missing"
+expect 0 "7 runs to do" -- "$dtbench" sweep spec.json --out "$out" --local
+grep -qF "skipping 1 run whose records are complete" <<<"$LAST_OUT" || fail "did not say it skips the done run"
+grep -qF "[7/7]" <<<"$LAST_OUT" || fail "did not run 7"
+[ "$(ls "$out"/runs/*.json | wc -l)" = 8 ] || fail "expected 8 records"
+$py "$src/tests/core/validate_record.py" "$src/results/schema/run-record.schema.json" "$out"/runs/*.json
+
+echo "== a rerun skips everything"
+expect 0 "skipping 8 runs whose records are complete" -- "$dtbench" sweep spec.json --out "$out" --local
+grep -qF "0 runs to do" <<<"$LAST_OUT" || fail "rerun wanted to do something"
+grep -qF "[1/" <<<"$LAST_OUT" && fail "rerun ran something"
+
+echo "== a lost record is redone alone"
+rm "$out/runs/p2-tree-tasks_per_node1-s2.json"
+expect 0 "1 run to do" -- "$dtbench" sweep spec.json --out "$out" --local
+grep -qF "[1/1] p2-tree-tasks_per_node1-s2" <<<"$LAST_OUT" || fail "did not redo the lost run"
+
+echo "== a preempted run resumes from its checkpoint"
+pre=p0-ring-tasks_per_node1-s1
+rm "$out/runs/$pre.json"
+mpirun -np 1 "$steps" --step-seconds=0.3 "$out/configs/$pre.json" >"$work/pre.log" 2>&1 &
+pid=$!
+sleep 1
+kill -USR1 $pid
+set +e
+wait $pid
+rc=$?
+set -e
+[ "$rc" = 3 ] || { cat "$work/pre.log"; fail "preempted fixture exited $rc, not 3"; }
+[ -f "$out/runs/$pre.ckpt" ] || fail "no checkpoint"
+expect 0 "resuming 1 preempted run from its checkpoint" -- "$dtbench" sweep spec.json --out "$out" --local
+REC="$out/runs/$pre.json" $py -c '
+import json, os
+r = json.load(open(os.environ["REC"]))
+assert r["status"] == "completed" and r["extra"]["resumed_from_step"] >= 1, (r["status"], r["extra"])
+print("    resumed from step", r["extra"]["resumed_from_step"])'
+
+echo "== the table shows every point, and missing ones as missing"
+expect 0 "2/2 done" -- "$dtbench" table "$out"
+[ "$(grep -c '2/2 done' <<<"$LAST_OUT")" = 4 ] || fail "expected 4 rows with 2/2 done"
+rm "$out"/runs/p3-tree-tasks_per_node2-s*.json
+expect 0 "0/2 done, 2 missing" -- "$dtbench" table "$out"
+expect 0 "reducer.name" -- "$dtbench" table "$out" --format csv --group-by reducer.name
+[ "$(wc -l <<<"$LAST_OUT")" = 3 ] || fail "expected a header and 2 rows"
+grep -qF 'tree,"1,2","2/4 done, 2 missing"' <<<"$(tr -d '\r' <<<"$LAST_OUT")" || fail "the tree row should count 2 missing"
+
+echo "== bad specs and a changed spec are refused"
+expect 2 "made from a different config than this spec gives (first difference at /duration/steps)" -- \
+  "$dtbench" sweep changed.json --out "$out" --local
+$py -c '
+import json
+s = json.load(open("spec.json"))
+s["base"]["output"] = {"dir": "../../escape"}
+json.dump(s, open("escape.json", "w"))
+s = json.load(open("spec.json"))
+s["axes"]["output.record"] = ["../../x.json"]
+json.dump(s, open("escape2.json", "w"))
+s = json.load(open("spec.json"))
+s["axes"]["slurm.nodes"] = [0]
+json.dump(s, open("bad.json", "w"))'
+expect 2 "escape.json: /base/output: set by dtbench sweep" -- "$dtbench" sweep escape.json --out "$work/e1"
+expect 2 "escape2.json: /axes/output.record: set by dtbench sweep" -- "$dtbench" sweep escape2.json --out "$work/e2"
+expect 2 "bad.json: /axes/slurm.nodes/0: expected an integer in [1, 100000], got 0" -- "$dtbench" sweep bad.json --out "$work/e3"
+expect 2 "--wait waits for submitted jobs" -- "$dtbench" sweep spec.json --out "$work/e4" --wait
+[ ! -e "$work/e1" ] && [ ! -e "$work/e2" ] && [ ! -e "$work/e3" ] || fail "a refused spec wrote files"
+
+echo "== every file written lies inside --out"
+stray=$(find "$work" -newer "$work/marker" -type f ! -path "$out/*" ! -name '*.json' ! -name '*.log')
+[ -z "$stray" ] || fail "files outside --out: $stray"
+echo "PASS"
