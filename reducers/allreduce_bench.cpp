@@ -19,6 +19,10 @@
 #include "reducers/mpi_comm.hpp"
 #include "reducers/pattern.hpp"
 #include "reducers/thread_comm.hpp"
+#ifdef DTBENCH_HAVE_CUDA
+#include "reducers/nccl_reducer.hpp"
+#include "workloads/gpu/cuda_check.hpp"
+#endif
 
 namespace dtbench {
 
@@ -56,6 +60,10 @@ std::vector<std::string> resolve_reducers(const std::string& spec, bool mpi_tran
     if (item == "all") {
       for (const auto& n : reducer_names())
         if (n != "mpi" || mpi_transport) out.push_back(n);
+      continue;
+    }
+    if (item == "nccl") {  // GPU only: never part of "all", which must run on every machine
+      out.push_back(item);
       continue;
     }
     if (item == "mpi" && !mpi_transport)
@@ -172,6 +180,12 @@ Json run_allreduce_sweep(Comm& comm, const AllreduceOptions& o, std::ostream* ta
 
   std::vector<std::unique_ptr<Reducer>> reducers;
   for (const auto& name : o.reducers) reducers.push_back(make_reducer(name, comm, o.reducer_options));
+#ifdef DTBENCH_HAVE_CUDA
+  // NCCL reduces device buffers, as nccl-tests does: it gets a device copy of the same data.
+  gpu::DeviceBuffer device_buf;
+  if (std::find(o.reducers.begin(), o.reducers.end(), "nccl") != o.reducers.end())
+    device_buf = gpu::DeviceBuffer(std::max<size_t>(max_count, 1) * sizeof(float));
+#endif
 
   if (table) {
     *table << "# dtbench allreduce: " << p << " ranks (" << comm.transport() << " transport), " << o.iters
@@ -195,12 +209,20 @@ Json run_allreduce_sweep(Comm& comm, const AllreduceOptions& o, std::ostream* ta
   for (size_t bytes : sizes) {
     const size_t count = bytes / sizeof(float);
     for (auto& r : reducers) {
-      for (int i = 0; i < o.warmup; ++i) one_allreduce(*r, buf.data(), count, o.async);
+      float* data = buf.data();
+#ifdef DTBENCH_HAVE_CUDA
+      const bool on_device = r->name() == "nccl";
+      if (on_device) {
+        data = device_buf.as<float>();
+        DTB_CUDA(cudaMemcpy(data, buf.data(), bytes, cudaMemcpyHostToDevice));
+      }
+#endif
+      for (int i = 0; i < o.warmup; ++i) one_allreduce(*r, data, count, o.async);
       comm.barrier();
       Stopwatch sw;
       double last = 0;
       for (int i = 0; i < o.iters; ++i) {
-        one_allreduce(*r, buf.data(), count, o.async);
+        one_allreduce(*r, data, count, o.async);
         const double now = sw.seconds();
         iter_times[static_cast<size_t>(i)] = now - last;
         last = now;
@@ -212,7 +234,13 @@ Json run_allreduce_sweep(Comm& comm, const AllreduceOptions& o, std::ostream* ta
       uint64_t wrong = 0;
       for (int i = 0; i < o.check_iters; ++i) {
         pattern.fill(comm.rank(), buf.data(), count);
-        one_allreduce(*r, buf.data(), count, o.async);
+#ifdef DTBENCH_HAVE_CUDA
+        if (on_device) DTB_CUDA(cudaMemcpy(data, buf.data(), bytes, cudaMemcpyHostToDevice));
+#endif
+        one_allreduce(*r, data, count, o.async);
+#ifdef DTBENCH_HAVE_CUDA
+        if (on_device) DTB_CUDA(cudaMemcpy(buf.data(), data, bytes, cudaMemcpyDeviceToHost));
+#endif
         wrong += pattern.count_wrong(buf.data(), count);
       }
       wrong = sum_over_ranks(comm, wrong);

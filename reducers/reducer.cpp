@@ -10,6 +10,9 @@
 #include "reducers/parameter_server.hpp"
 #include "reducers/ring.hpp"
 #include "reducers/tree.hpp"
+#ifdef DTBENCH_HAVE_CUDA
+#include "reducers/nccl_reducer.hpp"
+#endif
 
 namespace dtbench {
 
@@ -119,6 +122,14 @@ std::unique_ptr<Reducer> make_reducer(const std::string& name, Comm& comm, const
   if (name == "ring") return std::make_unique<Ring>(comm, options);
   if (name == "halving_doubling") return std::make_unique<HalvingDoubling>(comm, options);
   if (name == "mpi") return std::make_unique<MpiReducer>(comm);
+  // NCCL is not in reducer_names(): "all" means the host reducers, which run on any machine.
+  if (name == "nccl") {
+#ifdef DTBENCH_HAVE_CUDA
+    return std::make_unique<NcclReducer>(comm);
+#else
+    throw BadInput("reducer 'nccl' needs a dtbench built with CUDA and NCCL; this build has no CUDA");
+#endif
+  }
   std::ostringstream valid;
   for (const auto& n : reducer_names()) valid << (valid.tellp() > 0 ? ", " : "") << n;
   throw BadInput("unknown reducer '" + name + "'; valid names: " + valid.str());

@@ -95,7 +95,10 @@ fs::path array_script_path(const Layout& l, size_t group) {
 std::vector<std::string> launch_words(const Json& slurm, const Layout& l, const std::string& config) {
   std::vector<std::string> w;
   if (slurm["launcher"] == "srun") {
-    w = {"srun", "--mpi=" + slurm["mpi"].get<std::string>()};
+    // --kill-on-bad-exit: a rank that dies ends the whole step instead of leaving the others waiting
+    // in a collective until the time limit. Safe for preemption: dtbench train's ranks leave together
+    // (a final barrier) after rank 0 has written the record, so exit code 3 kills nothing half-done.
+    w = {"srun", "--mpi=" + slurm["mpi"].get<std::string>(), "--kill-on-bad-exit=1"};
   } else {
     w = {"mpirun"};
   }

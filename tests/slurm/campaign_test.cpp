@@ -85,7 +85,7 @@ TEST(Script, AsksForTheResourcesAndSignalsAndQuotesEverything) {
   EXPECT_TRUE(has_line(s, "#SBATCH --error=\"/scratch/my runs/100%%/runs/p0-nodes2-s1.err\""));
   EXPECT_TRUE(has_line(s, "module load openmpi"));
   EXPECT_TRUE(has_line(s, "config='/scratch/my runs/100%/configs/p0-nodes2-s1.json'"));
-  EXPECT_TRUE(has_line(s, "launch=('srun' '--mpi=pmix' '--cpu-bind=cores' 'x y' '/opt/my tools/dtbench' 'train' "
+  EXPECT_TRUE(has_line(s, "launch=('srun' '--mpi=pmix' '--kill-on-bad-exit=1' '--cpu-bind=cores' 'x y' '/opt/my tools/dtbench' 'train' "
                           "\"$config\" '--resume')"))
       << s;
   // All #SBATCH lines come before the first command, or sbatch ignores them.

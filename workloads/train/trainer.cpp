@@ -182,6 +182,7 @@ class Run {
   double run_start_ = 0;  // now_seconds() at run_start, shifted back by time spent before a resume
   double last_progress_ = 0;
   bool stop_requested_ = false;
+  int stop_signal_ = 0;
   Json asynchronous_;  // async SGD: the server's staleness statistics
   std::string started_utc_;
 };
@@ -354,9 +355,11 @@ void Run::train_step(int64_t step) {
       for (float& g : grads) g *= inv;
   }
 
-  // Per-step consensus: summed loss, summed local gradient norms, non-finite count, stop requests.
-  double agree[4] = {loss, small_norm_sq, std::isfinite(loss) ? 0.0 : 1.0, g_stop_signal.load() ? 1.0 : 0.0};
-  MPI_Allreduce(MPI_IN_PLACE, agree, 4, MPI_DOUBLE, MPI_SUM, world_);
+  // Per-step consensus: summed loss, summed local gradient norms, non-finite count, ranks that got a
+  // stop signal and the sum of their signal numbers (so every rank learns which signal it was).
+  const int sig = g_stop_signal.load();
+  double agree[5] = {loss, small_norm_sq, std::isfinite(loss) ? 0.0 : 1.0, sig ? 1.0 : 0.0, static_cast<double>(sig)};
+  MPI_Allreduce(MPI_IN_PLACE, agree, 5, MPI_DOUBLE, MPI_SUM, world_);
   if (agree[2] > 0)
     throw Diverged(step, "loss became NaN or Inf at step " + std::to_string(step + 1) + " (on " +
                             std::to_string(static_cast<int>(agree[2])) + " of " + std::to_string(ranks_) + " ranks)");
@@ -390,7 +393,10 @@ void Run::train_step(int64_t step) {
   st_.train_loss_sum += agree[0] / ranks_;
   st_.train_loss_steps++;
   st_.step = step + 1;
-  if (agree[3] > 0) stop_requested_ = true;
+  if (agree[3] > 0) {
+    stop_requested_ = true;
+    stop_signal_ = static_cast<int>(agree[4] / agree[3]);
+  }
 }
 
 // Local SGD: the models drift apart between averages; the average of weights and batch-norm running
@@ -656,11 +662,12 @@ int Run::execute() {
       }
       if (stop_requested_ && done < total_steps_) {
         st_.elapsed = now_seconds() - run_start_;
-        st_.preemptions.push_back({{"signal", g_stop_signal.load()}, {"at_step", done}, {"utc", utc_timestamp()}});
+        st_.preemptions.push_back({{"signal", stop_signal_}, {"at_step", done}, {"utc", utc_timestamp()}});
         checkpoint(done);
         write_record(RunStatus::preempted, "stopped by a signal at step " + std::to_string(done) +
                                                "; resume with dtbench train --resume");
         if (rank_ == 0) std::printf("preempted at step %lld: checkpoint %s\n", static_cast<long long>(done), ckpt_dir_.c_str());
+        MPI_Barrier(world_);  // leave together: no rank exits (and gets its peers killed) before the record exists
         return kExitPreempted;
       }
     }
@@ -679,6 +686,7 @@ int Run::execute() {
     std::error_code ec;
     fs::remove_all(ckpt_dir_, ec);  // the run is over: its checkpoint is no longer needed
   }
+  MPI_Barrier(world_);
   return 0;
 }
 

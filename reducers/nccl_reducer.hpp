@@ -1,0 +1,87 @@
+// Reducers for gradient buffers that live on a GPU (built only with CUDA).
+//
+// NcclReducer: ncclAllReduce (sum, float32, in place) on its own CUDA stream. The communicator is
+// bootstrapped over the Comm itself: rank 0 creates the NCCL unique id (ncclGetUniqueId) and sends it to
+// every other rank, then all call ncclCommInitRank; so it runs under MPI and on the in-process thread
+// transport alike. Each rank uses device (local rank mod device count): the local rank from the launcher's
+// environment (SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID) under MPI, the rank itself on
+// the thread transport; NCCL refuses two ranks of one communicator on one device. Without a usable device
+// the constructor throws BadInput "reducer nccl: no CUDA device: ..." (exit 2).
+//
+// run() orders the allreduce after the producer stream (set_producer_stream: an event recorded on it, the
+// NCCL stream waits for it), so a bucket announced during backward goes on the wire as soon as its
+// gradients are computed, while backward continues on the model's stream; without a producer it waits for
+// the whole device first. It returns when the allreduce has finished (the Reducer contract: the buffer is
+// final when run returns); on the reducer's communication thread that wait overlaps backward. A buffer in
+// host memory is copied to a device buffer of the reducer's and back, so `dtbench allreduce --reducer
+// nccl` also runs on host buffers (its time then includes the two copies).
+//
+// NCCL's ring and tree allreduces add in an order fixed by the topology, rank count and size, so a run
+// repeats bit for bit on the same machine and rank count.
+//
+// HostStagedReducer: any host reducer (ring, tree, mpi, ...) on device buffers, through pinned host copies:
+// device -> host on its own stream (after the producer stream), the inner reducer's allreduce on the host
+// copy, host -> device. It keeps the inner reducer's name and bus factor, so records stay comparable with
+// the CPU runs and with NCCL. Host buffers pass straight through.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <memory>
+#include <string>
+
+#include "reducers/reducer.hpp"
+#include "workloads/gpu/device.hpp"
+
+namespace dtbench {
+
+class NcclReducer : public Reducer {
+ public:
+  explicit NcclReducer(Comm& comm);
+  ~NcclReducer() override;
+  std::string name() const override { return "nccl"; }
+  double bus_factor(int nranks) const override { return allreduce_bus_factor(nranks); }
+
+  // The stream the gradients are produced on (nullptr: wait for the whole device before each allreduce).
+  void set_producer_stream(cudaStream_t producer) { producer_ = producer; }
+  int device() const { return device_; }
+
+ protected:
+  void run(float* data, size_t count) override;
+
+ private:
+  void check(ncclResult_t r, const char* call) const;
+  int device_ = 0;
+  ncclComm_t nccl_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t ready_ = nullptr;
+  cudaStream_t producer_ = nullptr;
+  gpu::DeviceBuffer staging_;  // for host buffers
+};
+
+class HostStagedReducer : public Reducer {
+ public:
+  // Uses the calling thread's current device. inner must run on the same comm.
+  HostStagedReducer(Comm& comm, std::unique_ptr<Reducer> inner, cudaStream_t producer = nullptr);
+  ~HostStagedReducer() override;
+  std::string name() const override { return inner_->name(); }
+  double bus_factor(int nranks) const override { return inner_->bus_factor(nranks); }
+  const Reducer& inner() const { return *inner_; }
+
+ protected:
+  void run(float* data, size_t count) override;
+
+ private:
+  std::unique_ptr<Reducer> inner_;
+  cudaStream_t producer_;
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t ready_ = nullptr;
+  gpu::PinnedBuffer staging_;
+};
+
+// Whether p points to device (or managed) memory that kernels and NCCL can use directly.
+bool is_device_pointer(const void* p);
+
+}  // namespace dtbench

@@ -1,0 +1,112 @@
+// The NCCL reducer against the MPI ring under mpiexec (CTest: mpiexec -n 2). Each rank uses the device of
+// its local rank; NCCL needs one device per rank, so with fewer devices than ranks every rank prints why
+// and exits 77, which CTest reports as skipped.
+//
+// Checks, per size (0, 1, 1000, 2^20 + 3 floats):
+//   - on the nccl-tests pattern (integer partial sums below 2^24: exact in any order) NCCL's result is
+//     exactly the expected sum, on device buffers, blocking and through start/wait;
+//   - on random data, NCCL's result equals the MPI ring's (reducers/ring.hpp on the host) to 1e-6 of the
+//     largest magnitude: two ranks add each element once, so both give the same fp32 sum a + b; the
+//     tolerance only covers a reduction order that differed;
+//   - the ring through HostStagedReducer on device buffers equals the ring on the host bit for bit.
+// Exit 0 when every check passed, 1 otherwise (every rank agrees on the outcome).
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "reducers/mpi_comm.hpp"
+#include "reducers/nccl_reducer.hpp"
+#include "reducers/pattern.hpp"
+#include "workloads/gpu/cuda_check.hpp"
+#include "workloads/gpu/device.hpp"
+
+using namespace dtbench;
+
+namespace {
+
+std::vector<float> download(const gpu::DeviceBuffer& d, size_t n) {
+  std::vector<float> v(n);
+  if (n > 0) DTB_CUDA(cudaMemcpy(v.data(), d.get(), n * sizeof(float), cudaMemcpyDeviceToHost));
+  return v;
+}
+
+void upload(gpu::DeviceBuffer& d, const std::vector<float>& v) {
+  if (!v.empty()) DTB_CUDA(cudaMemcpy(d.get(), v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
+}
+
+int checks(MpiComm& comm) {
+  int failures = 0;
+  auto fail = [&](const char* what, size_t count, double detail) {
+    std::fprintf(stderr, "rank %d: %s failed at %zu floats (%g)\n", comm.rank(), what, count, detail);
+    ++failures;
+  };
+  auto nccl = make_reducer("nccl", comm);
+  auto ring = make_reducer("ring", comm);
+  HostStagedReducer staged(comm, make_reducer("ring", comm));
+  const CheckPattern pattern(comm.size());
+  for (size_t count : {size_t(0), size_t(1), size_t(1000), (size_t(1) << 20) + 3}) {
+    gpu::DeviceBuffer d(std::max<size_t>(count, 1) * sizeof(float));
+    std::vector<float> h(count);
+    pattern.fill(comm.rank(), h.data(), count);
+    upload(d, h);
+    nccl->allreduce(d.as<float>(), count);
+    size_t wrong = pattern.count_wrong(download(d, count).data(), count);
+    if (wrong != 0) fail("nccl exact pattern (blocking)", count, double(wrong));
+    upload(d, h);
+    nccl->start(d.as<float>(), count);
+    nccl->wait();
+    wrong = pattern.count_wrong(download(d, count).data(), count);
+    if (wrong != 0) fail("nccl exact pattern (start/wait)", count, double(wrong));
+
+    Rng rng(77, {uint64_t(comm.rank())});
+    std::vector<float> x(count);
+    for (float& v : x) v = float(rng.normal());
+    std::vector<float> ring_result = x;
+    ring->allreduce(ring_result.data(), count);
+    upload(d, x);
+    nccl->allreduce(d.as<float>(), count);
+    const std::vector<float> nccl_result = download(d, count);
+    double diff = 0.0, scale = 0.0;
+    for (size_t i = 0; i < count; ++i) {
+      diff = std::max(diff, std::fabs(double(nccl_result[i]) - ring_result[i]));
+      scale = std::max(scale, std::fabs(double(ring_result[i])));
+    }
+    if (diff > 1e-6 * scale) fail("nccl vs ring", count, diff / scale);
+    upload(d, x);
+    staged.allreduce(d.as<float>(), count);
+    if (download(d, count) != ring_result) fail("host-staged ring vs ring", count, 0.0);
+  }
+  return failures;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MpiSession session(&argc, &argv);
+  MpiComm comm;
+  const int devices = gpu::device_count();
+  // Every rank sees the same count on one node; take the smallest over the job to agree.
+  int least = devices;
+  MPI_Allreduce(MPI_IN_PLACE, &least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (least < comm.size()) {
+    if (comm.rank() == 0) {
+      std::printf("SKIP: NCCL needs one CUDA device per rank: %d ranks, %d device(s)%s%s\n", comm.size(), least,
+                  least == 0 ? "; no CUDA device: " : "", least == 0 ? gpu::no_device_reason().c_str() : "");
+    }
+    return 77;
+  }
+  int failures = 0;
+  try {
+    failures = checks(comm);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rank %d: %s\n", comm.rank(), e.what());
+    failures = 1;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (comm.rank() == 0) std::printf("%s: %d failed check(s)\n", failures == 0 ? "OK" : "FAILED", failures);
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,248 @@
+// The GPU runtime parts that need no device, and the behaviour of a machine without one.
+//
+// - LossScaler: the sequence of scales and skip decisions against PyTorch's GradScaler rule written out by
+//   hand (init 2^16; an overflow halves the scale and skips; 2000 good steps in a row double it), exact.
+// - local_rank_from_env: SLURM_LOCALID before OMPI_COMM_WORLD_LOCAL_RANK before MPI_LOCALRANKID, else the
+//   fallback; a malformed value is BadInput naming the variable.
+// - the model spec check accepts the GPU's fp16 and names a bad precision.
+// - without a device (this build machine), everything that asks for the GPU stops with BadInput (exit 2)
+//   whose message says "no CUDA device" and who asked: the model, the trainer adapter, the NCCL reducer
+//   (also through make_reducer), the host-staging wrapper. On a machine with a device these skip.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "core/error.hpp"
+#include "reducers/nccl_reducer.hpp"
+#include "reducers/thread_comm.hpp"
+#include "tests/gpu/gpu_test_util.hpp"
+#include "workloads/gpu/fused_optimizer.hpp"
+#include "workloads/gpu/gpu_model.hpp"
+#include "workloads/gpu/loss_scaler.hpp"
+#include "workloads/gpu/train_adapter.hpp"
+
+namespace dtbench::test {
+namespace {
+
+using gpu::LossScaler;
+using gpu::LossScalerOptions;
+
+TEST(LossScaler, BacksOffOnOverflowAndGrowsAfterTheInterval) {
+  LossScalerOptions o;
+  o.growth_interval = 3;
+  LossScaler s(o);
+  EXPECT_EQ(s.scale(), 65536.0);
+  EXPECT_FALSE(s.update(true));  // overflow: skip, halve
+  EXPECT_EQ(s.scale(), 32768.0);
+  EXPECT_TRUE(s.update(false));
+  EXPECT_TRUE(s.update(false));
+  EXPECT_EQ(s.scale(), 32768.0);
+  EXPECT_TRUE(s.update(false));  // third good step in a row: double
+  EXPECT_EQ(s.scale(), 65536.0);
+  EXPECT_TRUE(s.update(false));
+  EXPECT_FALSE(s.update(true));  // an overflow restarts the run of good steps
+  EXPECT_FALSE(s.update(true));
+  EXPECT_EQ(s.scale(), 16384.0);
+  EXPECT_EQ(s.consecutive_skips(), 2);
+  EXPECT_TRUE(s.update(false));
+  EXPECT_TRUE(s.update(false));
+  EXPECT_EQ(s.scale(), 16384.0);
+  EXPECT_TRUE(s.update(false));
+  EXPECT_EQ(s.scale(), 32768.0);
+  EXPECT_EQ(s.skipped_steps(), 3);
+  EXPECT_EQ(s.consecutive_skips(), 0);
+}
+
+TEST(LossScaler, DefaultIntervalIsTorchs2000) {
+  LossScaler s;
+  for (int i = 0; i < 1999; ++i) ASSERT_TRUE(s.update(false));
+  EXPECT_EQ(s.scale(), 65536.0);
+  EXPECT_TRUE(s.update(false));
+  EXPECT_EQ(s.scale(), 131072.0);
+}
+
+TEST(LossScaler, NeverGrowsToInfinity) {
+  LossScalerOptions o;
+  o.init_scale = 1e308;
+  o.growth_interval = 1;
+  LossScaler s(o);
+  EXPECT_TRUE(s.update(false));
+  EXPECT_EQ(s.scale(), 1e308);
+}
+
+TEST(LossScaler, DisabledKeepsScaleOneAndReportsOverflowAsNoStep) {
+  LossScalerOptions o;
+  o.enabled = false;
+  LossScaler s(o);
+  EXPECT_EQ(s.scale(), 1.0);
+  EXPECT_TRUE(s.update(false));
+  EXPECT_FALSE(s.update(true));
+  EXPECT_EQ(s.scale(), 1.0);
+  EXPECT_EQ(s.skipped_steps(), 0);
+}
+
+TEST(LossScaler, StateRoundTripGivesTheSameNextDecisions) {
+  LossScalerOptions o;
+  o.growth_interval = 4;
+  LossScaler a(o);
+  a.update(true);
+  a.update(false);
+  a.update(false);
+  LossScaler b(o);
+  b.load_state(a.save_state());
+  for (bool overflow : {false, false, true, false}) {
+    EXPECT_EQ(a.update(overflow), b.update(overflow));
+    EXPECT_EQ(a.scale(), b.scale());
+  }
+  EXPECT_THROW(b.load_state(Json{{"scale", 2.0}}), BadInput);
+  EXPECT_THROW(b.load_state(Json{{"scale", -1.0}, {"growth_tracker", 0}, {"skipped", 0}, {"consecutive_skips", 0}}),
+               BadInput);
+}
+
+TEST(LossScaler, RejectsOptionsOutOfRange) {
+  LossScalerOptions o;
+  o.backoff_factor = 1.0;
+  try {
+    LossScaler s(o);
+    FAIL() << "no error";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("backoff_factor must be in (0, 1)"), std::string::npos) << e.what();
+  }
+  o = {};
+  o.growth_factor = 1.0;
+  EXPECT_THROW(LossScaler{o}, BadInput);
+  o = {};
+  o.growth_interval = 0;
+  EXPECT_THROW(LossScaler{o}, BadInput);
+  o = {};
+  o.init_scale = 0.0;
+  EXPECT_THROW(LossScaler{o}, BadInput);
+}
+
+// Sets or clears environment variables for one test and restores them afterwards.
+class LocalRankEnv : public ::testing::Test {
+ protected:
+  static constexpr const char* kVars[3] = {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"};
+  void SetUp() override {
+    for (const char* v : kVars) {
+      const char* old = std::getenv(v);
+      saved_.emplace_back(old != nullptr, old != nullptr ? old : "");
+      unsetenv(v);
+    }
+  }
+  void TearDown() override {
+    for (size_t i = 0; i < 3; ++i) {
+      if (saved_[i].first) setenv(kVars[i], saved_[i].second.c_str(), 1);
+      else unsetenv(kVars[i]);
+    }
+  }
+  std::vector<std::pair<bool, std::string>> saved_;
+};
+
+TEST_F(LocalRankEnv, LauncherVariablesInOrderElseFallback) {
+  EXPECT_EQ(gpu::local_rank_from_env(5), 5);
+  setenv("MPI_LOCALRANKID", "3", 1);
+  EXPECT_EQ(gpu::local_rank_from_env(5), 3);
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "2", 1);
+  EXPECT_EQ(gpu::local_rank_from_env(5), 2);
+  setenv("SLURM_LOCALID", "1", 1);
+  EXPECT_EQ(gpu::local_rank_from_env(5), 1);
+}
+
+TEST_F(LocalRankEnv, MalformedValueNamesTheVariable) {
+  setenv("SLURM_LOCALID", "x1", 1);
+  try {
+    gpu::local_rank_from_env(0);
+    FAIL() << "no error";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("SLURM_LOCALID='x1'"), std::string::npos) << e.what();
+  }
+  setenv("SLURM_LOCALID", "-1", 1);
+  EXPECT_THROW(gpu::local_rank_from_env(0), BadInput);
+}
+
+TEST(GpuSpec, AcceptsFp16AndNamesABadPrecision) {
+  models::ModelSpec s;
+  s.arch = "resnet8";
+  s.precision = "fp16";
+  EXPECT_NO_THROW(gpu::validate(s));
+  s.precision = "fp8";
+  try {
+    gpu::validate(s);
+    FAIL() << "no error";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("precision 'fp8' is unknown (expected fp32, bf16 or fp16)"),
+              std::string::npos)
+        << e.what();
+  }
+  s.precision = "bf16";
+  s.arch = "resnet9";
+  EXPECT_THROW(gpu::validate(s), BadInput);
+}
+
+TEST(GpuOptimizerFactory, RejectsOptimizersWithoutKernelsAndBadValuesBeforeTheDevice) {
+  optim::ParamTable table({{"w", 0, 10, optim::TensorKind::fc_weight}});
+  try {
+    gpu::make_gpu_optimizer(Json{{"name", "adagrad"}}, table, nullptr);
+    FAIL() << "no error";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("'adagrad' has no fused GPU kernels (the gpu backend has sgd, adam, adamw, "
+                                         "lars, lamb)"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    gpu::make_gpu_optimizer(Json{{"name", "sgd"}, {"momentum", 1.0}}, table, nullptr);
+    FAIL() << "no error";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("/optimizer/momentum: must be in [0, 1), got 1"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(gpu::make_gpu_optimizer(Json{{"name", "lamb"}, {"trust_clip", -1.0}}, table, nullptr), BadInput);
+  EXPECT_THROW(gpu::make_gpu_optimizer(Json{{"name", "adam"}, {"weight_decay", -1.0}}, table, nullptr), BadInput);
+}
+
+// ---- a machine without a device -------------------------------------------------------------------------
+
+#define DTB_REQUIRE_NO_DEVICE()                                                                    \
+  do {                                                                                             \
+    if (gpu::device_count() > 0) GTEST_SKIP() << "a CUDA device is present: this test covers machines without one"; \
+  } while (0)
+
+void expect_no_device(const std::function<void()>& f, const std::string& who) {
+  try {
+    f();
+    FAIL() << who << ": no error";
+  } catch (const BadInput& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind(who + ": no CUDA device: ", 0), 0u) << m;
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+  }
+}
+
+TEST(NoDevice, CountIsZeroWithAReason) {
+  DTB_REQUIRE_NO_DEVICE();
+  EXPECT_EQ(gpu::device_count(), 0);
+  EXPECT_FALSE(gpu::no_device_reason().empty());
+  // Asking twice gives the same answer (the runtime's error was cleared, not left sticky).
+  EXPECT_EQ(gpu::no_device_reason(), gpu::no_device_reason());
+}
+
+TEST(NoDevice, EveryGpuEntryPointIsBadInput) {
+  DTB_REQUIRE_NO_DEVICE();
+  models::ModelSpec s;
+  s.arch = "resnet8";
+  expect_no_device([&] { gpu::GpuModel m(s, 1); }, "gpu model");
+  expect_no_device([&] { gpu::GpuTrainingModel m(s, 1, 0); }, "model");
+  expect_no_device([&] { gpu::select_device(0, "train"); }, "train");
+  optim::ParamTable table({{"w", 0, 10, optim::TensorKind::fc_weight}});
+  expect_no_device([&] { gpu::make_gpu_optimizer(Json{{"name", "sgd"}}, table, nullptr); }, "gpu optimizer sgd");
+  run_ranks(1, [&](Comm& comm) {
+    expect_no_device([&] { NcclReducer r(comm); }, "reducer nccl");
+    expect_no_device([&] { make_reducer("nccl", comm); }, "reducer nccl");
+    expect_no_device([&] { HostStagedReducer r(comm, make_reducer("ring", comm)); }, "reducer ring on device buffers");
+  });
+}
+
+}  // namespace
+}  // namespace dtbench::test

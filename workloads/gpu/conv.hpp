@@ -1,0 +1,62 @@
+// 2-D convolution through cuDNN (cudnnConvolutionForward / BackwardData / BackwardFilter), the GPU twin
+// of workloads/cpu/conv.hpp: x N x C x H x W -> y N x K x P x Q, P = (H + 2 pad - kernel) / stride + 1,
+// weight K x C x kernel x kernel (OIHW, canonical in the flat buffer), no bias (a batch norm follows
+// every convolution of the ResNets).
+//
+// Algorithms come from cuDNN's heuristics (cudnnGet...Algorithm_v7), taking the first one that succeeds,
+// is deterministic (so runs repeat bit for bit) and needs at most kMaxWorkspaceBytes. In fp32 only FMA
+// kernels are allowed (CUDNN_FMA_MATH: no TF32), so results match the CPU backend to fp32 rounding; in
+// bf16 and fp16 tensor-core kernels are allowed, with fp32 accumulation. Weights are read from the
+// compute-precision copy; the weight gradient is written into the compute-precision gradient copy and
+// announced (the plan turns it into fp32).
+#pragma once
+
+#include <cudnn.h>
+
+#include <string>
+
+#include "workloads/gpu/plan.hpp"
+
+namespace dtbench::gpu {
+
+struct ConvShape {
+  int in_c = 0;
+  int out_c = 0;
+  int kernel = 3;
+  int stride = 1;
+  int pad = 0;
+
+  int out_size(int in) const { return (in + 2 * pad - kernel) / stride + 1; }
+  size_t weight_size() const { return size_t(out_c) * size_t(in_c) * size_t(kernel) * size_t(kernel); }
+};
+
+class Conv {
+ public:
+  static constexpr size_t kMaxWorkspaceBytes = size_t{1} << 30;
+
+  // Appends the forward (x: N x in_c x H x W in the plan's precision).
+  Conv(GpuPlan& plan, std::string name, const ConvShape& shape, size_t weight_offset, const Tensor& x);
+  ~Conv();
+  Conv(const Conv&) = delete;
+  Conv& operator=(const Conv&) = delete;
+
+  const Tensor& y() const { return y_; }
+  // Appends the backward: dw (announced), then dx when need_dx (else the returned tensor is empty).
+  Tensor backward(GpuPlan& plan, const Tensor& dy, bool need_dx);
+
+  // The chosen algorithms, for tests and logs.
+  cudnnConvolutionFwdAlgo_t forward_algo() const { return fwd_algo_; }
+
+ private:
+  std::string name_;
+  ConvShape shape_;
+  size_t weight_offset_;
+  Tensor x_, y_;
+  cudnnFilterDescriptor_t w_desc_ = nullptr;
+  cudnnConvolutionDescriptor_t fwd_conv_ = nullptr, bwd_data_conv_ = nullptr, bwd_filter_conv_ = nullptr;
+  cudnnConvolutionFwdAlgo_t fwd_algo_{};
+  cudnnConvolutionBwdDataAlgo_t bwd_data_algo_{};
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter_algo_{};
+};
+
+}  // namespace dtbench::gpu

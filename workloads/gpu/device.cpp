@@ -1,0 +1,125 @@
+#include "workloads/gpu/device.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/error.hpp"
+#include "workloads/gpu/cuda_check.hpp"
+
+namespace dtbench::gpu {
+
+void throw_failed_call(const std::string& library, const char* call, const char* file, int line,
+                       const std::string& message) {
+  int device = -1;
+  cudaGetDevice(&device);
+  throw RunFailed(library + " call failed on device " + std::to_string(device) + ": " + call + " (" + file + ":" +
+                  std::to_string(line) + "): " + message);
+}
+
+void check_launch(const char* kernel, const char* file, int line) {
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) {
+    throw_failed_call("CUDA", kernel, file, line,
+                      std::string("kernel launch: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+  }
+}
+
+namespace {
+
+// count and the reason it is 0 (empty when the call succeeded).
+std::pair<int, std::string> query_devices() {
+  int count = 0;  // left untouched by a failing cudaGetDeviceCount
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clear it, so later calls do not report it again
+    return {0, std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")"};
+  }
+  if (count <= 0) return {0, "cudaGetDeviceCount reports 0 devices"};
+  return {count, ""};
+}
+
+}  // namespace
+
+int device_count() { return query_devices().first; }
+
+std::string no_device_reason() { return query_devices().second; }
+
+void require_device(const std::string& who) {
+  const std::string reason = no_device_reason();
+  if (!reason.empty()) throw BadInput(who + ": no CUDA device: " + reason);
+}
+
+int local_rank_from_env(int fallback) {
+  for (const char* name : {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"}) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') continue;
+    char* end = nullptr;
+    const long r = std::strtol(v, &end, 10);
+    if (*end != '\0' || r < 0 || r > 1 << 20) {
+      throw BadInput(std::string("environment variable ") + name + "='" + v +
+                     "' is not a local rank (a non-negative integer)");
+    }
+    return static_cast<int>(r);
+  }
+  return fallback;
+}
+
+int select_device(int local_rank, const std::string& who) {
+  require_device(who);
+  const int device = local_rank % device_count();
+  DTB_CUDA(cudaSetDevice(device));
+  return device;
+}
+
+std::string device_description(int device) {
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    return "device " + std::to_string(device) + " (properties unavailable)";
+  }
+  char gib[32];
+  std::snprintf(gib, sizeof gib, "%.1f", static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
+  return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " + gib +
+         " GiB)";
+}
+
+DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
+  if (bytes == 0) return;
+  DTB_CUDA(cudaMalloc(&p_, bytes));
+  DTB_CUDA(cudaMemset(p_, 0, bytes));
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (p_ != nullptr) cudaFree(p_);
+}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    if (p_ != nullptr) cudaFree(p_);
+    p_ = std::exchange(o.p_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+PinnedBuffer::PinnedBuffer(size_t bytes) : bytes_(bytes) {
+  if (bytes == 0) return;
+  DTB_CUDA(cudaMallocHost(&p_, bytes));
+}
+
+PinnedBuffer::~PinnedBuffer() {
+  if (p_ != nullptr) cudaFreeHost(p_);
+}
+
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
+  if (this != &o) {
+    if (p_ != nullptr) cudaFreeHost(p_);
+    p_ = std::exchange(o.p_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+}  // namespace dtbench::gpu

@@ -1,0 +1,42 @@
+#include "workloads/gpu/dropout.hpp"
+
+#include <stdexcept>
+
+#include "core/rng.hpp"
+#include "workloads/gpu/cuda_check.hpp"
+#include "workloads/gpu/kernels.hpp"
+
+namespace dtbench::gpu {
+
+Dropout::Dropout(GpuPlan& plan, std::string name, float p, uint64_t seed, uint64_t stream, const uint64_t* step,
+                 const Tensor& x)
+    : name_(std::move(name)), p_(p), seed_(seed), stream_id_(stream), step_(step), x_(x), host_mask_(x.count()) {
+  if (!plan.training()) throw std::logic_error(name_ + ": dropout belongs to training plans only");
+  y_ = plan.alloc(x.n, x.c, x.h, x.w, x.dt);
+  mask_ = static_cast<uint8_t*>(plan.alloc_bytes(x.count()));
+  DTB_CUDA(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming));
+  DTB_CUDA(cudaEventRecord(copied_, plan.stream()));
+  plan.forward(name_, [this, &plan]() {
+    DTB_CUDA(cudaEventSynchronize(copied_));  // the previous step's copy has read the pinned mask
+    uint8_t* m = host_mask_.as<uint8_t>();
+    Rng rng(seed_, {stream_id_, *step_});
+    for (size_t i = 0, n = x_.count(); i < n; ++i) m[i] = rng.uniform() >= double(p_) ? 1 : 0;
+    DTB_CUDA(cudaMemcpyAsync(mask_, m, x_.count(), cudaMemcpyHostToDevice, plan.stream()));
+    DTB_CUDA(cudaEventRecord(copied_, plan.stream()));
+    kernels::dropout_apply(y_.data, x_.data, mask_, x_.count(), 1.0f / (1.0f - p_), x_.dt, plan.stream());
+  });
+}
+
+Dropout::~Dropout() {
+  if (copied_ != nullptr) cudaEventDestroy(copied_);
+}
+
+Tensor Dropout::backward(GpuPlan& plan, const Tensor& dy) {
+  Tensor dx = plan.alloc(x_.n, x_.c, x_.h, x_.w, x_.dt);
+  plan.backward(name_ + ".bwd", [this, &plan, dy, dx]() {
+    kernels::dropout_apply(dx.data, dy.data, mask_, x_.count(), 1.0f / (1.0f - p_), x_.dt, plan.stream());
+  });
+  return dx;
+}
+
+}  // namespace dtbench::gpu

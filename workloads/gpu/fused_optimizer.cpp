@@ -1,0 +1,262 @@
+#include "workloads/gpu/fused_optimizer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include "optim/clip.hpp"
+#include "optim/state_io.hpp"
+#include "workloads/gpu/cuda_check.hpp"
+#include "workloads/gpu/gpu_optimizers.hpp"
+
+namespace dtbench::gpu {
+
+namespace {
+
+// optim/optimizer.cpp's state magic: the format is shared with the CPU optimizers.
+constexpr char kStateMagic[] = "DTBOPT01";
+
+template <class T>
+DeviceBuffer upload(const std::vector<T>& v) {
+  DeviceBuffer b(std::max<size_t>(v.size(), 1) * sizeof(T));
+  if (!v.empty()) DTB_CUDA(cudaMemcpy(b.get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return b;
+}
+
+}  // namespace
+
+GpuOptimizer::GpuOptimizer(std::string name, optim::ParamTable table, optim::CommonOptions common,
+                           cudaStream_t stream)
+    : name_(std::move(name)), table_(std::move(table)), common_(common), stream_(stream) {
+  optim::check_common(common_);
+  require_device("gpu optimizer " + name_);
+  std::vector<uint64_t> begin, end;
+  std::vector<int32_t> tensor, first, count;
+  std::vector<uint8_t> bn_or_bias;
+  decay_.resize(table_.num_tensors());
+  for (size_t i = 0; i < table_.num_tensors(); ++i) {
+    const optim::TensorInfo& t = table_[i];
+    const bool exempt = optim::is_bn_or_bias(t.kind);
+    decay_[i] = common_.no_decay_bn_bias && exempt ? 0.0 : common_.weight_decay;
+    bn_or_bias.push_back(exempt ? 1 : 0);
+    first.push_back(static_cast<int32_t>(begin.size()));
+    for (size_t b = t.offset; b < t.offset + t.size; b += kChunkElements) {
+      begin.push_back(b);
+      end.push_back(std::min(b + kChunkElements, t.offset + t.size));
+      tensor.push_back(static_cast<int32_t>(i));
+    }
+    count.push_back(static_cast<int32_t>(begin.size()) - first.back());
+  }
+  if (begin.size() > size_t(std::numeric_limits<int32_t>::max())) {
+    throw std::invalid_argument("GpuOptimizer: too many chunks for one buffer");
+  }
+  chunk_begin_ = upload(begin);
+  chunk_end_ = upload(end);
+  chunk_tensor_ = upload(tensor);
+  tensor_first_ = upload(first);
+  tensor_count_ = upload(count);
+  decay_dev_ = upload(decay_);
+  bn_or_bias_dev_ = upload(bn_or_bias);
+  none_dev_ = DeviceBuffer(std::max<size_t>(table_.num_tensors(), 1));  // zero-filled
+  const size_t nc = std::max<size_t>(begin.size(), 1), nt = std::max<size_t>(table_.num_tensors(), 1);
+  scratch_ = DeviceBuffer((2 * nc + 2 * nt) * sizeof(double));
+  host_sums_ = PinnedBuffer(nt * sizeof(double));
+
+  chunks_.begin = chunk_begin_.as<const uint64_t>();
+  chunks_.end = chunk_end_.as<const uint64_t>();
+  chunks_.tensor = chunk_tensor_.as<const int32_t>();
+  chunks_.first = tensor_first_.as<const int32_t>();
+  chunks_.count = tensor_count_.as<const int32_t>();
+  chunks_.num_chunks = static_cast<int>(begin.size());
+  chunks_.num_tensors = static_cast<int>(table_.num_tensors());
+  double* s = scratch_.as<double>();
+  sums_.chunk_a = s;
+  sums_.chunk_b = s + nc;
+  sums_.tensor_a = s + 2 * nc;
+  sums_.tensor_b = s + 2 * nc + nt;
+}
+
+GpuOptimizer::~GpuOptimizer() = default;
+
+DeviceBuffer GpuOptimizer::state_buffer() const {
+  return DeviceBuffer(std::max<size_t>(table_.buffer_size(), 1) * sizeof(float));
+}
+
+void GpuOptimizer::check_sizes(std::span<float> params, std::span<const float> grads) const {
+  if (params.size() != table_.buffer_size() || grads.size() != table_.buffer_size()) {
+    throw std::invalid_argument("GpuOptimizer::step: parameter and gradient buffers must have " +
+                                std::to_string(table_.buffer_size()) + " elements, got " +
+                                std::to_string(params.size()) + " and " + std::to_string(grads.size()));
+  }
+}
+
+void GpuOptimizer::step(std::span<float> params, std::span<const float> grads, double lr) {
+  check_sizes(params, grads);
+  if (!(lr >= 0.0) || !std::isfinite(lr)) {
+    std::ostringstream s;
+    s.precision(17);
+    s << lr;
+    throw std::invalid_argument("GpuOptimizer::step: learning rate must be finite and >= 0, got " + s.str());
+  }
+  // The raw gradient's per-tensor sums of squares: non-finite exactly when some element is (squares of
+  // finite floats cannot overflow a double), and the global norm for clipping.
+  const size_t nt = table_.num_tensors();
+  optim_kernels::grad_sumsq(grads.data(), chunks_, sums_, stream_);
+  if (nt > 0) {
+    DTB_CUDA(cudaMemcpyAsync(host_sums_.get(), sums_.tensor_a, nt * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  }
+  DTB_CUDA(cudaStreamSynchronize(stream_));
+  const double* sumsq = host_sums_.as<const double>();
+  double total = 0.0;
+  for (size_t k = 0; k < nt; ++k) {
+    if (!std::isfinite(sumsq[k])) report_non_finite(grads.data());
+    total += sumsq[k];
+  }
+  const optim::GradTransform t =
+      optim::make_grad_transform(common_.clip_grad_norm, common_.clip_grad_value, std::sqrt(total));
+  StepContext ctx;
+  ctx.lr = lr;
+  ctx.t = t_ + 1;
+  ctx.clip.scale = t.scale;
+  ctx.clip.limit = t.limit;
+  update(params.data(), grads.data(), ctx);
+  ++t_;
+}
+
+void GpuOptimizer::report_non_finite(const float* g) const {
+  for (const optim::TensorInfo& t : table_.tensors()) {
+    std::vector<float> host(t.size);
+    if (t.size > 0) DTB_CUDA(cudaMemcpy(host.data(), g + t.offset, t.size * sizeof(float), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < t.size; ++i) {
+      if (!std::isfinite(host[i])) throw optim::NonFiniteGradient(t.name, i, host[i], t_ + 1);
+    }
+  }
+  throw std::logic_error("GpuOptimizer: non-finite gradient reported but not found");
+}
+
+std::vector<uint8_t> GpuOptimizer::save_state() const {
+  optim::StateWriter out;
+  out.put_string(kStateMagic);
+  out.put_string(name_);
+  out.put_u64(table_.fingerprint());
+  out.put_i64(t_);
+  DTB_CUDA(cudaStreamSynchronize(stream_));
+  for (const StateArray& a : state_arrays()) {
+    std::vector<float> host(a.count);
+    if (a.count > 0) DTB_CUDA(cudaMemcpy(host.data(), a.data, a.count * sizeof(float), cudaMemcpyDeviceToHost));
+    out.put_floats(host);
+  }
+  return out.take();
+}
+
+void GpuOptimizer::load_state(std::span<const uint8_t> bytes) {
+  optim::StateReader in(bytes);
+  if (in.get_string() != kStateMagic) throw BadInput("optimizer state: not a dtbench optimizer state (bad magic)");
+  const std::string stored_name = in.get_string();
+  if (stored_name != name_) {
+    throw BadInput("optimizer state: saved by optimizer '" + stored_name + "', cannot restore into '" + name_ + "'");
+  }
+  if (in.get_u64() != table_.fingerprint()) {
+    throw BadInput("optimizer state: saved for a different parameter table (names, offsets, sizes or kinds differ)");
+  }
+  const int64_t t = in.get_i64();
+  if (t < 0) throw BadInput("optimizer state: negative step count " + std::to_string(t));
+  // Everything is read and checked on the host before any device array changes.
+  const std::vector<StateArray> arrays = state_arrays();
+  std::vector<std::vector<float>> host(arrays.size());
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    host[i].resize(arrays[i].count);
+    in.get_floats(host[i], arrays[i].what);
+  }
+  in.expect_end();
+  DTB_CUDA(cudaStreamSynchronize(stream_));
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    if (arrays[i].count > 0) {
+      DTB_CUDA(cudaMemcpy(arrays[i].data, host[i].data(), arrays[i].count * sizeof(float), cudaMemcpyHostToDevice));
+    }
+  }
+  t_ = t;
+}
+
+const std::vector<std::string>& gpu_optimizer_names() {
+  static const std::vector<std::string> names = {"sgd", "adam", "adamw", "lars", "lamb"};
+  return names;
+}
+
+namespace {
+
+double number(const Json& section, const char* key, double def) {
+  if (!section.contains(key)) return def;
+  const Json& v = section[key];
+  if (!v.is_number()) throw BadInput(std::string("/optimizer/") + key + ": must be a number, got " + v.dump());
+  return v.get<double>();
+}
+
+bool flag(const Json& section, const char* key, bool def) {
+  if (!section.contains(key)) return def;
+  const Json& v = section[key];
+  if (!v.is_boolean()) throw BadInput(std::string("/optimizer/") + key + ": must be true or false, got " + v.dump());
+  return v.get<bool>();
+}
+
+}  // namespace
+
+std::unique_ptr<GpuOptimizer> make_gpu_optimizer(const Json& section, optim::ParamTable table, cudaStream_t stream) {
+  if (!section.is_object()) throw BadInput("/optimizer: must be an object");
+  if (!section.contains("name") || !section["name"].is_string()) throw BadInput("/optimizer/name: missing");
+  const std::string name = section["name"].get<std::string>();
+  const auto& names = gpu_optimizer_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    std::string known;
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    throw BadInput("/optimizer/name: '" + name + "' has no fused GPU kernels (the gpu backend has " + known + ")");
+  }
+  if (section.contains("lr")) optim::require_positive(number(section, "lr", 0.0), "/optimizer/lr");
+  optim::CommonOptions common;
+  common.weight_decay = number(section, "weight_decay", name == "adamw" ? 0.01 : 0.0);
+  common.no_decay_bn_bias = flag(section, "no_decay_bn_bias", true);
+  common.clip_grad_norm = number(section, "clip_grad_norm", 0.0);
+  common.clip_grad_value = number(section, "clip_grad_value", 0.0);
+  optim::check_common(common);  // every option is checked before the device is touched
+
+  if (name == "sgd") {
+    optim::SgdOptions o;
+    o.momentum = number(section, "momentum", o.momentum);
+    o.dampening = number(section, "dampening", o.dampening);
+    o.nesterov = flag(section, "nesterov", o.nesterov);
+    o.decoupled_weight_decay = flag(section, "decoupled_weight_decay", o.decoupled_weight_decay);
+    GpuSgd::check(o);
+    return std::make_unique<GpuSgd>(std::move(table), common, o, stream);
+  }
+  if (name == "adam" || name == "adamw") {
+    optim::AdamOptions o;
+    o.beta1 = number(section, "beta1", o.beta1);
+    o.beta2 = number(section, "beta2", o.beta2);
+    o.eps = number(section, "eps", o.eps);
+    o.decoupled_weight_decay = name == "adamw";
+    GpuAdam::check(o);
+    return std::make_unique<GpuAdam>(std::move(table), common, o, stream);
+  }
+  if (name == "lars") {
+    optim::LarsOptions o;
+    o.momentum = number(section, "momentum", o.momentum);
+    o.eta = number(section, "eta", o.eta);
+    o.eps = number(section, "eps", o.eps);
+    o.trust_exclude_bn_bias = flag(section, "trust_exclude_bn_bias", o.trust_exclude_bn_bias);
+    GpuLars::check(o);
+    return std::make_unique<GpuLars>(std::move(table), common, o, stream);
+  }
+  optim::LambOptions o;
+  o.beta1 = number(section, "beta1", o.beta1);
+  o.beta2 = number(section, "beta2", o.beta2);
+  o.eps = number(section, "eps", o.eps);
+  o.bias_correction = flag(section, "bias_correction", o.bias_correction);
+  o.trust_clip = number(section, "trust_clip", o.trust_clip);
+  o.trust_exclude_bn_bias = flag(section, "trust_exclude_bn_bias", o.trust_exclude_bn_bias);
+  GpuLamb::check(o);
+  return std::make_unique<GpuLamb>(std::move(table), common, o, stream);
+}
+
+}  // namespace dtbench::gpu

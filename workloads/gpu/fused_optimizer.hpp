@@ -1,0 +1,111 @@
+// Fused optimizers on the GPU: the CPU optimizers' semantics (optim/optimizer.hpp and one file each for
+// SGD, Adam/AdamW, LARS, LAMB) over flat device buffers, with one kernel pass per update (LARS and LAMB:
+// per-tensor norms first, then the update pass; kernels in optim_kernels.cu).
+//
+// What the base class shares with optim::Optimizer, so the two backends give the same steps:
+//   - the same ParamTable, chunking (kChunkElements inside tensors) and per-tensor weight-decay rule
+//     (none on bias and bn tensors with no_decay_bn_bias);
+//   - clipping by global norm and by value as a per-element transform inside the fused pass
+//     (optim/clip.hpp);
+//   - the non-finite check: before anything is written, the per-tensor sums of squares of the raw
+//     gradient are computed on the device and copied to the host (one small copy, the only wait of a
+//     step); a non-finite sum throws optim::NonFiniteGradient naming the first bad tensor and element, in
+//     table order, and nothing is changed;
+//   - state save/restore in the CPU optimizers' byte format (magic, name, table fingerprint, step count,
+//     then the state arrays as length-prefixed floats), so a state moves between the backends.
+// step() enqueues on the stream given at construction and returns after the check; the update runs on
+// the device afterwards, in stream order.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/json.hpp"
+#include "optim/optimizer.hpp"
+#include "workloads/gpu/device.hpp"
+#include "workloads/gpu/optim_kernels.hpp"
+
+namespace dtbench::gpu {
+
+class GpuOptimizer {
+ public:
+  static constexpr size_t kChunkElements = optim::Optimizer::kChunkElements;
+
+  // Needs a usable device (the calling thread's current one).
+  GpuOptimizer(std::string name, optim::ParamTable table, optim::CommonOptions common, cudaStream_t stream);
+  virtual ~GpuOptimizer();
+  GpuOptimizer(const GpuOptimizer&) = delete;
+  GpuOptimizer& operator=(const GpuOptimizer&) = delete;
+
+  const std::string& name() const { return name_; }
+  const optim::ParamTable& table() const { return table_; }
+  const optim::CommonOptions& common() const { return common_; }
+  int64_t steps_taken() const { return t_; }
+  double weight_decay(size_t i) const { return decay_[i]; }
+  cudaStream_t stream() const { return stream_; }
+
+  // One update of every tensor. params and grads are device buffers of table().buffer_size() floats; grads
+  // is not modified. lr finite and >= 0. Throws optim::NonFiniteGradient (nothing written) on NaN/Inf.
+  void step(std::span<float> params, std::span<const float> grads, double lr);
+
+  std::vector<uint8_t> save_state() const;
+  void load_state(std::span<const uint8_t> bytes);
+
+  virtual size_t bytes_per_param() const = 0;
+
+ protected:
+  struct StepContext {
+    double lr = 0.0;
+    int64_t t = 0;  // 1-based number of this step
+    optim_kernels::Clip clip;
+  };
+  // A state array for save/restore (count 0 and data null: an empty array, still written).
+  struct StateArray {
+    const char* what;
+    float* data;
+    size_t count;
+  };
+
+  virtual void update(float* w, const float* g, const StepContext& ctx) = 0;
+  virtual std::vector<StateArray> state_arrays() const = 0;
+
+  const optim_kernels::Chunks& chunks() const { return chunks_; }
+  const optim_kernels::Sums& sums() const { return sums_; }
+  const double* device_decay() const { return decay_dev_.as<const double>(); }
+  // Per-tensor masks for the trust-ratio exclusions: 1 for bias and bn tensors / all 0.
+  const uint8_t* device_bn_or_bias() const { return bn_or_bias_dev_.as<const uint8_t>(); }
+  const uint8_t* device_no_tensors() const { return none_dev_.as<const uint8_t>(); }
+  // A zero-filled device array of table().buffer_size() floats (optimizer state).
+  DeviceBuffer state_buffer() const;
+
+ private:
+  void check_sizes(std::span<float> params, std::span<const float> grads) const;
+  [[noreturn]] void report_non_finite(const float* g) const;
+
+  std::string name_;
+  optim::ParamTable table_;
+  optim::CommonOptions common_;
+  cudaStream_t stream_;
+  std::vector<double> decay_;
+  DeviceBuffer chunk_begin_, chunk_end_, chunk_tensor_, tensor_first_, tensor_count_;
+  DeviceBuffer decay_dev_, bn_or_bias_dev_, none_dev_, scratch_;
+  PinnedBuffer host_sums_;
+  optim_kernels::Chunks chunks_;
+  optim_kernels::Sums sums_;
+  int64_t t_ = 0;
+};
+
+// The optimizers with fused GPU kernels, in the order of the config documentation.
+const std::vector<std::string>& gpu_optimizer_names();
+
+// Builds the GPU optimizer named by the resolved "/optimizer" section (sgd, adam, adamw, lars, lamb), with
+// the CPU factory's keys and defaults (optim/factory.cpp). BadInput naming the key for a bad value, and
+// for an optimizer without GPU kernels.
+std::unique_ptr<GpuOptimizer> make_gpu_optimizer(const Json& section, optim::ParamTable table, cudaStream_t stream);
+
+}  // namespace dtbench::gpu

@@ -1,0 +1,232 @@
+// The residual networks on the GPU backend: the same architectures as workloads/models/resnet.cpp (He,
+// Zhang, Ren and Sun 2016; CIFAR-style ResNet-(6n+2), ImageNet-style ResNet-18 and ResNet-50 v1.5 with the
+// stride on the 3x3 convolution, option-B shortcuts where a block changes shape), built from the cuDNN and
+// cuBLAS layers. Every batch norm but the last of a block is followed by ReLU; the last one's output is
+// added to the shortcut in place, with the block's ReLU fused into the addition.
+#include <map>
+#include <stdexcept>
+
+#include "workloads/gpu/batch_norm.hpp"
+#include "workloads/gpu/conv.hpp"
+#include "workloads/gpu/dropout.hpp"
+#include "workloads/gpu/linear.hpp"
+#include "workloads/gpu/network.hpp"
+#include "workloads/gpu/pooling.hpp"
+#include "workloads/gpu/residual_add.hpp"
+#include "workloads/models/network.hpp"
+
+namespace dtbench::gpu {
+
+TableIndex::TableIndex(const std::vector<models::ParamInfo>& params, const std::vector<models::ParamInfo>& buffers) {
+  for (const auto& p : params) params_[p.name] = &p;
+  for (const auto& b : buffers) buffers_[b.name] = &b;
+}
+
+size_t TableIndex::param(const std::string& name, const std::vector<int64_t>& shape) const {
+  auto it = params_.find(name);
+  if (it == params_.end()) throw std::logic_error("gpu model: the CPU parameter table has no tensor " + name);
+  if (it->second->shape != shape) throw std::logic_error("gpu model: tensor " + name + " has another shape on the CPU");
+  return it->second->offset;
+}
+
+size_t TableIndex::running_stats(const std::string& bn_name, int64_t channels) const {
+  auto mean = buffers_.find(bn_name + ".running_mean");
+  auto var = buffers_.find(bn_name + ".running_var");
+  if (mean == buffers_.end() || var == buffers_.end()) {
+    throw std::logic_error("gpu model: the CPU buffer table has no running statistics for " + bn_name);
+  }
+  if (mean->second->size != size_t(channels) || var->second->offset != mean->second->offset + size_t(channels)) {
+    throw std::logic_error("gpu model: running statistics of " + bn_name + " are not mean then variance");
+  }
+  return mean->second->offset;
+}
+
+namespace {
+
+struct ConvParams {
+  std::string name;
+  ConvShape shape;
+  size_t weight = 0;
+};
+
+struct BnParams {
+  std::string name;
+  int channels = 0;
+  size_t gamma = 0, beta = 0, running = 0;
+};
+
+struct Block {
+  std::string name;
+  std::vector<ConvParams> convs;  // 2 (basic) or 3 (bottleneck)
+  std::vector<BnParams> bns;
+  bool downsample = false;
+  ConvParams down_conv;
+  BnParams down_bn;
+};
+
+ConvParams conv_params(const TableIndex& t, const std::string& name, const ConvShape& s) {
+  return {name, s, t.param(name + ".weight", {s.out_c, s.in_c, s.kernel, s.kernel})};
+}
+
+BnParams bn_params(const TableIndex& t, const std::string& name, int channels) {
+  return {name, channels, t.param(name + ".weight", {channels}), t.param(name + ".bias", {channels}),
+          t.running_stats(name, channels)};
+}
+
+class ResNet : public Network {
+ public:
+  ResNet(const models::ModelSpec& spec, const TableIndex& t, DropoutSource dropout)
+      : classes_(spec.classes), dropout_(spec.dropout), dropout_source_(dropout) {
+    static const std::map<std::string, int> cifar_blocks = {
+        {"resnet8", 1}, {"resnet20", 3}, {"resnet32", 5}, {"resnet56", 9}};
+    std::vector<int> stages, widths;
+    bool bottleneck = false;
+    imagenet_ = !cifar_blocks.count(spec.arch);
+    if (!imagenet_) {
+      const int n = cifar_blocks.at(spec.arch);
+      stages = {n, n, n};
+      widths = {16, 32, 64};
+    } else {
+      stages = spec.arch == "resnet18" ? std::vector<int>{2, 2, 2, 2} : std::vector<int>{3, 4, 6, 3};
+      widths = {64, 128, 256, 512};
+      bottleneck = spec.arch == "resnet50";
+    }
+    stem_ = conv_params(t, "conv1", imagenet_ ? ConvShape{spec.in_c, widths[0], 7, 2, 3}
+                                                : ConvShape{spec.in_c, widths[0], 3, 1, 1});
+    stem_bn_ = bn_params(t, "bn1", widths[0]);
+    int c = widths[0];
+    for (size_t i = 0; i < stages.size(); ++i) {
+      const int planes = widths[i];
+      const int out_c = bottleneck ? 4 * planes : planes;
+      for (int j = 0; j < stages[i]; ++j) {
+        const int stride = (i > 0 && j == 0) ? 2 : 1;
+        Block b;
+        b.name = "layer" + std::to_string(i + 1) + "." + std::to_string(j);
+        if (bottleneck) {
+          b.convs.push_back(conv_params(t, b.name + ".conv1", {c, planes, 1, 1, 0}));
+          b.bns.push_back(bn_params(t, b.name + ".bn1", planes));
+          b.convs.push_back(conv_params(t, b.name + ".conv2", {planes, planes, 3, stride, 1}));
+          b.bns.push_back(bn_params(t, b.name + ".bn2", planes));
+          b.convs.push_back(conv_params(t, b.name + ".conv3", {planes, out_c, 1, 1, 0}));
+          b.bns.push_back(bn_params(t, b.name + ".bn3", out_c));
+        } else {
+          b.convs.push_back(conv_params(t, b.name + ".conv1", {c, planes, 3, stride, 1}));
+          b.bns.push_back(bn_params(t, b.name + ".bn1", planes));
+          b.convs.push_back(conv_params(t, b.name + ".conv2", {planes, planes, 3, 1, 1}));
+          b.bns.push_back(bn_params(t, b.name + ".bn2", planes));
+        }
+        if (stride != 1 || c != out_c) {
+          b.downsample = true;
+          b.down_conv = conv_params(t, b.name + ".downsample.0", {c, out_c, 1, stride, 0});
+          b.down_bn = bn_params(t, b.name + ".downsample.1", out_c);
+        }
+        blocks_.push_back(std::move(b));
+        c = out_c;
+      }
+    }
+    fc_weight_ = t.param("fc.weight", {spec.classes, c});
+    fc_bias_ = t.param("fc.bias", {spec.classes});
+  }
+
+  BuiltNetwork build(GpuPlan& plan, const Tensor& input) const override {
+    auto make_conv = [&](const ConvParams& p, const Tensor& x) -> Conv& {
+      return plan.keep<Conv>(plan, p.name, p.shape, p.weight, x);
+    };
+    auto make_bn = [&](const BnParams& p, bool relu, const Tensor& x) -> BatchNorm& {
+      return plan.keep<BatchNorm>(plan, p.name, BatchNormShape{p.channels, relu}, p.gamma, p.beta, p.running, x);
+    };
+
+    Conv* stem = &make_conv(stem_, input);
+    BatchNorm* stem_bn = &make_bn(stem_bn_, true, stem->y());
+    Tensor x = stem_bn->y();
+    Pooling* pool = nullptr;
+    if (imagenet_) {
+      pool = &Pooling::max(plan, "maxpool", PoolShape{3, 2, 1}, x);
+      x = pool->y();
+    }
+
+    struct BlockNodes {
+      std::string name;
+      std::vector<Conv*> convs;
+      std::vector<BatchNorm*> bns;
+      Conv* down_conv = nullptr;
+      BatchNorm* down_bn = nullptr;
+      ResidualAdd* add = nullptr;
+    };
+    std::vector<BlockNodes> nodes;
+    for (const Block& b : blocks_) {
+      BlockNodes n;
+      n.name = b.name;
+      Tensor t = x;
+      for (size_t i = 0; i < b.convs.size(); ++i) {
+        n.convs.push_back(&make_conv(b.convs[i], t));
+        const bool last = i + 1 == b.convs.size();
+        n.bns.push_back(&make_bn(b.bns[i], !last, n.convs.back()->y()));
+        t = n.bns.back()->y();
+      }
+      Tensor shortcut = x;
+      if (b.downsample) {
+        n.down_conv = &make_conv(b.down_conv, x);
+        n.down_bn = &make_bn(b.down_bn, false, n.down_conv->y());
+        shortcut = n.down_bn->y();
+      }
+      n.add = &plan.keep<ResidualAdd>(plan, n.name + ".add", t, shortcut, true);
+      x = n.add->y();
+      nodes.push_back(std::move(n));
+    }
+    Pooling* gap = &Pooling::global_average(plan, "avgpool", x);
+    x = gap->y();
+    Dropout* drop = nullptr;
+    if (dropout_ > 0.0f && plan.training()) {
+      drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, models::kDropoutStream,
+                                 dropout_source_.step, x);
+      x = drop->y();
+    }
+    Linear* fc = &plan.keep<Linear>(plan, "fc", classes_, fc_weight_, fc_bias_, x, true);
+
+    BuiltNetwork out;
+    out.logits = fc->y();
+    out.backward = [=](GpuPlan& p, const Tensor& dlogits) {
+      Tensor g = fc->backward(p, dlogits, true);
+      if (drop != nullptr) g = drop->backward(p, g);
+      g = gap->backward(p, g);
+      for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+        // The shortcut's parameters come last in the table: announce them first (decreasing offsets).
+        const Tensor ds = it->add->backward(p, g);
+        Tensor from_shortcut = ds;
+        if (it->down_conv != nullptr) {
+          from_shortcut = it->down_bn->backward(p, ds);
+          from_shortcut = it->down_conv->backward(p, from_shortcut, true);
+        }
+        g = ds;
+        for (size_t i = it->convs.size(); i-- > 0;) {
+          g = it->bns[i]->backward(p, g);
+          g = it->convs[i]->backward(p, g, true);
+        }
+        accumulate_backward(p, it->name + ".grad_sum", g, from_shortcut);
+      }
+      if (pool != nullptr) g = pool->backward(p, g);
+      g = stem_bn->backward(p, g);
+      stem->backward(p, g, false);
+    };
+    return out;
+  }
+
+ private:
+  int classes_;
+  float dropout_;
+  DropoutSource dropout_source_;
+  bool imagenet_ = false;
+  ConvParams stem_;
+  BnParams stem_bn_;
+  std::vector<Block> blocks_;
+  size_t fc_weight_ = 0, fc_bias_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Network> make_resnet(const models::ModelSpec& spec, const TableIndex& table, DropoutSource dropout) {
+  return std::make_unique<ResNet>(spec, table, dropout);
+}
+
+}  // namespace dtbench::gpu
