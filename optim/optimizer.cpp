@@ -1,0 +1,190 @@
+#include "optim/optimizer.hpp"
+
+#include <bit>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace dtbench::optim {
+
+namespace {
+
+constexpr char kStateMagic[] = "DTBOPT01";  // 8 bytes + NUL
+
+std::string format_number(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+
+// Largest |bit pattern| of a chunk: >= 0x7f800000 exactly when some element is NaN or Inf. Integer
+// max vectorises without reassociation concerns, so this pass runs at memory speed.
+bool chunk_is_finite(const float* g, size_t n) {
+  uint32_t worst = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t bits = std::bit_cast<uint32_t>(g[i]) & 0x7fffffffu;
+    worst = bits > worst ? bits : worst;
+  }
+  return worst < 0x7f800000u;
+}
+
+double chunk_sumsq(const float* g, size_t n) {
+  double s = 0.0;
+#pragma omp simd reduction(+ : s)
+  for (size_t i = 0; i < n; ++i) s += static_cast<double>(g[i]) * static_cast<double>(g[i]);
+  return s;
+}
+
+}  // namespace
+
+NonFiniteGradient::NonFiniteGradient(const std::string& tensor, size_t index, float value, int64_t step)
+    : RunFailed("non-finite gradient at step " + std::to_string(step) + ": " + tensor + "[" +
+                std::to_string(index) + "] = " + format_number(value) +
+                "; the step was refused and no weight or optimizer state was changed"),
+      tensor_(tensor),
+      index_(index),
+      step_(step) {}
+
+void require_nonnegative(double v, const std::string& key) {
+  if (!(v >= 0.0) || !std::isfinite(v)) throw BadInput(key + ": must be a finite number >= 0, got " + format_number(v));
+}
+
+void require_positive(double v, const std::string& key) {
+  if (!(v > 0.0) || !std::isfinite(v)) throw BadInput(key + ": must be a finite number > 0, got " + format_number(v));
+}
+
+void require_in_unit_open(double v, const std::string& key) {
+  if (!(v >= 0.0 && v < 1.0)) throw BadInput(key + ": must be in [0, 1), got " + format_number(v));
+}
+
+void require_in_unit_closed(double v, const std::string& key) {
+  if (!(v >= 0.0 && v <= 1.0)) throw BadInput(key + ": must be in [0, 1], got " + format_number(v));
+}
+
+void check_common(const CommonOptions& c) {
+  require_nonnegative(c.weight_decay, "/optimizer/weight_decay");
+  require_nonnegative(c.clip_grad_norm, "/optimizer/clip_grad_norm");
+  require_nonnegative(c.clip_grad_value, "/optimizer/clip_grad_value");
+}
+
+Optimizer::Optimizer(std::string name, ParamTable table, CommonOptions common)
+    : name_(std::move(name)), table_(std::move(table)), common_(common) {
+  check_common(common_);
+  decay_.resize(table_.num_tensors());
+  for (size_t i = 0; i < table_.num_tensors(); ++i) {
+    const bool exempt = common_.no_decay_bn_bias && is_bn_or_bias(table_[i].kind);
+    decay_[i] = exempt ? 0.0 : common_.weight_decay;
+    for (size_t b = table_[i].offset; b < table_[i].offset + table_[i].size; b += kChunkElements) {
+      chunks_.push_back({i, b, std::min(b + kChunkElements, table_[i].offset + table_[i].size)});
+    }
+  }
+  parallel_ = table_.num_params() >= kParallelMinElements;
+}
+
+void Optimizer::check_sizes(std::span<float> params, std::span<const float> grads) const {
+  if (params.size() != table_.buffer_size() || grads.size() != table_.buffer_size()) {
+    throw std::invalid_argument("Optimizer::step: parameter and gradient buffers must have " +
+                                std::to_string(table_.buffer_size()) + " elements, got " +
+                                std::to_string(params.size()) + " and " + std::to_string(grads.size()));
+  }
+}
+
+void Optimizer::step(std::span<float> params, std::span<const float> grads, double lr) {
+  check_sizes(params, grads);
+  run_step(params.data(), grads.data(), lr, nullptr);
+}
+
+void Optimizer::step(std::span<float> params, std::span<const float> grads, double lr,
+                     std::span<const float> weights_at_grad) {
+  check_sizes(params, grads);
+  if (weights_at_grad.size() != table_.buffer_size()) {
+    throw std::invalid_argument("Optimizer::step: weight backup must have " + std::to_string(table_.buffer_size()) +
+                                " elements, got " + std::to_string(weights_at_grad.size()));
+  }
+  run_step(params.data(), grads.data(), lr, weights_at_grad.data());
+}
+
+double Optimizer::check_gradient(const float* g, bool need_norm) const {
+  std::vector<double> bad, sumsq;
+  sum_per_tensor(
+      [&](const Chunk& c) -> std::pair<double, double> {
+        if (need_norm) {
+          const double s = chunk_sumsq(g + c.begin, c.end - c.begin);
+          return {std::isfinite(s) ? 0.0 : 1.0, s};
+        }
+        return {chunk_is_finite(g + c.begin, c.end - c.begin) ? 0.0 : 1.0, 0.0};
+      },
+      bad, sumsq);
+  double total = 0.0;
+  for (size_t i = 0; i < bad.size(); ++i) {
+    if (bad[i] != 0.0) report_non_finite(g);
+    total += sumsq[i];
+  }
+  return std::sqrt(total);
+}
+
+void Optimizer::report_non_finite(const float* g) const {
+  for (const TensorInfo& t : table_.tensors()) {
+    for (size_t i = 0; i < t.size; ++i) {
+      if (!std::isfinite(g[t.offset + i])) throw NonFiniteGradient(t.name, i, g[t.offset + i], t_ + 1);
+    }
+  }
+  throw std::logic_error("Optimizer: non-finite gradient reported but not found");
+}
+
+void Optimizer::run_step(float* w, const float* g, double lr, const float* backup) {
+  if (!(lr >= 0.0) || !std::isfinite(lr)) {
+    throw std::invalid_argument("Optimizer::step: learning rate must be finite and >= 0, got " + format_number(lr));
+  }
+  const bool need_norm = common_.clip_grad_norm > 0.0;
+  const double norm = check_gradient(g, need_norm);
+  StepContext ctx;
+  ctx.lr = lr;
+  ctx.t = t_ + 1;
+  ctx.clip = make_grad_transform(common_.clip_grad_norm, common_.clip_grad_value, norm);
+  ctx.backup = backup;
+  update(w, g, ctx);
+  ++t_;
+}
+
+std::vector<uint8_t> Optimizer::save_state() const {
+  StateWriter out;
+  out.put_string(kStateMagic);
+  out.put_string(name_);
+  out.put_u64(table_.fingerprint());
+  out.put_i64(t_);
+  save_extra(out);
+  return out.take();
+}
+
+void Optimizer::load_state(std::span<const uint8_t> bytes) {
+  StateReader in(bytes);
+  if (in.get_string() != kStateMagic) throw BadInput("optimizer state: not a dtbench optimizer state (bad magic)");
+  const std::string stored_name = in.get_string();
+  if (stored_name != name_) {
+    throw BadInput("optimizer state: saved by optimizer '" + stored_name + "', cannot restore into '" + name_ + "'");
+  }
+  if (in.get_u64() != table_.fingerprint()) {
+    throw BadInput("optimizer state: saved for a different parameter table (names, offsets, sizes or kinds differ)");
+  }
+  const int64_t t = in.get_i64();
+  if (t < 0) throw BadInput("optimizer state: negative step count " + std::to_string(t));
+  // A malformed tail must not leave the state half-loaded: keep a copy to put back.
+  const std::vector<uint8_t> previous = save_state();
+  try {
+    load_extra(in);
+    in.expect_end();
+  } catch (...) {
+    StateReader undo(previous);
+    undo.get_string();  // magic
+    undo.get_string();  // name
+    undo.get_u64();     // table fingerprint
+    undo.get_i64();     // step count
+    load_extra(undo);
+    throw;
+  }
+  t_ = t;
+}
+
+}  // namespace dtbench::optim

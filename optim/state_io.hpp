@@ -1,0 +1,50 @@
+// Exact (bitwise) serialisation of optimizer state to a byte vector.
+//
+// Values are written in the machine's byte order (little-endian on every platform dtbench targets):
+// integers as 8 bytes, doubles and floats as their IEEE bits, so a save/restore round trip changes
+// nothing. The reader checks bounds and names the byte offset of anything malformed.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace dtbench::optim {
+
+class StateWriter {
+ public:
+  void put_u64(uint64_t v);
+  void put_i64(int64_t v) { put_u64(static_cast<uint64_t>(v)); }
+  void put_f64(double v);
+  void put_string(const std::string& s);
+  // Length-prefixed float array.
+  void put_floats(std::span<const float> v);
+  std::vector<uint8_t> take() { return std::move(bytes_); }
+
+ private:
+  void put_raw(const void* p, size_t n);
+  std::vector<uint8_t> bytes_;
+};
+
+class StateReader {
+ public:
+  explicit StateReader(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+  uint64_t get_u64();
+  int64_t get_i64() { return static_cast<int64_t>(get_u64()); }
+  double get_f64();
+  std::string get_string();
+  // Reads a length-prefixed float array into `out`, which must already have the stored length
+  // (throws BadInput naming the offset otherwise).
+  void get_floats(std::span<float> out, const char* what);
+  // Throws BadInput unless every byte was consumed.
+  void expect_end() const;
+  size_t offset() const { return pos_; }
+
+ private:
+  void get_raw(void* p, size_t n, const char* what);
+  std::span<const uint8_t> bytes_;
+  size_t pos_ = 0;
+};
+
+}  // namespace dtbench::optim
