@@ -1,0 +1,45 @@
+// Batch normalisation (Ioffe and Szegedy 2015), optionally fused with the ReLU that follows it.
+//
+// Per channel c over the N x H x W values of a batch: mean mu_c, biased variance s2_c,
+// y = gamma_c (x - mu_c) / sqrt(s2_c + eps) + beta_c, then max(y, 0) when fused with ReLU.
+// Training mode normalises with the batch statistics and updates the running averages as PyTorch does:
+// running_mean = (1 - momentum) running_mean + momentum mu, running_var likewise with the unbiased variance
+// s2 * m / (m - 1), m = N H W. Inference mode (evaluation) normalises with the running averages.
+// The fused ReLU uses oneDNN's fuse_norm_relu flag: in training it keeps a bit mask in a workspace and the
+// backward applies the ReLU's gradient before the normalisation's, so the ReLU costs no extra pass.
+// gamma and beta are read from (and their gradients written to) the flat buffers directly: oneDNN's
+// use_scale / use_shift take plain f32 vectors. Running mean and variance are `channels` floats each, at
+// running_offset and running_offset + channels of the model's buffer array.
+#pragma once
+
+#include <string>
+
+#include "workloads/cpu/plan.hpp"
+
+namespace dtbench::cpu {
+
+struct BatchNormShape {
+  int channels = 0;
+  bool fuse_relu = false;
+  float eps = 1e-5f;
+  float momentum = 0.1f;
+};
+
+class BatchNorm {
+ public:
+  BatchNorm(Plan& plan, std::string name, const BatchNormShape& shape, size_t gamma_offset, size_t beta_offset,
+            size_t running_offset, const dnnl::memory& x);
+  const dnnl::memory& y() const { return y_; }
+  // Appends the backward (training plans): dgamma and dbeta into the gradient buffer, announced; returns dx.
+  dnnl::memory backward(Plan& plan, const dnnl::memory& dy);
+
+ private:
+  std::string name_;
+  BatchNormShape shape_;
+  size_t gamma_offset_, beta_offset_, running_offset_;
+  dnnl::normalization_flags flags_;
+  dnnl::batch_normalization_forward::primitive_desc fwd_pd_;
+  dnnl::memory x_, y_, mean_, var_, workspace_;
+};
+
+}  // namespace dtbench::cpu

@@ -1,0 +1,196 @@
+#include "workloads/cpu/plan.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/error.hpp"
+#include "core/timer.hpp"
+
+namespace dtbench::cpu {
+
+using dnnl::memory;
+
+Plan::Plan(Context& ctx, int batch, bool training, Precision precision, float* params, float* grads,
+           float* buffers)
+    : ctx_(ctx),
+      batch_(batch),
+      training_(training),
+      precision_(precision),
+      params_(params),
+      grads_(grads),
+      buffers_(buffers) {}
+
+memory::data_type Plan::compute_type() const {
+  return precision_ == Precision::bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+}
+
+memory Plan::view(float* base, size_t offset, const memory::desc& md) const {
+  if (base == nullptr) throw std::logic_error("plan: no flat buffer for a view");
+  return memory(md, ctx_.engine, base + offset);
+}
+memory Plan::param_view(size_t offset, const memory::desc& md) const { return view(params_, offset, md); }
+memory Plan::grad_view(size_t offset, const memory::desc& md) const { return view(grads_, offset, md); }
+memory Plan::buffer_view(size_t offset, const memory::desc& md) const { return view(buffers_, offset, md); }
+
+memory Plan::alloc(const memory::desc& md) {
+  memory m(md, ctx_.engine);
+  std::memset(m.get_data_handle(), 0, md.get_size());
+  return m;
+}
+
+Plan::Op Plan::make_op(std::string name, dnnl::primitive p, Args args) {
+  // Every argument must match what the primitive was created for; oneDNN only says "could not execute".
+  const_dnnl_primitive_desc_t pd = p.get_primitive_desc();
+  for (const auto& [arg, mem] : args) {
+    const dnnl_memory_desc_t* want = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, arg);
+    const memory::desc have = mem.get_desc();
+    if (want == nullptr || want->ndims == 0 || !dnnl_memory_desc_equal(want, &have.data)) {
+      throw std::logic_error("plan: argument " + std::to_string(arg) + " of operation '" + name +
+                             "' does not match its primitive");
+    }
+  }
+  for (int arg : {DNNL_ARG_SRC, DNNL_ARG_SRC_1, DNNL_ARG_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_MEAN,
+                  DNNL_ARG_VARIANCE, DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_WORKSPACE, DNNL_ARG_DIFF_SRC,
+                  DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS, DNNL_ARG_DIFF_SCALE,
+                  DNNL_ARG_DIFF_SHIFT}) {
+    const dnnl_memory_desc_t* want = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, arg);
+    // Batch norm also answers for WEIGHTS (DIFF_WEIGHTS) with its scale: the pre-2.3 scale-shift argument.
+    const bool alias = (arg == DNNL_ARG_WEIGHTS && args.count(DNNL_ARG_SCALE)) ||
+                       (arg == DNNL_ARG_DIFF_WEIGHTS && args.count(DNNL_ARG_DIFF_SCALE));
+    if (want != nullptr && want->ndims != 0 && args.count(arg) == 0 && !alias) {
+      throw std::logic_error("plan: operation '" + name + "' lacks argument " + std::to_string(arg));
+    }
+  }
+  Op op;
+  op.name = std::move(name);
+  op.run = [this, p = std::move(p), args = std::move(args)]() { p.execute(ctx_.stream, args); };
+  return op;
+}
+
+void Plan::forward(std::string name, dnnl::primitive p, Args args) {
+  forward_ops_.push_back(make_op(std::move(name), std::move(p), std::move(args)));
+}
+void Plan::backward(std::string name, dnnl::primitive p, Args args) {
+  backward_ops_.push_back(make_op(std::move(name), std::move(p), std::move(args)));
+}
+void Plan::forward_host(std::string name, std::function<void()> fn) {
+  forward_ops_.push_back(Op{std::move(name), std::move(fn)});
+}
+void Plan::backward_host(std::string name, std::function<void()> fn) {
+  backward_ops_.push_back(Op{std::move(name), std::move(fn)});
+}
+
+memory Plan::forward_as(const memory& x, const memory::desc& md, const std::string& name) {
+  if (x.get_desc() == md) return x;
+  memory y = alloc(md);
+  forward(name + ".reorder", dnnl::reorder(x, y), {{DNNL_ARG_FROM, x}, {DNNL_ARG_TO, y}});
+  ++num_reorders_;
+  return y;
+}
+
+memory Plan::backward_as(const memory& x, const memory::desc& md, const std::string& name) {
+  if (x.get_desc() == md) return x;
+  memory y = alloc(md);
+  backward(name + ".reorder", dnnl::reorder(x, y), {{DNNL_ARG_FROM, x}, {DNNL_ARG_TO, y}});
+  ++num_reorders_;
+  return y;
+}
+
+void Plan::announce(size_t offset, size_t size) {
+  backward_host("announce", [this, offset, size]() {
+    if (on_ready_ != nullptr && *on_ready_) (*on_ready_)(offset, size);
+  });
+}
+
+void Plan::run_list(std::vector<Op>& ops) {
+  for (Op& op : ops) {
+    try {
+      if (!profiling_) {
+        op.run();
+        continue;
+      }
+      double t0 = now_seconds();
+      op.run();
+      ctx_.stream.wait();
+      const double t = now_seconds() - t0;
+      op.seconds += t;
+      op.min_seconds = op.calls == 0 ? t : std::min(op.min_seconds, t);
+      ++op.calls;
+    } catch (const dnnl::error& e) {
+      throw RunFailed("oneDNN failed in operation '" + op.name + "' (batch " + std::to_string(batch_) +
+                      "): " + e.what());
+    }
+  }
+  ctx_.stream.wait();
+}
+
+void Plan::run_forward() { run_list(forward_ops_); }
+
+void Plan::run_backward(const OnReady& on_ready) {
+  if (!training_) throw std::logic_error("plan: backward on an evaluation plan");
+  on_ready_ = &on_ready;
+  try {
+    run_list(backward_ops_);
+  } catch (...) {
+    on_ready_ = nullptr;
+    throw;
+  }
+  on_ready_ = nullptr;
+}
+
+std::vector<OpTime> Plan::profile() const {
+  std::vector<OpTime> out;
+  for (const Op& op : forward_ops_) out.push_back({op.name, false, op.seconds, op.min_seconds, op.calls});
+  for (const Op& op : backward_ops_) out.push_back({op.name, true, op.seconds, op.min_seconds, op.calls});
+  return out;
+}
+
+void Plan::reset_profile() {
+  for (Op& op : forward_ops_) op.seconds = 0.0, op.min_seconds = 0.0, op.calls = 0;
+  for (Op& op : backward_ops_) op.seconds = 0.0, op.min_seconds = 0.0, op.calls = 0;
+}
+
+memory::format_tag plain_tag(size_t ndims) {
+  switch (ndims) {
+    case 1: return memory::format_tag::a;
+    case 2: return memory::format_tag::ab;
+    case 3: return memory::format_tag::abc;
+    case 4: return memory::format_tag::abcd;
+    case 5: return memory::format_tag::abcde;
+    default: throw std::logic_error("plain_tag: unsupported number of dimensions");
+  }
+}
+
+memory::desc plain_md(const memory::dims& dims, memory::data_type dt) {
+  return memory::desc(dims, dt, plain_tag(dims.size()));
+}
+
+memory::desc any_md(const memory::dims& dims, memory::data_type dt) {
+  return memory::desc(dims, dt, memory::format_tag::any);
+}
+
+size_t num_elements(const memory::desc& md) {
+  size_t n = 1;
+  for (auto d : md.dims()) n *= static_cast<size_t>(d);
+  return n;
+}
+
+std::vector<float> read_plain(Context& ctx, const memory& m) {
+  memory::desc md = m.get_desc();
+  std::vector<float> out(num_elements(md));
+  memory dst(plain_md(md.dims()), ctx.engine, out.data());
+  dnnl::reorder(m, dst).execute(ctx.stream, const_cast<memory&>(m), dst);
+  ctx.stream.wait();
+  return out;
+}
+
+void write_plain(Context& ctx, const memory& m, const float* data) {
+  memory::desc md = m.get_desc();
+  memory src(plain_md(md.dims()), ctx.engine, const_cast<float*>(data));
+  memory dst = m;
+  dnnl::reorder(src, dst).execute(ctx.stream, src, dst);
+  ctx.stream.wait();
+}
+
+}  // namespace dtbench::cpu

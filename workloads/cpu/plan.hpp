@@ -1,0 +1,154 @@
+// A plan: every oneDNN primitive and memory of one network for one batch shape, built once and replayed.
+//
+// This follows oneDNN's examples/cnn_training_f32.cpp: layers are described once, their primitives are
+// created for a given batch size with format_tag::any so that oneDNN picks the layouts its fastest kernels
+// want (blocked, e.g. nChw16c / OIhw16i16o), activations stay in those layouts from layer to layer, and a
+// reorder is inserted only where a consumer wants a different layout (or data type) than its producer wrote.
+// All memories are allocated while the plan is built; a training step then only executes two lists of
+// operations, forward and backward, with no allocation.
+//
+// Parameters, their gradients and the batch-norm running statistics are not owned by the plan: they live
+// in the model's flat buffers in canonical (PyTorch) layout. Layers read them through zero-copy views, or
+// through a reorder into the primitive's layout at the start of each step; gradients are written into the
+// flat gradient buffer and announced (Plan::announce) as soon as they are final, so that a trainer can start
+// reducing them while the rest of the backward pass runs.
+//
+// Layers (conv.hpp, batch_norm.hpp, ...) are created with plan.keep<Layer>(plan, name, ..., x): the
+// constructor appends the forward operations, layer.backward(plan, dy) appends the backward ones (called in
+// reverse layer order), and the plan keeps the layer alive.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace dtbench::cpu {
+
+enum class Precision { fp32, bf16 };
+
+using Args = std::unordered_map<int, dnnl::memory>;
+using OnReady = std::function<void(size_t offset, size_t size)>;
+
+// One engine and one stream, shared by all plans of a model.
+struct Context {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+};
+
+// Time spent in one operation of a plan, accumulated while profiling is on.
+struct OpTime {
+  std::string name;
+  bool backward = false;
+  double seconds = 0.0;      // total over all calls
+  double min_seconds = 0.0;  // fastest call (the least disturbed by other processes)
+  int64_t calls = 0;
+};
+
+class Plan {
+ public:
+  // batch: images per step; training: build backward lists and use batch statistics. The flat buffers must
+  // outlive the plan and keep their addresses.
+  Plan(Context& ctx, int batch, bool training, Precision precision, float* params, float* grads, float* buffers);
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  Context& context() { return ctx_; }
+  const dnnl::engine& engine() const { return ctx_.engine; }
+  int batch() const { return batch_; }
+  bool training() const { return training_; }
+  Precision precision() const { return precision_; }
+  // Data type of activations and of the weights the primitives compute with (fp32 master weights stay in
+  // the flat buffer).
+  dnnl::memory::data_type compute_type() const;
+
+  // Zero-copy views of the flat buffers: `md` must be a plain f32 layout of exactly the tensor's size.
+  dnnl::memory param_view(size_t offset, const dnnl::memory::desc& md) const;
+  dnnl::memory grad_view(size_t offset, const dnnl::memory::desc& md) const;
+  dnnl::memory buffer_view(size_t offset, const dnnl::memory::desc& md) const;
+  float* params() const { return params_; }
+  float* grads() const { return grads_; }
+  float* buffers() const { return buffers_; }
+
+  // A memory owned by the plan, allocated now (zero-filled, so the padding of blocked layouts is zero).
+  dnnl::memory alloc(const dnnl::memory::desc& md);
+
+  // Append an operation to the forward or backward list.
+  void forward(std::string name, dnnl::primitive p, Args args);
+  void forward_host(std::string name, std::function<void()> fn);
+  void backward(std::string name, dnnl::primitive p, Args args);
+  void backward_host(std::string name, std::function<void()> fn);
+
+  // `x` in layout `md`: x itself when its layout already is md, otherwise a new plan memory filled by a
+  // reorder appended to the forward (backward) list.
+  dnnl::memory forward_as(const dnnl::memory& x, const dnnl::memory::desc& md, const std::string& name);
+  dnnl::memory backward_as(const dnnl::memory& x, const dnnl::memory::desc& md, const std::string& name);
+
+  // Backward operation: the gradient range [offset, offset + size) of the flat buffer is final.
+  void announce(size_t offset, size_t size);
+
+  // Keeps an object (a layer holding primitive descriptors) alive as long as the plan.
+  template <class T, class... A>
+  T& keep(A&&... args) {
+    auto p = std::make_shared<T>(std::forward<A>(args)...);
+    T& ref = *p;
+    kept_.push_back(std::move(p));
+    return ref;
+  }
+
+  void run_forward();
+  // on_ready may be empty.
+  void run_backward(const OnReady& on_ready);
+
+  void set_profiling(bool on) { profiling_ = on; }
+  // Per-operation times, forward list then backward list, in execution order.
+  std::vector<OpTime> profile() const;
+  void reset_profile();
+  size_t num_reorders() const { return num_reorders_; }
+
+ private:
+  struct Op {
+    std::string name;
+    std::function<void()> run;
+    double seconds = 0.0;
+    double min_seconds = 0.0;
+    int64_t calls = 0;
+  };
+  void run_list(std::vector<Op>& ops);
+  Op make_op(std::string name, dnnl::primitive p, Args args);
+  dnnl::memory view(float* base, size_t offset, const dnnl::memory::desc& md) const;
+
+  Context& ctx_;
+  int batch_;
+  bool training_;
+  Precision precision_;
+  float* params_;
+  float* grads_;
+  float* buffers_;
+  std::vector<Op> forward_ops_;
+  std::vector<Op> backward_ops_;
+  std::vector<std::shared_ptr<void>> kept_;
+  const OnReady* on_ready_ = nullptr;  // set only while run_backward runs
+  bool profiling_ = false;
+  size_t num_reorders_ = 0;
+};
+
+// Plain (row-major, PyTorch) layout for a tensor of these dimensions: x, nc, nchw.
+dnnl::memory::format_tag plain_tag(size_t ndims);
+dnnl::memory::desc plain_md(const dnnl::memory::dims& dims, dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
+// The same dimensions with format_tag::any and data type dt: lets a primitive choose.
+dnnl::memory::desc any_md(const dnnl::memory::dims& dims, dnnl::memory::data_type dt);
+
+// Copies between a memory in any layout and data type and a plain f32 host array (tests, logits, tools).
+std::vector<float> read_plain(Context& ctx, const dnnl::memory& m);
+void write_plain(Context& ctx, const dnnl::memory& m, const float* data);
+
+// Number of logical elements (product of the dimensions).
+size_t num_elements(const dnnl::memory::desc& md);
+
+}  // namespace dtbench::cpu
