@@ -88,28 +88,9 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 [[noreturn]] void unknown_key(const std::string& pointer, const std::string& key, const Fields& fields) {
-  std::string best;
-  size_t best_d = 3;  // suggest only close misspellings
-  std::string keys;
-  for (const auto& [k, f] : fields) {
-    keys += (keys.empty() ? "" : ", ") + k;
-    size_t d = edit_distance(key, k);
-    if (d < best_d) best_d = d, best = k;
-  }
-  std::string msg = "unknown key";
-  if (!best.empty()) msg += " (did you mean \"" + best + "\"?)";
-  msg += "; valid keys here: " + keys;
-  fail(pointer + "/" + key, msg);
-}
-
-std::string escape_pointer_token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
+  std::vector<std::string> valid;
+  for (const auto& [k, f] : fields) valid.push_back(k);
+  throw_unknown_key(pointer, key, valid);
 }
 
 Json resolve_node(const Node& n, const Json* user, const std::string& pointer);
@@ -119,7 +100,7 @@ Json resolve_fields(const Fields& fields, const Json* user, const std::string& p
   if (user) {
     for (auto it = user->begin(); it != user->end(); ++it) {
       bool known = std::any_of(fields.begin(), fields.end(), [&](const auto& f) { return f.first == it.key(); });
-      if (!known) unknown_key(pointer, escape_pointer_token(it.key()), fields);
+      if (!known) unknown_key(pointer, pointer_token(it.key()), fields);
     }
   }
   Json out = Json::object();
@@ -257,6 +238,35 @@ void check_cross_fields(const Json& user, Json& c, int ranks) {
 }
 
 }  // namespace
+
+std::string pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+std::string closest_name(const std::string& key, const std::vector<std::string>& valid) {
+  std::string best;
+  size_t best_d = 3;  // suggest only close misspellings
+  for (const auto& k : valid) {
+    size_t d = edit_distance(key, k);
+    if (d < best_d) best_d = d, best = k;
+  }
+  return best;
+}
+
+void throw_unknown_key(const std::string& pointer, const std::string& key, const std::vector<std::string>& valid) {
+  std::string keys;
+  for (const auto& k : valid) keys += (keys.empty() ? "" : ", ") + k;
+  std::string best = closest_name(key, valid);
+  std::string msg = "unknown key";
+  if (!best.empty()) msg += " (did you mean \"" + best + "\"?)";
+  fail(pointer + "/" + key, msg + "; valid keys here: " + keys);
+}
 
 Json defaults() { return resolve_node(schema(), nullptr, ""); }
 

@@ -31,6 +31,14 @@ Json resolve(const Json& user, int ranks);
 // then resolves. An empty path means "defaults only".
 Json load(const std::string& path, const std::vector<std::string>& overrides, int ranks);
 
+// Shared by every strict JSON reader (run configs, sweep specs): a JSON pointer token ('~' and '/'
+// escaped, RFC 6901), and the "unknown key" error with a did-you-mean suggestion and the valid keys.
+std::string pointer_token(const std::string& key);
+// The valid name closest to a misspelt one (edit distance at most 2), or "".
+std::string closest_name(const std::string& key, const std::vector<std::string>& valid);
+[[noreturn]] void throw_unknown_key(const std::string& pointer, const std::string& key,
+                                    const std::vector<std::string>& valid);
+
 // Per-rank batch of a resolved config on `ranks` ranks.
 long per_rank_batch(const Json& resolved, int ranks);
 // Global batch of a resolved config on `ranks` ranks.

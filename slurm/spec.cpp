@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 
+#include "core/config.hpp"
 #include "core/error.hpp"
 #include "slurm/shell.hpp"
 
@@ -24,44 +25,12 @@ std::string shown(const Json& v) {
   return s;
 }
 
-// A JSON pointer token: '~' and '/' escaped (RFC 6901).
-std::string token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
-}
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
+using config::pointer_token;
+using config::throw_unknown_key;
+std::string token(const std::string& key) { return pointer_token(key); }
 [[noreturn]] void unknown_key(const std::string& pointer, const std::string& key,
                               const std::vector<std::string>& valid) {
-  std::string best, keys;
-  size_t best_d = 3;  // suggest only close misspellings
-  for (const auto& k : valid) {
-    keys += (keys.empty() ? "" : ", ") + k;
-    size_t d = edit_distance(key, k);
-    if (d < best_d) best_d = d, best = k;
-  }
-  std::string msg = "unknown key";
-  if (!best.empty()) msg += " (did you mean \"" + best + "\"?)";
-  fail(pointer + "/" + key, msg + "; valid keys here: " + keys);
+  throw_unknown_key(pointer, key, valid);
 }
 
 // The Slurm section's fields: each has a default and a check that returns the value to keep.
@@ -210,12 +179,9 @@ void check_axis_key(const std::string& key, const std::string& ptr) {
       std::vector<std::string> valid;
       for (const auto& k : keys_of(slurm_fields()))
         if (k != "array") valid.push_back("slurm." + k);
-      std::string best, list;
-      size_t best_d = 3;
-      for (const auto& k : valid) {
-        list += (list.empty() ? "" : ", ") + k;
-        if (edit_distance(key, k) < best_d) best_d = edit_distance(key, k), best = k;
-      }
+      std::string list;
+      for (const auto& k : valid) list += (list.empty() ? "" : ", ") + k;
+      std::string best = config::closest_name(key, valid);
       fail(ptr, "unknown Slurm key" + (best.empty() ? std::string() : " (did you mean \"" + best + "\"?)") +
                     "; valid: " + list);
     }
