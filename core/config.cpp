@@ -306,7 +306,7 @@ Json resolve(const Json& user, int ranks) {
   return out;
 }
 
-Json load(const std::string& path, const std::vector<std::string>& overrides, int ranks) {
+Json read_user(const std::string& path, const std::vector<std::string>& overrides) {
   Json user = Json::object();
   if (!path.empty()) {
     std::ifstream in(path);
@@ -330,6 +330,11 @@ Json load(const std::string& path, const std::vector<std::string>& overrides, in
     if (!user.is_object()) throw BadInput(path + ": a config must be a JSON object");
   }
   for (const auto& o : overrides) apply_override(user, o);
+  return user;
+}
+
+Json load(const std::string& path, const std::vector<std::string>& overrides, int ranks) {
+  Json user = read_user(path, overrides);
   try {
     return resolve(user, ranks);
   } catch (const BadInput& e) {

@@ -27,6 +27,10 @@ void apply_override(Json& user, std::string_view assignment);
 // by the rank count depend on it); pass 0 to skip the rules that need it.
 Json resolve(const Json& user, int ranks);
 
+// Reads a config file (strict JSON; errors give the file, line and column) and applies the overrides,
+// without resolving: the user's config as written. An empty path means an empty object.
+Json read_user(const std::string& path, const std::vector<std::string>& overrides);
+
 // Reads a config file (strict JSON; errors give the file, line and column) and applies overrides,
 // then resolves. An empty path means "defaults only".
 Json load(const std::string& path, const std::vector<std::string>& overrides, int ranks);

@@ -272,8 +272,7 @@ void Run::setup_model() {
 void Run::setup_parallel() {
   const Json& par = cfg_["parallel"];
   std::string mode = par["mode"].get<std::string>();
-  switch_step_ = 0;
-  if (mode == "local_sgd") switch_step_ = 0;
+  switch_step_ = 0;  // local_sgd: local from the first step
   if (mode == "post_local_sgd")
     switch_step_ = par["switch_step"].get<int64_t>() > 0 ? par["switch_step"].get<int64_t>()
                                                           : par["switch_epoch"].get<int64_t>() * steps_per_epoch_;
@@ -783,13 +782,7 @@ int train(const TrainArgs& args) {
   // The config phase reads the same files on every rank, so its errors are the same everywhere.
   std::unique_ptr<Run> run;
   try {
-    Json user = Json::object();
-    if (!args.config.empty()) {
-      config::load(args.config, {}, 0);  // reports a missing or malformed file with line and column
-      std::ifstream in(args.config);
-      user = Json::parse(in);
-    }
-    for (const auto& s : args.sets) config::apply_override(user, s);
+    Json user = config::read_user(args.config, args.sets);  // the file is read once
     run = std::make_unique<Run>(args, user);  // resolves and validates on this run's rank count
   } catch (const Error& e) {
     std::string msg = e.what();
