@@ -1,6 +1,7 @@
 #include "workloads/cpu/batch_norm.hpp"
 
 #include "core/error.hpp"
+#include "workloads/cpu/sync_batch_norm.hpp"
 
 namespace dtbench::cpu {
 
@@ -14,6 +15,10 @@ BatchNorm::BatchNorm(Plan& plan, std::string name, const BatchNormShape& s, size
       gamma_offset_(gamma_offset),
       beta_offset_(beta_offset),
       running_offset_(running_offset) {
+  if (plan.training() && plan.context().cross_replica_sum) {
+    sync_ = std::make_shared<SyncBatchNorm>(plan, name_, s, gamma_offset, beta_offset, running_offset, x);
+    return;
+  }
   const memory::dims xd = x.get_desc().dims();
   const int64_t per_channel = xd[0] * xd[2] * xd[3];
   if (plan.training() && per_channel < 2) {
@@ -74,7 +79,10 @@ BatchNorm::BatchNorm(Plan& plan, std::string name, const BatchNormShape& s, size
   }
 }
 
+const memory& BatchNorm::y() const { return sync_ ? sync_->y() : y_; }
+
 memory BatchNorm::backward(Plan& plan, const memory& dy) {
+  if (sync_) return sync_->backward(plan, dy);
   const memory::desc data_md = x_.get_desc();
   dnnl::batch_normalization_backward::desc d(dnnl::prop_kind::backward, data_md, data_md, shape_.eps, flags_);
   dnnl::batch_normalization_backward::primitive_desc pd(d, plan.engine(), fwd_pd_);

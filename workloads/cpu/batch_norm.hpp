@@ -10,13 +10,18 @@
 // gamma and beta are read from (and their gradients written to) the flat buffers directly: oneDNN's
 // use_scale / use_shift take plain f32 vectors. Running mean and variance are `channels` floats each, at
 // running_offset and running_offset + channels of the model's buffer array.
+// A training plan whose context has a cross_replica_sum builds synchronised batch norm instead
+// (sync_batch_norm.hpp): same parameters, buffers and interface, global-batch statistics.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "workloads/cpu/plan.hpp"
 
 namespace dtbench::cpu {
+
+class SyncBatchNorm;
 
 struct BatchNormShape {
   int channels = 0;
@@ -29,7 +34,7 @@ class BatchNorm {
  public:
   BatchNorm(Plan& plan, std::string name, const BatchNormShape& shape, size_t gamma_offset, size_t beta_offset,
             size_t running_offset, const dnnl::memory& x);
-  const dnnl::memory& y() const { return y_; }
+  const dnnl::memory& y() const;
   // Appends the backward (training plans): dgamma and dbeta into the gradient buffer, announced; returns dx.
   dnnl::memory backward(Plan& plan, const dnnl::memory& dy);
 
@@ -40,6 +45,7 @@ class BatchNorm {
   dnnl::normalization_flags flags_;
   dnnl::batch_normalization_forward::primitive_desc fwd_pd_;
   dnnl::memory x_, y_, mean_, var_, workspace_;
+  std::shared_ptr<SyncBatchNorm> sync_;  // set: everything is delegated to it
 };
 
 }  // namespace dtbench::cpu

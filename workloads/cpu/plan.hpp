@@ -34,11 +34,17 @@ enum class Precision { fp32, bf16 };
 
 using Args = std::unordered_map<int, dnnl::memory>;
 using OnReady = std::function<void(size_t offset, size_t size)>;
+// Sums n doubles in place across the replicas of a data-parallel run (an allreduce); every replica calls it
+// at the same point of its step with the same n.
+using CrossReplicaSum = std::function<void(double* data, size_t n)>;
 
 // One engine and one stream, shared by all plans of a model.
 struct Context {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
+  // Set: training plans build synchronised batch norm (sync_batch_norm.hpp), whose statistics are those of
+  // the global batch. Empty: per-replica statistics.
+  CrossReplicaSum cross_replica_sum;
 };
 
 // Time spent in one operation of a plan, accumulated while profiling is on.

@@ -256,6 +256,14 @@ void Model::backward(const cpu::OnReady& on_ready) {
 double Model::macs_per_sample() const { return impl_->net->macs_per_sample(); }
 double Model::flops_per_sample_train() const { return 6.0 * impl_->net->macs_per_sample(); }
 
+void Model::set_cross_replica_sum(cpu::CrossReplicaSum sum) {
+  for (auto it = impl_->plans.begin(); it != impl_->plans.end();) {
+    if (impl_->last == &it->second) impl_->last = nullptr;
+    it = it->first.second ? impl_->plans.erase(it) : std::next(it);
+  }
+  impl_->ctx.cross_replica_sum = std::move(sum);
+}
+
 void Model::set_profiling(bool on) {
   impl_->profiling = on;
   for (auto& [key, e] : impl_->plans) e.plan->set_profiling(on);

@@ -84,6 +84,11 @@ class Model {
   double flops_per_sample_train() const;
   double macs_per_sample() const;
 
+  // Synchronised batch norm: training forwards take batch-norm statistics over all replicas, summed with
+  // `sum` (an allreduce every replica calls at the same layers; workloads/cpu/sync_batch_norm.hpp). Empty:
+  // per-replica statistics (the default). Training plans built before are dropped and rebuilt.
+  void set_cross_replica_sum(cpu::CrossReplicaSum sum);
+
   // Per-operation timing of the plan for (n, train) (bench tool); profiling adds a stream wait per operation.
   void set_profiling(bool on);
   std::vector<cpu::OpTime> profile(int n, bool train) const;

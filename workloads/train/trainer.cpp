@@ -132,6 +132,11 @@ struct TrainState {
 class Run {
  public:
   Run(const TrainArgs& args, Json user);
+  ~Run() {
+    if (bn_comm_ != MPI_COMM_NULL) MPI_Comm_free(&bn_comm_);
+  }
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
   int execute();
   const Json& config() const { return cfg_; }
 
@@ -160,6 +165,7 @@ class Run {
   int rank_ = 0, ranks_ = 1;
   long per_rank_ = 0, global_ = 0;
   MPI_Comm world_ = MPI_COMM_WORLD;
+  MPI_Comm bn_comm_ = MPI_COMM_NULL;  // synchronised batch norm's allreduces
 
   fs::path record_path_, ckpt_dir_, mllog_path_;
   data::TrainTest data_;
@@ -277,8 +283,18 @@ void Run::setup_parallel() {
     switch_step_ = par["switch_step"].get<int64_t>() > 0 ? par["switch_step"].get<int64_t>()
                                                           : par["switch_epoch"].get<int64_t>() * steps_per_epoch_;
   if (mode == "sync") switch_step_ = total_steps_ + 1;
-  if (par["sync_bn"].get<bool>())
-    throw BadInput("/parallel/sync_bn: synchronised batch norm is not supported by the cpu models yet");
+  if (par["sync_bn"].get<bool>()) {
+    if (mode == "async")
+      throw BadInput("/parallel/sync_bn: synchronised batch norm needs the ranks to step together; "
+                     "asynchronous SGD's workers do not (use mode \"sync\", \"local_sgd\" or \"post_local_sgd\")");
+    // Its own communicator: the batch-norm allreduces run on the compute thread while the reducer's
+    // bucket allreduces may be in flight on the communication thread.
+    MPI_Comm_dup(world_, &bn_comm_);
+    MPI_Comm bn = bn_comm_;
+    model_->set_cross_replica_sum([bn](double* data, size_t n) {
+      MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, bn);
+    });
+  }
 
   if (mode == "async") return;  // the parameter server has its own protocol (async_ps.hpp)
   comm_ = std::make_unique<MpiComm>(world_);
