@@ -13,6 +13,7 @@
 
 #include "core/cuda_info.hpp"
 #include "core/run_record.hpp"
+#include "core/git_sha.hpp"
 #include "core/version.hpp"
 
 extern "C" char** environ;
