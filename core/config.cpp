@@ -226,6 +226,11 @@ void check_cross_fields(const Json& user, Json& c, int ranks) {
   if (async_reducer != async_mode)
     fail(async_mode ? "/reducer/name" : "/parallel/mode",
          "asynchronous SGD needs /parallel/mode \"async\" together with /reducer/name \"async_parameter_server\"");
+  if (async_mode && c["parallel"]["sync_bn"].get<bool>())
+    fail("/parallel/sync_bn", "synchronised batch norm needs the ranks to step together; asynchronous SGD's "
+                              "workers do not (use mode \"sync\", \"local_sgd\" or \"post_local_sgd\")");
+  if (c["backend"] == "gpu" && c["parallel"]["sync_bn"].get<bool>())
+    fail("/parallel/sync_bn", "synchronised batch norm is implemented for the cpu backend only");
 
   if (ranks > 0) {
     int64_t global = c["batch"]["global"].get<int64_t>();

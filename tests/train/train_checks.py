@@ -5,6 +5,9 @@
 Checks (each small: synthetic data or a few dozen Fashion-MNIST steps, bounded in time):
   equivalence   K = 2, 3, 4 ranks with per-rank batch b end with the weights of 1 rank with batch K*b
                 (an MLP: no batch norm), and two runs on the same K are bitwise identical.
+  sync_bn       synchronised batch norm (ResNet-8): after 2 steps, weights and running statistics of K = 2, 3, 4
+                ranks match 1 rank with K*b, and per-replica batch norm does not (why 2 steps: see the check);
+                20 steps on the same K twice are bitwise identical.
   resume        interrupted by SIGUSR1 at a random step and resumed: bitwise the weights of an
                 uninterrupted run; the record says it was preempted and resumed.
   paths         ResNet-8 on Fashion-MNIST for a few dozen steps on 2 ranks with each reducer, with
@@ -112,6 +115,59 @@ def check_equivalence():
     print("K=3 twice: bitwise identical")
 
 
+# ResNet-8 (nine batch norms) on small synthetic images, for synchronised batch norm.
+def resnet_config(name, **over):
+    cfg = mlp_config(name, model={"arch": "resnet8"},
+                     data={"dataset": "synthetic",
+                           "synthetic": {"channels": 2, "height": 8, "width": 8, "classes": 4, "train_size": 960,
+                                         "test_size": 200}},
+                     parallel={"sync_bn": True})
+    for k, v in over.items():
+        cfg[k] = v
+    return cfg
+
+
+def check_sync_bn():
+    # Two steps, not twenty. Networks with batch norm and ReLU are chaotic in float32: a summation-order
+    # difference of 1e-7 flips an activation that sits at ReLU's kink, which moves a weight by ~1e-5 at once,
+    # and training amplifies it. We measured that ONE rank trained on 1 vs 2 OpenMP threads (oneDNN splits
+    # the weight-gradient sum over threads) drifts to 7e-3 after 20 steps, the same as K = 2 ranks vs 1 rank;
+    # no bound tight enough to be a test holds for 20 steps, even for a run against itself. After two
+    # steps the drift has not started: measured 1.2e-7 (one float32 ulp of the largest values) for K = 2, 3,
+    # 4, against 6e-2 and more for per-replica batch norm. Tolerance 1e-6 of the largest value: 8 ulp, five
+    # orders of magnitude below what a missing cross-replica sum does. The 20-step equivalence is the MLP's
+    # (check_equivalence); synchronised batch norm's layer is checked to 1e-5 against finite differences of
+    # the whole batch in tests/workloads/test_sync_batch_norm.cpp.
+    b, steps = 6, 2
+    for k in (2, 3, 4):
+        one = write_config(f"sbn1-k{k}", resnet_config(f"sbn1-k{k}", batch={"global": k * b}, duration={"steps": steps}))
+        mpirun(1, one, "--save-weights", os.path.join(args.work, f"sbn1-k{k}.bin"))
+        many = write_config(f"sbnk-k{k}", resnet_config(f"sbnk-k{k}", batch={"per_rank": b}, duration={"steps": steps}))
+        mpirun(k, many, "--save-weights", os.path.join(args.work, f"sbnk-k{k}.bin"))
+        # The files hold the weights then the running means and variances.
+        w1 = load_weights(os.path.join(args.work, f"sbn1-k{k}.bin"))
+        wk = load_weights(os.path.join(args.work, f"sbnk-k{k}.bin"))
+        assert w1.shape == wk.shape
+        scale = float(np.abs(w1).max())
+        err = float(np.abs(w1 - wk).max())
+        print(f"K={k}: max |w_1 - w_K| = {err:.3g} after {steps} steps (largest value {scale:.3g})")
+        assert err <= 1e-6 * scale, f"K={k}: weights differ by {err} (tolerance {1e-6 * scale})"
+        # The check can fail: per-replica statistics on the same K do not give 1 rank's weights.
+        cfg = resnet_config(f"sbn-off-k{k}", batch={"per_rank": b}, duration={"steps": steps}, parallel={"sync_bn": False})
+        mpirun(k, write_config(f"sbn-off-k{k}", cfg), "--save-weights", os.path.join(args.work, f"sbn-off-k{k}.bin"))
+        off = float(np.abs(w1 - load_weights(os.path.join(args.work, f"sbn-off-k{k}.bin"))).max())
+        print(f"K={k}: with per-replica batch norm instead, max |w_1 - w_K| = {off:.3g}")
+        assert off > 1e-3 * scale, "per-replica batch norm matched the global batch: the check is blind"
+    # Determinism over 20 steps: the same config on the same K twice gives the same bits.
+    for run in ("a", "b"):
+        cfg = resnet_config(f"sbn-det-{run}", batch={"per_rank": b})
+        mpirun(3, write_config(f"sbn-det-{run}", cfg), "--save-weights", os.path.join(args.work, f"sbn-det-{run}.bin"))
+    a = load_weights(os.path.join(args.work, "sbn-det-a.bin"))
+    c = load_weights(os.path.join(args.work, "sbn-det-b.bin"))
+    assert np.array_equal(a.view(np.uint32), c.view(np.uint32)), "two runs on K=3 differ"
+    print("K=3 twice, 20 steps: bitwise identical")
+
+
 def check_resume():
     for k, steps in ((2, 30), (3, 24)):
         step = random.Random(os.getpid()).randint(3, steps - 2)
@@ -199,6 +255,9 @@ def check_bad_input():
         (3, mlp_config("bad2", batch={"global": 16}), [], "/batch/global: 16 is not divisible by the rank count 3"),
         (2, mlp_config("bad3", parallel={"mode": "local_sgd", "local_steps": 0}), [],
          "/parallel/local_steps: expected an integer in [1, 1000000000], got 0"),
+        (2, mlp_config("bad4", parallel={"mode": "async", "sync_bn": True},
+                       reducer={"name": "async_parameter_server"}), [],
+         "/parallel/sync_bn: synchronised batch norm needs the ranks to step together"),
     ]
     for k, cfg, extra, message in cases:
         path = write_config(cfg["name"], cfg)

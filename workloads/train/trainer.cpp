@@ -284,9 +284,6 @@ void Run::setup_parallel() {
                                                           : par["switch_epoch"].get<int64_t>() * steps_per_epoch_;
   if (mode == "sync") switch_step_ = total_steps_ + 1;
   if (par["sync_bn"].get<bool>()) {
-    if (mode == "async")
-      throw BadInput("/parallel/sync_bn: synchronised batch norm needs the ranks to step together; "
-                     "asynchronous SGD's workers do not (use mode \"sync\", \"local_sgd\" or \"post_local_sgd\")");
     // Its own communicator: the batch-norm allreduces run on the compute thread while the reducer's
     // bucket allreduces may be in flight on the communication thread.
     MPI_Comm_dup(world_, &bn_comm_);
