@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <vector>
 
 #include "core/error.hpp"
@@ -83,58 +84,69 @@ void MpiComm::check(int rc, const char* call) const {
   throw RunFailed(std::string(call) + " failed on rank " + std::to_string(rank_) + ": " + std::string(text, len));
 }
 
-void MpiComm::send(int dst, const void* buf, size_t bytes, int tag) {
-  const char* p = static_cast<const char*>(buf);
-  for (size_t k = 0, n = piece_count(bytes); k < n; ++k) {
-    size_t off = k * kMaxPiece, len = std::min(kMaxPiece, bytes - off);
-    check(MPI_Send(p + off, static_cast<int>(len), MPI_BYTE, dst, tag, comm_), "MPI_Send");
+void MpiComm::wait_all(std::vector<MPI_Request>& reqs, MPI_Status* statuses, const char* call) const {
+  const int n = static_cast<int>(reqs.size());
+  MPI_Status* st = statuses == nullptr ? MPI_STATUSES_IGNORE : statuses;
+  if (poll_sleep_us_ <= 0) {
+    check(MPI_Waitall(n, reqs.data(), st), call);
+    return;
+  }
+  // A few immediate tests catch transfers that are already done (small messages, a peer that was
+  // waiting); after that, sleep between tests.
+  constexpr int kQuickTests = 16;
+  const timespec pause{0, static_cast<long>(poll_sleep_us_) * 1000L};
+  for (int tests = 0;; ++tests) {
+    int done = 0;
+    check(MPI_Testall(n, reqs.data(), &done, st), call);
+    if (done) return;
+    if (tests >= kQuickTests) nanosleep(&pause, nullptr);
   }
 }
 
-void MpiComm::recv(int src, void* buf, size_t bytes, int tag) {
-  char* p = static_cast<char*>(buf);
-  for (size_t k = 0, n = piece_count(bytes); k < n; ++k) {
-    size_t off = k * kMaxPiece, len = std::min(kMaxPiece, bytes - off);
-    MPI_Status st;
-    check(MPI_Recv(p + off, static_cast<int>(len), MPI_BYTE, src, tag, comm_, &st), "MPI_Recv");
-    int got = 0;
-    MPI_Get_count(&st, MPI_BYTE, &got);
-    if (static_cast<size_t>(got) != len)
-      throw RunFailed("MPI_Recv on rank " + std::to_string(rank_) + ": expected " + std::to_string(len) +
-                      " bytes from rank " + std::to_string(src) + " (tag " + std::to_string(tag) + "), got " +
-                      std::to_string(got));
+void MpiComm::transfer(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
+                       int tag, const char* call) {
+  std::vector<MPI_Request> reqs;
+  std::vector<size_t> expect;  // byte count of each receive piece
+  char* r = static_cast<char*>(recvbuf);
+  if (src != MPI_PROC_NULL) {
+    for (size_t k = 0, n = piece_count(recvbytes); k < n; ++k) {
+      size_t off = k * kMaxPiece, len = std::min(kMaxPiece, recvbytes - off);
+      reqs.emplace_back();
+      expect.push_back(len);
+      check(MPI_Irecv(r + off, static_cast<int>(len), MPI_BYTE, src, tag, comm_, &reqs.back()), call);
+    }
   }
+  const char* s = static_cast<const char*>(sendbuf);
+  if (dst != MPI_PROC_NULL) {
+    for (size_t k = 0, n = piece_count(sendbytes); k < n; ++k) {
+      size_t off = k * kMaxPiece, len = std::min(kMaxPiece, sendbytes - off);
+      reqs.emplace_back();
+      check(MPI_Isend(s + off, static_cast<int>(len), MPI_BYTE, dst, tag, comm_, &reqs.back()), call);
+    }
+  }
+  std::vector<MPI_Status> st(reqs.size());
+  wait_all(reqs, st.data(), call);
+  for (size_t k = 0; k < expect.size(); ++k) {
+    int got = 0;
+    MPI_Get_count(&st[k], MPI_BYTE, &got);
+    if (static_cast<size_t>(got) != expect[k])
+      throw RunFailed(std::string(call) + " on rank " + std::to_string(rank_) + ": expected " +
+                      std::to_string(expect[k]) + " bytes from rank " + std::to_string(src) + " (tag " +
+                      std::to_string(tag) + "), got " + std::to_string(got));
+  }
+}
+
+void MpiComm::send(int dst, const void* buf, size_t bytes, int tag) {
+  transfer(dst, buf, bytes, MPI_PROC_NULL, nullptr, 0, tag, "MPI_Send");
+}
+
+void MpiComm::recv(int src, void* buf, size_t bytes, int tag) {
+  transfer(MPI_PROC_NULL, nullptr, 0, src, buf, bytes, tag, "MPI_Recv");
 }
 
 void MpiComm::sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
                        int tag) {
-  if (sendbytes <= kMaxPiece && recvbytes <= kMaxPiece) {
-    MPI_Status st;
-    check(MPI_Sendrecv(sendbuf, static_cast<int>(sendbytes), MPI_BYTE, dst, tag, recvbuf,
-                       static_cast<int>(recvbytes), MPI_BYTE, src, tag, comm_, &st),
-          "MPI_Sendrecv");
-    int got = 0;
-    MPI_Get_count(&st, MPI_BYTE, &got);
-    if (static_cast<size_t>(got) != recvbytes)
-      throw RunFailed("MPI_Sendrecv on rank " + std::to_string(rank_) + ": expected " + std::to_string(recvbytes) +
-                      " bytes from rank " + std::to_string(src) + ", got " + std::to_string(got));
-    return;
-  }
-  // Huge messages: every piece in flight at once, so neither side waits for the other's piece order.
-  std::vector<MPI_Request> reqs;
-  const char* s = static_cast<const char*>(sendbuf);
-  char* r = static_cast<char*>(recvbuf);
-  for (size_t k = 0, n = piece_count(recvbytes); k < n; ++k) {
-    size_t off = k * kMaxPiece, len = std::min(kMaxPiece, recvbytes - off);
-    reqs.emplace_back();
-    check(MPI_Irecv(r + off, static_cast<int>(len), MPI_BYTE, src, tag, comm_, &reqs.back()), "MPI_Irecv");
-  }
-  for (size_t k = 0, n = piece_count(sendbytes); k < n; ++k) {
-    size_t off = k * kMaxPiece, len = std::min(kMaxPiece, sendbytes - off);
-    reqs.emplace_back();
-    check(MPI_Isend(s + off, static_cast<int>(len), MPI_BYTE, dst, tag, comm_, &reqs.back()), "MPI_Isend");
-  }
-  check(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  transfer(dst, sendbuf, sendbytes, src, recvbuf, recvbytes, tag, "MPI_Sendrecv");
 }
 
 void MpiComm::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }

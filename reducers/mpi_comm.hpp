@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <vector>
 
 #include "reducers/comm.hpp"
 
@@ -52,12 +53,28 @@ class MpiComm : public Comm {
   // The duplicated communicator, for the reducer that calls MPI_Allreduce itself.
   MPI_Comm handle() const { return comm_; }
 
+  // How a transfer waits for completion. 0 (the default): inside MPI_Waitall, which polls the transport
+  // and keeps this thread's core busy. us > 0: MPI_Testall, then sleeps of `us` microseconds between
+  // further tests. A reducer's communication thread that shares a core with the computation (one rank
+  // per core) then leaves that core to backward instead of competing with it; each transfer may finish
+  // up to one sleep later than it could. The wait is in MPI_Testall because Open MPI's shared-memory
+  // and TCP transports only progress when the library is called: there is no interrupt-driven wait.
+  void set_poll_sleep_us(int us) { poll_sleep_us_ = us; }
+  int poll_sleep_us() const { return poll_sleep_us_; }
+  // Completes `reqs` (statuses may be null) with this communicator's waiting policy; `call` names the
+  // operation in an error.
+  void wait_all(std::vector<MPI_Request>& reqs, MPI_Status* statuses, const char* call) const;
+
  private:
   void check(int rc, const char* call) const;
+  // Posts the receives, then the sends, then waits: MPI_PROC_NULL for a side that is absent.
+  void transfer(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
+                int tag, const char* call);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
+  int poll_sleep_us_ = 0;
 };
 
 }  // namespace dtbench

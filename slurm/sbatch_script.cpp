@@ -20,7 +20,11 @@ void sbatch_resources(std::ostringstream& s, const Json& slurm) {
   s << "#SBATCH --nodes=" << slurm["nodes"].get<int64_t>() << "\n";
   s << "#SBATCH --ntasks-per-node=" << slurm["tasks_per_node"].get<int64_t>() << "\n";
   s << "#SBATCH --cpus-per-task=" << slurm["cpus_per_task"].get<int64_t>() << "\n";
+  // GPUs: with --gpus-per-task Slurm binds each task to its own GPUs; with --gpus-per-node or --gres every
+  // task sees the node's GPUs and dtbench takes device SLURM_LOCALID mod count (one per task).
   if (slurm["gpus_per_node"].get<int64_t>() > 0) s << "#SBATCH --gpus-per-node=" << slurm["gpus_per_node"].get<int64_t>() << "\n";
+  if (slurm["gpus_per_task"].get<int64_t>() > 0) s << "#SBATCH --gpus-per-task=" << slurm["gpus_per_task"].get<int64_t>() << "\n";
+  if (!slurm["gres"].get<std::string>().empty()) s << "#SBATCH --gres=" << slurm["gres"].get<std::string>() << "\n";
   s << "#SBATCH --time=" << sbatch_quote(slurm["time"].get<std::string>(), "/slurm/time") << "\n";
   for (const char* key : {"partition", "account", "qos"}) {
     std::string v = slurm[key].get<std::string>();

@@ -88,7 +88,17 @@ const std::vector<Field>& slurm_fields() {
       // ranks K = nodes x tasks_per_node
       {"tasks_per_node", 1, [](const Json& v, const std::string& p) { return integer_in(v, p, 1, 100000); }},
       {"cpus_per_task", 1, [](const Json& v, const std::string& p) { return integer_in(v, p, 1, 100000); }},
+      // GPU requests: one of these three (check_slurm_section). gpus_per_task: Slurm binds a GPU per task;
+      // gpus_per_node and gres: each task sees the node's GPUs and dtbench picks SLURM_LOCALID mod count.
       {"gpus_per_node", 0, [](const Json& v, const std::string& p) { return integer_in(v, p, 0, 1024); }},
+      {"gpus_per_task", 0, [](const Json& v, const std::string& p) { return integer_in(v, p, 0, 1024); }},
+      {"gres", "",
+       [](const Json& v, const std::string& p) {
+         static const std::regex form("[A-Za-z][A-Za-z0-9_.-]*(:[A-Za-z0-9_.-]+)*:[0-9]+");
+         if (!v.is_string() || (!v.get<std::string>().empty() && !std::regex_match(v.get<std::string>(), form)))
+           fail(p, "expected a generic resource such as \"gpu:4\" or \"gpu:a100:2\", or \"\", got " + shown(v));
+         return v;
+       }},
       {"time", "01:00:00",
        [](const Json& v, const std::string& p) {
          if (!v.is_string() || slurm_time_seconds(v.get<std::string>()) <= 0)
@@ -223,6 +233,14 @@ Json check_slurm_value(const std::string& key, const Json& value, const std::str
 }
 
 void check_slurm_section(const Json& s, const std::string& ptr) {
+  const int64_t per_node = s["gpus_per_node"].get<int64_t>(), per_task = s["gpus_per_task"].get<int64_t>();
+  const bool gres = !s["gres"].get<std::string>().empty();
+  if ((per_node > 0) + (per_task > 0) + gres > 1)
+    fail(ptr + "/gpus_per_task", "give one GPU request: gpus_per_node, gpus_per_task or gres, not several");
+  if (per_node > 0 && s["tasks_per_node"].get<int64_t>() > per_node)
+    fail(ptr + "/gpus_per_node", std::to_string(per_node) + " GPUs for " +
+                                     std::to_string(s["tasks_per_node"].get<int64_t>()) +
+                                     " tasks per node: ranks would share a GPU (dtbench runs one rank per GPU)");
   int64_t limit = slurm_time_seconds(s["time"].get<std::string>());
   int64_t signal = s["signal_seconds"].get<int64_t>();
   if (signal > 0 && signal >= limit)

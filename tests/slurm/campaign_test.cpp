@@ -1,6 +1,8 @@
 // sbatch scripts and campaign bookkeeping: what a script asks Slurm for, that hostile names stay
 // inside quotes, how existing records decide what a rerun does, and squeue parsing.
 #include <gtest/gtest.h>
+
+#include <tuple>
 #include <unistd.h>
 
 #include <filesystem>
@@ -53,6 +55,17 @@ Fixture make(const Json& doc, const fs::path& out) {
 
 }  // namespace
 
+TEST(Script, GpuRequests) {
+  for (const auto& [key, value, line] : std::vector<std::tuple<std::string, Json, std::string>>{
+           {"gpus_per_task", 1, "#SBATCH --gpus-per-task=1"}, {"gres", "gpu:a100:4", "#SBATCH --gres=gpu:a100:4"}}) {
+    Json doc = {{"name", "g"}, {"base", {{"duration", {{"steps", 10}}}}}, {"slurm", {{"tasks_per_node", 4}, {key, value}}}};
+    Fixture f = make(doc, "/scratch/g");
+    std::string s = run_script(f.spec, f.points[0], f.points[0].runs[0], f.layout);
+    EXPECT_TRUE(has_line(s, line)) << s;
+    EXPECT_EQ(s.find("--gpus-per-node"), std::string::npos) << s;
+  }
+}
+
 TEST(Script, AsksForTheResourcesAndSignalsAndQuotesEverything) {
   Json doc = {{"name", "camp 'a' $(x)"},
               {"base", {{"duration", {{"steps", 10}}}}},
@@ -61,7 +74,7 @@ TEST(Script, AsksForTheResourcesAndSignalsAndQuotesEverything) {
                {{"tasks_per_node", 4},
                 {"time", "00:10:00"},
                 {"partition", "batch"},
-                {"gpus_per_node", 1},
+                {"gpus_per_node", 4},
                 {"sbatch", {"--exclusive"}},
                 {"setup", {"module load openmpi"}},
                 {"launcher_args", {"--cpu-bind=cores", "x y"}},
@@ -74,7 +87,7 @@ TEST(Script, AsksForTheResourcesAndSignalsAndQuotesEverything) {
   EXPECT_TRUE(has_line(s, "#SBATCH --nodes=2"));
   EXPECT_TRUE(has_line(s, "#SBATCH --ntasks-per-node=4"));
   EXPECT_TRUE(has_line(s, "#SBATCH --cpus-per-task=1"));
-  EXPECT_TRUE(has_line(s, "#SBATCH --gpus-per-node=1"));
+  EXPECT_TRUE(has_line(s, "#SBATCH --gpus-per-node=4"));
   EXPECT_TRUE(has_line(s, "#SBATCH --time=00:10:00"));
   EXPECT_TRUE(has_line(s, "#SBATCH --partition=batch"));
   EXPECT_TRUE(has_line(s, "#SBATCH --requeue"));

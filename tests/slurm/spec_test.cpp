@@ -61,8 +61,14 @@ TEST(Spec, ErrorsNameTheKey) {
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"nodes", 0}})), "/slurm/nodes: expected an integer in [1, 100000], got 0");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"node", 2}})),
             "/slurm/node: unknown key (did you mean \"nodes\"?); valid keys here: nodes, tasks_per_node, "
-            "cpus_per_task, gpus_per_node, time, partition, account, qos, sbatch, setup, launcher, launcher_args, "
+            "cpus_per_task, gpus_per_node, gpus_per_task, gres, time, partition, account, qos, sbatch, setup, launcher, launcher_args, "
             "mpi, signal_seconds, array");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu 4"}})),
+            "/slurm/gres: expected a generic resource such as \"gpu:4\" or \"gpu:a100:2\", or \"\", got \"gpu 4\"");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gpus_per_node", 4}, {"gres", "gpu:4"}})),
+            "/slurm/gpus_per_task: give one GPU request: gpus_per_node, gpus_per_task or gres, not several");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gpus_per_node", 2}, {"tasks_per_node", 4}})),
+            "/slurm/gpus_per_node: 2 GPUs for 4 tasks per node: ranks would share a GPU (dtbench runs one rank per GPU)");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"launcher", "ssh"}})),
             "/slurm/launcher: expected one of \"srun\", \"mpirun\", got \"ssh\"");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"time", "1 hour"}})),

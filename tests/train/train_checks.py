@@ -16,6 +16,10 @@ Checks (each small: synthetic data or a few dozen Fashion-MNIST steps, bounded i
   bad_input     unknown reducer, global batch not divisible by K, local SGD with H < 1, resume with a
                 checkpoint of another config: exit 2, a message naming the key, nothing written.
   rank_dies     a rank killed mid-run ends the whole job within 60 s, naming the rank and host.
+  gpu           /backend "gpu": where there is no CUDA device, exit 2 naming /backend and nothing written;
+                where there is one, ResNet-8 for 40 steps on 1 rank (and 2 ranks with NCCL and with the ring
+                staged through the host, given 2 GPUs) in fp32, bf16 and fp16: the loss falls and the record
+                has the cpu record's fields. Exits 77 (CTest: skipped) after the no-device check.
 """
 import argparse
 import json
@@ -291,6 +295,54 @@ def check_rank_dies():
     host = os.uname().nodename
     assert host in out, out[-2000:]
     print(f"rank 1 killed: job ended in {took:.1f} s with exit {p.returncode}")
+
+
+def cuda_devices():
+    info = json.loads(subprocess.run([args.dtbench, "info", "--json"], capture_output=True, text=True,
+                                     check=True).stdout)
+    return int(info["cuda"].get("device_count", 0)), info["cuda"].get("status", "")
+
+
+def keys(obj, prefix=""):
+    out = set()
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out.add(prefix + "/" + k)
+            if k not in ("config", "provenance", "curve", "extra"):
+                out |= keys(v, prefix + "/" + k)
+    return out
+
+
+def check_gpu():
+    devices, status = cuda_devices()
+    records = os.path.join(args.work, "records")
+    if devices == 0:
+        cfg = fmnist_config("gpu-none", backend="gpu")
+        p = mpirun(1, write_config("gpu-none", cfg), expect=2)
+        assert '/backend: "gpu" but' in p.stderr, p.stderr
+        assert not os.path.exists(os.path.join(records, "gpu-none.json")), "a record was written"
+        print("exit 2:", next(l for l in p.stderr.splitlines() if "dtbench: error" in l))
+        print(f"gpu: skipped (no CUDA device: {status})")
+        sys.exit(77)
+    cpu = fmnist_config("cpu-ref", duration={"steps": 40}, eval={"every_steps": 20, "batch": 1000})
+    mpirun(1, write_config("cpu-ref", cpu))
+    ref = validate(os.path.join(records, "cpu-ref.json"))
+    runs = [(1, "fp32", "ring"), (1, "bf16", "ring"), (1, "fp16", "ring")]
+    if devices >= 2:
+        runs += [(2, "fp32", "nccl"), (2, "fp16", "nccl"), (2, "fp32", "ring")]
+    for k, precision, reducer in runs:
+        name = f"gpu-k{k}-{precision}-{reducer}"
+        cfg = fmnist_config(name, backend="gpu", precision=precision, reducer={"name": reducer},
+                            duration={"steps": 40}, eval={"every_steps": 20, "batch": 1000})
+        mpirun(k, write_config(name, cfg))
+        rec = validate(os.path.join(records, name + ".json"))
+        first, last = rec["curve"][0]["train_loss"], rec["curve"][-1]["train_loss"]
+        print(f"{name}: train loss {first:.3f} -> {last:.3f}, {rec['throughput']['images_per_second']:.0f} img/s")
+        assert last < first and last < 2.3, "the loss did not fall"
+        assert rec["config"]["backend"] == "gpu"
+        assert rec["provenance"]["cuda"]["device_count"] >= k
+        missing = keys(ref) - keys(rec)
+        assert not missing, f"{name}: fields of the cpu record missing: {sorted(missing)}"
 
 
 def main():

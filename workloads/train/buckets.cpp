@@ -7,8 +7,8 @@
 namespace dtbench {
 
 GradientBuckets::GradientBuckets(std::vector<TensorRange> tensors, size_t bucket_bytes, Reducer& reducer,
-                                 bool overlap)
-    : reducer_(reducer), overlap_(overlap) {
+                                 bool overlap, bool host_norms)
+    : reducer_(reducer), overlap_(overlap), host_norms_(host_norms) {
   std::sort(tensors.begin(), tensors.end(), [](auto& a, auto& b) { return a.offset > b.offset; });
   const size_t cap = std::max<size_t>(bucket_bytes / sizeof(float), 1);
   for (const auto& t : tensors) {
@@ -46,10 +46,12 @@ void GradientBuckets::ready(size_t offset, size_t size) {
 void GradientBuckets::launch_ready_prefix() {
   while (next_ < buckets_.size() && buckets_[next_].remaining == 0) {
     Bucket& b = buckets_[next_++];
-    const float* g = grads_ + b.lo;
-    double s = 0;
-    for (size_t i = 0, n = b.hi - b.lo; i < n; ++i) s += static_cast<double>(g[i]) * g[i];
-    local_norm_sq_ += s;
+    if (host_norms_) {
+      const float* g = grads_ + b.lo;
+      double s = 0;
+      for (size_t i = 0, n = b.hi - b.lo; i < n; ++i) s += static_cast<double>(g[i]) * g[i];
+      local_norm_sq_ += s;
+    }
     b.started = true;
     reducer_.start(grads_ + b.lo, b.hi - b.lo);
   }

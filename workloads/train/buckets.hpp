@@ -24,8 +24,10 @@ struct TensorRange {
 class GradientBuckets {
  public:
   // tensors: the ranges of the flat buffer (any order); bucket_bytes > 0. overlap = false starts
-  // every bucket only in finish(), after backward.
-  GradientBuckets(std::vector<TensorRange> tensors, size_t bucket_bytes, Reducer& reducer, bool overlap);
+  // every bucket only in finish(), after backward. host_norms = false: the gradients are device memory,
+  // which this class must not read; local_norm_sq() stays 0.
+  GradientBuckets(std::vector<TensorRange> tensors, size_t bucket_bytes, Reducer& reducer, bool overlap,
+                  bool host_norms = true);
 
   // Call before backward: grads is the flat gradient buffer this step's allreduces work on.
   void begin(float* grads);
@@ -53,6 +55,7 @@ class GradientBuckets {
   std::vector<Bucket> buckets_;  // in launch order: highest offsets first
   Reducer& reducer_;
   bool overlap_;
+  bool host_norms_;
   float* grads_ = nullptr;
   size_t next_ = 0;  // first bucket not yet started
   double local_norm_sq_ = 0;

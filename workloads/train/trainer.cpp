@@ -31,6 +31,8 @@
 #include "workloads/train/checkpoint.hpp"
 #include "workloads/train/mllog.hpp"
 #include "workloads/train/noise_scale.hpp"
+#include "workloads/train/train_model.hpp"
+#include "core/cuda_info.hpp"
 
 namespace dtbench {
 namespace fs = std::filesystem;
@@ -60,16 +62,6 @@ void agree_on_error(MPI_Comm comm, int rank, const std::optional<Error>& err) {
   msg.resize(static_cast<size_t>(len));
   MPI_Bcast(msg.data(), len, MPI_CHAR, 0, comm);
   throw SameOnAllRanks(static_cast<ExitCode>(code), msg);
-}
-
-optim::TensorKind optim_kind(models::ParamInfo::Kind k) {
-  switch (k) {
-    case models::ParamInfo::conv_weight: return optim::TensorKind::conv_weight;
-    case models::ParamInfo::fc_weight: return optim::TensorKind::fc_weight;
-    case models::ParamInfo::bias: return optim::TensorKind::bias;
-    case models::ParamInfo::bn: return optim::TensorKind::bn;
-  }
-  return optim::TensorKind::conv_weight;
 }
 
 bool is_tty() { return ::isatty(STDOUT_FILENO) != 0; }
@@ -145,6 +137,7 @@ class Run {
   void setup_paths();
   void setup_data();
   void setup_model();
+  std::unique_ptr<TrainModel> make_gpu_model(const models::ModelSpec& spec, uint64_t seed);
   void setup_parallel();
   void try_resume();
 
@@ -174,8 +167,7 @@ class Run {
   std::vector<float> x_;
   std::vector<int32_t> y_;
 
-  std::unique_ptr<models::Model> model_;
-  std::unique_ptr<optim::Optimizer> opt_;
+  std::unique_ptr<TrainModel> model_;  // with its optimizer; cpu or gpu (train_model.hpp)
   std::unique_ptr<optim::Schedule> sched_;
   std::unique_ptr<MpiComm> comm_;
   std::unique_ptr<Reducer> reducer_;
@@ -201,11 +193,20 @@ Run::Run(const TrainArgs& args, Json user) : args_(args) {
   global_ = config::global_batch(cfg_, ranks_);
   if (cfg_["name"].get<std::string>().empty()) cfg_["name"] = derived_name(cfg_, ranks_, global_);
   if (cfg_["threads"].get<int64_t>() > 0) omp_set_num_threads(static_cast<int>(cfg_["threads"].get<int64_t>()));
-  if (cfg_["backend"] == "gpu")
-    throw BadInput("/backend: \"gpu\" needs a CUDA device and the GPU backend; this run has neither (use \"cpu\")");
-  if (cfg_["precision"] == "fp16")
-    throw BadInput("/precision: \"fp16\" is a GPU precision (dynamic loss scaling); the cpu backend has fp32 and bf16");
-  if (cfg_["reducer"]["name"] == "nccl") throw BadInput("/reducer/name: \"nccl\" needs the gpu backend");
+  if (cfg_["backend"] == "gpu") {
+#ifndef DTBENCH_HAVE_CUDA
+    throw BadInput("/backend: \"gpu\" but this dtbench was built without CUDA (no toolkit found at configure time)");
+#endif
+    if (cuda_device_count() == 0)
+      throw BadInput("/backend: \"gpu\" but there is no usable CUDA device here (" +
+                     cuda_info().value("status", std::string("unknown")) + "); use \"cpu\"");
+    if (cfg_["parallel"]["mode"] == "async")
+      throw BadInput("/parallel/mode: asynchronous SGD runs on the cpu backend only (its server keeps host weights)");
+  } else {
+    if (cfg_["precision"] == "fp16")
+      throw BadInput("/precision: \"fp16\" is a GPU precision (dynamic loss scaling); the cpu backend has fp32 and bf16");
+    if (cfg_["reducer"]["name"] == "nccl") throw BadInput("/reducer/name: \"nccl\" needs the gpu backend");
+  }
   inject_fault(-1);  // validates --inject-fault before any work
 }
 
@@ -246,6 +247,15 @@ void Run::setup_data() {
                      : cfg_["duration"]["epochs"].get<int64_t>() * steps_per_epoch_;
 }
 
+std::unique_ptr<TrainModel> Run::make_gpu_model(const models::ModelSpec& spec, uint64_t seed) {
+#ifdef DTBENCH_HAVE_CUDA
+  return make_gpu_train_model(spec, seed, rank_, cfg_["optimizer"]);
+#else
+  (void)spec, (void)seed;
+  throw BadInput("/backend: \"gpu\" but this dtbench was built without CUDA");
+#endif
+}
+
 void Run::setup_model() {
   models::ModelSpec spec;
   spec.arch = cfg_["model"]["arch"].get<std::string>();
@@ -259,18 +269,16 @@ void Run::setup_model() {
   spec.label_smoothing = cfg_["model"]["label_smoothing"].get<float>();
   spec.dropout = cfg_["model"]["dropout"].get<float>();
   uint64_t seed = static_cast<uint64_t>(cfg_["seed"].get<int64_t>());
-  model_ = std::make_unique<models::Model>(spec, seed);
+  model_ = cfg_["backend"] == "gpu" ? make_gpu_model(spec, seed) : make_cpu_train_model(spec, seed, cfg_["optimizer"]);
 
   // Every rank built the same weights from the same seed; broadcasting rank 0's makes that a fact
   // rather than an assumption (and covers models initialised from anything else).
-  auto p = model_->params();
-  auto b = model_->buffers();
+  auto p = model_->host_params();
+  auto b = model_->host_buffers();
   MPI_Bcast(p.data(), static_cast<int>(p.size()), MPI_FLOAT, 0, world_);
   if (!b.empty()) MPI_Bcast(b.data(), static_cast<int>(b.size()), MPI_FLOAT, 0, world_);
-
-  std::vector<optim::TensorInfo> tensors;
-  for (const auto& t : model_->param_table()) tensors.push_back({t.name, t.offset, t.size, optim_kind(t.kind)});
-  opt_ = optim::make_optimizer(cfg_["optimizer"], optim::ParamTable(std::move(tensors)), seed);
+  model_->push_host_params();
+  model_->push_host_buffers();
   sched_ = optim::make_schedule(cfg_["optimizer"], cfg_["lr_scaling"], cfg_["schedule"],
                                 optim::RunShape{global_, steps_per_epoch_, total_steps_});
 }
@@ -295,14 +303,19 @@ void Run::setup_parallel() {
 
   if (mode == "async") return;  // the parameter server has its own protocol (async_ps.hpp)
   comm_ = std::make_unique<MpiComm>(world_);
+  comm_->set_poll_sleep_us(static_cast<int>(cfg_["reducer"]["poll_us"].get<int64_t>()));
   ReducerOptions ro;
   ro.servers = static_cast<int>(cfg_["reducer"]["servers"].get<int64_t>());
-  reducer_ = make_reducer(cfg_["reducer"]["name"].get<std::string>(), *comm_, ro);
+  reducer_ = model_->make_reducer(cfg_["reducer"]["name"].get<std::string>(), *comm_, ro);
   std::vector<TensorRange> ranges;
   for (const auto& t : model_->param_table()) ranges.push_back({t.offset, t.size});
   size_t bucket_bytes = static_cast<size_t>(cfg_["reducer"]["bucket_mib"].get<double>() * 1024 * 1024);
-  buckets_ = std::make_unique<GradientBuckets>(ranges, bucket_bytes, *reducer_, cfg_["reducer"]["overlap"].get<bool>());
-  if (ranks_ > 1) noise_.emplace(static_cast<double>(per_rank_), static_cast<double>(global_));
+  // The local gradient norms of the noise scale are taken by the buckets from host memory: not on the gpu
+  // backend, whose records leave B_simple out.
+  const bool host = model_->host_memory();
+  buckets_ = std::make_unique<GradientBuckets>(ranges, bucket_bytes, *reducer_, cfg_["reducer"]["overlap"].get<bool>(),
+                                               host);
+  if (ranks_ > 1 && host) noise_.emplace(static_cast<double>(per_rank_), static_cast<double>(global_));
 }
 
 void Run::try_resume() {
@@ -320,13 +333,15 @@ void Run::try_resume() {
                    " ranks, this run has " + std::to_string(ranks_));
   st_ = TrainState::from_json(header["state"]);
   RankState rs = read_rank_state(ckpt_dir_, rank_, st_.step);
-  auto p = model_->params();
-  auto b = model_->buffers();
+  auto p = model_->host_params();
+  auto b = model_->host_buffers();
   if (rs.params.size() != p.size() || rs.buffers.size() != b.size())
     throw BadInput(ckpt_dir_.string() + ": checkpoint holds a different model (parameter count differs)");
   std::copy(rs.params.begin(), rs.params.end(), p.begin());
   std::copy(rs.buffers.begin(), rs.buffers.end(), b.begin());
-  opt_->load_state(rs.optimizer);
+  model_->push_host_params();
+  model_->push_host_buffers();
+  model_->load_optimizer_state(rs.optimizer);
   sched_->load_state(rs.extra["schedule"]);
   if (noise_) noise_->load_state(st_.noise);
   st_.preemptions.back()["resumed_utc"] = utc_timestamp();
@@ -362,9 +377,13 @@ void Run::train_step(int64_t step) {
     t.exposed_comm = buckets_->finish();
     t.comm = reducer_->busy_seconds() - busy_before;
     small_norm_sq = buckets_->local_norm_sq();
-    const float inv = 1.0f / static_cast<float>(ranks_);
-    if (ranks_ > 1)
-      for (float& g : grads) g *= inv;
+    if (ranks_ > 1) model_->scale(grads, 1.0f / static_cast<float>(ranks_));
+  }
+  // gpu: backward() only enqueued. The device's own backward time replaces the host's enqueue time, and
+  // the part of the wait above that was still backward on the device is not exposed communication.
+  if (double device = model_->last_backward_device_seconds(); device >= 0) {
+    t.exposed_comm = std::max(0.0, t.backward + t.exposed_comm - device);
+    t.backward = device;
   }
 
   // Per-step consensus: summed loss, summed local gradient norms, non-finite count, ranks that got a
@@ -376,15 +395,11 @@ void Run::train_step(int64_t step) {
     throw Diverged(step, "loss became NaN or Inf at step " + std::to_string(step + 1) + " (on " +
                             std::to_string(static_cast<int>(agree[2])) + " of " + std::to_string(ranks_) + " ranks)");
 
-  if (noise_ && !local) {
-    double big = 0;
-    for (float g : grads) big += static_cast<double>(g) * g;
-    noise_->observe(agree[1] / ranks_, big);
-  }
+  if (noise_ && !local) noise_->observe(agree[1] / ranks_, model_->grads_norm_sq());
 
   phase.reset();
   try {
-    opt_->step(model_->params(), grads, sched_->lr(step));
+    if (model_->step_allowed()) model_->optimizer_step(sched_->lr(step));
   } catch (const optim::NonFiniteGradient& e) {
     throw Diverged(step, std::string("gradient became non-finite at step ") + std::to_string(step + 1) + ": " + e.what());
   }
@@ -418,11 +433,11 @@ void Run::average_models() {
   auto p = model_->params();
   reducer_->allreduce(p.data(), p.size());
   const float inv = 1.0f / static_cast<float>(ranks_);
-  for (float& v : p) v *= inv;
+  model_->scale(p, inv);
   auto b = model_->buffers();
   if (!b.empty()) {
     reducer_->allreduce(b.data(), b.size());
-    for (float& v : b) v *= inv;
+    model_->scale(b, inv);
   }
 }
 
@@ -483,11 +498,11 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
 void Run::checkpoint(int64_t next_step) {
   RankState rs;
   rs.step = next_step;
-  auto p = model_->params();
-  auto b = model_->buffers();
+  auto p = model_->host_params();
   rs.params.assign(p.begin(), p.end());
+  auto b = model_->host_buffers();
   rs.buffers.assign(b.begin(), b.end());
-  rs.optimizer = opt_->save_state();
+  rs.optimizer = model_->optimizer_state();
   rs.extra["schedule"] = sched_->save_state();
   write_rank_state(ckpt_dir_, rank_, rs);
   MPI_Barrier(world_);  // every rank file exists before the header names them
@@ -610,9 +625,9 @@ void Run::inject_fault(int64_t done) {
 
 void Run::save_weights() {
   if (args_.save_weights.empty() || rank_ != 0) return;
-  auto p = model_->params();
-  auto b = model_->buffers();
+  auto p = model_->host_params();
   std::string bytes(reinterpret_cast<const char*>(p.data()), p.size() * sizeof(float));
+  auto b = model_->host_buffers();
   bytes.append(reinterpret_cast<const char*>(b.data()), b.size() * sizeof(float));
   write_file_atomic(args_.save_weights, bytes, false);
 }
@@ -711,7 +726,7 @@ RunStatus Run::run_async(std::string& detail) {
   std::thread server_thread;
   std::exception_ptr server_error;
   if (rank_ == 0) {
-    server = std::make_unique<AsyncServer>(ps, model_->params(), *opt_, *sched_, total_steps_ * ranks_);
+    server = std::make_unique<AsyncServer>(ps, model_->params(), *model_->host_optimizer(), *sched_, total_steps_ * ranks_);
     server_thread = std::thread([&] {
       try {
         server->run();

@@ -1,0 +1,82 @@
+// /backend "cpu": the oneDNN model (workloads/models) and a host optimizer (optim/) behind TrainModel.
+#include <omp.h>
+
+#include "workloads/train/train_model.hpp"
+
+namespace dtbench {
+
+optim::ParamTable optimizer_table(const std::vector<models::ParamInfo>& params) {
+  auto kind = [](models::ParamInfo::Kind k) {
+    switch (k) {
+      case models::ParamInfo::conv_weight: return optim::TensorKind::conv_weight;
+      case models::ParamInfo::fc_weight: return optim::TensorKind::fc_weight;
+      case models::ParamInfo::bias: return optim::TensorKind::bias;
+      case models::ParamInfo::bn: return optim::TensorKind::bn;
+    }
+    return optim::TensorKind::conv_weight;
+  };
+  std::vector<optim::TensorInfo> tensors;
+  for (const auto& t : params) tensors.push_back({t.name, t.offset, t.size, kind(t.kind)});
+  return optim::ParamTable(std::move(tensors));
+}
+
+namespace {
+
+class CpuTrainModel final : public TrainModel {
+ public:
+  CpuTrainModel(const models::ModelSpec& spec, uint64_t seed, const Json& optimizer_section)
+      : model_(spec, seed), opt_(optim::make_optimizer(optimizer_section, optimizer_table(model_.param_table()), seed)) {}
+
+  std::string backend() const override { return "cpu"; }
+  bool host_memory() const override { return true; }
+  std::span<float> params() override { return model_.params(); }
+  std::span<float> grads() override { return model_.grads(); }
+  std::span<float> buffers() override { return model_.buffers(); }
+  const std::vector<models::ParamInfo>& param_table() const override { return model_.param_table(); }
+  double flops_per_sample_train() const override { return model_.flops_per_sample_train(); }
+
+  double forward(const float* x, const int32_t* labels, int n, bool train) override {
+    return model_.forward(x, labels, n, train);
+  }
+  void backward(const std::function<void(size_t, size_t)>& on_ready) override { model_.backward(on_ready); }
+  int correct() const override { return model_.correct(); }
+
+  void scale(std::span<float> flat, float s) override {
+    for (float& v : flat) v *= s;
+  }
+  double grads_norm_sq() override {
+    double sum = 0;
+    for (float g : model_.grads()) sum += static_cast<double>(g) * g;
+    return sum;
+  }
+
+  std::span<float> host_params() override { return model_.params(); }
+  void push_host_params() override {}
+  std::span<float> host_buffers() override { return model_.buffers(); }
+  void push_host_buffers() override {}
+
+  bool step_allowed() override { return true; }
+  void optimizer_step(double lr) override { opt_->step(model_.params(), model_.grads(), lr); }
+  std::vector<uint8_t> optimizer_state() const override { return opt_->save_state(); }
+  void load_optimizer_state(std::span<const uint8_t> bytes) override { opt_->load_state(bytes); }
+  optim::Optimizer* host_optimizer() override { return opt_.get(); }
+
+  std::unique_ptr<Reducer> make_reducer(const std::string& name, Comm& comm, const ReducerOptions& o) override {
+    if (name == "nccl") throw BadInput("/reducer/name: \"nccl\" needs the gpu backend");
+    return dtbench::make_reducer(name, comm, o);
+  }
+  void set_cross_replica_sum(cpu::CrossReplicaSum sum) override { model_.set_cross_replica_sum(std::move(sum)); }
+
+ private:
+  models::Model model_;
+  std::unique_ptr<optim::Optimizer> opt_;
+};
+
+}  // namespace
+
+std::unique_ptr<TrainModel> make_cpu_train_model(const models::ModelSpec& spec, uint64_t seed,
+                                                  const Json& optimizer_section) {
+  return std::make_unique<CpuTrainModel>(spec, seed, optimizer_section);
+}
+
+}  // namespace dtbench

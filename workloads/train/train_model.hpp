@@ -1,0 +1,87 @@
+// A model and its optimizer on one backend, as the trainer (trainer.cpp) drives them: /backend "cpu"
+// (oneDNN, workloads/models) or "gpu" (cuDNN, workloads/gpu). The trainer's loop, reducers, buckets,
+// checkpoints and records are the same for both; only what is behind this interface differs.
+//
+// params(), grads() and buffers() are the flat fp32 buffers in canonical layout (models/model.hpp) where
+// the reducer and the optimizer work: host memory on the cpu backend, device memory on the gpu backend.
+// The trainer never reads their elements; it calls scale() and grads_norm_sq(), and uses the host copies
+// (host_params() ... push_host_params()) for MPI broadcasts, checkpoints and --save-weights.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/json.hpp"
+#include "optim/optimizer.hpp"
+#include "reducers/reducer.hpp"
+#include "workloads/cpu/plan.hpp"
+#include "workloads/models/model.hpp"
+
+namespace dtbench {
+
+class TrainModel {
+ public:
+  virtual ~TrainModel() = default;
+
+  virtual std::string backend() const = 0;  // "cpu" | "gpu"
+  // Whether params(), grads() and buffers() are host memory (GradientBuckets may then read them).
+  virtual bool host_memory() const = 0;
+  virtual std::span<float> params() = 0;
+  virtual std::span<float> grads() = 0;
+  virtual std::span<float> buffers() = 0;  // batch-norm running statistics
+  virtual const std::vector<models::ParamInfo>& param_table() const = 0;
+  virtual double flops_per_sample_train() const = 0;
+
+  // A step: forward (returns the mean loss; x and labels on the host) then backward, which calls
+  // on_ready(offset, size) as each gradient tensor is final (cpu) or enqueued (gpu; reducers made by
+  // make_reducer order themselves after the model's stream).
+  virtual double forward(const float* x, const int32_t* labels, int n, bool train) = 0;
+  virtual void backward(const std::function<void(size_t, size_t)>& on_ready) = 0;
+  virtual int correct() const = 0;
+  // Seconds the device spent in the last backward, measured with CUDA events once it has finished; a
+  // negative value where backward() itself is synchronous (cpu) and the host's stopwatch is exact.
+  virtual double last_backward_device_seconds() { return -1.0; }
+
+  // flat *= s for one of the three flat buffers (the 1/K after an allreduce sum).
+  virtual void scale(std::span<float> flat, float s) = 0;
+  virtual double grads_norm_sq() = 0;
+
+  // Host copies: host_*() returns the current values in host memory (the buffers themselves on the cpu
+  // backend); push_host_*() makes changes to that copy the model's (nothing to do on the cpu backend).
+  virtual std::span<float> host_params() = 0;
+  virtual void push_host_params() = 0;
+  virtual std::span<float> host_buffers() = 0;
+  virtual void push_host_buffers() = 0;
+
+  // After the gradient allreduce: whether to apply this step. False only with fp16 dynamic loss scaling
+  // when the gradients overflowed (the step is skipped and the scale lowered, as every rank decides alike).
+  virtual bool step_allowed() = 0;
+  // One optimizer step over params() with grads(). Throws optim::NonFiniteGradient on NaN/Inf.
+  virtual void optimizer_step(double lr) = 0;
+  virtual std::vector<uint8_t> optimizer_state() const = 0;
+  virtual void load_optimizer_state(std::span<const uint8_t> bytes) = 0;
+  // The optimizer as a host object, for asynchronous SGD's parameter server; nullptr where there is none.
+  virtual optim::Optimizer* host_optimizer() { return nullptr; }
+
+  // The reducer for this backend's gradient buffers ("nccl" only on the gpu backend).
+  virtual std::unique_ptr<Reducer> make_reducer(const std::string& name, Comm& comm, const ReducerOptions& o) = 0;
+  // Synchronised batch norm (workloads/cpu/sync_batch_norm.hpp); the cpu backend only.
+  virtual void set_cross_replica_sum(cpu::CrossReplicaSum sum) = 0;
+};
+
+// The optimizer's parameter table for a model's tensors (names, ranges, kinds for the bias/bn rules).
+optim::ParamTable optimizer_table(const std::vector<models::ParamInfo>& params);
+
+// cpu: models::Model and optim::make_optimizer(optimizer_section).
+std::unique_ptr<TrainModel> make_cpu_train_model(const models::ModelSpec& spec, uint64_t seed,
+                                                  const Json& optimizer_section);
+// gpu: one device per rank (from the local rank), the cuDNN model and the fused optimizers. Defined in
+// workloads/gpu/gpu_train_model.cpp, built only with CUDA (DTBENCH_HAVE_CUDA).
+std::unique_ptr<TrainModel> make_gpu_train_model(const models::ModelSpec& spec, uint64_t seed, int rank,
+                                                  const Json& optimizer_section);
+
+}  // namespace dtbench
