@@ -4,6 +4,9 @@
 // Timing: forward() returns the loss, so it waits for the device and the host's stopwatch is exact.
 // backward() only enqueues; CUDA events around it give the device time (last_backward_device_seconds),
 // which the trainer puts in the record's backward column once the step's allreduces have finished.
+#include <cstring>
+
+#include "workloads/gpu/batch_stager.hpp"
 #include "workloads/gpu/event_timer.hpp"
 #include "workloads/gpu/fused_optimizer.hpp"
 #include "workloads/gpu/train_adapter.hpp"
@@ -37,6 +40,26 @@ class GpuTrainModel final : public TrainModel {
     timed_ = true;
   }
   int correct() const override { return m_.correct(); }
+
+  bool stages_batches() const override { return true; }
+  void stage(const float* x, const int32_t* labels, int n) override {
+    const models::ModelSpec& spec = m_.spec();
+    const size_t image = size_t(spec.in_c) * size_t(spec.in_h) * size_t(spec.in_w);
+    if (!stager_ || stager_->max_images() < size_t(n))
+      stager_ = std::make_unique<gpu::BatchStager>(size_t(n), image, m_.stream());
+    std::memcpy(stager_->host_images(), x, size_t(n) * image * sizeof(float));
+    std::memcpy(stager_->host_labels(), labels, size_t(n) * sizeof(int32_t));
+    stager_->upload(n);
+  }
+  double forward_staged(int n) override {
+    gpu::DeviceBatch b = stager_->take();
+    if (b.n != n) throw std::logic_error("gpu: the staged batch has " + std::to_string(b.n) + " images, not " + std::to_string(n));
+    // forward_device copies the batch into the plan's own input on the compute stream, so the slot can be
+    // released as soon as that copy is enqueued (it is, when the loss comes back).
+    const double loss = m_.model().forward_device(b.images, b.labels, n, true);
+    stager_->release();
+    return loss;
+  }
   double last_backward_device_seconds() override { return timed_ ? backward_timer_.seconds() : -1.0; }
 
   void scale(std::span<float> flat, float s) override { m_.scale(flat, s); }
@@ -62,6 +85,7 @@ class GpuTrainModel final : public TrainModel {
  private:
   gpu::GpuTrainingModel m_;
   std::unique_ptr<gpu::GpuOptimizer> opt_;
+  std::unique_ptr<gpu::BatchStager> stager_;
   gpu::EventTimer backward_timer_;
   bool timed_ = false;
 };

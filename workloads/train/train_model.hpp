@@ -42,6 +42,13 @@ class TrainModel {
   virtual double forward(const float* x, const int32_t* labels, int n, bool train) = 0;
   virtual void backward(const std::function<void(size_t, size_t)>& on_ready) = 0;
   virtual int correct() const = 0;
+  // Batch staging (gpu): stage() copies a training batch into pinned host memory and starts its upload on
+  // a copy stream; forward_staged() is a training forward on the batch staged last. The trainer stages
+  // step s+1's batch while step s's backward and allreduces run, so making and copying it overlaps the
+  // device's work. Backends without it (cpu) say false and are never asked.
+  virtual bool stages_batches() const { return false; }
+  virtual void stage(const float* /*x*/, const int32_t* /*labels*/, int /*n*/) {}
+  virtual double forward_staged(int /*n*/) { return 0.0; }
   // Seconds the device spent in the last backward, measured with CUDA events once it has finished; a
   // negative value where backward() itself is synchronous (cpu) and the host's stopwatch is exact.
   virtual double last_backward_device_seconds() { return -1.0; }

@@ -180,6 +180,7 @@ class Run {
   double run_start_ = 0;  // now_seconds() at run_start, shifted back by time spent before a resume
   double last_progress_ = 0;
   bool stop_requested_ = false;
+  int64_t staged_step_ = -1;  // gpu: the step whose batch is already staged on the device
   int stop_signal_ = 0;
   Json asynchronous_;  // async SGD: the server's staleness statistics
   std::string started_utc_;
@@ -356,12 +357,17 @@ void Run::train_step(int64_t step) {
   StepTiming t;
   Stopwatch total, phase;
 
-  auto idx = sharder_->indices(static_cast<uint64_t>(epoch), s, rank_);
-  train_maker_->make(data_.train, idx, static_cast<uint64_t>(epoch), x_.data(), y_.data());
+  const bool staging = model_->stages_batches();
+  if (!staging || staged_step_ != step) {
+    auto idx = sharder_->indices(static_cast<uint64_t>(epoch), s, rank_);
+    train_maker_->make(data_.train, idx, static_cast<uint64_t>(epoch), x_.data(), y_.data());
+    if (staging) model_->stage(x_.data(), y_.data(), static_cast<int>(per_rank_));
+  }
   t.data = phase.seconds();
 
   phase.reset();
-  double loss = model_->forward(x_.data(), y_.data(), static_cast<int>(per_rank_), true);
+  const int n = static_cast<int>(per_rank_);
+  double loss = staging ? model_->forward_staged(n) : model_->forward(x_.data(), y_.data(), n, true);
   t.forward = phase.seconds();
 
   phase.reset();
@@ -370,6 +376,17 @@ void Run::train_step(int64_t step) {
   if (!local) buckets_->begin(grads.data());
   model_->backward(local ? cpu::OnReady{} : [this](size_t off, size_t n) { buckets_->ready(off, n); });
   t.backward = phase.seconds();
+  if (staging && step + 1 < total_steps_) {
+    // The device is running backward (and the allreduces): make and stage the next batch meanwhile.
+    Stopwatch next;
+    const int64_t e1 = (step + 1) / steps_per_epoch_;
+    auto idx = sharder_->indices(static_cast<uint64_t>(e1), static_cast<size_t>((step + 1) % steps_per_epoch_), rank_);
+    train_maker_->make(data_.train, idx, static_cast<uint64_t>(e1), x_.data(), y_.data());
+    model_->stage(x_.data(), y_.data(), n);
+    staged_step_ = step + 1;
+    t.data += next.seconds();
+    t.backward += next.seconds();  // host time the device's backward overlapped (replaced below by its own time)
+  }
 
   double small_norm_sq = 0;
   if (!local) {
