@@ -61,6 +61,21 @@ def load_weights(path):
     return np.fromfile(path, dtype=np.float32)
 
 
+def train_weights(k, name, cfg):
+    """Runs cfg on k ranks and returns its final weights (then batch-norm statistics) as float32."""
+    path = os.path.join(args.work, name + ".bin")
+    mpirun(k, write_config(name, cfg), "--save-weights", path)
+    return load_weights(path)
+
+
+def one_vs_k(k, one_cfg, k_cfg):
+    """1 rank with one_cfg against k ranks with k_cfg: (max |w_1 - w_K|, largest |w_1|, w_1, w_K)."""
+    w1 = train_weights(1, one_cfg["name"], one_cfg)
+    wk = train_weights(k, k_cfg["name"], k_cfg)
+    assert w1.shape == wk.shape
+    return float(np.abs(w1 - wk).max()), float(np.abs(w1).max()), w1, wk
+
+
 def validate(record_path):
     import jsonschema
     schema = json.load(open(args.schema))
@@ -94,27 +109,18 @@ def check_equivalence():
     ref = {}
     # Reference: one rank with the global batch K*b, for each K.
     for k in (2, 3, 4):
-        one = write_config(f"eq1-k{k}", mlp_config(f"eq1-k{k}", batch={"global": k * b}))
-        mpirun(1, one, "--save-weights", os.path.join(args.work, f"eq1-k{k}.bin"))
-        many = write_config(f"eqk-k{k}", mlp_config(f"eqk-k{k}", batch={"per_rank": b}))
-        mpirun(k, many, "--save-weights", os.path.join(args.work, f"eqk-k{k}.bin"))
-        w1 = load_weights(os.path.join(args.work, f"eq1-k{k}.bin"))
-        wk = load_weights(os.path.join(args.work, f"eqk-k{k}.bin"))
-        assert w1.shape == wk.shape
+        err, scale, _, wk = one_vs_k(k, mlp_config(f"eq1-k{k}", batch={"global": k * b}),
+                                     mlp_config(f"eqk-k{k}", batch={"per_rank": b}))
         # Tolerance: the two runs sum the same per-example gradients in different orders (per rank,
         # then across ranks), so each step's gradient differs by float32 rounding (~6e-8 relative);
         # over 20 SGD steps with momentum we measured at most 1.3e-7 relative to the largest weight
         # (K = 2, 3, 4). 2e-6 leaves a 15x margin and is still far below any real difference: a wrong
         # shard, a missing 1/K or a skipped bucket changes the weights by 1e-3 or more.
-        scale = float(np.abs(w1).max())
-        err = float(np.abs(w1 - wk).max())
         print(f"K={k}: max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
         assert err <= 2e-6 * scale, f"K={k}: weights differ by {err} (tolerance {2e-6 * scale})"
         ref[k] = wk
     # Determinism: the same config on the same K twice gives the same bits.
-    again = write_config("eqk-k3-again", mlp_config("eqk-k3-again", batch={"per_rank": b}))
-    mpirun(3, again, "--save-weights", os.path.join(args.work, "again.bin"))
-    w = load_weights(os.path.join(args.work, "again.bin"))
+    w = train_weights(3, "eqk-k3-again", mlp_config("eqk-k3-again", batch={"per_rank": b}))
     assert np.array_equal(w.view(np.uint32), ref[3].view(np.uint32)), "two runs on K=3 differ"
     print("K=3 twice: bitwise identical")
 
@@ -144,30 +150,19 @@ def check_sync_bn():
     # the whole batch in tests/workloads/test_sync_batch_norm.cpp.
     b, steps = 6, 2
     for k in (2, 3, 4):
-        one = write_config(f"sbn1-k{k}", resnet_config(f"sbn1-k{k}", batch={"global": k * b}, duration={"steps": steps}))
-        mpirun(1, one, "--save-weights", os.path.join(args.work, f"sbn1-k{k}.bin"))
-        many = write_config(f"sbnk-k{k}", resnet_config(f"sbnk-k{k}", batch={"per_rank": b}, duration={"steps": steps}))
-        mpirun(k, many, "--save-weights", os.path.join(args.work, f"sbnk-k{k}.bin"))
-        # The files hold the weights then the running means and variances.
-        w1 = load_weights(os.path.join(args.work, f"sbn1-k{k}.bin"))
-        wk = load_weights(os.path.join(args.work, f"sbnk-k{k}.bin"))
-        assert w1.shape == wk.shape
-        scale = float(np.abs(w1).max())
-        err = float(np.abs(w1 - wk).max())
+        # The weights, then the running means and variances.
+        err, scale, w1, _ = one_vs_k(k, resnet_config(f"sbn1-k{k}", batch={"global": k * b}, duration={"steps": steps}),
+                                     resnet_config(f"sbnk-k{k}", batch={"per_rank": b}, duration={"steps": steps}))
         print(f"K={k}: max |w_1 - w_K| = {err:.3g} after {steps} steps (largest value {scale:.3g})")
         assert err <= 1e-6 * scale, f"K={k}: weights differ by {err} (tolerance {1e-6 * scale})"
         # The check can fail: per-replica statistics on the same K do not give 1 rank's weights.
         cfg = resnet_config(f"sbn-off-k{k}", batch={"per_rank": b}, duration={"steps": steps}, parallel={"sync_bn": False})
-        mpirun(k, write_config(f"sbn-off-k{k}", cfg), "--save-weights", os.path.join(args.work, f"sbn-off-k{k}.bin"))
-        off = float(np.abs(w1 - load_weights(os.path.join(args.work, f"sbn-off-k{k}.bin"))).max())
+        off = float(np.abs(w1 - train_weights(k, f"sbn-off-k{k}", cfg)).max())
         print(f"K={k}: with per-replica batch norm instead, max |w_1 - w_K| = {off:.3g}")
         assert off > 1e-3 * scale, "per-replica batch norm matched the global batch: the check is blind"
     # Determinism over 20 steps: the same config on the same K twice gives the same bits.
-    for run in ("a", "b"):
-        cfg = resnet_config(f"sbn-det-{run}", batch={"per_rank": b})
-        mpirun(3, write_config(f"sbn-det-{run}", cfg), "--save-weights", os.path.join(args.work, f"sbn-det-{run}.bin"))
-    a = load_weights(os.path.join(args.work, "sbn-det-a.bin"))
-    c = load_weights(os.path.join(args.work, "sbn-det-b.bin"))
+    a, c = (train_weights(3, f"sbn-det-{run}", resnet_config(f"sbn-det-{run}", batch={"per_rank": b}))
+            for run in ("a", "b"))
     assert np.array_equal(a.view(np.uint32), c.view(np.uint32)), "two runs on K=3 differ"
     print("K=3 twice, 20 steps: bitwise identical")
 

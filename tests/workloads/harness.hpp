@@ -45,6 +45,26 @@ inline Vec random_vec(size_t n, uint64_t seed, double lo = -1.0, double hi = 1.0
   return v;
 }
 
+// Batch-norm inputs whose normalised values keep away from 0 (so a fused ReLU's kink is never within a
+// finite difference): per channel, values at offset +-(0.2 .. 1.2) with alternating signs; the batch mean is
+// within about 0.05 of the offset, so |x - mean| > 0.15 and |xhat| > 0.1. image_step > 0 widens image n's
+// spread by image_step * (n mod 3), so that shards of the batch have different statistics.
+inline Vec bn_input(Dims4 d, uint64_t seed, double image_step = 0.0) {
+  Rng rng(seed);
+  Vec x(d.size());
+  for (int c = 0; c < d.c; ++c) {
+    const double offset = 2.0 * rng.uniform() - 1.0;
+    for (int n = 0; n < d.n; ++n)
+      for (int i = 0; i < d.h; ++i)
+        for (int j = 0; j < d.w; ++j) {
+          const double mag = 0.2 + rng.uniform() + image_step * (n % 3);
+          const size_t k = d.at(n, c, i, j);
+          x[k] = double(float(offset + ((k % 2) ? mag : -mag)));
+        }
+  }
+  return x;
+}
+
 inline void copy_into(std::vector<float>& dst, size_t offset, const Vec& v) {
   for (size_t i = 0; i < v.size(); ++i) dst[offset + i] = float(v[i]);
 }

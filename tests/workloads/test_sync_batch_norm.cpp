@@ -54,23 +54,6 @@ class ThreadSum {
   std::condition_variable cv_;
 };
 
-// As bn_input in test_batch_norm.cpp: per-channel offsets, normalised values away from the ReLU's kink.
-Vec sync_bn_input(Dims4 d, uint64_t seed) {
-  Rng rng(seed);
-  Vec x(d.size());
-  for (int c = 0; c < d.c; ++c) {
-    const double offset = 2.0 * rng.uniform() - 1.0;
-    for (int n = 0; n < d.n; ++n)
-      for (int i = 0; i < d.h; ++i)
-        for (int j = 0; j < d.w; ++j) {
-          const double mag = 0.2 + rng.uniform() + 0.3 * (n % 3);  // replicas see different distributions
-          const size_t k = d.at(n, c, i, j);
-          x[k] = double(float(offset + ((k % 2) ? mag : -mag)));
-        }
-  }
-  return x;
-}
-
 struct SyncCase {
   const char* name;
   int replicas, n_per_replica, c, h, w;
@@ -85,7 +68,7 @@ TEST_P(SyncBatchNormTest, ReplicasComputeBatchNormOfTheWholeBatch) {
   const Dims4 whole{K * sc.n_per_replica, sc.c, sc.h, sc.w};
   const size_t C = size_t(sc.c), per = size_t(sc.n_per_replica) * C * size_t(sc.h * sc.w);
 
-  const Vec xv = sync_bn_input(whole, 21), dyv = random_vec(whole.size(), 22);
+  const Vec xv = bn_input(whole, 21, 0.3), dyv = random_vec(whole.size(), 22);
   Vec gamma = random_vec(C, 23, 0.5, 1.5);
   for (size_t i = 0; i < C; i += 2) gamma[i] = -gamma[i];
   const Vec beta = random_vec(C, 24, -0.05, 0.05);
