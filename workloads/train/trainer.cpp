@@ -4,6 +4,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <cmath>
@@ -86,6 +87,10 @@ struct TrainState {
   std::optional<TimeToAccuracy> tta;
   Json preemptions = Json::array();
   Json noise = Json::object();  // NoiseScaleEstimator state
+  // Exposed communication split (same-host runs): summed waiting for the slowest rank's backward, and
+  // summed communication after it, over split_steps steps.
+  double wait_slowest = 0, after_last = 0;
+  int64_t split_steps = 0;
 
   Json to_json() const {
     Json c = Json::array();
@@ -96,7 +101,8 @@ struct TrainState {
     return {{"step", step}, {"elapsed", elapsed},
             {"sum", {sum.data, sum.forward, sum.backward, sum.exposed_comm, sum.comm, sum.optimizer, sum.total}},
             {"timed_steps", timed_steps}, {"train_loss_sum", train_loss_sum}, {"train_loss_steps", train_loss_steps},
-            {"curve", c}, {"tta", t}, {"preemptions", preemptions}, {"noise", noise}};
+            {"curve", c}, {"tta", t}, {"preemptions", preemptions}, {"noise", noise},
+            {"split", {wait_slowest, after_last, split_steps}}};
   }
   static TrainState from_json(const Json& j) {
     TrainState s;
@@ -115,6 +121,11 @@ struct TrainState {
     if (!j["tta"].is_null()) s.tta = TimeToAccuracy{j["tta"][0], j["tta"][1], j["tta"][2], j["tta"][3]};
     s.preemptions = j["preemptions"];
     s.noise = j["noise"];
+    if (j.contains("split")) {
+      s.wait_slowest = j["split"][0];
+      s.after_last = j["split"][1];
+      s.split_steps = j["split"][2];
+    }
     return s;
   }
 };
@@ -181,6 +192,7 @@ class Run {
   double last_progress_ = 0;
   bool stop_requested_ = false;
   int64_t staged_step_ = -1;  // gpu: the step whose batch is already staged on the device
+  bool same_clock_ = false;   // every rank on this host (one steady clock) and host-timed backward
   int stop_signal_ = 0;
   Json asynchronous_;  // async SGD: the server's staleness statistics
   std::string started_utc_;
@@ -317,6 +329,14 @@ void Run::setup_parallel() {
   buckets_ = std::make_unique<GradientBuckets>(ranges, bucket_bytes, *reducer_, cfg_["reducer"]["overlap"].get<bool>(),
                                                host);
   if (ranks_ > 1 && host) noise_.emplace(static_cast<double>(per_rank_), static_cast<double>(global_));
+  // The exposed-communication split compares backward end times across ranks: only meaningful when they
+  // share a clock (one host) and backward is timed on the host.
+  MPI_Comm node;
+  MPI_Comm_split_type(world_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  same_clock_ = ranks_ > 1 && node_size == ranks_ && host;
 }
 
 void Run::try_resume() {
@@ -388,6 +408,7 @@ void Run::train_step(int64_t step) {
     t.backward += next.seconds();  // host time the device's backward overlapped (replaced below by its own time)
   }
 
+  const double backward_end = now_seconds();
   double small_norm_sq = 0;
   if (!local) {
     double busy_before = reducer_->busy_seconds();
@@ -408,6 +429,16 @@ void Run::train_step(int64_t step) {
   const int sig = g_stop_signal.load();
   double agree[5] = {loss, small_norm_sq, std::isfinite(loss) ? 0.0 : 1.0, sig ? 1.0 : 0.0, static_cast<double>(sig)};
   MPI_Allreduce(MPI_IN_PLACE, agree, 5, MPI_DOUBLE, MPI_SUM, world_);
+  if (same_clock_ && !local) {
+    // Split the wait after backward: until the slowest rank's backward ended (load imbalance, which no
+    // overlap can hide), and after it (communication that overlap did not hide).
+    double last = backward_end;
+    MPI_Allreduce(MPI_IN_PLACE, &last, 1, MPI_DOUBLE, MPI_MAX, world_);
+    const double wait = std::clamp(last - backward_end, 0.0, t.exposed_comm);
+    st_.wait_slowest += wait;
+    st_.after_last += t.exposed_comm - wait;
+    st_.split_steps++;
+  }
   if (agree[2] > 0)
     throw Diverged(step, "loss became NaN or Inf at step " + std::to_string(step + 1) + " (on " +
                             std::to_string(static_cast<int>(agree[2])) + " of " + std::to_string(ranks_) + " ranks)");
@@ -534,10 +565,13 @@ void Run::write_record(RunStatus status, const std::string& detail) {
   // Per-rank timing means, gathered so the record shows imbalance (a slow rank shows as others'
   // exposed communication).
   const double n = std::max<double>(static_cast<double>(st_.timed_steps), 1.0);
-  double mine[7] = {st_.sum.data / n, st_.sum.forward / n, st_.sum.backward / n, st_.sum.exposed_comm / n,
-                    st_.sum.comm / n, st_.sum.optimizer / n, st_.sum.total / n};
-  std::vector<double> all(rank_ == 0 ? 7 * static_cast<size_t>(ranks_) : 0);
-  MPI_Gather(mine, 7, MPI_DOUBLE, all.data(), 7, MPI_DOUBLE, 0, world_);
+  const double ns = std::max<double>(static_cast<double>(st_.split_steps), 1.0);
+  constexpr int kFields = 9;
+  double mine[kFields] = {st_.sum.data / n, st_.sum.forward / n, st_.sum.backward / n, st_.sum.exposed_comm / n,
+                          st_.sum.comm / n, st_.sum.optimizer / n, st_.sum.total / n, st_.wait_slowest / ns,
+                          st_.after_last / ns};
+  std::vector<double> all(rank_ == 0 ? kFields * static_cast<size_t>(ranks_) : 0);
+  MPI_Gather(mine, kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, 0, world_);
   if (rank_ != 0) return;
 
   RunRecord r;
@@ -557,8 +591,10 @@ void Run::write_record(RunStatus status, const std::string& detail) {
   // The record's breakdown is the mean over ranks of each rank's mean.
   Json per_rank = Json::array();
   StepTiming mean;
+  double wait_slowest = 0, after_last = 0;
   for (int k = 0; k < ranks_; ++k) {
-    const double* v = &all[7 * static_cast<size_t>(k)];
+    const double* v = &all[kFields * static_cast<size_t>(k)];
+    wait_slowest += v[7] / ranks_, after_last += v[8] / ranks_;
     per_rank.push_back({{"rank", k}, {"data", v[0]}, {"forward", v[1]}, {"backward", v[2]}, {"exposed_comm", v[3]},
                         {"comm", v[4]}, {"optimizer", v[5]}, {"total", v[6]}});
     mean.data += v[0] / ranks_, mean.forward += v[1] / ranks_, mean.backward += v[2] / ranks_;
@@ -594,6 +630,14 @@ void Run::write_record(RunStatus status, const std::string& detail) {
   r.extra["bytes_allreduced_per_step"] = mode == "sync" ? buffer_bytes : 0.0;
   if (buckets_) r.extra["buckets"] = buckets_->count();
   r.extra["exposed_comm_share"] = mean.total > 0 ? mean.exposed_comm / mean.total : 0.0;
+  if (st_.split_steps > 0) {
+    r.extra["exposed_comm_split"] = {
+        {"unit", "seconds per step (mean over ranks)"},
+        {"waiting_for_slowest_backward", wait_slowest},
+        {"after_last_backward", after_last},
+        {"note", "exposed_comm = waiting until the slowest rank's backward ended (imbalance) + communication "
+                 "after it (not hidden by overlap); all ranks on one host, one clock"}};
+  }
   if (!st_.preemptions.empty()) r.extra["preemptions"] = st_.preemptions;
   if (!asynchronous_.is_null()) r.extra["async"] = asynchronous_;
   if (!args_.baseline.empty()) {
