@@ -199,7 +199,7 @@ Node build_schema() {
       {"eval", object({{"every_epochs", integer(1, 0, 1e6, "evaluate every E epochs")},
                        {"every_steps", integer(0, 0, 1e12, "evaluate every S steps instead")},
                        {"target_accuracy", number(0, 0, 1, false, false, "time-to-accuracy target; 0 = none")},
-                       {"stop_at_target", boolean(false, "end the run at the first evaluation at or above the target (sync and local SGD; asynchronous runs go on to the end)")},
+                       {"stop_at_target", boolean(false, "end the run at the first evaluation at or above the target (asynchronous SGD: the workers stop at their next push after rank 0's evaluation)")},
                        {"batch", integer(500, 1, 1e6, "evaluation batch per rank")}})},
       {"output", object({{"dir", text("results/runs", {}, "folder of the run record")},
                          {"record", text("", {}, "record file name; empty = <name>.json")}})},

@@ -11,7 +11,8 @@ Checks (each small: synthetic data or a few dozen Fashion-MNIST steps, bounded i
   resume        interrupted by SIGUSR1 at a random step and resumed: bitwise the weights of an
                 uninterrupted run; the record says it was preempted and resumed.
   paths         ResNet-8 on Fashion-MNIST for a few dozen steps on 2 ranks with each reducer, with
-                SGD, LARS and LAMB, local SGD, post-local SGD and asynchronous SGD: schema-valid records.
+                SGD, LARS and LAMB, local SGD, post-local SGD and asynchronous SGD: schema-valid records;
+                asynchronous SGD stops early with stop_at_target.
   diverged      an absurd learning rate: status diverged at a step, record written, exit 0.
   bad_input     unknown reducer, global batch not divisible by K, local SGD with H < 1, resume with a
                 checkpoint of another config: exit 2, a message naming the key, nothing written.
@@ -236,6 +237,16 @@ def check_paths():
             assert rec["extra"]["async"]["updates"] == 48
         if name == "ring-sgd":
             assert rec["curve"][-1]["b_simple"] is not None, "B_simple missing on 2 ranks"
+    # Asynchronous SGD with stop_at_target: rank 0's evaluation reaches a low target after 6 steps and the
+    # workers stop at their next push, well before the 48 steps of the run.
+    cfg = fmnist_config("async-stop", parallel={"mode": "async"}, reducer={"name": "async_parameter_server"},
+                        duration={"steps": 48}, eval={"every_steps": 6, "batch": 1000, "target_accuracy": 0.05,
+                                                      "stop_at_target": True})
+    mpirun(2, write_config("async-stop", cfg))
+    rec = validate(os.path.join(args.work, "records", "async-stop.json"))
+    print(f"async-stop: status {rec['status']}, {rec['steps']} steps, {rec['extra']['async']['updates']} updates")
+    assert rec["status"] == "reached-target", rec["status"]
+    assert rec["steps"] < 48 and rec["extra"]["async"]["updates"] < 96, (rec["steps"], rec["extra"]["async"])
 
 
 def check_diverged():

@@ -63,7 +63,8 @@ void AsyncServer::run() {
     check(MPI_Recv(grad_.data(), count, MPI_FLOAT, src, kTagGrad, comm_, MPI_STATUS_IGNORE), "MPI_Recv(gradient)");
     --requests_left;
     --left[static_cast<size_t>(src)];
-    if (!stop) {
+    const bool finished = !stop && finish_.load();
+    if (!stop && !finished) {
       const int64_t staleness = version - header[0];
       staleness_sum += static_cast<double>(staleness);
       stats_.staleness_max = std::max(stats_.staleness_max, staleness);
@@ -78,7 +79,8 @@ void AsyncServer::run() {
                                  " from rank " + std::to_string(src) + ": " + e.what();
       }
     }
-    int64_t reply[2] = {version, stop ? 1 : 0};
+    const AsyncReply answer = stop ? AsyncReply::diverged : finished ? AsyncReply::finished : AsyncReply::go_on;
+    int64_t reply[2] = {version, static_cast<int64_t>(answer)};
     check(MPI_Send(reply, 2, MPI_INT64_T, src, kTagReplyHeader, comm_), "MPI_Send(reply)");
     check(MPI_Send(w_.data(), count, MPI_FLOAT, src, kTagWeights, comm_), "MPI_Send(weights)");
     if (opt_.uses_weight_backup()) std::copy(w_.begin(), w_.end(), sent_[static_cast<size_t>(src)].begin());
@@ -87,7 +89,7 @@ void AsyncServer::run() {
   stats_.staleness_mean = version > 0 ? staleness_sum / static_cast<double>(version) : 0.0;
 }
 
-bool AsyncWorker::push_pull(std::span<const float> grads, std::span<float> params, int64_t my_version,
+AsyncReply AsyncWorker::push_pull(std::span<const float> grads, std::span<float> params, int64_t my_version,
                             int64_t& version) {
   int64_t header[2] = {my_version, 0};
   check(MPI_Send(header, 2, MPI_INT64_T, 0, kTagHeader, comm_), "MPI_Send(header)");
@@ -97,7 +99,7 @@ bool AsyncWorker::push_pull(std::span<const float> grads, std::span<float> param
   check(MPI_Recv(params.data(), static_cast<int>(params.size()), MPI_FLOAT, 0, kTagWeights, comm_, MPI_STATUS_IGNORE),
         "MPI_Recv(weights)");
   version = reply[0];
-  return reply[1] == 0;
+  return static_cast<AsyncReply>(reply[1]);
 }
 
 void AsyncWorker::leave() {

@@ -17,6 +17,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -46,6 +47,9 @@ class AsyncServer {
               int64_t total_updates);
   void run();  // the server thread's body
   const AsyncStats& stats() const { return stats_; }
+  // Any thread (rank 0's evaluation, on reaching the target): apply no more updates and answer every
+  // further request with AsyncReply::finished.
+  void request_finish() { finish_.store(true); }
 
  private:
   MPI_Comm comm_;
@@ -55,14 +59,19 @@ class AsyncServer {
   const optim::Schedule& sched_;
   int64_t total_updates_;
   AsyncStats stats_;
+  std::atomic<bool> finish_{false};
 };
 
-// The worker half: push a gradient, pull fresh weights. Returns false when the server says to stop
-// (the run diverged); `version` receives the server's update count after this update.
+// The server's answer to a push: go on, stop because the run diverged, or stop because the run is over
+// (its target was reached).
+enum class AsyncReply { go_on = 0, diverged = 1, finished = 2 };
+
+// The worker half: push a gradient, pull fresh weights. Returns the server's answer (anything but go_on:
+// stop, then leave() if this worker had requests left); `version` receives the server's update count.
 class AsyncWorker {
  public:
   explicit AsyncWorker(MPI_Comm comm) : comm_(comm) {}
-  bool push_pull(std::span<const float> grads, std::span<float> params, int64_t my_version, int64_t& version);
+  AsyncReply push_pull(std::span<const float> grads, std::span<float> params, int64_t my_version, int64_t& version);
   // Tells the server this worker sends no more requests (after a stop, before its share is done).
   void leave();
 
