@@ -69,7 +69,11 @@ Json cpu_info() {
   Json cpu;
   cpu["model"] = proc_field("/proc/cpuinfo", "model name");
   cpu["logical_cores"] = static_cast<int64_t>(::sysconf(_SC_NPROCESSORS_ONLN));
-  std::string flags = " " + proc_field("/proc/cpuinfo", "flags") + " ";
+  // Padded with spaces so that each flag can be matched as " name ". (Built with insert/push_back: GCC 12
+  // warns falsely (-Wrestrict) about `" " + string`.)
+  std::string flags = proc_field("/proc/cpuinfo", "flags");
+  flags.insert(flags.begin(), ' ');
+  flags.push_back(' ');
   Json isa = Json::array();
   for (const char* f : {"avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"})
     if (flags.find(std::string(" ") + f + " ") != std::string::npos) isa.push_back(f);
