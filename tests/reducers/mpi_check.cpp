@@ -55,6 +55,9 @@ struct Checker {
 int run(int argc, char** argv) {
   MpiSession session(&argc, &argv);
   MpiComm comm;
+  // --poll-us N: the same checks with MPI waits that test and sleep (reducer.poll_us) instead of blocking.
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--poll-us") comm.set_poll_sleep_us(std::stoi(argv[i + 1]));
   Checker ck;
   ck.rank = comm.rank();
   ck.size = comm.size();
