@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/error.hpp"
 
@@ -43,6 +44,7 @@ void SyncBatchNorm::forward_pass(Plan& plan) {
     double s1 = 0.0, s2 = 0.0;
     for (int64_t n = 0; n < N; ++n) {
       const float* p = x + (n * C + c) * HW;
+#pragma omp simd reduction(+ : s1, s2)
       for (int64_t i = 0; i < HW; ++i) {
         const double v = p[i];
         s1 += v;
@@ -79,6 +81,7 @@ void SyncBatchNorm::forward_pass(Plan& plan) {
     for (int64_t n = 0; n < N; ++n) {
       const float* px = x + (n * C + c) * HW;
       float* py = y + (n * C + c) * HW;
+#pragma omp simd
       for (int64_t i = 0; i < HW; ++i) {
         const float v = a * px[i] + b;
         py[i] = relu ? std::max(v, 0.0f) : v;
@@ -108,15 +111,16 @@ void SyncBatchNorm::backward_pass(Plan& plan, const float* dy, float* dx) {
   float* dbeta = plan.grads() + beta_offset_;
   double* sums = sums_.data();
   // g = dy where the fused ReLU passed its input (y > 0), else 0.
-  auto g_at = [&](int64_t k) { return (relu && y[k] <= 0.0f) ? 0.0f : dy[k]; };
+  const float keep_below = relu ? 0.0f : -std::numeric_limits<float>::infinity();
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < C; ++c) {
     double sg = 0.0, sgx = 0.0;
     const double mu = mean_[c], is = invstd_[c];
     for (int64_t n = 0; n < N; ++n) {
       const int64_t base = (n * C + c) * HW;
+#pragma omp simd reduction(+ : sg, sgx)
       for (int64_t i = 0; i < HW; ++i) {
-        const double g = g_at(base + i);
+        const double g = y[base + i] > keep_below ? dy[base + i] : 0.0f;
         sg += g;
         sgx += g * (x[base + i] - mu) * is;
       }
@@ -138,9 +142,11 @@ void SyncBatchNorm::backward_pass(Plan& plan, const float* dy, float* dx) {
     const float mu = static_cast<float>(mean_[c]), fis = static_cast<float>(is);
     for (int64_t n = 0; n < N; ++n) {
       const int64_t base = (n * C + c) * HW;
+#pragma omp simd
       for (int64_t i = 0; i < HW; ++i) {
         const float xhat = (x[base + i] - mu) * fis;
-        dx[base + i] = k * (g_at(base + i) - mean_g - xhat * mean_gx);
+        const float g = y[base + i] > keep_below ? dy[base + i] : 0.0f;
+        dx[base + i] = k * (g - mean_g - xhat * mean_gx);
       }
     }
   }
