@@ -234,13 +234,30 @@ Json check_slurm_value(const std::string& key, const Json& value, const std::str
 
 void check_slurm_section(const Json& s, const std::string& ptr) {
   const int64_t per_node = s["gpus_per_node"].get<int64_t>(), per_task = s["gpus_per_task"].get<int64_t>();
-  const bool gres = !s["gres"].get<std::string>().empty();
-  if ((per_node > 0) + (per_task > 0) + gres > 1)
-    fail(ptr + "/gpus_per_task", "give one GPU request: gpus_per_node, gpus_per_task or gres, not several");
-  if (per_node > 0 && s["tasks_per_node"].get<int64_t>() > per_node)
-    fail(ptr + "/gpus_per_node", std::to_string(per_node) + " GPUs for " +
-                                     std::to_string(s["tasks_per_node"].get<int64_t>()) +
-                                     " tasks per node: ranks would share a GPU (dtbench runs one rank per GPU)");
+  const std::string gres = s["gres"].get<std::string>();
+  // The second request given (in key order) is the one named.
+  std::vector<std::string> given;
+  if (per_node > 0) given.push_back("gpus_per_node");
+  if (per_task > 0) given.push_back("gpus_per_task");
+  if (!gres.empty()) given.push_back("gres");
+  if (given.size() > 1)
+    fail(ptr + "/" + given[1], "give one GPU request: gpus_per_node, gpus_per_task or gres, not several");
+  // GPUs per node from gpus_per_node or a gpu gres ("gpu:4", "gpu:a100:4"): each rank needs its own.
+  int64_t node_gpus = per_node;
+  std::string node_key = "gpus_per_node";
+  if (gres.rfind("gpu:", 0) == 0) {
+    node_gpus = std::stoll(gres.substr(gres.rfind(':') + 1));
+    node_key = "gres";
+  }
+  const int64_t tasks = s["tasks_per_node"].get<int64_t>();
+  if (node_gpus > 0 && tasks > node_gpus)
+    fail(ptr + "/" + node_key, std::to_string(node_gpus) + " GPUs for " + std::to_string(tasks) +
+                                   " tasks per node: ranks would share a GPU (dtbench runs one rank per GPU)");
+  // mpirun under Slurm starts one daemon task per node, so a per-task binding would give all of a node's
+  // ranks the daemon's single GPU.
+  if (per_task > 0 && s["launcher"] != "srun")
+    fail(ptr + "/gpus_per_task", "needs launcher \"srun\" (under mpirun, Slurm binds the GPUs to mpirun's "
+                                 "per-node daemon, not to each rank); use gpus_per_node or gres with mpirun");
   int64_t limit = slurm_time_seconds(s["time"].get<std::string>());
   int64_t signal = s["signal_seconds"].get<int64_t>();
   if (signal > 0 && signal >= limit)

@@ -66,7 +66,12 @@ TEST(Spec, ErrorsNameTheKey) {
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu 4"}})),
             "/slurm/gres: expected a generic resource such as \"gpu:4\" or \"gpu:a100:2\", or \"\", got \"gpu 4\"");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gpus_per_node", 4}, {"gres", "gpu:4"}})),
-            "/slurm/gpus_per_task: give one GPU request: gpus_per_node, gpus_per_task or gres, not several");
+            "/slurm/gres: give one GPU request: gpus_per_node, gpus_per_task or gres, not several");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu:a100:2"}, {"tasks_per_node", 4}})),
+            "/slurm/gres: 2 GPUs for 4 tasks per node: ranks would share a GPU (dtbench runs one rank per GPU)");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gpus_per_task", 1}, {"launcher", "mpirun"}})),
+            "/slurm/gpus_per_task: needs launcher \"srun\" (under mpirun, Slurm binds the GPUs to mpirun's "
+            "per-node daemon, not to each rank); use gpus_per_node or gres with mpirun");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gpus_per_node", 2}, {"tasks_per_node", 4}})),
             "/slurm/gpus_per_node: 2 GPUs for 4 tasks per node: ranks would share a GPU (dtbench runs one rank per GPU)");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"launcher", "ssh"}})),

@@ -237,6 +237,13 @@ def check_paths():
             assert rec["extra"]["async"]["updates"] == 48
         if name == "ring-sgd":
             assert rec["curve"][-1]["b_simple"] is not None, "B_simple missing on 2 ranks"
+            # Both ranks on this host: the exposed communication is split into imbalance and what is left after
+            # the last backward, and the parts add up to the mean exposed time of the ranks (their means).
+            split = rec["extra"]["exposed_comm_split"]
+            parts = split["waiting_for_slowest_backward"] + split["after_last_backward"]
+            assert min(split["waiting_for_slowest_backward"], split["after_last_backward"]) >= 0, split
+            assert abs(parts - rec["timing"]["exposed_comm"]) <= 1e-9 + 1e-6 * rec["timing"]["exposed_comm"], \
+                (parts, rec["timing"]["exposed_comm"])
     # Asynchronous SGD with stop_at_target: rank 0's evaluation reaches a low target after 6 steps and the
     # workers stop at their next push, well before the 48 steps of the run.
     cfg = fmnist_config("async-stop", parallel={"mode": "async"}, reducer={"name": "async_parameter_server"},

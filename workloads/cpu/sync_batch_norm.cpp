@@ -94,9 +94,10 @@ memory SyncBatchNorm::backward(Plan& plan, const memory& dy) {
   const memory::dims xd = x_.get_desc().dims();
   memory dy2 = plan.backward_as(dy, plain_md(xd), name_ + ".diff_dst");
   memory dx = plan.alloc(plain_md(xd));
-  const float* pdy = static_cast<const float*>(dy2.get_data_handle());
-  float* pdx = static_cast<float*>(dx.get_data_handle());
-  plan.backward_host(name_ + ".sync_bwd", [this, &plan, pdy, pdx]() { backward_pass(plan, pdy, pdx); });
+  // The lambda holds the memories themselves, so they live as long as the operation does.
+  plan.backward_host(name_ + ".sync_bwd", [this, &plan, dy2, dx]() {
+    backward_pass(plan, static_cast<const float*>(dy2.get_data_handle()), static_cast<float*>(dx.get_data_handle()));
+  });
   plan.announce(beta_offset_, size_t(shape_.channels));
   plan.announce(gamma_offset_, size_t(shape_.channels));
   return dx;

@@ -73,6 +73,10 @@ class GpuTrainModel final : public TrainModel {
   bool step_allowed() override { return m_.apply_loss_scaling(); }
   void optimizer_step(double lr) override { opt_->step(m_.params(), m_.grads(), lr); }
   std::vector<uint8_t> optimizer_state() const override { return opt_->save_state(); }
+  Json extra_state() const override { return {{"loss_scaler", m_.scaler().save_state()}}; }
+  void load_extra_state(const Json& state) override {
+    if (state.is_object() && state.contains("loss_scaler")) m_.scaler().load_state(state["loss_scaler"]);
+  }
   void load_optimizer_state(std::span<const uint8_t> bytes) override { opt_->load_state(bytes); }
 
   std::unique_ptr<Reducer> make_reducer(const std::string& name, Comm& comm, const ReducerOptions& o) override {

@@ -71,6 +71,10 @@ class TrainModel {
   virtual void optimizer_step(double lr) = 0;
   virtual std::vector<uint8_t> optimizer_state() const = 0;
   virtual void load_optimizer_state(std::span<const uint8_t> bytes) = 0;
+  // Backend state a checkpoint must carry besides the optimizer's (gpu fp16: the loss scaler's scale and
+  // growth tracker); null where there is none.
+  virtual Json extra_state() const { return nullptr; }
+  virtual void load_extra_state(const Json& /*state*/) {}
   // The optimizer as a host object, for asynchronous SGD's parameter server; nullptr where there is none.
   virtual optim::Optimizer* host_optimizer() { return nullptr; }
 

@@ -136,7 +136,9 @@ class Run {
  public:
   Run(const TrainArgs& args, Json user);
   ~Run() {
-    if (bn_comm_ != MPI_COMM_NULL) MPI_Comm_free(&bn_comm_);
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (bn_comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&bn_comm_);
   }
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
@@ -373,6 +375,7 @@ void Run::try_resume() {
   model_->push_host_params();
   model_->push_host_buffers();
   model_->load_optimizer_state(rs.optimizer);
+  if (rs.extra.contains("backend")) model_->load_extra_state(rs.extra["backend"]);
   sched_->load_state(rs.extra["schedule"]);
   if (noise_) noise_->load_state(st_.noise);
   st_.preemptions.back()["resumed_utc"] = utc_timestamp();
@@ -406,6 +409,7 @@ void Run::train_step(int64_t step) {
   if (!local) buckets_->begin(grads.data());
   model_->backward(local ? cpu::OnReady{} : [this](size_t off, size_t n) { buckets_->ready(off, n); });
   t.backward = phase.seconds();
+  double staging_seconds = 0;
   if (staging && step + 1 < total_steps_) {
     // The device is running backward (and the allreduces): make and stage the next batch meanwhile.
     Stopwatch next;
@@ -414,8 +418,8 @@ void Run::train_step(int64_t step) {
     train_maker_->make(data_.train, idx, static_cast<uint64_t>(e1), x_.data(), y_.data());
     model_->stage(x_.data(), y_.data(), n);
     staged_step_ = step + 1;
-    t.data += next.seconds();
-    t.backward += next.seconds();  // host time the device's backward overlapped (replaced below by its own time)
+    staging_seconds = next.seconds();
+    t.data += staging_seconds;  // the next step's data, made while this step's backward ran on the device
   }
 
   const double backward_end = now_seconds();
@@ -427,10 +431,14 @@ void Run::train_step(int64_t step) {
     small_norm_sq = buckets_->local_norm_sq();
     if (ranks_ > 1) model_->scale(grads, 1.0f / static_cast<float>(ranks_));
   }
-  // gpu: backward() only enqueued. The device's own backward time replaces the host's enqueue time, and
-  // the part of the wait above that was still backward on the device is not exposed communication.
+  // gpu: backward() only enqueued. The device's own backward time replaces the host's enqueue time. Of
+  // the host's window from the enqueue to the end of the allreduces (enqueue, staging, wait), the part
+  // after both the device's backward and the host's staging had ended is exposed communication.
   if (double device = model_->last_backward_device_seconds(); device >= 0) {
-    t.exposed_comm = std::max(0.0, t.backward + t.exposed_comm - device);
+    if (!local) {
+      const double window = t.backward + staging_seconds + t.exposed_comm;
+      t.exposed_comm = std::max(0.0, window - std::max(device, t.backward + staging_seconds));
+    }
     t.backward = device;
   }
 
@@ -439,16 +447,6 @@ void Run::train_step(int64_t step) {
   const int sig = g_stop_signal.load();
   double agree[5] = {loss, small_norm_sq, std::isfinite(loss) ? 0.0 : 1.0, sig ? 1.0 : 0.0, static_cast<double>(sig)};
   MPI_Allreduce(MPI_IN_PLACE, agree, 5, MPI_DOUBLE, MPI_SUM, world_);
-  if (same_clock_ && !local) {
-    // Split the wait after backward: until the slowest rank's backward ended (load imbalance, which no
-    // overlap can hide), and after it (communication that overlap did not hide).
-    double last = backward_end;
-    MPI_Allreduce(MPI_IN_PLACE, &last, 1, MPI_DOUBLE, MPI_MAX, world_);
-    const double wait = std::clamp(last - backward_end, 0.0, t.exposed_comm);
-    st_.wait_slowest += wait;
-    st_.after_last += t.exposed_comm - wait;
-    st_.split_steps++;
-  }
   if (agree[2] > 0)
     throw Diverged(step, "loss became NaN or Inf at step " + std::to_string(step + 1) + " (on " +
                             std::to_string(static_cast<int>(agree[2])) + " of " + std::to_string(ranks_) + " ranks)");
@@ -474,6 +472,17 @@ void Run::train_step(int64_t step) {
   st_.sum.data += t.data, st_.sum.forward += t.forward, st_.sum.backward += t.backward;
   st_.sum.exposed_comm += t.exposed_comm, st_.sum.comm += t.comm, st_.sum.optimizer += t.optimizer;
   st_.sum.total += t.total;
+  if (same_clock_ && !local) {
+    // Split the wait after backward: until the slowest rank's backward ended (load imbalance, which no
+    // overlap can hide), and after it (communication that overlap did not hide). After t.total, so this
+    // allreduce is not counted in the step's time.
+    double last = backward_end;
+    MPI_Allreduce(MPI_IN_PLACE, &last, 1, MPI_DOUBLE, MPI_MAX, world_);
+    const double wait = std::clamp(last - backward_end, 0.0, t.exposed_comm);
+    st_.wait_slowest += wait;
+    st_.after_last += t.exposed_comm - wait;
+    st_.split_steps++;
+  }
   st_.timed_steps++;
   st_.train_loss_sum += agree[0] / ranks_;
   st_.train_loss_steps++;
@@ -561,6 +570,7 @@ void Run::checkpoint(int64_t next_step) {
   auto b = model_->host_buffers();
   rs.buffers.assign(b.begin(), b.end());
   rs.optimizer = model_->optimizer_state();
+  rs.extra["backend"] = model_->extra_state();
   rs.extra["schedule"] = sched_->save_state();
   write_rank_state(ckpt_dir_, rank_, rs);
   MPI_Barrier(world_);  // every rank file exists before the header names them
