@@ -12,6 +12,7 @@
 #include "optim/lars.hpp"
 #include "optim/nadam.hpp"
 #include "optim/optimizer.hpp"
+#include "optim/options.hpp"
 #include "optim/rmsprop.hpp"
 #include "optim/sgd.hpp"
 #include "optim/sgld.hpp"
@@ -19,22 +20,6 @@
 namespace dtbench::optim {
 
 namespace {
-
-// Reads section[key] as a number (default when absent); the validator has checked types, but a
-// wrong type still gets a message naming the key rather than a JSON library error.
-double number(const Json& section, const char* key, double def) {
-  if (!section.contains(key)) return def;
-  const Json& v = section[key];
-  if (!v.is_number()) throw BadInput(std::string("/optimizer/") + key + ": must be a number, got " + v.dump());
-  return v.get<double>();
-}
-
-bool flag(const Json& section, const char* key, bool def) {
-  if (!section.contains(key)) return def;
-  const Json& v = section[key];
-  if (!v.is_boolean()) throw BadInput(std::string("/optimizer/") + key + ": must be true or false, got " + v.dump());
-  return v.get<bool>();
-}
 
 std::string known_names() {
   std::string s;
@@ -62,103 +47,69 @@ std::unique_ptr<Optimizer> make_optimizer(const Json& section, ParamTable table,
   if (std::find(names.begin(), names.end(), name) == names.end()) {
     throw BadInput("/optimizer/name: unknown optimizer '" + name + "' (known: " + known_names() + ")");
   }
-  if (section.contains("lr")) require_positive(number(section, "lr", 0.0), "/optimizer/lr");
+  const CommonOptions common = read_common_options(section, name);
 
-  CommonOptions common;
-  common.weight_decay = number(section, "weight_decay", name == "adamw" ? 0.01 : 0.0);
-  common.no_decay_bn_bias = flag(section, "no_decay_bn_bias", true);
-  common.clip_grad_norm = number(section, "clip_grad_norm", 0.0);
-  common.clip_grad_value = number(section, "clip_grad_value", 0.0);
-
-  if (name == "sgd") {
-    SgdOptions o;
-    o.momentum = number(section, "momentum", o.momentum);
-    o.dampening = number(section, "dampening", o.dampening);
-    o.nesterov = flag(section, "nesterov", o.nesterov);
-    o.decoupled_weight_decay = flag(section, "decoupled_weight_decay", o.decoupled_weight_decay);
-    return std::make_unique<Sgd>(std::move(table), common, o);
-  }
-  if (name == "adam" || name == "adamw") {
-    AdamOptions o;
-    o.beta1 = number(section, "beta1", o.beta1);
-    o.beta2 = number(section, "beta2", o.beta2);
-    o.eps = number(section, "eps", o.eps);
-    o.decoupled_weight_decay = name == "adamw";
-    return std::make_unique<Adam>(std::move(table), common, o);
-  }
+  if (name == "sgd") return std::make_unique<Sgd>(std::move(table), common, read_sgd_options(section));
+  if (name == "adam" || name == "adamw")
+    return std::make_unique<Adam>(std::move(table), common, read_adam_options(section, name));
   if (name == "adamax") {
     AdamaxOptions o;
-    o.beta1 = number(section, "beta1", o.beta1);
-    o.beta2 = number(section, "beta2", o.beta2);
-    o.eps = number(section, "eps", o.eps);
+    o.beta1 = option_number(section, "beta1", o.beta1);
+    o.beta2 = option_number(section, "beta2", o.beta2);
+    o.eps = option_number(section, "eps", o.eps);
     return std::make_unique<Adamax>(std::move(table), common, o);
   }
   if (name == "nadam") {
     NadamOptions o;
-    o.beta1 = number(section, "beta1", o.beta1);
-    o.beta2 = number(section, "beta2", o.beta2);
-    o.eps = number(section, "eps", o.eps);
-    o.momentum_decay = number(section, "momentum_decay", o.momentum_decay);
+    o.beta1 = option_number(section, "beta1", o.beta1);
+    o.beta2 = option_number(section, "beta2", o.beta2);
+    o.eps = option_number(section, "eps", o.eps);
+    o.momentum_decay = option_number(section, "momentum_decay", o.momentum_decay);
     return std::make_unique<Nadam>(std::move(table), common, o);
   }
   if (name == "adagrad") {
     AdagradOptions o;
-    o.lr_decay = number(section, "lr_decay", o.lr_decay);
-    o.initial_accumulator_value = number(section, "initial_accumulator_value", o.initial_accumulator_value);
-    o.eps = number(section, "eps", o.eps);
+    o.lr_decay = option_number(section, "lr_decay", o.lr_decay);
+    o.initial_accumulator_value = option_number(section, "initial_accumulator_value", o.initial_accumulator_value);
+    o.eps = option_number(section, "eps", o.eps);
     return std::make_unique<Adagrad>(std::move(table), common, o);
   }
   if (name == "rmsprop") {
     RmspropOptions o;
-    o.alpha = number(section, "alpha", o.alpha);
-    o.eps = number(section, "eps", o.eps);
-    o.momentum = number(section, "momentum", o.momentum);
-    o.centered = flag(section, "centered", o.centered);
+    o.alpha = option_number(section, "alpha", o.alpha);
+    o.eps = option_number(section, "eps", o.eps);
+    o.momentum = option_number(section, "momentum", o.momentum);
+    o.centered = option_flag(section, "centered", o.centered);
     return std::make_unique<Rmsprop>(std::move(table), common, o);
   }
   if (name == "adadelta") {
     AdadeltaOptions o;
-    o.rho = number(section, "rho", o.rho);
-    o.eps = number(section, "eps", o.eps);
+    o.rho = option_number(section, "rho", o.rho);
+    o.eps = option_number(section, "eps", o.eps);
     return std::make_unique<Adadelta>(std::move(table), common, o);
   }
   if (name == "ftrl") {
     FtrlOptions o;
-    o.l1 = number(section, "l1", o.l1);
-    o.l2 = number(section, "l2", o.l2);
-    o.beta = number(section, "beta", o.beta);
-    o.lr_power = number(section, "lr_power", o.lr_power);
-    o.initial_accumulator_value = number(section, "initial_accumulator_value", o.initial_accumulator_value);
+    o.l1 = option_number(section, "l1", o.l1);
+    o.l2 = option_number(section, "l2", o.l2);
+    o.beta = option_number(section, "beta", o.beta);
+    o.lr_power = option_number(section, "lr_power", o.lr_power);
+    o.initial_accumulator_value = option_number(section, "initial_accumulator_value", o.initial_accumulator_value);
     return std::make_unique<Ftrl>(std::move(table), common, o);
   }
   if (name == "sgld") {
     SgldOptions o;
-    o.temperature = number(section, "temperature", o.temperature);
+    o.temperature = option_number(section, "temperature", o.temperature);
     return std::make_unique<Sgld>(std::move(table), common, o, seed, std::move(sgld_noise));
   }
   if (name == "dcasgd") {
     DcasgdOptions o;
-    o.momentum = number(section, "momentum", o.momentum);
-    o.lambda = number(section, "lambda", o.lambda);
+    o.momentum = option_number(section, "momentum", o.momentum);
+    o.lambda = option_number(section, "lambda", o.lambda);
     return std::make_unique<Dcasgd>(std::move(table), common, o);
   }
-  if (name == "lars") {
-    LarsOptions o;
-    o.momentum = number(section, "momentum", o.momentum);
-    o.eta = number(section, "eta", o.eta);
-    o.eps = number(section, "eps", o.eps);
-    o.trust_exclude_bn_bias = flag(section, "trust_exclude_bn_bias", o.trust_exclude_bn_bias);
-    return std::make_unique<Lars>(std::move(table), common, o);
-  }
-  // lamb
-  LambOptions o;
-  o.beta1 = number(section, "beta1", o.beta1);
-  o.beta2 = number(section, "beta2", o.beta2);
-  o.eps = number(section, "eps", o.eps);
-  o.bias_correction = flag(section, "bias_correction", o.bias_correction);
-  o.trust_clip = number(section, "trust_clip", o.trust_clip);
-  o.trust_exclude_bn_bias = flag(section, "trust_exclude_bn_bias", o.trust_exclude_bn_bias);
-  return std::make_unique<Lamb>(std::move(table), common, o);
+  if (name == "lars") return std::make_unique<Lars>(std::move(table), common, read_lars_options(section));
+  return std::make_unique<Lamb>(std::move(table), common, read_lamb_options(section));  // lamb
 }
 
 }  // namespace dtbench::optim

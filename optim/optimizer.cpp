@@ -9,7 +9,6 @@ namespace dtbench::optim {
 
 namespace {
 
-constexpr char kStateMagic[] = "DTBOPT01";  // 8 bytes + NUL
 
 std::string format_number(double v) {
   std::ostringstream s;
@@ -150,26 +149,14 @@ void Optimizer::run_step(float* w, const float* g, double lr, const float* backu
 
 std::vector<uint8_t> Optimizer::save_state() const {
   StateWriter out;
-  out.put_string(kStateMagic);
-  out.put_string(name_);
-  out.put_u64(table_.fingerprint());
-  out.put_i64(t_);
+  put_state_header(out, name_, table_.fingerprint(), t_);
   save_extra(out);
   return out.take();
 }
 
 void Optimizer::load_state(std::span<const uint8_t> bytes) {
   StateReader in(bytes);
-  if (in.get_string() != kStateMagic) throw BadInput("optimizer state: not a dtbench optimizer state (bad magic)");
-  const std::string stored_name = in.get_string();
-  if (stored_name != name_) {
-    throw BadInput("optimizer state: saved by optimizer '" + stored_name + "', cannot restore into '" + name_ + "'");
-  }
-  if (in.get_u64() != table_.fingerprint()) {
-    throw BadInput("optimizer state: saved for a different parameter table (names, offsets, sizes or kinds differ)");
-  }
-  const int64_t t = in.get_i64();
-  if (t < 0) throw BadInput("optimizer state: negative step count " + std::to_string(t));
+  const int64_t t = get_state_header(in, name_, table_.fingerprint());
   // A malformed tail must not leave the state half-loaded: keep a copy to put back.
   const std::vector<uint8_t> previous = save_state();
   try {
@@ -177,10 +164,7 @@ void Optimizer::load_state(std::span<const uint8_t> bytes) {
     in.expect_end();
   } catch (...) {
     StateReader undo(previous);
-    undo.get_string();  // magic
-    undo.get_string();  // name
-    undo.get_u64();     // table fingerprint
-    undo.get_i64();     // step count
+    get_state_header(undo, name_, table_.fingerprint());
     load_extra(undo);
     throw;
   }

@@ -74,4 +74,29 @@ void StateReader::expect_end() const {
   }
 }
 
+namespace {
+constexpr char kStateMagic[] = "DTBOPT01";  // 8 bytes + NUL
+}  // namespace
+
+void put_state_header(StateWriter& out, const std::string& name, uint64_t table_fingerprint, int64_t steps) {
+  out.put_string(kStateMagic);
+  out.put_string(name);
+  out.put_u64(table_fingerprint);
+  out.put_i64(steps);
+}
+
+int64_t get_state_header(StateReader& in, const std::string& name, uint64_t table_fingerprint) {
+  if (in.get_string() != kStateMagic) throw BadInput("optimizer state: not a dtbench optimizer state (bad magic)");
+  const std::string stored_name = in.get_string();
+  if (stored_name != name) {
+    throw BadInput("optimizer state: saved by optimizer '" + stored_name + "', cannot restore into '" + name + "'");
+  }
+  if (in.get_u64() != table_fingerprint) {
+    throw BadInput("optimizer state: saved for a different parameter table (names, offsets, sizes or kinds differ)");
+  }
+  const int64_t t = in.get_i64();
+  if (t < 0) throw BadInput("optimizer state: negative step count " + std::to_string(t));
+  return t;
+}
+
 }  // namespace dtbench::optim

@@ -47,4 +47,10 @@ class StateReader {
   size_t pos_ = 0;
 };
 
+// The header every optimizer state starts with, on both backends: a magic string, the optimizer's name, the
+// parameter table's fingerprint and the step count. get_state_header throws BadInput for a state of another
+// kind, optimizer or table, or a negative step count, and returns the step count.
+void put_state_header(StateWriter& out, const std::string& name, uint64_t table_fingerprint, int64_t steps);
+int64_t get_state_header(StateReader& in, const std::string& name, uint64_t table_fingerprint);
+
 }  // namespace dtbench::optim

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "optim/clip.hpp"
+#include "optim/options.hpp"
 #include "optim/state_io.hpp"
 #include "workloads/gpu/cuda_check.hpp"
 #include "workloads/gpu/gpu_optimizers.hpp"
@@ -14,9 +15,6 @@
 namespace dtbench::gpu {
 
 namespace {
-
-// optim/optimizer.cpp's state magic: the format is shared with the CPU optimizers.
-constexpr char kStateMagic[] = "DTBOPT01";
 
 template <class T>
 DeviceBuffer upload(const std::vector<T>& v) {
@@ -138,10 +136,7 @@ void GpuOptimizer::report_non_finite(const float* g) const {
 
 std::vector<uint8_t> GpuOptimizer::save_state() const {
   optim::StateWriter out;
-  out.put_string(kStateMagic);
-  out.put_string(name_);
-  out.put_u64(table_.fingerprint());
-  out.put_i64(t_);
+  optim::put_state_header(out, name_, table_.fingerprint(), t_);
   DTB_CUDA(cudaStreamSynchronize(stream_));
   for (const StateArray& a : state_arrays()) {
     std::vector<float> host(a.count);
@@ -153,16 +148,7 @@ std::vector<uint8_t> GpuOptimizer::save_state() const {
 
 void GpuOptimizer::load_state(std::span<const uint8_t> bytes) {
   optim::StateReader in(bytes);
-  if (in.get_string() != kStateMagic) throw BadInput("optimizer state: not a dtbench optimizer state (bad magic)");
-  const std::string stored_name = in.get_string();
-  if (stored_name != name_) {
-    throw BadInput("optimizer state: saved by optimizer '" + stored_name + "', cannot restore into '" + name_ + "'");
-  }
-  if (in.get_u64() != table_.fingerprint()) {
-    throw BadInput("optimizer state: saved for a different parameter table (names, offsets, sizes or kinds differ)");
-  }
-  const int64_t t = in.get_i64();
-  if (t < 0) throw BadInput("optimizer state: negative step count " + std::to_string(t));
+  const int64_t t = optim::get_state_header(in, name_, table_.fingerprint());
   // Everything is read and checked on the host before any device array changes.
   const std::vector<StateArray> arrays = state_arrays();
   std::vector<std::vector<float>> host(arrays.size());
@@ -185,24 +171,6 @@ const std::vector<std::string>& gpu_optimizer_names() {
   return names;
 }
 
-namespace {
-
-double number(const Json& section, const char* key, double def) {
-  if (!section.contains(key)) return def;
-  const Json& v = section[key];
-  if (!v.is_number()) throw BadInput(std::string("/optimizer/") + key + ": must be a number, got " + v.dump());
-  return v.get<double>();
-}
-
-bool flag(const Json& section, const char* key, bool def) {
-  if (!section.contains(key)) return def;
-  const Json& v = section[key];
-  if (!v.is_boolean()) throw BadInput(std::string("/optimizer/") + key + ": must be true or false, got " + v.dump());
-  return v.get<bool>();
-}
-
-}  // namespace
-
 std::unique_ptr<GpuOptimizer> make_gpu_optimizer(const Json& section, optim::ParamTable table, cudaStream_t stream) {
   if (!section.is_object()) throw BadInput("/optimizer: must be an object");
   if (!section.contains("name") || !section["name"].is_string()) throw BadInput("/optimizer/name: missing");
@@ -213,48 +181,24 @@ std::unique_ptr<GpuOptimizer> make_gpu_optimizer(const Json& section, optim::Par
     for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
     throw BadInput("/optimizer/name: '" + name + "' has no fused GPU kernels (the gpu backend has " + known + ")");
   }
-  if (section.contains("lr")) optim::require_positive(number(section, "lr", 0.0), "/optimizer/lr");
-  optim::CommonOptions common;
-  common.weight_decay = number(section, "weight_decay", name == "adamw" ? 0.01 : 0.0);
-  common.no_decay_bn_bias = flag(section, "no_decay_bn_bias", true);
-  common.clip_grad_norm = number(section, "clip_grad_norm", 0.0);
-  common.clip_grad_value = number(section, "clip_grad_value", 0.0);
+  const optim::CommonOptions common = optim::read_common_options(section, name);
   optim::check_common(common);  // every option is checked before the device is touched
-
   if (name == "sgd") {
-    optim::SgdOptions o;
-    o.momentum = number(section, "momentum", o.momentum);
-    o.dampening = number(section, "dampening", o.dampening);
-    o.nesterov = flag(section, "nesterov", o.nesterov);
-    o.decoupled_weight_decay = flag(section, "decoupled_weight_decay", o.decoupled_weight_decay);
+    const optim::SgdOptions o = optim::read_sgd_options(section);
     GpuSgd::check(o);
     return std::make_unique<GpuSgd>(std::move(table), common, o, stream);
   }
   if (name == "adam" || name == "adamw") {
-    optim::AdamOptions o;
-    o.beta1 = number(section, "beta1", o.beta1);
-    o.beta2 = number(section, "beta2", o.beta2);
-    o.eps = number(section, "eps", o.eps);
-    o.decoupled_weight_decay = name == "adamw";
+    const optim::AdamOptions o = optim::read_adam_options(section, name);
     GpuAdam::check(o);
     return std::make_unique<GpuAdam>(std::move(table), common, o, stream);
   }
   if (name == "lars") {
-    optim::LarsOptions o;
-    o.momentum = number(section, "momentum", o.momentum);
-    o.eta = number(section, "eta", o.eta);
-    o.eps = number(section, "eps", o.eps);
-    o.trust_exclude_bn_bias = flag(section, "trust_exclude_bn_bias", o.trust_exclude_bn_bias);
+    const optim::LarsOptions o = optim::read_lars_options(section);
     GpuLars::check(o);
     return std::make_unique<GpuLars>(std::move(table), common, o, stream);
   }
-  optim::LambOptions o;
-  o.beta1 = number(section, "beta1", o.beta1);
-  o.beta2 = number(section, "beta2", o.beta2);
-  o.eps = number(section, "eps", o.eps);
-  o.bias_correction = flag(section, "bias_correction", o.bias_correction);
-  o.trust_clip = number(section, "trust_clip", o.trust_clip);
-  o.trust_exclude_bn_bias = flag(section, "trust_exclude_bn_bias", o.trust_exclude_bn_bias);
+  const optim::LambOptions o = optim::read_lamb_options(section);
   GpuLamb::check(o);
   return std::make_unique<GpuLamb>(std::move(table), common, o, stream);
 }
