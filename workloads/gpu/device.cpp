@@ -85,41 +85,25 @@ std::string device_description(int device) {
          " GiB)";
 }
 
-DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
-  if (bytes == 0) return;
-  DTB_CUDA(cudaMalloc(&p_, bytes));
-  DTB_CUDA(cudaMemset(p_, 0, bytes));
-}
-
-DeviceBuffer::~DeviceBuffer() {
-  if (p_ != nullptr) cudaFree(p_);
-}
-
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-  if (this != &o) {
-    if (p_ != nullptr) cudaFree(p_);
-    p_ = std::exchange(o.p_, nullptr);
-    bytes_ = std::exchange(o.bytes_, 0);
+void* allocate(Memory where, size_t bytes) {
+  if (bytes == 0) return nullptr;
+  void* p = nullptr;
+  if (where == Memory::device) {
+    DTB_CUDA(cudaMalloc(&p, bytes));
+    if (const cudaError_t e = cudaMemset(p, 0, bytes); e != cudaSuccess) {
+      cudaFree(p);  // not leaked when the zero-fill fails
+      DTB_CUDA(e);
+    }
+  } else {
+    DTB_CUDA(cudaMallocHost(&p, bytes));
   }
-  return *this;
+  return p;
 }
 
-PinnedBuffer::PinnedBuffer(size_t bytes) : bytes_(bytes) {
-  if (bytes == 0) return;
-  DTB_CUDA(cudaMallocHost(&p_, bytes));
-}
-
-PinnedBuffer::~PinnedBuffer() {
-  if (p_ != nullptr) cudaFreeHost(p_);
-}
-
-PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
-  if (this != &o) {
-    if (p_ != nullptr) cudaFreeHost(p_);
-    p_ = std::exchange(o.p_, nullptr);
-    bytes_ = std::exchange(o.bytes_, 0);
-  }
-  return *this;
+void release(Memory where, void* p) noexcept {
+  if (p == nullptr) return;
+  if (where == Memory::device) cudaFree(p);
+  else cudaFreeHost(p);
 }
 
 }  // namespace dtbench::gpu

@@ -39,16 +39,30 @@ int select_device(int local_rank, const std::string& who);
 // "NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)" for provenance lines and messages.
 std::string device_description(int device);
 
-// Device memory (cudaMalloc), zero-filled on allocation, freed on destruction. Not copyable.
-class DeviceBuffer {
+// Where a Buffer lives: device memory (cudaMalloc, zero-filled on allocation), or page-locked host memory
+// (cudaMallocHost), the source and target of asynchronous copies.
+enum class Memory { device, pinned };
+void* allocate(Memory where, size_t bytes);  // nullptr for 0 bytes
+void release(Memory where, void* p) noexcept;
+
+// An owned allocation of `Memory`, freed on destruction. Movable, not copyable.
+template <Memory Where>
+class Buffer {
  public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t bytes);
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  Buffer() = default;
+  explicit Buffer(size_t bytes) : p_(allocate(Where, bytes)), bytes_(bytes) {}
+  ~Buffer() { release(Where, p_); }
+  Buffer(Buffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  Buffer& operator=(Buffer&& o) noexcept {
+    if (this != &o) {
+      release(Where, p_);
+      p_ = std::exchange(o.p_, nullptr);
+      bytes_ = std::exchange(o.bytes_, 0);
+    }
+    return *this;
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
 
   void* get() const { return p_; }
   template <class T>
@@ -60,25 +74,7 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
-// Page-locked host memory (cudaMallocHost), the source and target of asynchronous copies.
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  explicit PinnedBuffer(size_t bytes);
-  ~PinnedBuffer();
-  PinnedBuffer(PinnedBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept;
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-
-  void* get() const { return p_; }
-  template <class T>
-  T* as() const { return static_cast<T*>(p_); }
-  size_t bytes() const { return bytes_; }
-
- private:
-  void* p_ = nullptr;
-  size_t bytes_ = 0;
-};
+using DeviceBuffer = Buffer<Memory::device>;
+using PinnedBuffer = Buffer<Memory::pinned>;
 
 }  // namespace dtbench::gpu
