@@ -1,9 +1,6 @@
-// The residual networks on the GPU backend: the same architectures as workloads/models/resnet.cpp (He,
-// Zhang, Ren and Sun 2016; CIFAR-style ResNet-(6n+2), ImageNet-style ResNet-18 and ResNet-50 v1.5 with the
-// stride on the 3x3 convolution, option-B shortcuts where a block changes shape), built from the cuDNN and
-// cuBLAS layers. Every batch norm but the last of a block is followed by ReLU; the last one's output is
+// The residual networks on the GPU backend, built from the cuDNN and cuBLAS layers and the same
+// backend-neutral description as the CPU models (workloads/models/resnet_topology.hpp). Every batch norm but the last of a block is followed by ReLU; the last one's output is
 // added to the shortcut in place, with the block's ReLU fused into the addition.
-#include <map>
 #include <stdexcept>
 
 #include "workloads/gpu/batch_norm.hpp"
@@ -14,6 +11,7 @@
 #include "workloads/gpu/pooling.hpp"
 #include "workloads/gpu/residual_add.hpp"
 #include "workloads/models/network.hpp"
+#include "workloads/models/resnet_topology.hpp"
 
 namespace dtbench::gpu {
 
@@ -77,53 +75,29 @@ class ResNet : public Network {
  public:
   ResNet(const models::ModelSpec& spec, const TableIndex& t, DropoutSource dropout)
       : classes_(spec.classes), dropout_(spec.dropout), dropout_source_(dropout) {
-    static const std::map<std::string, int> cifar_blocks = {
-        {"resnet8", 1}, {"resnet20", 3}, {"resnet32", 5}, {"resnet56", 9}};
-    std::vector<int> stages, widths;
-    bool bottleneck = false;
-    imagenet_ = !cifar_blocks.count(spec.arch);
-    if (!imagenet_) {
-      const int n = cifar_blocks.at(spec.arch);
-      stages = {n, n, n};
-      widths = {16, 32, 64};
-    } else {
-      stages = spec.arch == "resnet18" ? std::vector<int>{2, 2, 2, 2} : std::vector<int>{3, 4, 6, 3};
-      widths = {64, 128, 256, 512};
-      bottleneck = spec.arch == "resnet50";
-    }
-    stem_ = conv_params(t, "conv1", imagenet_ ? ConvShape{spec.in_c, widths[0], 7, 2, 3}
-                                                : ConvShape{spec.in_c, widths[0], 3, 1, 1});
-    stem_bn_ = bn_params(t, "bn1", widths[0]);
-    int c = widths[0];
-    for (size_t i = 0; i < stages.size(); ++i) {
-      const int planes = widths[i];
-      const int out_c = bottleneck ? 4 * planes : planes;
-      for (int j = 0; j < stages[i]; ++j) {
-        const int stride = (i > 0 && j == 0) ? 2 : 1;
-        Block b;
-        b.name = "layer" + std::to_string(i + 1) + "." + std::to_string(j);
-        if (bottleneck) {
-          b.convs.push_back(conv_params(t, b.name + ".conv1", {c, planes, 1, 1, 0}));
-          b.bns.push_back(bn_params(t, b.name + ".bn1", planes));
-          b.convs.push_back(conv_params(t, b.name + ".conv2", {planes, planes, 3, stride, 1}));
-          b.bns.push_back(bn_params(t, b.name + ".bn2", planes));
-          b.convs.push_back(conv_params(t, b.name + ".conv3", {planes, out_c, 1, 1, 0}));
-          b.bns.push_back(bn_params(t, b.name + ".bn3", out_c));
-        } else {
-          b.convs.push_back(conv_params(t, b.name + ".conv1", {c, planes, 3, stride, 1}));
-          b.bns.push_back(bn_params(t, b.name + ".bn1", planes));
-          b.convs.push_back(conv_params(t, b.name + ".conv2", {planes, planes, 3, 1, 1}));
-          b.bns.push_back(bn_params(t, b.name + ".bn2", planes));
-        }
-        if (stride != 1 || c != out_c) {
-          b.downsample = true;
-          b.down_conv = conv_params(t, b.name + ".downsample.0", {c, out_c, 1, stride, 0});
-          b.down_bn = bn_params(t, b.name + ".downsample.1", out_c);
-        }
-        blocks_.push_back(std::move(b));
-        c = out_c;
+    const models::ResNetTopology topo = models::resnet_topology(spec);
+    imagenet_ = topo.imagenet;
+    auto conv = [&](const models::TopoConv& tc) {
+      return conv_params(t, tc.name, ConvShape{tc.in_c, tc.out_c, tc.kernel, tc.stride, tc.pad});
+    };
+    auto bn = [&](const models::TopoBn& tb) { return bn_params(t, tb.name, tb.channels); };
+    stem_ = conv(topo.stem);
+    stem_bn_ = bn(topo.stem_bn);
+    for (const models::TopoBlock& tb : topo.blocks) {
+      Block b;
+      b.name = tb.name;
+      for (size_t i = 0; i < tb.convs.size(); ++i) {
+        b.convs.push_back(conv(tb.convs[i]));
+        b.bns.push_back(bn(tb.bns[i]));
       }
+      if (tb.downsample) {
+        b.downsample = true;
+        b.down_conv = conv(tb.down_conv);
+        b.down_bn = bn(tb.down_bn);
+      }
+      blocks_.push_back(std::move(b));
     }
+    const int c = topo.features;
     fc_weight_ = t.param("fc.weight", {spec.classes, c});
     fc_bias_ = t.param("fc.bias", {spec.classes});
   }

@@ -1,18 +1,8 @@
-// Residual networks (He, Zhang, Ren and Sun 2016, "Deep residual learning for image recognition").
-//
-// CIFAR style, ResNet-(6n+2) for n = 1, 3, 5, 9 (ResNet-8, 20, 32, 56; section 4.2 of the paper):
-//   conv 3x3 (16) - BN - ReLU, then three stages of n basic blocks with 16, 32, 64 channels, the first block
-//   of stages 2 and 3 with stride 2, then global average pooling and a fully connected layer.
-// ImageNet style: conv 7x7/2 (64) - BN - ReLU - max pool 3x3/2, then four stages with 64, 128, 256, 512
-//   channels: ResNet-18 has 2, 2, 2, 2 basic blocks, ResNet-50 3, 4, 6, 3 bottleneck blocks (1x1 - 3x3 - 1x1,
-//   4x expansion) with the stride on the 3x3 convolution ("v1.5", as torchvision).
-// Basic block: y = ReLU(BN(conv3x3(ReLU(BN(conv3x3/s(x))))) + shortcut(x)). Where a block changes the shape,
-// the shortcut is a 1x1 convolution with the block's stride followed by BN (the paper's option B); otherwise
-// it is the identity. Convolutions have no bias (a BN follows each).
-// Each BN but the last of a block is fused with its ReLU; the last BN's output is added to the shortcut in
-// place, with the block's ReLU as a post-op of the addition.
-#include <map>
-
+// Residual networks on the oneDNN backend, built from the backend-neutral description in resnet_topology.hpp
+// (He et al. 2016: CIFAR-style ResNet-(6n+2), ImageNet-style ResNet-18 and ResNet-50 v1.5).
+// Basic block: y = ReLU(BN(conv3x3(ReLU(BN(conv3x3/s(x))))) + shortcut(x)). Each BN but the last of a block is
+// fused with its ReLU; the last BN's output is added to the shortcut in place, with the block's ReLU as a
+// post-op of the addition.
 #include "workloads/cpu/batch_norm.hpp"
 #include "workloads/cpu/conv.hpp"
 #include "workloads/cpu/dropout.hpp"
@@ -21,6 +11,7 @@
 #include "workloads/cpu/max_pool.hpp"
 #include "workloads/cpu/residual_add.hpp"
 #include "workloads/models/network.hpp"
+#include "workloads/models/resnet_topology.hpp"
 
 namespace dtbench::models {
 
@@ -42,6 +33,7 @@ struct BnParams {
 };
 
 struct Block {
+  std::string name;
   std::vector<ConvParams> convs;  // 2 (basic) or 3 (bottleneck)
   std::vector<BnParams> bns;
   bool downsample = false;
@@ -69,70 +61,36 @@ class ResNet : public Network {
  public:
   ResNet(const ModelSpec& spec, ParamLayout& layout, DropoutSource dropout_source)
       : classes_(spec.classes), dropout_(spec.dropout), dropout_source_(dropout_source) {
-    static const std::map<std::string, int> cifar_blocks = {
-        {"resnet8", 1}, {"resnet20", 3}, {"resnet32", 5}, {"resnet56", 9}};
-    std::vector<int> stages, widths;
-    bool bottleneck = false;
-    imagenet_ = !cifar_blocks.count(spec.arch);
-    if (!imagenet_) {
-      const int n = cifar_blocks.at(spec.arch);
-      stages = {n, n, n};
-      widths = {16, 32, 64};
-    } else {
-      stages = spec.arch == "resnet18" ? std::vector<int>{2, 2, 2, 2} : std::vector<int>{3, 4, 6, 3};
-      widths = {64, 128, 256, 512};
-      bottleneck = spec.arch == "resnet50";
-    }
-
+    const ResNetTopology topo = resnet_topology(spec);
+    imagenet_ = topo.imagenet;
     int h = spec.in_h, w = spec.in_w;
-    auto conv = [&](const std::string& name, cpu::ConvShape s) {
-      macs_ += s.macs(h, w);
-      return add_conv(layout, name, s);
+    // Parameters in the table's order; MACs of one image's forward pass, following the spatial size.
+    auto conv = [&](const TopoConv& tc, int& ch, int& cw) {
+      const cpu::ConvShape s{tc.in_c, tc.out_c, tc.kernel, tc.stride, tc.pad, false};
+      macs_ += s.macs(ch, cw);
+      ch = s.out_size(ch), cw = s.out_size(cw);
+      return add_conv(layout, tc.name, s);
     };
-    const cpu::ConvShape stem = imagenet_ ? cpu::ConvShape{spec.in_c, widths[0], 7, 2, 3, false}
-                                          : cpu::ConvShape{spec.in_c, widths[0], 3, 1, 1, false};
-    stem_ = conv("conv1", stem);
-    stem_bn_ = add_bn(layout, "bn1", widths[0]);
-    h = stem.out_size(h), w = stem.out_size(w);
-    if (imagenet_) {
-      h = pool_.out_size(h), w = pool_.out_size(w);
-    }
-
-    int c = widths[0];
-    for (size_t i = 0; i < stages.size(); ++i) {
-      const int planes = widths[i];
-      const int out_c = bottleneck ? 4 * planes : planes;
-      for (int j = 0; j < stages[i]; ++j) {
-        const int stride = (i > 0 && j == 0) ? 2 : 1;
-        const std::string name = "layer" + std::to_string(i + 1) + "." + std::to_string(j);
-        Block b;
-        const int in_h = h, in_w = w;
-        if (bottleneck) {
-          b.convs.push_back(conv(name + ".conv1", {c, planes, 1, 1, 0, false}));
-          b.bns.push_back(add_bn(layout, name + ".bn1", planes));
-          b.convs.push_back(conv(name + ".conv2", {planes, planes, 3, stride, 1, false}));
-          b.bns.push_back(add_bn(layout, name + ".bn2", planes));
-          h = b.convs.back().shape.out_size(h), w = b.convs.back().shape.out_size(w);
-          b.convs.push_back(conv(name + ".conv3", {planes, out_c, 1, 1, 0, false}));
-          b.bns.push_back(add_bn(layout, name + ".bn3", out_c));
-        } else {
-          b.convs.push_back(conv(name + ".conv1", {c, planes, 3, stride, 1, false}));
-          b.bns.push_back(add_bn(layout, name + ".bn1", planes));
-          h = b.convs.back().shape.out_size(h), w = b.convs.back().shape.out_size(w);
-          b.convs.push_back(conv(name + ".conv2", {planes, planes, 3, 1, 1, false}));
-          b.bns.push_back(add_bn(layout, name + ".bn2", planes));
-        }
-        if (stride != 1 || c != out_c) {
-          b.downsample = true;
-          const cpu::ConvShape ds{c, out_c, 1, stride, 0, false};
-          macs_ += ds.macs(in_h, in_w);
-          b.down_conv = add_conv(layout, name + ".downsample.0", ds);
-          b.down_bn = add_bn(layout, name + ".downsample.1", out_c);
-        }
-        blocks_.push_back(std::move(b));
-        c = out_c;
+    auto bn = [&](const TopoBn& tb) { return add_bn(layout, tb.name, tb.channels); };
+    stem_ = conv(topo.stem, h, w);
+    stem_bn_ = bn(topo.stem_bn);
+    if (imagenet_) h = pool_.out_size(h), w = pool_.out_size(w);
+    for (const TopoBlock& tb : topo.blocks) {
+      Block b;
+      b.name = tb.name;
+      int in_h = h, in_w = w;
+      for (size_t i = 0; i < tb.convs.size(); ++i) {
+        b.convs.push_back(conv(tb.convs[i], h, w));
+        b.bns.push_back(bn(tb.bns[i]));
       }
+      if (tb.downsample) {
+        b.downsample = true;
+        b.down_conv = conv(tb.down_conv, in_h, in_w);
+        b.down_bn = bn(tb.down_bn);
+      }
+      blocks_.push_back(std::move(b));
     }
+    const int c = topo.features;
     fc_weight_ = layout.add_param("fc.weight", ParamInfo::fc_weight, {spec.classes, c});
     fc_bias_ = layout.add_param("fc.bias", ParamInfo::bias, {spec.classes});
     macs_ += double(c) * double(spec.classes);
@@ -175,7 +133,7 @@ class ResNet : public Network {
     std::vector<BlockNodes> nodes;
     for (const Block& b : blocks_) {
       BlockNodes n;
-      n.name = b.convs[0].name.substr(0, b.convs[0].name.rfind('.'));
+      n.name = b.name;
       memory t = x;
       for (size_t i = 0; i < b.convs.size(); ++i) {
         n.convs.push_back(&make_conv(b.convs[i], t));
