@@ -74,13 +74,9 @@ memory Conv::backward(Plan& plan, const memory& dy, bool need_dx) {
   dnnl::convolution_backward_data::desc dd(dnnl::algorithm::convolution_direct, any_md(xd, ct),
                                            any_md(weight_dims_, ct), any_md(yd, ct), strides_, padding_, padding_);
   dnnl::convolution_backward_data::primitive_desc bd_pd(dd, plan.engine(), fwd_pd_);
-  memory dy_d = bd_pd.diff_dst_desc() == dy_w.get_desc()
-                    ? dy_w
-                    : plan.backward_as(dy, bd_pd.diff_dst_desc(), name_ + ".bwd_data.diff_dst");
-  memory wd = bd_pd.weights_desc() == w_.get_desc()
-                  ? w_
-                  : plan.backward_as(plan.param_view(weight_offset_, plain_md(weight_dims_)), bd_pd.weights_desc(),
-                                     name_ + ".bwd_data.weight");
+  memory dy_d = plan.backward_reuse(dy_w, dy, bd_pd.diff_dst_desc(), name_ + ".bwd_data.diff_dst");
+  memory wd = plan.backward_reuse(w_, plan.param_view(weight_offset_, plain_md(weight_dims_)), bd_pd.weights_desc(),
+                                  name_ + ".bwd_data.weight");
   memory dx = plan.alloc(bd_pd.diff_src_desc());
   plan.backward(name_ + ".bwd_data", dnnl::convolution_backward_data(bd_pd),
                 {{DNNL_ARG_DIFF_DST, dy_d}, {DNNL_ARG_WEIGHTS, wd}, {DNNL_ARG_DIFF_SRC, dx}});

@@ -97,6 +97,10 @@ memory Plan::backward_as(const memory& x, const memory::desc& md, const std::str
   return y;
 }
 
+memory Plan::backward_reuse(const memory& ready, const memory& src, const memory::desc& md, const std::string& name) {
+  return ready.get_desc() == md ? ready : backward_as(src, md, name);
+}
+
 void Plan::announce(size_t offset, size_t size) {
   backward_host("announce", [this, offset, size]() {
     if (on_ready_ != nullptr && *on_ready_) (*on_ready_)(offset, size);

@@ -94,6 +94,10 @@ class Plan {
   // reorder appended to the forward (backward) list.
   dnnl::memory forward_as(const dnnl::memory& x, const dnnl::memory::desc& md, const std::string& name);
   dnnl::memory backward_as(const dnnl::memory& x, const dnnl::memory::desc& md, const std::string& name);
+  // `ready` when it is already in layout md (a copy the plan keeps current anyway, such as the forward's
+  // reordered weights), else `src` reordered into md on the backward list.
+  dnnl::memory backward_reuse(const dnnl::memory& ready, const dnnl::memory& src, const dnnl::memory::desc& md,
+                              const std::string& name);
 
   // Backward operation: the gradient range [offset, offset + size) of the flat buffer is final.
   void announce(size_t offset, size_t size);
