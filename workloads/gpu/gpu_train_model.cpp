@@ -96,6 +96,8 @@ class GpuTrainModel final : public TrainModel {
 
 }  // namespace
 
+void validate_gpu_model_spec(const models::ModelSpec& spec) { gpu::validate(spec); }
+
 std::unique_ptr<TrainModel> make_gpu_train_model(const models::ModelSpec& spec, uint64_t seed, int rank,
                                                   const Json& optimizer_section) {
   return std::make_unique<GpuTrainModel>(spec, seed, rank, optimizer_section);

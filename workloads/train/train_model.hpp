@@ -94,5 +94,7 @@ std::unique_ptr<TrainModel> make_cpu_train_model(const models::ModelSpec& spec, 
 // workloads/gpu/gpu_train_model.cpp, built only with CUDA (DTBENCH_HAVE_CUDA).
 std::unique_ptr<TrainModel> make_gpu_train_model(const models::ModelSpec& spec, uint64_t seed, int rank,
                                                   const Json& optimizer_section);
+// gpu::validate: models::validate with fp16 allowed. Needs no device.
+void validate_gpu_model_spec(const models::ModelSpec& spec);
 
 }  // namespace dtbench

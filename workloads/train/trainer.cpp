@@ -151,6 +151,7 @@ class Run {
   void setup_data();
   void setup_model();
   std::unique_ptr<TrainModel> make_gpu_model(const models::ModelSpec& spec, uint64_t seed);
+  void validate_model_spec(const models::ModelSpec& spec) const;
   void setup_parallel();
   void try_resume();
 
@@ -271,6 +272,13 @@ std::unique_ptr<TrainModel> Run::make_gpu_model(const models::ModelSpec& spec, u
 #endif
 }
 
+void Run::validate_model_spec(const models::ModelSpec& spec) const {
+#ifdef DTBENCH_HAVE_CUDA
+  if (cfg_["backend"] == "gpu") return validate_gpu_model_spec(spec);
+#endif
+  models::validate(spec);
+}
+
 void Run::setup_model() {
   models::ModelSpec spec;
   spec.arch = cfg_["model"]["arch"].get<std::string>();
@@ -285,12 +293,9 @@ void Run::setup_model() {
   spec.dropout = cfg_["model"]["dropout"].get<float>();
   uint64_t seed = static_cast<uint64_t>(cfg_["seed"].get<int64_t>());
   // Every rank has the same config and data shape, so a spec the network cannot take fails alike on all of
-  // them: one message and exit 2, not one abort per rank. (fp16 is a gpu precision; the shape rules are
-  // the same.)
+  // them: one message and exit 2, not one abort per rank.
   try {
-    models::ModelSpec check = spec;
-    if (check.precision == "fp16") check.precision = "fp32";
-    models::validate(check);
+    validate_model_spec(spec);
   } catch (const Error& e) {
     throw SameOnAllRanks(e.code(), e.what());
   }
