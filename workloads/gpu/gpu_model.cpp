@@ -280,7 +280,6 @@ bool GpuModel::grads_finite() {
   return *host_flag == 0;
 }
 
-void GpuModel::scale_grads(float s) { kernels::scale_f32(impl_->grads.as<float>(), impl_->param_count(), s, stream()); }
 
 double GpuModel::grads_norm_sq() {
   Impl& m = *impl_;

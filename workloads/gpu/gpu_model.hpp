@@ -84,8 +84,6 @@ class GpuModel {
   float loss_scale() const;
   // Whether every gradient element is finite (waits for the device).
   bool grads_finite();
-  // Multiplies the gradients by s on the stream (the 1/K of averaging after an allreduce sum).
-  void scale_grads(float s);
   // Sum of squares of the gradients, in double, over a fixed order (waits for the device).
   double grads_norm_sq();
 

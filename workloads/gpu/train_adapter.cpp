@@ -34,12 +34,6 @@ std::span<float> GpuTrainingModel::host_buffers() {
 
 void GpuTrainingModel::push_host_buffers() { model_.upload_buffers(host_buffers_); }
 
-std::span<const float> GpuTrainingModel::host_grads() {
-  host_grads_.resize(model_.grads().size());
-  model_.download_grads(host_grads_);
-  return host_grads_;
-}
-
 void GpuTrainingModel::backward(const OnReady& on_ready) {
   model_.set_loss_scale(static_cast<float>(scaler_.scale()));
   model_.backward(on_ready);

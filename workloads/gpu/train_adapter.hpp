@@ -1,15 +1,12 @@
-// The GPU backend behind the trainer's interfaces (workloads/train/trainer.cpp), for /backend "gpu".
+// The GPU model as the trainer needs it, for /backend "gpu" (wrapped as a TrainModel in gpu_train_model.cpp).
 //
-// GpuTrainingModel has the method names the trainer calls on models::Model: params(), grads(), buffers()
-// (device spans: hand them to reducers and to the fused optimizer, never loop over them on the host),
-// forward, backward, correct, param_table, buffer_table, flops_per_sample_train; and host mirrors for what
-// the trainer does on the host (the initial MPI_Bcast of the weights, checkpoints, --save-weights, the
-// asynchronous parameter server): host_params() copies the device weights into the mirror and returns
-// it, push_host_params() copies the mirror back after the caller changed it (likewise for buffers; grads
-// are read-only). The device steps the CPU trainer does in host loops are here too: scale_grads (the
-// 1/K after the allreduce sum), grads_norm_sq (the gradient noise scale), and fp16 loss scaling
-// (apply_loss_scaling: after the allreduce, finds an overflow, updates the scaler and says whether to
-// step). Phase times come from CUDA events on the model's stream (EventTimer).
+// GpuTrainingModel selects the rank's device and holds the model and its fp16 loss scaler. params(), grads()
+// and buffers() are device spans: hand them to reducers and to the fused optimizer, never loop over them on
+// the host. Host mirrors serve what the trainer does on the host (the initial MPI_Bcast of the weights,
+// checkpoints, --save-weights): host_params() copies the device weights into the mirror and returns it,
+// push_host_params() copies the mirror back after the caller changed it (likewise for buffers). scale()
+// (the 1/K after the allreduce sum) and grads_norm_sq run on the device; apply_loss_scaling, after the
+// allreduce, finds an overflow, updates the scaler and says whether to step.
 //
 // make_gpu_optimizer (fused_optimizer.hpp) replaces optim::make_optimizer (same step/save_state/
 // load_state names); make_gpu_reducer replaces make_reducer.
@@ -52,7 +49,6 @@ class GpuTrainingModel {
   void push_host_params();
   std::span<float> host_buffers();
   void push_host_buffers();
-  std::span<const float> host_grads();
 
   double forward(const float* x, const int32_t* labels, int n, bool train) { return model_.forward(x, labels, n, train); }
   // Sets the loss scale from the scaler, then enqueues the backward.
@@ -61,7 +57,6 @@ class GpuTrainingModel {
   const float* logits() { return model_.logits(); }
   double flops_per_sample_train() const { return model_.flops_per_sample_train(); }
 
-  void scale_grads(float s) { model_.scale_grads(s); }
   // x *= s on the device, on the model's stream, for any device span (local SGD's model average divides
   // params() and buffers() by K after their allreduce).
   void scale(std::span<float> device, float s);
@@ -79,7 +74,7 @@ class GpuTrainingModel {
   int device_;
   GpuModel model_;
   LossScaler scaler_;
-  std::vector<float> host_params_, host_buffers_, host_grads_;
+  std::vector<float> host_params_, host_buffers_;
 };
 
 // The reducer for device gradient buffers: "nccl" is the NCCL reducer; any other name is that reducer on
