@@ -79,21 +79,13 @@ Json load_published(const std::string& name_or_path) {
   fs::path p = name_or_path;
   bool is_path = name_or_path.find('/') != std::string::npos || p.extension() == ".json";
   if (!is_path) p = published_dir() / (name_or_path + ".json");
-  std::ifstream in(p);
-  if (!in) {
+  if (!fs::exists(p)) {
     std::string names;
     for (const auto& n : published_names()) names += (names.empty() ? "" : ", ") + n;
     throw BadInput("--published " + name_or_path + ": no such table" +
                    (is_path ? std::string() : "; tables in " + published_dir().string() + ": " + names));
   }
-  std::stringstream b;
-  b << in.rdbuf();
-  Json doc;
-  try {
-    doc = Json::parse(b.str());
-  } catch (const Json::parse_error& e) {
-    throw BadInput(p.string() + ": invalid JSON (byte " + std::to_string(e.byte) + ")");
-  }
+  const Json doc = read_json_file(p.string(), "published table");
   try {
     check_published(doc);
   } catch (const BadInput& e) {

@@ -56,7 +56,12 @@ void check_writable(const fs::path& path, bool must_be_new) {
 
 void write_file_atomic(const fs::path& path, const std::string& text, bool must_be_new) {
   fs::path dir = folder_of(path);
-  std::string tmpl = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
+  // A hidden name beside the target. (Built with insert/append: GCC 12 warns falsely (-Wrestrict) about
+  // `"." + string`.)
+  std::string name = path.filename().string();
+  name.insert(name.begin(), '.');
+  name.append(".tmp-XXXXXX");
+  std::string tmpl = (dir / name).string();
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) throw RunFailed(path.string() + ": cannot create temporary file: " + errno_text());
   ::fchmod(fd, 0644);

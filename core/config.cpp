@@ -314,24 +314,7 @@ Json resolve(const Json& user, int ranks) {
 Json read_user(const std::string& path, const std::vector<std::string>& overrides) {
   Json user = Json::object();
   if (!path.empty()) {
-    std::ifstream in(path);
-    if (!in) throw BadInput(path + ": cannot open config file");
-    std::stringstream buf;
-    buf << in.rdbuf();
-    std::string text = buf.str();
-    try {
-      user = Json::parse(text);
-    } catch (const Json::parse_error& e) {
-      // Turn the byte offset of the parse error into line and column for the message.
-      size_t off = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-      size_t line = 1, col = 1;
-      for (size_t i = 0; i < off; ++i) {
-        if (text[i] == '\n') ++line, col = 1;
-        else ++col;
-      }
-      throw BadInput(path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": invalid JSON (byte " +
-                     std::to_string(off) + ")");
-    }
+    user = read_json_file(path, "config file");
     if (!user.is_object()) throw BadInput(path + ": a config must be a JSON object");
   }
   for (const auto& o : overrides) apply_override(user, o);

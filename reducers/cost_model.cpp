@@ -336,13 +336,12 @@ struct CliOptions {
   std::string json;
 };
 
-Json read_json_file(const std::string& path, const std::string& option) {
-  std::ifstream in(path);
-  if (!in) throw BadInput(option + ": cannot open '" + path + "'");
+// The core reader, with the option that named the file in front of its messages.
+Json read_option_file(const std::string& path, const std::string& option) {
   try {
-    return Json::parse(in);
-  } catch (const Json::parse_error& e) {
-    throw BadInput(option + ": '" + path + "' is not valid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+    return read_json_file(path, "file");
+  } catch (const BadInput& e) {
+    throw BadInput(option + ": " + e.what());
   }
 }
 
@@ -383,9 +382,9 @@ void run_command(const CliOptions& cli) {
   }
   if (!(cli.tolerance > 0)) throw BadInput("--tolerance must be > 0");
   std::vector<Json> docs;
-  for (const auto& f : cli.fit) docs.push_back(read_json_file(f, "--fit"));
+  for (const auto& f : cli.fit) docs.push_back(read_option_file(f, "--fit"));
   Json measured;
-  if (!cli.check.empty()) measured = read_json_file(cli.check, "--check");
+  if (!cli.check.empty()) measured = read_option_file(cli.check, "--check");
   if (!cli.json.empty()) check_writable(cli.json, false);
 
   const double fit_max = cli.fit_max.empty() ? 0.0 : static_cast<double>(parse_bytes(cli.fit_max, "--fit-max-bytes"));

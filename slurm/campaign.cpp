@@ -13,18 +13,6 @@ namespace dtbench::slurm {
 namespace fs = std::filesystem;
 namespace {
 
-Json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw BadInput(path.string() + ": cannot open");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  try {
-    return Json::parse(buf.str());
-  } catch (const Json::parse_error& e) {
-    throw BadInput(path.string() + ": invalid JSON (byte " + std::to_string(e.byte) + ")");
-  }
-}
-
 std::string rel_to(const fs::path& p, const fs::path& base) { return p.lexically_relative(base).string(); }
 
 }  // namespace
@@ -44,7 +32,7 @@ RunState record_state(const fs::path& record, const Json& expected, std::string&
   detail.clear();
   std::error_code ec;
   if (!fs::exists(record, ec)) return RunState::missing;
-  Json r = read_json(record);
+  Json r = read_json_file(record.string(), "run record");
   if (!r.is_object() || r.value("kind", "") != "dtbench-run-record" || !r.contains("status") || !r["status"].is_string())
     throw BadInput(record.string() + ": not a dtbench run record");
   Json have = r.value("config", Json::object()), want = expected;
@@ -155,14 +143,14 @@ fs::path move_failed_record(const Layout& l, const Run& r) {
 std::vector<Submission> read_submissions(const fs::path& jobs_json) {
   std::vector<Submission> subs;
   if (!fs::exists(jobs_json)) return subs;
-  Json j = read_json(jobs_json);
+  Json j = read_json_file(jobs_json.string(), "job list");
   for (const auto& s : j.value("submissions", Json::array()))
     subs.push_back({s.value("run", ""), s.value("job_id", ""), s.value("array_task", int64_t{-1})});
   return subs;
 }
 
 void append_submissions(const fs::path& jobs_json, const std::vector<Submission>& subs, const std::string& script) {
-  Json j = fs::exists(jobs_json) ? read_json(jobs_json) : Json{{"kind", "dtbench-sweep-jobs"}, {"submissions", Json::array()}};
+  Json j = fs::exists(jobs_json) ? read_json_file(jobs_json.string(), "job list") : Json{{"kind", "dtbench-sweep-jobs"}, {"submissions", Json::array()}};
   std::string now = utc_timestamp();
   for (const auto& s : subs) {
     Json e = {{"run", s.run}, {"job_id", s.job_id}};

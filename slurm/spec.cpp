@@ -290,14 +290,10 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
     if (b.is_string()) {
       fs::path file = fs::path(b.get<std::string>());
       if (file.is_relative()) file = spec_dir / file;
-      std::ifstream in(file);
-      if (!in) fail("/base", file.string() + ": cannot open the base config");
-      std::stringstream text;
-      text << in.rdbuf();
       try {
-        spec.base = Json::parse(text.str());
-      } catch (const Json::parse_error& e) {
-        fail("/base", file.string() + ": invalid JSON (byte " + std::to_string(e.byte) + ")");
+        spec.base = read_json_file(file.string(), "the base config");
+      } catch (const BadInput& e) {
+        fail("/base", e.what());
       }
       spec.source["base"] = spec.base;
     } else {
@@ -362,24 +358,7 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
 }
 
 Spec load_spec(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw BadInput(path.string() + ": cannot open spec file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  std::string text = buf.str();
-  Json doc;
-  try {
-    doc = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    size_t off = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i < off; ++i) {
-      if (text[i] == '\n') ++line, col = 1;
-      else ++col;
-    }
-    throw BadInput(path.string() + ":" + std::to_string(line) + ":" + std::to_string(col) + ": invalid JSON (byte " +
-                   std::to_string(off) + ")");
-  }
+  const Json doc = read_json_file(path.string(), "spec file");
   try {
     fs::path dir = path.parent_path();
     return parse_spec(doc, dir.empty() ? fs::path(".") : dir);

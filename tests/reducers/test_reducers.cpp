@@ -71,9 +71,10 @@ void expect_exact_and_identical(const Param& p, size_t count, const std::vector<
       FAIL() << p.rc.label << " ranks=" << p.ranks << " count=" << count << " rank " << r << ": " << wrong
              << " wrong elements, first at " << first << ": " << buf[first] << " != " << pattern.expected(first);
     }
-    if (r > 0 && count > 0)
+    if (r > 0 && count > 0) {
       EXPECT_EQ(0, std::memcmp(buf.data(), result[0].data(), count * sizeof(float)))
           << "rank " << r << " differs from rank 0 in bits";
+    }
   }
 }
 
