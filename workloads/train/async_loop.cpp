@@ -1,0 +1,99 @@
+#include "workloads/train/async_loop.hpp"
+
+#include <exception>
+#include <memory>
+#include <thread>
+
+#include "core/timer.hpp"
+#include "workloads/train/async_ps.hpp"
+#include "workloads/train/mllog_keys.hpp"
+#include "workloads/train/stop_signal.hpp"
+
+namespace dtbench {
+
+AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::Schedule& schedule, TrainingData& data,
+                           const Cadence& cadence, long per_rank, bool stop_at_target, TrainState& st,
+                           mllog::Logger* log, const std::function<void(int64_t, double)>& evaluate,
+                           const std::function<void(int64_t)>& progress) {
+  const int ranks = world.size();
+  const int64_t total_steps = cadence.total_steps;
+  OwnedComm ps(world.comm());
+  std::unique_ptr<AsyncServer> server;
+  std::thread server_thread;
+  std::exception_ptr server_error;
+  if (world.root()) {
+    server = std::make_unique<AsyncServer>(ps.get(), model.params(), *model.host_optimizer(), schedule,
+                                           total_steps * ranks);
+    server_thread = std::thread([&] {
+      try {
+        server->run();
+      } catch (...) {
+        server_error = std::current_exception();
+      }
+    });
+  }
+  AsyncWorker worker(ps.get());
+  const double updates_per_epoch = static_cast<double>(cadence.steps_per_epoch * ranks);
+  AsyncOutcome out;
+  int64_t version = 0;
+  bool stopped = false, diverged = false;
+  for (int64_t step = 0; step < total_steps; ++step) {
+    if (received_stop_signal()) {
+      stopped = true;
+      worker.leave();
+      break;
+    }
+    const int64_t epoch = cadence.epoch_of(step);
+    // Epoch events follow rank 0's worker: other workers may be a little ahead or behind.
+    if (log && cadence.starts_epoch(step)) log->start(mllog::kEpochStart, nullptr, {{mllog::kEpochNum, epoch}});
+    StepTiming t;
+    Stopwatch total, phase;
+    data.make_train_batch(step);
+    t.data = phase.seconds();
+    phase.reset();
+    const double loss = model.forward(data.x(), data.labels(), static_cast<int>(per_rank), true);
+    t.forward = phase.seconds();
+    phase.reset();
+    model.backward({});
+    t.backward = phase.seconds();
+    phase.reset();
+    const AsyncReply reply = worker.push_pull(model.grads(), model.params(), version, version);
+    t.exposed_comm = t.comm = phase.seconds();
+    t.total = total.seconds();
+    st.add_step(t, loss);
+    st.step = step + 1;
+    if (reply != AsyncReply::go_on) {
+      diverged = reply == AsyncReply::diverged;
+      if (step + 1 < total_steps) worker.leave();
+      break;
+    }
+    const int64_t done = step + 1;
+    if (log && cadence.ends_epoch(done)) log->end(mllog::kEpochStop, nullptr, {{mllog::kEpochNum, epoch}});
+    if (world.root() && cadence.evaluates_after(done)) {
+      evaluate(version / ranks, static_cast<double>(version) / updates_per_epoch);
+      if (stop_at_target && st.tta) server->request_finish();  // the workers stop at their next push
+    } else {
+      progress(done);
+    }
+  }
+  if (server_thread.joinable()) server_thread.join();
+  if (server_error) std::rethrow_exception(server_error);
+  if (world.root()) {
+    const AsyncStats& s = server->stats();
+    out.stats = s.to_json();
+    if (s.diverged) diverged = true, out.detail = s.diverged_detail;
+  }
+  int flags[2] = {diverged ? 1 : 0, stopped ? 1 : 0};
+  world.max(flags);
+  if (flags[0]) {
+    out.status = RunStatus::diverged;
+  } else if (flags[1]) {
+    out.detail = "stopped by a signal; asynchronous runs are not checkpointed, so this run cannot be resumed";
+    out.status = RunStatus::preempted;
+  } else {
+    out.status = st.tta ? RunStatus::reached_target : RunStatus::completed;
+  }
+  return out;
+}
+
+}  // namespace dtbench

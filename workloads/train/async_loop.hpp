@@ -1,0 +1,36 @@
+// The loop of asynchronous SGD (async_ps.hpp): every rank is a worker that computes a gradient on its
+// shard, pushes it to the parameter server on rank 0 and pulls the weights back, with no barrier; rank 0
+// also runs the server thread and evaluates alone on its current weights. Each worker runs its share of
+// the steps (the same shards as synchronous training). Asynchronous runs are not checkpointed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/json.hpp"
+#include "core/run_record.hpp"
+#include "optim/schedule.hpp"
+#include "workloads/train/cadence.hpp"
+#include "workloads/train/mllog.hpp"
+#include "workloads/train/run_state.hpp"
+#include "workloads/train/train_model.hpp"
+#include "workloads/train/training_data.hpp"
+#include "workloads/train/world.hpp"
+
+namespace dtbench {
+
+struct AsyncOutcome {
+  RunStatus status = RunStatus::completed;
+  std::string detail;
+  Json stats;  // the server's staleness statistics (rank 0; null elsewhere)
+};
+
+// evaluate(steps_done, epoch): rank 0's solo evaluation, which fills st.curve and st.tta; progress(done):
+// the console's progress line. log is null except on rank 0.
+AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::Schedule& schedule, TrainingData& data,
+                           const Cadence& cadence, long per_rank, bool stop_at_target, TrainState& st,
+                           mllog::Logger* log, const std::function<void(int64_t, double)>& evaluate,
+                           const std::function<void(int64_t)>& progress);
+
+}  // namespace dtbench

@@ -1,0 +1,63 @@
+#include "workloads/train/data_parallel.hpp"
+
+namespace dtbench {
+
+DataParallel::DataParallel(const Json& cfg, const World& world, TrainModel& model, long per_rank, long global_batch,
+                           int64_t steps_per_epoch, int64_t total_steps)
+    : ranks_(world.size()) {
+  const Json& par = cfg["parallel"];
+  const std::string mode = par["mode"].get<std::string>();
+  local_steps_ = par["local_steps"].get<int64_t>();
+  switch_step_ = 0;  // local_sgd: local from the first step
+  if (mode == "post_local_sgd")
+    switch_step_ = par["switch_step"].get<int64_t>() > 0 ? par["switch_step"].get<int64_t>()
+                                                          : par["switch_epoch"].get<int64_t>() * steps_per_epoch;
+  if (mode == "sync") switch_step_ = total_steps + 1;
+  if (par["sync_bn"].get<bool>()) {
+    // Its own communicator: the batch-norm allreduces run on the compute thread while the reducer's
+    // bucket allreduces may be in flight on the communication thread.
+    bn_comm_ = std::make_unique<OwnedComm>(world.comm());
+    MPI_Comm bn = bn_comm_->get();
+    model.set_cross_replica_sum([bn](double* data, size_t n) {
+      MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, bn);
+    });
+  }
+
+  const Json& red = cfg["reducer"];
+  comm_ = std::make_unique<MpiComm>(world.comm());
+  comm_->set_poll_sleep_us(static_cast<int>(red["poll_us"].get<int64_t>()));
+  ReducerOptions ro;
+  ro.servers = static_cast<int>(red["servers"].get<int64_t>());
+  reducer_ = model.make_reducer(red["name"].get<std::string>(), *comm_, ro);
+  std::vector<TensorRange> ranges;
+  for (const auto& t : model.param_table()) ranges.push_back({t.offset, t.size});
+  const size_t bucket_bytes = static_cast<size_t>(red["bucket_mib"].get<double>() * 1024 * 1024);
+  // The local gradient norms of the noise scale are taken by the buckets from host memory: not on the gpu
+  // backend, whose records leave B_simple out.
+  const bool host = model.host_memory();
+  buckets_ = std::make_unique<GradientBuckets>(ranges, bucket_bytes, *reducer_, red["overlap"].get<bool>(), host);
+  if (ranks_ > 1 && host) noise_.emplace(static_cast<double>(per_rank), static_cast<double>(global_batch));
+  // The split compares backward end times across ranks: only meaningful when they share a clock (one
+  // host) and backward is timed on the host.
+  same_clock_ = ranks_ > 1 && world.on_one_host() && host;
+}
+
+void DataParallel::average_models(TrainModel& model) {
+  if (ranks_ == 1) return;
+  const float inv = 1.0f / static_cast<float>(ranks_);
+  auto p = model.params();
+  reducer_->allreduce(p.data(), p.size());
+  model.scale(p, inv);
+  auto b = model.buffers();
+  if (!b.empty()) {
+    reducer_->allreduce(b.data(), b.size());
+    model.scale(b, inv);
+  }
+}
+
+double DataParallel::bytes_communicated_per_step(double buffer_bytes, const std::string& mode) const {
+  const double factor = reducer_->bus_factor(ranks_);
+  return mode == "sync" ? buffer_bytes * factor : buffer_bytes * factor / static_cast<double>(local_steps_);
+}
+
+}  // namespace dtbench

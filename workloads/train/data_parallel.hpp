@@ -1,0 +1,59 @@
+// How the ranks combine their work in synchronous, local and post-local SGD: the configured reducer and
+// the gradient buckets that start its allreduces during backward (buckets.hpp), local SGD's model
+// averaging (Lin et al. 2018: local steps from `switch_step` on, an average every H steps), the
+// gradient noise scale fed by the buckets' local norms (noise_scale.hpp), synchronised batch norm's own
+// communicator, and whether the exposed-communication split can be measured. Asynchronous SGD has its own
+// protocol (async_loop.hpp) and builds none of this.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "core/json.hpp"
+#include "reducers/mpi_comm.hpp"
+#include "reducers/reducer.hpp"
+#include "workloads/train/buckets.hpp"
+#include "workloads/train/noise_scale.hpp"
+#include "workloads/train/train_model.hpp"
+#include "workloads/train/world.hpp"
+
+namespace dtbench {
+
+class DataParallel {
+ public:
+  // From the resolved config's /parallel and /reducer sections; the model's parameter table gives the
+  // buckets. steps_per_epoch and total_steps place post-local SGD's switch.
+  DataParallel(const Json& cfg, const World& world, TrainModel& model, long per_rank, long global_batch,
+               int64_t steps_per_epoch, int64_t total_steps);
+
+  // Whether `step` is a local step (no gradient allreduce): local SGD, or post-local SGD after its switch.
+  bool local_step(int64_t step) const { return ranks_ > 1 && step >= switch_step_; }
+  // Whether the models are averaged after local step `step`.
+  bool averages_after(int64_t step) const { return local_step(step) && (step + 1 - switch_step_) % local_steps_ == 0; }
+  // Averages weights and batch-norm statistics across ranks through the reducer (local SGD).
+  void average_models(TrainModel& model);
+
+  Reducer& reducer() { return *reducer_; }
+  GradientBuckets& buckets() { return *buckets_; }
+  size_t bucket_count() const { return buckets_->count(); }
+  std::optional<NoiseScaleEstimator>& noise() { return noise_; }
+  // All ranks share one host clock and backward is timed on the host: the exposed-communication split
+  // (waiting for the slowest rank's backward against communication after it) is meaningful.
+  bool same_clock() const { return same_clock_; }
+  // Bytes each rank sends per step (nccl-tests' busbw convention: bus factor x buffer), divided by H for
+  // local SGD.
+  double bytes_communicated_per_step(double buffer_bytes, const std::string& mode) const;
+
+ private:
+  int ranks_;
+  int64_t switch_step_ = 0, local_steps_ = 1;
+  std::unique_ptr<OwnedComm> bn_comm_;  // synchronised batch norm's allreduces
+  std::unique_ptr<MpiComm> comm_;
+  std::unique_ptr<Reducer> reducer_;
+  std::unique_ptr<GradientBuckets> buckets_;
+  std::optional<NoiseScaleEstimator> noise_;
+  bool same_clock_ = false;
+};
+
+}  // namespace dtbench

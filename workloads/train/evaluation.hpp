@@ -1,0 +1,22 @@
+// Evaluation on the test set: sharded over all ranks (their sums allreduced), or, for asynchronous SGD,
+// by rank 0 alone on its current weights while the other ranks go on training ("solo").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "core/run_record.hpp"
+#include "workloads/train/train_model.hpp"
+#include "workloads/train/training_data.hpp"
+#include "workloads/train/world.hpp"
+
+namespace dtbench {
+
+struct EvalResult {
+  double test_loss = 0, test_accuracy = 0;
+};
+
+// Forward passes (train = false) over this rank's test indices in batches of eval_batch.
+EvalResult evaluate_test_set(TrainModel& model, TrainingData& data, const World& world, size_t eval_batch, bool solo);
+
+}  // namespace dtbench

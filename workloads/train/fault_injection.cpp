@@ -1,0 +1,26 @@
+#include "workloads/train/fault_injection.hpp"
+
+#include <csignal>
+#include <cstdio>
+
+#include "core/error.hpp"
+
+namespace dtbench {
+
+FaultInjection::FaultInjection(const std::string& f) {
+  if (f.empty()) return;
+  if (std::sscanf(f.c_str(), "sigusr1@%lld", &step_) == 1)
+    kind_ = Kind::sigusr1;
+  else if (std::sscanf(f.c_str(), "kill@%d:%lld", &victim_, &step_) == 2)
+    kind_ = Kind::kill;
+  else
+    throw BadInput("--inject-fault: expected sigusr1@STEP or kill@RANK:STEP, got \"" + f + "\"");
+}
+
+void FaultInjection::after_step(int64_t done, int rank) const {
+  if (done != step_) return;
+  if (kind_ == Kind::sigusr1 && rank == 0) std::raise(SIGUSR1);
+  if (kind_ == Kind::kill && rank == victim_) std::raise(SIGKILL);
+}
+
+}  // namespace dtbench

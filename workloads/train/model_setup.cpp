@@ -1,0 +1,64 @@
+#include "workloads/train/model_setup.hpp"
+
+#include "core/error.hpp"
+
+namespace dtbench {
+namespace {
+
+models::ModelSpec model_spec(const Json& cfg, const data::Dataset& train) {
+  models::ModelSpec spec;
+  spec.arch = cfg["model"]["arch"].get<std::string>();
+  spec.in_c = train.channels;
+  spec.in_h = train.height;
+  spec.in_w = train.width;
+  spec.classes = train.classes;
+  spec.zero_init_residual = cfg["model"]["zero_init_residual"].get<bool>();
+  spec.precision = cfg["precision"].get<std::string>();
+  spec.hidden = spec.arch == "mlp" ? static_cast<int>(cfg["model"]["hidden"].get<int64_t>()) : 0;
+  spec.label_smoothing = cfg["model"]["label_smoothing"].get<float>();
+  spec.dropout = cfg["model"]["dropout"].get<float>();
+  return spec;
+}
+
+void validate_spec(const models::ModelSpec& spec, bool gpu) {
+#ifdef DTBENCH_HAVE_CUDA
+  if (gpu) return validate_gpu_model_spec(spec);
+#endif
+  (void)gpu;
+  models::validate(spec);
+}
+
+std::unique_ptr<TrainModel> build(const models::ModelSpec& spec, uint64_t seed, const Json& cfg, int rank) {
+  if (cfg["backend"] == "gpu") {
+#ifdef DTBENCH_HAVE_CUDA
+    return make_gpu_train_model(spec, seed, rank, cfg["optimizer"]);
+#else
+    (void)rank;
+    throw BadInput("/backend: \"gpu\" but this dtbench was built without CUDA");
+#endif
+  }
+  return make_cpu_train_model(spec, seed, cfg["optimizer"]);
+}
+
+}  // namespace
+
+std::unique_ptr<TrainModel> make_train_model(const Json& cfg, const data::Dataset& train, const World& world) {
+  const models::ModelSpec spec = model_spec(cfg, train);
+  // Every rank has the same config and data shape, so a spec the network cannot take fails alike on all of
+  // them: one message and exit 2, not one abort per rank.
+  try {
+    validate_spec(spec, cfg["backend"] == "gpu");
+  } catch (const Error& e) {
+    throw SameOnAllRanks(e.code(), e.what());
+  }
+  auto model = build(spec, static_cast<uint64_t>(cfg["seed"].get<int64_t>()), cfg, world.rank());
+  // Every rank built the same weights from the same seed; broadcasting rank 0's makes that a fact rather
+  // than an assumption (and covers models initialised from anything else).
+  world.broadcast(model->host_params());
+  world.broadcast(model->host_buffers());
+  model->push_host_params();
+  model->push_host_buffers();
+  return model;
+}
+
+}  // namespace dtbench

@@ -1,0 +1,120 @@
+#include "workloads/train/record_writer.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "workloads/train/data_parallel.hpp"
+#include "workloads/train/train_model.hpp"
+
+namespace dtbench {
+namespace fs = std::filesystem;
+namespace {
+
+// The per-rank means gathered for the record: the seven timing phases and the two parts of the split.
+constexpr size_t kFields = 9;
+
+Json rank_timing(int k, const double* v) {
+  return {{"rank", k},          {"data", v[0]}, {"forward", v[1]},   {"backward", v[2]},
+          {"exposed_comm", v[3]}, {"comm", v[4]}, {"optimizer", v[5]}, {"total", v[6]}};
+}
+
+// Scaling efficiency: this run's images/s against K times the baseline's images/s per rank.
+void add_scaling_efficiency(RunRecord& r, const std::string& baseline, int ranks) {
+  std::ifstream in(baseline);
+  Json base = Json::parse(in, nullptr, false);
+  if (base.is_discarded() || !base.contains("throughput"))
+    throw BadInput(baseline + ": not a dtbench run record (--baseline)");
+  const double one = base["throughput"]["images_per_second"].get<double>() / base["ranks"].get<double>();
+  r.extra["baseline_record"] = baseline;
+  r.extra["scaling_efficiency"] = one > 0 ? r.images_per_second / (ranks * one) : 0.0;
+}
+
+// A preempted record is replaced by its own continuation; any other record is never overwritten.
+bool replaces_preempted(const fs::path& record, bool resume) {
+  if (!resume || !fs::exists(record)) return false;
+  std::ifstream in(record);
+  Json old = Json::parse(in, nullptr, false);
+  return !old.is_discarded() && old.value("status", "") == "preempted";
+}
+
+}  // namespace
+
+void write_run_record(const World& world, const RunFacts& f, const TrainState& st, RunStatus status,
+                      const std::string& detail, TrainModel& model, const DataParallel* parallel,
+                      const Json& asynchronous, double wall_seconds, const std::string& started_utc) {
+  // Per-rank timing means, gathered so the record shows imbalance (a slow rank shows as others'
+  // exposed communication).
+  const double n = std::max<double>(static_cast<double>(st.timed_steps), 1.0);
+  const double ns = std::max<double>(static_cast<double>(st.split_steps), 1.0);
+  const double mine[kFields] = {st.sum.data / n,         st.sum.forward / n, st.sum.backward / n,
+                                st.sum.exposed_comm / n, st.sum.comm / n,    st.sum.optimizer / n,
+                                st.sum.total / n,        st.wait_slowest / ns, st.after_last / ns};
+  const std::vector<double> all = world.gather(mine);
+  if (!world.root()) return;
+
+  const int ranks = f.ranks;
+  RunRecord r;
+  r.name = f.config["name"].get<std::string>();
+  r.config = f.config;
+  r.ranks = ranks;
+  r.global_batch = f.global_batch;
+  r.per_rank_batch = f.per_rank;
+  r.status = status;
+  r.status_detail = detail;
+  r.started_utc = started_utc;
+  r.finished_utc = utc_timestamp();
+  r.wall_seconds = wall_seconds;
+  r.steps = st.step;
+  r.epochs = static_cast<double>(st.step) / static_cast<double>(f.steps_per_epoch);
+  r.samples = st.step * f.global_batch;
+  // The record's breakdown is the mean over ranks of each rank's mean.
+  Json per_rank = Json::array();
+  StepTiming mean;
+  double wait_slowest = 0, after_last = 0;
+  for (int k = 0; k < ranks; ++k) {
+    const double* v = &all[kFields * static_cast<size_t>(k)];
+    wait_slowest += v[7] / ranks, after_last += v[8] / ranks;
+    per_rank.push_back(rank_timing(k, v));
+    mean.data += v[0] / ranks, mean.forward += v[1] / ranks, mean.backward += v[2] / ranks;
+    mean.exposed_comm += v[3] / ranks, mean.comm += v[4] / ranks, mean.optimizer += v[5] / ranks;
+    mean.total += v[6] / ranks;
+  }
+  r.timing = mean;
+  r.images_per_second = st.images_per_second(f.global_batch);
+  const double buffer_bytes = static_cast<double>(model.params().size() * sizeof(float));
+  const std::string mode = f.config["parallel"]["mode"].get<std::string>();
+  // An asynchronous worker pushes a gradient and pulls the weights.
+  r.bytes_communicated_per_step =
+      parallel ? parallel->bytes_communicated_per_step(buffer_bytes, mode) : 2 * buffer_bytes;
+  r.curve = st.curve;
+  r.target_accuracy = f.config["eval"]["target_accuracy"].get<double>();
+  r.time_to_accuracy = st.tta;
+  r.extra["per_rank_timing"] = per_rank;
+  r.extra["steps_per_epoch"] = f.steps_per_epoch;
+  r.extra["total_steps"] = f.total_steps;
+  r.extra["parameters"] = model.params().size();
+  r.extra["flops_per_sample_train"] = model.flops_per_sample_train();
+  r.extra["achieved_gflops"] = st.sum.total > 0 ? model.flops_per_sample_train() *
+                                                      static_cast<double>(f.per_rank * st.timed_steps) /
+                                                      st.sum.total / 1e9
+                                                : 0.0;
+  r.extra["bytes_allreduced_per_step"] = mode == "sync" ? buffer_bytes : 0.0;
+  if (parallel) r.extra["buckets"] = parallel->bucket_count();
+  r.extra["exposed_comm_share"] = mean.total > 0 ? mean.exposed_comm / mean.total : 0.0;
+  if (st.split_steps > 0) {
+    r.extra["exposed_comm_split"] = {
+        {"unit", "seconds per step (mean over ranks)"},
+        {"waiting_for_slowest_backward", wait_slowest},
+        {"after_last_backward", after_last},
+        {"note", "exposed_comm = waiting until the slowest rank's backward ended (imbalance) + communication "
+                 "after it (not hidden by overlap); all ranks on one host, one clock"}};
+  }
+  if (!st.preemptions.empty()) r.extra["preemptions"] = st.preemptions;
+  if (!asynchronous.is_null()) r.extra["async"] = asynchronous;
+  if (!f.baseline.empty()) add_scaling_efficiency(r, f.baseline, ranks);
+  write_json_atomic(f.record, r.to_json(), !replaces_preempted(f.record, f.resume));
+}
+
+}  // namespace dtbench

@@ -1,0 +1,38 @@
+// The run record (core/run_record.hpp) at the end of a run, or when it is preempted: every rank's timing
+// means are gathered to rank 0, which writes the record with the run's facts, the curve, time to accuracy
+// and the extra sections (per-rank timing, bytes per step, buckets, GFLOP/s, the exposed-communication
+// split, preemptions, asynchronous staleness, scaling efficiency against --baseline).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "core/json.hpp"
+#include "core/run_record.hpp"
+#include "workloads/train/run_state.hpp"
+#include "workloads/train/world.hpp"
+
+namespace dtbench {
+
+class DataParallel;
+class TrainModel;
+
+// What the record says about the run besides its state; fixed once the run is set up.
+struct RunFacts {
+  Json config;  // resolved
+  int ranks = 1;
+  long global_batch = 0, per_rank = 0;
+  int64_t steps_per_epoch = 1, total_steps = 0;
+  std::filesystem::path record;
+  std::string baseline;  // --baseline record, or empty
+  bool resume = false;   // --resume: a preempted record at the path is replaced by its continuation
+};
+
+// Collective: every rank calls it; rank 0 writes. `parallel` is null for asynchronous SGD, whose
+// server statistics come in `asynchronous`.
+void write_run_record(const World& world, const RunFacts& facts, const TrainState& st, RunStatus status,
+                      const std::string& detail, TrainModel& model, const DataParallel* parallel,
+                      const Json& asynchronous, double wall_seconds, const std::string& started_utc);
+
+}  // namespace dtbench

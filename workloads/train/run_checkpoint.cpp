@@ -1,0 +1,62 @@
+#include "workloads/train/run_checkpoint.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "core/run_record.hpp"
+#include "workloads/train/checkpoint.hpp"
+
+namespace dtbench {
+namespace fs = std::filesystem;
+
+void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, TrainModel& model,
+                     const optim::Schedule& schedule, const std::optional<NoiseScaleEstimator>& noise,
+                     TrainState& st) {
+  RankState rs;
+  rs.step = st.step;
+  auto p = model.host_params();
+  rs.params.assign(p.begin(), p.end());
+  auto b = model.host_buffers();
+  rs.buffers.assign(b.begin(), b.end());
+  rs.optimizer = model.optimizer_state();
+  rs.extra["backend"] = model.extra_state();
+  rs.extra["schedule"] = schedule.save_state();
+  write_rank_state(dir, world.rank(), rs);
+  world.barrier();  // every rank file exists before the header names them
+  if (world.root()) {
+    if (noise) st.noise = noise->save_state();
+    write_header(dir, {{"config", cfg}, {"ranks", world.size()}, {"state", st.to_json()}});
+  }
+  world.barrier();
+}
+
+bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json& cfg, TrainModel& model,
+                            optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st) {
+  const Json header = read_header(dir);
+  if (header.is_null()) return false;  // nothing to resume: start fresh
+  const Json& saved = header["config"];
+  if (saved != cfg)
+    throw BadInput(dir.string() + ": checkpoint was written by a different config (first difference at " +
+                   first_difference(saved, cfg) + "); resume needs the same config");
+  if (header["ranks"].get<int>() != world.size())
+    throw BadInput(dir.string() + ": checkpoint was written by " + std::to_string(header["ranks"].get<int>()) +
+                   " ranks, this run has " + std::to_string(world.size()));
+  st = TrainState::from_json(header["state"]);
+  const RankState rs = read_rank_state(dir, world.rank(), st.step);
+  auto p = model.host_params();
+  auto b = model.host_buffers();
+  if (rs.params.size() != p.size() || rs.buffers.size() != b.size())
+    throw BadInput(dir.string() + ": checkpoint holds a different model (parameter count differs)");
+  std::copy(rs.params.begin(), rs.params.end(), p.begin());
+  std::copy(rs.buffers.begin(), rs.buffers.end(), b.begin());
+  model.push_host_params();
+  model.push_host_buffers();
+  model.load_optimizer_state(rs.optimizer);
+  if (rs.extra.contains("backend")) model.load_extra_state(rs.extra["backend"]);
+  schedule.load_state(rs.extra["schedule"]);
+  if (noise) noise->load_state(st.noise);
+  st.preemptions.back()["resumed_utc"] = utc_timestamp();
+  return true;
+}
+
+}  // namespace dtbench

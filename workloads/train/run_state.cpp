@@ -1,0 +1,95 @@
+#include "workloads/train/run_state.hpp"
+
+#include "core/error.hpp"
+
+namespace dtbench {
+namespace {
+
+Json timing_json(const StepTiming& t) {
+  return {{"data", t.data},   {"forward", t.forward},     {"backward", t.backward}, {"exposed_comm", t.exposed_comm},
+          {"comm", t.comm},   {"optimizer", t.optimizer}, {"total", t.total}};
+}
+
+StepTiming timing_from(const Json& j) {
+  return {j.at("data"), j.at("forward"), j.at("backward"), j.at("exposed_comm"),
+          j.at("comm"), j.at("optimizer"), j.at("total")};
+}
+
+Json point_json(const EvalPoint& p) {
+  return {{"epoch", p.epoch},
+          {"step", p.step},
+          {"samples", p.samples},
+          {"wall_seconds", p.wall_seconds},
+          {"train_loss", p.train_loss},
+          {"test_loss", p.test_loss},
+          {"test_accuracy", p.test_accuracy},
+          {"lr", p.lr},
+          {"b_simple", p.b_simple ? Json(*p.b_simple) : Json(nullptr)}};
+}
+
+EvalPoint point_from(const Json& j) {
+  EvalPoint p{j.at("epoch"),     j.at("step"),          j.at("samples"), j.at("wall_seconds"), j.at("train_loss"),
+              j.at("test_loss"), j.at("test_accuracy"), j.at("lr"),      std::nullopt};
+  if (!j.at("b_simple").is_null()) p.b_simple = j.at("b_simple").get<double>();
+  return p;
+}
+
+}  // namespace
+
+void TrainState::add_step(const StepTiming& t, double loss) {
+  sum.data += t.data, sum.forward += t.forward, sum.backward += t.backward;
+  sum.exposed_comm += t.exposed_comm, sum.comm += t.comm, sum.optimizer += t.optimizer;
+  sum.total += t.total;
+  timed_steps++;
+  train_loss_sum += loss;
+  train_loss_steps++;
+}
+
+double TrainState::images_per_second(int64_t global_batch) const {
+  return sum.total > 0 ? static_cast<double>(global_batch * timed_steps) / sum.total : 0.0;
+}
+
+Json TrainState::to_json() const {
+  Json c = Json::array();
+  for (const auto& p : curve) c.push_back(point_json(p));
+  Json t = tta ? Json{{"seconds", tta->seconds}, {"step", tta->step}, {"epoch", tta->epoch}, {"samples", tta->samples}}
+               : Json(nullptr);
+  return {{"step", step},
+          {"elapsed", elapsed},
+          {"sum", timing_json(sum)},
+          {"timed_steps", timed_steps},
+          {"train_loss_sum", train_loss_sum},
+          {"train_loss_steps", train_loss_steps},
+          {"curve", c},
+          {"tta", t},
+          {"preemptions", preemptions},
+          {"noise", noise},
+          {"split", {{"wait_slowest", wait_slowest}, {"after_last", after_last}, {"steps", split_steps}}}};
+}
+
+TrainState TrainState::from_json(const Json& j) {
+  try {
+    TrainState s;
+    s.step = j.at("step");
+    s.elapsed = j.at("elapsed");
+    s.sum = timing_from(j.at("sum"));
+    s.timed_steps = j.at("timed_steps");
+    s.train_loss_sum = j.at("train_loss_sum");
+    s.train_loss_steps = j.at("train_loss_steps");
+    for (const auto& p : j.at("curve")) s.curve.push_back(point_from(p));
+    if (const Json& t = j.at("tta"); !t.is_null())
+      s.tta = TimeToAccuracy{t.at("seconds"), t.at("step"), t.at("epoch"), t.at("samples")};
+    s.preemptions = j.at("preemptions");
+    s.noise = j.at("noise");
+    const Json& split = j.at("split");
+    s.wait_slowest = split.at("wait_slowest");
+    s.after_last = split.at("after_last");
+    s.split_steps = split.at("steps");
+    return s;
+  } catch (const Json::exception& e) {
+    throw BadInput(std::string("checkpoint header: run state is damaged or from another dtbench version (") +
+                   e.what() + ")");
+  }
+}
+
+}  // namespace dtbench

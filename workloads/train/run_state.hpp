@@ -1,0 +1,40 @@
+// The run-level state a checkpoint carries besides each rank's buffers: where the run is, the summed
+// timings, the evaluation curve so far and the small state of the estimators. Written to the checkpoint
+// header with named keys (header.json "state").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/json.hpp"
+#include "core/run_record.hpp"
+
+namespace dtbench {
+
+struct TrainState {
+  int64_t step = 0;            // optimizer steps done
+  double elapsed = 0;          // wall seconds of the run so far (across resumes)
+  StepTiming sum;              // summed seconds per phase over `timed_steps`
+  int64_t timed_steps = 0;
+  double train_loss_sum = 0;   // mean training loss over the steps since the last evaluation
+  int64_t train_loss_steps = 0;
+  std::vector<EvalPoint> curve;
+  std::optional<TimeToAccuracy> tta;
+  Json preemptions = Json::array();
+  Json noise = Json::object();  // NoiseScaleEstimator state
+  // Exposed communication split (same-host runs): summed waiting for the slowest rank's backward, and
+  // summed communication after it, over split_steps steps.
+  double wait_slowest = 0, after_last = 0;
+  int64_t split_steps = 0;
+
+  // One more timed step: its phases and the (rank-mean) training loss.
+  void add_step(const StepTiming& t, double loss);
+  // Training images per second over the timed steps.
+  double images_per_second(int64_t global_batch) const;
+
+  Json to_json() const;
+  static TrainState from_json(const Json& j);  // BadInput when a key is missing or of the wrong type
+};
+
+}  // namespace dtbench

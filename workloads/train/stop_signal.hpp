@@ -1,0 +1,12 @@
+// SIGUSR1 and SIGTERM, what Slurm sends before a time limit or a preemption, ask the run to stop. The
+// handler only records the signal; the ranks agree on it in the per-step consensus (step_consensus.hpp),
+// so all of them stop at the same step boundary and checkpoint together.
+#pragma once
+
+namespace dtbench {
+
+void install_stop_signal_handlers();
+// The last stop signal received by this process (0 = none).
+int received_stop_signal();
+
+}  // namespace dtbench

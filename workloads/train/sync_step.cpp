@@ -1,0 +1,113 @@
+#include "workloads/train/sync_step.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/timer.hpp"
+#include "optim/optimizer.hpp"
+#include "workloads/train/stop_signal.hpp"
+
+namespace dtbench {
+
+void SyncStep::make_batch(int64_t step) {
+  data_.make_train_batch(step);
+  if (model_.stages_batches()) {
+    model_.stage(data_.x(), data_.labels(), static_cast<int>(per_rank_));
+    staged_step_ = step;
+  }
+}
+
+// Timing phases are measured on this rank; the record averages them over ranks.
+void SyncStep::run(int64_t step, TrainState& st) {
+  StepTiming t;
+  Stopwatch total, phase;
+  const bool staging = model_.stages_batches();
+  if (!staging || staged_step_ != step) make_batch(step);
+  t.data = phase.seconds();
+
+  phase.reset();
+  const int n = static_cast<int>(per_rank_);
+  const double loss = staging ? model_.forward_staged(n) : model_.forward(data_.x(), data_.labels(), n, true);
+  t.forward = phase.seconds();
+
+  phase.reset();
+  GradientBuckets& buckets = par_.buckets();
+  auto grads = model_.grads();
+  const bool local = par_.local_step(step);
+  if (!local) buckets.begin(grads.data());
+  model_.backward(local ? cpu::OnReady{} : [&buckets](size_t off, size_t len) { buckets.ready(off, len); });
+  t.backward = phase.seconds();
+  double staging_seconds = 0;
+  if (staging && step + 1 < total_steps_) {
+    // The device is running backward (and the allreduces): make and stage the next batch meanwhile.
+    Stopwatch next;
+    make_batch(step + 1);
+    staging_seconds = next.seconds();
+    t.data += staging_seconds;  // the next step's data, made while this step's backward ran on the device
+  }
+
+  const double backward_end = now_seconds();
+  double small_norm_sq = 0;
+  const int ranks = world_.size();
+  if (!local) {
+    const double busy_before = par_.reducer().busy_seconds();
+    t.exposed_comm = buckets.finish();
+    t.comm = par_.reducer().busy_seconds() - busy_before;
+    small_norm_sq = buckets.local_norm_sq();
+    if (ranks > 1) model_.scale(grads, 1.0f / static_cast<float>(ranks));
+  }
+  // gpu: backward() only enqueued. The device's own backward time replaces the host's enqueue time. Of
+  // the host's window from the enqueue to the end of the allreduces (enqueue, staging, wait), the part
+  // after both the device's backward and the host's staging had ended is exposed communication.
+  if (double device = model_.last_backward_device_seconds(); device >= 0) {
+    if (!local) {
+      const double window = t.backward + staging_seconds + t.exposed_comm;
+      t.exposed_comm = std::max(0.0, window - std::max(device, t.backward + staging_seconds));
+    }
+    t.backward = device;
+  }
+
+  // Per-step consensus: summed loss, summed local gradient norms, non-finite count, ranks that got a
+  // stop signal and the sum of their signal numbers (so every rank learns which signal it was).
+  const int sig = received_stop_signal();
+  double agree[5] = {loss, small_norm_sq, std::isfinite(loss) ? 0.0 : 1.0, sig ? 1.0 : 0.0, static_cast<double>(sig)};
+  world_.sum(agree);
+  if (agree[2] > 0)
+    throw Diverged(step, "loss became NaN or Inf at step " + std::to_string(step + 1) + " (on " +
+                             std::to_string(static_cast<int>(agree[2])) + " of " + std::to_string(ranks) + " ranks)");
+
+  auto& noise = par_.noise();
+  if (noise && !local) noise->observe(agree[1] / ranks, model_.grads_norm_sq());
+
+  phase.reset();
+  try {
+    if (model_.step_allowed()) model_.optimizer_step(sched_.lr(step));
+  } catch (const optim::NonFiniteGradient& e) {
+    throw Diverged(step, std::string("gradient became non-finite at step ") + std::to_string(step + 1) + ": " + e.what());
+  }
+  t.optimizer = phase.seconds();
+
+  if (par_.averages_after(step)) {
+    Stopwatch avg;
+    par_.average_models(model_);
+    t.comm += avg.seconds();
+    t.exposed_comm += avg.seconds();
+  }
+
+  t.total = total.seconds();
+  if (par_.same_clock() && !local) {
+    // Split the wait after backward: until the slowest rank's backward ended (load imbalance, which no
+    // overlap can hide), and after it (communication that overlap did not hide). After t.total, so this
+    // allreduce is not counted in the step's time.
+    const double last = world_.max(backward_end);
+    const double wait = std::clamp(last - backward_end, 0.0, t.exposed_comm);
+    st.wait_slowest += wait;
+    st.after_last += t.exposed_comm - wait;
+    st.split_steps++;
+  }
+  st.add_step(t, agree[0] / ranks);
+  st.step = step + 1;
+  stop_signal_ = agree[3] > 0 ? static_cast<int>(agree[4] / agree[3]) : 0;
+}
+
+}  // namespace dtbench

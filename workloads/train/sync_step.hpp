@@ -1,0 +1,56 @@
+// One step of synchronous (or local) SGD on this rank:
+//   data -> forward -> backward (gradient buckets start their allreduces as tensors become final)
+//   -> wait for the allreduces, scale the sum by 1/K -> per-step consensus -> optimizer step
+//   -> (local SGD) average the models every H steps.
+// The per-step consensus is one small allreduce of the loss, the local gradient norm (noise scale), a
+// non-finite flag and the stop signals, so every rank takes the same decision at the same step: a NaN or
+// Inf anywhere throws Diverged on all ranks; a stop signal on any rank stops all of them.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "core/run_record.hpp"
+#include "optim/schedule.hpp"
+#include "workloads/train/data_parallel.hpp"
+#include "workloads/train/run_state.hpp"
+#include "workloads/train/train_model.hpp"
+#include "workloads/train/training_data.hpp"
+#include "workloads/train/world.hpp"
+
+namespace dtbench {
+
+// A NaN/Inf loss or gradient: every rank throws it at the same step (the consensus sees it).
+struct Diverged : std::runtime_error {
+  Diverged(int64_t s, const std::string& what) : std::runtime_error(what), step(s) {}
+  int64_t step;
+};
+
+class SyncStep {
+ public:
+  SyncStep(const World& world, TrainModel& model, TrainingData& data, DataParallel& parallel,
+           const optim::Schedule& schedule, long per_rank, int64_t total_steps)
+      : world_(world), model_(model), data_(data), par_(parallel), sched_(schedule), per_rank_(per_rank),
+        total_steps_(total_steps) {}
+
+  // Runs step `step` and adds it to `st` (timing, loss, step count, split). Throws Diverged.
+  void run(int64_t step, TrainState& st);
+  // The stop signal the ranks agreed on at the last step (0 = none).
+  int stop_signal() const { return stop_signal_; }
+
+ private:
+  void make_batch(int64_t step);
+
+  const World& world_;
+  TrainModel& model_;
+  TrainingData& data_;
+  DataParallel& par_;
+  const optim::Schedule& sched_;
+  long per_rank_;
+  int64_t total_steps_;
+  int64_t staged_step_ = -1;  // gpu: the step whose batch is already staged on the device
+  int stop_signal_ = 0;
+};
+
+}  // namespace dtbench

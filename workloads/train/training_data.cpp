@@ -1,0 +1,34 @@
+#include "workloads/train/training_data.hpp"
+
+#include <algorithm>
+
+namespace dtbench {
+
+TrainingData::TrainingData(const Json& cfg, int ranks, int rank, long per_rank) : ranks_(ranks), rank_(rank) {
+  const uint64_t seed = static_cast<uint64_t>(cfg["seed"].get<int64_t>());
+  data_ = data::load(cfg["data"], seed);
+  sharder_ = std::make_unique<data::EpochSharder>(data_.train.size(), ranks, static_cast<size_t>(per_rank), seed);
+  train_maker_ = std::make_unique<data::BatchMaker>(data_.norm, data_.augment, seed);
+  eval_maker_ = std::make_unique<data::BatchMaker>(data_.norm, data::AugmentOptions{}, seed);
+  const size_t eval_batch = static_cast<size_t>(cfg["eval"]["batch"].get<int64_t>());
+  const size_t max_batch = std::max(static_cast<size_t>(per_rank), eval_batch);
+  x_.resize(max_batch * data_.train.image_bytes());
+  y_.resize(max_batch);
+}
+
+void TrainingData::make_train_batch(int64_t step) {
+  const int64_t spe = steps_per_epoch();
+  const uint64_t epoch = static_cast<uint64_t>(step / spe);
+  auto idx = sharder_->indices(epoch, static_cast<size_t>(step % spe), rank_);
+  train_maker_->make(data_.train, idx, epoch, x_.data(), y_.data());
+}
+
+std::vector<uint32_t> TrainingData::eval_indices(bool solo) const {
+  return data::eval_indices(data_.test.size(), solo ? 1 : ranks_, solo ? 0 : rank_);
+}
+
+void TrainingData::make_eval_batch(std::span<const uint32_t> idx) {
+  eval_maker_->make(data_.test, idx, 0, x_.data(), y_.data());
+}
+
+}  // namespace dtbench

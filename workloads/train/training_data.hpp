@@ -1,0 +1,46 @@
+// A run's data: the training and test sets in memory, this rank's shard of every step's global batch
+// (workloads/data/shard.hpp: K ranks x b see exactly what 1 rank x K*b sees), and the batch buffer that
+// training and evaluation batches are made into.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/json.hpp"
+#include "workloads/data/batch.hpp"
+#include "workloads/data/dataset.hpp"
+#include "workloads/data/shard.hpp"
+
+namespace dtbench {
+
+class TrainingData {
+ public:
+  // Loads /data of the resolved config; per_rank is this rank's batch, eval_batch /eval/batch.
+  TrainingData(const Json& cfg, int ranks, int rank, long per_rank);
+
+  const data::Dataset& train() const { return data_.train; }
+  const data::Dataset& test() const { return data_.test; }
+  int64_t steps_per_epoch() const { return static_cast<int64_t>(sharder_->steps_per_epoch()); }
+
+  // Makes this rank's part of training step `step` (counted from the run's start) into x() and labels().
+  void make_train_batch(int64_t step);
+  // This rank's test indices (all of them when `solo`, for rank 0 evaluating alone) and, for each
+  // batch of them, the batch made into x() and labels().
+  std::vector<uint32_t> eval_indices(bool solo) const;
+  void make_eval_batch(std::span<const uint32_t> idx);
+
+  const float* x() const { return x_.data(); }
+  const int32_t* labels() const { return y_.data(); }
+
+ private:
+  int ranks_, rank_;
+  data::TrainTest data_;
+  std::unique_ptr<data::EpochSharder> sharder_;
+  std::unique_ptr<data::BatchMaker> train_maker_, eval_maker_;
+  std::vector<float> x_;
+  std::vector<int32_t> y_;
+};
+
+}  // namespace dtbench

@@ -1,0 +1,67 @@
+#include "workloads/train/world.hpp"
+
+#include <string>
+
+namespace dtbench {
+
+OwnedComm::OwnedComm(MPI_Comm parent) { MPI_Comm_dup(parent, &comm_); }
+
+OwnedComm::~OwnedComm() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+}
+
+World::World() {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
+void World::barrier() const { MPI_Barrier(comm_); }
+
+void World::broadcast(std::span<float> data) const {
+  if (!data.empty()) MPI_Bcast(data.data(), static_cast<int>(data.size()), MPI_FLOAT, 0, comm_);
+}
+
+void World::sum(std::span<double> data) const {
+  MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_DOUBLE, MPI_SUM, comm_);
+}
+
+double World::max(double value) const {
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, comm_);
+  return value;
+}
+
+void World::max(std::span<int> data) const {
+  MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_INT, MPI_MAX, comm_);
+}
+
+std::vector<double> World::gather(std::span<const double> mine) const {
+  const int n = static_cast<int>(mine.size());
+  std::vector<double> all(root() ? mine.size() * static_cast<size_t>(size_) : 0);
+  MPI_Gather(mine.data(), n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0, comm_);
+  return all;
+}
+
+void World::agree_on_error(const std::optional<Error>& err) const {
+  int code = (root() && err) ? static_cast<int>(err->code()) : 0;
+  MPI_Bcast(&code, 1, MPI_INT, 0, comm_);
+  if (code == 0) return;
+  std::string msg = (root() && err) ? err->what() : "";
+  int len = static_cast<int>(msg.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, comm_);
+  msg.resize(static_cast<size_t>(len));
+  MPI_Bcast(msg.data(), len, MPI_CHAR, 0, comm_);
+  throw SameOnAllRanks(static_cast<ExitCode>(code), msg);
+}
+
+bool World::on_one_host() const {
+  MPI_Comm node;
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  return node_size == size_;
+}
+
+}  // namespace dtbench

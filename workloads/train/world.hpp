@@ -1,0 +1,57 @@
+// The trainer's view of its MPI job: rank and size, and the few collectives the run itself needs (the
+// initial broadcast, the per-step agreement, gathers for the record, barriers). Gradient traffic does not
+// go through here: it goes through the configured Reducer on its own communicator. All of the trainer's
+// direct MPI calls are in world.cpp.
+#pragma once
+
+#include <mpi.h>
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace dtbench {
+
+// A communicator this object owns (MPI_Comm_dup of the world), freed unless MPI is already finalised.
+class OwnedComm {
+ public:
+  explicit OwnedComm(MPI_Comm parent);
+  ~OwnedComm();
+  OwnedComm(const OwnedComm&) = delete;
+  OwnedComm& operator=(const OwnedComm&) = delete;
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+class World {
+ public:
+  World();  // MPI_COMM_WORLD; MPI must be initialised
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  bool root() const { return rank_ == 0; }
+  MPI_Comm comm() const { return comm_; }
+
+  void barrier() const;
+  void broadcast(std::span<float> data) const;  // rank 0's values to every rank
+  void sum(std::span<double> data) const;       // in place, across ranks
+  double max(double value) const;
+  void max(std::span<int> data) const;  // in place, across ranks
+  // Rank 0 receives every rank's `mine` (rank after rank); other ranks receive nothing.
+  std::vector<double> gather(std::span<const double> mine) const;
+  // Rank 0 decided (err holds its error, if any); every rank learns the outcome, and all throw the same
+  // SameOnAllRanks, so the job ends with one message and one exit code.
+  void agree_on_error(const std::optional<Error>& err) const;
+  // Whether every rank runs on this rank's host (an MPI shared-memory split as large as the world).
+  bool on_one_host() const;
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_WORLD;
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace dtbench
