@@ -294,6 +294,51 @@ def check_bad_input():
     assert sorted(os.listdir(records)) == before, "files changed"
     print("exit 2: resume with another config")
 
+    # Inputs that only the data, the schedule or another file can refute: exit 2, and the output folder is
+    # neither created nor changed (nothing is written before every input has been validated).
+    fresh = os.path.join(args.work, "never-created")
+    shutil.rmtree(fresh, ignore_errors=True)
+    notes = os.path.join(args.work, "notes.txt")
+    with open(notes, "w") as f:
+        f.write("not a record")
+    late = [
+        (mlp_config("late1", batch={"global": 2000}), [], "fewer than one global batch"),
+        (mlp_config("late2", data=dict(mlp_config("x")["data"], augment={"random_crop_padding": 9})), [],
+         "/data/augment/random_crop_padding is 9, more than the image size 8"),
+        (mlp_config("late3", schedule={"name": "constant", "warmup": {"epochs": 50}}), [],
+         "/schedule/warmup/epochs: warmup of 50 epochs is longer than the run"),
+        (mlp_config("late4"), ["--baseline", notes], notes + ": not a dtbench run record (--baseline)"),
+        (mlp_config("late5"), ["--save-weights", os.path.join(fresh, "sub", "w.bin")], "--save-weights: folder"),
+        (mlp_config("late6"), ["--save-weights", args.work], "is a folder, not a file"),
+    ]
+    for cfg, extra, message in late:
+        cfg["output"] = {"dir": fresh}
+        p = mpirun(2, write_config(cfg["name"], cfg), *extra, expect=2)
+        assert message in p.stderr, (message, p.stderr)
+        assert p.stderr.count("dtbench: error") == 1, p.stderr
+        assert not os.path.exists(fresh), f"{cfg['name']}: the output folder was created before validation"
+        print("exit 2, nothing written:", message)
+
+    # One live run owns its MLLOG file: a second run of the same name is refused while the first runs, and
+    # leaves the first one's log alone.
+    cfg = mlp_config("owner", batch={"per_rank": 8}, duration={"steps": 100000}, eval={"every_steps": 100000})
+    path = write_config("owner", cfg)
+    log = os.path.join(records, "owner.mllog")
+    first = subprocess.Popen(["mpirun", "-np", "1", args.dtbench, "train", path], env=ENV,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 60
+        while not (os.path.exists(log) and "run_start" in open(log).read()) and time.time() < deadline:
+            time.sleep(0.2)
+        size = os.path.getsize(log)
+        p = mpirun(1, path, expect=2)
+        assert "another run of this name is writing its MLLOG file now" in p.stderr, p.stderr
+        assert os.path.getsize(log) >= size and open(log).read().count("init_start") == 1, "the log was touched"
+        print("exit 2: a second run of a live run's name")
+    finally:
+        first.kill()
+        first.wait()
+
 
 def check_rank_dies():
     cfg = mlp_config("dies", batch={"per_rank": 8}, duration={"steps": 100000})

@@ -1,24 +1,53 @@
 #include "workloads/train/mllog.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 
 #include "core/error.hpp"
 
 namespace dtbench::mllog {
 
-Logger::Logger(const std::string& path, bool echo) : echo_(echo) {
-  file_ = std::fopen(path.c_str(), "a");
-  if (!file_) throw RunFailed(path + ": cannot open the MLLOG file");
+Logger::~Logger() {
+  if (file_) std::fclose(file_);  // also releases the lock
 }
 
-Logger::~Logger() {
-  if (file_) std::fclose(file_);
+void Logger::open(const std::string& path, bool append) {
+  path_ = path;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw RunFailed(path + ": cannot open the MLLOG file: " + std::strerror(errno));
+  // The lock tells a live run (it holds the lock) from a file left by a run that died (no lock: it is
+  // replaced, as the rerun replaces the run).
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    throw BadInput(path + ": another run of this name is writing its MLLOG file now (choose another /name or "
+                   "/output/record)");
+  }
+  if ((append ? ::lseek(fd, 0, SEEK_END) : ::ftruncate(fd, 0)) < 0) {
+    ::close(fd);
+    throw RunFailed(path + ": cannot prepare the MLLOG file: " + std::strerror(errno));
+  }
+  file_ = ::fdopen(fd, "a");
+  if (!file_) {
+    ::close(fd);
+    throw RunFailed(path + ": cannot open the MLLOG file: " + std::strerror(errno));
+  }
+  for (const std::string& line : pending_) write(line);
+  pending_.clear();
+}
+
+void Logger::write(const std::string& line) {
+  if (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0)
+    throw RunFailed(path_ + ": cannot write the MLLOG file: " + std::strerror(errno));
 }
 
 void Logger::event(const char* event_type, const char* key, const Json& value, Json metadata,
                    std::source_location where) {
-  if (!file_ && !echo_) return;
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                 std::chrono::system_clock::now().time_since_epoch()).count();
   metadata["file"] = std::filesystem::path(where.file_name()).filename().string();
@@ -26,10 +55,10 @@ void Logger::event(const char* event_type, const char* key, const Json& value, J
   Json e = {{"namespace", ""}, {"time_ms", ms}, {"event_type", event_type}, {"key", key}, {"value", value},
             {"metadata", metadata}};
   std::string line = ":::MLLOG " + e.dump() + "\n";
-  if (file_) {
-    std::fputs(line.c_str(), file_);
-    std::fflush(file_);
-  }
+  if (file_)
+    write(line);
+  else
+    pending_.push_back(line);
   if (echo_) std::fputs(line.c_str(), stdout);
 }
 

@@ -2,11 +2,18 @@
 //   :::MLLOG {"namespace": "", "time_ms": 1700000000000, "event_type": "POINT_IN_TIME", "key": "seed",
 //             "value": 1, "metadata": {"file": "trainer.cpp", "lineno": 120}}
 // Written by rank 0 to a file beside the run record (and echoed to stdout when asked).
+//
+// Events are kept in memory until open(): a run logs init_start before it has validated its inputs, and
+// creates no file until they are (a bad input leaves nothing behind). Each line carries the time of its
+// event, not of its writing. The file follows the record's policy: one run owns it (an exclusive lock
+// held for the run; a file left by a run that died is replaced, one of a live run refuses the new run),
+// and a write that fails is a failed run, not a silently short log.
 #pragma once
 
 #include <cstdio>
 #include <source_location>
 #include <string>
+#include <vector>
 
 #include "core/json.hpp"
 #include "workloads/train/mllog_keys.hpp"
@@ -15,12 +22,14 @@ namespace dtbench::mllog {
 
 class Logger {
  public:
-  Logger() = default;
-  // Appends to `path` (created if missing); echo also prints each line to stdout.
-  Logger(const std::string& path, bool echo);
+  explicit Logger(bool echo) : echo_(echo) {}
   ~Logger();
   Logger(const Logger&) = delete;
   Logger& operator=(const Logger&) = delete;
+
+  // Creates (or, with append, continues: a resumed run) the file at `path`, takes its lock and writes
+  // the events so far. BadInput when another live run holds it; RunFailed on I/O errors.
+  void open(const std::string& path, bool append);
 
   void event(const char* event_type, const char* key, const Json& value, Json metadata = Json::object(),
              std::source_location where = std::source_location::current());
@@ -38,8 +47,12 @@ class Logger {
   }
 
  private:
+  void write(const std::string& line);
+
   std::FILE* file_ = nullptr;
+  std::string path_;
   bool echo_ = false;
+  std::vector<std::string> pending_;  // lines logged before open()
 };
 
 }  // namespace dtbench::mllog

@@ -20,16 +20,6 @@ Json rank_timing(int k, const double* v) {
           {"exposed_comm", v[3]}, {"comm", v[4]}, {"optimizer", v[5]}, {"total", v[6]}};
 }
 
-// Scaling efficiency: this run's images/s against K times the baseline's images/s per rank.
-void add_scaling_efficiency(RunRecord& r, const std::string& baseline, int ranks) {
-  std::ifstream in(baseline);
-  Json base = Json::parse(in, nullptr, false);
-  if (base.is_discarded() || !base.contains("throughput"))
-    throw BadInput(baseline + ": not a dtbench run record (--baseline)");
-  const double one = base["throughput"]["images_per_second"].get<double>() / base["ranks"].get<double>();
-  r.extra["baseline_record"] = baseline;
-  r.extra["scaling_efficiency"] = one > 0 ? r.images_per_second / (ranks * one) : 0.0;
-}
 
 // A preempted record is replaced by its own continuation; any other record is never overwritten.
 bool replaces_preempted(const fs::path& record, bool resume) {
@@ -40,6 +30,14 @@ bool replaces_preempted(const fs::path& record, bool resume) {
 }
 
 }  // namespace
+
+Baseline read_baseline(const std::string& path) {
+  std::ifstream in(path);
+  Json base = Json::parse(in, nullptr, false);
+  if (base.is_discarded() || !base.contains("throughput"))
+    throw BadInput(path + ": not a dtbench run record (--baseline)");
+  return {path, base["throughput"]["images_per_second"].get<double>() / base["ranks"].get<double>()};
+}
 
 void write_run_record(const World& world, const RunFacts& f, const TrainState& st, RunStatus status,
                       const std::string& detail, TrainModel& model, const DataParallel* parallel,
@@ -113,7 +111,12 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
   }
   if (!st.preemptions.empty()) r.extra["preemptions"] = st.preemptions;
   if (!asynchronous.is_null()) r.extra["async"] = asynchronous;
-  if (!f.baseline.empty()) add_scaling_efficiency(r, f.baseline, ranks);
+  if (f.baseline) {
+    // Scaling efficiency: this run's images/s against K times the baseline's images/s per rank.
+    const double one = f.baseline->images_per_second_per_rank;
+    r.extra["baseline_record"] = f.baseline->path;
+    r.extra["scaling_efficiency"] = one > 0 ? r.images_per_second / (ranks * one) : 0.0;
+  }
   write_json_atomic(f.record, r.to_json(), !replaces_preempted(f.record, f.resume));
 }
 

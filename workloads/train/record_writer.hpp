@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "core/json.hpp"
@@ -18,6 +19,14 @@ namespace dtbench {
 class DataParallel;
 class TrainModel;
 
+// --baseline: a 1-rank record of the same workload, read before the run starts (scaling efficiency).
+struct Baseline {
+  std::string path;
+  double images_per_second_per_rank = 0;
+};
+// BadInput "<path>: not a dtbench run record (--baseline)" when it is not one.
+Baseline read_baseline(const std::string& path);
+
 // What the record says about the run besides its state; fixed once the run is set up.
 struct RunFacts {
   Json config;  // resolved
@@ -25,7 +34,7 @@ struct RunFacts {
   long global_batch = 0, per_rank = 0;
   int64_t steps_per_epoch = 1, total_steps = 0;
   std::filesystem::path record;
-  std::string baseline;  // --baseline record, or empty
+  std::optional<Baseline> baseline;  // --baseline
   bool resume = false;   // --resume: a preempted record at the path is replaced by its continuation
 };
 

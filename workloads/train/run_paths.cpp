@@ -1,14 +1,25 @@
 #include "workloads/train/run_paths.hpp"
 
-#include <optional>
+#include <unistd.h>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "workloads/train/checkpoint.hpp"
-#include "workloads/train/world.hpp"
 
 namespace dtbench {
 namespace fs = std::filesystem;
+namespace {
+
+void check_save_weights(const std::string& file) {
+  if (file.empty()) return;
+  const fs::path p(file);
+  std::error_code ec;
+  if (fs::is_directory(p, ec)) throw BadInput("--save-weights: " + file + " is a folder, not a file");
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) throw BadInput("--save-weights: folder " + dir.string() + " does not exist");
+  if (::access(dir.c_str(), W_OK) != 0) throw BadInput("--save-weights: folder " + dir.string() + " is not writable");
+}
+
+}  // namespace
 
 std::string derived_run_name(const Json& c, int ranks, long global_batch) {
   return c["model"]["arch"].get<std::string>() + "-" + c["optimizer"]["name"].get<std::string>() + "-" +
@@ -16,7 +27,7 @@ std::string derived_run_name(const Json& c, int ranks, long global_batch) {
          std::to_string(global_batch) + "-s" + std::to_string(c["seed"].get<int64_t>());
 }
 
-RunPaths agree_on_run_paths(const Json& cfg, bool resume, const World& world) {
+RunPaths run_paths(const Json& cfg) {
   const Json& out = cfg["output"];
   std::string file = out["record"].get<std::string>();
   if (file.empty()) file = cfg["name"].get<std::string>() + ".json";
@@ -27,17 +38,12 @@ RunPaths agree_on_run_paths(const Json& cfg, bool resume, const World& world) {
   const std::string stem = r.substr(0, r.size() - (p.record.extension() == ".json" ? 5 : 0));
   p.checkpoint = stem + ".ckpt";
   p.mllog = stem + ".mllog";
-  std::optional<Error> err;
-  if (world.root()) {
-    try {
-      const bool resuming = resume && !read_header(p.checkpoint).is_null();
-      check_writable(p.record, !resuming);
-    } catch (const Error& e) {
-      err = e;
-    }
-  }
-  world.agree_on_error(err);
   return p;
+}
+
+void check_outputs(const RunPaths& paths, bool resuming, const std::string& save_weights) {
+  check_save_weights(save_weights);
+  check_writable(paths.record, !resuming);  // last: it creates the folder
 }
 
 }  // namespace dtbench

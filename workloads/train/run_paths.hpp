@@ -1,5 +1,7 @@
 // Where a run writes: its record <output.dir>/<name>.json, the checkpoint folder <name>.ckpt/ and the
-// MLLOG file <name>.mllog beside it. The name is derived from the config when it is not given.
+// MLLOG file <name>.mllog beside it (the name is derived from the config when it is not given), and
+// --save-weights. Nothing is created until every input has been validated; then check_outputs proves
+// each output writable, creating the record's folder, before the run starts.
 #pragma once
 
 #include <filesystem>
@@ -9,8 +11,6 @@
 
 namespace dtbench {
 
-class World;
-
 // "<arch>-<optimizer>-<reducer>-k<K>-b<global batch>-s<seed>".
 std::string derived_run_name(const Json& cfg, int ranks, long global_batch);
 
@@ -18,9 +18,12 @@ struct RunPaths {
   std::filesystem::path record, checkpoint, mllog;
 };
 
-// The paths of the resolved config `cfg` (whose /name is set). Rank 0 checks that the record may be
-// written (an existing record refuses the run unless `resume` finds this run's checkpoint); every rank
-// learns the outcome (World::agree_on_error).
-RunPaths agree_on_run_paths(const Json& cfg, bool resume, const World& world);
+// The paths of the resolved config `cfg` (whose /name is set); writes nothing.
+RunPaths run_paths(const Json& cfg);
+
+// Checks that the record may be written (an existing record refuses the run unless `resuming` continues
+// it), creating its folder, and that --save-weights (if given) names a file in an existing, writable
+// folder. BadInput naming the path. Rank 0 calls it (World::checked_on_root).
+void check_outputs(const RunPaths& paths, bool resuming, const std::string& save_weights);
 
 }  // namespace dtbench

@@ -47,6 +47,7 @@ class Run {
 
  private:
   void set_up();
+  void check_outputs_and_open_log();
   void log_init_stop();
   // The synchronous (or local SGD) loop; returns the step at which a stop signal ended it, if one did.
   std::optional<int64_t> train_sync(RunStatus& status, std::string& detail);
@@ -71,6 +72,8 @@ class Run {
   Cadence cadence_;
   std::unique_ptr<Console> console_;
   TrainState st_;  // everything a checkpoint carries besides the buffers
+  bool resumed_ = false;
+  std::optional<Baseline> baseline_;  // rank 0
   Json asynchronous_stats_;
   double run_start_ = 0;  // now_seconds() at run start, shifted back by the time spent before a resume
   std::string started_utc_;
@@ -101,7 +104,8 @@ Run::Run(const TrainArgs& args, Json user) : args_(args) {
 
 // Data, model and schedule, how the ranks combine their work, and the checkpoint to resume from.
 void Run::set_up() {
-  data_ = std::make_unique<TrainingData>(cfg_, world_.size(), world_.rank(), per_rank_);
+  // Every rank reads the same data files and config: their errors are the same everywhere.
+  data_ = same_on_all_ranks([&] { return std::make_unique<TrainingData>(cfg_, world_.size(), world_.rank(), per_rank_); });
   const int64_t steps_per_epoch = data_->steps_per_epoch();
   const int64_t total_steps = cfg_["duration"]["steps"].get<int64_t>() > 0
                                   ? cfg_["duration"]["steps"].get<int64_t>()
@@ -109,15 +113,27 @@ void Run::set_up() {
   cadence_ = Cadence(cfg_["eval"], steps_per_epoch, total_steps);
   console_ = std::make_unique<Console>(world_.root(), total_steps);
   model_ = make_train_model(cfg_, data_->train(), world_);
-  sched_ = optim::make_schedule(cfg_["optimizer"], cfg_["lr_scaling"], cfg_["schedule"],
+  sched_ = same_on_all_ranks([&] {
+    return optim::make_schedule(cfg_["optimizer"], cfg_["lr_scaling"], cfg_["schedule"],
                                 optim::RunShape{global_, steps_per_epoch, total_steps});
+  });
   if (!asynchronous())
     parallel_ = std::make_unique<DataParallel>(cfg_, world_, *model_, per_rank_, global_, steps_per_epoch, total_steps);
   if (args_.resume) {
     std::optional<NoiseScaleEstimator> none;
-    resume_from_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none,
-                           st_);
+    resumed_ = resume_from_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_,
+                                      parallel_ ? parallel_->noise() : none, st_);
   }
+}
+
+// Every input is valid by now (config, data, model, checkpoint); rank 0 reads --baseline and proves each
+// output writable before the first byte is written. Then the MLLOG file takes the events logged so far.
+void Run::check_outputs_and_open_log() {
+  world_.checked_on_root([this] {
+    if (!args_.baseline.empty()) baseline_ = read_baseline(args_.baseline);
+    check_outputs(paths_, resumed_, args_.save_weights);
+    log_->open(paths_.mllog.string(), resumed_);
+  });
 }
 
 void Run::log_init_stop() {
@@ -134,10 +150,11 @@ void Run::log_init_stop() {
 }
 
 int Run::execute() {
-  paths_ = agree_on_run_paths(cfg_, args_.resume, world_);
-  if (world_.root()) log_ = std::make_unique<mllog::Logger>(paths_.mllog.string(), args_.mllog_stdout);
+  if (world_.root()) log_ = std::make_unique<mllog::Logger>(args_.mllog_stdout);
   if (log_) log_->start(mllog::kInitStart);
+  paths_ = run_paths(cfg_);
   set_up();
+  check_outputs_and_open_log();
   started_utc_ = utc_timestamp();
   log_init_stop();
   console_->start(cfg_["name"].get<std::string>(), world_.size(), global_, per_rank_, cadence_.steps_per_epoch,
@@ -253,7 +270,7 @@ int Run::finish(RunStatus status, const std::string& detail) {
 
 void Run::write_record(RunStatus status, const std::string& detail) {
   const RunFacts facts{cfg_,     world_.size(),          global_,       per_rank_, cadence_.steps_per_epoch,
-                       cadence_.total_steps, paths_.record, args_.baseline, args_.resume};
+                       cadence_.total_steps, paths_.record, baseline_, args_.resume};
   write_run_record(world_, facts, st_, status, detail, *model_, parallel_.get(), asynchronous_stats_,
                    now_seconds() - run_start_, started_utc_);
 }

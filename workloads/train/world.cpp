@@ -55,6 +55,18 @@ void World::agree_on_error(const std::optional<Error>& err) const {
   throw SameOnAllRanks(static_cast<ExitCode>(code), msg);
 }
 
+void World::checked_on_root(const std::function<void()>& check) const {
+  std::optional<Error> err;
+  if (root()) {
+    try {
+      check();
+    } catch (const Error& e) {
+      err = e;
+    }
+  }
+  agree_on_error(err);
+}
+
 bool World::on_one_host() const {
   MPI_Comm node;
   MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);

@@ -28,6 +28,19 @@ class OwnedComm {
   MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
+// Runs f, whose errors are the same on every rank (it reads the same config and files everywhere), and
+// rethrows any Error as SameOnAllRanks: rank 0 reports it once and every rank exits with its code.
+template <class F>
+auto same_on_all_ranks(F&& f) {
+  try {
+    return f();
+  } catch (const SameOnAllRanks&) {
+    throw;
+  } catch (const Error& e) {
+    throw SameOnAllRanks(e.code(), e.what());
+  }
+}
+
 class World {
  public:
   World();  // MPI_COMM_WORLD; MPI must be initialised
@@ -46,6 +59,8 @@ class World {
   // Rank 0 decided (err holds its error, if any); every rank learns the outcome, and all throw the same
   // SameOnAllRanks, so the job ends with one message and one exit code.
   void agree_on_error(const std::optional<Error>& err) const;
+  // Runs `check` on rank 0 only; an Error it throws is thrown on every rank (agree_on_error).
+  void checked_on_root(const std::function<void()>& check) const;
   // Whether every rank runs on this rank's host (an MPI shared-memory split as large as the world).
   bool on_one_host() const;
 
