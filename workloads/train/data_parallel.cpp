@@ -17,10 +17,7 @@ DataParallel::DataParallel(const Json& cfg, const World& world, TrainModel& mode
     // Its own communicator: the batch-norm allreduces run on the compute thread while the reducer's
     // bucket allreduces may be in flight on the communication thread.
     bn_comm_ = std::make_unique<OwnedComm>(world.comm());
-    MPI_Comm bn = bn_comm_->get();
-    model.set_cross_replica_sum([bn](double* data, size_t n) {
-      MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, bn);
-    });
+    model.set_cross_replica_sum([bn = bn_comm_.get()](double* data, size_t n) { bn->sum(data, n); });
   }
 
   const Json& red = cfg["reducer"];

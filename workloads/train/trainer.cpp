@@ -286,8 +286,6 @@ void Run::save_weights() const {
 }
 
 int train(const TrainArgs& args) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   // The config phase reads the same files on every rank, so its errors are the same everywhere.
   std::unique_ptr<Run> run;
   try {
@@ -299,7 +297,7 @@ int train(const TrainArgs& args) {
     throw SameOnAllRanks(e.code(), msg);
   }
   if (args.print_config) {
-    if (rank == 0) std::cout << run->config().dump(2) << "\n";
+    if (World().root()) std::cout << run->config().dump(2) << "\n";
     return 0;
   }
   return run->execute();

@@ -12,6 +12,10 @@ OwnedComm::~OwnedComm() {
   if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
 }
 
+void OwnedComm::sum(double* data, size_t n) const {
+  MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, comm_);
+}
+
 World::World() {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);

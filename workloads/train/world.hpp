@@ -23,6 +23,7 @@ class OwnedComm {
   OwnedComm(const OwnedComm&) = delete;
   OwnedComm& operator=(const OwnedComm&) = delete;
   MPI_Comm get() const { return comm_; }
+  void sum(double* data, size_t n) const;  // in place, across its ranks
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
