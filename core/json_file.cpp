@@ -1,18 +1,19 @@
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <filesystem>
 
 #include "core/error.hpp"
 #include "core/json.hpp"
+#include "core/regular_file.hpp"
 
 namespace dtbench {
 
+// A JSON input (config, spec, record, table) larger than this is not one dtbench wrote or needs.
+constexpr uint64_t kMaxJsonBytes = uint64_t{256} << 20;
+
 Json read_json_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path);
-  if (!in) throw BadInput(path + ": cannot open " + what);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw BadInput(path + ": cannot open " + what);
+  const std::string text = read_regular_file(path, kMaxJsonBytes, what);
   try {
     return Json::parse(text);
   } catch (const Json::parse_error& e) {

@@ -1,6 +1,7 @@
 // IDX reader: valid files (plain, gzip, multi-member gzip) and every kind of bad file, with the exact
 // message (file name and byte offset).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "helpers.hpp"
 #include "workloads/data/dataset.hpp"
@@ -189,6 +190,30 @@ TEST_F(Idx, GarbageAfterGzip) {
   EXPECT_EQ(bad_input([&] { read_idx(images(), labels(), 10); }),
             images().string() + ": corrupt gzip: 3 bytes of trailing garbage after the gzip stream at compressed byte "
                                 "offset " + std::to_string(end));
+}
+
+TEST_F(Idx, ForgedGzipSizeIsNotBelieved) {
+  // The trailer's ISIZE claims 4 GiB - 16; the reader may not allocate what the trailer says before the data
+  // proves it (deflate expands at most 1032:1): the length check fails after a small allocation. The peak
+  // memory is not observable here; the message shows the whole stream was inflated and checked.
+  Bytes g = gzip(idx_images(kN, kRows, kCols, pixels()));
+  const uint32_t forged = 0xfffffff0u;
+  for (int i = 0; i < 4; ++i) g[g.size() - 4 + i] = static_cast<uint8_t>(forged >> (8 * i));
+  write(g, idx_labels(kN, kLabels));
+  EXPECT_EQ(bad_input([&] { read_idx(images(), labels(), 10); }),
+            images().string() + ": corrupt gzip near compressed byte offset " + std::to_string(g.size()) +
+                ": incorrect length check");
+}
+
+TEST_F(Idx, OnlyRegularFilesAreRead) {
+  // A FIFO would block a reader forever waiting for a writer; a folder is not a file either.
+  write_file(labels(), idx_labels(kN, kLabels));
+  ASSERT_EQ(::mkfifo(images().c_str(), 0644), 0);
+  EXPECT_EQ(bad_input([&] { read_idx(images(), labels(), 10); }),
+            images().string() + ": data file is not a regular file (a FIFO, device or socket)");
+  fs::remove(images());
+  fs::create_directory(images());
+  EXPECT_EQ(bad_input([&] { read_idx(images(), labels(), 10); }), "data file " + images().string() + " is a directory");
 }
 
 }  // namespace

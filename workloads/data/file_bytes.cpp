@@ -9,6 +9,7 @@
 #include <new>
 
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 
 namespace dtbench::data {
 
@@ -20,21 +21,12 @@ std::string FileBytes::offset(size_t at) const {
 
 namespace {
 
+// The largest data file, compressed or not, that a run may hold in memory.
+constexpr uint64_t kMaxDataBytes = uint64_t{16} << 30;
+
 std::vector<uint8_t> read_raw(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw BadInput("data file not found: " + path.string());
-  if (fs::is_directory(path, ec)) throw BadInput("data file " + path.string() + " is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadInput("cannot open data file " + path.string() + ": " + std::strerror(errno));
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  std::vector<uint8_t> raw(static_cast<size_t>(std::max<std::streamoff>(size, 0)));
-  in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
-  if (static_cast<size_t>(in.gcount()) != raw.size())
-    throw BadInput("cannot read data file " + path.string() + ": read " + std::to_string(in.gcount()) +
-                   " of " + std::to_string(raw.size()) + " bytes");
-  return raw;
+  const std::string text = read_regular_file(path, kMaxDataBytes, "data file");
+  return std::vector<uint8_t>(text.begin(), text.end());
 }
 
 bool is_gzip(const std::vector<uint8_t>& raw, size_t at) {
@@ -52,16 +44,25 @@ std::vector<uint8_t> gunzip(const std::vector<uint8_t>& raw, const fs::path& pat
     ~End() { inflateEnd(zs); }
   } end{&zs};
 
-  // The gzip trailer's ISIZE (uncompressed size mod 2^32) is a good first guess of the output size.
+  // The gzip trailer's ISIZE (uncompressed size mod 2^32) is a good first guess of the output size, but
+  // only a guess: it is written by whoever made the file. Deflate expands at most 1032:1, so no more is
+  // allocated than the compressed bytes can produce, and the output may never outgrow a data file's limit.
+  const size_t most = std::min<uint64_t>(raw.size() * uint64_t{1032} + 1024, kMaxDataBytes);
   size_t guess = raw.size() * 4;
   if (raw.size() >= 18) {
     const uint8_t* t = raw.data() + raw.size() - 4;
     guess = std::max<size_t>(uint32_t{t[0]} | uint32_t{t[1]} << 8 | uint32_t{t[2]} << 16 | uint32_t{t[3]} << 24, 1);
   }
+  guess = std::min(guess, most);
   std::vector<uint8_t> out(guess);
   size_t in_pos = 0, out_pos = 0;
   for (;;) {
-    if (out_pos == out.size()) out.resize(out.size() * 2);
+    if (out_pos == out.size()) {
+      if (out.size() >= kMaxDataBytes)
+        throw BadInput(path.string() + ": gzip data decompresses to more than " + std::to_string(kMaxDataBytes) +
+                       " bytes, more than a data file may have");
+      out.resize(std::min<uint64_t>(out.size() * 2, kMaxDataBytes));
+    }
     zs.next_in = const_cast<Bytef*>(raw.data() + in_pos);
     zs.avail_in = static_cast<uInt>(std::min(raw.size() - in_pos, kChunk));
     zs.next_out = out.data() + out_pos;

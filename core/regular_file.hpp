@@ -1,0 +1,16 @@
+// Reading a whole input file, safely: only a regular file is read (a FIFO, a device such as /dev/zero or a
+// folder is refused at once instead of blocking or growing without end), and its size must not exceed what
+// the caller's format allows.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace dtbench {
+
+// The contents of `path`. BadInput naming the path and `what` (e.g. "config", "data file") when it is
+// missing, not a regular file, larger than max_bytes, or cannot be read.
+std::string read_regular_file(const std::filesystem::path& path, uint64_t max_bytes, const std::string& what);
+
+}  // namespace dtbench
