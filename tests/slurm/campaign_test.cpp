@@ -148,7 +148,7 @@ TEST(Script, ArrayGroupsShareTheirSlurmSection) {
   ProcessResult r = run_capture({"bash", tmp.string()});
   EXPECT_EQ(r.out, "p1-ring-nodes2-s1\np1-ring-nodes2-s2\np3-tree-nodes2-s1\np3-tree-nodes2-s2\n");
   fs::remove(tmp);
-  Json idx = campaign_index(f.spec, f.points, f.layout, true);
+  Json idx = campaign_index(f.spec, f.points, f.layout, true).to_json();
   EXPECT_EQ(idx["points"][3]["runs"][1]["script"], "scripts/array-1.sbatch");
   EXPECT_EQ(idx["points"][3]["runs"][1]["array_task"], 3);
   EXPECT_EQ(idx["points"][3]["runs"][1]["record"], "runs/p3-tree-nodes2-s2.json");
