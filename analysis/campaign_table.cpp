@@ -27,13 +27,16 @@ std::optional<double> reached(const RunRecord& r, double (*field)(const TimeToAc
 
 const std::vector<MetricDef>& metric_defs() {
   static const std::vector<MetricDef> defs = {
-      {"throughput", "throughput (img/s)", false, [](const RunRecord& r) { return std::optional(r.images_per_second); }},
+      {"throughput", "throughput (img/s)", false,
+       [](const RunRecord& r) { return std::optional(r.images_per_second); }},
       {"time_to_accuracy", "time to target (s)", true,
        [](const RunRecord& r) { return reached(r, [](const TimeToAccuracy& t) { return t.seconds; }); }},
       {"epochs_to_target", "epochs to target", true,
        [](const RunRecord& r) { return reached(r, [](const TimeToAccuracy& t) { return t.epoch; }); }},
       {"steps_to_target", "steps to target", true,
-       [](const RunRecord& r) { return reached(r, [](const TimeToAccuracy& t) { return static_cast<double>(t.step); }); }},
+       [](const RunRecord& r) {
+         return reached(r, [](const TimeToAccuracy& t) { return static_cast<double>(t.step); });
+       }},
       {"final_accuracy", "final accuracy (%)", false,
        [](const RunRecord& r) -> std::optional<double> {
          if (r.curve.empty()) return std::nullopt;

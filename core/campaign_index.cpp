@@ -29,9 +29,7 @@ CampaignIndex::Point point_from(const JsonFields& f) {
   for (auto it = values.begin(); it != values.end(); ++it) p.values.emplace_back(it.key(), it.value());
   p.ranks = f.integer("ranks");
   p.slurm = f.object("slurm");
-  const Json& runs = f.array("runs");
-  for (size_t i = 0; i < runs.size(); ++i)
-    p.runs.push_back(run_from(JsonFields(runs[i], f.pointer("runs") + "/" + std::to_string(i))));
+  for (const JsonFields& r : f.items("runs")) p.runs.push_back(run_from(r));
   return p;
 }
 
@@ -79,17 +77,13 @@ CampaignIndex CampaignIndex::from_json(const Json& j) {
   c.description = f.string("description");
   c.written_utc = f.string("written_utc");
   c.generated_by = f.string("generated_by");
-  const Json& axes = f.array("axes");
-  for (size_t i = 0; i < axes.size(); ++i) {
-    JsonFields a(axes[i], f.pointer("axes") + "/" + std::to_string(i));
+  for (const JsonFields& a : f.items("axes")) {
     a.only({"pointer", "keys"});
     c.axes.push_back({a.string("pointer"), a.strings("keys")});
   }
   c.repeats = f.integer("repeats");
   c.program = f.strings("program");
-  const Json& points = f.array("points");
-  for (size_t i = 0; i < points.size(); ++i)
-    c.points.push_back(point_from(JsonFields(points[i], f.pointer("points") + "/" + std::to_string(i))));
+  for (const JsonFields& p : f.items("points")) c.points.push_back(point_from(p));
   return c;
 }
 

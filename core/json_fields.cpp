@@ -68,6 +68,13 @@ std::vector<std::string> JsonFields::strings(const std::string& key) const {
   return out;
 }
 
+std::vector<JsonFields> JsonFields::items(const std::string& key) const {
+  std::vector<JsonFields> out;
+  const Json& list = array(key);
+  for (size_t i = 0; i < list.size(); ++i) out.emplace_back(list[i], pointer(key) + "/" + std::to_string(i));
+  return out;
+}
+
 void JsonFields::only(std::initializer_list<const char*> known) const {
   for (auto it = object_.begin(); it != object_.end(); ++it)
     if (std::none_of(known.begin(), known.end(), [&](const char* k) { return it.key() == k; }))

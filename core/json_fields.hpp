@@ -27,6 +27,8 @@ class JsonFields {
   const Json& array(const std::string& key) const;
   std::vector<std::string> strings(const std::string& key) const;
   JsonFields fields(const std::string& key) const { return JsonFields(object(key), pointer(key)); }
+  // The items of a list of objects, each with its own pointer ("/curve/3").
+  std::vector<JsonFields> items(const std::string& key) const;
 
   // The JSON pointer of a field of this object.
   std::string pointer(const std::string& key) const { return pointer_ + "/" + key; }

@@ -32,24 +32,28 @@ double loss(const JsonFields& f, const char* key) {
 
 EvalPoint eval_point_from(const JsonFields& f) {
   f.only({"epoch", "step", "samples", "wall_seconds", "train_loss", "test_loss", "test_accuracy", "lr", "b_simple"});
-  EvalPoint p;
-  p.epoch = f.number("epoch");
-  p.step = f.integer("step");
-  p.samples = f.integer("samples");
-  p.wall_seconds = f.number("wall_seconds");
-  p.train_loss = loss(f, "train_loss");
-  p.test_loss = loss(f, "test_loss");
-  p.test_accuracy = f.number("test_accuracy");
-  p.lr = f.number("lr");
-  if (!f.at("b_simple").is_null()) p.b_simple = f.number("b_simple");
-  return p;
+  return {.epoch = f.number("epoch"),
+          .step = f.integer("step"),
+          .samples = f.integer("samples"),
+          .wall_seconds = f.number("wall_seconds"),
+          .train_loss = loss(f, "train_loss"),
+          .test_loss = loss(f, "test_loss"),
+          .test_accuracy = f.number("test_accuracy"),
+          .lr = f.number("lr"),
+          .b_simple = f.at("b_simple").is_null() ? std::nullopt : std::optional(f.number("b_simple"))};
 }
 
 StepTiming timing_from(const JsonFields& f) {
   f.only({"unit", "data", "forward", "backward", "exposed_comm", "comm", "optimizer", "total"});
-  if (f.string("unit") != kTimingUnit) throw_wrong_type(f.pointer("unit"), std::string("\"") + kTimingUnit + "\"", f.at("unit"));
-  return {f.number("data"),      f.number("forward"), f.number("backward"), f.number("exposed_comm"),
-          f.number("comm"),      f.number("optimizer"), f.number("total")};
+  if (f.string("unit") != kTimingUnit)
+    throw_wrong_type(f.pointer("unit"), std::string("\"") + kTimingUnit + "\"", f.at("unit"));
+  return {.data = f.number("data"),
+          .forward = f.number("forward"),
+          .backward = f.number("backward"),
+          .exposed_comm = f.number("exposed_comm"),
+          .comm = f.number("comm"),
+          .optimizer = f.number("optimizer"),
+          .total = f.number("total")};
 }
 
 }  // namespace
@@ -162,9 +166,7 @@ RunRecord RunRecord::from_json(const Json& j) {
   tp.only({"images_per_second", "bytes_communicated_per_step"});
   r.images_per_second = tp.number("images_per_second");
   r.bytes_communicated_per_step = tp.number("bytes_communicated_per_step");
-  const Json& curve = f.array("curve");
-  for (size_t i = 0; i < curve.size(); ++i)
-    r.curve.push_back(eval_point_from(JsonFields(curve[i], f.pointer("curve") + "/" + std::to_string(i))));
+  for (const JsonFields& p : f.items("curve")) r.curve.push_back(eval_point_from(p));
   const JsonFields tta = f.fields("time_to_accuracy");
   r.target_accuracy = tta.number("target");
   if (tta.boolean("reached")) {

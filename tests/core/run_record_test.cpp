@@ -156,7 +156,8 @@ TEST(RunRecord, SaysWhyAFileIsNotAReadableRecord) {
             d + "status.json: /status: unknown status \"finished\"");
   EXPECT_EQ(problem_with("surprise.json", [](Json& j) { j["surprise"] = 1; }),
             d + "surprise.json: /surprise: unexpected field");
-  EXPECT_EQ(problem_with("seed.json", [](Json& j) { j["seed"] = 7; }), d + "seed.json: /seed: differs from /config/seed");
+  EXPECT_EQ(problem_with("seed.json", [](Json& j) { j["seed"] = 7; }),
+            d + "seed.json: /seed: differs from /config/seed");
   EXPECT_EQ(problem_with("reached.json", [](Json& j) { j["time_to_accuracy"].erase("seconds"); }),
             d + "reached.json: /time_to_accuracy/seconds: missing");
 }

@@ -88,9 +88,8 @@ int main(int argc, char** argv) {
   if (fs::exists(record)) {
     dtbench::RecordFile old = dtbench::read_run_record(record);
     if (!old.record || old.record->status != dtbench::RunStatus::preempted || !resume) {
-      if (rank == 0)
-        std::cerr << "mpi_steps: " << record << " exists (" << (old.record ? to_string(old.record->status) : old.problem)
-                  << ")\n";
+      std::string what = old.record ? to_string(old.record->status) : old.problem;
+      if (rank == 0) std::cerr << "mpi_steps: " << record << " exists (" << what << ")\n";
       MPI_Finalize();
       return 2;
     }
