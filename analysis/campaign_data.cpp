@@ -1,42 +1,31 @@
 #include "analysis/campaign_data.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "core/campaign_index.hpp"
 #include "core/error.hpp"
 
 namespace dtbench::analysis {
 namespace fs = std::filesystem;
 namespace {
 
-std::optional<Json> try_read(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) return std::nullopt;
-  std::stringstream b;
-  b << in.rdbuf();
+// A run config from the campaign's configs/ folder; {} when it cannot be read.
+Json config_or_empty(const fs::path& p) {
   try {
-    return Json::parse(b.str());
-  } catch (const Json::parse_error&) {
-    return std::nullopt;
+    return read_json_file(p.string(), "run config");
+  } catch (const BadInput&) {
+    return Json::object();
   }
 }
 
-Json read_or_throw(const fs::path& p) {
-  auto j = try_read(p);
-  if (!j) throw BadInput(p.string() + ": cannot read or not valid JSON");
-  return *j;
-}
-
-bool is_record(const Json& j) { return j.is_object() && j.value("kind", "") == "dtbench-run-record"; }
-
-void fill_from_record(RunData& r, const Json& rec) {
-  r.record = rec;
-  r.config = rec.value("config", Json::object());
-  r.ranks = rec.value("ranks", int64_t{1});
-  r.state = state_of_status(rec.value("status", "failed"));
+void fill_from_record(RunData& r, RunRecord rec) {
+  r.config = rec.config;
+  r.ranks = rec.ranks;
+  r.state = rec.done() ? "done" : to_string(rec.status);
+  r.record = std::move(rec);
 }
 
 // Leaves of a JSON object as dot paths.
@@ -49,33 +38,28 @@ void flatten(const Json& j, const std::string& prefix, std::map<std::string, Jso
 }
 
 CampaignData from_campaign(const fs::path& dir) {
-  Json idx = read_or_throw(dir / "campaign.json");
+  const CampaignIndex idx = read_campaign_index(dir / "campaign.json");
   CampaignData c;
-  c.name = idx.value("name", dir.filename().string());
-  for (const auto& a : idx.value("axes", Json::array())) {
-    std::vector<std::string> keys;
-    for (const auto& k : a.value("keys", Json::array())) keys.push_back(k.get<std::string>());
-    c.keys.insert(c.keys.end(), keys.begin(), keys.end());
-    if (keys.size() > 1) c.zip_groups.push_back(keys);
+  c.name = idx.name;
+  for (const auto& a : idx.axes) {
+    c.keys.insert(c.keys.end(), a.keys.begin(), a.keys.end());
+    if (a.keys.size() > 1) c.zip_groups.push_back(a.keys);
   }
-  for (const auto& p : idx.value("points", Json::array())) {
+  for (const auto& p : idx.points) {
     PointData pd;
-    pd.id = p.value("id", "");
-    for (auto it = p["values"].begin(); it != p["values"].end(); ++it) pd.values.emplace_back(it.key(), it.value());
-    for (const auto& r : p.value("runs", Json::array())) {
+    pd.id = p.id;
+    pd.values = p.values;
+    for (const auto& r : p.runs) {
       RunData rd;
-      rd.name = r.value("name", "");
-      rd.record_path = dir / r.value("record", "");
-      rd.ranks = p.value("ranks", int64_t{1});
-      rd.slurm = p.value("slurm", Json::object());
+      rd.name = r.name;
+      rd.record_path = dir / r.record;
+      rd.ranks = p.ranks;
+      rd.slurm = p.slurm;
       rd.state = "missing";
-      auto rec = try_read(rd.record_path);
-      if (rec && is_record(*rec)) {
-        fill_from_record(rd, *rec);
-      } else {
-        auto cfg = try_read(dir / r.value("config", ""));
-        rd.config = cfg ? *cfg : Json::object();
-      }
+      // A record that cannot be read counts as missing; read_run_record's problem says why.
+      RecordFile rec = read_run_record(rd.record_path);
+      if (rec.record) fill_from_record(rd, std::move(*rec.record));
+      else rd.config = config_or_empty(dir / r.config);
       pd.runs.push_back(std::move(rd));
     }
     c.points.push_back(std::move(pd));
@@ -86,12 +70,12 @@ CampaignData from_campaign(const fs::path& dir) {
 CampaignData from_records(const fs::path& path) {
   std::vector<RunData> runs;
   auto add = [&](const fs::path& p) {
-    auto j = try_read(p);
-    if (!j || !is_record(*j)) return;
+    RecordFile rec = read_run_record(p);
+    if (!rec.record) return;  // a config, an index, or a record that cannot be read (rec.problem)
     RunData r;
-    r.name = j->value("name", p.stem().string());
+    r.name = rec.record->name;
     r.record_path = p;
-    fill_from_record(r, *j);
+    fill_from_record(r, std::move(*rec.record));
     runs.push_back(std::move(r));
   };
   if (fs::is_directory(path)) {
@@ -142,16 +126,11 @@ CampaignData from_records(const fs::path& path) {
 
 }  // namespace
 
-std::string state_of_status(const std::string& status) {
-  if (status == "completed" || status == "reached-target" || status == "diverged") return "done";
-  if (status == "preempted") return "preempted";
-  return "failed";
-}
-
 Json key_value(const RunData& run, const std::string& key) {
   if (key == "ranks") return run.ranks;
-  if (key == "status") return run.record ? (*run.record)["status"] : Json("missing");
-  if (key == "global_batch" || key == "per_rank_batch") return run.record ? run.record->value(key, Json()) : Json();
+  if (key == "status") return run.record ? to_string(run.record->status) : "missing";
+  if (key == "global_batch") return run.record ? Json(run.record->global_batch) : Json();
+  if (key == "per_rank_batch") return run.record ? Json(run.record->per_rank_batch) : Json();
   const Json* node = &run.config;
   std::string path = key;
   if (key.rfind("slurm.", 0) == 0) {

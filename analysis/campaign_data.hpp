@@ -2,9 +2,9 @@
 //
 // A campaign folder written by `dtbench sweep` has campaign.json: its points and runs are taken from
 // there, so a run without a record (not run yet, lost, failed before writing one) still shows up as
-// missing instead of vanishing. Any other folder is scanned for run records (*.json whose "kind" is
-// "dtbench-run-record"); records are grouped into points by the config keys that differ between
-// them (seed, name and output aside) and by the rank count.
+// missing instead of vanishing. Any other folder is scanned for run records (*.json that
+// read_run_record reads; other files are skipped); records are grouped into points by the config
+// keys that differ between them (seed, name and output aside) and by the rank count.
 #pragma once
 
 #include <cstdint>
@@ -15,17 +15,18 @@
 #include <vector>
 
 #include "core/json.hpp"
+#include "core/run_record.hpp"
 
 namespace dtbench::analysis {
 
 struct RunData {
   std::string name;
   std::filesystem::path record_path;
-  std::optional<Json> record;  // absent when there is no record
+  std::optional<RunRecord> record;  // absent when there is no readable record
   Json config;                 // the record's config, or the campaign's config file for a missing run
   int64_t ranks = 1;
   Json slurm;                  // the point's Slurm section (campaign folders only)
-  // "done" (completed, reached-target, diverged), "failed", "preempted" or "missing".
+  // "done" (RunRecord::done), "failed", "preempted" or "missing".
   std::string state;
 };
 
@@ -50,8 +51,5 @@ CampaignData load_campaign(const std::filesystem::path& path);
 // "slurm.KEY" from the point's Slurm section, anything else a dot path into the config. Null when
 // absent.
 Json key_value(const RunData& run, const std::string& key);
-
-// "done" for completed, reached-target and diverged; else the status itself.
-std::string state_of_status(const std::string& status);
 
 }  // namespace dtbench::analysis

@@ -16,60 +16,50 @@ struct MetricDef {
   std::string key;
   std::string label;  // md/latex header
   bool needs_target;  // reported as "not reached" when no run reached the target
-  std::function<std::optional<double>(const Json& record)> value;
+  std::function<std::optional<double>(const RunRecord& record)> value;
 };
 
-std::optional<double> number_at(const Json& j, std::initializer_list<const char*> path) {
-  const Json* n = &j;
-  for (const char* k : path) {
-    if (!n->is_object() || !n->contains(k)) return std::nullopt;
-    n = &(*n)[k];
-  }
-  if (!n->is_number()) return std::nullopt;
-  return n->get<double>();
-}
-
-std::optional<double> reached(const Json& r, const char* field) {
-  const Json& t = r.value("time_to_accuracy", Json::object());
-  if (!t.value("reached", false)) return std::nullopt;
-  return number_at(t, {field});
+// A time-to-target metric: none when the run did not reach its target.
+std::optional<double> reached(const RunRecord& r, double (*field)(const TimeToAccuracy&)) {
+  if (!r.time_to_accuracy) return std::nullopt;
+  return field(*r.time_to_accuracy);
 }
 
 const std::vector<MetricDef>& metric_defs() {
   static const std::vector<MetricDef> defs = {
       {"throughput", "throughput (img/s)", false,
-       [](const Json& r) { return number_at(r, {"throughput", "images_per_second"}); }},
-      {"time_to_accuracy", "time to target (s)", true, [](const Json& r) { return reached(r, "seconds"); }},
-      {"epochs_to_target", "epochs to target", true, [](const Json& r) { return reached(r, "epoch"); }},
-      {"steps_to_target", "steps to target", true, [](const Json& r) { return reached(r, "step"); }},
+       [](const RunRecord& r) { return std::optional(r.images_per_second); }},
+      {"time_to_accuracy", "time to target (s)", true,
+       [](const RunRecord& r) { return reached(r, [](const TimeToAccuracy& t) { return t.seconds; }); }},
+      {"epochs_to_target", "epochs to target", true,
+       [](const RunRecord& r) { return reached(r, [](const TimeToAccuracy& t) { return t.epoch; }); }},
+      {"steps_to_target", "steps to target", true,
+       [](const RunRecord& r) {
+         return reached(r, [](const TimeToAccuracy& t) { return static_cast<double>(t.step); });
+       }},
       {"final_accuracy", "final accuracy (%)", false,
-       [](const Json& r) -> std::optional<double> {
-         const Json& c = r.value("curve", Json::array());
-         if (c.empty()) return std::nullopt;
-         auto a = number_at(c.back(), {"test_accuracy"});
-         if (!a) return std::nullopt;
-         return *a * 100;
+       [](const RunRecord& r) -> std::optional<double> {
+         if (r.curve.empty()) return std::nullopt;
+         return r.curve.back().test_accuracy * 100;
        }},
       {"scaling_efficiency", "scaling efficiency (%)", false,
-       [](const Json& r) -> std::optional<double> {
-         auto e = number_at(r, {"extra", "scaling_efficiency"});
-         if (!e) return std::nullopt;
-         return *e * 100;
+       [](const RunRecord& r) -> std::optional<double> {
+         auto e = r.extra.find("scaling_efficiency");
+         if (e == r.extra.end() || !e->is_number()) return std::nullopt;
+         return e->get<double>() * 100;
        }},
       {"exposed_comm", "exposed comm (% of step)", false,
-       [](const Json& r) -> std::optional<double> {
-         auto e = number_at(r, {"timing", "exposed_comm"}), t = number_at(r, {"timing", "total"});
-         if (!e || !t || *t <= 0) return std::nullopt;
-         return *e / *t * 100;
+       [](const RunRecord& r) -> std::optional<double> {
+         if (r.timing.total <= 0) return std::nullopt;
+         return r.timing.exposed_comm / r.timing.total * 100;
        }},
       {"b_simple", "B_simple (samples)", false,
-       [](const Json& r) -> std::optional<double> {
-         const Json& c = r.value("curve", Json::array());
-         for (auto it = c.rbegin(); it != c.rend(); ++it)
-           if (it->contains("b_simple") && (*it)["b_simple"].is_number()) return (*it)["b_simple"].get<double>();
+       [](const RunRecord& r) -> std::optional<double> {
+         for (auto it = r.curve.rbegin(); it != r.curve.rend(); ++it)
+           if (it->b_simple) return it->b_simple;
          return std::nullopt;
        }},
-      {"wall_seconds", "wall time (s)", false, [](const Json& r) { return number_at(r, {"wall_seconds"}); }},
+      {"wall_seconds", "wall time (s)", false, [](const RunRecord& r) { return std::optional(r.wall_seconds); }},
   };
   return defs;
 }
@@ -138,7 +128,7 @@ Cell compute(const MetricDef& m, const Row& row) {
   for (const auto* r : row.runs) {
     if (r->state != "done" || !r->record) continue;
     ++c.done;
-    if (number_at(*r->record, {"time_to_accuracy", "target"}).value_or(0) > 0) ++c.with_target;
+    if (r->record->target_accuracy > 0) ++c.with_target;
     if (auto x = m.value(*r->record)) v.push_back(*x);
   }
   c.s = summarize(v);

@@ -1,10 +1,62 @@
 #include "core/run_record.hpp"
 
 #include <ctime>
+#include <limits>
 
+#include "core/error.hpp"
+#include "core/json_fields.hpp"
 #include "core/provenance.hpp"
 
 namespace dtbench {
+namespace {
+
+constexpr const char* kKind = "dtbench-run-record";
+constexpr const char* kTimingUnit = "seconds per step (mean)";
+constexpr RunStatus kStatuses[] = {RunStatus::completed, RunStatus::reached_target, RunStatus::diverged,
+                                   RunStatus::failed, RunStatus::preempted};
+
+// The top-level "seed": a copy of the config's, kept for tools that do not look inside the config.
+Json seed_of(const Json& config) { return config.contains("seed") ? config["seed"] : Json(0); }
+
+RunStatus status_from(const JsonFields& f) {
+  const std::string text = f.string("status");
+  for (RunStatus s : kStatuses)
+    if (to_string(s) == text) return s;
+  throw BadInput(f.pointer("status") + ": unknown status \"" + text + "\"");
+}
+
+// A loss is null in the file when it was not finite (a diverged run).
+double loss(const JsonFields& f, const char* key) {
+  return f.at(key).is_null() ? std::numeric_limits<double>::quiet_NaN() : f.number(key);
+}
+
+EvalPoint eval_point_from(const JsonFields& f) {
+  f.only({"epoch", "step", "samples", "wall_seconds", "train_loss", "test_loss", "test_accuracy", "lr", "b_simple"});
+  return {.epoch = f.number("epoch"),
+          .step = f.integer("step"),
+          .samples = f.integer("samples"),
+          .wall_seconds = f.number("wall_seconds"),
+          .train_loss = loss(f, "train_loss"),
+          .test_loss = loss(f, "test_loss"),
+          .test_accuracy = f.number("test_accuracy"),
+          .lr = f.number("lr"),
+          .b_simple = f.at("b_simple").is_null() ? std::nullopt : std::optional(f.number("b_simple"))};
+}
+
+StepTiming timing_from(const JsonFields& f) {
+  f.only({"unit", "data", "forward", "backward", "exposed_comm", "comm", "optimizer", "total"});
+  if (f.string("unit") != kTimingUnit)
+    throw_wrong_type(f.pointer("unit"), std::string("\"") + kTimingUnit + "\"", f.at("unit"));
+  return {.data = f.number("data"),
+          .forward = f.number("forward"),
+          .backward = f.number("backward"),
+          .exposed_comm = f.number("exposed_comm"),
+          .comm = f.number("comm"),
+          .optimizer = f.number("optimizer"),
+          .total = f.number("total")};
+}
+
+}  // namespace
 
 std::string to_string(RunStatus s) {
   switch (s) {
@@ -24,15 +76,19 @@ std::string utc_timestamp() {
   return buf;
 }
 
+bool RunRecord::done() const {
+  return status == RunStatus::completed || status == RunStatus::reached_target || status == RunStatus::diverged;
+}
+
 Json RunRecord::to_json() const {
   Json r;
   r["schema_version"] = kRunRecordSchemaVersion;
-  r["kind"] = "dtbench-run-record";
+  r["kind"] = kKind;
   r["name"] = name;
   r["status"] = to_string(status);
   r["status_detail"] = status_detail;
   r["config"] = config;
-  r["seed"] = config.contains("seed") ? config["seed"] : Json(0);
+  r["seed"] = seed_of(config);
   r["ranks"] = ranks;
   r["global_batch"] = global_batch;
   r["per_rank_batch"] = per_rank_batch;
@@ -42,7 +98,7 @@ Json RunRecord::to_json() const {
   r["steps"] = steps;
   r["epochs"] = epochs;
   r["samples"] = samples;
-  r["timing"] = {{"unit", "seconds per step (mean)"},
+  r["timing"] = {{"unit", kTimingUnit},
                  {"data", timing.data},
                  {"forward", timing.forward},
                  {"backward", timing.backward},
@@ -74,8 +130,69 @@ Json RunRecord::to_json() const {
   }
   r["time_to_accuracy"] = tta;
   r["extra"] = extra;
-  r["provenance"] = provenance();
+  r["provenance"] = provenance.is_null() ? dtbench::provenance() : provenance;
   return r;
+}
+
+RunRecord RunRecord::from_json(const Json& j) {
+  if (!j.is_object() || j.value("kind", Json()) != kKind) throw BadInput("not a dtbench run record");
+  JsonFields f(j, "");
+  f.only({"schema_version", "kind", "name", "status", "status_detail", "config", "seed", "ranks", "global_batch",
+          "per_rank_batch", "started_utc", "finished_utc", "wall_seconds", "steps", "epochs", "samples", "timing",
+          "throughput", "curve", "time_to_accuracy", "extra", "provenance"});
+  const int64_t version = f.integer("schema_version");
+  if (version != kRunRecordSchemaVersion)
+    throw BadInput(f.pointer("schema_version") + ": version " + std::to_string(version) +
+                   (version > kRunRecordSchemaVersion ? " is newer than this dtbench reads (" +
+                                                            std::to_string(kRunRecordSchemaVersion) + ")"
+                                                      : " is unknown"));
+  RunRecord r;
+  r.name = f.string("name");
+  r.status = status_from(f);
+  r.status_detail = f.string("status_detail");
+  r.config = f.object("config");
+  if (f.at("seed") != seed_of(r.config)) throw BadInput(f.pointer("seed") + ": differs from /config/seed");
+  r.ranks = static_cast<int>(f.integer("ranks"));
+  r.global_batch = f.integer("global_batch");
+  r.per_rank_batch = f.integer("per_rank_batch");
+  r.started_utc = f.string("started_utc");
+  r.finished_utc = f.string("finished_utc");
+  r.wall_seconds = f.number("wall_seconds");
+  r.steps = f.integer("steps");
+  r.epochs = f.number("epochs");
+  r.samples = f.integer("samples");
+  r.timing = timing_from(f.fields("timing"));
+  const JsonFields tp = f.fields("throughput");
+  tp.only({"images_per_second", "bytes_communicated_per_step"});
+  r.images_per_second = tp.number("images_per_second");
+  r.bytes_communicated_per_step = tp.number("bytes_communicated_per_step");
+  for (const JsonFields& p : f.items("curve")) r.curve.push_back(eval_point_from(p));
+  const JsonFields tta = f.fields("time_to_accuracy");
+  r.target_accuracy = tta.number("target");
+  if (tta.boolean("reached")) {
+    tta.only({"target", "reached", "seconds", "step", "epoch", "samples"});
+    r.time_to_accuracy = TimeToAccuracy{tta.number("seconds"), tta.integer("step"), tta.number("epoch"),
+                                        tta.integer("samples")};
+  } else {
+    tta.only({"target", "reached"});
+  }
+  r.extra = f.object("extra");
+  r.provenance = f.object("provenance");
+  return r;
+}
+
+RecordFile read_run_record(const std::filesystem::path& path) {
+  Json j;
+  try {
+    j = read_json_file(path.string(), "run record");  // its messages name the file
+  } catch (const BadInput& e) {
+    return {std::nullopt, e.what()};
+  }
+  try {
+    return {RunRecord::from_json(j), ""};
+  } catch (const BadInput& e) {
+    return {std::nullopt, path.string() + ": " + e.what()};
+  }
 }
 
 }  // namespace dtbench

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ std::string to_string(RunStatus s);
 // after backward; comm is the reducers' total busy time, partly hidden behind backward.
 struct StepTiming {
   double data = 0, forward = 0, backward = 0, exposed_comm = 0, comm = 0, optimizer = 0, total = 0;
+  bool operator==(const StepTiming&) const = default;
 };
 
 // One evaluation on the test set.
@@ -34,6 +36,7 @@ struct EvalPoint {
   double test_accuracy = 0;
   double lr = 0;
   std::optional<double> b_simple;  // gradient noise scale estimate (McCandlish et al. 2018)
+  bool operator==(const EvalPoint&) const = default;
 };
 
 struct TimeToAccuracy {
@@ -41,6 +44,7 @@ struct TimeToAccuracy {
   int64_t step = 0;
   double epoch = 0;
   int64_t samples = 0;
+  bool operator==(const TimeToAccuracy&) const = default;
 };
 
 struct RunRecord {
@@ -62,10 +66,29 @@ struct RunRecord {
   double target_accuracy = 0;                 // 0 = no target
   std::optional<TimeToAccuracy> time_to_accuracy;
   Json extra = Json::object();                // module-specific sections (per_rank, resume, scaling, ...)
+  Json provenance;                            // machine and build of the run; null: to_json stamps this process's
+
+  // A finished run: completed, reached its target or diverged. A sweep rerun skips it and tables
+  // count it; a failed run is tried again and a preempted one resumes.
+  bool done() const;
 
   // The JSON document, provenance included.
   Json to_json() const;
+  // The record in a to_json document; to_json of the result gives the document back. Throws
+  // BadInput "not a dtbench run record" (no "kind": "dtbench-run-record"), or naming the JSON
+  // pointer of the first field that is missing, of the wrong type or unexpected, or a
+  // schema_version this build does not read.
+  static RunRecord from_json(const Json& j);
+
+  bool operator==(const RunRecord&) const = default;
 };
+
+// A record file as read: the record, or why the file holds none.
+struct RecordFile {
+  std::optional<RunRecord> record;
+  std::string problem;  // without a record: "<path>: <why>" (cannot open, invalid JSON at line:column, ...)
+};
+RecordFile read_run_record(const std::filesystem::path& path);
 
 std::string utc_timestamp();
 

@@ -2,8 +2,8 @@
 
 #include <sys/stat.h>
 
-#include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -32,10 +32,10 @@ RunState record_state(const fs::path& record, const Json& expected, std::string&
   detail.clear();
   std::error_code ec;
   if (!fs::exists(record, ec)) return RunState::missing;
-  Json r = read_json_file(record.string(), "run record");
-  if (!r.is_object() || r.value("kind", "") != "dtbench-run-record" || !r.contains("status") || !r["status"].is_string())
-    throw BadInput(record.string() + ": not a dtbench run record");
-  Json have = r.value("config", Json::object()), want = expected;
+  RecordFile file = read_run_record(record);
+  if (!file.record) throw BadInput(file.problem);
+  const RunRecord& r = *file.record;
+  Json have = r.config, want = expected;
   have.erase("output");
   want.erase("output");
   if (have != want) {
@@ -44,28 +44,21 @@ RunState record_state(const fs::path& record, const Json& expected, std::string&
     throw BadInput(record.string() + ": made from a different config than this spec gives (first difference at " +
                    where + "); use another --out, or move the old record away");
   }
-  std::string status = r["status"].get<std::string>();
-  detail = status;
-  if (r.contains("status_detail") && r["status_detail"].is_string() && !r["status_detail"].get<std::string>().empty())
-    detail += ": " + r["status_detail"].get<std::string>();
-  if (status == "completed" || status == "reached-target" || status == "diverged") return RunState::done;
-  if (status == "preempted") return RunState::preempted;
-  if (status == "failed") return RunState::failed;
-  throw BadInput(record.string() + ": unknown status \"" + status + "\"");
+  detail = to_string(r.status);
+  if (!r.status_detail.empty()) detail += ": " + r.status_detail;
+  if (r.done()) return RunState::done;
+  return r.status == RunStatus::preempted ? RunState::preempted : RunState::failed;
 }
 
-Json campaign_index(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays) {
-  Json idx;
-  idx["kind"] = "dtbench-campaign";
-  idx["name"] = spec.name;
-  idx["description"] = spec.description;
-  idx["written_utc"] = utc_timestamp();
-  idx["generated_by"] = l.generated_by;
-  Json axes = Json::array();
-  for (const auto& a : spec.axes) axes.push_back({{"pointer", a.pointer}, {"keys", a.keys}});
-  idx["axes"] = axes;
-  idx["repeats"] = spec.repeats;
-  idx["program"] = l.program;
+CampaignIndex campaign_index(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays) {
+  CampaignIndex idx;
+  idx.name = spec.name;
+  idx.description = spec.description;
+  idx.written_utc = utc_timestamp();
+  idx.generated_by = l.generated_by;
+  for (const auto& a : spec.axes) idx.axes.push_back({a.pointer, a.keys});
+  idx.repeats = spec.repeats;
+  idx.program = l.program;
   // Where each run's script is, with its task index for job arrays.
   std::vector<std::pair<std::string, int64_t>> where;
   if (arrays) {
@@ -74,34 +67,18 @@ Json campaign_index(const Spec& spec, const std::vector<Point>& points, const La
       for (size_t i = 0; i < groups[g].runs.size(); ++i)
         where.emplace_back(rel_to(array_script_path(l, g), l.out), static_cast<int64_t>(i));
   }
-  Json pts = Json::array();
   size_t k = 0;
   for (const auto& p : points) {
-    Json values = Json::object();
-    for (const auto& [key, v] : p.values) values[key] = v;
-    Json runs = Json::array();
+    CampaignIndex::Point ip{p.id, p.label, p.values, p.ranks, p.slurm, {}};
     for (const auto& r : p.runs) {
-      Json jr = {{"name", r.name},
-                 {"seed", r.seed},
-                 {"config", rel_to(config_path(l, r), l.out)},
-                 {"record", rel_to(record_path(l, r), l.out)}};
-      if (arrays) {
-        jr["script"] = where[k].first;
-        jr["array_task"] = where[k].second;
-      } else {
-        jr["script"] = rel_to(script_path(l, r), l.out);
-      }
+      CampaignIndex::Run ir{r.name, r.seed, rel_to(config_path(l, r), l.out), rel_to(record_path(l, r), l.out), "", -1};
+      if (arrays) std::tie(ir.script, ir.array_task) = where[k];
+      else ir.script = rel_to(script_path(l, r), l.out);
       ++k;
-      runs.push_back(jr);
+      ip.runs.push_back(std::move(ir));
     }
-    pts.push_back({{"id", p.id},
-                   {"label", p.label},
-                   {"values", values},
-                   {"ranks", p.ranks},
-                   {"slurm", p.slurm},
-                   {"runs", runs}});
+    idx.points.push_back(std::move(ip));
   }
-  idx["points"] = pts;
   return idx;
 }
 
@@ -125,7 +102,7 @@ void write_campaign(const Spec& spec, const std::vector<Point>& points, const La
     for (const auto& p : points)
       for (const auto& r : p.runs) write_script(script_path(l, r), run_script(spec, p, r, l));
   }
-  write_json_atomic(l.out / "campaign.json", campaign_index(spec, points, l, arrays), false);
+  write_json_atomic(l.out / "campaign.json", campaign_index(spec, points, l, arrays).to_json(), false);
 }
 
 fs::path move_failed_record(const Layout& l, const Run& r) {

@@ -1,16 +1,16 @@
 // A campaign folder (dtbench sweep --out DIR):
 //
 //   DIR/spec.json       the spec as given (a base config file inlined)
-//   DIR/campaign.json   the index: axes, points, runs and their files (paths relative to DIR);
-//                       `dtbench table` and analysis/plot.py read it
+//   DIR/campaign.json   the index (core/campaign_index.hpp): axes, points, runs and their files
+//                       (paths relative to DIR); `dtbench table` and analysis/plot.py read it
 //   DIR/configs/        one resolved run config per run (<run>.json)
 //   DIR/scripts/        one sbatch script per run (<run>.sbatch) or per job array (array-<k>.sbatch)
 //   DIR/runs/           records (<run>.json), :::MLLOG logs, checkpoints, Slurm output and error
 //   DIR/runs/failed/    records of failed attempts, moved aside when the run is tried again
 //   DIR/jobs.json       every submission: run, job id, array task, time, script
 //
-// Rerunning a sweep on the same DIR redoes only what is missing: a run whose record says
-// completed, reached-target or diverged is done and skipped; a preempted run resumes from its
+// Rerunning a sweep on the same DIR redoes only what is missing: a run whose record is done
+// (RunRecord::done: completed, reached-target or diverged) is skipped; a preempted run resumes from its
 // checkpoint; a failed run is tried again; a run whose Slurm job is still pending or running is
 // left alone.
 #pragma once
@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/campaign_index.hpp"
 #include "core/json.hpp"
 #include "slurm/expand.hpp"
 #include "slurm/sbatch_script.hpp"
@@ -30,12 +31,13 @@ enum class RunState { missing, done, preempted, failed, queued };
 std::string to_string(RunState s);
 
 // What a run's record says. `detail` receives the record's status (and status_detail when set).
-// Throws BadInput when the record was made from a different config than `expected` (the /output
-// section aside), naming the first differing key: a campaign folder holds one spec's runs.
+// Throws BadInput when the record cannot be read (read_run_record's reason), or was made from a
+// different config than `expected` (the /output section aside), naming the first differing key:
+// a campaign folder holds one spec's runs.
 RunState record_state(const std::filesystem::path& record, const Json& expected, std::string& detail);
 
-// The campaign index (campaign.json).
-Json campaign_index(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays);
+// The campaign index (campaign.json) of these points.
+CampaignIndex campaign_index(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays);
 
 // Writes spec.json, campaign.json, every run config and every script (replacing earlier versions).
 void write_campaign(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays);

@@ -164,6 +164,18 @@ TEST(CampaignTable, AFolderOfRecordsWithoutCampaignIndex) {
   EXPECT_THROW(load_campaign(s.dir / "configs"), dtbench::BadInput);  // configs are not records
 }
 
+TEST(CampaignTable, AnUnreadableRecordCountsAsMissing) {
+  Synthetic s;
+  const fs::path rec = load_campaign(s.dir).points[0].runs[0].record_path;
+  dtbench::write_file_atomic(rec, "{\"kind\": \"dtbench-run-record\", \"status\": \"completed\"", false);
+  CampaignData c = load_campaign(s.dir);
+  EXPECT_EQ(c.points[0].runs[0].state, "missing");
+  EXPECT_EQ(c.points[0].runs[0].config["reducer"]["name"], "ring");  // from configs/
+  EXPECT_EQ(c.points[0].runs[1].state, "done");
+  // Not shown yet; the reader has the reason.
+  EXPECT_EQ(dtbench::read_run_record(rec).problem, rec.string() + ":1:53: invalid JSON (byte 52)");
+}
+
 TEST(Published, MlperfReferenceConvergencePointsMatchTheReferences) {
   Json doc = load_published("mlperf-resnet-rcp");
   TextTable t = published_table(doc, Format::md);

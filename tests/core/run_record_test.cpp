@@ -1,16 +1,27 @@
 // A filled run record serialises with every field the schema requires; record_matches_schema (CTest)
-// then validates the file written here with python3-jsonschema.
+// then validates the file written here with python3-jsonschema. The reader gives the record back
+// exactly, names why a file is not a readable record, and decides which runs are done.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <sstream>
 
 #include "core/atomic_file.hpp"
 #include "core/config.hpp"
 #include "core/run_record.hpp"
 
 using namespace dtbench;
+namespace fs = std::filesystem;
 
-TEST(RunRecord, WritesSchemaValidRecord) {
+namespace {
+
+// A record with every field set, the optional ones included.
+RunRecord full_record() {
   RunRecord r;
   r.name = "resnet20-sgd-ring-k2";
   r.config = config::defaults();
@@ -29,6 +40,31 @@ TEST(RunRecord, WritesSchemaValidRecord) {
   r.curve.push_back({0.21, 100, 12800, 12.4, 0.5, 0.45, 0.91, 0.1, 512.0});
   r.target_accuracy = 0.9;
   r.time_to_accuracy = TimeToAccuracy{12.4, 100, 0.21, 12800};
+  return r;
+}
+
+std::string file_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream b;
+  b << in.rdbuf();
+  return b.str();
+}
+
+// A scratch folder for record files, removed at the end of the test.
+struct Scratch {
+  fs::path dir = fs::temp_directory_path() / ("dtbench-record-" + std::to_string(::getpid()));
+  Scratch() { fs::create_directories(dir); }
+  ~Scratch() { fs::remove_all(dir); }
+  fs::path write(const std::string& name, const std::string& text) {
+    write_file_atomic(dir / name, text, false);
+    return dir / name;
+  }
+};
+
+}  // namespace
+
+TEST(RunRecord, WritesSchemaValidRecord) {
+  RunRecord r = full_record();
   Json j = r.to_json();
   EXPECT_EQ(j["status"], "reached-target");
   EXPECT_EQ(j["seed"], 1);
@@ -46,4 +82,92 @@ TEST(RunRecord, StatusNames) {
   EXPECT_EQ(to_string(RunStatus::diverged), "diverged");
   EXPECT_EQ(to_string(RunStatus::failed), "failed");
   EXPECT_EQ(to_string(RunStatus::preempted), "preempted");
+}
+
+TEST(RunRecord, ReadsBackExactlyWhatWasWritten) {
+  Scratch s;
+  RunRecord r = full_record();
+  r.status_detail = "target 0.9 reached at step 100";
+  r.curve.push_back({0.42, 200, 25600, 24.8, 0.3, 0.35, 0.93, 0.05, std::nullopt});
+  r.extra["per_rank_timing"] = Json::array({Json::object({{"rank", 0}, {"total", 0.064}})});
+  r.extra["scaling_efficiency"] = 0.93;
+  fs::path file = s.dir / "full.json";
+  write_json_atomic(file, r.to_json(), true);
+
+  RecordFile read = read_run_record(file);
+  ASSERT_TRUE(read.record) << read.problem;
+  EXPECT_EQ(read.problem, "");
+  // The file again, byte for byte: provenance and extra included.
+  write_json_atomic(s.dir / "again.json", read.record->to_json(), true);
+  EXPECT_EQ(file_text(s.dir / "again.json"), file_text(file));
+  // The record again, field for field.
+  r.provenance = read.record->provenance;
+  EXPECT_EQ(*read.record, r);
+  EXPECT_EQ(RunRecord::from_json(r.to_json()), r);
+}
+
+TEST(RunRecord, ReadsBackWhatIsLeftOut) {
+  // No target reached, no noise scale, a loss that was not finite (a diverged run: null in the file).
+  RunRecord r = full_record();
+  r.status = RunStatus::diverged;
+  r.time_to_accuracy.reset();
+  r.curve[0].b_simple.reset();
+  r.curve[0].train_loss = std::numeric_limits<double>::quiet_NaN();
+  const Json j = Json::parse(r.to_json().dump());  // as a file holds it
+  EXPECT_TRUE(j["curve"][0]["train_loss"].is_null());
+  RunRecord back = RunRecord::from_json(j);
+  EXPECT_EQ(back.to_json().dump(), j.dump());
+  EXPECT_TRUE(std::isnan(back.curve[0].train_loss));
+  EXPECT_FALSE(back.time_to_accuracy);
+  EXPECT_FALSE(back.curve[0].b_simple);
+}
+
+TEST(RunRecord, SaysWhyAFileIsNotAReadableRecord) {
+  Scratch s;
+  const Json good = full_record().to_json();
+  auto problem = [&](const std::string& name, const std::string& text) {
+    RecordFile f = read_run_record(s.write(name, text));
+    EXPECT_FALSE(f.record) << name;
+    return f.problem;
+  };
+  auto problem_with = [&](const std::string& name, const std::function<void(Json&)>& change) {
+    Json j = good;
+    change(j);
+    return problem(name, j.dump(2));
+  };
+  const std::string d = s.dir.string() + "/";
+
+  EXPECT_EQ(read_run_record(s.dir / "absent.json").problem, d + "absent.json: cannot open run record");
+  EXPECT_EQ(problem("cut.json", "{\n  \"kind\": \"dtbench-run-record\",\n  \"name\": \n"),
+            d + "cut.json:4:1: invalid JSON (byte 45)");
+  EXPECT_EQ(problem("config.json", config::defaults().dump()), d + "config.json: not a dtbench run record");
+  EXPECT_EQ(problem("list.json", "[1, 2]"), d + "list.json: not a dtbench run record");
+  EXPECT_EQ(problem_with("future.json", [](Json& j) { j["schema_version"] = 2; }),
+            d + "future.json: /schema_version: version 2 is newer than this dtbench reads (1)");
+  EXPECT_EQ(problem_with("missing.json", [](Json& j) { j["throughput"].erase("images_per_second"); }),
+            d + "missing.json: /throughput/images_per_second: missing");
+  EXPECT_EQ(problem_with("ranks.json", [](Json& j) { j["ranks"] = "2"; }),
+            d + "ranks.json: /ranks: expected an integer, got \"2\"");
+  EXPECT_EQ(problem_with("step.json", [](Json& j) { j["curve"][0]["step"] = 1.5; }),
+            d + "step.json: /curve/0/step: expected an integer, got 1.5");
+  EXPECT_EQ(problem_with("timing.json", [](Json& j) { j["timing"] = Json::array(); }),
+            d + "timing.json: /timing: expected an object, got []");
+  EXPECT_EQ(problem_with("status.json", [](Json& j) { j["status"] = "finished"; }),
+            d + "status.json: /status: unknown status \"finished\"");
+  EXPECT_EQ(problem_with("surprise.json", [](Json& j) { j["surprise"] = 1; }),
+            d + "surprise.json: /surprise: unexpected field");
+  EXPECT_EQ(problem_with("seed.json", [](Json& j) { j["seed"] = 7; }),
+            d + "seed.json: /seed: differs from /config/seed");
+  EXPECT_EQ(problem_with("reached.json", [](Json& j) { j["time_to_accuracy"].erase("seconds"); }),
+            d + "reached.json: /time_to_accuracy/seconds: missing");
+}
+
+TEST(RunRecord, DoneRule) {
+  RunRecord r;
+  for (auto [status, done] : {std::pair{RunStatus::completed, true}, std::pair{RunStatus::reached_target, true},
+                              std::pair{RunStatus::diverged, true}, std::pair{RunStatus::failed, false},
+                              std::pair{RunStatus::preempted, false}}) {
+    r.status = status;
+    EXPECT_EQ(r.done(), done) << to_string(status);
+  }
 }

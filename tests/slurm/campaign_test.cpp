@@ -148,7 +148,7 @@ TEST(Script, ArrayGroupsShareTheirSlurmSection) {
   ProcessResult r = run_capture({"bash", tmp.string()});
   EXPECT_EQ(r.out, "p1-ring-nodes2-s1\np1-ring-nodes2-s2\np3-tree-nodes2-s1\np3-tree-nodes2-s2\n");
   fs::remove(tmp);
-  Json idx = campaign_index(f.spec, f.points, f.layout, true);
+  Json idx = campaign_index(f.spec, f.points, f.layout, true).to_json();
   EXPECT_EQ(idx["points"][3]["runs"][1]["script"], "scripts/array-1.sbatch");
   EXPECT_EQ(idx["points"][3]["runs"][1]["array_task"], 3);
   EXPECT_EQ(idx["points"][3]["runs"][1]["record"], "runs/p3-tree-nodes2-s2.json");
@@ -196,12 +196,59 @@ TEST(Campaign, RecordStateDecidesWhatARerunDoes) {
     EXPECT_EQ(std::string(e.what()), rec.string() + ": made from a different config than this spec gives (first "
                                                     "difference at /optimizer/lr); use another --out, or move the old record away");
   }
+  // A record the reader cannot read stops the sweep with the reader's reason.
+  dtbench::write_json_atomic(rec, {{"kind", "dtbench-run-record"}, {"status", "completed"}}, false);
+  try {
+    record_state(rec, run.config, detail);
+    FAIL();
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), rec.string() + ": /schema_version: missing");
+  }
   // The /output section may differ (a campaign folder that was moved).
   r.config = run.config;
   r.config["output"]["dir"] = "/elsewhere/runs";
   dtbench::write_json_atomic(rec, r.to_json(), false);
   EXPECT_EQ(record_state(rec, run.config, detail), RunState::done);
   fs::remove_all(dir);
+}
+
+TEST(Campaign, IndexReadsBackWhatTheSweepWrote) {
+  fs::path dir = fs::temp_directory_path() / ("dtbench-index-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  Json doc = {{"name", "i"},
+              {"description", "two reducers"},
+              {"base", {{"duration", {{"steps", 10}}}}},
+              {"axes", {{"reducer.name", {"ring", "tree"}}}},
+              {"zip", {{{"batch.global", {128, 256}}, {"optimizer.lr", {0.1, 0.2}}}}},
+              {"repeats", 2}};
+  for (bool arrays : {false, true}) {
+    Fixture f = make(doc, dir);
+    write_campaign(f.spec, f.points, f.layout, arrays);
+    const fs::path file = dir / "campaign.json";
+    dtbench::CampaignIndex idx = dtbench::read_campaign_index(file);
+    EXPECT_EQ(idx.to_json(), dtbench::read_json_file(file.string(), "index"));  // the file, exactly
+    EXPECT_EQ(idx.name, "i");
+    ASSERT_EQ(idx.axes.size(), 2u);
+    EXPECT_EQ(idx.axes[1].keys, (std::vector<std::string>{"batch.global", "optimizer.lr"}));
+    ASSERT_EQ(idx.points.size(), 4u);
+    EXPECT_EQ(idx.points[3].values, f.points[3].values);
+    EXPECT_EQ(idx.points[3].runs[1].record, "runs/" + f.points[3].runs[1].name + ".json");
+    EXPECT_EQ(idx.points[3].runs[1].array_task, arrays ? 7 : -1);
+    fs::remove_all(dir);
+  }
+
+  // What is wrong with an index that is not the sweep's, by JSON pointer.
+  Fixture f = make(doc, dir);
+  Json idx = campaign_index(f.spec, f.points, f.layout, false).to_json();
+  idx["points"][1]["runs"][0].erase("record");
+  try {
+    dtbench::CampaignIndex::from_json(idx);
+    FAIL();
+  } catch (const BadInput& e) {
+    EXPECT_STREQ(e.what(), "/points/1/runs/0/record: missing");
+  }
+  idx["kind"] = "dtbench-run-record";
+  EXPECT_THROW(dtbench::CampaignIndex::from_json(idx), BadInput);
 }
 
 TEST(Campaign, SubmissionsRoundTrip) {

@@ -19,9 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,13 +43,6 @@ std::string node_name() {
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
   return host;
-}
-
-Json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream b;
-  b << in.rdbuf();
-  return Json::parse(b.str());
 }
 
 }  // namespace
@@ -92,12 +83,13 @@ int main(int argc, char** argv) {
   int64_t total = config["duration"]["steps"].get<int64_t>();
   if (total == 0) total = 10 * config["duration"]["epochs"].get<int64_t>();
   int64_t start = 0;
-  if (resume && fs::exists(ckpt)) start = read_json(ckpt)["step"].get<int64_t>();
+  if (resume && fs::exists(ckpt)) start = dtbench::read_json_file(ckpt.string(), "checkpoint")["step"].get<int64_t>();
   bool replacing = false;
   if (fs::exists(record)) {
-    std::string status = read_json(record)["status"].get<std::string>();
-    if (status != "preempted" || !resume) {
-      if (rank == 0) std::cerr << "mpi_steps: " << record << " exists (" << status << ")\n";
+    dtbench::RecordFile old = dtbench::read_run_record(record);
+    if (!old.record || old.record->status != dtbench::RunStatus::preempted || !resume) {
+      std::string what = old.record ? to_string(old.record->status) : old.problem;
+      if (rank == 0) std::cerr << "mpi_steps: " << record << " exists (" << what << ")\n";
       MPI_Finalize();
       return 2;
     }

@@ -1,0 +1,99 @@
+#include "core/campaign_index.hpp"
+
+#include "core/error.hpp"
+#include "core/json_fields.hpp"
+
+namespace dtbench {
+namespace {
+
+constexpr const char* kKind = "dtbench-campaign";
+
+CampaignIndex::Run run_from(const JsonFields& f) {
+  f.only({"name", "seed", "config", "record", "script", "array_task"});
+  CampaignIndex::Run r;
+  r.name = f.string("name");
+  r.seed = f.integer("seed");
+  r.config = f.string("config");
+  r.record = f.string("record");
+  r.script = f.string("script");
+  if (f.has("array_task")) r.array_task = f.integer("array_task");
+  return r;
+}
+
+CampaignIndex::Point point_from(const JsonFields& f) {
+  f.only({"id", "label", "values", "ranks", "slurm", "runs"});
+  CampaignIndex::Point p;
+  p.id = f.string("id");
+  p.label = f.string("label");
+  const Json& values = f.object("values");
+  for (auto it = values.begin(); it != values.end(); ++it) p.values.emplace_back(it.key(), it.value());
+  p.ranks = f.integer("ranks");
+  p.slurm = f.object("slurm");
+  for (const JsonFields& r : f.items("runs")) p.runs.push_back(run_from(r));
+  return p;
+}
+
+}  // namespace
+
+Json CampaignIndex::to_json() const {
+  Json idx;
+  idx["kind"] = kKind;
+  idx["name"] = name;
+  idx["description"] = description;
+  idx["written_utc"] = written_utc;
+  idx["generated_by"] = generated_by;
+  Json axes_json = Json::array();
+  for (const auto& a : axes) axes_json.push_back({{"pointer", a.pointer}, {"keys", a.keys}});
+  idx["axes"] = axes_json;
+  idx["repeats"] = repeats;
+  idx["program"] = program;
+  Json points_json = Json::array();
+  for (const auto& p : points) {
+    Json values = Json::object();
+    for (const auto& [key, v] : p.values) values[key] = v;
+    Json runs = Json::array();
+    for (const auto& r : p.runs) {
+      Json jr = {{"name", r.name}, {"seed", r.seed}, {"config", r.config}, {"record", r.record}, {"script", r.script}};
+      if (r.array_task >= 0) jr["array_task"] = r.array_task;
+      runs.push_back(jr);
+    }
+    points_json.push_back({{"id", p.id},
+                           {"label", p.label},
+                           {"values", values},
+                           {"ranks", p.ranks},
+                           {"slurm", p.slurm},
+                           {"runs", runs}});
+  }
+  idx["points"] = points_json;
+  return idx;
+}
+
+CampaignIndex CampaignIndex::from_json(const Json& j) {
+  JsonFields f(j, "");
+  if (f.string("kind") != kKind) throw_wrong_type(f.pointer("kind"), std::string("\"") + kKind + "\"", f.at("kind"));
+  f.only({"kind", "name", "description", "written_utc", "generated_by", "axes", "repeats", "program", "points"});
+  CampaignIndex c;
+  c.name = f.string("name");
+  c.description = f.string("description");
+  c.written_utc = f.string("written_utc");
+  c.generated_by = f.string("generated_by");
+  for (const JsonFields& a : f.items("axes")) {
+    a.only({"pointer", "keys"});
+    c.axes.push_back({a.string("pointer"), a.strings("keys")});
+  }
+  c.repeats = f.integer("repeats");
+  c.program = f.strings("program");
+  for (const JsonFields& p : f.items("points")) c.points.push_back(point_from(p));
+  return c;
+}
+
+CampaignIndex read_campaign_index(const std::filesystem::path& file) {
+  const Json j = read_json_file(file.string(), "campaign index");
+  try {
+    return CampaignIndex::from_json(j);
+  } catch (const BadInput& e) {
+    throw BadInput(file.string() + ": " + e.what());
+  }
+}
+
+}  // namespace dtbench
