@@ -58,6 +58,22 @@ StepTiming timing_from(const JsonFields& f) {
 
 }  // namespace
 
+Json to_json(const EvalPoint& p) {
+  return {{"epoch", p.epoch},
+          {"step", p.step},
+          {"samples", p.samples},
+          {"wall_seconds", p.wall_seconds},
+          {"train_loss", p.train_loss},
+          {"test_loss", p.test_loss},
+          {"test_accuracy", p.test_accuracy},
+          {"lr", p.lr},
+          {"b_simple", p.b_simple ? Json(*p.b_simple) : Json(nullptr)}};
+}
+
+EvalPoint eval_point_from_json(const Json& j, const std::string& pointer) {
+  return eval_point_from(JsonFields(j, pointer));
+}
+
 std::string to_string(RunStatus s) {
   switch (s) {
     case RunStatus::completed: return "completed";
@@ -109,17 +125,7 @@ Json RunRecord::to_json() const {
   r["throughput"] = {{"images_per_second", images_per_second},
                      {"bytes_communicated_per_step", bytes_communicated_per_step}};
   Json curve_json = Json::array();
-  for (const auto& p : curve) {
-    curve_json.push_back({{"epoch", p.epoch},
-                          {"step", p.step},
-                          {"samples", p.samples},
-                          {"wall_seconds", p.wall_seconds},
-                          {"train_loss", p.train_loss},
-                          {"test_loss", p.test_loss},
-                          {"test_accuracy", p.test_accuracy},
-                          {"lr", p.lr},
-                          {"b_simple", p.b_simple ? Json(*p.b_simple) : Json(nullptr)}});
-  }
+  for (const auto& p : curve) curve_json.push_back(dtbench::to_json(p));
   r["curve"] = curve_json;
   Json tta = {{"target", target_accuracy}, {"reached", time_to_accuracy.has_value()}};
   if (time_to_accuracy) {

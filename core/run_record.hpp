@@ -39,6 +39,11 @@ struct EvalPoint {
   bool operator==(const EvalPoint&) const = default;
 };
 
+// A curve point as the record holds it, and back (BadInput naming `pointer`'s field). The checkpoint's
+// run state keeps its curve in the same form.
+Json to_json(const EvalPoint& p);
+EvalPoint eval_point_from_json(const Json& j, const std::string& pointer);
+
 struct TimeToAccuracy {
   double seconds = 0;
   int64_t step = 0;

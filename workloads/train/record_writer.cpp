@@ -1,7 +1,6 @@
 #include "workloads/train/record_writer.hpp"
 
 #include <algorithm>
-#include <fstream>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -24,19 +23,16 @@ Json rank_timing(int k, const double* v) {
 // A preempted record is replaced by its own continuation; any other record is never overwritten.
 bool replaces_preempted(const fs::path& record, bool resume) {
   if (!resume || !fs::exists(record)) return false;
-  std::ifstream in(record);
-  Json old = Json::parse(in, nullptr, false);
-  return !old.is_discarded() && old.value("status", "") == "preempted";
+  const RecordFile old = read_run_record(record);
+  return old.record && old.record->status == RunStatus::preempted;
 }
 
 }  // namespace
 
 Baseline read_baseline(const std::string& path) {
-  std::ifstream in(path);
-  Json base = Json::parse(in, nullptr, false);
-  if (base.is_discarded() || !base.contains("throughput"))
-    throw BadInput(path + ": not a dtbench run record (--baseline)");
-  return {path, base["throughput"]["images_per_second"].get<double>() / base["ranks"].get<double>()};
+  const RecordFile base = read_run_record(path);
+  if (!base.record) throw BadInput(path + ": not a dtbench run record (--baseline)");
+  return {path, base.record->images_per_second / base.record->ranks};
 }
 
 void write_run_record(const World& world, const RunFacts& f, const TrainState& st, RunStatus status,

@@ -15,25 +15,6 @@ StepTiming timing_from(const Json& j) {
           j.at("comm"), j.at("optimizer"), j.at("total")};
 }
 
-Json point_json(const EvalPoint& p) {
-  return {{"epoch", p.epoch},
-          {"step", p.step},
-          {"samples", p.samples},
-          {"wall_seconds", p.wall_seconds},
-          {"train_loss", p.train_loss},
-          {"test_loss", p.test_loss},
-          {"test_accuracy", p.test_accuracy},
-          {"lr", p.lr},
-          {"b_simple", p.b_simple ? Json(*p.b_simple) : Json(nullptr)}};
-}
-
-EvalPoint point_from(const Json& j) {
-  EvalPoint p{j.at("epoch"),     j.at("step"),          j.at("samples"), j.at("wall_seconds"), j.at("train_loss"),
-              j.at("test_loss"), j.at("test_accuracy"), j.at("lr"),      std::nullopt};
-  if (!j.at("b_simple").is_null()) p.b_simple = j.at("b_simple").get<double>();
-  return p;
-}
-
 }  // namespace
 
 void TrainState::add_step(const StepTiming& t, double loss) {
@@ -51,7 +32,7 @@ double TrainState::images_per_second(int64_t global_batch) const {
 
 Json TrainState::to_json() const {
   Json c = Json::array();
-  for (const auto& p : curve) c.push_back(point_json(p));
+  for (const auto& p : curve) c.push_back(dtbench::to_json(p));
   Json t = tta ? Json{{"seconds", tta->seconds}, {"step", tta->step}, {"epoch", tta->epoch}, {"samples", tta->samples}}
                : Json(nullptr);
   return {{"step", step},
@@ -76,7 +57,7 @@ TrainState TrainState::from_json(const Json& j) {
     s.timed_steps = j.at("timed_steps");
     s.train_loss_sum = j.at("train_loss_sum");
     s.train_loss_steps = j.at("train_loss_steps");
-    for (const auto& p : j.at("curve")) s.curve.push_back(point_from(p));
+    for (const auto& p : j.at("curve")) s.curve.push_back(eval_point_from_json(p, "/state/curve"));
     if (const Json& t = j.at("tta"); !t.is_null())
       s.tta = TimeToAccuracy{t.at("seconds"), t.at("step"), t.at("epoch"), t.at("samples")};
     s.preemptions = j.at("preemptions");
@@ -86,6 +67,8 @@ TrainState TrainState::from_json(const Json& j) {
     s.after_last = split.at("after_last");
     s.split_steps = split.at("steps");
     return s;
+  } catch (const BadInput& e) {
+    throw BadInput(std::string("checkpoint header: ") + e.what());
   } catch (const Json::exception& e) {
     throw BadInput(std::string("checkpoint header: run state is damaged or from another dtbench version (") +
                    e.what() + ")");
