@@ -1,11 +1,10 @@
 #include "workloads/train/checkpoint.hpp"
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 
 namespace dtbench {
 namespace fs = std::filesystem;
@@ -71,11 +70,9 @@ void write_rank_state(const fs::path& dir, int rank, const RankState& s) {
 
 RankState read_rank_state(const fs::path& dir, int rank, int64_t expect_step) {
   fs::path file = rank_file(dir, rank);
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw BadInput(file.string() + ": checkpoint file of rank " + std::to_string(rank) + " is missing");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  std::string data = buf.str();
+  if (!fs::exists(file)) throw BadInput(file.string() + ": checkpoint file of rank " + std::to_string(rank) + " is missing");
+  // Weights, buffers and optimizer state: a few times the model, far below this bound.
+  std::string data = read_regular_file(file, uint64_t{64} << 30, "checkpoint file");
   if (data.size() < sizeof kMagic || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0)
     throw BadInput(file.string() + ": not a dtbench checkpoint (wrong magic number at byte 0)");
   Reader r(data.substr(sizeof kMagic), file.string());
@@ -109,9 +106,9 @@ void write_header(const fs::path& dir, const Json& header) {
 Json read_header(const fs::path& dir) {
   fs::path file = dir / "header.json";
   if (!fs::exists(file)) return Json();
-  std::ifstream in(file);
+  const std::string text = read_regular_file(file, uint64_t{64} << 20, "checkpoint header");
   try {
-    return Json::parse(in);
+    return Json::parse(text);
   } catch (const Json::parse_error& e) {
     throw BadInput(file.string() + ": damaged checkpoint header (byte " + std::to_string(e.byte) + ")");
   }
