@@ -18,7 +18,6 @@
 #include "reducers/cost_model.hpp"
 
 namespace dtbench {
-
 namespace {
 
 struct CliOptions {
