@@ -18,6 +18,7 @@
 #include "reducers/exchange.hpp"
 #include "reducers/mpi_comm.hpp"
 #include "reducers/pattern.hpp"
+#include "reducers/registry.hpp"
 #include "reducers/thread_comm.hpp"
 #ifdef DTBENCH_HAVE_CUDA
 #include "reducers/nccl_reducer.hpp"
@@ -62,7 +63,8 @@ std::vector<std::string> resolve_reducers(const std::string& spec, bool mpi_tran
         if (n != "mpi" || mpi_transport) out.push_back(n);
       continue;
     }
-    if (item == "nccl") {  // GPU only: never part of "all", which must run on every machine
+    const ReducerInfo* info = find_reducer(item);
+    if (info != nullptr && info->kind == ReducerKind::kGpuOnly) {  // never part of "all", which must run anywhere
       out.push_back(item);
       continue;
     }

@@ -1,7 +1,9 @@
 #include "reducers/butterfly.hpp"
 
 #include <algorithm>
+#include <cmath>
 
+#include "reducers/exchange.hpp"
 #include "reducers/fold.hpp"
 
 namespace dtbench {
@@ -22,6 +24,20 @@ void Butterfly::run(float* data, size_t count) {
     }
   }
   fold_out(c, f, data, count, nseg, tag);
+}
+
+CostTerms Butterfly::cost(int p, double n, const ReducerOptions& o, double eager) {
+  // Recursive doubling (Thakur et al. 2005): lg p (alpha + n beta + n gamma), plus, for a
+  // non-power-of-two p, the fold: one full buffer in (reduced) and one out (section 4.1).
+  CostTerms t;
+  const int pof2 = largest_pof2(p);
+  const double lgQ = std::log2(static_cast<double>(pof2));
+  const bool folded = pof2 != p;
+  const double S = segment_messages(n / sizeof(float), o);
+  t.messages((lgQ + (folded ? 2 : 0)) * S, n / S, eager);
+  t.beta = lgQ * n + (folded ? 2 * n : 0);
+  t.gamma = lgQ * n + (folded ? n : 0);
+  return t;
 }
 
 }  // namespace dtbench

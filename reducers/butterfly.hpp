@@ -10,20 +10,19 @@
 // buffers (latency log2 p alpha) and loses to the ring and halving-doubling on large ones.
 #pragma once
 
-#include "reducers/exchange.hpp"
-#include "reducers/reducer.hpp"
+#include "reducers/allreduce.hpp"
+#include "reducers/cost_terms.hpp"
+#include "reducers/scratch.hpp"
 
 namespace dtbench {
 
-class Butterfly : public Reducer {
+class Butterfly : public Allreduce {
  public:
-  Butterfly(Comm& comm, const ReducerOptions& options) : Reducer(comm), options_(options) {}
-  ~Butterfly() override { stop_comm_thread(); }
+  Butterfly(Comm& comm, const ReducerOptions& options) : Allreduce(comm), options_(options) {}
   std::string name() const override { return "butterfly"; }
-  double bus_factor(int nranks) const override { return allreduce_bus_factor(nranks); }
-
- protected:
   void run(float* data, size_t count) override;
+  // The alpha-beta-gamma terms of one allreduce (reducers/cost_terms.hpp).
+  static CostTerms cost(int ranks, double bytes, const ReducerOptions& options, double eager_bytes);
 
  private:
   ReducerOptions options_;  // the segmenting rule

@@ -1,5 +1,5 @@
 // The reducer module's subcommands of the dtbench binary: `allreduce` (reducers/allreduce_bench.hpp)
-// and `model` (reducers/cost_model.hpp).
+// and `model` (reducers/model_command.cpp).
 #pragma once
 
 namespace CLI {

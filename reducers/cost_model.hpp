@@ -1,12 +1,13 @@
-// `dtbench model`: the latency-bandwidth (alpha-beta-gamma) cost model of each reducer, fitted to a
-// `dtbench allreduce --json` sweep, predicting times at other rank counts and sizes, and answering the
-// seeds' batch-split question.
+// The latency-bandwidth (alpha-beta-gamma) cost model of each reducer, fitted to a `dtbench allreduce
+// --json` sweep, predicting times at other rank counts and sizes (`dtbench model`,
+// reducers/model_command.cpp, also answers the seeds' batch-split question with it).
 //
 // The model (Hockney's; Thakur, Rabenseifner and Gropp 2005, section 3): sending a message of n bytes
 // costs alpha + n beta (alpha: latency, beta: inverse bandwidth), and reducing n bytes locally costs
 // n gamma. An algorithm's time is the sum over its critical path: T = A alpha + B beta + C gamma, where
 // the coefficients A (messages), B (bytes sent) and C (bytes reduced) come from the algorithm's
-// structure (cost_terms below, one formula per algorithm, with the papers cited there). One
+// structure (one formula per algorithm, the static cost() next to its run(), with the papers cited
+// there; cost_terms below finds it through the registry). One
 // refinement: MPI libraries send small messages eagerly and larger ones by a rendezvous handshake
 // (Open MPI's shared-memory transport switches at 4 KiB), whose latency is several times larger, so
 // messages up to `eager_bytes` count in A and larger ones in A_rndv with their own alpha_rndv (the
@@ -32,23 +33,10 @@
 #include <vector>
 
 #include "core/json.hpp"
-#include "reducers/reducer.hpp"
-
-namespace CLI {
-class App;
-}
+#include "reducers/cost_terms.hpp"
+#include "reducers/reducer_options.hpp"
 
 namespace dtbench {
-
-// T = alpha * CostTerms::alpha + beta * CostTerms::beta + gamma * CostTerms::gamma.
-struct CostTerms {
-  double alpha = 0;       // messages of at most eager_bytes on the critical path
-  double alpha_rndv = 0;  // larger messages on the critical path
-  double beta = 0;        // bytes sent on the critical path
-  double gamma = 0;       // bytes reduced on the critical path
-  // Counts `count` messages of `bytes` each into the right latency class.
-  void messages(double count, double bytes, double eager_bytes) { (bytes <= eager_bytes ? alpha : alpha_rndv) += count; }
-};
 
 struct CostParams {
   double alpha = 0;       // seconds per eager message
@@ -65,7 +53,8 @@ inline double predict_seconds(const CostTerms& t, const CostParams& c) {
 // 4096 bytes including the message header; 4064-byte payloads measured eager, 4096-byte ones not.
 constexpr double kDefaultEagerBytes = 4064;
 
-// The formula of each reducer (names as in reducer_names()) for `bytes` on `ranks` ranks.
+// The formula of `reducer` (its registry entry's cost) for `bytes` on `ranks` ranks; BadInput for a
+// reducer without one.
 CostTerms cost_terms(const std::string& reducer, int ranks, double bytes, const ReducerOptions& options,
                      double eager_bytes = kDefaultEagerBytes);
 
@@ -86,7 +75,11 @@ struct FittedModel {
 FittedModel fit_cost_model(const std::vector<Json>& sweeps, double eager_bytes = kDefaultEagerBytes,
                            double max_bytes = 0 /* no limit */);
 
-// Registers the `model` subcommand.
-void add_model_command(CLI::App& app);
+// A sweep row's time: the median per-iteration time where the sweep recorded it (robust to the
+// preemptions of a shared machine), else the mean.
+double row_seconds(const Json& row);
+
+// j[key] of a sweep document; BadInput "<where>: missing \"key\"" when absent.
+const Json& sweep_field(const Json& j, const char* key, const std::string& where);
 
 }  // namespace dtbench

@@ -10,10 +10,9 @@
 #pragma once
 
 #include <cstddef>
-#include <vector>
 
 #include "reducers/comm.hpp"
-#include "reducers/reducer.hpp"
+#include "reducers/reducer_options.hpp"
 
 namespace dtbench {
 
@@ -47,17 +46,5 @@ void recv_sum_segments(Comm& comm, int src, float* accum, size_t n, float* scrat
 // Plain exchange without reduction (allgather and broadcast steps): segment by segment into place.
 void sendrecv_copy(Comm& comm, int dst, const float* send, size_t nsend, int src, float* recv, size_t nrecv,
                    size_t nseg, int tag);
-
-// A grow-only scratch buffer: allocated on first use for a size, reused afterwards.
-class Scratch {
- public:
-  float* get(size_t elems) {
-    if (buf_.size() < elems) buf_.resize(elems);
-    return buf_.data();
-  }
-
- private:
-  std::vector<float> buf_;
-};
 
 }  // namespace dtbench

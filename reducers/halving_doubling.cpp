@@ -1,7 +1,9 @@
 #include "reducers/halving_doubling.hpp"
 
 #include <algorithm>
+#include <cmath>
 
+#include "reducers/exchange.hpp"
 #include "reducers/fold.hpp"
 
 namespace dtbench {
@@ -40,6 +42,31 @@ void HalvingDoubling::run(float* data, size_t count) {
     }
   }
   fold_out(c, f, data, count, segment_count(count, options_), tag);
+}
+
+CostTerms HalvingDoubling::cost(int p, double n, const ReducerOptions& o, double eager) {
+  return cost_terms(p, n, o, eager, true);
+}
+
+CostTerms HalvingDoubling::cost_terms(int p, double n, const ReducerOptions& o, double eager, bool segmented) {
+  // Rabenseifner (Thakur et al. 2005, section 4.5): 2 lg p alpha + 2 (p-1)/p n beta + (p-1)/p n gamma,
+  // plus the fold as in the butterfly. Step j of the halving (and of the doubling) moves n / 2^(j+1) bytes.
+  CostTerms t;
+  const int pof2 = largest_pof2(p);
+  const double Q = pof2, lgQ = std::log2(Q);
+  for (int j = 0; j < static_cast<int>(lgQ); ++j) {
+    const double part = n / std::ldexp(2.0, j), S = segmented ? segment_messages(part / sizeof(float), o) : 1;
+    t.messages(2 * S, part / S, eager);
+  }
+  t.beta = 2 * (Q - 1) / Q * n;
+  t.gamma = (Q - 1) / Q * n;
+  if (pof2 != p) {
+    const double S = segmented ? segment_messages(n / sizeof(float), o) : 1;
+    t.messages(2 * S, n / S, eager);
+    t.beta += 2 * n;
+    t.gamma += n;
+  }
+  return t;
 }
 
 }  // namespace dtbench

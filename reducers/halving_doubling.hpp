@@ -11,20 +11,22 @@
 // the ring's bandwidth with logarithmic latency. Transfers are segmented like the ring's.
 #pragma once
 
-#include "reducers/exchange.hpp"
-#include "reducers/reducer.hpp"
+#include "reducers/allreduce.hpp"
+#include "reducers/cost_terms.hpp"
+#include "reducers/scratch.hpp"
 
 namespace dtbench {
 
-class HalvingDoubling : public Reducer {
+class HalvingDoubling : public Allreduce {
  public:
-  HalvingDoubling(Comm& comm, const ReducerOptions& options) : Reducer(comm), options_(options) {}
-  ~HalvingDoubling() override { stop_comm_thread(); }
+  HalvingDoubling(Comm& comm, const ReducerOptions& options) : Allreduce(comm), options_(options) {}
   std::string name() const override { return "halving_doubling"; }
-  double bus_factor(int nranks) const override { return allreduce_bus_factor(nranks); }
-
- protected:
   void run(float* data, size_t count) override;
+  // The alpha-beta-gamma terms of one allreduce (reducers/cost_terms.hpp).
+  static CostTerms cost(int ranks, double bytes, const ReducerOptions& options, double eager_bytes);
+  // The same formula with or without the segmenting of the transfers (MpiReducer's model has none).
+  static CostTerms cost_terms(int ranks, double bytes, const ReducerOptions& options, double eager_bytes,
+                              bool segmented);
 
  private:
   ReducerOptions options_;  // the segmenting rule

@@ -20,44 +20,6 @@ size_t piece_count(size_t bytes) { return bytes == 0 ? 1 : (bytes + kMaxPiece - 
 
 }  // namespace
 
-// ---- MpiSession ----------------------------------------------------------------------------------------
-
-std::string MpiSession::thread_level_name(int level) {
-  switch (level) {
-    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
-    default: return "unknown (" + std::to_string(level) + ")";
-  }
-}
-
-MpiSession::MpiSession(int* argc, char*** argv, int required) {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (initialized) {
-    MPI_Query_thread(&provided_);
-  } else {
-    if (MPI_Init_thread(argc, argv, required, &provided_) != MPI_SUCCESS)
-      throw RunFailed("MPI_Init_thread failed");
-    owns_ = true;
-  }
-  if (provided_ < required) {
-    std::string msg = "MPI provides " + thread_level_name(provided_) + " but " + thread_level_name(required) +
-                      " is required (a reducer's communication thread calls MPI while the main thread may too)";
-    if (owns_) MPI_Finalize();
-    owns_ = false;
-    throw RunFailed(msg);
-  }
-}
-
-MpiSession::~MpiSession() {
-  if (!owns_) return;
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
-}
-
 // ---- MpiComm ---------------------------------------------------------------------------------------------
 
 MpiComm::MpiComm(MPI_Comm parent) {

@@ -1,5 +1,6 @@
 // MPI transport: a Comm over a duplicate of an MPI communicator, so reducer traffic never matches
-// messages of any other MPI user in the program; and MpiSession, the RAII owner of MPI_Init_thread.
+// messages of any other MPI user in the program. MPI must be initialised first: MpiSession, included
+// here for every user of the transport.
 #pragma once
 
 #include <mpi.h>
@@ -8,28 +9,9 @@
 #include <vector>
 
 #include "reducers/comm.hpp"
+#include "reducers/mpi_session.hpp"
 
 namespace dtbench {
-
-// Initialises MPI on construction and finalises it on destruction, unless MPI was already initialised
-// (then it neither initialises nor finalises). It requests MPI_THREAD_MULTIPLE because a reducer's
-// communication thread (Reducer::start) makes MPI calls while the main thread may make others; if the
-// library grants less, the constructor throws RunFailed naming both levels.
-class MpiSession {
- public:
-  MpiSession(int* argc, char*** argv, int required = MPI_THREAD_MULTIPLE);
-  MpiSession() : MpiSession(nullptr, nullptr) {}
-  ~MpiSession();
-  MpiSession(const MpiSession&) = delete;
-  MpiSession& operator=(const MpiSession&) = delete;
-
-  int provided() const { return provided_; }
-  static std::string thread_level_name(int level);
-
- private:
-  bool owns_ = false;
-  int provided_ = MPI_THREAD_SINGLE;
-};
 
 class MpiComm : public Comm {
  public:

@@ -4,21 +4,20 @@
 // order for a given rank count and size, which the determinism tests check.
 #pragma once
 
+#include "reducers/allreduce.hpp"
+#include "reducers/cost_terms.hpp"
 #include "reducers/mpi_comm.hpp"
-#include "reducers/reducer.hpp"
 
 namespace dtbench {
 
-class MpiReducer : public Reducer {
+class MpiReducer : public Allreduce {
  public:
   // BadInput unless comm is an MpiComm.
   explicit MpiReducer(Comm& comm);
-  ~MpiReducer() override { stop_comm_thread(); }
   std::string name() const override { return "mpi"; }
-  double bus_factor(int nranks) const override { return allreduce_bus_factor(nranks); }
-
- protected:
   void run(float* data, size_t count) override;
+  // The alpha-beta-gamma terms of one allreduce (reducers/cost_terms.hpp).
+  static CostTerms cost(int ranks, double bytes, const ReducerOptions& options, double eager_bytes);
 
  private:
   MpiComm* mpi_;

@@ -8,7 +8,7 @@
 namespace dtbench {
 
 namespace {
-// The bootstrap message's tag, beside the algorithms' tags in reducer.hpp (101..105, 199).
+// The bootstrap message's tag, beside the algorithms' tags in allreduce.hpp (101..105, 199).
 constexpr int kTagNcclBootstrap = 106;
 
 void order_after(cudaStream_t producer, cudaEvent_t ready, cudaStream_t consumer) {
@@ -32,7 +32,7 @@ bool is_device_pointer(const void* p) {
 
 // ---- NcclReducer -------------------------------------------------------------------------------------
 
-NcclReducer::NcclReducer(Comm& comm) : Reducer(comm) {
+NcclReducer::NcclReducer(Comm& comm) : Allreduce(comm) {
   gpu::require_device("reducer nccl");
   const int local = comm.transport() == "thread" ? comm.rank() : gpu::local_rank_from_env(comm.rank());
   device_ = local % gpu::device_count();
@@ -50,7 +50,6 @@ NcclReducer::NcclReducer(Comm& comm) : Reducer(comm) {
 }
 
 NcclReducer::~NcclReducer() {
-  stop_comm_thread();
   cudaSetDevice(device_);
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   if (nccl_ != nullptr) ncclCommDestroy(nccl_);
@@ -87,8 +86,8 @@ void NcclReducer::run(float* data, size_t count) {
 
 // ---- HostStagedReducer --------------------------------------------------------------------------------
 
-HostStagedReducer::HostStagedReducer(Comm& comm, std::unique_ptr<Reducer> inner, cudaStream_t producer)
-    : Reducer(comm), inner_(std::move(inner)), producer_(producer) {
+HostStagedReducer::HostStagedReducer(Comm& comm, std::unique_ptr<Allreduce> inner, cudaStream_t producer)
+    : Allreduce(comm), inner_(std::move(inner)), producer_(producer) {
   if (!inner_ || &inner_->comm() != &comm) {
     throw std::invalid_argument("HostStagedReducer: the inner reducer must run on the same comm");
   }
@@ -99,7 +98,6 @@ HostStagedReducer::HostStagedReducer(Comm& comm, std::unique_ptr<Reducer> inner,
 }
 
 HostStagedReducer::~HostStagedReducer() {
-  stop_comm_thread();
   cudaSetDevice(device_);
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   if (ready_ != nullptr) cudaEventDestroy(ready_);
@@ -108,7 +106,7 @@ HostStagedReducer::~HostStagedReducer() {
 
 void HostStagedReducer::run(float* data, size_t count) {
   if (count == 0 || !is_device_pointer(data)) {
-    inner_->allreduce(data, count);
+    inner_->run(data, count);
     return;
   }
   DTB_CUDA(cudaSetDevice(device_));
@@ -117,7 +115,7 @@ void HostStagedReducer::run(float* data, size_t count) {
   float* host = staging_.as<float>();
   DTB_CUDA(cudaMemcpyAsync(host, data, count * sizeof(float), cudaMemcpyDeviceToHost, stream_));
   DTB_CUDA(cudaStreamSynchronize(stream_));
-  inner_->allreduce(host, count);
+  inner_->run(host, count);
   DTB_CUDA(cudaMemcpyAsync(data, host, count * sizeof(float), cudaMemcpyHostToDevice, stream_));
   DTB_CUDA(cudaStreamSynchronize(stream_));
 }

@@ -12,7 +12,7 @@
 // NCCL stream waits for it), so a bucket announced during backward goes on the wire as soon as its
 // gradients are computed, while backward continues on the model's stream; without a producer it waits for
 // the whole device first. It returns when the allreduce has finished (the Reducer contract: the buffer is
-// final when run returns); on the reducer's communication thread that wait overlaps backward. A buffer in
+// final when run returns); on the Reducer wrapper's communication thread that wait overlaps backward. A buffer in
 // host memory is copied to a device buffer of the reducer's and back, so `dtbench allreduce --reducer
 // nccl` also runs on host buffers (its time then includes the two copies).
 //
@@ -21,7 +21,7 @@
 //
 // HostStagedReducer: any host reducer (ring, tree, mpi, ...) on device buffers, through pinned host copies:
 // device -> host on its own stream (after the producer stream), the inner reducer's allreduce on the host
-// copy, host -> device. It keeps the inner reducer's name and bus factor, so records stay comparable with
+// copy, host -> device. It keeps the inner reducer's name (and so its bus factor), so records stay comparable with
 // the CPU runs and with NCCL. Host buffers pass straight through.
 #pragma once
 
@@ -31,17 +31,16 @@
 #include <memory>
 #include <string>
 
-#include "reducers/reducer.hpp"
+#include "reducers/allreduce.hpp"
 #include "workloads/gpu/device.hpp"
 
 namespace dtbench {
 
-class NcclReducer : public Reducer {
+class NcclReducer : public Allreduce {
  public:
   explicit NcclReducer(Comm& comm);
   ~NcclReducer() override;
   std::string name() const override { return "nccl"; }
-  double bus_factor(int nranks) const override { return allreduce_bus_factor(nranks); }
 
   // The stream the gradients are produced on (nullptr: wait for the whole device before each allreduce).
   void set_producer_stream(cudaStream_t producer) { producer_ = producer; }
@@ -60,20 +59,19 @@ class NcclReducer : public Reducer {
   gpu::DeviceBuffer staging_;  // for host buffers
 };
 
-class HostStagedReducer : public Reducer {
+class HostStagedReducer : public Allreduce {
  public:
   // Uses the calling thread's current device. inner must run on the same comm.
-  HostStagedReducer(Comm& comm, std::unique_ptr<Reducer> inner, cudaStream_t producer = nullptr);
+  HostStagedReducer(Comm& comm, std::unique_ptr<Allreduce> inner, cudaStream_t producer = nullptr);
   ~HostStagedReducer() override;
   std::string name() const override { return inner_->name(); }
-  double bus_factor(int nranks) const override { return inner_->bus_factor(nranks); }
-  const Reducer& inner() const { return *inner_; }
+  const Allreduce& inner() const { return *inner_; }
 
  protected:
   void run(float* data, size_t count) override;
 
  private:
-  std::unique_ptr<Reducer> inner_;
+  std::unique_ptr<Allreduce> inner_;
   cudaStream_t producer_;
   int device_ = 0;
   cudaStream_t stream_ = nullptr;

@@ -1,10 +1,13 @@
 #include "reducers/parameter_server.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
+#include "reducers/exchange.hpp"
 
 namespace dtbench {
 
-ParameterServer::ParameterServer(Comm& comm, int servers) : Reducer(comm), servers_(servers) {
+ParameterServer::ParameterServer(Comm& comm, int servers) : Allreduce(comm), servers_(servers) {
   if (servers < 1 || servers > comm.size())
     throw BadInput("parameter_server: servers must be in 1.." + std::to_string(comm.size()) + " (the rank count), got " +
                    std::to_string(servers));
@@ -48,6 +51,18 @@ void ParameterServer::run(float* data, size_t count) {
       c.recv(src, data + shard_begin(src), shard_len(src) * sizeof(float), tag);
     }
   }
+}
+
+CostTerms ParameterServer::cost(int p, double n, const ReducerOptions& o, double eager) {
+  // S servers each own n/S bytes. Push: p-1 rounds, each one shard of n/S bytes into every server
+  // (alpha + n/S beta + n/S gamma); pull: p-1 rounds of n/S bytes out. For S = 1 the server's link
+  // carries 2(p-1) n bytes, the bottleneck of the single server; for S = p it is the ring's volume.
+  CostTerms t;
+  const double P = p, S = std::min(o.servers, p);
+  t.messages(2 * (P - 1), n / S, eager);
+  t.beta = 2 * (P - 1) * n / S;
+  t.gamma = (P - 1) * n / S;
+  return t;
 }
 
 }  // namespace dtbench

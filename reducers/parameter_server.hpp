@@ -18,24 +18,23 @@
 // busbw column compares algorithms by time for the same operation. It is not the load on the server's
 // link: per direction a server moves (p-1)/S + (S-1)/S buffers, (p+S-2)/S in all, which for S = 1 is
 // p-1 buffers against the ring's 2(p-1)/p; that load is what makes the single server slow and is what
-// the cost model charges (reducers/cost_model.cpp).
+// the cost model charges (cost() below).
 #pragma once
 
-#include "reducers/exchange.hpp"
-#include "reducers/reducer.hpp"
+#include "reducers/allreduce.hpp"
+#include "reducers/cost_terms.hpp"
+#include "reducers/scratch.hpp"
 
 namespace dtbench {
 
-class ParameterServer : public Reducer {
+class ParameterServer : public Allreduce {
  public:
   ParameterServer(Comm& comm, int servers);
-  ~ParameterServer() override { stop_comm_thread(); }
   std::string name() const override { return "parameter_server"; }
-  double bus_factor(int nranks) const override { return allreduce_bus_factor(nranks); }
   int servers() const { return servers_; }
-
- protected:
   void run(float* data, size_t count) override;
+  // The alpha-beta-gamma terms of one allreduce (reducers/cost_terms.hpp).
+  static CostTerms cost(int ranks, double bytes, const ReducerOptions& options, double eager_bytes);
 
  private:
   int servers_;

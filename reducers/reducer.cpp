@@ -1,28 +1,14 @@
 #include "reducers/reducer.hpp"
 
 #include <chrono>
-#include <sstream>
 
-#include "core/error.hpp"
-#include "reducers/butterfly.hpp"
-#include "reducers/halving_doubling.hpp"
-#include "reducers/mpi_reducer.hpp"
-#include "reducers/parameter_server.hpp"
-#include "reducers/ring.hpp"
-#include "reducers/tree.hpp"
-#ifdef DTBENCH_HAVE_CUDA
-#include "reducers/nccl_reducer.hpp"
-#endif
+#include "reducers/registry.hpp"
 
 namespace dtbench {
 
-double allreduce_bus_factor(int nranks) { return nranks <= 1 ? 0.0 : 2.0 * (nranks - 1) / nranks; }
+Reducer::Reducer(std::unique_ptr<Allreduce> algorithm) : algorithm_(std::move(algorithm)) {}
 
-Reducer::Reducer(Comm& comm) : comm_(comm) {}
-
-Reducer::~Reducer() { stop_comm_thread(); }
-
-void Reducer::stop_comm_thread() {
+Reducer::~Reducer() {
   {
     std::unique_lock<std::mutex> lock(m_);
     // Queued buffers are in flight on the wire: finish them before the thread goes away.
@@ -33,10 +19,12 @@ void Reducer::stop_comm_thread() {
   if (thread_.joinable()) thread_.join();
 }
 
+double Reducer::bus_factor(int nranks) const { return reducer_info(name()).bus_factor(nranks); }
+
 void Reducer::allreduce(float* data, size_t count) {
   wait();
   auto t0 = std::chrono::steady_clock::now();
-  run(data, count);
+  algorithm_->run(data, count);
   add_busy(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
@@ -88,7 +76,7 @@ void Reducer::comm_thread_main() {
     std::exception_ptr failure;
     auto t0 = std::chrono::steady_clock::now();
     try {
-      run(r.data, r.count);
+      algorithm_->run(r.data, r.count);
     } catch (...) {
       failure = std::current_exception();
     }
@@ -106,33 +94,8 @@ void Reducer::comm_thread_main() {
   }
 }
 
-const std::vector<std::string>& reducer_names() {
-  static const std::vector<std::string> names = {"parameter_server", "tree", "butterfly", "ring",
-                                                 "halving_doubling", "mpi"};
-  return names;
-}
-
 std::unique_ptr<Reducer> make_reducer(const std::string& name, Comm& comm, const ReducerOptions& options) {
-  if (options.segment_bytes < sizeof(float) || options.small_segment_bytes < sizeof(float))
-    throw BadInput("reducer segment sizes must be at least " + std::to_string(sizeof(float)) + " bytes, got " +
-                   std::to_string(options.segment_bytes) + " and " + std::to_string(options.small_segment_bytes));
-  if (name == "parameter_server") return std::make_unique<ParameterServer>(comm, options.servers);
-  if (name == "tree") return std::make_unique<Tree>(comm);
-  if (name == "butterfly") return std::make_unique<Butterfly>(comm, options);
-  if (name == "ring") return std::make_unique<Ring>(comm, options);
-  if (name == "halving_doubling") return std::make_unique<HalvingDoubling>(comm, options);
-  if (name == "mpi") return std::make_unique<MpiReducer>(comm);
-  // NCCL is not in reducer_names(): "all" means the host reducers, which run on any machine.
-  if (name == "nccl") {
-#ifdef DTBENCH_HAVE_CUDA
-    return std::make_unique<NcclReducer>(comm);
-#else
-    throw BadInput("reducer 'nccl' needs a dtbench built with CUDA and NCCL; this build has no CUDA");
-#endif
-  }
-  std::ostringstream valid;
-  for (const auto& n : reducer_names()) valid << (valid.tellp() > 0 ? ", " : "") << n;
-  throw BadInput("unknown reducer '" + name + "'; valid names: " + valid.str());
+  return std::make_unique<Reducer>(make_allreduce(name, comm, options));
 }
 
 }  // namespace dtbench

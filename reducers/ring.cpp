@@ -1,5 +1,9 @@
 #include "reducers/ring.hpp"
 
+#include <cmath>
+
+#include "reducers/exchange.hpp"
+
 namespace dtbench {
 
 void Ring::run(float* data, size_t count) {
@@ -27,6 +31,18 @@ void Ring::run(float* data, size_t count) {
     sendrecv_copy(c, right, data + chunk_begin(send_c), chunk_len(send_c), left, data + chunk_begin(recv_c),
                   chunk_len(recv_c), nseg, tag);
   }
+}
+
+CostTerms Ring::cost(int p, double n, const ReducerOptions& o, double eager) {
+  // Patarasuk and Yuan 2009: 2(p-1) alpha + 2(p-1)/p n beta + (p-1)/p n gamma; each of the 2(p-1)
+  // steps sends its chunk of n/p bytes as S segments, so 2(p-1) S messages of n/(pS) bytes.
+  CostTerms t;
+  const double P = p, elems = n / sizeof(float);
+  const double S = segment_messages(std::ceil(elems / P), o);
+  t.messages(2 * (P - 1) * S, n / P / S, eager);
+  t.beta = 2 * (P - 1) / P * n;
+  t.gamma = (P - 1) / P * n;
+  return t;
 }
 
 }  // namespace dtbench

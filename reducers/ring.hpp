@@ -15,20 +15,19 @@
 // segment, and every link is busy in every step.
 #pragma once
 
-#include "reducers/exchange.hpp"
-#include "reducers/reducer.hpp"
+#include "reducers/allreduce.hpp"
+#include "reducers/cost_terms.hpp"
+#include "reducers/scratch.hpp"
 
 namespace dtbench {
 
-class Ring : public Reducer {
+class Ring : public Allreduce {
  public:
-  Ring(Comm& comm, const ReducerOptions& options) : Reducer(comm), options_(options) {}
-  ~Ring() override { stop_comm_thread(); }
+  Ring(Comm& comm, const ReducerOptions& options) : Allreduce(comm), options_(options) {}
   std::string name() const override { return "ring"; }
-  double bus_factor(int nranks) const override { return allreduce_bus_factor(nranks); }
-
- protected:
   void run(float* data, size_t count) override;
+  // The alpha-beta-gamma terms of one allreduce (reducers/cost_terms.hpp).
+  static CostTerms cost(int ranks, double bytes, const ReducerOptions& options, double eager_bytes);
 
  private:
   ReducerOptions options_;  // the segmenting rule

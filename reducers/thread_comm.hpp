@@ -7,19 +7,14 @@
 // done. abort() wakes every blocked rank with RunFailed so a failing rank never hangs a test.
 #pragma once
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
-#include <memory>
-#include <mutex>
 #include <string>
-#include <vector>
 
 #include "reducers/comm.hpp"
 
 namespace dtbench {
 
-class ThreadWorld;
+class ThreadWorld;  // reducers/thread_world.hpp
 
 class ThreadComm : public Comm {
  public:
@@ -37,52 +32,6 @@ class ThreadComm : public Comm {
  private:
   ThreadWorld& world_;
   int rank_;
-};
-
-class ThreadWorld {
- public:
-  explicit ThreadWorld(int nranks);
-  ThreadWorld(const ThreadWorld&) = delete;
-  ThreadWorld& operator=(const ThreadWorld&) = delete;
-
-  int size() const { return static_cast<int>(comms_.size()); }
-  ThreadComm& comm(int rank) { return *comms_.at(static_cast<size_t>(rank)); }
-  // Marks the world aborted and wakes every blocked operation (they throw RunFailed).
-  void abort(const std::string& reason);
-  bool aborted() const;
-
- private:
-  friend class ThreadComm;
-  struct Message {
-    int src;
-    int tag;
-    const void* data;
-    size_t bytes;
-    bool taken = false;  // a receiver is copying: the sender must keep the buffer alive
-    bool done = false;
-    bool size_mismatch = false;
-  };
-  struct Mailbox {
-    std::mutex m;
-    std::condition_variable cv;
-    std::deque<Message*> posted;  // oldest first: non-overtaking per (source, tag)
-  };
-
-  void post(int dst, Message& msg);
-  void wait_sent(int dst, Message& msg, int me);
-  void receive(int me, int src, void* buf, size_t bytes, int tag);
-  void barrier(int me);
-  void check_rank(int r, const char* what, int me) const;
-  [[noreturn]] void throw_aborted(int me) const;
-
-  std::vector<std::unique_ptr<ThreadComm>> comms_;
-  std::vector<std::unique_ptr<Mailbox>> boxes_;
-  mutable std::mutex state_m_;  // guards aborted_, reason_ and the barrier
-  std::condition_variable barrier_cv_;
-  bool aborted_ = false;
-  std::string reason_;
-  int barrier_waiting_ = 0;
-  unsigned long barrier_generation_ = 0;
 };
 
 // Runs fn(comm) on `nranks` threads, one per rank, and returns when all are done. When a rank throws,

@@ -1,5 +1,10 @@
 #include "reducers/tree.hpp"
 
+#include <algorithm>
+#include <vector>
+
+#include "reducers/exchange.hpp"
+
 namespace dtbench {
 
 void Tree::run(float* data, size_t count) {
@@ -26,6 +31,44 @@ void Tree::run(float* data, size_t count) {
   if (me > 0) c.recv(parent, data, bytes, tag);
   if (left < p) c.send(left, data, bytes, tag);
   if (right < p) c.send(right, data, bytes, tag);
+}
+
+namespace {
+
+// The binary heap tree with every message costing one unit: the number of messages on the critical
+// path of the reduce (each costs alpha + n beta + n gamma) and of the broadcast (alpha + n beta). A node
+// receives its left, then its right child's sum; it sends to its left, then its right child. Exact for
+// the heap shape of any p, where "2 log2 p" is only the full-tree value.
+void tree_depths(int p, double& reduce_msgs, double& bcast_msgs) {
+  std::vector<double> done(static_cast<size_t>(p), 0.0), ready(static_cast<size_t>(p), 0.0);
+  for (int i = p - 1; i >= 0; --i) {
+    double t = 0;
+    for (int child : {2 * i + 1, 2 * i + 2})
+      if (child < p) t = std::max(t, done[static_cast<size_t>(child)]) + 1;
+    done[static_cast<size_t>(i)] = t;
+  }
+  bcast_msgs = 0;
+  for (int i = 0; i < p; ++i) {
+    int k = 0;
+    for (int child : {2 * i + 1, 2 * i + 2})
+      if (child < p) ready[static_cast<size_t>(child)] = ready[static_cast<size_t>(i)] + (++k);
+    bcast_msgs = std::max(bcast_msgs, ready[static_cast<size_t>(i)]);
+  }
+  reduce_msgs = done[0];
+}
+
+}  // namespace
+
+CostTerms Tree::cost(int p, double n, const ReducerOptions&, double eager) {
+  // Reduce then broadcast down a binary tree of depth floor(lg p): about 2 lg p messages each way
+  // (the seeds' "2 log2 N"), each a full buffer: exact message counts from tree_depths().
+  CostTerms t;
+  double up = 0, down = 0;
+  tree_depths(p, up, down);
+  t.messages(up + down, n, eager);
+  t.beta = (up + down) * n;
+  t.gamma = up * n;
+  return t;
 }
 
 }  // namespace dtbench

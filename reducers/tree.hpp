@@ -10,20 +10,19 @@
 // it is a latency algorithm, not a bandwidth one.
 #pragma once
 
-#include "reducers/exchange.hpp"
-#include "reducers/reducer.hpp"
+#include "reducers/allreduce.hpp"
+#include "reducers/cost_terms.hpp"
+#include "reducers/scratch.hpp"
 
 namespace dtbench {
 
-class Tree : public Reducer {
+class Tree : public Allreduce {
  public:
-  explicit Tree(Comm& comm) : Reducer(comm) {}
-  ~Tree() override { stop_comm_thread(); }
+  explicit Tree(Comm& comm) : Allreduce(comm) {}
   std::string name() const override { return "tree"; }
-  double bus_factor(int nranks) const override { return allreduce_bus_factor(nranks); }
-
- protected:
   void run(float* data, size_t count) override;
+  // The alpha-beta-gamma terms of one allreduce (reducers/cost_terms.hpp).
+  static CostTerms cost(int ranks, double bytes, const ReducerOptions& options, double eager_bytes);
 
  private:
   Scratch scratch_;

@@ -21,6 +21,8 @@
 #include "reducers/mpi_comm.hpp"
 #include "reducers/nccl_reducer.hpp"
 #include "reducers/pattern.hpp"
+#include "reducers/reducer.hpp"
+#include "reducers/registry.hpp"
 #include "workloads/gpu/cuda_check.hpp"
 #include "workloads/gpu/device.hpp"
 
@@ -46,7 +48,7 @@ int checks(MpiComm& comm) {
   };
   auto nccl = make_reducer("nccl", comm);
   auto ring = make_reducer("ring", comm);
-  HostStagedReducer staged(comm, make_reducer("ring", comm));
+  Reducer staged(std::make_unique<HostStagedReducer>(comm, make_allreduce("ring", comm)));
   const CheckPattern pattern(comm.size());
   for (size_t count : {size_t(0), size_t(1), size_t(1000), (size_t(1) << 20) + 3}) {
     gpu::DeviceBuffer d(std::max<size_t>(count, 1) * sizeof(float));

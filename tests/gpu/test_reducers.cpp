@@ -11,6 +11,8 @@
 
 #include "reducers/nccl_reducer.hpp"
 #include "reducers/pattern.hpp"
+#include "reducers/reducer.hpp"
+#include "reducers/registry.hpp"
 #include "reducers/thread_comm.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
 #include "workloads/gpu/cuda_check.hpp"
@@ -38,7 +40,7 @@ TEST(HostStagedReducer, EqualsTheHostReducerBitForBit) {
       DTB_CUDA(cudaStreamCreateWithFlags(&producer, cudaStreamNonBlocking));
       // The producer's copy is still in flight when the reducer starts: it must order itself after it.
       DTB_CUDA(cudaMemcpyAsync(d.get(), d0.data(), count * sizeof(float), cudaMemcpyHostToDevice, producer));
-      HostStagedReducer staged(comm, make_reducer("ring", comm), producer);
+      Reducer staged(std::make_unique<HostStagedReducer>(comm, make_allreduce("ring", comm), producer));
       EXPECT_EQ(staged.name(), "ring");
       EXPECT_DOUBLE_EQ(staged.bus_factor(ranks), allreduce_bus_factor(ranks));
       staged.start(d.as<float>(), count);
@@ -64,7 +66,7 @@ TEST(NcclReducer, SumsExactlyOnDeviceAndHostBuffers) {
   run_ranks(ranks, [&](Comm& comm) {
     auto reducer = make_reducer("nccl", comm);
     EXPECT_EQ(reducer->name(), "nccl");
-    auto& nccl = dynamic_cast<NcclReducer&>(*reducer);
+    auto& nccl = dynamic_cast<NcclReducer&>(reducer->algorithm());
     EXPECT_EQ(nccl.device(), comm.rank());
     for (size_t count : {size_t(1), size_t(1000), size_t(1) << 20}) {
       std::vector<float> h(count);

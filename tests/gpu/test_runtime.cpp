@@ -14,6 +14,8 @@
 
 #include "core/error.hpp"
 #include "reducers/nccl_reducer.hpp"
+#include "reducers/reducer.hpp"
+#include "reducers/registry.hpp"
 #include "reducers/thread_comm.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
 #include "workloads/gpu/fused_optimizer.hpp"
@@ -240,7 +242,7 @@ TEST(NoDevice, EveryGpuEntryPointIsBadInput) {
   run_ranks(1, [&](Comm& comm) {
     expect_no_device([&] { NcclReducer r(comm); }, "reducer nccl");
     expect_no_device([&] { make_reducer("nccl", comm); }, "reducer nccl");
-    expect_no_device([&] { HostStagedReducer r(comm, make_reducer("ring", comm)); }, "reducer ring on device buffers");
+    expect_no_device([&] { HostStagedReducer r(comm, make_allreduce("ring", comm)); }, "reducer ring on device buffers");
   });
 }
 

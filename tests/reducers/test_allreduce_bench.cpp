@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "reducers/allreduce_bench.hpp"
 #include "reducers/pattern.hpp"
+#include "reducers/registry.hpp"
 #include "reducers/thread_comm.hpp"
 
 namespace dtbench {

@@ -14,6 +14,7 @@
 #include "core/rng.hpp"
 #include "reducers/pattern.hpp"
 #include "reducers/reducer.hpp"
+#include "reducers/registry.hpp"
 #include "reducers/thread_comm.hpp"
 #include "tests/reducers/reducer_cases.hpp"
 
@@ -155,16 +156,35 @@ TEST(ReducerFactory, BusFactorIsTheNcclTestsAllreduceFactor) {
 }
 
 TEST(ReducerFactory, UnknownNameListsTheValidOnes) {
+  // async_parameter_server is the trainer's own loop, not an allreduce: make_reducer refuses it alike.
   run_ranks(1, [](Comm& comm) {
-    try {
-      make_reducer("allgather", comm);
-      FAIL() << "no error";
-    } catch (const BadInput& e) {
-      std::string m = e.what();
-      EXPECT_NE(m.find("unknown reducer 'allgather'"), std::string::npos) << m;
-      for (const auto& name : reducer_names()) EXPECT_NE(m.find(name), std::string::npos) << m;
+    for (const std::string bad : {"allgather", "async_parameter_server"}) {
+      try {
+        make_reducer(bad, comm);
+        FAIL() << "no error";
+      } catch (const BadInput& e) {
+        std::string m = e.what();
+        EXPECT_NE(m.find("unknown reducer '" + bad + "'"), std::string::npos) << m;
+        for (const auto& name : reducer_names()) EXPECT_NE(m.find(name), std::string::npos) << m;
+      }
     }
   });
+}
+
+TEST(ReducerRegistry, ListsEveryConfigNameOnceAndTheHostOnesAsReducerNames) {
+  std::vector<std::string> all, host;
+  for (const auto& r : reducer_registry()) {
+    all.push_back(r.name);
+    if (r.kind == ReducerKind::kHost) host.push_back(r.name);
+    EXPECT_EQ(find_reducer(r.name), &r);
+    EXPECT_DOUBLE_EQ(r.bus_factor(3), 4.0 / 3.0) << r.name;
+  }
+  EXPECT_EQ(all, (std::vector<std::string>{"parameter_server", "tree", "butterfly", "ring", "halving_doubling", "mpi",
+                                           "nccl", "async_parameter_server"}));
+  EXPECT_EQ(host, reducer_names());
+  EXPECT_EQ(find_reducer("allgather"), nullptr);
+  EXPECT_EQ(find_reducer("nccl")->kind, ReducerKind::kGpuOnly);
+  EXPECT_EQ(find_reducer("async_parameter_server")->kind, ReducerKind::kAsynchronous);
 }
 
 TEST(ReducerFactory, MpiNeedsTheMpiTransportAndServersMustFit) {

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "reducers/thread_comm.hpp"
+#include "reducers/thread_world.hpp"
 
 namespace dtbench {
 namespace {

@@ -1,6 +1,7 @@
 #include "workloads/gpu/train_adapter.hpp"
 
 #include "reducers/nccl_reducer.hpp"
+#include "reducers/registry.hpp"
 #include "workloads/gpu/device.hpp"
 #include "workloads/gpu/kernels.hpp"
 
@@ -53,9 +54,10 @@ std::unique_ptr<Reducer> make_gpu_reducer(const std::string& name, Comm& comm, c
   if (name == "nccl") {
     auto r = std::make_unique<NcclReducer>(comm);
     r->set_producer_stream(producer);
-    return r;
+    return std::make_unique<Reducer>(std::move(r));
   }
-  return std::make_unique<HostStagedReducer>(comm, make_reducer(name, comm, options), producer);
+  return std::make_unique<Reducer>(
+      std::make_unique<HostStagedReducer>(comm, make_allreduce(name, comm, options), producer));
 }
 
 }  // namespace dtbench::gpu

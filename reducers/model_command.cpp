@@ -1,0 +1,218 @@
+// `dtbench model`: fits the cost model (reducers/cost_model.hpp) to `dtbench allreduce --json` sweeps,
+// prints the fit, predictions at other rank counts and sizes, the batch-split table and the check
+// against a measured sweep.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/provenance.hpp"
+#include "reducers/allreduce_bench.hpp"
+#include "reducers/commands.hpp"
+#include "reducers/cost_model.hpp"
+
+namespace dtbench {
+namespace {
+
+struct CliOptions {
+  std::vector<std::string> fit;
+  std::string ranks = "2,16,256,4096";
+  std::string bytes = "100M";
+  int batch = 1024;
+  double compute_us_per_image = -1;
+  std::string model_bytes;
+  std::string nodes = "2,16,512,1024";
+  std::string check;
+  double tolerance = 0.25;
+  std::string eager = "4064";
+  std::string fit_max;
+  std::string json;
+};
+
+// The core reader, with the option that named the file in front of its messages.
+Json read_option_file(const std::string& path, const std::string& option) {
+  try {
+    return read_json_file(path, "file");
+  } catch (const BadInput& e) {
+    throw BadInput(option + ": " + e.what());
+  }
+}
+
+std::vector<int> parse_int_list(const std::string& text, const std::string& option) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t used = 0;
+    long v = 0;
+    try {
+      v = std::stol(item, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || v < 1 || v > (1 << 24))
+      throw BadInput(option + ": '" + item + "' is not a positive integer (in '" + text + "')");
+    out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) throw BadInput(option + ": empty list");
+  return out;
+}
+
+void run_command(const CliOptions& cli) {
+  if (cli.fit.empty()) throw BadInput("--fit: give at least one `dtbench allreduce --json` file");
+  const std::vector<int> ranks = parse_int_list(cli.ranks, "--ranks");
+  const double bytes = static_cast<double>(parse_bytes(cli.bytes, "--bytes"));
+  const bool split = cli.compute_us_per_image >= 0;
+  const double model_bytes =
+      cli.model_bytes.empty() ? bytes : static_cast<double>(parse_bytes(cli.model_bytes, "--model-bytes"));
+  std::vector<int> nodes;
+  if (split) {
+    if (cli.batch < 1) throw BadInput("--batch must be >= 1, got " + std::to_string(cli.batch));
+    nodes = parse_int_list(cli.nodes, "--nodes");
+    for (int k : nodes)
+      if (cli.batch % k != 0)
+        throw BadInput("--nodes: " + std::to_string(k) + " does not divide --batch " + std::to_string(cli.batch));
+  }
+  if (!(cli.tolerance > 0)) throw BadInput("--tolerance must be > 0");
+  std::vector<Json> docs;
+  for (const auto& f : cli.fit) docs.push_back(read_option_file(f, "--fit"));
+  Json measured;
+  if (!cli.check.empty()) measured = read_option_file(cli.check, "--check");
+  if (!cli.json.empty()) check_writable(cli.json, false);
+
+  const double fit_max = cli.fit_max.empty() ? 0.0 : static_cast<double>(parse_bytes(cli.fit_max, "--fit-max-bytes"));
+  const FittedModel m =
+      fit_cost_model(docs, static_cast<double>(parse_bytes(cli.eager, "--eager-bytes")), fit_max);
+  Json out = {{"kind", "dtbench.model"}, {"fit_files", cli.fit}, {"fit", m.to_json()}};
+  char line[256];
+
+  std::printf("# alpha-beta-gamma fit from %zu file(s), ranks", cli.fit.size());
+  for (int r : m.ranks) std::printf(" %d", r);
+  std::printf("; gamma (local reduction) = %.4f ns/B\n", m.gamma * 1e9);
+  std::printf("# messages above %.0f bytes pay alpha_rndv (rendezvous)\n", m.eager_bytes);
+  std::printf("# %18s %12s %12s %14s %22s %10s\n", "reducer", "alpha (us)", "a_rndv (us)", "beta (ns/B)",
+              "fitted sizes (B)", "rms err");
+  for (const auto& [name, c] : m.params)
+    std::printf("  %18s %12.3f %12.3f %14.5f %10.0f..%-11.0f %9.1f%%\n", name.c_str(), c.alpha * 1e6,
+                c.alpha_rndv * 1e6, c.beta * 1e9, m.min_bytes.at(name), m.max_bytes.at(name),
+                100 * m.rms_rel_error.at(name));
+
+  // Predictions at the requested rank counts.
+  std::printf("\n# predicted allreduce of %.0f bytes\n", bytes);
+  std::printf("# %18s %8s %14s %11s %11s\n", "reducer", "ranks", "time (us)", "algbw", "busbw");
+  Json preds = Json::array();
+  for (const auto& [name, c] : m.params)
+    for (int p : ranks) {
+      const double t = predict_seconds(cost_terms(name, p, bytes, m.options, m.eager_bytes), c);
+      const double algbw = t > 0 ? bytes / t / 1e9 : 0;
+      std::printf("  %18s %8d %14.1f %11.3f %11.3f\n", name.c_str(), p, t * 1e6, algbw,
+                  algbw * allreduce_bus_factor(p));
+      preds.push_back({{"reducer", name}, {"ranks", p}, {"bytes", bytes}, {"time_us", t * 1e6}});
+    }
+  out["predictions"] = preds;
+
+  if (split) {
+    // The seeds' quiz: a total batch split over k nodes. Compute per step = (batch / k) images x the
+    // per-image time; communication = one allreduce of the model's gradients with the fastest reducer.
+    // Serial: compute + communication (no overlap); overlapped: max of the two (perfect overlap).
+    std::printf("\n# batch %d split over nodes: %.1f us/image compute, %.0f gradient bytes\n", cli.batch,
+                cli.compute_us_per_image, model_bytes);
+    std::printf("# %8s %10s %14s %14s %18s %14s %14s %12s\n", "nodes", "per node", "compute (us)", "comm (us)",
+                "best reducer", "serial (us)", "overlap (us)", "images/s");
+    Json rows = Json::array();
+    for (int k : nodes) {
+      const double compute = cli.batch / k * cli.compute_us_per_image * 1e-6;
+      std::string best = "-";
+      double comm = 0;
+      if (k > 1) {
+        comm = std::numeric_limits<double>::max();
+        for (const auto& [name, c] : m.params) {
+          double t = predict_seconds(cost_terms(name, k, model_bytes, m.options, m.eager_bytes), c);
+          if (t < comm) comm = t, best = name;
+        }
+      }
+      const double serial = compute + comm, overlap = std::max(compute, comm);
+      std::snprintf(line, sizeof line, "  %8d %10d %14.1f %14.1f %18s %14.1f %14.1f %12.1f\n", k, cli.batch / k,
+                    compute * 1e6, comm * 1e6, best.c_str(), serial * 1e6, overlap * 1e6, cli.batch / serial);
+      std::fputs(line, stdout);
+      rows.push_back({{"nodes", k},
+                      {"per_node_batch", cli.batch / k},
+                      {"compute_us", compute * 1e6},
+                      {"comm_us", comm * 1e6},
+                      {"reducer", best},
+                      {"step_serial_us", serial * 1e6},
+                      {"step_overlap_us", overlap * 1e6},
+                      {"images_per_s_serial", cli.batch / serial}});
+    }
+    out["batch_split"] = {{"batch", cli.batch},
+                          {"compute_us_per_image", cli.compute_us_per_image},
+                          {"model_bytes", model_bytes},
+                          {"rows", rows}};
+  }
+
+  size_t outside = 0;
+  if (!measured.is_null()) {
+    // Predictions against a measured sweep, for sizes inside each reducer's fitted range.
+    const Json& rows = sweep_field(measured, "rows", "--check file");
+    const int p = sweep_field(measured, "ranks", "--check file").get<int>();
+    std::printf("\n# check against %s (%d ranks), tolerance %.0f%%\n", cli.check.c_str(), p, 100 * cli.tolerance);
+    std::printf("# %12s %18s %14s %14s %9s\n", "size (B)", "reducer", "measured (us)", "model (us)", "error");
+    Json checks = Json::array();
+    double worst = 0;
+    for (const Json& r : rows) {
+      const std::string name = r.at("reducer").get<std::string>();
+      const double b = r.at("bytes").get<double>(), t = row_seconds(r);
+      if (!m.params.count(name) || b < m.min_bytes.at(name) || b > m.max_bytes.at(name) || t <= 0) continue;
+      const double pred = predict_seconds(cost_terms(name, p, b, m.options, m.eager_bytes), m.params.at(name));
+      const double err = (pred - t) / t;
+      const bool ok = std::abs(err) <= cli.tolerance;
+      outside += !ok;
+      worst = std::max(worst, std::abs(err));
+      std::printf("  %12.0f %18s %14.2f %14.2f %8.1f%%%s\n", b, name.c_str(), t * 1e6, pred * 1e6, 100 * err,
+                  ok ? "" : "  OUTSIDE");
+      checks.push_back({{"reducer", name}, {"bytes", b}, {"measured_us", t * 1e6}, {"model_us", pred * 1e6},
+                        {"rel_error", err}});
+    }
+    if (checks.empty()) throw BadInput("--check: no row of '" + cli.check + "' lies inside the fitted ranges");
+    std::printf("# %zu of %zu predictions outside %.0f%% (worst %.1f%%)\n", outside, checks.size(),
+                100 * cli.tolerance, 100 * worst);
+    out["check"] = {{"file", cli.check}, {"tolerance", cli.tolerance}, {"rows", checks}, {"outside", outside}};
+  }
+  if (!cli.json.empty()) {
+    out["provenance"] = provenance();
+    write_json_atomic(cli.json, out, false);
+  }
+  if (outside > 0)
+    throw RunFailed("model: " + std::to_string(outside) + " predictions differ from the measured times by more than " +
+                    std::to_string(static_cast<int>(100 * cli.tolerance)) + "%");
+}
+
+}  // namespace
+
+void add_model_command(CLI::App& app) {
+  auto cli = std::make_shared<CliOptions>();
+  auto* cmd = app.add_subcommand("model", "Fit the alpha-beta-gamma cost model to an allreduce sweep and predict");
+  cmd->add_option("--fit", cli->fit, "`dtbench allreduce --json` file(s) to fit (repeatable)")->required();
+  cmd->add_option("--ranks", cli->ranks, "Rank counts to predict, comma-separated")->capture_default_str();
+  cmd->add_option("--bytes", cli->bytes, "Allreduce size to predict (K/M/G suffixes)")->capture_default_str();
+  cmd->add_option("--compute-us-per-image", cli->compute_us_per_image,
+                  "Batch split: compute time per image (us); enables the batch-split table");
+  cmd->add_option("--batch", cli->batch, "Batch split: total batch size")->capture_default_str();
+  cmd->add_option("--model-bytes", cli->model_bytes, "Batch split: gradient bytes per step (default --bytes)");
+  cmd->add_option("--nodes", cli->nodes, "Batch split: node counts, comma-separated")->capture_default_str();
+  cmd->add_option("--check", cli->check, "Compare predictions with this measured sweep (sizes inside the fit range)");
+  cmd->add_option("--tolerance", cli->tolerance, "--check: largest relative error accepted")->capture_default_str();
+  cmd->add_option("--fit-max-bytes", cli->fit_max, "Fit only rows up to this size (default: all)");
+  cmd->add_option("--eager-bytes", cli->eager, "Messages up to this size pay alpha, larger ones alpha_rndv")
+      ->capture_default_str();
+  cmd->add_option("--json", cli->json, "Write the fit, predictions and answers to this JSON file");
+  cmd->callback([cli] { run_command(*cli); });
+}
+
+}  // namespace dtbench

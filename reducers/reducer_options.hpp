@@ -1,0 +1,23 @@
+// The options every reducer is built with (make_reducer): the parameter server's shard count and the
+// segmenting rule of the ring, butterfly and halving_doubling transfers.
+#pragma once
+
+#include <cstddef>
+
+namespace dtbench {
+
+// Segmenting of the ring, butterfly and halving_doubling transfers (reducers/exchange.hpp): a transfer
+// of more than small_transfer_bytes goes as segments of segment_bytes; a smaller one as segments of
+// small_segment_bytes. The small rule keeps small messages under MPI's eager limit: Open MPI's
+// shared-memory transport sends up to 4 KiB including its header eagerly and anything larger by a
+// rendezvous handshake; on the 2-core test machine one 4096-byte message took 3.1-3.6 us against
+// 1.3-1.4 us for two 2 KiB ones, and eager segments win for transfers up to about 16 KiB
+// (BENCHMARKS.md, "Reducers"). small_transfer_bytes = 0 turns the rule off.
+struct ReducerOptions {
+  int servers = 1;                         // parameter_server: shard count S, 1 <= S <= ranks
+  size_t segment_bytes = size_t{1} << 20;  // segment size of large transfers
+  size_t small_segment_bytes = 4032;       // segment size of small transfers (under the eager limit)
+  size_t small_transfer_bytes = 16384;     // transfers up to this size count as small
+};
+
+}  // namespace dtbench
