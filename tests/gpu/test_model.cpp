@@ -23,11 +23,11 @@
 #include <numeric>
 #include <set>
 
+#include "core/cuda/event_timer.hpp"
 #include "core/error.hpp"
 #include "optim/optimizer.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
 #include "workloads/gpu/batch_stager.hpp"
-#include "workloads/gpu/event_timer.hpp"
 #include "workloads/gpu/fused_optimizer.hpp"
 #include "workloads/gpu/gpu_model.hpp"
 #include "workloads/gpu/train_adapter.hpp"

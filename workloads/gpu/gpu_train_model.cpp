@@ -6,8 +6,8 @@
 // which the trainer puts in the record's backward column once the step's allreduces have finished.
 #include <cstring>
 
+#include "core/cuda/event_timer.hpp"
 #include "workloads/gpu/batch_stager.hpp"
-#include "workloads/gpu/event_timer.hpp"
 #include "workloads/gpu/fused_optimizer.hpp"
 #include "workloads/gpu/train_adapter.hpp"
 #include "workloads/train/train_model.hpp"
