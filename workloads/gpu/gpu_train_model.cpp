@@ -10,7 +10,8 @@
 #include "workloads/gpu/batch_stager.hpp"
 #include "workloads/gpu/fused_optimizer.hpp"
 #include "workloads/gpu/train_adapter.hpp"
-#include "workloads/train/train_model.hpp"
+#include "workloads/backend/train_model.hpp"
+#include "workloads/models/optimizer_table.hpp"
 
 namespace dtbench {
 
@@ -20,7 +21,7 @@ class GpuTrainModel final : public TrainModel {
  public:
   GpuTrainModel(const models::ModelSpec& spec, uint64_t seed, int rank, const Json& optimizer_section)
       : m_(spec, seed, rank),
-        opt_(gpu::make_gpu_optimizer(optimizer_section, optimizer_table(m_.param_table()), m_.stream())) {}
+        opt_(gpu::make_gpu_optimizer(optimizer_section, models::optimizer_table(m_.param_table()), m_.stream())) {}
 
   std::string backend() const override { return "gpu"; }
   bool host_memory() const override { return false; }

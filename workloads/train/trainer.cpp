@@ -32,7 +32,7 @@
 #include "workloads/train/checkpoint.hpp"
 #include "workloads/train/mllog.hpp"
 #include "workloads/train/noise_scale.hpp"
-#include "workloads/train/train_model.hpp"
+#include "workloads/backend/train_model.hpp"
 #include "core/cuda_info.hpp"
 
 namespace dtbench {
