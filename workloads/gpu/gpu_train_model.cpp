@@ -1,5 +1,5 @@
 // /backend "gpu": GpuTrainingModel (train_adapter.hpp) and a fused GPU optimizer behind the trainer's
-// TrainModel interface (workloads/train/train_model.hpp).
+// TrainModel interface (workloads/backend/train_model.hpp).
 //
 // Timing: forward() returns the loss, so it waits for the device and the host's stopwatch is exact.
 // backward() only enqueues; CUDA events around it give the device time (last_backward_device_seconds),
