@@ -21,8 +21,8 @@
 #include "reducers/registry.hpp"
 #include "reducers/thread_comm.hpp"
 #ifdef DTBENCH_HAVE_CUDA
+#include "core/cuda/cuda_check.hpp"
 #include "reducers/nccl_reducer.hpp"
-#include "workloads/gpu/cuda_check.hpp"
 #endif
 
 namespace dtbench {

@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
+#include "core/cuda/cuda_check.hpp"
 #include "core/error.hpp"
-#include "workloads/gpu/cuda_check.hpp"
 
 namespace dtbench {
 

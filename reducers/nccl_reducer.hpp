@@ -31,8 +31,8 @@
 #include <memory>
 #include <string>
 
+#include "core/cuda/device.hpp"
 #include "reducers/allreduce.hpp"
-#include "workloads/gpu/device.hpp"
 
 namespace dtbench {
 

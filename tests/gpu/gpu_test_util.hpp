@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/cuda/device.hpp"
 #include "core/rng.hpp"
-#include "workloads/gpu/device.hpp"
 
 // Skips the current test (reported as skipped by CTest) when no CUDA device is usable.
 #define DTB_REQUIRE_DEVICE()                                                    \

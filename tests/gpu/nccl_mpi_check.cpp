@@ -17,14 +17,14 @@
 #include <cstdio>
 #include <vector>
 
+#include "core/cuda/cuda_check.hpp"
+#include "core/cuda/device.hpp"
 #include "core/rng.hpp"
 #include "reducers/mpi_comm.hpp"
 #include "reducers/nccl_reducer.hpp"
 #include "reducers/pattern.hpp"
 #include "reducers/reducer.hpp"
 #include "reducers/registry.hpp"
-#include "workloads/gpu/cuda_check.hpp"
-#include "workloads/gpu/device.hpp"
 
 using namespace dtbench;
 

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/cuda/cuda_check.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
 #include "tests/workloads/harness.hpp"
 #include "workloads/cpu/batch_norm.hpp"
@@ -35,7 +36,6 @@
 #include "workloads/gpu/activation.hpp"
 #include "workloads/gpu/batch_norm.hpp"
 #include "workloads/gpu/conv.hpp"
-#include "workloads/gpu/cuda_check.hpp"
 #include "workloads/gpu/dropout.hpp"
 #include "workloads/gpu/linear.hpp"
 #include "workloads/gpu/pooling.hpp"

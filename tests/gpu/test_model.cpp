@@ -23,16 +23,16 @@
 #include <numeric>
 #include <set>
 
+#include "core/cuda/event_timer.hpp"
 #include "core/error.hpp"
 #include "optim/optimizer.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
 #include "workloads/gpu/batch_stager.hpp"
-#include "workloads/gpu/event_timer.hpp"
 #include "workloads/gpu/fused_optimizer.hpp"
 #include "workloads/gpu/gpu_model.hpp"
 #include "workloads/gpu/train_adapter.hpp"
 #include "workloads/models/model.hpp"
-#include "workloads/train/train_model.hpp"
+#include "workloads/models/optimizer_table.hpp"
 
 namespace dtbench::test {
 namespace {
@@ -205,8 +205,8 @@ TEST_F(GpuModelTest, RepeatedRunsGiveTheSameBits) {
   std::vector<std::vector<float>> results;
   for (int run = 0; run < 2; ++run) {
     gpu::GpuModel g(s, 3);
-    auto opt = gpu::make_gpu_optimizer(Json{{"name", "sgd"}, {"momentum", 0.9}}, optimizer_table(g.param_table()),
-                                       g.stream());
+    auto opt = gpu::make_gpu_optimizer(Json{{"name", "sgd"}, {"momentum", 0.9}},
+                                       models::optimizer_table(g.param_table()), g.stream());
     for (int step = 0; step < 3; ++step) {
       g.forward(b.x.data(), b.labels.data(), 8, true);
       g.backward();
@@ -273,8 +273,8 @@ TEST_P(GpuTraining, LossFallsOnALearnableBatch) {
   const ModelSpec s = spec_of("resnet8", 1, 28, GetParam());
   const Batch b = make_batch(s, 32, 6);
   gpu::GpuTrainingModel m(s, 11, 0);
-  auto opt = gpu::make_gpu_optimizer(Json{{"name", "sgd"}, {"momentum", 0.9}}, optimizer_table(m.param_table()),
-                                     m.stream());
+  auto opt = gpu::make_gpu_optimizer(Json{{"name", "sgd"}, {"momentum", 0.9}},
+                                     models::optimizer_table(m.param_table()), m.stream());
   std::vector<double> losses;
   int skipped = 0;
   for (int step = 0; step < 40; ++step) {
@@ -298,8 +298,8 @@ TEST_F(GpuModelTest, FirstStepsFollowTheCpuRun) {
   models::Model cpu(s, 12);
   gpu::GpuModel g(s, 12);
   const Json section{{"name", "sgd"}, {"momentum", 0.9}, {"weight_decay", 5e-4}};
-  auto copt = optim::make_optimizer(section, optimizer_table(cpu.param_table()));
-  auto gopt = gpu::make_gpu_optimizer(section, optimizer_table(g.param_table()), g.stream());
+  auto copt = optim::make_optimizer(section, models::optimizer_table(cpu.param_table()));
+  auto gopt = gpu::make_gpu_optimizer(section, models::optimizer_table(g.param_table()), g.stream());
   for (int step = 0; step < 3; ++step) {
     const double lc = cpu.forward(b.x.data(), b.labels.data(), 16, true);
     cpu.backward();

@@ -14,11 +14,11 @@
 #include <cmath>
 #include <limits>
 
+#include "core/cuda/cuda_check.hpp"
 #include "optim/lamb.hpp"
 #include "optim/lars.hpp"
 #include "optim/optimizer.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
-#include "workloads/gpu/cuda_check.hpp"
 #include "workloads/gpu/gpu_optimizers.hpp"
 
 namespace dtbench::test {

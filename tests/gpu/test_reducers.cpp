@@ -9,13 +9,13 @@
 
 #include <mutex>
 
+#include "core/cuda/cuda_check.hpp"
 #include "reducers/nccl_reducer.hpp"
 #include "reducers/pattern.hpp"
 #include "reducers/reducer.hpp"
 #include "reducers/registry.hpp"
 #include "reducers/thread_comm.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
-#include "workloads/gpu/cuda_check.hpp"
 
 namespace dtbench::test {
 namespace {

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "workloads/gpu/cuda_check.hpp"
+#include "core/cuda/cuda_check.hpp"
 
 namespace dtbench::gpu {
 

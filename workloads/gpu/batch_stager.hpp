@@ -15,7 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "workloads/gpu/device.hpp"
+#include "core/cuda/device.hpp"
 
 namespace dtbench::gpu {
 

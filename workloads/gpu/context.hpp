@@ -12,7 +12,7 @@
 
 #include <cstddef>
 
-#include "workloads/gpu/device.hpp"
+#include "core/cuda/device.hpp"
 #include "workloads/gpu/precision.hpp"
 
 namespace dtbench::gpu {

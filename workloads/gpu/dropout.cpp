@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
+#include "core/cuda/cuda_check.hpp"
 #include "core/rng.hpp"
-#include "workloads/gpu/cuda_check.hpp"
 #include "workloads/gpu/kernels.hpp"
 
 namespace dtbench::gpu {

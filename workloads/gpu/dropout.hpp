@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "workloads/gpu/device.hpp"
+#include "core/cuda/device.hpp"
 #include "workloads/gpu/plan.hpp"
 
 namespace dtbench::gpu {

@@ -6,10 +6,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/cuda/cuda_check.hpp"
 #include "optim/clip.hpp"
 #include "optim/options.hpp"
 #include "optim/state_io.hpp"
-#include "workloads/gpu/cuda_check.hpp"
 #include "workloads/gpu/gpu_optimizers.hpp"
 
 namespace dtbench::gpu {

@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
+#include "core/cuda/device.hpp"
 #include "core/json.hpp"
 #include "optim/optimizer.hpp"
-#include "workloads/gpu/device.hpp"
 #include "workloads/gpu/optim_kernels.hpp"
 
 namespace dtbench::gpu {

@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/cuda/cuda_check.hpp"
 #include "core/error.hpp"
 #include "workloads/gpu/context.hpp"
-#include "workloads/gpu/cuda_check.hpp"
 #include "workloads/gpu/kernels.hpp"
 #include "workloads/gpu/network.hpp"
 #include "workloads/gpu/softmax_cross_entropy.hpp"

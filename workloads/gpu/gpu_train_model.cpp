@@ -1,16 +1,17 @@
 // /backend "gpu": GpuTrainingModel (train_adapter.hpp) and a fused GPU optimizer behind the trainer's
-// TrainModel interface (workloads/train/train_model.hpp).
+// TrainModel interface (workloads/backend/train_model.hpp).
 //
 // Timing: forward() returns the loss, so it waits for the device and the host's stopwatch is exact.
 // backward() only enqueues; CUDA events around it give the device time (last_backward_device_seconds),
 // which the trainer puts in the record's backward column once the step's allreduces have finished.
 #include <cstring>
 
+#include "core/cuda/event_timer.hpp"
 #include "workloads/gpu/batch_stager.hpp"
-#include "workloads/gpu/event_timer.hpp"
 #include "workloads/gpu/fused_optimizer.hpp"
 #include "workloads/gpu/train_adapter.hpp"
-#include "workloads/train/train_model.hpp"
+#include "workloads/backend/train_model.hpp"
+#include "workloads/models/optimizer_table.hpp"
 
 namespace dtbench {
 
@@ -20,7 +21,7 @@ class GpuTrainModel final : public TrainModel {
  public:
   GpuTrainModel(const models::ModelSpec& spec, uint64_t seed, int rank, const Json& optimizer_section)
       : m_(spec, seed, rank),
-        opt_(gpu::make_gpu_optimizer(optimizer_section, optimizer_table(m_.param_table()), m_.stream())) {}
+        opt_(gpu::make_gpu_optimizer(optimizer_section, models::optimizer_table(m_.param_table()), m_.stream())) {}
 
   std::string backend() const override { return "gpu"; }
   bool host_memory() const override { return false; }

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "workloads/gpu/cuda_check.hpp"
+#include "core/cuda/cuda_check.hpp"
 #include "workloads/gpu/kernels.hpp"
 
 namespace dtbench::gpu::kernels {

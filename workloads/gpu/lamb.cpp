@@ -1,6 +1,6 @@
 #include <cmath>
 
-#include "workloads/gpu/cuda_check.hpp"
+#include "core/cuda/cuda_check.hpp"
 #include "workloads/gpu/gpu_optimizers.hpp"
 
 namespace dtbench::gpu {

@@ -1,4 +1,4 @@
-#include "workloads/gpu/cuda_check.hpp"
+#include "core/cuda/cuda_check.hpp"
 #include "workloads/gpu/gpu_optimizers.hpp"
 
 namespace dtbench::gpu {

@@ -5,7 +5,7 @@
 #include <cublas_v2.h>
 #include <cudnn.h>
 
-#include "workloads/gpu/cuda_check.hpp"
+#include "core/cuda/cuda_check.hpp"
 
 namespace dtbench::gpu {
 

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "workloads/gpu/cuda_check.hpp"
+#include "core/cuda/cuda_check.hpp"
 #include "workloads/gpu/optim_kernels.hpp"
 
 namespace dtbench::gpu::optim_kernels {

@@ -1,6 +1,6 @@
 #include "workloads/gpu/plan.hpp"
 
-#include "workloads/gpu/cuda_check.hpp"
+#include "core/cuda/cuda_check.hpp"
 #include "workloads/gpu/kernels.hpp"
 
 namespace dtbench::gpu {

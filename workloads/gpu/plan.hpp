@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "core/cuda/device.hpp"
 #include "workloads/gpu/context.hpp"
-#include "workloads/gpu/device.hpp"
 #include "workloads/gpu/precision.hpp"
 
 namespace dtbench::gpu {

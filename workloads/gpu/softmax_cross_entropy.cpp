@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "workloads/gpu/cuda_check.hpp"
+#include "core/cuda/cuda_check.hpp"
 #include "workloads/gpu/kernels.hpp"
 
 namespace dtbench::gpu {

@@ -1,8 +1,8 @@
 #include "workloads/gpu/train_adapter.hpp"
 
+#include "core/cuda/device.hpp"
 #include "reducers/nccl_reducer.hpp"
 #include "reducers/registry.hpp"
-#include "workloads/gpu/device.hpp"
 #include "workloads/gpu/kernels.hpp"
 
 namespace dtbench::gpu {

@@ -14,7 +14,7 @@
 #include "workloads/train/cadence.hpp"
 #include "workloads/train/mllog.hpp"
 #include "workloads/train/run_state.hpp"
-#include "workloads/train/train_model.hpp"
+#include "workloads/backend/train_model.hpp"
 #include "workloads/train/training_data.hpp"
 #include "workloads/train/world.hpp"
 

@@ -1,31 +1,18 @@
 // /backend "cpu": the oneDNN model (workloads/models) and a host optimizer (optim/) behind TrainModel.
 #include <omp.h>
 
-#include "workloads/train/train_model.hpp"
+#include "workloads/backend/train_model.hpp"
+#include "workloads/models/optimizer_table.hpp"
 
 namespace dtbench {
-
-optim::ParamTable optimizer_table(const std::vector<models::ParamInfo>& params) {
-  auto kind = [](models::ParamInfo::Kind k) {
-    switch (k) {
-      case models::ParamInfo::conv_weight: return optim::TensorKind::conv_weight;
-      case models::ParamInfo::fc_weight: return optim::TensorKind::fc_weight;
-      case models::ParamInfo::bias: return optim::TensorKind::bias;
-      case models::ParamInfo::bn: return optim::TensorKind::bn;
-    }
-    return optim::TensorKind::conv_weight;
-  };
-  std::vector<optim::TensorInfo> tensors;
-  for (const auto& t : params) tensors.push_back({t.name, t.offset, t.size, kind(t.kind)});
-  return optim::ParamTable(std::move(tensors));
-}
 
 namespace {
 
 class CpuTrainModel final : public TrainModel {
  public:
   CpuTrainModel(const models::ModelSpec& spec, uint64_t seed, const Json& optimizer_section)
-      : model_(spec, seed), opt_(optim::make_optimizer(optimizer_section, optimizer_table(model_.param_table()), seed)) {}
+      : model_(spec, seed),
+        opt_(optim::make_optimizer(optimizer_section, models::optimizer_table(model_.param_table()), seed)) {}
 
   std::string backend() const override { return "cpu"; }
   bool host_memory() const override { return true; }

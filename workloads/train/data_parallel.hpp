@@ -15,7 +15,7 @@
 #include "reducers/reducer.hpp"
 #include "workloads/train/buckets.hpp"
 #include "workloads/train/noise_scale.hpp"
-#include "workloads/train/train_model.hpp"
+#include "workloads/backend/train_model.hpp"
 #include "workloads/train/world.hpp"
 
 namespace dtbench {

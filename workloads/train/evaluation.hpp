@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "core/run_record.hpp"
-#include "workloads/train/train_model.hpp"
+#include "workloads/backend/train_model.hpp"
 #include "workloads/train/training_data.hpp"
 #include "workloads/train/world.hpp"
 

@@ -8,7 +8,7 @@
 
 #include "core/json.hpp"
 #include "workloads/data/dataset.hpp"
-#include "workloads/train/train_model.hpp"
+#include "workloads/backend/train_model.hpp"
 #include "workloads/train/world.hpp"
 
 namespace dtbench {

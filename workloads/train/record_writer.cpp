@@ -5,7 +5,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "workloads/train/data_parallel.hpp"
-#include "workloads/train/train_model.hpp"
+#include "workloads/backend/train_model.hpp"
 
 namespace dtbench {
 namespace fs = std::filesystem;

@@ -12,7 +12,7 @@
 #include "optim/schedule.hpp"
 #include "workloads/train/noise_scale.hpp"
 #include "workloads/train/run_state.hpp"
-#include "workloads/train/train_model.hpp"
+#include "workloads/backend/train_model.hpp"
 #include "workloads/train/world.hpp"
 
 namespace dtbench {

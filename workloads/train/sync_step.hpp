@@ -15,7 +15,7 @@
 #include "optim/schedule.hpp"
 #include "workloads/train/data_parallel.hpp"
 #include "workloads/train/run_state.hpp"
-#include "workloads/train/train_model.hpp"
+#include "workloads/backend/train_model.hpp"
 #include "workloads/train/training_data.hpp"
 #include "workloads/train/world.hpp"
 

@@ -1,6 +1,6 @@
-#include "workloads/gpu/event_timer.hpp"
+#include "core/cuda/event_timer.hpp"
 
-#include "workloads/gpu/cuda_check.hpp"
+#include "core/cuda/cuda_check.hpp"
 
 namespace dtbench::gpu {
 

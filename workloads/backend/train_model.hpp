@@ -1,5 +1,6 @@
-// A model and its optimizer on one backend, as the trainer (trainer.cpp) drives them: /backend "cpu"
-// (oneDNN, workloads/models) or "gpu" (cuDNN, workloads/gpu). The trainer's loop, reducers, buckets,
+// A model and its optimizer on one backend, as the trainer (workloads/train) drives them: /backend "cpu"
+// (oneDNN, workloads/cpu) or "gpu" (cuDNN, workloads/gpu). Header only (target dtbench_backend), so both
+// backends implement it without knowing the trainer, and the trainer links both backends. The trainer's loop, reducers, buckets,
 // checkpoints and records are the same for both; only what is behind this interface differs.
 //
 // params(), grads() and buffers() are the flat fp32 buffers in canonical layout (models/model.hpp) where
@@ -84,14 +85,11 @@ class TrainModel {
   virtual void set_cross_replica_sum(cpu::CrossReplicaSum sum) = 0;
 };
 
-// The optimizer's parameter table for a model's tensors (names, ranges, kinds for the bias/bn rules).
-optim::ParamTable optimizer_table(const std::vector<models::ParamInfo>& params);
-
 // cpu: models::Model and optim::make_optimizer(optimizer_section).
 std::unique_ptr<TrainModel> make_cpu_train_model(const models::ModelSpec& spec, uint64_t seed,
                                                   const Json& optimizer_section);
 // gpu: one device per rank (from the local rank), the cuDNN model and the fused optimizers. Defined in
-// workloads/gpu/gpu_train_model.cpp, built only with CUDA (DTBENCH_HAVE_CUDA).
+// workloads/gpu/gpu_train_model.cpp, in dtbench_gpu, built only with CUDA (DTBENCH_HAVE_CUDA).
 std::unique_ptr<TrainModel> make_gpu_train_model(const models::ModelSpec& spec, uint64_t seed, int rank,
                                                   const Json& optimizer_section);
 // gpu::validate: models::validate with fp16 allowed. Needs no device.

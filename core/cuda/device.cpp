@@ -1,12 +1,12 @@
-#include "workloads/gpu/device.hpp"
+#include "core/cuda/device.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/cuda/cuda_check.hpp"
 #include "core/error.hpp"
-#include "workloads/gpu/cuda_check.hpp"
 
 namespace dtbench::gpu {
 
