@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "core/atomic_file.hpp"
+#include "config/run_config.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/run_record.hpp"
