@@ -4,8 +4,10 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "config/config_command.hpp"
 #include "core/commands.hpp"
 #include "core/error.hpp"
+#include "core/version.hpp"
 #include "workloads/train/trainer.hpp"
 #include "reducers/commands.hpp"
 #include "slurm/sweep.hpp"
@@ -14,7 +16,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"dtbench: benchmark and reproducibility harness for distributed data-parallel training"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "dtbench 0.1.0");
+  app.set_version_flag("--version", "dtbench " DTBENCH_VERSION);
   // commands
   dtbench::add_sweep_command(app);
   dtbench::add_table_command(app);

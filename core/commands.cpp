@@ -4,9 +4,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
-#include <vector>
 
-#include "core/config.hpp"
 #include "core/provenance.hpp"
 
 namespace dtbench {
@@ -44,21 +42,6 @@ void add_info_command(CLI::App& app) {
     if (p["cuda"]["device_count"] == 0 && !p["cuda"].contains("status")) p["cuda"]["status"] = "no CUDA device";
     print_flat(p, "");
   });
-}
-
-void add_config_command(CLI::App& app) {
-  struct Opts {
-    std::string file;
-    std::vector<std::string> sets;
-    int ranks = 0;
-  };
-  auto o = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("config", "Validate a run config and print it with every default resolved");
-  cmd->add_option("file", o->file, "Run config (JSON); omit for the defaults");
-  cmd->add_option("--set", o->sets, "Override a key: --set optimizer.momentum=0.95 (repeatable)");
-  cmd->add_option("--ranks", o->ranks, "Rank count for the rules that depend on it (e.g. batch divisibility)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->callback([o] { std::cout << config::load(o->file, o->sets, o->ranks).dump(2) << "\n"; });
 }
 
 }  // namespace dtbench

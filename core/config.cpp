@@ -13,21 +13,6 @@ namespace {
 
 using Kind = Node::Kind;
 
-std::string fmt_number(double v) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  if (std::floor(v) == v && std::fabs(v) < 1e16) return std::to_string(static_cast<int64_t>(v));
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
-
-// What a value looked like, for messages: strings quoted, long values cut.
-std::string shown(const Json& v) {
-  std::string s = v.dump();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
-
 std::string range_text(const Node& n) {
   bool has_lo = !std::isinf(n.lo), has_hi = !std::isinf(n.hi);
   if (has_lo && has_hi)
@@ -55,10 +40,6 @@ std::string expectation(const Node& n) {
       }
   }
   return "a value";
-}
-
-[[noreturn]] void fail(const std::string& pointer, const std::string& message) {
-  throw BadInput((pointer.empty() ? std::string("/") : pointer) + ": " + message);
 }
 
 [[noreturn]] void wrong(const std::string& pointer, const Node& n, const Json& got) {
@@ -93,7 +74,56 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   throw_unknown_key(pointer, key, valid);
 }
 
-Json resolve_node(const Node& n, const Json* user, const std::string& pointer);
+}  // namespace
+
+std::string fmt_number(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (std::floor(v) == v && std::fabs(v) < 1e16) return std::to_string(static_cast<int64_t>(v));
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+std::string shown(const Json& v) {
+  std::string s = v.dump();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+void fail(const std::string& pointer, const std::string& message) {
+  throw BadInput((pointer.empty() ? std::string("/") : pointer) + ": " + message);
+}
+
+std::string pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+std::string closest_name(const std::string& key, const std::vector<std::string>& valid) {
+  std::string best;
+  size_t best_d = 3;  // suggest only close misspellings
+  for (const auto& k : valid) {
+    size_t d = edit_distance(key, k);
+    if (d < best_d) best_d = d, best = k;
+  }
+  return best;
+}
+
+void throw_unknown_key(const std::string& pointer, const std::string& key, const std::vector<std::string>& valid) {
+  std::string keys;
+  for (const auto& k : valid) keys += (keys.empty() ? "" : ", ") + k;
+  std::string best = closest_name(key, valid);
+  std::string msg = "unknown key";
+  if (!best.empty()) msg += " (did you mean \"" + best + "\"?)";
+  fail(pointer + "/" + key, msg + "; valid keys here: " + keys);
+}
+
+namespace {
 
 Json resolve_fields(const Fields& fields, const Json* user, const std::string& pointer) {
   if (user && !user->is_object()) fail(pointer, "expected an object, got " + shown(*user));
@@ -111,6 +141,8 @@ Json resolve_fields(const Fields& fields, const Json* user, const std::string& p
   }
   return out;
 }
+
+}  // namespace
 
 Json resolve_node(const Node& n, const Json* user, const std::string& pointer) {
   switch (n.kind) {
@@ -177,104 +209,6 @@ Json resolve_node(const Node& n, const Json* user, const std::string& pointer) {
   return v;
 }
 
-bool user_sets(const Json& user, const char* section, const char* key) {
-  return user.is_object() && user.contains(section) && user[section].is_object() && user[section].contains(key);
-}
-
-// Two keys of which the user gives one: the one the user did not give is switched off (0) so a user
-// who writes only "per_rank" does not collide with the default "global".
-void either_or(const Json& user, Json& out, const char* section, const char* a, const char* b) {
-  bool ua = user_sets(user, section, a), ub = user_sets(user, section, b);
-  std::string pa = std::string("/") + section + "/" + a, pb = std::string("/") + section + "/" + b;
-  if (ua && ub && out[section][a].get<double>() > 0 && out[section][b].get<double>() > 0)
-    fail(pa, std::string("give either ") + pa + " or " + pb + ", not both");
-  if (ub && !ua) out[section][a] = 0;
-  if (ua && !ub) out[section][b] = 0;
-}
-
-void check_cross_fields(const Json& user, Json& c, int ranks) {
-  either_or(user, c, "batch", "global", "per_rank");
-  either_or(user, c, "duration", "epochs", "steps");
-  either_or(user, c, "eval", "every_epochs", "every_steps");
-
-  if (c["batch"]["global"].get<int64_t>() == 0 && c["batch"]["per_rank"].get<int64_t>() == 0)
-    fail("/batch", "one of /batch/global and /batch/per_rank must be >= 1");
-  if (c["duration"]["epochs"].get<int64_t>() == 0 && c["duration"]["steps"].get<int64_t>() == 0)
-    fail("/duration", "one of /duration/epochs and /duration/steps must be >= 1");
-
-  const Json& w = c["schedule"]["warmup"];
-  if (w["epochs"].get<double>() > 0 && w["steps"].get<int64_t>() > 0)
-    fail("/schedule/warmup/epochs", "give either /schedule/warmup/epochs or /schedule/warmup/steps, not both");
-  // Warmup against run length when both are in the same unit; the trainer checks mixed units once it
-  // knows the steps per epoch.
-  int64_t run_epochs = c["duration"]["epochs"].get<int64_t>(), run_steps = c["duration"]["steps"].get<int64_t>();
-  if (run_epochs > 0 && w["epochs"].get<double>() > static_cast<double>(run_epochs))
-    fail("/schedule/warmup/epochs", "warmup of " + fmt_number(w["epochs"].get<double>()) +
-                                        " epochs is longer than the run (" + std::to_string(run_epochs) + " epochs)");
-  if (run_steps > 0 && w["steps"].get<int64_t>() > run_steps)
-    fail("/schedule/warmup/steps", "warmup of " + std::to_string(w["steps"].get<int64_t>()) +
-                                       " steps is longer than the run (" + std::to_string(run_steps) + " steps)");
-  if (c["schedule"]["name"] == "multistep") {
-    const Json& m = c["schedule"]["milestones"];
-    for (size_t i = 1; i < m.size(); ++i)
-      if (m[i].get<int64_t>() <= m[i - 1].get<int64_t>())
-        fail("/schedule/milestones/" + std::to_string(i), "milestones must increase, got " + shown(m));
-  }
-
-  bool async_reducer = c["reducer"]["name"] == "async_parameter_server";
-  bool async_mode = c["parallel"]["mode"] == "async";
-  if (async_reducer != async_mode)
-    fail(async_mode ? "/reducer/name" : "/parallel/mode",
-         "asynchronous SGD needs /parallel/mode \"async\" together with /reducer/name \"async_parameter_server\"");
-  if (async_mode && c["parallel"]["sync_bn"].get<bool>())
-    fail("/parallel/sync_bn", "synchronised batch norm needs the ranks to step together; asynchronous SGD's "
-                              "workers do not (use mode \"sync\", \"local_sgd\" or \"post_local_sgd\")");
-  if (c["backend"] == "gpu" && c["parallel"]["sync_bn"].get<bool>())
-    fail("/parallel/sync_bn", "synchronised batch norm is implemented for the cpu backend only");
-
-  if (ranks > 0) {
-    int64_t global = c["batch"]["global"].get<int64_t>();
-    if (global > 0 && global % ranks != 0)
-      fail("/batch/global", std::to_string(global) + " is not divisible by the rank count " + std::to_string(ranks));
-    if (c["reducer"]["name"] == "parameter_server" && c["reducer"]["servers"].get<int64_t>() > ranks)
-      fail("/reducer/servers", std::to_string(c["reducer"]["servers"].get<int64_t>()) +
-                                   " servers is more than the rank count " + std::to_string(ranks));
-  }
-}
-
-}  // namespace
-
-std::string pointer_token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
-}
-
-std::string closest_name(const std::string& key, const std::vector<std::string>& valid) {
-  std::string best;
-  size_t best_d = 3;  // suggest only close misspellings
-  for (const auto& k : valid) {
-    size_t d = edit_distance(key, k);
-    if (d < best_d) best_d = d, best = k;
-  }
-  return best;
-}
-
-void throw_unknown_key(const std::string& pointer, const std::string& key, const std::vector<std::string>& valid) {
-  std::string keys;
-  for (const auto& k : valid) keys += (keys.empty() ? "" : ", ") + k;
-  std::string best = closest_name(key, valid);
-  std::string msg = "unknown key";
-  if (!best.empty()) msg += " (did you mean \"" + best + "\"?)";
-  fail(pointer + "/" + key, msg + "; valid keys here: " + keys);
-}
-
-Json defaults() { return resolve_node(schema(), nullptr, ""); }
-
 void apply_override(Json& user, std::string_view assignment) {
   auto eq = assignment.find('=');
   if (eq == std::string_view::npos || eq == 0)
@@ -305,12 +239,6 @@ void apply_override(Json& user, std::string_view assignment) {
   }
 }
 
-Json resolve(const Json& user, int ranks) {
-  Json out = resolve_node(schema(), &user, "");
-  check_cross_fields(user, out, ranks);
-  return out;
-}
-
 Json read_user(const std::string& path, const std::vector<std::string>& overrides) {
   Json user = Json::object();
   if (!path.empty()) {
@@ -319,28 +247,6 @@ Json read_user(const std::string& path, const std::vector<std::string>& override
   }
   for (const auto& o : overrides) apply_override(user, o);
   return user;
-}
-
-Json load(const std::string& path, const std::vector<std::string>& overrides, int ranks) {
-  Json user = read_user(path, overrides);
-  try {
-    return resolve(user, ranks);
-  } catch (const BadInput& e) {
-    if (path.empty()) throw;
-    throw BadInput(path + ": " + e.what());
-  }
-}
-
-long per_rank_batch(const Json& c, int ranks) {
-  int64_t per = c["batch"]["per_rank"].get<int64_t>();
-  if (per > 0) return per;
-  return c["batch"]["global"].get<int64_t>() / std::max(ranks, 1);
-}
-
-long global_batch(const Json& c, int ranks) {
-  int64_t global = c["batch"]["global"].get<int64_t>();
-  if (global > 0) return global;
-  return c["batch"]["per_rank"].get<int64_t>() * std::max(ranks, 1);
 }
 
 }  // namespace dtbench::config

@@ -1,7 +1,9 @@
-// The config schema as data: every key, its type, range, choices and default. config_spec.cpp holds
-// the one tree of defaults; config.cpp walks it to validate and resolve user configs.
+// The config schema as data: every key, its type, range, choices and default. Each module builds its
+// own section with the builders below (optim/ the optimizer and schedule, reducers/ the reducer);
+// config/run_schema.cpp assembles the root; config.cpp walks a schema to validate and resolve.
 #pragma once
 
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <utility>
@@ -13,6 +15,7 @@ namespace dtbench::config {
 
 struct Node;
 using Fields = std::vector<std::pair<std::string, Node>>;
+using Variants = std::vector<std::pair<std::string, Fields>>;  // per selector value: extra or redefaulted fields
 
 struct Node {
   enum class Kind { number, integer, boolean, string, object, integer_list, variant };
@@ -24,12 +27,29 @@ struct Node {
   std::vector<std::string> choices;            // allowed strings; empty = any string
   Fields fields;                               // object fields; for a variant, the fields every variant has
   std::string selector;                        // variant: the key whose value picks the variant ("name")
-  std::vector<std::pair<std::string, Fields>> variants;  // variant: extra fields (or new defaults) per name
+  Variants variants;                           // variant: extra fields (or new defaults) per name
   std::string doc;                             // one line for `dtbench config --explain`
 };
 
-// The root of the schema (an object node).
-const Node& schema();
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+// Leaves: a number in [lo, hi] (or open ends), > 0, >= 0, in [0, 1); an integer; a boolean; a string
+// (one of `choices` unless empty); a list of integers >= 0.
+Node number(double def, double lo, double hi, bool lo_open = false, bool hi_open = false, std::string doc = {});
+Node positive(double def, std::string doc = {});
+Node nonneg(double def, std::string doc = {});
+Node unit_open(double def, std::string doc = {});
+Node integer(long def, double lo, double hi = inf, std::string doc = {});
+Node boolean(bool def, std::string doc = {});
+Node text(std::string def, std::initializer_list<std::string> choices = {}, std::string doc = {});
+Node integers(std::vector<long> def, std::string doc = {});
+// An object of fixed fields; a variant: `common` fields plus those of the variant that `selector`
+// (default `def`) names.
+Node object(Fields fields, std::string doc = {});
+Node variant(std::string selector, std::string def, Fields common, Variants variants, std::string doc = {});
+
+// The selector values of a variant node, in order.
+std::vector<std::string> variant_names(const Node& node);
 
 // Fields of a variant node for one selector value (common fields, then the variant's own, a
 // variant's field replacing a common one of the same name). Returns nullptr for an unknown value.

@@ -1,7 +1,8 @@
-// Reading the resolved "/optimizer" config section into option structs. make_optimizer (host) and
-// make_gpu_optimizer (workloads/gpu) both read through these, so both backends take the same keys with the
-// same defaults. A value of the wrong type gets BadInput naming the key (the config validator has normally
-// caught it already).
+// Reading the "/optimizer" config section into option structs (optim/registry.cpp). make_optimizer (host)
+// and make_gpu_optimizer (workloads/gpu) both read through these, so both backends take the same keys
+// with the same defaults: an absent key takes the default of the section's optimizer in the registry. A
+// value of the wrong type gets BadInput naming the key (the config validator has normally caught it
+// already). The section must name a registered optimizer.
 #pragma once
 
 #include <string>
@@ -15,12 +16,8 @@
 
 namespace dtbench::optim {
 
-// section[key] as a number or a boolean; def when absent.
-double option_number(const Json& section, const char* key, double def);
-bool option_flag(const Json& section, const char* key, bool def);
-
-// The options every optimizer shares; weight decay defaults to 0.01 for adamw, else 0. Also checks a given lr.
-CommonOptions read_common_options(const Json& section, const std::string& name);
+// The options every optimizer shares. Also checks a given lr.
+CommonOptions read_common_options(const Json& section);
 SgdOptions read_sgd_options(const Json& section);
 AdamOptions read_adam_options(const Json& section, const std::string& name);  // adam or adamw
 LarsOptions read_lars_options(const Json& section);

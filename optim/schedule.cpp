@@ -8,7 +8,9 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "optim/registry.hpp"
 #include "optim/scaling.hpp"
+#include "optim/section_reader.hpp"
 
 namespace dtbench::optim {
 
@@ -19,36 +21,6 @@ std::string fmt(double v) {
   s.precision(12);
   s << v;
   return s.str();
-}
-
-// Section readers: absent keys take the default; present ones must have the right type and range.
-// `where` is the section's JSON pointer, e.g. "/schedule".
-double number(const Json& section, const std::string& where, const char* key, double def) {
-  if (!section.contains(key)) return def;
-  const Json& v = section[key];
-  if (!v.is_number()) throw BadInput(where + "/" + key + ": must be a number, got " + v.dump());
-  return v.get<double>();
-}
-
-int64_t integer(const Json& section, const std::string& where, const char* key, int64_t def) {
-  if (!section.contains(key)) return def;
-  const Json& v = section[key];
-  if (!v.is_number_integer()) throw BadInput(where + "/" + key + ": must be an integer, got " + v.dump());
-  return v.get<int64_t>();
-}
-
-std::string text(const Json& section, const std::string& where, const char* key, const std::string& def) {
-  if (!section.contains(key)) return def;
-  const Json& v = section[key];
-  if (!v.is_string()) throw BadInput(where + "/" + key + ": must be a string, got " + v.dump());
-  return v.get<std::string>();
-}
-
-bool flag(const Json& section, const std::string& where, const char* key, bool def) {
-  if (!section.contains(key)) return def;
-  const Json& v = section[key];
-  if (!v.is_boolean()) throw BadInput(where + "/" + key + ": must be true or false, got " + v.dump());
-  return v.get<bool>();
 }
 
 void require(bool ok, const std::string& key, const std::string& what, double got) {
@@ -66,14 +38,13 @@ double from_bits(const Json& j, const char* key) {
   return std::bit_cast<double>(j[key].get<uint64_t>());
 }
 
-// Default /optimizer/lr when the section has none: the defaults of the config documentation (which
-// follow PyTorch, TensorFlow and MXNet); optimizers without a conventional default need one set.
+// Default /optimizer/lr when the section has none: the optimizer's own default in the registry (those
+// follow PyTorch, TensorFlow and MXNet); optimizers without a conventional default need one set (the
+// common default of 0.1 is the resolved config's, not a convention).
 double default_lr(const std::string& name) {
-  if (name == "adam" || name == "adamw") return 0.001;
-  if (name == "adamax" || name == "nadam") return 0.002;
-  if (name == "adagrad" || name == "rmsprop") return 0.01;
-  if (name == "adadelta") return 1.0;
-  if (name == "ftrl") return 0.1;
+  if (const OptimizerEntry* e = find_optimizer(name))
+    for (const auto& [key, node] : e->fields)
+      if (key == "lr") return node.def.get<double>();
   throw BadInput("/optimizer/lr: missing (optimizer '" + name + "' has no default learning rate)");
 }
 
@@ -249,18 +220,186 @@ void PlateauSchedule::load_state(const Json& state) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Factory
+// Registry and factory
+
+namespace {
+
+config::Node warmup_node() {
+  using namespace config;
+  return object({{"epochs", nonneg(0, "linear warmup length in epochs")},
+                 {"steps", integer(0, 0, inf, "linear warmup length in steps")},
+                 {"start_factor", number(0, 0, 1, false, false, "LR at t=0 as a fraction of the peak")},
+                 {"from_reference_lr",
+                  boolean(false, "start at the unscaled reference LR (Goyal et al. gradual warmup)")}});
+}
+
+config::Fields common_fields() {
+  return {
+      {"unit", config::text("epoch", {"epoch", "step"}, "what the schedule's t counts")},
+      {"warmup", warmup_node()},
+  };
+}
+
+std::vector<int64_t> milestones(const SectionReader& in) {
+  const Json& m = in.value("milestones");
+  if (!m.is_array()) throw BadInput("/schedule/milestones: must be an array of integers");
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (!m[i].is_number_integer()) {
+      throw BadInput("/schedule/milestones/" + std::to_string(i) + ": must be an integer, got " + m[i].dump());
+    }
+    out.push_back(m[i].get<int64_t>());
+  }
+  return out;
+}
+
+// A length in the schedule's unit where 0 means the run's length.
+int64_t length_or_run(const SectionReader& in, const char* key, const ScheduleStart& at) {
+  const int64_t v = in.integer(key);
+  require(v >= 0, "/schedule/" + std::string(key), "an integer >= 0", static_cast<double>(v));
+  return v == 0 ? at.run_length : v;
+}
+
+std::vector<ScheduleEntry> build_registry() {
+  using config::integer;
+  using config::nonneg;
+  using config::number;
+  using config::positive;
+  return {
+      {"constant", {}, [](const SectionReader&, const ScheduleStart& at) -> std::unique_ptr<Schedule> {
+         return std::make_unique<ConstantSchedule>(at.peak, at.unit, at.steps_per_epoch, at.warmup);
+       }},
+      {"step", {{"step_size", integer(30, 1)}, {"gamma", number(0.1, 0, 1, true)}},
+       [](const SectionReader& in, const ScheduleStart& at) -> std::unique_ptr<Schedule> {
+         return std::make_unique<StepSchedule>(at.peak, at.unit, at.steps_per_epoch, at.warmup, in.integer("step_size"),
+                                               in.number("gamma"));
+       }},
+      {"multistep", {{"milestones", config::integers({30, 60, 80})}, {"gamma", number(0.1, 0, 1, true)}},
+       [](const SectionReader& in, const ScheduleStart& at) -> std::unique_ptr<Schedule> {
+         return std::make_unique<MultiStepSchedule>(at.peak, at.unit, at.steps_per_epoch, at.warmup, milestones(in),
+                                                    in.number("gamma"));
+       }},
+      {"exponential", {{"gamma", number(0.95, 0, 1, true)}},
+       [](const SectionReader& in, const ScheduleStart& at) -> std::unique_ptr<Schedule> {
+         return std::make_unique<ExponentialSchedule>(at.peak, at.unit, at.steps_per_epoch, at.warmup,
+                                                      in.number("gamma"));
+       }},
+      {"polynomial",
+       {{"power", positive(2.0)}, {"end_lr", nonneg(1e-4)},
+        {"total", integer(0, 0, config::inf, "decay length; 0 = the run's length")}},
+       [](const SectionReader& in, const ScheduleStart& at) -> std::unique_ptr<Schedule> {
+         const int64_t total = length_or_run(in, "total", at);
+         return std::make_unique<PolynomialSchedule>(at.peak, at.unit, at.steps_per_epoch, at.warmup, in.number("power"),
+                                                     in.number("end_lr"), total);
+       }},
+      {"cosine", {{"t_max", integer(0, 0, config::inf, "0 = the run's length")}, {"eta_min", nonneg(0)}},
+       [](const SectionReader& in, const ScheduleStart& at) -> std::unique_ptr<Schedule> {
+         const int64_t t_max = length_or_run(in, "t_max", at);
+         return std::make_unique<CosineSchedule>(at.peak, at.unit, at.steps_per_epoch, at.warmup, t_max,
+                                                 in.number("eta_min"));
+       }},
+      {"inverse_sqrt", {{"beta", positive(1.0, "lr = alpha / sqrt(beta + t), alpha = /optimizer/lr")}},
+       [](const SectionReader& in, const ScheduleStart& at) -> std::unique_ptr<Schedule> {
+         return std::make_unique<InverseSqrtSchedule>(at.peak, at.unit, at.steps_per_epoch, at.warmup,
+                                                      in.number("beta"));
+       }},
+      {"plateau",
+       {{"mode", config::text("max", {"max", "min"})}, {"factor", number(0.1, 0, 1, true, true)},
+        {"patience", integer(10, 0)}, {"threshold", nonneg(1e-4)}, {"cooldown", integer(0, 0)},
+        {"min_lr", nonneg(0)}},
+       [](const SectionReader& in, const ScheduleStart& at) -> std::unique_ptr<Schedule> {
+         PlateauOptions p;
+         const std::string mode = in.text("mode");
+         if (mode != "max" && mode != "min") {
+           throw BadInput("/schedule/mode: must be \"max\" or \"min\", got \"" + mode + "\"");
+         }
+         p.mode_max = mode == "max";
+         p.factor = in.number("factor");
+         p.patience = in.integer("patience");
+         p.threshold = in.number("threshold");
+         p.cooldown = in.integer("cooldown");
+         p.min_lr = in.number("min_lr");
+         return std::make_unique<PlateauSchedule>(at.peak, at.unit, at.steps_per_epoch, at.warmup, p);
+       }},
+  };
+}
+
+// The warmup of the "/schedule/warmup" section for a run of `run` with peak LR `peak`.
+Warmup read_warmup(const Json& warmup, const Json& optimizer, const Json& lr_scaling, const RunShape& run,
+                   double peak) {
+  if (!warmup.is_object()) throw BadInput("/schedule/warmup: must be an object");
+  const SectionReader in(warmup, "/schedule/warmup", warmup_node().fields);
+  const int64_t spe = run.steps_per_epoch;
+  Warmup out;
+  const double w_epochs = in.number("epochs");
+  const int64_t w_steps = in.integer("steps");
+  require(finite_nonnegative(w_epochs), "/schedule/warmup/epochs", "a finite number >= 0", w_epochs);
+  require(w_steps >= 0, "/schedule/warmup/steps", "an integer >= 0", static_cast<double>(w_steps));
+  if (w_epochs > 0.0 && w_steps > 0) {
+    throw BadInput("/schedule/warmup/steps: set either /schedule/warmup/epochs or /schedule/warmup/steps, not both");
+  }
+  if (w_epochs > 0.0) {
+    out.steps = std::llround(w_epochs * static_cast<double>(spe));
+    if (out.steps > run.total_steps) {
+      throw BadInput("/schedule/warmup/epochs: warmup of " + fmt(w_epochs) + " epochs is longer than the run (" +
+                     fmt(static_cast<double>(run.total_steps) / static_cast<double>(spe)) + " epochs)");
+    }
+  } else if (w_steps > run.total_steps) {
+    throw BadInput("/schedule/warmup/steps: warmup of " + std::to_string(w_steps) +
+                   " steps is longer than the run (" + std::to_string(run.total_steps) + " steps)");
+  } else {
+    out.steps = w_steps;
+  }
+  out.start_factor = in.number("start_factor");
+  require(out.start_factor >= 0.0 && out.start_factor <= 1.0, "/schedule/warmup/start_factor", "in [0, 1]",
+          out.start_factor);
+  if (in.flag("from_reference_lr")) {
+    // Goyal et al.: start at the unscaled reference LR. Clamped at 1: a batch below the reference has
+    // a peak below the reference LR, and warmup never lowers the LR.
+    const LrScaling scaling = lr_scaling_from_json(lr_scaling);
+    if (scaling.rule == ScalingRule::none) {
+      throw BadInput("/schedule/warmup/from_reference_lr: needs /lr_scaling/rule \"linear\" or \"sqrt\"");
+    }
+    if (out.start_factor > 0.0) {
+      throw BadInput("/schedule/warmup/start_factor: cannot be combined with /schedule/warmup/from_reference_lr");
+    }
+    const double reference_lr = peak_lr_from_config(optimizer, Json(), run.global_batch);
+    out.start_factor = std::min(1.0, reference_lr / peak);
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<ScheduleEntry>& schedule_registry() {
+  static const std::vector<ScheduleEntry> entries = build_registry();
+  return entries;
+}
+
+const config::Node& schedule_schema() {
+  static const config::Node node = [] {
+    config::Variants variants;
+    for (const ScheduleEntry& e : schedule_registry()) variants.emplace_back(e.name, e.fields);
+    return config::variant("name", "constant", common_fields(), std::move(variants), "learning-rate schedule");
+  }();
+  return node;
+}
 
 const std::vector<std::string>& schedule_names() {
-  static const std::vector<std::string> names = {"constant", "step",   "multistep",    "exponential",
-                                                 "polynomial", "cosine", "inverse_sqrt", "plateau"};
+  static const std::vector<std::string> names = config::variant_names(schedule_schema());
   return names;
 }
 
 double peak_lr_from_config(const Json& optimizer, const Json& lr_scaling, int64_t global_batch) {
   if (!optimizer.is_object()) throw BadInput("/optimizer: must be an object");
-  const std::string opt_name = text(optimizer, "/optimizer", "name", "");
-  const double reference_lr = optimizer.contains("lr") ? number(optimizer, "/optimizer", "lr", 0.0) : default_lr(opt_name);
+  if (optimizer.contains("name") && !optimizer["name"].is_string()) {
+    throw BadInput("/optimizer/name: must be a string, got " + optimizer["name"].dump());
+  }
+  const std::string opt_name = optimizer.value("name", "");
+  double reference_lr = 0;
+  if (!optimizer.contains("lr")) reference_lr = default_lr(opt_name);
+  else if (optimizer["lr"].is_number()) reference_lr = optimizer["lr"].get<double>();
+  else throw BadInput("/optimizer/lr: must be a number, got " + optimizer["lr"].dump());
   require(finite_positive(reference_lr), "/optimizer/lr", "a finite number > 0", reference_lr);
   const LrScaling scaling = lr_scaling_from_json(lr_scaling);
   return scale_lr(reference_lr, scaling.rule, global_batch, scaling.reference_batch);
@@ -272,118 +411,35 @@ std::unique_ptr<Schedule> make_schedule(const Json& optimizer, const Json& lr_sc
     throw std::invalid_argument("make_schedule: global_batch, steps_per_epoch and total_steps must be >= 1");
   }
   if (!schedule.is_object()) throw BadInput("/schedule: must be an object");
-  const std::string where = "/schedule";
   const double peak = peak_lr_from_config(optimizer, lr_scaling, run.global_batch);
 
-  const std::string name = text(schedule, where, "name", "constant");
-  const auto& names = schedule_names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) {
+  if (schedule.contains("name") && !schedule["name"].is_string()) {
+    throw BadInput("/schedule/name: must be a string, got " + schedule["name"].dump());
+  }
+  const std::string name = schedule.value("name", schedule_schema().def.get<std::string>());
+  const auto& entries = schedule_registry();
+  auto entry = std::find_if(entries.begin(), entries.end(), [&](const ScheduleEntry& e) { return e.name == name; });
+  if (entry == entries.end()) {
     std::string known;
-    for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+    for (const std::string& n : schedule_names()) known += (known.empty() ? "" : ", ") + n;
     throw BadInput("/schedule/name: unknown schedule '" + name + "' (known: " + known + ")");
   }
-  const std::string unit_text = text(schedule, where, "unit", "epoch");
+  config::Fields storage;
+  const SectionReader in(schedule, "/schedule", *config::variant_fields(schedule_schema(), name, storage));
+  const std::string unit_text = in.text("unit");
   if (unit_text != "epoch" && unit_text != "step") {
     throw BadInput("/schedule/unit: must be \"epoch\" or \"step\", got \"" + unit_text + "\"");
   }
-  const TimeUnit unit = unit_text == "epoch" ? TimeUnit::epoch : TimeUnit::step;
-  const int64_t spe = run.steps_per_epoch;
+  ScheduleStart at;
+  at.peak = peak;
+  at.unit = unit_text == "epoch" ? TimeUnit::epoch : TimeUnit::step;
+  at.steps_per_epoch = run.steps_per_epoch;
   // The run's length in the unit: whole epochs, counting a partial last epoch.
-  const int64_t run_length = unit == TimeUnit::epoch ? (run.total_steps + spe - 1) / spe : run.total_steps;
-
-  // Warmup.
-  Warmup warmup;
-  const Json empty = Json::object();
-  const Json& wsec = schedule.contains("warmup") ? schedule["warmup"] : empty;
-  if (!wsec.is_object()) throw BadInput("/schedule/warmup: must be an object");
-  const std::string wwhere = "/schedule/warmup";
-  const double w_epochs = number(wsec, wwhere, "epochs", 0.0);
-  const int64_t w_steps = integer(wsec, wwhere, "steps", 0);
-  require(finite_nonnegative(w_epochs), "/schedule/warmup/epochs", "a finite number >= 0", w_epochs);
-  require(w_steps >= 0, "/schedule/warmup/steps", "an integer >= 0", static_cast<double>(w_steps));
-  if (w_epochs > 0.0 && w_steps > 0) {
-    throw BadInput("/schedule/warmup/steps: set either /schedule/warmup/epochs or /schedule/warmup/steps, not both");
-  }
-  if (w_epochs > 0.0) {
-    warmup.steps = std::llround(w_epochs * static_cast<double>(spe));
-    if (warmup.steps > run.total_steps) {
-      throw BadInput("/schedule/warmup/epochs: warmup of " + fmt(w_epochs) + " epochs is longer than the run (" +
-                     fmt(static_cast<double>(run.total_steps) / static_cast<double>(spe)) + " epochs)");
-    }
-  } else if (w_steps > run.total_steps) {
-    throw BadInput("/schedule/warmup/steps: warmup of " + std::to_string(w_steps) +
-                   " steps is longer than the run (" + std::to_string(run.total_steps) + " steps)");
-  } else {
-    warmup.steps = w_steps;
-  }
-  warmup.start_factor = number(wsec, wwhere, "start_factor", 0.0);
-  require(warmup.start_factor >= 0.0 && warmup.start_factor <= 1.0, "/schedule/warmup/start_factor", "in [0, 1]",
-          warmup.start_factor);
-  if (flag(wsec, wwhere, "from_reference_lr", false)) {
-    // Goyal et al.: start at the unscaled reference LR. Clamped at 1: a batch below the reference has
-    // a peak below the reference LR, and warmup never lowers the LR.
-    const LrScaling scaling = lr_scaling_from_json(lr_scaling);
-    if (scaling.rule == ScalingRule::none) {
-      throw BadInput("/schedule/warmup/from_reference_lr: needs /lr_scaling/rule \"linear\" or \"sqrt\"");
-    }
-    if (warmup.start_factor > 0.0) {
-      throw BadInput("/schedule/warmup/start_factor: cannot be combined with /schedule/warmup/from_reference_lr");
-    }
-    const double reference_lr = peak_lr_from_config(optimizer, Json(), run.global_batch);
-    warmup.start_factor = std::min(1.0, reference_lr / peak);
-  }
-
-  if (name == "constant") return std::make_unique<ConstantSchedule>(peak, unit, spe, warmup);
-  if (name == "step") {
-    return std::make_unique<StepSchedule>(peak, unit, spe, warmup, integer(schedule, where, "step_size", 30),
-                                          number(schedule, where, "gamma", 0.1));
-  }
-  if (name == "multistep") {
-    std::vector<int64_t> milestones = {30, 60, 80};
-    if (schedule.contains("milestones")) {
-      const Json& m = schedule["milestones"];
-      if (!m.is_array()) throw BadInput("/schedule/milestones: must be an array of integers");
-      milestones.clear();
-      for (size_t i = 0; i < m.size(); ++i) {
-        if (!m[i].is_number_integer()) {
-          throw BadInput("/schedule/milestones/" + std::to_string(i) + ": must be an integer, got " + m[i].dump());
-        }
-        milestones.push_back(m[i].get<int64_t>());
-      }
-    }
-    return std::make_unique<MultiStepSchedule>(peak, unit, spe, warmup, std::move(milestones),
-                                               number(schedule, where, "gamma", 0.1));
-  }
-  if (name == "exponential") {
-    return std::make_unique<ExponentialSchedule>(peak, unit, spe, warmup, number(schedule, where, "gamma", 0.95));
-  }
-  if (name == "polynomial") {
-    int64_t total = integer(schedule, where, "total", 0);
-    require(total >= 0, "/schedule/total", "an integer >= 0", static_cast<double>(total));
-    if (total == 0) total = run_length;
-    return std::make_unique<PolynomialSchedule>(peak, unit, spe, warmup, number(schedule, where, "power", 2.0),
-                                                number(schedule, where, "end_lr", 1e-4), total);
-  }
-  if (name == "cosine") {
-    int64_t t_max = integer(schedule, where, "t_max", 0);
-    require(t_max >= 0, "/schedule/t_max", "an integer >= 0", static_cast<double>(t_max));
-    if (t_max == 0) t_max = run_length;
-    return std::make_unique<CosineSchedule>(peak, unit, spe, warmup, t_max, number(schedule, where, "eta_min", 0.0));
-  }
-  if (name == "inverse_sqrt") {
-    return std::make_unique<InverseSqrtSchedule>(peak, unit, spe, warmup, number(schedule, where, "beta", 1.0));
-  }
-  // plateau
-  PlateauOptions p;
-  const std::string mode = text(schedule, where, "mode", "max");
-  if (mode != "max" && mode != "min") throw BadInput("/schedule/mode: must be \"max\" or \"min\", got \"" + mode + "\"");
-  p.mode_max = mode == "max";
-  p.factor = number(schedule, where, "factor", p.factor);
-  p.patience = integer(schedule, where, "patience", p.patience);
-  p.threshold = number(schedule, where, "threshold", p.threshold);
-  p.cooldown = integer(schedule, where, "cooldown", p.cooldown);
-  p.min_lr = number(schedule, where, "min_lr", p.min_lr);
-  return std::make_unique<PlateauSchedule>(peak, unit, spe, warmup, p);
+  at.run_length = at.unit == TimeUnit::epoch ? (run.total_steps + run.steps_per_epoch - 1) / run.steps_per_epoch
+                                             : run.total_steps;
+  at.warmup = read_warmup(schedule.contains("warmup") ? schedule["warmup"] : Json::object(), optimizer, lr_scaling,
+                          run, peak);
+  return entry->make(in, at);
 }
 
 }  // namespace dtbench::optim

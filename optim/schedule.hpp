@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config_spec.hpp"
 #include "core/json.hpp"
 
 namespace dtbench::optim {
@@ -198,6 +199,26 @@ struct RunShape {
   int64_t total_steps = 1;      // updates in the run
 };
 
+// What every schedule is built from besides its own keys.
+struct ScheduleStart {
+  double peak = 0.0;  // the peak LR (scaled to the global batch)
+  TimeUnit unit = TimeUnit::epoch;
+  int64_t steps_per_epoch = 1;
+  Warmup warmup;
+  int64_t run_length = 1;  // the run's length in the unit (the default of lengths given as 0)
+};
+
+class SectionReader;  // section_reader.hpp
+
+// The schedule registry: each schedule is one entry (its name, the config keys it adds to the common
+// "unit" and "warmup", and its factory). The "/schedule" schema section and the name list come from it.
+struct ScheduleEntry {
+  std::string name;
+  config::Fields fields;
+  std::unique_ptr<Schedule> (*make)(const SectionReader& section, const ScheduleStart& start);
+};
+const std::vector<ScheduleEntry>& schedule_registry();
+const config::Node& schedule_schema();
 const std::vector<std::string>& schedule_names();
 
 // The peak LR: "/optimizer/lr" (the reference LR when a scaling rule is set) scaled to the global batch.

@@ -1,6 +1,6 @@
 #include "slurm/expand.hpp"
 
-#include "core/config.hpp"
+#include "config/run_config.hpp"
 #include "core/error.hpp"
 #include "slurm/shell.hpp"
 

@@ -15,23 +15,10 @@ namespace dtbench::slurm {
 namespace fs = std::filesystem;
 namespace {
 
-[[noreturn]] void fail(const std::string& pointer, const std::string& message) {
-  throw BadInput((pointer.empty() ? std::string("/") : pointer) + ": " + message);
-}
-
-std::string shown(const Json& v) {
-  std::string s = v.dump();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
-
+using config::fail;
 using config::pointer_token;
+using config::shown;
 using config::throw_unknown_key;
-std::string token(const std::string& key) { return pointer_token(key); }
-[[noreturn]] void unknown_key(const std::string& pointer, const std::string& key,
-                              const std::vector<std::string>& valid) {
-  throw_unknown_key(pointer, key, valid);
-}
 
 // The Slurm section's fields: each has a default and a check that returns the value to keep.
 struct Field {
@@ -154,7 +141,7 @@ Json resolve_slurm(const Json* user, const std::string& ptr) {
   if (user && !user->is_object()) fail(ptr, "expected an object, got " + shown(*user));
   if (user)
     for (auto it = user->begin(); it != user->end(); ++it)
-      if (!find_field(it.key())) unknown_key(ptr, token(it.key()), keys_of(slurm_fields()));
+      if (!find_field(it.key())) throw_unknown_key(ptr, pointer_token(it.key()), keys_of(slurm_fields()));
   Json out = Json::object();
   for (const auto& f : slurm_fields())
     out[f.key] = (user && user->contains(f.key)) ? f.check((*user)[f.key], ptr + "/" + f.key) : f.def;
@@ -167,7 +154,7 @@ Json resolve_local(const Json* user, const std::string& ptr) {
   if (!user) return out;
   if (!user->is_object()) fail(ptr, "expected an object, got " + shown(*user));
   for (auto it = user->begin(); it != user->end(); ++it) {
-    if (it.key() != "mpirun_args") unknown_key(ptr, token(it.key()), {"mpirun_args"});
+    if (it.key() != "mpirun_args") throw_unknown_key(ptr, pointer_token(it.key()), {"mpirun_args"});
     out["mpirun_args"] = string_list(it.value(), ptr + "/mpirun_args", non_empty_arg);
   }
   return out;
@@ -228,7 +215,7 @@ Json slurm_defaults() { return resolve_slurm(nullptr, "/slurm"); }
 
 Json check_slurm_value(const std::string& key, const Json& value, const std::string& pointer) {
   const Field* f = find_field(key);
-  if (!f) unknown_key(pointer, key, keys_of(slurm_fields()));
+  if (!f) throw_unknown_key(pointer, key, keys_of(slurm_fields()));
   return f->check(value, pointer);
 }
 
@@ -270,7 +257,7 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   static const std::vector<std::string> top = {"name", "description", "base", "axes", "zip",
                                                "repeats", "slurm", "local", "program"};
   for (auto it = doc.begin(); it != doc.end(); ++it)
-    if (std::find(top.begin(), top.end(), it.key()) == top.end()) unknown_key("", token(it.key()), top);
+    if (std::find(top.begin(), top.end(), it.key()) == top.end()) throw_unknown_key("", pointer_token(it.key()), top);
 
   Spec spec;
   spec.source = doc;
@@ -317,7 +304,7 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
     const Json& axes = doc["axes"];
     if (!axes.is_object()) fail("/axes", "expected an object of key: [values], got " + shown(axes));
     for (auto it = axes.begin(); it != axes.end(); ++it) {
-      std::string ptr = "/axes/" + token(it.key());
+      std::string ptr = "/axes/" + pointer_token(it.key());
       check_axis_key(it.key(), ptr);
       claim(it.key(), ptr);
       spec.axes.push_back({"/axes", {it.key()}, {axis_values(it.value(), it.key(), ptr)}});
@@ -333,7 +320,7 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
         fail(gptr, "expected a non-empty object of key: [values], got " + shown(group));
       Axis axis{gptr, {}, {}};
       for (auto it = group.begin(); it != group.end(); ++it) {
-        std::string ptr = gptr + "/" + token(it.key());
+        std::string ptr = gptr + "/" + pointer_token(it.key());
         check_axis_key(it.key(), ptr);
         claim(it.key(), ptr);
         axis.keys.push_back(it.key());

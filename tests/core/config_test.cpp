@@ -3,9 +3,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
+#include "config/run_config.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "optim/options.hpp"
+#include "optim/registry.hpp"
+#include "optim/schedule.hpp"
 
 using dtbench::BadInput;
 using dtbench::Json;
@@ -167,5 +172,44 @@ TEST(Config, FileErrorsNameTheFileAndPosition) {
     FAIL() << "expected BadInput";
   } catch (const BadInput& e) {
     EXPECT_EQ(std::string(e.what()), (dir / "missing.json").string() + ": cannot open config file");
+  }
+}
+
+// Each optimizer and schedule is registered once; the run schema's sections come from the registries.
+// An entry whose keys, defaults or factory disagree fails here.
+TEST(Config, SchemaNamesAreTheRegistries) {
+  const auto& root = config::run_schema();
+  auto section = [&](const std::string& key) -> const config::Node& {
+    for (const auto& [k, node] : root.fields)
+      if (k == key) return node;
+    throw std::logic_error("no section " + key);
+  };
+  std::vector<std::string> optimizers, schedules;
+  for (const auto& e : dtbench::optim::optimizer_registry()) optimizers.push_back(e.name);
+  for (const auto& e : dtbench::optim::schedule_registry()) schedules.push_back(e.name);
+  EXPECT_EQ(config::variant_names(section("optimizer")), optimizers);
+  EXPECT_EQ(dtbench::optim::optimizer_names(), optimizers);
+  EXPECT_EQ(config::variant_names(section("schedule")), schedules);
+  EXPECT_EQ(dtbench::optim::schedule_names(), schedules);
+}
+
+TEST(Config, EveryRegisteredOptimizerAndScheduleResolvesAndBuilds) {
+  const dtbench::optim::ParamTable table({{"conv.weight", 0, 8, dtbench::optim::TensorKind::conv_weight},
+                                          {"bn.gamma", 8, 2, dtbench::optim::TensorKind::bn}});
+  for (const std::string& name : dtbench::optim::optimizer_names()) {
+    const Json c = config::resolve({{"optimizer", {{"name", name}}}}, 0);
+    EXPECT_EQ(c["optimizer"]["name"], name);
+    // The factory reads the resolved section and builds the optimizer the entry names; a section with
+    // only the name takes the same defaults from the registry.
+    EXPECT_EQ(dtbench::optim::make_optimizer(c["optimizer"], table)->name(), name);
+    Json bare = {{"name", name}, {"lr", c["optimizer"]["lr"]}};
+    EXPECT_EQ(dtbench::optim::make_optimizer(bare, table)->name(), name);
+    EXPECT_EQ(dtbench::optim::read_common_options(bare).weight_decay, c["optimizer"]["weight_decay"].get<double>())
+        << name;
+  }
+  for (const std::string& name : dtbench::optim::schedule_names()) {
+    const Json c = config::resolve({{"schedule", {{"name", name}}}}, 0);
+    auto s = dtbench::optim::make_schedule(c["optimizer"], c["lr_scaling"], c["schedule"], {128, 10, 100});
+    EXPECT_EQ(s->name(), name);
   }
 }

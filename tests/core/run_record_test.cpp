@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "core/atomic_file.hpp"
-#include "core/config.hpp"
+#include "config/run_config.hpp"
 #include "core/run_record.hpp"
 
 using namespace dtbench;

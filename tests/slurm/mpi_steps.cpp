@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "core/atomic_file.hpp"
-#include "core/config.hpp"
+#include "config/run_config.hpp"
 #include "core/error.hpp"
 #include "core/run_record.hpp"
 #include "core/timer.hpp"

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <set>
 
-#include "core/config.hpp"
+#include "config/run_config.hpp"
 #include "core/error.hpp"
 #include "slurm/expand.hpp"
 #include "slurm/spec.hpp"

@@ -181,7 +181,7 @@ std::unique_ptr<GpuOptimizer> make_gpu_optimizer(const Json& section, optim::Par
     for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
     throw BadInput("/optimizer/name: '" + name + "' has no fused GPU kernels (the gpu backend has " + known + ")");
   }
-  const optim::CommonOptions common = optim::read_common_options(section, name);
+  const optim::CommonOptions common = optim::read_common_options(section);
   optim::check_common(common);  // every option is checked before the device is touched
   if (name == "sgd") {
     const optim::SgdOptions o = optim::read_sgd_options(section);

@@ -104,7 +104,7 @@ class GpuOptimizer {
 const std::vector<std::string>& gpu_optimizer_names();
 
 // Builds the GPU optimizer named by the resolved "/optimizer" section (sgd, adam, adamw, lars, lamb), with
-// the CPU factory's keys and defaults (optim/factory.cpp). BadInput naming the key for a bad value, and
+// the CPU factory's keys and defaults (optim/registry.cpp). BadInput naming the key for a bad value, and
 // for an optimizer without GPU kernels.
 std::unique_ptr<GpuOptimizer> make_gpu_optimizer(const Json& section, optim::ParamTable table, cudaStream_t stream);
 

@@ -12,8 +12,9 @@
 #include <optional>
 
 #include "core/atomic_file.hpp"
+#include "config/rules.hpp"
+#include "config/run_config.hpp"
 #include "core/config.hpp"
-#include "core/cuda_info.hpp"
 #include "core/error.hpp"
 #include "core/run_record.hpp"
 #include "core/timer.hpp"
@@ -85,20 +86,7 @@ Run::Run(const TrainArgs& args, Json user) : args_(args) {
   global_ = config::global_batch(cfg_, world_.size());
   if (cfg_["name"].get<std::string>().empty()) cfg_["name"] = derived_run_name(cfg_, world_.size(), global_);
   if (cfg_["threads"].get<int64_t>() > 0) omp_set_num_threads(static_cast<int>(cfg_["threads"].get<int64_t>()));
-  if (cfg_["backend"] == "gpu") {
-#ifndef DTBENCH_HAVE_CUDA
-    throw BadInput("/backend: \"gpu\" but this dtbench was built without CUDA (no toolkit found at configure time)");
-#endif
-    if (cuda_device_count() == 0)
-      throw BadInput("/backend: \"gpu\" but there is no usable CUDA device here (" +
-                     cuda_info().value("status", std::string("unknown")) + "); use \"cpu\"");
-    if (cfg_["parallel"]["mode"] == "async")
-      throw BadInput("/parallel/mode: asynchronous SGD runs on the cpu backend only (its server keeps host weights)");
-  } else {
-    if (cfg_["precision"] == "fp16")
-      throw BadInput("/precision: \"fp16\" is a GPU precision (dynamic loss scaling); the cpu backend has fp32 and bf16");
-    if (cfg_["reducer"]["name"] == "nccl") throw BadInput("/reducer/name: \"nccl\" needs the gpu backend");
-  }
+  config::check_rules(cfg_, world_.size(), /*on_this_machine=*/true);  // the machine's rules (CUDA, devices)
   fault_ = FaultInjection(args.inject_fault);  // validated before any work
 }
 

@@ -1,0 +1,158 @@
+#include "config/rules.hpp"
+
+#include "core/config.hpp"
+#include "core/cuda_info.hpp"
+
+namespace dtbench::config {
+namespace {
+
+#ifdef DTBENCH_HAVE_CUDA
+constexpr bool cuda_built = true;
+#else
+constexpr bool cuda_built = false;
+#endif
+
+using Result = std::optional<Broken>;
+
+Result when(bool broken, std::string message) {
+  if (!broken) return std::nullopt;
+  return Broken{std::move(message)};
+}
+
+// Two keys of which at most one may be set (config::resolve switches off the one the user did not give).
+Rule either(const std::string& section, const std::string& a, const std::string& b) {
+  const std::string pa = "/" + section + "/" + a, pb = "/" + section + "/" + b;
+  return {pa, Needs::config, [=](const Json& c, int) {
+            return when(c[section][a].get<double>() > 0 && c[section][b].get<double>() > 0,
+                        "give either " + pa + " or " + pb + ", not both");
+          }};
+}
+
+// Two keys of which one must be >= 1.
+Rule one_of(const std::string& section, const std::string& a, const std::string& b) {
+  return {"/" + section, Needs::config, [=](const Json& c, int) {
+            return when(c[section][a].get<int64_t>() == 0 && c[section][b].get<int64_t>() == 0,
+                        "one of /" + section + "/" + a + " and /" + section + "/" + b + " must be >= 1");
+          }};
+}
+
+const std::string async_pair =
+    "asynchronous SGD needs /parallel/mode \"async\" together with /reducer/name \"async_parameter_server\"";
+
+std::vector<Rule> build_rules() {
+  return {
+      either("batch", "global", "per_rank"),
+      either("duration", "epochs", "steps"),
+      either("eval", "every_epochs", "every_steps"),
+      one_of("batch", "global", "per_rank"),
+      one_of("duration", "epochs", "steps"),
+      {"/schedule/warmup/epochs", Needs::config,
+       [](const Json& c, int) {
+         const Json& w = c["schedule"]["warmup"];
+         return when(w["epochs"].get<double>() > 0 && w["steps"].get<int64_t>() > 0,
+                     "give either /schedule/warmup/epochs or /schedule/warmup/steps, not both");
+       }},
+      // Warmup against run length when both are in the same unit; the schedule factory checks mixed
+      // units once the trainer knows the steps per epoch.
+      {"/schedule/warmup/epochs", Needs::config,
+       [](const Json& c, int) {
+         const double warmup = c["schedule"]["warmup"]["epochs"].get<double>();
+         const int64_t run = c["duration"]["epochs"].get<int64_t>();
+         return when(run > 0 && warmup > static_cast<double>(run), "warmup of " + fmt_number(warmup) +
+                                                                         " epochs is longer than the run (" +
+                                                                         std::to_string(run) + " epochs)");
+       }},
+      {"/schedule/warmup/steps", Needs::config,
+       [](const Json& c, int) {
+         const int64_t warmup = c["schedule"]["warmup"]["steps"].get<int64_t>();
+         const int64_t run = c["duration"]["steps"].get<int64_t>();
+         return when(run > 0 && warmup > run, "warmup of " + std::to_string(warmup) +
+                                                  " steps is longer than the run (" + std::to_string(run) + " steps)");
+       }},
+      {"/schedule/milestones", Needs::config,
+       [](const Json& c, int) -> Result {
+         if (c["schedule"]["name"] != "multistep") return std::nullopt;
+         const Json& m = c["schedule"]["milestones"];
+         for (size_t i = 1; i < m.size(); ++i)
+           if (m[i].get<int64_t>() <= m[i - 1].get<int64_t>())
+             return Broken{"milestones must increase, got " + shown(m), std::string("/").append(std::to_string(i))};
+         return std::nullopt;
+       }},
+      {"/reducer/name", Needs::config,
+       [](const Json& c, int) {
+         return when(c["parallel"]["mode"] == "async" && c["reducer"]["name"] != "async_parameter_server",
+                     async_pair);
+       }},
+      {"/parallel/mode", Needs::config,
+       [](const Json& c, int) {
+         return when(c["reducer"]["name"] == "async_parameter_server" && c["parallel"]["mode"] != "async",
+                     async_pair);
+       }},
+      {"/parallel/sync_bn", Needs::config,
+       [](const Json& c, int) {
+         return when(c["parallel"]["mode"] == "async" && c["parallel"]["sync_bn"].get<bool>(),
+                     "synchronised batch norm needs the ranks to step together; asynchronous SGD's workers do "
+                     "not (use mode \"sync\", \"local_sgd\" or \"post_local_sgd\")");
+       }},
+      {"/parallel/sync_bn", Needs::config,
+       [](const Json& c, int) {
+         return when(c["backend"] == "gpu" && c["parallel"]["sync_bn"].get<bool>(),
+                     "synchronised batch norm is implemented for the cpu backend only");
+       }},
+      {"/batch/global", Needs::ranks,
+       [](const Json& c, int ranks) {
+         const int64_t global = c["batch"]["global"].get<int64_t>();
+         return when(global > 0 && global % ranks != 0, std::to_string(global) +
+                                                            " is not divisible by the rank count " +
+                                                            std::to_string(ranks));
+       }},
+      {"/reducer/servers", Needs::ranks,
+       [](const Json& c, int ranks) {
+         const int64_t servers = c["reducer"]["servers"].get<int64_t>();
+         return when(c["reducer"]["name"] == "parameter_server" && servers > ranks,
+                     std::to_string(servers) + " servers is more than the rank count " + std::to_string(ranks));
+       }},
+      {"/backend", Needs::machine,
+       [](const Json& c, int) {
+         return when(c["backend"] == "gpu" && !cuda_built,
+                     "\"gpu\" but this dtbench was built without CUDA (no toolkit found at configure time)");
+       }},
+      {"/backend", Needs::machine,
+       [](const Json& c, int) {
+         return when(c["backend"] == "gpu" && cuda_device_count() == 0,
+                     "\"gpu\" but there is no usable CUDA device here (" +
+                         cuda_info().value("status", std::string("unknown")) + "); use \"cpu\"");
+       }},
+      {"/parallel/mode", Needs::config,
+       [](const Json& c, int) {
+         return when(c["backend"] == "gpu" && c["parallel"]["mode"] == "async",
+                     "asynchronous SGD runs on the cpu backend only (its server keeps host weights)");
+       }},
+      {"/precision", Needs::config,
+       [](const Json& c, int) {
+         return when(c["backend"] == "cpu" && c["precision"] == "fp16",
+                     "\"fp16\" is a GPU precision (dynamic loss scaling); the cpu backend has fp32 and bf16");
+       }},
+      {"/reducer/name", Needs::config,
+       [](const Json& c, int) {
+         return when(c["backend"] == "cpu" && c["reducer"]["name"] == "nccl", "\"nccl\" needs the gpu backend");
+       }},
+  };
+}
+
+}  // namespace
+
+const std::vector<Rule>& rules() {
+  static const std::vector<Rule> list = build_rules();
+  return list;
+}
+
+void check_rules(const Json& config, int ranks, bool on_this_machine) {
+  for (const Rule& rule : rules()) {
+    if (rule.needs == Needs::ranks && ranks <= 0) continue;
+    if (rule.needs == Needs::machine && !on_this_machine) continue;
+    if (std::optional<Broken> b = rule.broken(config, ranks)) fail(rule.pointer + b->below, b->message);
+  }
+}
+
+}  // namespace dtbench::config

@@ -1,0 +1,39 @@
+// The cross-field rules of a run config, in one list: every rule that relates two keys, a key and the
+// rank count, or a key and the machine the run starts on. config::resolve checks them (all but the
+// machine's) before anything starts; the trainer checks them all once it knows its machine.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.hpp"
+
+namespace dtbench::config {
+
+// What a rule needs besides the resolved config.
+enum class Needs { config, ranks, machine };
+
+// A broken rule: its message, and where the key it names lies below the rule's pointer ("" or e.g. "/1").
+struct Broken {
+  std::string message;
+  std::string below = {};
+};
+
+struct Rule {
+  std::string pointer;  // the key the error names
+  Needs needs;
+  // The message when the rule is broken by a resolved config on `ranks` ranks, else nothing.
+  std::function<std::optional<Broken>(const Json& config, int ranks)> broken;
+};
+
+// Every rule, in the order they are checked.
+const std::vector<Rule>& rules();
+
+// Checks a resolved config on `ranks` ranks: the rules that need the rank count only when ranks > 0,
+// those about this machine (a CUDA build, a usable device) only with on_this_machine. Throws BadInput
+// "<pointer>: <message>" for the first broken rule.
+void check_rules(const Json& config, int ranks, bool on_this_machine);
+
+}  // namespace dtbench::config

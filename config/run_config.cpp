@@ -1,0 +1,121 @@
+// The root schema (every key of a run that no module owns, plus the modules' sections) and resolving.
+// Keep README.md's config reference and results/schema/run-record.schema.json in step with it.
+#include "config/run_config.hpp"
+
+#include <algorithm>
+
+#include "config/rules.hpp"
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "optim/registry.hpp"
+#include "optim/schedule.hpp"
+#include "reducers/reducer_schema.hpp"
+
+namespace dtbench::config {
+namespace {
+
+Node build_run_schema() {
+  return object({
+      {"name", text("", {}, "run name; empty = derived from model, optimizer, reducer, ranks, batch and seed")},
+      {"seed", integer(1, 0, 9007199254740991.0, "seed of every random stream of the run")},
+      {"backend", text("cpu", {"cpu", "gpu"})},
+      {"precision", text("fp32", {"fp32", "bf16", "fp16"}, "compute precision; master weights stay fp32")},
+      {"threads", integer(0, 0, 4096, "compute threads per rank; 0 = OpenMP's default")},
+      {"model", object({{"arch", text("resnet20", {"resnet8", "resnet20", "resnet32", "resnet56", "resnet18",
+                                                   "resnet50", "mlp"})},
+                        {"zero_init_residual", boolean(false, "zero gamma in each block's last BN (Goyal et al.)")},
+                        {"hidden", integer(256, 1, 1 << 20, "mlp only: hidden width")},
+                        {"label_smoothing", number(0, 0, 1, false, true, "softmax cross-entropy label smoothing")},
+                        {"dropout", number(0, 0, 1, false, true, "dropout before the classifier; 0 = none")}})},
+      {"data", object({{"dataset", text("fashion-mnist", {"fashion-mnist", "mnist", "cifar10", "cifar100", "synthetic"})},
+                       {"path", text("", {}, "folder of the data files; empty = the data set's default location")},
+                       {"normalize", boolean(true)},
+                       {"augment", object({{"random_crop_padding", integer(0, 0, 64)},
+                                           {"horizontal_flip", boolean(false)}})},
+                       {"synthetic", object({{"channels", integer(3, 1, 4096)},
+                                             {"height", integer(32, 1, 4096)},
+                                             {"width", integer(32, 1, 4096)},
+                                             {"classes", integer(10, 2, 1 << 20)},
+                                             {"train_size", integer(10000, 1, 1e9)},
+                                             {"test_size", integer(2000, 1, 1e9)}})}})},
+      {"batch", object({{"global", integer(128, 0, 1e9, "global batch (K x per-rank); give this or per_rank")},
+                        {"per_rank", integer(0, 0, 1e9, "per-rank batch; give this or global")}})},
+      {"duration", object({{"epochs", integer(1, 0, 1e6, "run length in epochs; give this or steps")},
+                           {"steps", integer(0, 0, 1e12, "run length in optimizer steps; give this or epochs")}})},
+      {"optimizer", optim::optimizer_schema()},
+      {"lr_scaling", object({{"rule", text("none", {"none", "linear", "sqrt"})},
+                             {"reference_batch", integer(256, 1, 1e9)}})},
+      {"schedule", optim::schedule_schema()},
+      {"reducer", reducer_schema()},
+      {"parallel", object({{"mode", text("sync", {"sync", "local_sgd", "post_local_sgd", "async"},
+                                         "sync: average gradients every step; local_sgd: average models every "
+                                         "local_steps steps; post_local_sgd: sync until the switch point, then "
+                                         "local; async: asynchronous parameter server")},
+                           {"local_steps", integer(1, 1, 1e9, "H: local steps between model averages")},
+                           {"switch_epoch", integer(0, 0, 1e6, "post_local_sgd: first local epoch")},
+                           {"switch_step", integer(0, 0, 1e12, "post_local_sgd: first local step (if > 0)")},
+                           {"sync_bn", boolean(false, "batch-norm statistics over the global batch")}})},
+      {"eval", object({{"every_epochs", integer(1, 0, 1e6, "evaluate every E epochs")},
+                       {"every_steps", integer(0, 0, 1e12, "evaluate every S steps instead")},
+                       {"target_accuracy", number(0, 0, 1, false, false, "time-to-accuracy target; 0 = none")},
+                       {"stop_at_target", boolean(false, "end the run at the first evaluation at or above the target (asynchronous SGD: the workers stop at their next push after rank 0's evaluation)")},
+                       {"batch", integer(500, 1, 1e6, "evaluation batch per rank")}})},
+      {"output", object({{"dir", text("results/runs", {}, "folder of the run record")},
+                         {"record", text("", {}, "record file name; empty = <name>.json")}})},
+  });
+}
+
+
+bool user_sets(const Json& user, const char* section, const char* key) {
+  return user.is_object() && user.contains(section) && user[section].is_object() && user[section].contains(key);
+}
+
+// Two keys of which the user gives one: the one the user did not give is switched off (0) so a user
+// who writes only "per_rank" does not collide with the default "global". Giving both is a rule.
+void either_or(const Json& user, Json& out, const char* section, const char* a, const char* b) {
+  bool ua = user_sets(user, section, a), ub = user_sets(user, section, b);
+  if (ub && !ua) out[section][a] = 0;
+  if (ua && !ub) out[section][b] = 0;
+}
+
+}  // namespace
+
+const Node& run_schema() {
+  static const Node root = build_run_schema();
+  return root;
+}
+
+Json defaults() { return resolve_node(run_schema(), nullptr, ""); }
+
+Json resolve(const Json& user, int ranks) {
+  Json out = resolve_node(run_schema(), &user, "");
+  either_or(user, out, "batch", "global", "per_rank");
+  either_or(user, out, "duration", "epochs", "steps");
+  either_or(user, out, "eval", "every_epochs", "every_steps");
+  check_rules(out, ranks, false);
+  return out;
+}
+
+Json load(const std::string& path, const std::vector<std::string>& overrides, int ranks) {
+  Json user = read_user(path, overrides);
+  try {
+    return resolve(user, ranks);
+  } catch (const BadInput& e) {
+    if (path.empty()) throw;
+    throw BadInput(path + ": " + e.what());
+  }
+}
+
+long per_rank_batch(const Json& c, int ranks) {
+  int64_t per = c["batch"]["per_rank"].get<int64_t>();
+  if (per > 0) return per;
+  return c["batch"]["global"].get<int64_t>() / std::max(ranks, 1);
+}
+
+long global_batch(const Json& c, int ranks) {
+  int64_t global = c["batch"]["global"].get<int64_t>();
+  if (global > 0) return global;
+  return c["batch"]["per_rank"].get<int64_t>() * std::max(ranks, 1);
+}
+
+}  // namespace dtbench::config

@@ -1,0 +1,20 @@
+#include "reducers/reducer_schema.hpp"
+
+#include "reducers/registry.hpp"
+
+namespace dtbench {
+
+config::Node reducer_schema() {
+  using namespace config;
+  Node name = text("ring");
+  for (const ReducerInfo& r : reducer_registry()) name.choices.push_back(r.name);  // every name, once
+  return object({{"name", name},
+                 {"servers", integer(1, 1, 1e6, "parameter_server: number of server shards")},
+                 {"bucket_mib", positive(1, "gradient bucket size in MiB (PyTorch DDP uses 25; the small CPU models need smaller ones to overlap at all)")},
+                 {"overlap", boolean(true, "start each bucket's allreduce during backward")},
+                 {"poll_us", integer(0, 0, 100000,
+                                     "MPI waits: 0 = block in MPI (polls, busy core); > 0 = test, "
+                                     "then sleep this many microseconds between tests")}});
+}
+
+}  // namespace dtbench
