@@ -19,15 +19,16 @@ ALLOWED = {
     "optim": ["core"],
     "optim/gpu": ["core", "optim", "core/cuda"],
     "reducers": ["core", "core/cuda"],
+    "config": ["core", "optim", "reducers"],
     "workloads/data": ["core"],
-    "workloads/models": ["core"],
+    "workloads/models": ["core", "optim"],
     "workloads/backend": ["core", "workloads/models", "optim", "reducers"],
     "workloads/cpu": ["core", "workloads/models", "workloads/backend", "optim", "reducers"],
-    "workloads/gpu": ["core", "core/cuda", "workloads/models", "workloads/backend", "optim", "reducers"],
-    "workloads/train": ["core", "core/cuda", "workloads/data", "workloads/models", "workloads/backend",
+    "workloads/gpu": ["core", "core/cuda", "workloads/models", "workloads/backend", "optim", "optim/gpu", "reducers"],
+    "workloads/train": ["core", "core/cuda", "config", "workloads/data", "workloads/models", "workloads/backend",
                         "workloads/cpu", "workloads/gpu", "optim", "reducers"],
-    "slurm": ["core"],
-    "analysis": ["core"],
+    "slurm": ["core", "config"],
+    "analysis": ["core", "config"],
 }
 ANYTHING = ("apps", "tests", "bench")
 SOURCES = (".hpp", ".cpp", ".cu", ".cuh", ".h")
