@@ -216,10 +216,13 @@ void apply_override(Json& user, std::string_view assignment) {
   std::string path(assignment.substr(0, eq));
   std::string text(assignment.substr(eq + 1));
   Json value;
-  try {
-    value = Json::parse(text);
-  } catch (const Json::parse_error&) {
-    value = text;  // a bare word such as adam or results/x
+  if (Json::accept(text)) {
+    value = parse_json(text, "--set " + path);  // strict: no duplicate keys, bounded nesting
+  } else {
+    // A bare word such as adam or results/x: a JSON string, so it must be UTF-8.
+    if (size_t bad = first_invalid_utf8(text); bad != std::string::npos)
+      throw BadInput("--set " + path + ": the value is not valid UTF-8 (byte " + std::to_string(bad) + ")");
+    value = text;
   }
   if (!user.is_object()) user = Json::object();
   Json* node = &user;

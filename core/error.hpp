@@ -17,9 +17,19 @@ enum class ExitCode : int {
   bad_input = 2,   // invalid config, command line, spec or data file: nothing was started or written
 };
 
+// Messages echo what was wrong, and what was wrong can be a 50 MB value: a message longer than this keeps
+// its beginning (where the key and the reason are) and its end, and says how much was left out.
+inline constexpr size_t kMaxMessageBytes = 4096;
+inline std::string capped_message(const std::string& what) {
+  if (what.size() <= kMaxMessageBytes) return what;
+  const size_t head = kMaxMessageBytes / 2, tail = kMaxMessageBytes / 4;
+  return what.substr(0, head) + " [... " + std::to_string(what.size() - head - tail) + " bytes left out ...] " +
+         what.substr(what.size() - tail);
+}
+
 class Error : public std::runtime_error {
  public:
-  Error(ExitCode code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  Error(ExitCode code, const std::string& what) : std::runtime_error(capped_message(what)), code_(code) {}
   ExitCode code() const { return code_; }
 
  private:
