@@ -324,6 +324,8 @@ def check_bad_input():
     cfg = mlp_config("owner", batch={"per_rank": 8}, duration={"steps": 100000}, eval={"every_steps": 100000})
     path = write_config("owner", cfg)
     log = os.path.join(records, "owner.mllog")
+    if os.path.exists(log):
+        os.remove(log)  # a killed earlier run's log: wait for this run's own
     first = subprocess.Popen(["mpirun", "-np", "1", args.dtbench, "train", path], env=ENV,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
