@@ -67,17 +67,42 @@ void check_common(const CommonOptions& c) {
   require_nonnegative(c.clip_grad_value, "/optimizer/clip_grad_value");
 }
 
+std::vector<double> weight_decay_table(const ParamTable& table, const CommonOptions& common) {
+  std::vector<double> decay(table.num_tensors());
+  for (size_t i = 0; i < table.num_tensors(); ++i) {
+    const bool exempt = common.no_decay_bn_bias && is_bn_or_bias(table[i].kind);
+    decay[i] = exempt ? 0.0 : common.weight_decay;
+  }
+  return decay;
+}
+
+std::vector<Chunk> split_into_chunks(const ParamTable& table, size_t chunk_elements) {
+  std::vector<Chunk> chunks;
+  for (size_t i = 0; i < table.num_tensors(); ++i) {
+    const size_t end = table[i].offset + table[i].size;
+    for (size_t b = table[i].offset; b < end; b += chunk_elements) {
+      chunks.push_back({i, b, std::min(b + chunk_elements, end)});
+    }
+  }
+  return chunks;
+}
+
+void report_non_finite(const ParamTable& table, int64_t step,
+                       const std::function<std::span<const float>(const TensorInfo&)>& values) {
+  for (const TensorInfo& t : table.tensors()) {
+    const std::span<const float> g = values(t);
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (!std::isfinite(g[i])) throw NonFiniteGradient(t.name, i, g[i], step);
+    }
+  }
+  throw std::logic_error("Optimizer: non-finite gradient reported but not found");
+}
+
 Optimizer::Optimizer(std::string name, ParamTable table, CommonOptions common)
     : name_(std::move(name)), table_(std::move(table)), common_(common) {
   check_common(common_);
-  decay_.resize(table_.num_tensors());
-  for (size_t i = 0; i < table_.num_tensors(); ++i) {
-    const bool exempt = common_.no_decay_bn_bias && is_bn_or_bias(table_[i].kind);
-    decay_[i] = exempt ? 0.0 : common_.weight_decay;
-    for (size_t b = table_[i].offset; b < table_[i].offset + table_[i].size; b += kChunkElements) {
-      chunks_.push_back({i, b, std::min(b + kChunkElements, table_[i].offset + table_[i].size)});
-    }
-  }
+  decay_ = weight_decay_table(table_, common_);
+  chunks_ = split_into_chunks(table_, kChunkElements);
   parallel_ = table_.num_params() >= kParallelMinElements;
 }
 
@@ -117,19 +142,12 @@ double Optimizer::check_gradient(const float* g, bool need_norm) const {
       bad, sumsq);
   double total = 0.0;
   for (size_t i = 0; i < bad.size(); ++i) {
-    if (bad[i] != 0.0) report_non_finite(g);
+    if (bad[i] != 0.0) {
+      report_non_finite(table_, t_ + 1, [g](const TensorInfo& t) { return std::span<const float>(g + t.offset, t.size); });
+    }
     total += sumsq[i];
   }
   return std::sqrt(total);
-}
-
-void Optimizer::report_non_finite(const float* g) const {
-  for (const TensorInfo& t : table_.tensors()) {
-    for (size_t i = 0; i < t.size; ++i) {
-      if (!std::isfinite(g[t.offset + i])) throw NonFiniteGradient(t.name, i, g[t.offset + i], t_ + 1);
-    }
-  }
-  throw std::logic_error("Optimizer: non-finite gradient reported but not found");
 }
 
 void Optimizer::run_step(float* w, const float* g, double lr, const float* backup) {
