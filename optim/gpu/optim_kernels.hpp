@@ -1,4 +1,4 @@
-// The fused optimizer kernels (optim_kernels.cu) behind fused_optimizer.hpp. Each update is one pass over
+// The fused optimizer kernels (optim_kernels.cu) behind fused_optimizer.hpp (optim/gpu). Each update is one pass over
 // the flat buffers (LAMB: two), with the CPU optimizers' formulas (optim/sgd.hpp, adam.hpp, lars.hpp,
 // lamb.hpp) in the same float arithmetic; norms are summed in double.
 //
