@@ -106,22 +106,28 @@ Optimizer::Optimizer(std::string name, ParamTable table, CommonOptions common)
   parallel_ = table_.num_params() >= kParallelMinElements;
 }
 
-void Optimizer::check_sizes(std::span<float> params, std::span<const float> grads) const {
-  if (params.size() != table_.buffer_size() || grads.size() != table_.buffer_size()) {
-    throw std::invalid_argument("Optimizer::step: parameter and gradient buffers must have " +
-                                std::to_string(table_.buffer_size()) + " elements, got " +
-                                std::to_string(params.size()) + " and " + std::to_string(grads.size()));
+void check_step_buffers(const ParamTable& table, size_t params, size_t grads, const std::string& who) {
+  if (params != table.buffer_size() || grads != table.buffer_size()) {
+    throw std::invalid_argument(who + ": parameter and gradient buffers must have " +
+                                std::to_string(table.buffer_size()) + " elements, got " + std::to_string(params) +
+                                " and " + std::to_string(grads));
+  }
+}
+
+void check_learning_rate(double lr, const std::string& who) {
+  if (!(lr >= 0.0) || !std::isfinite(lr)) {
+    throw std::invalid_argument(who + ": learning rate must be finite and >= 0, got " + format_number(lr));
   }
 }
 
 void Optimizer::step(std::span<float> params, std::span<const float> grads, double lr) {
-  check_sizes(params, grads);
+  check_step_buffers(table_, params.size(), grads.size(), "Optimizer::step");
   run_step(params.data(), grads.data(), lr, nullptr);
 }
 
 void Optimizer::step(std::span<float> params, std::span<const float> grads, double lr,
                      std::span<const float> weights_at_grad) {
-  check_sizes(params, grads);
+  check_step_buffers(table_, params.size(), grads.size(), "Optimizer::step");
   if (weights_at_grad.size() != table_.buffer_size()) {
     throw std::invalid_argument("Optimizer::step: weight backup must have " + std::to_string(table_.buffer_size()) +
                                 " elements, got " + std::to_string(weights_at_grad.size()));
@@ -151,9 +157,7 @@ double Optimizer::check_gradient(const float* g, bool need_norm) const {
 }
 
 void Optimizer::run_step(float* w, const float* g, double lr, const float* backup) {
-  if (!(lr >= 0.0) || !std::isfinite(lr)) {
-    throw std::invalid_argument("Optimizer::step: learning rate must be finite and >= 0, got " + format_number(lr));
-  }
+  check_learning_rate(lr, "Optimizer::step");
   const bool need_norm = common_.clip_grad_norm > 0.0;
   const double norm = check_gradient(g, need_norm);
   StepContext ctx;

@@ -83,6 +83,11 @@ std::vector<Chunk> split_into_chunks(const ParamTable& table, size_t chunk_eleme
 [[noreturn]] void report_non_finite(const ParamTable& table, int64_t step,
                                     const std::function<std::span<const float>(const TensorInfo&)>& values);
 
+// step()'s argument checks on both backends (std::invalid_argument; `who` names the caller): the buffers
+// must have table.buffer_size() elements, the learning rate must be finite and >= 0.
+void check_step_buffers(const ParamTable& table, size_t params, size_t grads, const std::string& who);
+void check_learning_rate(double lr, const std::string& who);
+
 class Optimizer {
  public:
   static constexpr size_t kChunkElements = 16384;          // 64 KiB of floats: fits L2 with its state
@@ -162,7 +167,6 @@ class Optimizer {
   }
 
  private:
-  void check_sizes(std::span<float> params, std::span<const float> grads) const;
   // Throws NonFiniteGradient if any gradient element is NaN or Inf; returns the raw gradient's
   // global 2-norm when `need_norm`, else 0.
   double check_gradient(const float* g, bool need_norm) const;

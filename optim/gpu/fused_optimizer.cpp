@@ -3,16 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 
 #include "core/cuda/cuda_check.hpp"
 #include "optim/clip.hpp"
-#include "optim/options.hpp"
 #include "optim/gpu/adam.hpp"
 #include "optim/gpu/lamb.hpp"
 #include "optim/gpu/lars.hpp"
 #include "optim/gpu/sgd.hpp"
+#include "optim/options.hpp"
 #include "optim/registry.hpp"
 #include "optim/state_io.hpp"
 
@@ -92,22 +91,9 @@ std::vector<double> GpuOptimizer::per_tensor_to_host(const double* device) const
   return out;
 }
 
-void GpuOptimizer::check_sizes(std::span<float> params, std::span<const float> grads) const {
-  if (params.size() != table_.buffer_size() || grads.size() != table_.buffer_size()) {
-    throw std::invalid_argument("GpuOptimizer::step: parameter and gradient buffers must have " +
-                                std::to_string(table_.buffer_size()) + " elements, got " +
-                                std::to_string(params.size()) + " and " + std::to_string(grads.size()));
-  }
-}
-
 void GpuOptimizer::step(std::span<float> params, std::span<const float> grads, double lr) {
-  check_sizes(params, grads);
-  if (!(lr >= 0.0) || !std::isfinite(lr)) {
-    std::ostringstream s;
-    s.precision(17);
-    s << lr;
-    throw std::invalid_argument("GpuOptimizer::step: learning rate must be finite and >= 0, got " + s.str());
-  }
+  optim::check_step_buffers(table_, params.size(), grads.size(), "GpuOptimizer::step");
+  optim::check_learning_rate(lr, "GpuOptimizer::step");
   // The raw gradient's per-tensor sums of squares: non-finite exactly when some element is (squares of
   // finite floats cannot overflow a double), and the global norm for clipping.
   const size_t nt = table_.num_tensors();

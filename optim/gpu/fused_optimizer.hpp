@@ -90,8 +90,6 @@ class GpuOptimizer {
   std::vector<double> per_tensor_to_host(const double* device) const;
 
  private:
-  void check_sizes(std::span<float> params, std::span<const float> grads) const;
-
   std::string name_;
   optim::ParamTable table_;
   optim::CommonOptions common_;

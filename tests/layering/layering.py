@@ -23,7 +23,7 @@ ALLOWED = {
     "workloads/models": ["core"],
     "workloads/backend": ["core", "workloads/models", "optim", "reducers"],
     "workloads/cpu": ["core", "workloads/models", "workloads/backend", "optim", "reducers"],
-    "workloads/gpu": ["core", "core/cuda", "workloads/models", "workloads/backend", "optim", "reducers"],
+    "workloads/gpu": ["core", "core/cuda", "workloads/models", "workloads/backend", "optim", "optim/gpu", "reducers"],
     "workloads/train": ["core", "core/cuda", "workloads/data", "workloads/models", "workloads/backend",
                         "workloads/cpu", "workloads/gpu", "optim", "reducers"],
     "slurm": ["core"],
