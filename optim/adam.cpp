@@ -22,11 +22,15 @@ void adam_pass(float* __restrict w, const float* __restrict g, float* __restrict
 
 }  // namespace
 
+void check_options(const AdamOptions& o) {
+  require_in_unit_open(o.beta1, "/optimizer/beta1");
+  require_in_unit_open(o.beta2, "/optimizer/beta2");
+  require_positive(o.eps, "/optimizer/eps");
+}
+
 Adam::Adam(ParamTable table, CommonOptions common, AdamOptions options)
     : Optimizer(options.decoupled_weight_decay ? "adamw" : "adam", std::move(table), common), options_(options) {
-  require_in_unit_open(options_.beta1, "/optimizer/beta1");
-  require_in_unit_open(options_.beta2, "/optimizer/beta2");
-  require_positive(options_.eps, "/optimizer/eps");
+  check_options(options_);
   m_.assign(this->table().buffer_size(), 0.0f);
   v_.assign(this->table().buffer_size(), 0.0f);
 }

@@ -22,6 +22,9 @@ struct AdamOptions {
   bool decoupled_weight_decay = false;  // true: AdamW
 };
 
+// Checks the options (BadInput naming the key); the CPU and the fused GPU optimizer (optim/gpu) both call it.
+void check_options(const AdamOptions& options);
+
 class Adam final : public Optimizer {
  public:
   // Named "adamw" when options.decoupled_weight_decay is set, else "adam".

@@ -42,12 +42,16 @@ void apply_pass(float* __restrict w, const float* __restrict m, const float* __r
 
 }  // namespace
 
+void check_options(const LambOptions& o) {
+  require_in_unit_open(o.beta1, "/optimizer/beta1");
+  require_in_unit_open(o.beta2, "/optimizer/beta2");
+  require_positive(o.eps, "/optimizer/eps");
+  require_nonnegative(o.trust_clip, "/optimizer/trust_clip");
+}
+
 Lamb::Lamb(ParamTable table, CommonOptions common, LambOptions options)
     : Optimizer("lamb", std::move(table), common), options_(options) {
-  require_in_unit_open(options_.beta1, "/optimizer/beta1");
-  require_in_unit_open(options_.beta2, "/optimizer/beta2");
-  require_positive(options_.eps, "/optimizer/eps");
-  require_nonnegative(options_.trust_clip, "/optimizer/trust_clip");
+  check_options(options_);
   m_.assign(this->table().buffer_size(), 0.0f);
   v_.assign(this->table().buffer_size(), 0.0f);
   trust_.assign(this->table().num_tensors(), 1.0);

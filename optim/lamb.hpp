@@ -30,6 +30,9 @@ struct LambOptions {
   bool trust_exclude_bn_bias = true;  // trust 1 for bias and bn tensors
 };
 
+// Checks the options (BadInput naming the key); the CPU and the fused GPU optimizer (optim/gpu) both call it.
+void check_options(const LambOptions& options);
+
 class Lamb final : public Optimizer {
  public:
   Lamb(ParamTable table, CommonOptions common, LambOptions options = {});

@@ -31,11 +31,15 @@ void update_pass(float* __restrict w, const float* __restrict g, float* __restri
 
 }  // namespace
 
+void check_options(const LarsOptions& o) {
+  require_in_unit_open(o.momentum, "/optimizer/momentum");
+  require_positive(o.eta, "/optimizer/eta");
+  require_nonnegative(o.eps, "/optimizer/eps");
+}
+
 Lars::Lars(ParamTable table, CommonOptions common, LarsOptions options)
     : Optimizer("lars", std::move(table), common), options_(options) {
-  require_in_unit_open(options_.momentum, "/optimizer/momentum");
-  require_positive(options_.eta, "/optimizer/eta");
-  require_nonnegative(options_.eps, "/optimizer/eps");
+  check_options(options_);
   v_.assign(this->table().buffer_size(), 0.0f);
   trust_.assign(this->table().num_tensors(), 1.0);
 }

@@ -25,6 +25,9 @@ struct LarsOptions {
   bool trust_exclude_bn_bias = true;  // trust 1 for bias and bn tensors
 };
 
+// Checks the options (BadInput naming the key); the CPU and the fused GPU optimizer (optim/gpu) both call it.
+void check_options(const LarsOptions& options);
+
 class Lars final : public Optimizer {
  public:
   Lars(ParamTable table, CommonOptions common, LarsOptions options = {});

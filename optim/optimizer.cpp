@@ -67,36 +67,67 @@ void check_common(const CommonOptions& c) {
   require_nonnegative(c.clip_grad_value, "/optimizer/clip_grad_value");
 }
 
+std::vector<double> weight_decay_table(const ParamTable& table, const CommonOptions& common) {
+  std::vector<double> decay(table.num_tensors());
+  for (size_t i = 0; i < table.num_tensors(); ++i) {
+    const bool exempt = common.no_decay_bn_bias && is_bn_or_bias(table[i].kind);
+    decay[i] = exempt ? 0.0 : common.weight_decay;
+  }
+  return decay;
+}
+
+std::vector<Chunk> split_into_chunks(const ParamTable& table, size_t chunk_elements) {
+  std::vector<Chunk> chunks;
+  for (size_t i = 0; i < table.num_tensors(); ++i) {
+    const size_t end = table[i].offset + table[i].size;
+    for (size_t b = table[i].offset; b < end; b += chunk_elements) {
+      chunks.push_back({i, b, std::min(b + chunk_elements, end)});
+    }
+  }
+  return chunks;
+}
+
+void report_non_finite(const ParamTable& table, int64_t step,
+                       const std::function<std::span<const float>(const TensorInfo&)>& values) {
+  for (const TensorInfo& t : table.tensors()) {
+    const std::span<const float> g = values(t);
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (!std::isfinite(g[i])) throw NonFiniteGradient(t.name, i, g[i], step);
+    }
+  }
+  throw std::logic_error("Optimizer: non-finite gradient reported but not found");
+}
+
 Optimizer::Optimizer(std::string name, ParamTable table, CommonOptions common)
     : name_(std::move(name)), table_(std::move(table)), common_(common) {
   check_common(common_);
-  decay_.resize(table_.num_tensors());
-  for (size_t i = 0; i < table_.num_tensors(); ++i) {
-    const bool exempt = common_.no_decay_bn_bias && is_bn_or_bias(table_[i].kind);
-    decay_[i] = exempt ? 0.0 : common_.weight_decay;
-    for (size_t b = table_[i].offset; b < table_[i].offset + table_[i].size; b += kChunkElements) {
-      chunks_.push_back({i, b, std::min(b + kChunkElements, table_[i].offset + table_[i].size)});
-    }
-  }
+  decay_ = weight_decay_table(table_, common_);
+  chunks_ = split_into_chunks(table_, kChunkElements);
   parallel_ = table_.num_params() >= kParallelMinElements;
 }
 
-void Optimizer::check_sizes(std::span<float> params, std::span<const float> grads) const {
-  if (params.size() != table_.buffer_size() || grads.size() != table_.buffer_size()) {
-    throw std::invalid_argument("Optimizer::step: parameter and gradient buffers must have " +
-                                std::to_string(table_.buffer_size()) + " elements, got " +
-                                std::to_string(params.size()) + " and " + std::to_string(grads.size()));
+void check_step_buffers(const ParamTable& table, size_t params, size_t grads, const std::string& who) {
+  if (params != table.buffer_size() || grads != table.buffer_size()) {
+    throw std::invalid_argument(who + ": parameter and gradient buffers must have " +
+                                std::to_string(table.buffer_size()) + " elements, got " + std::to_string(params) +
+                                " and " + std::to_string(grads));
+  }
+}
+
+void check_learning_rate(double lr, const std::string& who) {
+  if (!(lr >= 0.0) || !std::isfinite(lr)) {
+    throw std::invalid_argument(who + ": learning rate must be finite and >= 0, got " + format_number(lr));
   }
 }
 
 void Optimizer::step(std::span<float> params, std::span<const float> grads, double lr) {
-  check_sizes(params, grads);
+  check_step_buffers(table_, params.size(), grads.size(), "Optimizer::step");
   run_step(params.data(), grads.data(), lr, nullptr);
 }
 
 void Optimizer::step(std::span<float> params, std::span<const float> grads, double lr,
                      std::span<const float> weights_at_grad) {
-  check_sizes(params, grads);
+  check_step_buffers(table_, params.size(), grads.size(), "Optimizer::step");
   if (weights_at_grad.size() != table_.buffer_size()) {
     throw std::invalid_argument("Optimizer::step: weight backup must have " + std::to_string(table_.buffer_size()) +
                                 " elements, got " + std::to_string(weights_at_grad.size()));
@@ -117,25 +148,16 @@ double Optimizer::check_gradient(const float* g, bool need_norm) const {
       bad, sumsq);
   double total = 0.0;
   for (size_t i = 0; i < bad.size(); ++i) {
-    if (bad[i] != 0.0) report_non_finite(g);
+    if (bad[i] != 0.0) {
+      report_non_finite(table_, t_ + 1, [g](const TensorInfo& t) { return std::span<const float>(g + t.offset, t.size); });
+    }
     total += sumsq[i];
   }
   return std::sqrt(total);
 }
 
-void Optimizer::report_non_finite(const float* g) const {
-  for (const TensorInfo& t : table_.tensors()) {
-    for (size_t i = 0; i < t.size; ++i) {
-      if (!std::isfinite(g[t.offset + i])) throw NonFiniteGradient(t.name, i, g[t.offset + i], t_ + 1);
-    }
-  }
-  throw std::logic_error("Optimizer: non-finite gradient reported but not found");
-}
-
 void Optimizer::run_step(float* w, const float* g, double lr, const float* backup) {
-  if (!(lr >= 0.0) || !std::isfinite(lr)) {
-    throw std::invalid_argument("Optimizer::step: learning rate must be finite and >= 0, got " + format_number(lr));
-  }
+  check_learning_rate(lr, "Optimizer::step");
   const bool need_norm = common_.clip_grad_norm > 0.0;
   const double norm = check_gradient(g, need_norm);
   StepContext ctx;

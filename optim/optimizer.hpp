@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -59,6 +60,33 @@ class NonFiniteGradient : public RunFailed {
   size_t index_;
   int64_t step_;
 };
+
+// The pieces both backends' optimizers share (the fused GPU optimizers in optim/gpu use them too), so the
+// two give the same steps and the same reports.
+
+// The weight decay of each tensor of `table`: 0 on bias and bn tensors with no_decay_bn_bias (Goyal et al.
+// 2017), else common.weight_decay.
+std::vector<double> weight_decay_table(const ParamTable& table, const CommonOptions& common);
+
+// A range of the flat buffer inside one tensor: the unit of work of every pass.
+struct Chunk {
+  size_t tensor;  // index into the table
+  size_t begin;   // flat element range [begin, end)
+  size_t end;
+};
+// Every tensor cut into chunks of at most `chunk_elements`, in table order.
+std::vector<Chunk> split_into_chunks(const ParamTable& table, size_t chunk_elements);
+
+// The non-finite report: throws NonFiniteGradient for the first NaN or Inf gradient element in table order,
+// refusing step number `step`. values(t) returns tensor t's gradient elements in host memory (a view of the
+// buffer, or a copy from the device). Call it only once a check found a non-finite element.
+[[noreturn]] void report_non_finite(const ParamTable& table, int64_t step,
+                                    const std::function<std::span<const float>(const TensorInfo&)>& values);
+
+// step()'s argument checks on both backends (std::invalid_argument; `who` names the caller): the buffers
+// must have table.buffer_size() elements, the learning rate must be finite and >= 0.
+void check_step_buffers(const ParamTable& table, size_t params, size_t grads, const std::string& who);
+void check_learning_rate(double lr, const std::string& who);
 
 class Optimizer {
  public:
@@ -97,11 +125,7 @@ class Optimizer {
   virtual size_t bytes_per_param() const = 0;
 
  protected:
-  struct Chunk {
-    size_t tensor;  // index into the table
-    size_t begin;   // flat element range [begin, end)
-    size_t end;
-  };
+  using Chunk = optim::Chunk;
   struct StepContext {
     double lr = 0.0;
     int64_t t = 0;                     // 1-based number of this step
@@ -143,11 +167,9 @@ class Optimizer {
   }
 
  private:
-  void check_sizes(std::span<float> params, std::span<const float> grads) const;
   // Throws NonFiniteGradient if any gradient element is NaN or Inf; returns the raw gradient's
   // global 2-norm when `need_norm`, else 0.
   double check_gradient(const float* g, bool need_norm) const;
-  [[noreturn]] void report_non_finite(const float* g) const;
   void run_step(float* w, const float* g, double lr, const float* backup);
 
   std::string name_;

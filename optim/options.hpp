@@ -1,5 +1,5 @@
 // Reading the "/optimizer" config section into option structs (optim/registry.cpp). make_optimizer (host)
-// and make_gpu_optimizer (workloads/gpu) both read through these, so both backends take the same keys
+// and make_gpu_optimizer (optim/gpu) both read through these, so both backends take the same keys
 // with the same defaults: an absent key takes the default of the section's optimizer in the registry. A
 // value of the wrong type gets BadInput naming the key (the config validator has normally caught it
 // already). The section must name a registered optimizer.

@@ -101,17 +101,20 @@ std::vector<OptimizerEntry> build_registry() {
          boolean(false, "w <- (1 - 2 lr wd) w - lr g (the seeds' form) instead of L2 added to g")}},
        [](const SectionReader& in, ParamTable t, const CommonOptions& c, uint64_t, Noise) -> std::unique_ptr<Optimizer> {
          return std::make_unique<Sgd>(std::move(t), c, sgd_options(in));
-       }},
+       },
+       FusedKernel::sgd},
       {"adam",
        {{"lr", positive(1e-3)}, {"weight_decay", nonneg(0)}, {"beta1", b1}, {"beta2", b2}, {"eps", positive(1e-8)}},
        [](const SectionReader& in, ParamTable t, const CommonOptions& c, uint64_t, Noise) -> std::unique_ptr<Optimizer> {
          return std::make_unique<Adam>(std::move(t), c, adam_options(in, "adam"));
-       }},
+       },
+       FusedKernel::adam},
       {"adamw",
        {{"lr", positive(1e-3)}, {"weight_decay", nonneg(1e-2)}, {"beta1", b1}, {"beta2", b2}, {"eps", positive(1e-8)}},
        [](const SectionReader& in, ParamTable t, const CommonOptions& c, uint64_t, Noise) -> std::unique_ptr<Optimizer> {
          return std::make_unique<Adam>(std::move(t), c, adam_options(in, "adamw"));
-       }},
+       },
+       FusedKernel::adam},
       {"adamax",
        {{"lr", positive(2e-3)}, {"weight_decay", nonneg(0)}, {"beta1", b1}, {"beta2", b2}, {"eps", positive(1e-8)}},
        [](const SectionReader& in, ParamTable t, const CommonOptions& c, uint64_t, Noise) -> std::unique_ptr<Optimizer> {
@@ -194,14 +197,16 @@ std::vector<OptimizerEntry> build_registry() {
         {"eps", nonneg(0)}, {"trust_exclude_bn_bias", boolean(true, "bias and bn tensors skip the trust ratio")}},
        [](const SectionReader& in, ParamTable t, const CommonOptions& c, uint64_t, Noise) -> std::unique_ptr<Optimizer> {
          return std::make_unique<Lars>(std::move(t), c, lars_options(in));
-       }},
+       },
+       FusedKernel::lars},
       {"lamb",
        {{"lr", positive(1e-3)}, {"weight_decay", nonneg(1e-2)}, {"beta1", b1}, {"beta2", b2}, {"eps", positive(1e-6)},
         {"bias_correction", boolean(true)}, {"trust_clip", nonneg(0, "clamp the trust ratio at this value; 0 = no clamp")},
         {"trust_exclude_bn_bias", boolean(true)}},
        [](const SectionReader& in, ParamTable t, const CommonOptions& c, uint64_t, Noise) -> std::unique_ptr<Optimizer> {
          return std::make_unique<Lamb>(std::move(t), c, lamb_options(in));
-       }},
+       },
+       FusedKernel::lamb},
   };
 }
 
@@ -244,6 +249,16 @@ const OptimizerEntry* find_optimizer(const std::string& name) {
 
 const std::vector<std::string>& optimizer_names() {
   static const std::vector<std::string> names = config::variant_names(optimizer_schema());
+  return names;
+}
+
+const std::vector<std::string>& gpu_optimizer_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const OptimizerEntry& e : optimizer_registry())
+      if (e.gpu != FusedKernel::none) out.push_back(e.name);
+    return out;
+  }();
   return names;
 }
 

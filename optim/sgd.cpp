@@ -25,13 +25,17 @@ void plain_pass(float* __restrict w, const float* __restrict g, size_t n, float 
 
 }  // namespace
 
-Sgd::Sgd(ParamTable table, CommonOptions common, SgdOptions options)
-    : Optimizer("sgd", std::move(table), common), options_(options) {
-  require_in_unit_open(options_.momentum, "/optimizer/momentum");
-  require_in_unit_closed(options_.dampening, "/optimizer/dampening");
-  if (options_.nesterov && (options_.momentum == 0.0 || options_.dampening != 0.0)) {
+void check_options(const SgdOptions& o) {
+  require_in_unit_open(o.momentum, "/optimizer/momentum");
+  require_in_unit_closed(o.dampening, "/optimizer/dampening");
+  if (o.nesterov && (o.momentum == 0.0 || o.dampening != 0.0)) {
     throw BadInput("/optimizer/nesterov: Nesterov momentum needs momentum > 0 and dampening 0");
   }
+}
+
+Sgd::Sgd(ParamTable table, CommonOptions common, SgdOptions options)
+    : Optimizer("sgd", std::move(table), common), options_(options) {
+  check_options(options_);
   if (options_.momentum > 0.0) buf_.assign(this->table().buffer_size(), 0.0f);
 }
 

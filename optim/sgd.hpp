@@ -29,6 +29,9 @@ struct SgdOptions {
   bool decoupled_weight_decay = false;
 };
 
+// Checks the options (BadInput naming the key); the CPU and the fused GPU optimizer (optim/gpu) both call it.
+void check_options(const SgdOptions& options);
+
 class Sgd final : public Optimizer {
  public:
   Sgd(ParamTable table, CommonOptions common, SgdOptions options = {});

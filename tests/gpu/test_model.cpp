@@ -25,12 +25,12 @@
 
 #include "core/cuda/event_timer.hpp"
 #include "core/error.hpp"
+#include "optim/gpu/fused_optimizer.hpp"
 #include "optim/optimizer.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
 #include "workloads/gpu/batch_stager.hpp"
-#include "workloads/gpu/fused_optimizer.hpp"
 #include "workloads/gpu/gpu_model.hpp"
-#include "workloads/gpu/train_adapter.hpp"
+#include "workloads/gpu/gpu_train_model.hpp"
 #include "workloads/models/model.hpp"
 #include "workloads/models/optimizer_table.hpp"
 
@@ -253,7 +253,7 @@ TEST_F(GpuModelTest, StagedDeviceBatchGivesTheHostLossAndBadLabelsAreBadInput) {
 TEST_F(GpuModelTest, AdapterHostMirrorsAndDeviceScale) {
   const ModelSpec s = spec_of("mlp", 1, 28);
   models::Model cpu(s, 4);
-  gpu::GpuTrainingModel m(s, 4, 0);
+  gpu::GpuTrainModel m(s, 4, 0, Json{{"name", "sgd"}});
   EXPECT_FALSE(m.scaler().options().enabled) << "fp32 needs no loss scaling";
   auto p = m.host_params();
   EXPECT_EQ(std::vector<float>(p.begin(), p.end()), host(cpu.params()));
@@ -272,15 +272,13 @@ class GpuTraining : public ::testing::TestWithParam<const char*> {
 TEST_P(GpuTraining, LossFallsOnALearnableBatch) {
   const ModelSpec s = spec_of("resnet8", 1, 28, GetParam());
   const Batch b = make_batch(s, 32, 6);
-  gpu::GpuTrainingModel m(s, 11, 0);
-  auto opt = gpu::make_gpu_optimizer(Json{{"name", "sgd"}, {"momentum", 0.9}},
-                                     models::optimizer_table(m.param_table()), m.stream());
+  gpu::GpuTrainModel m(s, 11, 0, Json{{"name", "sgd"}, {"momentum", 0.9}});
   std::vector<double> losses;
   int skipped = 0;
   for (int step = 0; step < 40; ++step) {
     losses.push_back(m.forward(b.x.data(), b.labels.data(), 32, true));
-    m.backward();
-    if (m.apply_loss_scaling()) opt->step(m.params(), m.grads(), 0.05);
+    m.backward({});
+    if (m.step_allowed()) m.optimizer_step(0.05);
     else ++skipped;
   }
   std::printf("[%s] loss %.4f -> %.4f, %d skipped steps\n", s.precision.c_str(), losses.front(), losses.back(), skipped);

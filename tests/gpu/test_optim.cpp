@@ -15,11 +15,12 @@
 #include <limits>
 
 #include "core/cuda/cuda_check.hpp"
+#include "optim/gpu/lamb.hpp"
+#include "optim/gpu/lars.hpp"
 #include "optim/lamb.hpp"
 #include "optim/lars.hpp"
 #include "optim/optimizer.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
-#include "workloads/gpu/gpu_optimizers.hpp"
 
 namespace dtbench::test {
 namespace {

@@ -13,15 +13,15 @@
 #include <cstdlib>
 
 #include "core/error.hpp"
+#include "optim/gpu/fused_optimizer.hpp"
 #include "reducers/nccl_reducer.hpp"
 #include "reducers/reducer.hpp"
 #include "reducers/registry.hpp"
 #include "reducers/thread_comm.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
-#include "workloads/gpu/fused_optimizer.hpp"
 #include "workloads/gpu/gpu_model.hpp"
+#include "workloads/gpu/gpu_train_model.hpp"
 #include "workloads/gpu/loss_scaler.hpp"
-#include "workloads/gpu/train_adapter.hpp"
 
 namespace dtbench::test {
 namespace {
@@ -235,7 +235,7 @@ TEST(NoDevice, EveryGpuEntryPointIsBadInput) {
   models::ModelSpec s;
   s.arch = "resnet8";
   expect_no_device([&] { gpu::GpuModel m(s, 1); }, "gpu model");
-  expect_no_device([&] { gpu::GpuTrainingModel m(s, 1, 0); }, "model");
+  expect_no_device([&] { gpu::GpuTrainModel m(s, 1, 0, Json{{"name", "sgd"}}); }, "model");
   expect_no_device([&] { gpu::select_device(0, "train"); }, "train");
   optim::ParamTable table({{"w", 0, 10, optim::TensorKind::fc_weight}});
   expect_no_device([&] { gpu::make_gpu_optimizer(Json{{"name", "sgd"}}, table, nullptr); }, "gpu optimizer sgd");

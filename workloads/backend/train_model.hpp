@@ -88,8 +88,8 @@ class TrainModel {
 // cpu: models::Model and optim::make_optimizer(optimizer_section).
 std::unique_ptr<TrainModel> make_cpu_train_model(const models::ModelSpec& spec, uint64_t seed,
                                                   const Json& optimizer_section);
-// gpu: one device per rank (from the local rank), the cuDNN model and the fused optimizers. Defined in
-// workloads/gpu/gpu_train_model.cpp, in dtbench_gpu, built only with CUDA (DTBENCH_HAVE_CUDA).
+// gpu: gpu::GpuTrainModel (workloads/gpu/gpu_train_model.hpp): one device per rank (from the local rank),
+// the cuDNN model and the fused optimizers (optim/gpu). In dtbench_gpu, built only with CUDA (DTBENCH_HAVE_CUDA).
 std::unique_ptr<TrainModel> make_gpu_train_model(const models::ModelSpec& spec, uint64_t seed, int rank,
                                                   const Json& optimizer_section);
 // gpu::validate: models::validate with fp16 allowed. Needs no device.

@@ -23,6 +23,33 @@ void validate(const models::ModelSpec& spec) {
   models::validate(fp32);
 }
 
+namespace {
+
+// What a model starts from: its parameter and buffer tables (the canonical layout), initial weights and
+// running statistics, and its multiply-accumulates per sample.
+struct InitialState {
+  std::vector<models::ParamInfo> param_table, buffer_table;
+  std::vector<float> params, buffers;
+  double macs_per_sample = 0.0;
+};
+
+// Today the CPU model supplies all of it (the same spec in fp32, the same seed). This is the one place the
+// GPU backend builds a CPU model; a backend-neutral description can replace this body alone.
+InitialState initial_state(const models::ModelSpec& spec, uint64_t seed) {
+  models::ModelSpec cpu_spec = spec;
+  cpu_spec.precision = "fp32";
+  models::Model cpu(cpu_spec, seed);
+  InitialState s;
+  s.param_table = cpu.param_table();
+  s.buffer_table = cpu.buffer_table();
+  s.params.assign(cpu.params().begin(), cpu.params().end());
+  s.buffers.assign(cpu.buffers().begin(), cpu.buffers().end());
+  s.macs_per_sample = cpu.macs_per_sample();
+  return s;
+}
+
+}  // namespace
+
 struct GpuModel::Impl {
   struct Entry {
     std::unique_ptr<GpuPlan> plan;
@@ -52,23 +79,20 @@ struct GpuModel::Impl {
   PinnedBuffer host_scratch;
 
   Impl(const models::ModelSpec& s, uint64_t seed) : spec(s), precision(parse_precision(s.precision, "model spec")) {
-    // The CPU model supplies the table and the initial weights (same spec in fp32, same seed).
-    models::ModelSpec cpu_spec = s;
-    cpu_spec.precision = "fp32";
-    models::Model cpu(cpu_spec, seed);
-    param_table = cpu.param_table();
-    buffer_table = cpu.buffer_table();
-    macs = cpu.macs_per_sample();
+    InitialState init = initial_state(s, seed);
+    param_table = std::move(init.param_table);
+    buffer_table = std::move(init.buffer_table);
+    macs = init.macs_per_sample;
     index = std::make_unique<TableIndex>(param_table, buffer_table);
     const DropoutSource dropout{seed, &step};
     net = s.arch == "mlp" ? make_mlp(s, *index, dropout) : make_resnet(s, *index, dropout);
 
-    const size_t np = cpu.params().size(), nb = cpu.buffers().size();
+    const size_t np = init.params.size(), nb = init.buffers.size();
     params = DeviceBuffer(np * sizeof(float));
     grads = DeviceBuffer(np * sizeof(float));
     buffers = DeviceBuffer(std::max<size_t>(nb, 1) * sizeof(float));
-    DTB_CUDA(cudaMemcpy(params.get(), cpu.params().data(), np * sizeof(float), cudaMemcpyHostToDevice));
-    if (nb > 0) DTB_CUDA(cudaMemcpy(buffers.get(), cpu.buffers().data(), nb * sizeof(float), cudaMemcpyHostToDevice));
+    DTB_CUDA(cudaMemcpy(params.get(), init.params.data(), np * sizeof(float), cudaMemcpyHostToDevice));
+    if (nb > 0) DTB_CUDA(cudaMemcpy(buffers.get(), init.buffers.data(), nb * sizeof(float), cudaMemcpyHostToDevice));
     weights.params = params.as<float>();
     weights.grads = grads.as<float>();
     weights.buffers = buffers.as<float>();

@@ -4,7 +4,8 @@
 // Parameters (fp32 master weights), gradients (fp32) and batch-norm running statistics live in one flat
 // device buffer each, in the CPU model's canonical layout and order with the same names, so weights copy
 // 1:1 between the backends (upload_* / download_*) and a reducer sees one device pointer and a count. The
-// weights are initialised by building the CPU model with the same spec and seed and copying its buffers.
+// weights are initialised by building the CPU model with the same spec and seed and copying its buffers
+// (initial_state in gpu_model.cpp, the one place that knows where they come from).
 //
 // Precisions: fp32; bf16 and fp16 compute with fp32 master weights (a compute-precision copy of the
 // weights is refreshed at every forward; conv weight gradients are computed in the compute precision and

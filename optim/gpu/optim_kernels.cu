@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "core/cuda/cuda_check.hpp"
-#include "workloads/gpu/optim_kernels.hpp"
+#include "optim/gpu/optim_kernels.hpp"
 
 namespace dtbench::gpu::optim_kernels {
 

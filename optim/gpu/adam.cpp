@@ -1,21 +1,15 @@
 #include <cmath>
 
-#include "workloads/gpu/gpu_optimizers.hpp"
+#include "optim/gpu/adam.hpp"
 
 namespace dtbench::gpu {
 
 GpuAdam::GpuAdam(optim::ParamTable table, optim::CommonOptions common, optim::AdamOptions options, cudaStream_t stream)
     : GpuOptimizer(options.decoupled_weight_decay ? "adamw" : "adam", std::move(table), common, stream),
       options_(options) {
-  check(options_);
+  optim::check_options(options_);
   m_ = state_buffer();
   v_ = state_buffer();
-}
-
-void GpuAdam::check(const optim::AdamOptions& o) {
-  optim::require_in_unit_open(o.beta1, "/optimizer/beta1");
-  optim::require_in_unit_open(o.beta2, "/optimizer/beta2");
-  optim::require_positive(o.eps, "/optimizer/eps");
 }
 
 void GpuAdam::update(float* w, const float* g, const StepContext& ctx) {

@@ -1,16 +1,19 @@
-#include "workloads/gpu/fused_optimizer.hpp"
+#include "optim/gpu/fused_optimizer.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 
 #include "core/cuda/cuda_check.hpp"
 #include "optim/clip.hpp"
+#include "optim/gpu/adam.hpp"
+#include "optim/gpu/lamb.hpp"
+#include "optim/gpu/lars.hpp"
+#include "optim/gpu/sgd.hpp"
 #include "optim/options.hpp"
+#include "optim/registry.hpp"
 #include "optim/state_io.hpp"
-#include "workloads/gpu/gpu_optimizers.hpp"
 
 namespace dtbench::gpu {
 
@@ -30,23 +33,18 @@ GpuOptimizer::GpuOptimizer(std::string name, optim::ParamTable table, optim::Com
     : name_(std::move(name)), table_(std::move(table)), common_(common), stream_(stream) {
   optim::check_common(common_);
   require_device("gpu optimizer " + name_);
+  decay_ = optim::weight_decay_table(table_, common_);
+  // The chunks as device arrays: their flat ranges and tensors, and each tensor's first chunk and count.
   std::vector<uint64_t> begin, end;
-  std::vector<int32_t> tensor, first, count;
-  std::vector<uint8_t> bn_or_bias;
-  decay_.resize(table_.num_tensors());
-  for (size_t i = 0; i < table_.num_tensors(); ++i) {
-    const optim::TensorInfo& t = table_[i];
-    const bool exempt = optim::is_bn_or_bias(t.kind);
-    decay_[i] = common_.no_decay_bn_bias && exempt ? 0.0 : common_.weight_decay;
-    bn_or_bias.push_back(exempt ? 1 : 0);
-    first.push_back(static_cast<int32_t>(begin.size()));
-    for (size_t b = t.offset; b < t.offset + t.size; b += kChunkElements) {
-      begin.push_back(b);
-      end.push_back(std::min(b + kChunkElements, t.offset + t.size));
-      tensor.push_back(static_cast<int32_t>(i));
-    }
-    count.push_back(static_cast<int32_t>(begin.size()) - first.back());
+  std::vector<int32_t> tensor, first(table_.num_tensors(), 0), count(table_.num_tensors(), 0);
+  for (const optim::Chunk& c : optim::split_into_chunks(table_, kChunkElements)) {
+    if (count[c.tensor]++ == 0) first[c.tensor] = static_cast<int32_t>(begin.size());
+    begin.push_back(c.begin);
+    end.push_back(c.end);
+    tensor.push_back(static_cast<int32_t>(c.tensor));
   }
+  std::vector<uint8_t> bn_or_bias;
+  for (const optim::TensorInfo& t : table_.tensors()) bn_or_bias.push_back(optim::is_bn_or_bias(t.kind) ? 1 : 0);
   if (begin.size() > size_t(std::numeric_limits<int32_t>::max())) {
     throw std::invalid_argument("GpuOptimizer: too many chunks for one buffer");
   }
@@ -82,22 +80,20 @@ DeviceBuffer GpuOptimizer::state_buffer() const {
   return DeviceBuffer(std::max<size_t>(table_.buffer_size(), 1) * sizeof(float));
 }
 
-void GpuOptimizer::check_sizes(std::span<float> params, std::span<const float> grads) const {
-  if (params.size() != table_.buffer_size() || grads.size() != table_.buffer_size()) {
-    throw std::invalid_argument("GpuOptimizer::step: parameter and gradient buffers must have " +
-                                std::to_string(table_.buffer_size()) + " elements, got " +
-                                std::to_string(params.size()) + " and " + std::to_string(grads.size()));
-  }
+DeviceBuffer GpuOptimizer::per_tensor_ones() const {
+  return upload(std::vector<double>(std::max<size_t>(table_.num_tensors(), 1), 1.0));
+}
+
+std::vector<double> GpuOptimizer::per_tensor_to_host(const double* device) const {
+  std::vector<double> out(table_.num_tensors());
+  DTB_CUDA(cudaStreamSynchronize(stream_));
+  if (!out.empty()) DTB_CUDA(cudaMemcpy(out.data(), device, out.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  return out;
 }
 
 void GpuOptimizer::step(std::span<float> params, std::span<const float> grads, double lr) {
-  check_sizes(params, grads);
-  if (!(lr >= 0.0) || !std::isfinite(lr)) {
-    std::ostringstream s;
-    s.precision(17);
-    s << lr;
-    throw std::invalid_argument("GpuOptimizer::step: learning rate must be finite and >= 0, got " + s.str());
-  }
+  optim::check_step_buffers(table_, params.size(), grads.size(), "GpuOptimizer::step");
+  optim::check_learning_rate(lr, "GpuOptimizer::step");
   // The raw gradient's per-tensor sums of squares: non-finite exactly when some element is (squares of
   // finite floats cannot overflow a double), and the global norm for clipping.
   const size_t nt = table_.num_tensors();
@@ -109,7 +105,17 @@ void GpuOptimizer::step(std::span<float> params, std::span<const float> grads, d
   const double* sumsq = host_sums_.as<const double>();
   double total = 0.0;
   for (size_t k = 0; k < nt; ++k) {
-    if (!std::isfinite(sumsq[k])) report_non_finite(grads.data());
+    if (!std::isfinite(sumsq[k])) {
+      // Found on the device; the report reads the gradient tensor by tensor on the host, as the CPU's does.
+      std::vector<float> host;
+      optim::report_non_finite(table_, t_ + 1, [&](const optim::TensorInfo& t) {
+        host.resize(t.size);
+        if (t.size > 0) {
+          DTB_CUDA(cudaMemcpy(host.data(), grads.data() + t.offset, t.size * sizeof(float), cudaMemcpyDeviceToHost));
+        }
+        return std::span<const float>(host);
+      });
+    }
     total += sumsq[k];
   }
   const optim::GradTransform t =
@@ -121,17 +127,6 @@ void GpuOptimizer::step(std::span<float> params, std::span<const float> grads, d
   ctx.clip.limit = t.limit;
   update(params.data(), grads.data(), ctx);
   ++t_;
-}
-
-void GpuOptimizer::report_non_finite(const float* g) const {
-  for (const optim::TensorInfo& t : table_.tensors()) {
-    std::vector<float> host(t.size);
-    if (t.size > 0) DTB_CUDA(cudaMemcpy(host.data(), g + t.offset, t.size * sizeof(float), cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < t.size; ++i) {
-      if (!std::isfinite(host[i])) throw optim::NonFiniteGradient(t.name, i, host[i], t_ + 1);
-    }
-  }
-  throw std::logic_error("GpuOptimizer: non-finite gradient reported but not found");
 }
 
 std::vector<uint8_t> GpuOptimizer::save_state() const {
@@ -166,41 +161,44 @@ void GpuOptimizer::load_state(std::span<const uint8_t> bytes) {
   t_ = t;
 }
 
-const std::vector<std::string>& gpu_optimizer_names() {
-  static const std::vector<std::string> names = {"sgd", "adam", "adamw", "lars", "lamb"};
-  return names;
-}
-
 std::unique_ptr<GpuOptimizer> make_gpu_optimizer(const Json& section, optim::ParamTable table, cudaStream_t stream) {
   if (!section.is_object()) throw BadInput("/optimizer: must be an object");
   if (!section.contains("name") || !section["name"].is_string()) throw BadInput("/optimizer/name: missing");
   const std::string name = section["name"].get<std::string>();
-  const auto& names = gpu_optimizer_names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) {
+  const optim::OptimizerEntry* entry = optim::find_optimizer(name);
+  if (!entry || entry->gpu == optim::FusedKernel::none) {
     std::string known;
-    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    for (const auto& n : optim::gpu_optimizer_names()) known += (known.empty() ? "" : ", ") + n;
     throw BadInput("/optimizer/name: '" + name + "' has no fused GPU kernels (the gpu backend has " + known + ")");
   }
+  // Every option is read and checked before the device is touched.
   const optim::CommonOptions common = optim::read_common_options(section);
-  optim::check_common(common);  // every option is checked before the device is touched
-  if (name == "sgd") {
-    const optim::SgdOptions o = optim::read_sgd_options(section);
-    GpuSgd::check(o);
-    return std::make_unique<GpuSgd>(std::move(table), common, o, stream);
+  optim::check_common(common);
+  switch (entry->gpu) {
+    case optim::FusedKernel::sgd: {
+      const optim::SgdOptions o = optim::read_sgd_options(section);
+      optim::check_options(o);
+      return std::make_unique<GpuSgd>(std::move(table), common, o, stream);
+    }
+    case optim::FusedKernel::adam: {
+      const optim::AdamOptions o = optim::read_adam_options(section, name);
+      optim::check_options(o);
+      return std::make_unique<GpuAdam>(std::move(table), common, o, stream);
+    }
+    case optim::FusedKernel::lars: {
+      const optim::LarsOptions o = optim::read_lars_options(section);
+      optim::check_options(o);
+      return std::make_unique<GpuLars>(std::move(table), common, o, stream);
+    }
+    case optim::FusedKernel::lamb: {
+      const optim::LambOptions o = optim::read_lamb_options(section);
+      optim::check_options(o);
+      return std::make_unique<GpuLamb>(std::move(table), common, o, stream);
+    }
+    case optim::FusedKernel::none:
+      break;
   }
-  if (name == "adam" || name == "adamw") {
-    const optim::AdamOptions o = optim::read_adam_options(section, name);
-    GpuAdam::check(o);
-    return std::make_unique<GpuAdam>(std::move(table), common, o, stream);
-  }
-  if (name == "lars") {
-    const optim::LarsOptions o = optim::read_lars_options(section);
-    GpuLars::check(o);
-    return std::make_unique<GpuLars>(std::move(table), common, o, stream);
-  }
-  const optim::LambOptions o = optim::read_lamb_options(section);
-  GpuLamb::check(o);
-  return std::make_unique<GpuLamb>(std::move(table), common, o, stream);
+  throw std::logic_error("make_gpu_optimizer: no kernel family for '" + name + "'");
 }
 
 }  // namespace dtbench::gpu

@@ -2,10 +2,10 @@
 // the flat buffers (LAMB: two), with the CPU optimizers' formulas (optim/sgd.hpp, adam.hpp, lars.hpp,
 // lamb.hpp) in the same float arithmetic; norms are summed in double.
 //
-// Work split: the buffer is cut into chunks of at most optim::Optimizer::kChunkElements inside tensors, as
-// the CPU optimizers do; one thread block takes one chunk (grid-stride over chunks). Per-tensor sums are
-// deterministic: each block reduces its chunk in a fixed-shape tree (per-chunk partial sums), then one
-// thread per tensor adds its chunks' partial sums in chunk order. No atomics.
+// Work split: the buffer is cut into the CPU optimizers' chunks (optim::split_into_chunks: at most
+// optim::Optimizer::kChunkElements inside tensors); one thread block takes one chunk (grid-stride over
+// chunks). Per-tensor sums are deterministic: each block reduces its chunk in a fixed-shape tree (per-chunk
+// partial sums), then one thread per tensor adds its chunks' partial sums in chunk order. No atomics.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,25 +1,15 @@
 #include <cmath>
 
-#include "core/cuda/cuda_check.hpp"
-#include "workloads/gpu/gpu_optimizers.hpp"
+#include "optim/gpu/lamb.hpp"
 
 namespace dtbench::gpu {
 
 GpuLamb::GpuLamb(optim::ParamTable table, optim::CommonOptions common, optim::LambOptions options, cudaStream_t stream)
     : GpuOptimizer("lamb", std::move(table), common, stream), options_(options) {
-  check(options_);
+  optim::check_options(options_);
   m_ = state_buffer();
   v_ = state_buffer();
-  std::vector<double> ones(std::max<size_t>(this->table().num_tensors(), 1), 1.0);
-  trust_ = DeviceBuffer(ones.size() * sizeof(double));
-  DTB_CUDA(cudaMemcpy(trust_.get(), ones.data(), ones.size() * sizeof(double), cudaMemcpyHostToDevice));
-}
-
-void GpuLamb::check(const optim::LambOptions& o) {
-  optim::require_in_unit_open(o.beta1, "/optimizer/beta1");
-  optim::require_in_unit_open(o.beta2, "/optimizer/beta2");
-  optim::require_positive(o.eps, "/optimizer/eps");
-  optim::require_nonnegative(o.trust_clip, "/optimizer/trust_clip");
+  trust_ = per_tensor_ones();
 }
 
 void GpuLamb::update(float* w, const float* g, const StepContext& ctx) {
@@ -33,10 +23,6 @@ void GpuLamb::update(float* w, const float* g, const StepContext& ctx) {
                       static_cast<float>(bc ? 1.0 / (1.0 - std::pow(options_.beta2, t)) : 1.0),
                       static_cast<float>(options_.eps), options_.trust_clip, ctx.clip, sums(), trust_.as<double>(),
                       stream());
-}
-
-std::vector<double> GpuLamb::last_trust() const {
-  return download_doubles(trust_.as<const double>(), table().num_tensors(), stream());
 }
 
 std::vector<GpuOptimizer::StateArray> GpuLamb::state_arrays() const {

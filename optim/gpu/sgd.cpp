@@ -1,19 +1,11 @@
-#include "workloads/gpu/gpu_optimizers.hpp"
+#include "optim/gpu/sgd.hpp"
 
 namespace dtbench::gpu {
 
 GpuSgd::GpuSgd(optim::ParamTable table, optim::CommonOptions common, optim::SgdOptions options, cudaStream_t stream)
     : GpuOptimizer("sgd", std::move(table), common, stream), options_(options) {
-  check(options_);
+  optim::check_options(options_);
   if (options_.momentum > 0.0) buf_ = state_buffer();
-}
-
-void GpuSgd::check(const optim::SgdOptions& o) {
-  optim::require_in_unit_open(o.momentum, "/optimizer/momentum");
-  optim::require_in_unit_closed(o.dampening, "/optimizer/dampening");
-  if (o.nesterov && (o.momentum == 0.0 || o.dampening != 0.0)) {
-    throw BadInput("/optimizer/nesterov: Nesterov momentum needs momentum > 0 and dampening 0");
-  }
 }
 
 void GpuSgd::update(float* w, const float* g, const StepContext& ctx) {

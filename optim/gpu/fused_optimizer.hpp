@@ -1,18 +1,20 @@
 // Fused optimizers on the GPU: the CPU optimizers' semantics (optim/optimizer.hpp and one file each for
 // SGD, Adam/AdamW, LARS, LAMB) over flat device buffers, with one kernel pass per update (LARS and LAMB:
-// per-tensor norms first, then the update pass; kernels in optim_kernels.cu).
+// per-tensor norms first, then the update pass; kernels in optim_kernels.cu). Library dtbench_optim_gpu.
 //
-// What the base class shares with optim::Optimizer, so the two backends give the same steps:
-//   - the same ParamTable, chunking (kChunkElements inside tensors) and per-tensor weight-decay rule
-//     (none on bias and bn tensors with no_decay_bn_bias);
+// What the base class takes from optim/ (optimizer.hpp, state_io.hpp, options.hpp, registry.hpp), so the
+// two backends give the same steps:
+//   - the same ParamTable, chunks (split_into_chunks, kChunkElements inside tensors) and per-tensor
+//     weight decay (weight_decay_table: none on bias and bn tensors with no_decay_bn_bias);
 //   - clipping by global norm and by value as a per-element transform inside the fused pass
 //     (optim/clip.hpp);
 //   - the non-finite check: before anything is written, the per-tensor sums of squares of the raw
 //     gradient are computed on the device and copied to the host (one small copy, the only wait of a
-//     step); a non-finite sum throws optim::NonFiniteGradient naming the first bad tensor and element, in
-//     table order, and nothing is changed;
-//   - state save/restore in the CPU optimizers' byte format (magic, name, table fingerprint, step count,
-//     then the state arrays as length-prefixed floats), so a state moves between the backends.
+//     step); a non-finite sum makes optim::report_non_finite throw NonFiniteGradient naming the first bad
+//     tensor, element and step, in table order, and nothing is changed;
+//   - state save/restore in the CPU optimizers' byte format (state_io.hpp: the common header, then the
+//     state arrays as length-prefixed floats), so a state moves between the backends;
+//   - option reading (optim/options.hpp: the registry's keys and defaults) and the option checks.
 // step() enqueues on the stream given at construction and returns after the check; the update runs on
 // the device afterwards, in stream order.
 #pragma once
@@ -28,7 +30,7 @@
 #include "core/cuda/device.hpp"
 #include "core/json.hpp"
 #include "optim/optimizer.hpp"
-#include "workloads/gpu/optim_kernels.hpp"
+#include "optim/gpu/optim_kernels.hpp"
 
 namespace dtbench::gpu {
 
@@ -82,11 +84,12 @@ class GpuOptimizer {
   const uint8_t* device_no_tensors() const { return none_dev_.as<const uint8_t>(); }
   // A zero-filled device array of table().buffer_size() floats (optimizer state).
   DeviceBuffer state_buffer() const;
+  // A device array of one double per tensor, all 1 (trust ratios before the first step).
+  DeviceBuffer per_tensor_ones() const;
+  // A device array of one double per tensor, copied to the host (waits for the stream first).
+  std::vector<double> per_tensor_to_host(const double* device) const;
 
  private:
-  void check_sizes(std::span<float> params, std::span<const float> grads) const;
-  [[noreturn]] void report_non_finite(const float* g) const;
-
   std::string name_;
   optim::ParamTable table_;
   optim::CommonOptions common_;
@@ -100,12 +103,10 @@ class GpuOptimizer {
   int64_t t_ = 0;
 };
 
-// The optimizers with fused GPU kernels, in the order of the config documentation.
-const std::vector<std::string>& gpu_optimizer_names();
-
-// Builds the GPU optimizer named by the resolved "/optimizer" section (sgd, adam, adamw, lars, lamb), with
-// the CPU factory's keys and defaults (optim/registry.cpp). BadInput naming the key for a bad value, and
-// for an optimizer without GPU kernels.
+// Builds the GPU optimizer named by the resolved "/optimizer" section (one of optim::gpu_optimizer_names(),
+// the registry entries with a fused kernel), with the CPU factory's keys and defaults (optim/registry.cpp).
+// BadInput naming the key for a bad value, and for an optimizer without GPU kernels, before the device is
+// touched.
 std::unique_ptr<GpuOptimizer> make_gpu_optimizer(const Json& section, optim::ParamTable table, cudaStream_t stream);
 
 }  // namespace dtbench::gpu
