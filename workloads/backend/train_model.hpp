@@ -3,7 +3,7 @@
 // backends implement it without knowing the trainer, and the trainer links both backends. The trainer's loop, reducers, buckets,
 // checkpoints and records are the same for both; only what is behind this interface differs.
 //
-// params(), grads() and buffers() are the flat fp32 buffers in canonical layout (models/model.hpp) where
+// params(), grads() and buffers() are the flat fp32 buffers in canonical layout (workloads/models/model_description.hpp) where
 // the reducer and the optimizer work: host memory on the cpu backend, device memory on the gpu backend.
 // The trainer never reads their elements; it calls scale() and grads_norm_sq(), and uses the host copies
 // (host_params() ... push_host_params()) for MPI broadcasts, checkpoints and --save-weights.
@@ -20,7 +20,7 @@
 #include "optim/optimizer.hpp"
 #include "reducers/reducer.hpp"
 #include "workloads/cpu/plan.hpp"
-#include "workloads/models/model.hpp"
+#include "workloads/models/model_spec.hpp"
 
 namespace dtbench {
 
@@ -85,7 +85,7 @@ class TrainModel {
   virtual void set_cross_replica_sum(cpu::CrossReplicaSum sum) = 0;
 };
 
-// cpu: models::Model and optim::make_optimizer(optimizer_section).
+// cpu: cpu::Model (workloads/cpu/cpu_train_model.cpp) and optim::make_optimizer(optimizer_section).
 std::unique_ptr<TrainModel> make_cpu_train_model(const models::ModelSpec& spec, uint64_t seed,
                                                   const Json& optimizer_section);
 // gpu: one device per rank (from the local rank), the cuDNN model and the fused optimizers. Defined in

@@ -9,6 +9,7 @@
 
 #include "core/cuda/cuda_check.hpp"
 #include "core/error.hpp"
+#include "workloads/cpu/model.hpp"
 #include "workloads/gpu/context.hpp"
 #include "workloads/gpu/kernels.hpp"
 #include "workloads/gpu/network.hpp"
@@ -55,7 +56,7 @@ struct GpuModel::Impl {
     // The CPU model supplies the table and the initial weights (same spec in fp32, same seed).
     models::ModelSpec cpu_spec = s;
     cpu_spec.precision = "fp32";
-    models::Model cpu(cpu_spec, seed);
+    cpu::Model cpu(cpu_spec, seed);
     param_table = cpu.param_table();
     buffer_table = cpu.buffer_table();
     macs = cpu.macs_per_sample();

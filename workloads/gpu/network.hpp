@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "workloads/gpu/plan.hpp"
-#include "workloads/models/model.hpp"
+#include "workloads/models/model_spec.hpp"
 
 namespace dtbench::gpu {
 

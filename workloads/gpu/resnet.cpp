@@ -10,7 +10,7 @@
 #include "workloads/gpu/network.hpp"
 #include "workloads/gpu/pooling.hpp"
 #include "workloads/gpu/residual_add.hpp"
-#include "workloads/models/network.hpp"
+#include "workloads/models/model_description.hpp"
 #include "workloads/models/resnet_topology.hpp"
 
 namespace dtbench::gpu {
