@@ -3,7 +3,7 @@
 // backends implement it without knowing the trainer, and the trainer links both backends. The trainer's loop, reducers, buckets,
 // checkpoints and records are the same for both; only what is behind this interface differs.
 //
-// params(), grads() and buffers() are the flat fp32 buffers in canonical layout (workloads/models/model_description.hpp) where
+// params(), grads() and buffers() are the flat fp32 buffers in canonical layout (models/model_description.hpp) where
 // the reducer and the optimizer work: host memory on the cpu backend, device memory on the gpu backend.
 // The trainer never reads their elements; it calls scale() and grads_norm_sq(), and uses the host copies
 // (host_params() ... push_host_params()) for MPI broadcasts, checkpoints and --save-weights.
