@@ -58,7 +58,9 @@ void initialise(const ModelSpec& spec, const ModelDescription& d, uint64_t seed,
       std::fill_n(params.data() + index.param(last.name + ".weight", {last.channels}), last.channels, 0.0f);
     }
   }
-  for (const ParamInfo& b : d.buffers) std::fill_n(buffers.data() + b.offset, b.size, ends_with(b.name, "_var") ? 1.0f : 0.0f);
+  for (const ParamInfo& b : d.buffers) {
+    std::fill_n(buffers.data() + b.offset, b.size, ends_with(b.name, "_var") ? 1.0f : 0.0f);
+  }
 }
 
 }  // namespace dtbench::models
