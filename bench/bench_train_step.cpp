@@ -23,7 +23,7 @@
 #include "core/json.hpp"
 #include "core/rng.hpp"
 #include "core/timer.hpp"
-#include "workloads/models/model.hpp"
+#include "workloads/cpu/model.hpp"
 
 namespace {
 
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     spec.in_c = chw[0], spec.in_h = chw[1], spec.in_w = chw[2];
     spec.classes = classes;
     spec.precision = precision;
-    dtbench::models::Model model(spec, 1);
+    dtbench::cpu::Model model(spec, 1);
 
     const size_t image = size_t(chw[0]) * size_t(chw[1]) * size_t(chw[2]);
     std::vector<float> x(static_cast<size_t>(batch) * image);

@@ -31,7 +31,7 @@
 #include "workloads/gpu/batch_stager.hpp"
 #include "workloads/gpu/gpu_model.hpp"
 #include "workloads/gpu/gpu_train_model.hpp"
-#include "workloads/models/model.hpp"
+#include "workloads/cpu/model.hpp"
 #include "workloads/models/optimizer_table.hpp"
 
 namespace dtbench::test {
@@ -79,7 +79,7 @@ class GpuModelTest : public ::testing::Test {
 TEST_F(GpuModelTest, TableAndInitialWeightsAreTheCpuModels) {
   for (const char* arch : {"resnet8", "resnet18", "mlp"}) {
     const ModelSpec s = spec_of(arch, 3, 32);
-    models::Model cpu(s, 42);
+    cpu::Model cpu(s, 42);
     gpu::GpuModel g(s, 42);
     ASSERT_EQ(g.param_table().size(), cpu.param_table().size()) << arch;
     for (size_t i = 0; i < cpu.param_table().size(); ++i) {
@@ -113,7 +113,7 @@ TEST_P(GpuModelFp32, ForwardAndBackwardMatchTheCpuModel) {
   const Fp32Case& fc = GetParam();
   const ModelSpec s = spec_of(fc.arch, fc.c, fc.h);
   const Batch b = make_batch(s, fc.n, 3);
-  models::Model cpu(s, 7);
+  cpu::Model cpu(s, 7);
   gpu::GpuModel g(s, 7);
   const double lc = cpu.forward(b.x.data(), b.labels.data(), fc.n, true);
   cpu.backward();
@@ -158,7 +158,7 @@ TEST_P(GpuModelLowPrecision, FollowsTheFp32CpuModel) {
   ModelSpec s32 = s;
   s32.precision = "fp32";
   const Batch b = make_batch(s, 16, 5);
-  models::Model cpu(s32, 9);
+  cpu::Model cpu(s32, 9);
   gpu::GpuModel g(s, 9);
   if (s.precision == "fp16") g.set_loss_scale(1024.0f);
   const double lc = cpu.forward(b.x.data(), b.labels.data(), 16, true);
@@ -252,7 +252,7 @@ TEST_F(GpuModelTest, StagedDeviceBatchGivesTheHostLossAndBadLabelsAreBadInput) {
 
 TEST_F(GpuModelTest, AdapterHostMirrorsAndDeviceScale) {
   const ModelSpec s = spec_of("mlp", 1, 28);
-  models::Model cpu(s, 4);
+  cpu::Model cpu(s, 4);
   gpu::GpuTrainModel m(s, 4, 0, Json{{"name", "sgd"}});
   EXPECT_FALSE(m.scaler().options().enabled) << "fp32 needs no loss scaling";
   auto p = m.host_params();
@@ -293,7 +293,7 @@ TEST_F(GpuModelTest, FirstStepsFollowTheCpuRun) {
   // small differences in summation order may grow (training is chaotic), so only three steps are compared.
   const ModelSpec s = spec_of("resnet8", 1, 28);
   const Batch b = make_batch(s, 16, 8);
-  models::Model cpu(s, 12);
+  cpu::Model cpu(s, 12);
   gpu::GpuModel g(s, 12);
   const Json section{{"name", "sgd"}, {"momentum", 0.9}, {"weight_decay", 5e-4}};
   auto copt = optim::make_optimizer(section, models::optimizer_table(cpu.param_table()));

@@ -18,7 +18,7 @@
 #include <cstring>
 
 #include "core/rng.hpp"
-#include "workloads/models/model.hpp"
+#include "workloads/cpu/model.hpp"
 
 namespace dtbench::test {
 namespace {
@@ -40,7 +40,7 @@ struct Result {
 
 Result run(const models::ModelSpec& spec, const std::vector<float>& x, const std::vector<int32_t>& labels, int n,
            bool round_weights) {
-  models::Model m(spec, 21);
+  cpu::Model m(spec, 21);
   if (round_weights) {
     for (float& w : m.params()) w = round_to_bf16(w);
   }
@@ -100,7 +100,7 @@ void compare(const std::string& arch, int n, int hidden = 0) {
   }
   EXPECT_LE(err / scale, 3e-2) << arch;
 
-  const models::Model layout(spec, 21);
+  const cpu::Model layout(spec, 21);
   const auto& table = layout.param_table();
   const GradError ye = grad_error(table, f, yardstick), be = grad_error(table, f, b);
   EXPECT_GT(ye.all, 0.0);

@@ -4,17 +4,19 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <set>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "workloads/models/model.hpp"
+#include "workloads/cpu/model.hpp"
+#include "workloads/models/model_description.hpp"
 
 namespace dtbench::test {
 namespace {
 
-using models::Model;
+using cpu::Model;
 using models::ModelSpec;
 
 ModelSpec spec_of(const std::string& arch, int c, int h, int classes = 10) {
@@ -161,6 +163,32 @@ TEST(Model, InitialisationFollowsHeAndZeroGamma) {
   Model same(s, 7), other(s, 8);
   EXPECT_TRUE(std::equal(w.begin(), w.end(), same.params().begin()));
   EXPECT_FALSE(std::equal(w.begin(), w.end(), other.params().begin()));
+}
+
+// The oneDNN model holds exactly the neutral description's tables, MACs, initial weights and buffers.
+TEST(Model, BuildsFromTheNeutralDescription) {
+  for (const char* arch : {"resnet8", "resnet50", "mlp"}) {
+    SCOPED_TRACE(arch);
+    ModelSpec s = spec_of(arch, 3, 64);
+    s.zero_init_residual = std::string(arch) != "mlp";
+    Model m(s, 11);
+    const models::ModelDescription d = models::describe(s);
+    std::vector<float> params(d.param_count()), buffers(d.buffer_count());
+    models::initialise(s, d, 11, params, buffers);
+    ASSERT_EQ(m.param_table().size(), d.params.size());
+    for (size_t i = 0; i < d.params.size(); ++i) {
+      EXPECT_EQ(m.param_table()[i].name, d.params[i].name);
+      EXPECT_EQ(m.param_table()[i].offset, d.params[i].offset);
+      EXPECT_EQ(m.param_table()[i].shape, d.params[i].shape);
+    }
+    ASSERT_EQ(m.buffer_table().size(), d.buffers.size());
+    EXPECT_EQ(m.macs_per_sample(), d.macs_per_sample);
+    EXPECT_EQ(m.flops_per_sample_train(), d.flops_per_sample_train());
+    ASSERT_EQ(m.params().size(), params.size());
+    ASSERT_EQ(m.buffers().size(), buffers.size());
+    EXPECT_EQ(std::memcmp(m.params().data(), params.data(), params.size() * sizeof(float)), 0);
+    EXPECT_EQ(std::memcmp(m.buffers().data(), buffers.data(), buffers.size() * sizeof(float)), 0);
+  }
 }
 
 // Every tensor is announced once, in strictly decreasing offset order (reverse layer order), and its gradient

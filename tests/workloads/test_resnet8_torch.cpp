@@ -23,7 +23,7 @@
 
 #include "core/json.hpp"
 #include "core/rng.hpp"
-#include "workloads/models/model.hpp"
+#include "workloads/cpu/model.hpp"
 
 namespace dtbench::test {
 namespace {
@@ -56,7 +56,7 @@ double rel_err(const float* a, const float* b, size_t size) {
 }
 
 // The initial weights of make_resnet8.py, from the same generator.
-void initialise(models::Model& model, uint64_t seed) {
+void initialise(cpu::Model& model, uint64_t seed) {
   const auto& table = model.param_table();
   std::span<float> w = model.params();
   for (size_t i = 0; i < table.size(); ++i) {
@@ -98,7 +98,7 @@ TEST(ResNet8VsPyTorch, LossLogitsGradientsAndThreeSgdSteps) {
   models::ModelSpec spec;
   spec.arch = "resnet8";
   spec.in_c = 1, spec.in_h = 28, spec.in_w = 28, spec.classes = 10;
-  models::Model model(spec, 1);
+  cpu::Model model(spec, 1);
 
   // The parameter and buffer tables are PyTorch's, name for name.
   const auto& table = model.param_table();

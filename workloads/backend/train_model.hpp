@@ -3,7 +3,7 @@
 // backends implement it without knowing the trainer, and the trainer links both backends. The trainer's loop, reducers, buckets,
 // checkpoints and records are the same for both; only what is behind this interface differs.
 //
-// params(), grads() and buffers() are the flat fp32 buffers in canonical layout (models/model.hpp) where
+// params(), grads() and buffers() are the flat fp32 buffers in canonical layout (models/model_description.hpp) where
 // the reducer and the optimizer work: host memory on the cpu backend, device memory on the gpu backend.
 // The trainer never reads their elements; it calls scale() and grads_norm_sq(), and uses the host copies
 // (host_params() ... push_host_params()) for MPI broadcasts, checkpoints and --save-weights.
@@ -19,8 +19,8 @@
 #include "core/json.hpp"
 #include "optim/optimizer.hpp"
 #include "reducers/reducer.hpp"
-#include "workloads/cpu/plan.hpp"
-#include "workloads/models/model.hpp"
+#include "workloads/models/hooks.hpp"
+#include "workloads/models/model_spec.hpp"
 
 namespace dtbench {
 
@@ -41,7 +41,7 @@ class TrainModel {
   // on_ready(offset, size) as each gradient tensor is final (cpu) or enqueued (gpu; reducers made by
   // make_reducer order themselves after the model's stream).
   virtual double forward(const float* x, const int32_t* labels, int n, bool train) = 0;
-  virtual void backward(const std::function<void(size_t, size_t)>& on_ready) = 0;
+  virtual void backward(const models::OnReady& on_ready) = 0;
   virtual int correct() const = 0;
   // Batch staging (gpu): stage() copies a training batch into pinned host memory and starts its upload on
   // a copy stream; forward_staged() is a training forward on the batch staged last. The trainer stages
@@ -82,10 +82,10 @@ class TrainModel {
   // The reducer for this backend's gradient buffers ("nccl" only on the gpu backend).
   virtual std::unique_ptr<Reducer> make_reducer(const std::string& name, Comm& comm, const ReducerOptions& o) = 0;
   // Synchronised batch norm (workloads/cpu/sync_batch_norm.hpp); the cpu backend only.
-  virtual void set_cross_replica_sum(cpu::CrossReplicaSum sum) = 0;
+  virtual void set_cross_replica_sum(models::CrossReplicaSum sum) = 0;
 };
 
-// cpu: models::Model and optim::make_optimizer(optimizer_section).
+// cpu: cpu::Model (workloads/cpu/cpu_train_model.cpp) and optim::make_optimizer(optimizer_section).
 std::unique_ptr<TrainModel> make_cpu_train_model(const models::ModelSpec& spec, uint64_t seed,
                                                   const Json& optimizer_section);
 // gpu: gpu::GpuTrainModel (workloads/gpu/gpu_train_model.hpp): one device per rank (from the local rank),

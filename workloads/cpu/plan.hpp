@@ -18,6 +18,8 @@
 // reverse layer order), and the plan keeps the layer alive.
 #pragma once
 
+#include "workloads/models/hooks.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -33,10 +35,8 @@ namespace dtbench::cpu {
 enum class Precision { fp32, bf16 };
 
 using Args = std::unordered_map<int, dnnl::memory>;
-using OnReady = std::function<void(size_t offset, size_t size)>;
-// Sums n doubles in place across the replicas of a data-parallel run (an allreduce); every replica calls it
-// at the same point of its step with the same n.
-using CrossReplicaSum = std::function<void(double* data, size_t n)>;
+using models::CrossReplicaSum;  // workloads/models/hooks.hpp
+using models::OnReady;
 
 // One engine and one stream, shared by all plans of a model.
 struct Context {

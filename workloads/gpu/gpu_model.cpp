@@ -13,6 +13,8 @@
 #include "workloads/gpu/kernels.hpp"
 #include "workloads/gpu/network.hpp"
 #include "workloads/gpu/softmax_cross_entropy.hpp"
+#include "workloads/models/model_description.hpp"
+#include "workloads/models/table_index.hpp"
 
 namespace dtbench::gpu {
 
@@ -25,26 +27,20 @@ void validate(const models::ModelSpec& spec) {
 
 namespace {
 
-// What a model starts from: its parameter and buffer tables (the canonical layout), initial weights and
-// running statistics, and its multiply-accumulates per sample.
+// What a model starts from: the backend-neutral description (tables in the canonical layout, MACs) and the
+// initial weights and running statistics, the same numbers the CPU backend starts from.
 struct InitialState {
-  std::vector<models::ParamInfo> param_table, buffer_table;
+  models::ModelDescription desc;
   std::vector<float> params, buffers;
-  double macs_per_sample = 0.0;
 };
 
-// Today the CPU model supplies all of it (the same spec in fp32, the same seed). This is the one place the
-// GPU backend builds a CPU model; a backend-neutral description can replace this body alone.
 InitialState initial_state(const models::ModelSpec& spec, uint64_t seed) {
-  models::ModelSpec cpu_spec = spec;
-  cpu_spec.precision = "fp32";
-  models::Model cpu(cpu_spec, seed);
-  InitialState s;
-  s.param_table = cpu.param_table();
-  s.buffer_table = cpu.buffer_table();
-  s.params.assign(cpu.params().begin(), cpu.params().end());
-  s.buffers.assign(cpu.buffers().begin(), cpu.buffers().end());
-  s.macs_per_sample = cpu.macs_per_sample();
+  models::ModelSpec fp32 = spec;  // the description and weights do not depend on the compute precision
+  fp32.precision = "fp32";
+  InitialState s{models::describe(fp32), {}, {}};
+  s.params.resize(s.desc.param_count());
+  s.buffers.resize(s.desc.buffer_count());
+  models::initialise(spec, s.desc, seed, s.params, s.buffers);
   return s;
 }
 
@@ -61,9 +57,8 @@ struct GpuModel::Impl {
   models::ModelSpec spec;
   Precision precision;
   uint64_t step = 0;  // training forwards so far (dropout streams)
-  std::vector<models::ParamInfo> param_table, buffer_table;
-  double macs = 0.0;
-  std::unique_ptr<TableIndex> index;
+  models::ModelDescription desc;  // tables and MACs; outlives `index`
+  std::unique_ptr<models::TableIndex> index;
   std::unique_ptr<Network> net;
   GpuContext ctx;  // declared before the buffers and plans that use its stream
   DeviceBuffer params, grads, buffers, params_c, grads_c;
@@ -80,10 +75,8 @@ struct GpuModel::Impl {
 
   Impl(const models::ModelSpec& s, uint64_t seed) : spec(s), precision(parse_precision(s.precision, "model spec")) {
     InitialState init = initial_state(s, seed);
-    param_table = std::move(init.param_table);
-    buffer_table = std::move(init.buffer_table);
-    macs = init.macs_per_sample;
-    index = std::make_unique<TableIndex>(param_table, buffer_table);
+    desc = std::move(init.desc);
+    index = std::make_unique<models::TableIndex>(desc);
     const DropoutSource dropout{seed, &step};
     net = s.arch == "mlp" ? make_mlp(s, *index, dropout) : make_resnet(s, *index, dropout);
 
@@ -112,7 +105,7 @@ struct GpuModel::Impl {
   size_t param_count() const { return params.bytes() / sizeof(float); }
   size_t buffer_count() const {
     size_t n = 0;
-    for (const auto& b : buffer_table) n = std::max(n, b.offset + b.size);
+    for (const auto& b : desc.buffers) n = std::max(n, b.offset + b.size);
     return n;
   }
   size_t image_floats() const { return size_t(spec.in_c) * size_t(spec.in_h) * size_t(spec.in_w); }
@@ -183,8 +176,8 @@ cudaStream_t GpuModel::stream() const { return impl_->ctx.stream(); }
 std::span<float> GpuModel::params() { return {impl_->params.as<float>(), impl_->param_count()}; }
 std::span<float> GpuModel::grads() { return {impl_->grads.as<float>(), impl_->param_count()}; }
 std::span<float> GpuModel::buffers() { return {impl_->buffers.as<float>(), impl_->buffer_count()}; }
-const std::vector<models::ParamInfo>& GpuModel::param_table() const { return impl_->param_table; }
-const std::vector<models::ParamInfo>& GpuModel::buffer_table() const { return impl_->buffer_table; }
+const std::vector<models::ParamInfo>& GpuModel::param_table() const { return impl_->desc.params; }
+const std::vector<models::ParamInfo>& GpuModel::buffer_table() const { return impl_->desc.buffers; }
 
 namespace {
 void require_size(size_t got, size_t want, const char* what) {
@@ -317,7 +310,7 @@ double GpuModel::grads_norm_sq() {
 
 void GpuModel::synchronize() const { DTB_CUDA(cudaStreamSynchronize(stream())); }
 
-double GpuModel::macs_per_sample() const { return impl_->macs; }
-double GpuModel::flops_per_sample_train() const { return 6.0 * impl_->macs; }
+double GpuModel::macs_per_sample() const { return impl_->desc.macs_per_sample; }
+double GpuModel::flops_per_sample_train() const { return impl_->desc.flops_per_sample_train(); }
 
 }  // namespace dtbench::gpu

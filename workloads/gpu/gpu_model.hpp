@@ -29,7 +29,7 @@
 
 #include "workloads/gpu/plan.hpp"
 #include "workloads/gpu/precision.hpp"
-#include "workloads/models/model.hpp"
+#include "workloads/models/model_spec.hpp"
 
 namespace dtbench::gpu {
 

@@ -100,7 +100,7 @@ std::unique_ptr<Reducer> GpuTrainModel::make_reducer(const std::string& name, Co
       std::make_unique<HostStagedReducer>(comm, make_allreduce(name, comm, o), model_.stream()));
 }
 
-void GpuTrainModel::set_cross_replica_sum(cpu::CrossReplicaSum) {
+void GpuTrainModel::set_cross_replica_sum(models::CrossReplicaSum) {
   throw BadInput("/parallel/sync_bn: synchronised batch norm is implemented for the cpu backend only");
 }
 

@@ -82,7 +82,7 @@ class GpuTrainModel final : public TrainModel {
   // "nccl" is the NCCL reducer; any other name is that reducer on host copies (HostStagedReducer), so every
   // reducer stays comparable on GPUs. Both order themselves after the model's stream.
   std::unique_ptr<Reducer> make_reducer(const std::string& name, Comm& comm, const ReducerOptions& o) override;
-  void set_cross_replica_sum(cpu::CrossReplicaSum) override;
+  void set_cross_replica_sum(models::CrossReplicaSum) override;
 
   int device() const { return device_; }
   cudaStream_t stream() const { return model_.stream(); }

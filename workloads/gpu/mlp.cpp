@@ -4,7 +4,7 @@
 #include "workloads/gpu/dropout.hpp"
 #include "workloads/gpu/linear.hpp"
 #include "workloads/gpu/network.hpp"
-#include "workloads/models/network.hpp"
+#include "workloads/models/model_description.hpp"
 
 namespace dtbench::gpu {
 

@@ -12,22 +12,13 @@
 #include <vector>
 
 #include "workloads/gpu/plan.hpp"
-#include "workloads/models/model.hpp"
+#include "workloads/models/model_spec.hpp"
+#include "workloads/models/table_index.hpp"
 
 namespace dtbench::gpu {
 
-// Name -> tensor of the CPU model's parameter and buffer tables.
-class TableIndex {
- public:
-  TableIndex(const std::vector<models::ParamInfo>& params, const std::vector<models::ParamInfo>& buffers);
-  // Offset of the parameter `name`; std::logic_error if it is missing or its shape differs.
-  size_t param(const std::string& name, const std::vector<int64_t>& shape) const;
-  // Offset of the running mean of batch norm `bn_name` (the variance follows it).
-  size_t running_stats(const std::string& bn_name, int64_t channels) const;
-
- private:
-  std::map<std::string, const models::ParamInfo*> params_, buffers_;
-};
+// The layers find their ranges of the flat buffers by name in the neutral description.
+using models::TableIndex;
 
 // Where dropout draws its masks: the model's seed and training-step counter.
 struct DropoutSource {

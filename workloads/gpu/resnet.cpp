@@ -10,34 +10,10 @@
 #include "workloads/gpu/network.hpp"
 #include "workloads/gpu/pooling.hpp"
 #include "workloads/gpu/residual_add.hpp"
-#include "workloads/models/network.hpp"
+#include "workloads/models/model_description.hpp"
 #include "workloads/models/resnet_topology.hpp"
 
 namespace dtbench::gpu {
-
-TableIndex::TableIndex(const std::vector<models::ParamInfo>& params, const std::vector<models::ParamInfo>& buffers) {
-  for (const auto& p : params) params_[p.name] = &p;
-  for (const auto& b : buffers) buffers_[b.name] = &b;
-}
-
-size_t TableIndex::param(const std::string& name, const std::vector<int64_t>& shape) const {
-  auto it = params_.find(name);
-  if (it == params_.end()) throw std::logic_error("gpu model: the CPU parameter table has no tensor " + name);
-  if (it->second->shape != shape) throw std::logic_error("gpu model: tensor " + name + " has another shape on the CPU");
-  return it->second->offset;
-}
-
-size_t TableIndex::running_stats(const std::string& bn_name, int64_t channels) const {
-  auto mean = buffers_.find(bn_name + ".running_mean");
-  auto var = buffers_.find(bn_name + ".running_var");
-  if (mean == buffers_.end() || var == buffers_.end()) {
-    throw std::logic_error("gpu model: the CPU buffer table has no running statistics for " + bn_name);
-  }
-  if (mean->second->size != size_t(channels) || var->second->offset != mean->second->offset + size_t(channels)) {
-    throw std::logic_error("gpu model: running statistics of " + bn_name + " are not mean then variance");
-  }
-  return mean->second->offset;
-}
 
 namespace {
 

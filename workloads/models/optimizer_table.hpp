@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "optim/param_table.hpp"
-#include "workloads/models/model.hpp"
+#include "workloads/models/model_spec.hpp"
 
 namespace dtbench::models {
 

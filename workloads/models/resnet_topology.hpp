@@ -1,5 +1,5 @@
 // The layers of a residual network, independent of the backend that builds them: names (PyTorch's, in the
-// order of named_parameters()), channels, kernels and strides. workloads/models/resnet.cpp (oneDNN) and
+// order of named_parameters()), channels, kernels and strides. workloads/cpu/resnet.cpp (oneDNN) and
 // workloads/gpu/resnet.cpp (cuDNN) both build from this one description, so the two cannot drift apart.
 //
 // He, Zhang, Ren and Sun 2016. CIFAR style, ResNet-(6n+2) for n = 1, 3, 5, 9 (ResNet-8, 20, 32, 56): conv 3x3
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "workloads/models/model.hpp"
+#include "workloads/models/model_spec.hpp"
 
 namespace dtbench::models {
 

@@ -35,7 +35,7 @@ void SyncStep::run(int64_t step, TrainState& st) {
   auto grads = model_.grads();
   const bool local = par_.local_step(step);
   if (!local) buckets.begin(grads.data());
-  model_.backward(local ? cpu::OnReady{} : [&buckets](size_t off, size_t len) { buckets.ready(off, len); });
+  model_.backward(local ? models::OnReady{} : [&buckets](size_t off, size_t len) { buckets.ready(off, len); });
   t.backward = phase.seconds();
   double staging_seconds = 0;
   if (staging && step + 1 < total_steps_) {

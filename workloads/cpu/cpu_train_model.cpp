@@ -1,7 +1,8 @@
-// /backend "cpu": the oneDNN model (workloads/models) and a host optimizer (optim/) behind TrainModel.
+// /backend "cpu": the oneDNN model (model.hpp) and a host optimizer (optim/) behind TrainModel.
 #include <omp.h>
 
 #include "workloads/backend/train_model.hpp"
+#include "workloads/cpu/model.hpp"
 #include "workloads/models/optimizer_table.hpp"
 
 namespace dtbench {
@@ -55,7 +56,7 @@ class CpuTrainModel final : public TrainModel {
   void set_cross_replica_sum(cpu::CrossReplicaSum sum) override { model_.set_cross_replica_sum(std::move(sum)); }
 
  private:
-  models::Model model_;
+  cpu::Model model_;
   std::unique_ptr<optim::Optimizer> opt_;
 };
 

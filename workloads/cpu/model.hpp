@@ -1,0 +1,72 @@
+// The models dtbench trains on the CPU: CIFAR-style ResNet-(6n+2), ImageNet-style ResNet-18 and ResNet-50
+// v1.5, and a two-layer perceptron, on the oneDNN backend (workloads/cpu), built from the backend-neutral
+// description (workloads/models/model_description.hpp: parameter table, FLOPs, initial weights).
+//
+// Parameters and gradients live in one flat buffer each, in the description's canonical layout.
+// Batch-norm running means and variances live in a third flat buffer (not trained; checkpointed and
+// broadcast at start). A training step is forward(x, labels, n, true) then backward(on_ready).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "workloads/cpu/plan.hpp"
+#include "workloads/models/model_description.hpp"
+
+namespace dtbench::cpu {
+
+class Model {
+ public:
+  // The tables and initial weights of models::describe() and models::initialise() (BadInput on a bad spec).
+  Model(const models::ModelSpec& spec, uint64_t seed);
+  ~Model();
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+
+  const models::ModelSpec& spec() const;
+  std::span<float> params();
+  std::span<float> grads();
+  std::span<float> buffers();  // batch-norm running means and variances
+  const std::vector<models::ParamInfo>& param_table() const;
+  const std::vector<models::ParamInfo>& buffer_table() const;  // kind bn; "X.running_mean", "X.running_var"
+
+  // x: n images, N x C x H x W fp32 row-major (NCHW); labels: n ints in [0, classes). Returns the mean loss.
+  // train = false: batch norm uses the running statistics and dropout is off. The primitives of each
+  // (n, train) pair are built at its first use and replayed afterwards. x and labels are copied; they need not
+  // outlive the call. Throws BadInput on n < 1 or a label out of range, before any work.
+  double forward(const float* x, const int32_t* labels, int n, bool train);
+  const float* logits() const;  // n x classes of the last forward
+  int correct() const;          // images of the last forward whose argmax logit is the label
+  int last_batch() const;
+
+  // Gradients of the last (training) forward's mean loss, written over the gradient buffer (no
+  // accumulation). on_ready(offset, size) is called as each parameter tensor's gradient becomes final, in
+  // reverse layer order; every tensor is announced exactly once and its range is not written again in this
+  // backward.
+  void backward(const OnReady& on_ready = {});
+
+  // Convolution and fully connected FLOPs of one image's training step (ModelDescription's).
+  double flops_per_sample_train() const;
+  double macs_per_sample() const;
+
+  // Synchronised batch norm: training forwards take batch-norm statistics over all replicas, summed with
+  // `sum` (an allreduce every replica calls at the same layers; workloads/cpu/sync_batch_norm.hpp). Empty:
+  // per-replica statistics (the default). Training plans built before are dropped and rebuilt.
+  void set_cross_replica_sum(CrossReplicaSum sum);
+
+  // Per-operation timing of the plan for (n, train) (bench tool); profiling adds a stream wait per operation.
+  void set_profiling(bool on);
+  std::vector<OpTime> profile(int n, bool train) const;
+  size_t num_reorders(int n, bool train) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dtbench::cpu

@@ -1,0 +1,184 @@
+// Residual networks on the oneDNN backend, built from the backend-neutral description (workloads/models:
+// resnet_topology.hpp for the layers, the model description's table for the offsets)
+// (He et al. 2016: CIFAR-style ResNet-(6n+2), ImageNet-style ResNet-18 and ResNet-50 v1.5).
+// Basic block: y = ReLU(BN(conv3x3(ReLU(BN(conv3x3/s(x))))) + shortcut(x)). Each BN but the last of a block is
+// fused with its ReLU; the last BN's output is added to the shortcut in place, with the block's ReLU as a
+// post-op of the addition.
+#include "workloads/cpu/batch_norm.hpp"
+#include "workloads/cpu/conv.hpp"
+#include "workloads/cpu/dropout.hpp"
+#include "workloads/cpu/global_avg_pool.hpp"
+#include "workloads/cpu/linear.hpp"
+#include "workloads/cpu/max_pool.hpp"
+#include "workloads/cpu/network.hpp"
+#include "workloads/cpu/residual_add.hpp"
+#include "workloads/models/resnet_topology.hpp"
+
+namespace dtbench::cpu {
+
+using dnnl::memory;
+
+namespace {
+
+struct ConvParams {
+  std::string name;
+  ConvShape shape;
+  size_t weight = 0, bias = 0;
+};
+
+struct BnParams {
+  std::string name;
+  int channels = 0;
+  size_t gamma = 0, beta = 0, running = 0;
+};
+
+struct Block {
+  std::string name;
+  std::vector<ConvParams> convs;  // 2 (basic) or 3 (bottleneck)
+  std::vector<BnParams> bns;
+  bool downsample = false;
+  ConvParams down_conv;
+  BnParams down_bn;
+};
+
+ConvParams conv_params(const models::TableIndex& t, const models::TopoConv& c) {
+  const ConvShape s{c.in_c, c.out_c, c.kernel, c.stride, c.pad, false};
+  return {c.name, s, t.param(c.name + ".weight", {s.out_c, s.in_c, s.kernel, s.kernel})};
+}
+
+BnParams bn_params(const models::TableIndex& t, const models::TopoBn& b) {
+  return {b.name, b.channels, t.param(b.name + ".weight", {b.channels}), t.param(b.name + ".bias", {b.channels}),
+          t.running_stats(b.name, b.channels)};
+}
+
+class ResNet : public Network {
+ public:
+  ResNet(const models::ModelSpec& spec, const models::TableIndex& t, DropoutSource dropout_source)
+      : classes_(spec.classes), dropout_(spec.dropout), dropout_source_(dropout_source) {
+    const models::ResNetTopology topo = models::resnet_topology(spec);
+    imagenet_ = topo.imagenet;
+    stem_ = conv_params(t, topo.stem);
+    stem_bn_ = bn_params(t, topo.stem_bn);
+    for (const models::TopoBlock& tb : topo.blocks) {
+      Block b;
+      b.name = tb.name;
+      for (size_t i = 0; i < tb.convs.size(); ++i) {
+        b.convs.push_back(conv_params(t, tb.convs[i]));
+        b.bns.push_back(bn_params(t, tb.bns[i]));
+      }
+      if (tb.downsample) {
+        b.downsample = true;
+        b.down_conv = conv_params(t, tb.down_conv);
+        b.down_bn = bn_params(t, tb.down_bn);
+      }
+      blocks_.push_back(std::move(b));
+    }
+    fc_weight_ = t.param("fc.weight", {spec.classes, topo.features});
+    fc_bias_ = t.param("fc.bias", {spec.classes});
+  }
+
+  BuiltNetwork build(Plan& plan, const memory& input) const override {
+    auto make_conv = [&](const ConvParams& p, const memory& x) -> Conv& {
+      return plan.keep<Conv>(plan, p.name, p.shape, p.weight, p.bias, x);
+    };
+    auto make_bn = [&](const BnParams& p, bool relu, const memory& x) -> BatchNorm& {
+      return plan.keep<BatchNorm>(plan, p.name, BatchNormShape{p.channels, relu}, p.gamma, p.beta,
+                                       p.running, x);
+    };
+
+    Conv* stem = &make_conv(stem_, input);
+    BatchNorm* stem_bn = &make_bn(stem_bn_, true, stem->y());
+    memory x = stem_bn->y();
+    MaxPool* pool = nullptr;
+    if (imagenet_) {
+      pool = &plan.keep<MaxPool>(plan, "maxpool", pool_, x);
+      x = pool->y();
+    }
+
+    struct BlockNodes {
+      std::string name;
+      std::vector<Conv*> convs;
+      std::vector<BatchNorm*> bns;
+      Conv* down_conv = nullptr;
+      BatchNorm* down_bn = nullptr;
+      ResidualAdd* add = nullptr;
+    };
+    std::vector<BlockNodes> nodes;
+    for (const Block& b : blocks_) {
+      BlockNodes n;
+      n.name = b.name;
+      memory t = x;
+      for (size_t i = 0; i < b.convs.size(); ++i) {
+        n.convs.push_back(&make_conv(b.convs[i], t));
+        const bool last = i + 1 == b.convs.size();
+        n.bns.push_back(&make_bn(b.bns[i], !last, n.convs.back()->y()));
+        t = n.bns.back()->y();
+      }
+      memory shortcut = x;
+      if (b.downsample) {
+        n.down_conv = &make_conv(b.down_conv, x);
+        n.down_bn = &make_bn(b.down_bn, false, n.down_conv->y());
+        shortcut = n.down_bn->y();
+      }
+      n.add = &plan.keep<ResidualAdd>(plan, n.name + ".add", t, shortcut, true, true);
+      x = n.add->y();
+      nodes.push_back(std::move(n));
+    }
+    GlobalAvgPool* gap = &plan.keep<GlobalAvgPool>(plan, "avgpool", x);
+    x = gap->y();
+    Dropout* drop = nullptr;
+    if (dropout_ > 0.0f && plan.training()) {
+      drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, models::kDropoutStream,
+                                      dropout_source_.step, x);
+      x = drop->y();
+    }
+    Linear* fc = &plan.keep<Linear>(plan, "fc", classes_, fc_weight_, fc_bias_, x, true);
+
+    BuiltNetwork out;
+    out.logits = fc->y();
+    out.backward = [=](Plan& p, const memory& dlogits) {
+      memory g = fc->backward(p, dlogits, true);
+      if (drop != nullptr) g = drop->backward(p, g);
+      g = gap->backward(p, g);
+      for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+        // The shortcut's parameters come last in the table: announce them first (decreasing offsets).
+        const memory ds = it->add->backward(p, g);
+        memory from_shortcut = ds;
+        if (it->down_conv != nullptr) {
+          from_shortcut = it->down_bn->backward(p, ds);
+          from_shortcut = it->down_conv->backward(p, from_shortcut, true);
+        }
+        g = ds;
+        for (size_t i = it->convs.size(); i-- > 0;) {
+          g = it->bns[i]->backward(p, g);
+          g = it->convs[i]->backward(p, g, true);
+        }
+        accumulate_backward(p, it->name + ".grad_sum", g, from_shortcut);
+      }
+      if (pool != nullptr) g = pool->backward(p, g);
+      g = stem_bn->backward(p, g);
+      stem->backward(p, g, false);
+    };
+    return out;
+  }
+
+ private:
+  int classes_;
+  float dropout_;
+  DropoutSource dropout_source_;
+  bool imagenet_ = false;
+  PoolShape pool_{3, 2, 1};
+  ConvParams stem_;
+  BnParams stem_bn_;
+  std::vector<Block> blocks_;
+  size_t fc_weight_ = 0, fc_bias_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Network> make_resnet(const models::ModelSpec& spec, const models::TableIndex& table,
+                                     DropoutSource dropout) {
+  return std::make_unique<ResNet>(spec, table, dropout);
+}
+
+}  // namespace dtbench::cpu

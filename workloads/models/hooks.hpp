@@ -1,0 +1,15 @@
+// The two callbacks between a model and the data-parallel machinery around it, the same for every backend.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace dtbench::models {
+
+// Backward calls it as each parameter tensor's gradient [offset, offset + size) is final (bucketing hook).
+using OnReady = std::function<void(size_t offset, size_t size)>;
+// Sums n doubles in place across the replicas of a data-parallel run (an allreduce); every replica calls it
+// at the same point of its step with the same n (synchronised batch norm).
+using CrossReplicaSum = std::function<void(double* data, size_t n)>;
+
+}  // namespace dtbench::models

@@ -1,0 +1,41 @@
+// The backend-neutral description of a model: its parameter and buffer tables in canonical layout, the
+// multiply-adds of one image's forward pass, and the initial weights. Each backend allocates flat buffers of
+// param_count() and buffer_count() floats, fills them with initialise() and looks its tensors up by name in
+// the tables (table_index.hpp), so the backends cannot disagree on layout, FLOPs or initialisation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "workloads/models/model_spec.hpp"
+
+namespace dtbench::models {
+
+struct ModelDescription {
+  std::vector<ParamInfo> params;   // the parameter table (names, offsets, sizes, kinds, shapes), canonical layout
+  std::vector<ParamInfo> buffers;  // batch-norm running statistics ("X.running_mean", "X.running_var")
+  double macs_per_sample = 0;      // convolution and fully connected multiply-adds of one image's forward
+  // Forward 2 x MACs, backward twice the forward (data and weight gradients), so 6 x MACs.
+  double flops_per_sample_train() const { return 6 * macs_per_sample; }
+  size_t param_count() const;
+  size_t buffer_count() const;
+};
+
+// Rng stream ids: the initial weights of tensor i come from Rng(seed, {kInitStream, i}); dropout masks from
+// Rng(seed, {kDropoutStream, step}).
+inline constexpr uint64_t kInitStream = 0x696e6974ULL;           // "init"
+inline constexpr uint64_t kDropoutStream = 0x64726f706f7574ULL;  // "dropout"
+
+// The tables in PyTorch's named_parameters() order, each batch norm's running mean then variance. Validates
+// the spec first (BadInput, see validate()).
+ModelDescription describe(const ModelSpec& spec);
+
+// The initial weights and buffers (sizes param_count() and buffer_count()) from dtbench::Rng(seed, ...): He
+// initialisation for convolutions, PyTorch's default for fully connected layers, gamma 1 and beta 0 for batch
+// norms (gamma 0 in each block's last batch norm with zero_init_residual), running mean 0 and variance 1.
+void initialise(const ModelSpec& spec, const ModelDescription& d, uint64_t seed, std::span<float> params,
+                std::span<float> buffers);
+
+}  // namespace dtbench::models

@@ -1,0 +1,71 @@
+#include "workloads/models/model_spec.hpp"
+
+#include <set>
+
+#include "core/error.hpp"
+
+namespace dtbench::models {
+
+std::string to_string(ParamInfo::Kind kind) {
+  switch (kind) {
+    case ParamInfo::conv_weight: return "conv_weight";
+    case ParamInfo::fc_weight: return "fc_weight";
+    case ParamInfo::bias: return "bias";
+    case ParamInfo::bn: return "bn";
+  }
+  return "unknown";
+}
+
+namespace {
+
+const std::set<std::string> kCifarArchs = {"resnet8", "resnet20", "resnet32", "resnet56"};
+const std::set<std::string> kImagenetArchs = {"resnet18", "resnet50"};
+
+bool is_resnet(const std::string& arch) { return kCifarArchs.count(arch) || kImagenetArchs.count(arch); }
+
+}  // namespace
+
+// The rule for inputs: every ResNet stage that downsamples halves the resolution, and we require each halving
+// to be exact, so the input height and width must be multiples of the total downsampling factor: 4 for the
+// CIFAR-style networks (two stride-2 stages; 28 -> 7, 32 -> 8) and 32 for ResNet-18/50 (stride-2 stem, max
+// pooling, three stride-2 stages; 224 -> 7). This rejects e.g. ResNet-50 on 28 x 28, whose last stages would
+// otherwise work on windows made mostly of padding.
+void validate(const ModelSpec& s) {
+  const std::string where = "model spec: ";
+  if (!is_resnet(s.arch) && s.arch != "mlp") {
+    throw BadInput(where + "arch '" + s.arch +
+                   "' is unknown (expected resnet8, resnet20, resnet32, resnet56, resnet18, resnet50 or mlp)");
+  }
+  if (s.precision != "fp32" && s.precision != "bf16") {
+    throw BadInput(where + "precision '" + s.precision + "' is unknown (expected fp32 or bf16)");
+  }
+  if (s.in_c < 1 || s.in_h < 1 || s.in_w < 1) {
+    throw BadInput(where + "input shape " + std::to_string(s.in_c) + "x" + std::to_string(s.in_h) + "x" +
+                   std::to_string(s.in_w) + " must be positive in every dimension");
+  }
+  if (s.classes < 2) throw BadInput(where + "classes must be at least 2, got " + std::to_string(s.classes));
+  if (!(s.label_smoothing >= 0.0f && s.label_smoothing < 1.0f)) {
+    throw BadInput(where + "label_smoothing must be in [0, 1), got " + std::to_string(s.label_smoothing));
+  }
+  if (!(s.dropout >= 0.0f && s.dropout < 1.0f)) {
+    throw BadInput(where + "dropout must be in [0, 1), got " + std::to_string(s.dropout));
+  }
+  if (s.arch == "mlp") {
+    if (s.hidden < 1) throw BadInput(where + "hidden must be at least 1 for arch mlp, got " + std::to_string(s.hidden));
+    if (s.zero_init_residual) throw BadInput(where + "zero_init_residual applies only to ResNets, not to arch mlp");
+    return;
+  }
+  if (s.hidden != 0) {
+    throw BadInput(where + "hidden applies only to arch mlp, got hidden = " + std::to_string(s.hidden) +
+                   " for arch " + s.arch);
+  }
+  const int factor = kCifarArchs.count(s.arch) ? 4 : 32;
+  if (s.in_h % factor != 0 || s.in_w % factor != 0) {
+    throw BadInput(where + "input " + std::to_string(s.in_h) + "x" + std::to_string(s.in_w) + " does not fit " +
+                   s.arch + ": it downsamples by " + std::to_string(factor) +
+                   ", so height and width must be multiples of " + std::to_string(factor) +
+                   (factor == 4 ? " (e.g. 28 or 32)" : " (e.g. 224)"));
+  }
+}
+
+}  // namespace dtbench::models

@@ -1,0 +1,44 @@
+// What a model is, independent of the backend that runs it: the spec a run asks for (architecture, input,
+// classes, options), its validation, and the entries of the parameter table. The oneDNN model
+// (workloads/cpu/model.hpp) and the cuDNN model (workloads/gpu) both build from these.
+//
+// Parameters and gradients live in one flat buffer each, in canonical PyTorch layout (conv weights OIHW,
+// fc weights out x in) and in the order of PyTorch's named_parameters() for the twin networks in
+// workloads/reference/torch_resnet.py, with the same names. The parameter table describes the ranges.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dtbench::models {
+
+struct ParamInfo {
+  enum Kind { conv_weight, fc_weight, bias, bn };
+  std::string name;  // PyTorch's name, e.g. "layer1.0.conv1.weight"
+  size_t offset = 0;
+  size_t size = 0;
+  Kind kind = conv_weight;
+  std::vector<int64_t> shape;  // canonical layout in the flat buffer (OIHW, out x in, C)
+};
+
+std::string to_string(ParamInfo::Kind kind);
+
+struct ModelSpec {
+  std::string arch = "resnet20";  // resnet8 | resnet20 | resnet32 | resnet56 | resnet18 | resnet50 | mlp
+  int in_c = 1, in_h = 28, in_w = 28;
+  int classes = 10;
+  bool zero_init_residual = false;  // gamma = 0 in the last batch norm of every residual block (Goyal et al.)
+  std::string precision = "fp32";   // fp32 | bf16 (bf16 compute; fp32 master weights and gradients)
+  int hidden = 0;                   // mlp only: width of the hidden layer (must be 0 for the ResNets)
+  float label_smoothing = 0.0f;     // [0, 1)
+  float dropout = 0.0f;             // [0, 1): before the last fully connected layer; 0 = none
+};
+
+// Throws BadInput naming the field (e.g. "model spec: arch ...") when the spec cannot be built: unknown arch
+// or precision, non-positive sizes, fewer than 2 classes, an option that does not apply to the arch, an
+// input the network cannot downsample (see model_spec.cpp for the rule).
+void validate(const ModelSpec& spec);
+
+}  // namespace dtbench::models
