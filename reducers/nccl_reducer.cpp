@@ -4,6 +4,7 @@
 
 #include "core/cuda/cuda_check.hpp"
 #include "core/error.hpp"
+#include "reducers/device_stream.hpp"
 
 namespace dtbench {
 
@@ -11,24 +12,7 @@ namespace {
 // The bootstrap message's tag, beside the algorithms' tags in allreduce.hpp (101..105, 199).
 constexpr int kTagNcclBootstrap = 106;
 
-void order_after(cudaStream_t producer, cudaEvent_t ready, cudaStream_t consumer) {
-  if (producer == nullptr) {
-    DTB_CUDA(cudaDeviceSynchronize());
-    return;
-  }
-  DTB_CUDA(cudaEventRecord(ready, producer));
-  DTB_CUDA(cudaStreamWaitEvent(consumer, ready, 0));
-}
 }  // namespace
-
-bool is_device_pointer(const void* p) {
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
-}
 
 // ---- NcclReducer -------------------------------------------------------------------------------------
 
@@ -81,42 +65,6 @@ void NcclReducer::run(float* data, size_t count) {
   }
   check(ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, nccl_, stream_), "ncclAllReduce");
   if (staged) DTB_CUDA(cudaMemcpyAsync(data, buf, count * sizeof(float), cudaMemcpyDeviceToHost, stream_));
-  DTB_CUDA(cudaStreamSynchronize(stream_));
-}
-
-// ---- HostStagedReducer --------------------------------------------------------------------------------
-
-HostStagedReducer::HostStagedReducer(Comm& comm, std::unique_ptr<Allreduce> inner, cudaStream_t producer)
-    : Allreduce(comm), inner_(std::move(inner)), producer_(producer) {
-  if (!inner_ || &inner_->comm() != &comm) {
-    throw std::invalid_argument("HostStagedReducer: the inner reducer must run on the same comm");
-  }
-  gpu::require_device("reducer " + inner_->name() + " on device buffers");
-  DTB_CUDA(cudaGetDevice(&device_));
-  DTB_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  DTB_CUDA(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
-}
-
-HostStagedReducer::~HostStagedReducer() {
-  cudaSetDevice(device_);
-  if (stream_ != nullptr) cudaStreamSynchronize(stream_);
-  if (ready_ != nullptr) cudaEventDestroy(ready_);
-  if (stream_ != nullptr) cudaStreamDestroy(stream_);
-}
-
-void HostStagedReducer::run(float* data, size_t count) {
-  if (count == 0 || !is_device_pointer(data)) {
-    inner_->run(data, count);
-    return;
-  }
-  DTB_CUDA(cudaSetDevice(device_));
-  order_after(producer_, ready_, stream_);
-  if (staging_.bytes() < count * sizeof(float)) staging_ = gpu::PinnedBuffer(count * sizeof(float));
-  float* host = staging_.as<float>();
-  DTB_CUDA(cudaMemcpyAsync(host, data, count * sizeof(float), cudaMemcpyDeviceToHost, stream_));
-  DTB_CUDA(cudaStreamSynchronize(stream_));
-  inner_->run(host, count);
-  DTB_CUDA(cudaMemcpyAsync(data, host, count * sizeof(float), cudaMemcpyHostToDevice, stream_));
   DTB_CUDA(cudaStreamSynchronize(stream_));
 }
 

@@ -1,4 +1,4 @@
-// Reducers for gradient buffers that live on a GPU (built only with CUDA).
+// The NCCL reducer, for gradient buffers that live on a GPU (built only with CUDA).
 //
 // NcclReducer: ncclAllReduce (sum, float32, in place) on its own CUDA stream. The communicator is
 // bootstrapped over the Comm itself: rank 0 creates the NCCL unique id (ncclGetUniqueId) and sends it to
@@ -18,11 +18,6 @@
 //
 // NCCL's ring and tree allreduces add in an order fixed by the topology, rank count and size, so a run
 // repeats bit for bit on the same machine and rank count.
-//
-// HostStagedReducer: any host reducer (ring, tree, mpi, ...) on device buffers, through pinned host copies:
-// device -> host on its own stream (after the producer stream), the inner reducer's allreduce on the host
-// copy, host -> device. It keeps the inner reducer's name (and so its bus factor), so records stay comparable with
-// the CPU runs and with NCCL. Host buffers pass straight through.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -58,28 +53,5 @@ class NcclReducer : public Allreduce {
   cudaStream_t producer_ = nullptr;
   gpu::DeviceBuffer staging_;  // for host buffers
 };
-
-class HostStagedReducer : public Allreduce {
- public:
-  // Uses the calling thread's current device. inner must run on the same comm.
-  HostStagedReducer(Comm& comm, std::unique_ptr<Allreduce> inner, cudaStream_t producer = nullptr);
-  ~HostStagedReducer() override;
-  std::string name() const override { return inner_->name(); }
-  const Allreduce& inner() const { return *inner_; }
-
- protected:
-  void run(float* data, size_t count) override;
-
- private:
-  std::unique_ptr<Allreduce> inner_;
-  cudaStream_t producer_;
-  int device_ = 0;
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t ready_ = nullptr;
-  gpu::PinnedBuffer staging_;
-};
-
-// Whether p points to device (or managed) memory that kernels and NCCL can use directly.
-bool is_device_pointer(const void* p);
 
 }  // namespace dtbench

@@ -21,6 +21,7 @@
 #include "core/cuda/device.hpp"
 #include "core/rng.hpp"
 #include "reducers/mpi_comm.hpp"
+#include "reducers/host_staged_reducer.hpp"
 #include "reducers/nccl_reducer.hpp"
 #include "reducers/pattern.hpp"
 #include "reducers/reducer.hpp"

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "core/cuda/cuda_check.hpp"
+#include "reducers/host_staged_reducer.hpp"
 #include "reducers/nccl_reducer.hpp"
 #include "reducers/pattern.hpp"
 #include "reducers/reducer.hpp"

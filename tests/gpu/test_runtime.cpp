@@ -14,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "optim/gpu/fused_optimizer.hpp"
+#include "reducers/host_staged_reducer.hpp"
 #include "reducers/nccl_reducer.hpp"
 #include "reducers/reducer.hpp"
 #include "reducers/registry.hpp"

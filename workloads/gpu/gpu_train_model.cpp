@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/cuda/device.hpp"
+#include "reducers/host_staged_reducer.hpp"
 #include "reducers/nccl_reducer.hpp"
 #include "reducers/registry.hpp"
 #include "workloads/gpu/kernels.hpp"
