@@ -12,6 +12,10 @@
                                             allreduce bus bandwidth against message size per reducer
                                             (`dtbench allreduce --json` output)
     plot.py all     CAMPAIGN... [--allreduce FILE] --out DIR
+    plot.py claims  REPORT_DIR [--out DIR]  the figures of a `dtbench reproduce` report from its report.json
+                                            (default --out REPORT_DIR/figures): accuracy against batch per
+                                            optimizer or warmup, steps to target against batch with the fit
+                                            and regimes, bytes per rank against K, the communication crossover
 
 CAMPAIGN is a `dtbench sweep --out` folder (its campaign.json lists every run) or any folder of run
 records. Every figure is written as PNG and SVG. Series are the sweep's axis values other than the
@@ -420,15 +424,103 @@ def _bytes(n):
     return f"{n} B"
 
 
+# ----------------------------------------------------------------------------------------------------
+# The figures of a reproduction report (dtbench reproduce): the numbers come from report.json, which the
+# C++ criteria computed; nothing is fitted or recomputed here.
+
+def _claim_accuracy(ax, fig_data):
+    for s in fig_data["series"]:
+        lo = [m - a for m, a in zip(s["median"], s["min"])]
+        hi = [b - m for m, b in zip(s["median"], s["max"])]
+        ax.errorbar(s["batch"], s["median"], yerr=[lo, hi], marker="o", capsize=3, label=s["label"])
+    if "target" in fig_data:
+        ax.axhline(fig_data["target"], color="grey", ls="--", lw=1, label=f"target {fig_data['target']}")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("global batch")
+    ax.set_ylabel(fig_data.get("y", "final test accuracy"))
+    ax.legend(fontsize=8)
+
+
+def _claim_steps(ax, d):
+    b = d["batch"]
+    lo = [m - a for m, a in zip(d["median"], d["min"])]
+    hi = [x - m for m, x in zip(d["median"], d["max"])]
+    ax.errorbar(b, d["median"], yerr=[lo, hi], marker="o", ls="none", capsize=3, label="steps to target (median, range)")
+    if "b_crit" in d:
+        s_min, b_crit = d["s_min"], d["b_crit"]
+        xs = [min(b) * (max(b) / min(b)) ** (i / 100) for i in range(101)]
+        ax.plot(xs, [s_min * (1 + b_crit / x) for x in xs], "-", label=f"S_min (1 + B_crit/B), B_crit = {b_crit:.0f}")
+        ax.axvspan(min(b) / 2, b_crit / 4, color="tab:green", alpha=0.08, label="perfect scaling")
+        ax.axvspan(4 * b_crit, max(b) * 2, color="tab:red", alpha=0.08, label="no further gain")
+        ax.axvline(b_crit, color="grey", ls=":", lw=1)
+    bs = [(x, y) for x, y in zip(b, d.get("b_simple", [])) if y is not None]
+    if bs:
+        ax.axvline(median([y for _, y in bs]), color="tab:purple", ls="--", lw=1, label="B_simple (median)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlim(min(b) / 1.5, max(b) * 1.5)
+    ax.set_xlabel("global batch B")
+    ax.set_ylabel("steps to target")
+    ax.legend(fontsize=7)
+
+
+def _claim_bytes(ax, d):
+    for s in d["series"]:
+        ax.plot(s["ranks"], s["measured"], marker="o", ls="none", label=f"{s['label']} (counted)")
+        ax.plot(s["ranks"], s["expected"], "-", lw=1, label=f"{s['label']} (closed form)")
+    ax.set_xlabel("ranks K")
+    ax.set_ylabel(d.get("y", "bytes sent per allreduce"))
+    ax.set_yscale("log")
+    ax.legend(fontsize=7)
+
+
+def _claim_crossover(ax, d):
+    for s in d["series"]:
+        line, = ax.plot(s["per_node_batch"], s["comm_seconds"], marker=".", label=f"{s['label']}: allreduce")
+        if s.get("crossover"):
+            ax.axvline(s["crossover"], color=line.get_color(), ls=":", lw=1)
+    b = d["series"][0]["per_node_batch"] if d["series"] else []
+    if b and "compute_seconds" in d:
+        ax.plot(b, d["compute_seconds"], "k--", lw=1.5, label="compute per step (b x t_image)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(f"per-node batch b (global {d.get('global_batch', '?')}, N = global / b nodes)")
+    ax.set_ylabel("seconds per step")
+    ax.legend(fontsize=6)
+
+
+CLAIM_FIGURES = {"accuracy_vs_batch": _claim_accuracy, "steps_vs_batch": _claim_steps,
+                 "bytes_per_rank": _claim_bytes, "crossover": _claim_crossover}
+
+
+def claims(report_dir, out=None):
+    report = _read(os.path.join(report_dir, "report.json"))
+    out = out or os.path.join(report_dir, "figures")
+    for c in report["claims"]:
+        d = c.get("figure")
+        if not d:
+            continue
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        CLAIM_FIGURES[d["kind"]](ax, d)
+        ax.set_title(f"claim {c['id']}: {c['verdict']}", fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        save(fig, out, c["id"])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=["scaling", "curves", "batch", "busbw", "all"])
+    ap.add_argument("what", choices=["scaling", "curves", "batch", "busbw", "all", "claims"])
     ap.add_argument("inputs", nargs="+", help="campaign folders (or record folders); allreduce JSON for busbw")
-    ap.add_argument("--out", required=True, help="folder for the PNG and SVG files")
+    ap.add_argument("--out", help="folder for the PNG and SVG files (claims: default REPORT_DIR/figures)")
     ap.add_argument("--series", help="comma-separated keys that name a series (default: the sweep's axes)")
     ap.add_argument("--allreduce", action="append", default=[], help="with 'all': dtbench allreduce --json output")
     a = ap.parse_args(argv)
     wanted = a.series.split(",") if a.series else None
+    if a.what == "claims":
+        claims(a.inputs[0], a.out)
+        return
+    if not a.out:
+        ap.error("--out is required")
     if a.what == "busbw":
         busbw(a.inputs, a.out)
         return

@@ -124,7 +124,8 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
       Json u = user;
       u["seed"] = run.seed;
       u["name"] = run.name;
-      u["output"] = {{"dir", runs_dir.string()}, {"record", run.name + ".json"}};
+      u["output"]["dir"] = runs_dir.string();
+      u["output"]["record"] = run.name + ".json";
       try {
         run.config = config::resolve(u, static_cast<int>(p.ranks));
       } catch (const BadInput& e) {

@@ -288,9 +288,16 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
     }
     if (!spec.base.is_object()) fail("/base", "expected a run config object or its file name, got " + shown(b));
   }
-  for (const char* key : {"name", "output"})
-    if (spec.base.contains(key))
-      fail(std::string("/base/") + key, "set by dtbench sweep (each run is named after its point; records go to --out/runs); remove it");
+  // The sweep names each run and puts its record under --out/runs; the other output keys (save_weights) are the
+  // base's to set.
+  const char* kSetBySweep =
+      "set by dtbench sweep (each run is named after its point; records go to --out/runs); remove it";
+  if (spec.base.contains("name")) fail("/base/name", kSetBySweep);
+  if (spec.base.contains("output")) {
+    if (!spec.base["output"].is_object()) fail("/base/output", "expected an object, got " + shown(spec.base["output"]));
+    for (const char* key : {"dir", "record"})
+      if (spec.base["output"].contains(key)) fail(std::string("/base/output/") + key, kSetBySweep);
+  }
 
   if (doc.contains("repeats")) spec.repeats = integer_in(doc["repeats"], "/repeats", 1, 1000).get<int64_t>();
 

@@ -29,6 +29,7 @@ ALLOWED = {
                         "workloads/cpu", "workloads/gpu", "optim", "reducers"],
     "slurm": ["core", "config"],
     "analysis": ["core", "config"],
+    "reproduce": ["core", "config", "slurm", "analysis", "reducers"],
 }
 ANYTHING = ("apps", "tests", "bench")
 SOURCES = (".hpp", ".cpp", ".cu", ".cuh", ".h")

@@ -114,7 +114,7 @@ TEST(Spec, AxisErrors) {
   EXPECT_EQ(error_of(with(minimal(), "zip", {{{"batch.global", {64, 128}}, {"optimizer.lr", {0.1}}}})),
             "/zip/0/optimizer.lr: has 1 values but \"batch.global\" has 2; zipped lists must be equally long");
   EXPECT_EQ(error_of(with(minimal(), "base", {{"output", {{"dir", "../../elsewhere"}}}})),
-            "/base/output: set by dtbench sweep (each run is named after its point; records go to --out/runs); remove it");
+            "/base/output/dir: set by dtbench sweep (each run is named after its point; records go to --out/runs); remove it");
   EXPECT_EQ(error_of(with(minimal(), "base", {{"name", "x"}})),
             "/base/name: set by dtbench sweep (each run is named after its point; records go to --out/runs); remove it");
 }

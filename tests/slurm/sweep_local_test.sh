@@ -128,7 +128,7 @@ json.dump(s, open("escape2.json", "w"))
 s = json.load(open("spec.json"))
 s["axes"]["slurm.nodes"] = [0]
 json.dump(s, open("bad.json", "w"))'
-expect 2 "escape.json: /base/output: set by dtbench sweep" -- "$dtbench" sweep escape.json --out "$work/e1"
+expect 2 "escape.json: /base/output/dir: set by dtbench sweep" -- "$dtbench" sweep escape.json --out "$work/e1"
 expect 2 "escape2.json: /axes/output.record: set by dtbench sweep" -- "$dtbench" sweep escape2.json --out "$work/e2"
 expect 2 "bad.json: /axes/slurm.nodes/0: expected an integer in [1, 100000], got 0" -- "$dtbench" sweep bad.json --out "$work/e3"
 expect 2 "--wait waits for submitted jobs" -- "$dtbench" sweep spec.json --out "$work/e4" --wait

@@ -1,0 +1,113 @@
+#include "reproduce/claim.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "core/error.hpp"
+#include "core/json_fields.hpp"
+#include "reproduce/finding.hpp"
+#include "slurm/spec.hpp"
+
+namespace fs = std::filesystem;
+
+namespace dtbench::reproduce {
+namespace {
+
+// Experiment names become folder names: keep them to letters, digits, '-', '_' and '.' (not leading).
+bool safe_name(const std::string& s) {
+  if (s.empty() || s.size() > 64 || s[0] == '.') return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == '.';
+  });
+}
+
+Experiment parse_experiment(const JsonFields& f, const fs::path& dir, const std::string& where) {
+  Experiment e;
+  e.name = f.string("name");
+  if (!safe_name(e.name))
+    throw BadInput(where + f.pointer("name") + ": expected a name of letters, digits, '-', '_', '.', got \"" +
+                   e.name + "\"");
+  if (f.has("sweep") == f.has("allreduce"))
+    throw BadInput(where + f.pointer("name") + ": an experiment has exactly one of \"sweep\" and \"allreduce\"");
+  if (f.has("sweep")) {
+    f.only({"name", "sweep"});
+    e.kind = "sweep";
+    std::string file = f.string("sweep");
+    if (file.empty() || fs::path(file).is_absolute() || file.find("..") != std::string::npos)
+      throw BadInput(where + f.pointer("sweep") + ": expected a spec file name in the claim's folder, got \"" + file +
+                     "\"");
+    e.spec = dir / file;
+    slurm::load_spec(e.spec);  // a spec that does not load stops the claim here, before anything runs
+    return e;
+  }
+  f.only({"name", "allreduce"});
+  e.kind = "allreduce";
+  JsonFields a = f.fields("allreduce");
+  a.only({"ranks", "transport", "args"});
+  for (const auto& r : a.array("ranks")) {
+    if (!r.is_number_integer() || r.get<int64_t>() < 1 || r.get<int64_t>() > 64)
+      throw BadInput(where + a.pointer("ranks") + ": expected rank counts in [1, 64], got " + r.dump());
+    e.ranks.push_back(r.get<int>());
+  }
+  if (e.ranks.empty()) throw BadInput(where + a.pointer("ranks") + ": expected at least one rank count");
+  e.transport = a.string("transport");
+  if (e.transport != "thread" && e.transport != "mpi")
+    throw BadInput(where + a.pointer("transport") + ": expected \"thread\" or \"mpi\", got \"" + e.transport + "\"");
+  e.args = a.strings("args");
+  for (const auto& arg : e.args)
+    if (arg == "--json" || arg == "--ranks" || arg == "--transport")
+      throw BadInput(where + a.pointer("args") + ": " + arg + " is set by dtbench reproduce");
+  return e;
+}
+
+}  // namespace
+
+Claim load_claim(const fs::path& dir) {
+  fs::path file = dir / "claim.json";
+  const std::string where = file.string() + ": ";
+  Json doc = read_json_file(file.string(), "claim");
+  if (!doc.is_object()) throw BadInput(where + "expected a JSON object");
+  JsonFields f(doc, "");
+  f.only({"id", "title", "seed", "setup", "criterion", "experiments"});
+  Claim c;
+  c.dir = dir;
+  c.id = f.string("id");
+  if (c.id != dir.filename().string())
+    throw BadInput(where + "/id: \"" + c.id + "\" differs from the folder's name \"" + dir.filename().string() + "\"");
+  c.title = f.string("title");
+  JsonFields seed = f.fields("seed");
+  seed.only({"file", "quote"});
+  c.seed_file = seed.string("file");
+  c.quote = seed.string("quote");
+  c.setup = f.string("setup");
+  c.criterion = f.object("criterion");
+  JsonFields crit = f.fields("criterion");
+  crit.string("text");
+  criterion_kind(crit.string("kind"), where + "/criterion/kind").check(c.criterion, where + "/criterion");
+  JsonFields ex = f.fields("experiments");
+  ex.only({"quick", "full"});
+  for (const auto& scale : scale_names()) {
+    std::set<std::string> names;
+    for (const auto& item : ex.items(scale)) {
+      Experiment e = parse_experiment(item, dir, where);
+      if (!names.insert(e.name).second)
+        throw BadInput(where + item.pointer("name") + ": experiment \"" + e.name + "\" is named twice");
+      c.scales[scale].push_back(std::move(e));
+    }
+  }
+  return c;
+}
+
+std::vector<std::string> claim_ids(const fs::path& root) {
+  std::vector<std::string> ids;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root, ec))
+    if (entry.is_directory() && fs::is_regular_file(entry.path() / "claim.json"))
+      ids.push_back(entry.path().filename().string());
+  if (ec) throw BadInput(root.string() + ": cannot list the claims: " + ec.message());
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace dtbench::reproduce

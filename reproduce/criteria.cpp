@@ -1,0 +1,57 @@
+#include <cstdio>
+#include <vector>
+
+#include "core/error.hpp"
+#include "reproduce/criteria/kinds.hpp"
+
+namespace dtbench::reproduce {
+
+std::string to_string(Verdict v) {
+  switch (v) {
+    case Verdict::supported: return "supported";
+    case Verdict::contradicted: return "contradicted";
+    case Verdict::inconclusive: return "inconclusive";
+  }
+  return "?";
+}
+
+const CriterionKind& criterion_kind(const std::string& name, const std::string& where) {
+  static const std::vector<const CriterionKind*> kinds = {&kEquivalence, &kBatchScaling, &kUsableBatch,
+                                                          &kCriticalBatch, &kAsyncCost};
+  std::string list;
+  for (const auto* k : kinds) {
+    if (name == k->name) return *k;
+    list += (list.empty() ? "" : ", ") + std::string(k->name);
+  }
+  throw BadInput(where + ": unknown criterion kind \"" + name + "\" (kinds: " + list + ")");
+}
+
+void check_keys(const Json& criterion, const std::string& where, std::initializer_list<const char*> keys) {
+  for (auto it = criterion.begin(); it != criterion.end(); ++it) {
+    if (it.key() == "kind" || it.key() == "text") continue;
+    bool known = false;
+    for (const char* k : keys) known = known || it.key() == k;
+    if (!known) throw BadInput(where + "/" + it.key() + ": unexpected key for criterion \"" +
+                               criterion["kind"].get<std::string>() + "\"");
+  }
+  for (const char* k : keys)
+    if (!criterion.contains(k)) throw BadInput(where + "/" + k + ": missing");
+}
+
+namespace {
+std::string shortest(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+}  // namespace
+
+double number_in(const Json& criterion, const std::string& where, const char* key, double lo, double hi) {
+  const Json& v = criterion.at(key);
+  if (!v.is_number() || v.get<double>() < lo || v.get<double>() > hi)
+    throw BadInput(where + "/" + key + ": expected a number in [" + shortest(lo) + ", " + shortest(hi) + "], got " +
+                   v.dump());
+  return v.get<double>();
+}
+
+}  // namespace dtbench::reproduce

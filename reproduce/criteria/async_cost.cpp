@@ -1,0 +1,135 @@
+// Claim e: asynchronous SGD (a parameter server that applies each worker's gradient as it arrives; Dean et al.
+// 2012) needs more epochs than synchronous SGD and more tuning of learning rate and momentum. Terms, per rank count
+// K and per method (the values of `group_key`'s comma-separated keys, joined by spaces: "sync sgd", "async sgd",
+// "async dcasgd" for DCASGD (Zheng et al. 2017)):
+//   E(p)        the median over seeds of the epochs to the target at metaparameter point p (learning rate x
+//               momentum), taken when every seed reached the target;
+//   best        min over the grid of E(p): the epochs with the best tuning;
+//   share       the fraction of the grid's points at which every seed reached the target;
+//   spread      median over the reached points of E(p) / best: how much a point off the best costs.
+// "More epochs": best(async) > best(sync). "More tuning": share(async) < share(sync), or equal shares and
+// spread(async) > spread(sync). Supported: both hold for plain async against sync at every K of the grid.
+// Contradicted: either fails at some K. Inconclusive: runs missing. DCASGD and the measured staleness (mean number
+// of server updates between a worker's read and its push) are reported beside.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "reproduce/criteria/kinds.hpp"
+#include "reproduce/evidence.hpp"
+
+namespace dtbench::reproduce {
+namespace {
+
+void check(const Json& c, const std::string& where) {
+  check_keys(c, where, {"group_key", "sync", "async"});
+  for (const char* k : {"group_key", "sync", "async"})
+    if (!c[k].is_string()) throw BadInput(where + "/" + k + ": expected text");
+}
+
+struct Method {
+  double best = INFINITY;
+  int points = 0, reached = 0;
+  std::vector<double> reached_epochs;
+  std::vector<double> staleness;
+  double share() const { return points ? double(reached) / points : 0; }
+  double spread() const {
+    std::vector<double> r;
+    for (double e : reached_epochs) r.push_back(e / best);
+    auto m = median(r);
+    return m ? *m : INFINITY;
+  }
+};
+
+Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& experiments,
+                 const std::filesystem::path& out) {
+  const std::string key = c["group_key"].get<std::string>();
+  const std::string sync = c["sync"].get<std::string>(), async = c["async"].get<std::string>();
+  Finding f;
+  std::string missing;
+  std::map<int64_t, std::map<std::string, Method>> by_k;  // K -> method -> figures
+  for (const auto& e : experiments) {
+    auto camp = load_sweep(out, e);
+    if (!camp) {
+      missing += (missing.empty() ? "" : "; ") + e.name + ": not run";
+      continue;
+    }
+    std::string nd = runs_not_done(*camp);
+    if (!nd.empty()) missing += (missing.empty() ? "" : "; ") + e.name + ": " + nd;
+    for (const auto& p : camp->points) {
+      std::vector<double> epochs;
+      bool all = true;
+      int64_t k = 0;
+      std::string method;
+      Method* m = nullptr;
+      for (const auto& r : p.runs) {
+        if (r.state != "done" || !r.record) {
+          all = false;
+          continue;
+        }
+        k = r.ranks;
+        method.clear();
+        for (size_t a = 0, b; a <= key.size(); a = b + 1) {  // "k1,k2": the values joined by spaces
+          b = std::min(key.find(',', a), key.size());
+          method += (method.empty() ? "" : " ") + value_text(analysis::key_value(r, key.substr(a, b - a)));
+        }
+        m = &by_k[k][method];
+        if (r.record->time_to_accuracy) epochs.push_back(r.record->time_to_accuracy->epoch);
+        else all = false;
+        const Json& a = r.record->extra.contains("async") ? r.record->extra["async"] : Json();
+        if (a.is_object() && a.contains("staleness_mean") && a["staleness_mean"].is_number())
+          m->staleness.push_back(a["staleness_mean"].get<double>());
+      }
+      if (!m) continue;
+      ++m->points;
+      if (all && !epochs.empty()) {
+        ++m->reached;
+        const double e50 = *median(epochs);
+        m->reached_epochs.push_back(e50);
+        m->best = std::min(m->best, e50);
+      }
+    }
+  }
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> failed;
+  bool complete = !by_k.empty();
+  for (const auto& [k, methods] : by_k) {
+    for (const auto& [name, m] : methods) {
+      auto st = median(m.staleness);
+      rows.push_back({std::to_string(k), name, std::isfinite(m.best) ? fixed(m.best, 2) : "not reached",
+                      std::to_string(m.reached) + "/" + std::to_string(m.points), fixed(m.spread(), 2),
+                      st ? fixed(*st, 2) : "-"});
+    }
+    auto s = methods.find(sync), a = methods.find(async);
+    if (s == methods.end() || a == methods.end()) {
+      complete = false;
+      continue;
+    }
+    const bool more_epochs = a->second.best > s->second.best;
+    const bool more_tuning = a->second.share() < s->second.share() ||
+                             (a->second.share() == s->second.share() && a->second.spread() > s->second.spread());
+    if (!more_epochs) failed.push_back("K=" + std::to_string(k) + ": async's best epochs are not more than sync's");
+    if (!more_tuning) failed.push_back("K=" + std::to_string(k) + ": async is not harder to tune (share and spread)");
+  }
+  f.numbers = md_table({"K", "method", "epochs to target (best point)", "grid points reaching target",
+                        "spread (median / best)", "staleness (mean)"}, rows);
+  if (!missing.empty() || !complete) {
+    f.verdict = Verdict::inconclusive;
+    f.reason = missing.empty() ? "no rank count has both a synchronous and an asynchronous grid" : "runs missing: " + missing;
+  } else if (!failed.empty()) {
+    f.verdict = Verdict::contradicted;
+    for (const auto& x : failed) f.reason += (f.reason.empty() ? "" : "; ") + x;
+    f.reason += ".";
+  } else {
+    f.verdict = Verdict::supported;
+    f.reason = "at every K, asynchronous SGD needs more epochs with its best tuning and reaches the target on less of "
+               "the learning-rate x momentum grid (or loses more off its best point) than synchronous SGD.";
+  }
+  return f;
+}
+
+}  // namespace
+
+const CriterionKind kAsyncCost = {"async_cost", check, evaluate};
+
+}  // namespace dtbench::reproduce

@@ -1,0 +1,28 @@
+// The criterion kinds, one file each (reproduce/criteria/<kind>.cpp); criterion_kind() in criteria.cpp lists them.
+#pragma once
+
+#include <initializer_list>
+#include <vector>
+
+#include "core/error.hpp"
+#include "reproduce/finding.hpp"
+
+namespace dtbench::reproduce {
+
+extern const CriterionKind kEquivalence;      // claim a: K ranks x b against 1 rank x K*b, weights compared
+extern const CriterionKind kBatchScaling;     // claim b: accuracy kept up to a batch, lost beyond
+extern const CriterionKind kUsableBatch;      // claim c: the largest batch reaching a target, per optimizer
+extern const CriterionKind kCriticalBatch;    // claim d: steps to target against batch, S(B) fit, regimes
+extern const CriterionKind kAsyncCost;        // claim e: async needs more epochs and more tuning than sync
+
+// The least-squares fit of S(B) = s_min (1 + b_crit / B) on relative error (critical_batch.cpp); false when no
+// positive s_min and non-negative b_crit fit.
+bool fit_critical_batch(const std::vector<double>& batch, const std::vector<double>& steps, double& s_min,
+                        double& b_crit);
+
+// Parameter checks shared by the kinds: `only` the listed keys (besides "kind" and "text"), and typed reads
+// whose errors name `where` + the key's pointer.
+void check_keys(const Json& criterion, const std::string& where, std::initializer_list<const char*> keys);
+double number_in(const Json& criterion, const std::string& where, const char* key, double lo, double hi);
+
+}  // namespace dtbench::reproduce

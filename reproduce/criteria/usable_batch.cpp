@@ -1,0 +1,94 @@
+// Claim c: LARS (You et al. 2017) and LAMB (You et al. 2019) extend the usable batch beyond SGD with linear scaling
+// and warmup. Terms: the runs share a fixed budget (epochs); usable(o, B) means the median over repeats of the final
+// test accuracy of optimizer o at global batch B reaches `target_accuracy`, with the best of the metaparameter points
+// the grid gives o at B (a small learning-rate grid per optimizer: each is tuned alike); B_max(o) is the largest
+// usable batch.
+// Supported: some optimizer other than `baseline` has a larger B_max than the baseline. Contradicted: none has.
+// Inconclusive: runs missing, or the baseline is usable at no batch at all (then the budget or target is wrong).
+#include <algorithm>
+#include <map>
+
+#include "reproduce/criteria/kinds.hpp"
+#include "reproduce/evidence.hpp"
+
+namespace dtbench::reproduce {
+namespace {
+
+void check(const Json& c, const std::string& where) {
+  check_keys(c, where, {"target_accuracy", "group_key", "baseline"});
+  number_in(c, where, "target_accuracy", 0, 1);
+  if (!c["group_key"].is_string()) throw BadInput(where + "/group_key: expected a config key (dot path)");
+  if (!c["baseline"].is_string()) throw BadInput(where + "/baseline: expected the baseline group's value as text");
+}
+
+Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& experiments,
+                 const std::filesystem::path& out) {
+  const double target = c["target_accuracy"].get<double>();
+  const std::string key = c["group_key"].get<std::string>();
+  const std::string base = key + "=" + c["baseline"].get<std::string>();
+  Finding f;
+  std::string missing;
+  BatchSeries acc;
+  for (const auto& e : experiments) {
+    auto camp = load_sweep(out, e);
+    if (!camp) {
+      missing += (missing.empty() ? "" : "; ") + e.name + ": not run";
+      continue;
+    }
+    std::string nd = runs_not_done(*camp);
+    if (!nd.empty()) missing += (missing.empty() ? "" : "; ") + e.name + ": " + nd;
+    // Each point's repeats; per group and batch, the point with the best median (the tuned metaparameters).
+    for (const auto& p : camp->points) {
+      analysis::CampaignData one;
+      one.points.push_back(p);
+      for (auto& [g, by_batch] : batch_series(one, key, final_accuracy))
+        for (auto& [b, v] : by_batch)
+          if (!acc[g].count(b) || *median(v) > *median(acc[g][b])) acc[g][b] = v;
+    }
+  }
+  f.figure = batch_figure("accuracy_vs_batch", "final test accuracy", acc);
+  f.figure["target"] = target;
+  std::map<std::string, int64_t> bmax;
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [g, by_batch] : acc) {
+    for (const auto& [b, v] : by_batch) {
+      const double m = *median(v);
+      if (m >= target) bmax[g] = std::max(bmax[g], b);
+    }
+    rows.push_back({g, bmax.count(g) ? std::to_string(bmax[g]) : "none"});
+    for (const auto& [b, v] : by_batch) rows.back().push_back(std::to_string(b) + ": " + fixed(*median(v), 4));
+  }
+  size_t width = 2;
+  for (const auto& r : rows) width = std::max(width, r.size());
+  std::vector<std::string> header = {"group", "largest batch reaching " + fixed(target, 3)};
+  for (size_t i = 2; i < width; ++i) header.push_back(i == 2 ? "final accuracy (median) by batch" : "");
+  for (auto& r : rows) r.resize(width);
+  f.numbers = md_table(header, rows);
+  if (!missing.empty() || !acc.count(base)) {
+    f.verdict = Verdict::inconclusive;
+    f.reason = missing.empty() ? "no finished run of the baseline " + base : "runs missing: " + missing;
+    return f;
+  }
+  if (!bmax.count(base)) {
+    f.verdict = Verdict::inconclusive;
+    f.reason = "the baseline " + base + " reaches the target at no batch: the budget or the target does not fit";
+    return f;
+  }
+  std::string better, all;
+  for (const auto& [g, b] : bmax) {
+    if (g == base) continue;
+    all += (all.empty() ? "" : ", ") + g + ": " + std::to_string(b);
+    if (b > bmax[base]) better += (better.empty() ? "" : ", ") + g;
+  }
+  f.verdict = better.empty() ? Verdict::contradicted : Verdict::supported;
+  f.reason = "largest batch reaching " + fixed(target, 3) + ": " + base + ": " + std::to_string(bmax[base]) +
+             (all.empty() ? "" : ", " + all) +
+             (better.empty() ? "; no optimizer extends the baseline's." : "; extended by " + better + ".");
+  return f;
+}
+
+}  // namespace
+
+const CriterionKind kUsableBatch = {"usable_batch", check, evaluate};
+
+}  // namespace dtbench::reproduce

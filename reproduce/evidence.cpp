@@ -1,0 +1,137 @@
+#include "reproduce/evidence.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+
+#include "analysis/summary.hpp"
+
+namespace fs = std::filesystem;
+
+namespace dtbench::reproduce {
+
+std::optional<analysis::CampaignData> load_sweep(const fs::path& out, const Experiment& e) {
+  fs::path dir = out / e.name;
+  if (!fs::is_regular_file(dir / "campaign.json")) return std::nullopt;
+  return analysis::load_campaign(dir);
+}
+
+std::string runs_not_done(const analysis::CampaignData& c, size_t limit) {
+  std::string s;
+  size_t n = 0;
+  for (const auto& p : c.points)
+    for (const auto& r : p.runs) {
+      if (r.state == "done") continue;
+      if (++n <= limit) s += (s.empty() ? "" : ", ") + r.name + " (" + r.state + ")";
+    }
+  if (n > limit) s += " and " + std::to_string(n - limit) + " more";
+  return s;
+}
+
+std::optional<double> final_accuracy(const RunRecord& r) {
+  if (r.curve.empty()) return std::nullopt;
+  return r.curve.back().test_accuracy;
+}
+
+std::vector<float> saved_parameters(const analysis::RunData& run, std::string& problem) {
+  if (!run.record) {
+    problem = run.name + ": no record";
+    return {};
+  }
+  const Json& w = run.record->extra.contains("weights") ? run.record->extra["weights"] : Json();
+  if (!w.is_object() || !w.contains("file") || !w["file"].is_string() || !w.contains("floats") ||
+      !w["floats"].is_number_unsigned() || !w.contains("parameters") || !w["parameters"].is_number_unsigned()) {
+    problem = run.name + ": the record has no /extra/weights (run with output.save_weights: true)";
+    return {};
+  }
+  const auto floats = w["floats"].get<uint64_t>(), params = w["parameters"].get<uint64_t>();
+  fs::path file = run.record_path.parent_path() / w["file"].get<std::string>();
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec) || fs::file_size(file, ec) != floats * sizeof(float) || params > floats) {
+    problem = file.string() + ": missing, not a regular file, or not " + std::to_string(floats) + " floats";
+    return {};
+  }
+  std::vector<float> v(params);
+  std::ifstream in(file, std::ios::binary);
+  if (!in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(params * sizeof(float)))) {
+    problem = file.string() + ": cannot read";
+    return {};
+  }
+  return v;
+}
+
+BatchSeries batch_series(const analysis::CampaignData& c, const std::string& group_key,
+                         const std::function<std::optional<double>(const RunRecord&)>& value) {
+  BatchSeries s;
+  for (const auto& p : c.points)
+    for (const auto& r : p.runs) {
+      if (r.state != "done" || !r.record) continue;
+      auto v = value(*r.record);
+      if (!v) continue;
+      s[group_key + "=" + value_text(analysis::key_value(r, group_key))][r.record->global_batch].push_back(*v);
+    }
+  return s;
+}
+
+Json batch_figure(const std::string& kind, const std::string& y_label, const BatchSeries& s) {
+  Json series = Json::array();
+  for (const auto& [label, by_batch] : s) {
+    Json one = {{"label", label}, {"batch", Json::array()}, {"median", Json::array()}, {"min", Json::array()},
+                {"max", Json::array()}};
+    for (const auto& [batch, values] : by_batch) {
+      auto sum = analysis::summarize(values);
+      one["batch"].push_back(batch);
+      one["median"].push_back(sum->median);
+      one["min"].push_back(sum->min);
+      one["max"].push_back(sum->max);
+    }
+    series.push_back(one);
+  }
+  return {{"kind", kind}, {"y", y_label}, {"series", series}};
+}
+
+std::string value_text(const Json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object() && v.contains("name") && v["name"].is_string()) {
+    std::string s = v["name"].get<std::string>();
+    for (auto it = v.begin(); it != v.end(); ++it)
+      if (it.key() != "name") s += " " + it.key() + "=" + value_text(it.value());
+    return s;
+  }
+  return v.dump();
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string sci(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*e", std::max(digits - 1, 0), v);
+  return buf;
+}
+
+std::string md_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  auto line = [](const std::vector<std::string>& cells) {
+    std::string s = "|";
+    for (const auto& c : cells) s += " " + c + " |";
+    return s + "\n";
+  };
+  std::string s = line(header);
+  s += "|";
+  for (size_t i = 0; i < header.size(); ++i) s += " --- |";
+  s += "\n";
+  for (const auto& r : rows) s += line(r);
+  return s;
+}
+
+std::optional<double> median(std::vector<double> v) {
+  auto s = analysis::summarize(std::move(v));
+  if (!s) return std::nullopt;
+  return s->median;
+}
+
+}  // namespace dtbench::reproduce

@@ -1,0 +1,28 @@
+// Running a claim's experiments into its report folder: a sweep experiment through the sweep machinery (local
+// mpirun, or Slurm; reruns skip finished runs), an allreduce experiment as `dtbench allreduce --json` at each rank
+// count (in-process threads, or under mpirun; always on this machine: they take seconds). A run that fails does
+// not stop the others: its claim's verdict names it.
+#pragma once
+
+#include <filesystem>
+#include <ostream>
+
+#include "reproduce/claim.hpp"
+
+namespace dtbench::reproduce {
+
+enum class RunMode { none, local, submit, dry_run };
+
+struct RunOptions {
+  RunMode mode = RunMode::none;
+  bool wait = false;  // with submit
+};
+
+// The file an allreduce experiment writes for `ranks` ranks.
+std::filesystem::path allreduce_file(const std::filesystem::path& out, const Experiment& e, int ranks);
+
+// Runs (or, with dry_run, prints) the experiment; its output goes to out / e.name. Returns false when something
+// did not finish (the message went to `log`).
+bool run_experiment(const Experiment& e, const std::filesystem::path& out, const RunOptions& o, std::ostream& log);
+
+}  // namespace dtbench::reproduce

@@ -1,0 +1,84 @@
+#include "reproduce/report.hpp"
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/json_fields.hpp"
+#include "reproduce/claim.hpp"
+#include "reproduce/evidence.hpp"
+
+namespace fs = std::filesystem;
+
+namespace dtbench::reproduce {
+namespace {
+
+std::string quote_block(const std::string& text) {
+  std::string s = "> ";
+  for (char c : text) s += c == '\n' ? std::string("\n> ") : std::string(1, c);
+  return s + "\n";
+}
+
+std::string sessions_text(const Json& sessions) {
+  std::string s;
+  for (const auto& x : sessions) {
+    s += "- " + x.value("started_utc", "?") + " to " + x.value("finished_utc", "?") + ": " + x.value("dtbench", "?") +
+         " on " + x.value("machine", "?") + "; load average " + x.value("load_start", "?") + " at the start, " +
+         x.value("load_end", "?") + " at the end; mode " + x.value("mode", "?") + "\n";
+  }
+  return s.empty() ? "- no experiments have been run in this folder yet\n" : s;
+}
+
+}  // namespace
+
+std::vector<ClaimVerdict> write_report(const fs::path& dir) {
+  const fs::path index = dir / "reproduce.json";
+  Json doc = read_json_file(index.string(), "reproduction index");
+  JsonFields f(doc, "");
+  const std::string scale = f.string("scale");
+  std::vector<ClaimVerdict> out;
+  Json claims_json = Json::array();
+  std::string body;
+  for (const auto& id : f.strings("claims")) {
+    Claim c = load_claim(dir / id);
+    const auto& experiments = c.scales.at(scale);
+    ClaimVerdict v{c.id, c.title, criterion_kind(c.criterion["kind"], index.string()).evaluate(
+                                      c, c.criterion, experiments, dir / id)};
+    body += "\n## " + c.id + ". " + c.title + "\n\n" + quote_block(c.quote) + ">\n> (seeds: " + c.seed_file + ")\n\n";
+    body += "**Setup.** " + c.setup + " Experiments at this scale: ";
+    for (size_t i = 0; i < experiments.size(); ++i)
+      body += (i ? ", " : "") + std::string("`") + c.id + "/" + experiments[i].name + "`";
+    body += ".\n\n**Criterion, fixed in `" + c.id + "/claim.json` before the runs.** " +
+            c.criterion["text"].get<std::string>() + "\n\n";
+    if (!v.finding.numbers.empty()) body += v.finding.numbers + "\n";
+    if (!v.finding.figure.is_null()) body += "![" + c.id + "](figures/" + c.id + ".png)\n\n";
+    std::string reason = v.finding.reason;
+    if (!reason.empty() && reason[0] >= 'a' && reason[0] <= 'z') reason[0] = char(reason[0] - 'a' + 'A');
+    body += "**Verdict: " + to_string(v.finding.verdict) + ".** " + reason + "\n";
+    claims_json.push_back({{"id", c.id}, {"title", c.title}, {"verdict", to_string(v.finding.verdict)},
+                           {"reason", v.finding.reason}, {"figure", v.finding.figure}});
+    out.push_back(std::move(v));
+  }
+  std::string md = "# dtbench reproduction report\n\n";
+  md += "Each claim of the seeds (shared/seeds) with the experiment that tests it, the criterion written in its spec "
+        "before the runs, the numbers from the run records, and the verdict. Scale: **" + scale + "**.\n"
+        "Regenerate this file from the records with `dtbench reproduce --report-only --out DIR` (DIR: this folder; "
+        "byte for byte), and the figures with `/usr/bin/python3 analysis/plot.py claims DIR`.\n\n";
+  md += "Sessions that ran experiments in this folder:\n\n" + sessions_text(doc.value("sessions", Json::array())) + "\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& v : out) rows.push_back({v.id, v.title, "**" + to_string(v.finding.verdict) + "**"});
+  md += md_table({"claim", "statement", "verdict"}, rows) + body;
+  write_file_atomic(dir / "REPORT.md", md, false);
+  write_json_atomic(dir / "report.json", Json{{"kind", "dtbench-reproduction-report"}, {"scale", scale},
+                                               {"claims", claims_json}}, false);
+  return out;
+}
+
+std::string verdict_table(const std::vector<ClaimVerdict>& v) {
+  std::string s;
+  for (const auto& c : v) {
+    std::string verdict = to_string(c.finding.verdict);
+    s += c.id + "  " + verdict + std::string(14 - verdict.size(), ' ') + c.title + "\n     " + c.finding.reason + "\n";
+  }
+  return s;
+}
+
+}  // namespace dtbench::reproduce

@@ -1,0 +1,34 @@
+// The reproduction report of a report folder (what `dtbench reproduce --out DIR` writes):
+//
+//   DIR/reproduce.json   the scale, the claims, and each session that ran experiments here (machine, load, times)
+//   DIR/<id>/            the claim's definition as it was when its runs started (claim.json and its specs: the
+//                        criteria are fixed there before any run) and one folder per experiment
+//   DIR/REPORT.md        per claim: the seed's statement, the setup, the criterion, the numbers and the verdict
+//   DIR/report.json      the same verdicts and each claim's figure data (analysis/plot.py claims DIR draws them)
+//
+// The report is a function of the folder's files alone: `dtbench reproduce --report-only --out DIR` regenerates
+// REPORT.md and report.json byte for byte.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/json.hpp"
+#include "reproduce/finding.hpp"
+
+namespace dtbench::reproduce {
+
+struct ClaimVerdict {
+  std::string id, title;
+  Finding finding;
+};
+
+// Evaluates every claim of DIR/reproduce.json and writes REPORT.md and report.json (atomically). Returns the
+// verdicts in the order of the claims.
+std::vector<ClaimVerdict> write_report(const std::filesystem::path& dir);
+
+// The verdict table printed at the end of a run: claim, title, verdict, reason.
+std::string verdict_table(const std::vector<ClaimVerdict>& v);
+
+}  // namespace dtbench::reproduce

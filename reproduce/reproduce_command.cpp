@@ -1,0 +1,154 @@
+#include "reproduce/reproduce_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/provenance.hpp"
+#include "core/regular_file.hpp"
+#include "core/run_record.hpp"
+#include "reproduce/claim.hpp"
+#include "reproduce/experiments.hpp"
+#include "reproduce/report.hpp"
+
+namespace fs = std::filesystem;
+
+namespace dtbench {
+namespace {
+
+struct Options {
+  std::vector<std::string> claims;
+  std::string out;
+  std::string claims_dir = DTBENCH_CLAIMS_DIR;
+  std::string scale = "quick";
+  bool local = false, submit = false, wait = false, dry_run = false, report_only = false;
+};
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  if (!(in >> a >> b >> c)) return "unknown";
+  return a + " " + b + " " + c;
+}
+
+// The files of a claim's folder (claim.json, its specs, their base configs), name -> contents.
+std::map<std::string, std::string> definition_files(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ".json")
+      files[e.path().filename().string()] = read_regular_file(e.path(), size_t{1} << 20, "claim file");
+  return files;
+}
+
+// A claim folder in DIR holds the definition its runs started from; a different definition in the repository
+// means the criteria or the experiments changed after the runs: refused, since criteria are fixed beforehand.
+void check_same_definition(const reproduce::Claim& c, const fs::path& copy) {
+  if (!fs::exists(copy / "claim.json")) return;
+  auto repo = definition_files(c.dir);
+  for (const auto& [name, text] : repo) {
+    std::error_code ec;
+    if (!fs::is_regular_file(copy / name, ec) ||
+        read_regular_file(copy / name, size_t{1} << 20, "claim file") != text)
+      throw BadInput((copy / name).string() + ": differs from " + (c.dir / name).string() +
+                     ": the claim's definition changed since its runs started here (criteria are fixed before the "
+                     "runs); use a new --out folder");
+  }
+}
+
+void run(const Options& o) {
+  const fs::path out = o.out;
+  if (o.report_only) {
+    if (!o.claims.empty() || o.local || o.submit || o.dry_run)
+      throw BadInput("--report-only takes only --out: it regenerates the report of what DIR holds");
+    if (!fs::is_regular_file(out / "reproduce.json"))
+      throw BadInput(out.string() + ": no reproduce.json (not a folder written by dtbench reproduce)");
+    std::cout << reproduce::verdict_table(reproduce::write_report(out));
+    return;
+  }
+  if (o.local + o.submit + o.dry_run > 1) throw BadInput("--local, --submit and --dry-run exclude each other");
+  if (o.wait && !o.submit) throw BadInput("--wait needs --submit");
+  if (o.scale != "quick" && o.scale != "full")
+    throw BadInput("--scale: expected quick or full, got '" + o.scale + "'");
+  const auto known = reproduce::claim_ids(o.claims_dir);
+  std::vector<std::string> ids = o.claims.empty() ? known : o.claims;
+  std::string list;
+  for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+  for (const auto& id : ids)
+    if (std::find(known.begin(), known.end(), id) == known.end())
+      throw BadInput("unknown claim '" + id + "'; claims: " + list);
+  // Validate everything before writing anything: every claim, spec and the folder's earlier state.
+  std::vector<reproduce::Claim> claims;
+  for (const auto& id : ids) claims.push_back(reproduce::load_claim(fs::path(o.claims_dir) / id));
+  Json index = {{"kind", "dtbench-reproduction"}, {"scale", o.scale}, {"claims", Json::array()},
+                {"sessions", Json::array()}};
+  if (fs::exists(out / "reproduce.json")) {
+    index = read_json_file((out / "reproduce.json").string(), "reproduction index");
+    if (!index.is_object() || index.value("scale", "") != o.scale)
+      throw BadInput((out / "reproduce.json").string() + ": this folder holds scale '" + index.value("scale", "?") +
+                     "', not '" + o.scale + "': use another --out");
+  }
+  for (const auto& c : claims) check_same_definition(c, out / c.id);
+  reproduce::RunOptions ro;
+  ro.mode = o.local ? reproduce::RunMode::local : o.submit ? reproduce::RunMode::submit
+            : o.dry_run ? reproduce::RunMode::dry_run : reproduce::RunMode::none;
+  ro.wait = o.wait;
+  if (ro.mode == reproduce::RunMode::dry_run) {
+    for (const auto& c : claims) {
+      std::cout << "claim " << c.id << ": " << c.title << "\n";
+      for (const auto& e : c.scales.at(o.scale)) reproduce::run_experiment(e, out / c.id, ro, std::cout);
+    }
+    return;
+  }
+  fs::create_directories(out);
+  std::set<std::string> in_index(index["claims"].begin(), index["claims"].end());
+  for (const auto& c : claims) {
+    fs::create_directories(out / c.id);
+    for (const auto& [name, text] : definition_files(c.dir)) write_file_atomic(out / c.id / name, text, false);
+    if (in_index.insert(c.id).second) index["claims"].push_back(c.id);
+  }
+  Json session = {{"started_utc", utc_timestamp()}, {"load_start", load_average()}};
+  const Json p = provenance();
+  session["dtbench"] = "dtbench " + p["dtbench"].value("version", "?") + " (git " + p["dtbench"].value("git_sha", "?") + ")";
+  session["machine"] = p["cpu"].value("model", "?") + ", " + std::to_string(p["cpu"].value("logical_cores", 0)) +
+                       " logical cores, " + std::to_string(p["cpu"].value("memory_bytes", int64_t{0}) >> 30) + " GiB";
+  session["mode"] = o.local ? "local" : o.submit ? (o.wait ? "submit --wait" : "submit") : "none (report only)";
+  write_json_atomic(out / "reproduce.json", index, false);
+  bool all_ok = true;
+  for (const auto& c : claims) {
+    std::cout << "claim " << c.id << ": " << c.title << std::endl;
+    for (const auto& e : c.scales.at(o.scale)) all_ok = reproduce::run_experiment(e, out / c.id, ro, std::cout) && all_ok;
+  }
+  if (ro.mode != reproduce::RunMode::none) {
+    session["finished_utc"] = utc_timestamp();
+    session["load_end"] = load_average();
+    index["sessions"].push_back(session);
+    write_json_atomic(out / "reproduce.json", index, false);
+  }
+  std::cout << "\n" << reproduce::verdict_table(reproduce::write_report(out));
+  std::cout << "report: " << (out / "REPORT.md").string() << "\n";
+  if (!all_ok) throw RunFailed("some experiments did not finish; their claims are inconclusive (see above)");
+}
+
+}  // namespace
+
+void add_reproduce_command(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("reproduce", "Run the seeds' claims and write REPORT.md with a verdict per claim");
+  cmd->add_option("claims", o->claims, "Claim ids (default: all; results/claims/<id>)");
+  cmd->add_option("--out", o->out, "Report folder (records, REPORT.md, report.json)")->required();
+  cmd->add_option("--scale", o->scale, "quick (minutes) or full (the committed report)")->capture_default_str();
+  cmd->add_flag("--local", o->local, "Run the experiments here with mpirun (no Slurm)");
+  cmd->add_flag("--submit", o->submit, "Submit the sweep experiments with sbatch");
+  cmd->add_flag("--wait", o->wait, "With --submit: wait for the jobs, then report");
+  cmd->add_flag("--dry-run", o->dry_run, "Print what would run; write nothing");
+  cmd->add_flag("--report-only", o->report_only, "Regenerate REPORT.md and report.json from DIR's records");
+  cmd->add_option("--claims", o->claims_dir, "Folder of claim definitions")->capture_default_str();
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace dtbench

@@ -1,0 +1,116 @@
+// The reproduction harness's own logic: the critical-batch fit against exact S(B) curves, the claim files'
+// validation (every error names the file and JSON pointer), and every committed claim under results/claims.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "reproduce/claim.hpp"
+#include "reproduce/criteria/kinds.hpp"
+
+namespace fs = std::filesystem;
+using namespace dtbench;
+using namespace dtbench::reproduce;
+
+namespace {
+
+// S(B) = S_min (1 + B_crit / B) exactly: the fit must return both parameters to rounding (1e-9 relative: a 2x2
+// linear solve in double precision).
+TEST(CriticalBatchFit, RecoversExactCurve) {
+  for (double b_crit : {50.0, 200.0, 1000.0}) {
+    std::vector<double> batch = {16, 64, 256, 1024, 4096}, steps;
+    for (double b : batch) steps.push_back(300.0 * (1 + b_crit / b));
+    double s_min = 0, bc = 0;
+    ASSERT_TRUE(fit_critical_batch(batch, steps, s_min, bc));
+    EXPECT_NEAR(s_min, 300.0, 300.0 * 1e-9);
+    EXPECT_NEAR(bc, b_crit, b_crit * 1e-9);
+  }
+}
+
+// Multiplicative noise of +-5% alternating in sign: the relative-error fit stays within 10% of the truth.
+TEST(CriticalBatchFit, NoisyCurveStaysClose) {
+  std::vector<double> batch = {16, 32, 64, 128, 256, 512, 1024, 2048}, steps;
+  for (size_t i = 0; i < batch.size(); ++i) steps.push_back(500.0 * (1 + 256 / batch[i]) * (i % 2 ? 1.05 : 0.95));
+  double s_min = 0, bc = 0;
+  ASSERT_TRUE(fit_critical_batch(batch, steps, s_min, bc));
+  EXPECT_NEAR(s_min, 500.0, 50.0);
+  EXPECT_NEAR(bc, 256.0, 25.6);
+}
+
+// Steps that grow with the batch have no positive S_min / B_crit: the fit says so instead of returning nonsense.
+TEST(CriticalBatchFit, RefusesGrowingCurve) {
+  double s_min = 0, bc = 0;
+  EXPECT_FALSE(fit_critical_batch({16, 64, 256}, {100, 400, 1600}, s_min, bc));
+  EXPECT_FALSE(fit_critical_batch({16}, {100}, s_min, bc));
+}
+
+class ClaimFile : public ::testing::Test {
+ protected:
+  fs::path dir = fs::temp_directory_path() / ("dtbench-claim-test-" + std::to_string(::getpid())) / "x";
+  void SetUp() override { fs::create_directories(dir); }
+  void TearDown() override { fs::remove_all(dir.parent_path()); }
+  void write(const std::string& name, const std::string& text) { std::ofstream(dir / name) << text; }
+  std::string claim(const std::string& criterion, const std::string& experiments) {
+    return R"({"id": "x", "title": "t", "seed": {"file": "f", "quote": "q"}, "setup": "s", "criterion": )" +
+           criterion + R"(, "experiments": )" + experiments + "}";
+  }
+  std::string error() {
+    try {
+      load_claim(dir);
+    } catch (const BadInput& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+};
+
+const char* kCriterion = R"({"kind": "equivalence", "text": "t", "tolerance": 1e-4})";
+const char* kAllreduce = R"({"quick": [{"name": "g", "allreduce": {"ranks": [2, 3], "transport": "thread", "args": []}}], "full": []})";
+
+TEST_F(ClaimFile, LoadsAValidClaim) {
+  write("claim.json", claim(kCriterion, kAllreduce));
+  Claim c = load_claim(dir);
+  EXPECT_EQ(c.id, "x");
+  ASSERT_EQ(c.scales["quick"].size(), 1u);
+  EXPECT_EQ(c.scales["quick"][0].ranks, (std::vector<int>{2, 3}));
+  EXPECT_TRUE(c.scales["full"].empty());
+}
+
+TEST_F(ClaimFile, ErrorsNameFileAndPointer) {
+  write("claim.json", claim(R"({"kind": "equivalence", "text": "t", "tolerance": 2})", kAllreduce));
+  EXPECT_NE(error().find("claim.json: /criterion/tolerance: expected a number in [0, 1], got 2"), std::string::npos)
+      << error();
+  write("claim.json", claim(R"({"kind": "equivalance", "text": "t"})", kAllreduce));
+  EXPECT_NE(error().find("/criterion/kind: unknown criterion kind \"equivalance\" (kinds: equivalence"),
+            std::string::npos) << error();
+  write("claim.json", claim(R"({"kind": "equivalence", "text": "t", "tolerance": 1e-4, "tol": 1})", kAllreduce));
+  EXPECT_NE(error().find("/criterion/tol: unexpected key"), std::string::npos) << error();
+  write("claim.json", claim(kCriterion, R"({"quick": [{"name": "../up", "sweep": "s.json"}], "full": []})"));
+  EXPECT_NE(error().find("/experiments/quick/0/name: expected a name"), std::string::npos) << error();
+  write("claim.json", claim(kCriterion, R"({"quick": [{"name": "s", "sweep": "missing.json"}], "full": []})"));
+  EXPECT_NE(error().find("missing.json"), std::string::npos) << error();
+  write("claim.json", claim(kCriterion, R"({"quick": [{"name": "g", "allreduce": {"ranks": [0], "transport": "thread", "args": []}}], "full": []})"));
+  EXPECT_NE(error().find("/experiments/quick/0/allreduce/ranks: expected rank counts in [1, 64], got 0"),
+            std::string::npos) << error();
+  write("claim.json", claim(kCriterion, R"({"quick": [{"name": "g", "allreduce": {"ranks": [2], "transport": "thread", "args": ["--json"]}}], "full": []})"));
+  EXPECT_NE(error().find("--json is set by dtbench reproduce"), std::string::npos) << error();
+  write("claim.json", claim(kCriterion, R"({"quick": [], "full": []})").replace(1, 9, R"("id": "y")"));
+  EXPECT_NE(error().find("/id: \"y\" differs from the folder's name \"x\""), std::string::npos) << error();
+}
+
+// Every committed claim loads: its criterion's parameters and every sweep spec it names are valid.
+TEST(CommittedClaims, AllLoad) {
+  const fs::path root = fs::path(DTBENCH_SOURCE_DIR) / "results" / "claims";
+  const auto ids = claim_ids(root);
+  EXPECT_GE(ids.size(), 5u);
+  for (const auto& id : ids) {
+    SCOPED_TRACE(id);
+    Claim c = load_claim(root / id);
+    EXPECT_FALSE(c.scales["quick"].empty());
+    EXPECT_FALSE(c.scales["full"].empty());
+  }
+}
+
+}  // namespace
