@@ -1,5 +1,6 @@
 #include "config/rules.hpp"
 
+#include "config/run_config.hpp"
 #include "core/config.hpp"
 #include "core/cuda_info.hpp"
 
@@ -105,6 +106,33 @@ std::vector<Rule> build_rules() {
          return when(global > 0 && global % ranks != 0, std::to_string(global) +
                                                             " is not divisible by the rank count " +
                                                             std::to_string(ranks));
+       }},
+      // Gradient accumulation (K ranks x m micro-batches is the step of K*m ranks x 1): only where that
+      // equality holds.
+      {"/batch/micro_batches", Needs::ranks,
+       [](const Json& c, int ranks) {
+         const int64_t m = c["batch"]["micro_batches"].get<int64_t>();
+         const long per_rank = per_rank_batch(c, ranks);
+         return when(per_rank % m != 0, "the per-rank batch " + std::to_string(per_rank) + " is not divisible by " +
+                                            std::to_string(m) + " micro-batches");
+       }},
+      {"/batch/micro_batches", Needs::config,
+       [](const Json& c, int) {
+         return when(c["batch"]["micro_batches"].get<int64_t>() > 1 && c["parallel"]["mode"] != "sync",
+                     "gradient accumulation needs /parallel/mode \"sync\" (local and asynchronous SGD step each "
+                     "rank on its own batch, which micro-batches of one rank cannot reproduce)");
+       }},
+      {"/batch/micro_batches", Needs::config,
+       [](const Json& c, int) {
+         return when(c["batch"]["micro_batches"].get<int64_t>() > 1 && c["parallel"]["sync_bn"].get<bool>(),
+                     "gradient accumulation cannot use synchronised batch norm (its statistics span the global "
+                     "batch in one forward; a micro-batch holds only part of it)");
+       }},
+      {"/batch/micro_batches", Needs::config,
+       [](const Json& c, int) {
+         return when(c["batch"]["micro_batches"].get<int64_t>() > 1 && c["model"]["dropout"].get<double>() > 0,
+                     "gradient accumulation cannot use dropout (its mask is drawn once per forward, the same on "
+                     "every rank: micro-batches would draw other masks than K x m ranks do)");
        }},
       {"/reducer/servers", Needs::ranks,
        [](const Json& c, int ranks) {

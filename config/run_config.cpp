@@ -39,7 +39,9 @@ Node build_run_schema() {
                                              {"train_size", integer(10000, 1, 1e9)},
                                              {"test_size", integer(2000, 1, 1e9)}})}})},
       {"batch", object({{"global", integer(128, 0, 1e9, "global batch (K x per-rank); give this or per_rank")},
-                        {"per_rank", integer(0, 0, 1e9, "per-rank batch; give this or global")}})},
+                        {"per_rank", integer(0, 0, 1e9, "per-rank batch; give this or global")},
+                        {"micro_batches", integer(1, 1, 1e9, "gradient accumulation: forward/backward passes per "
+                                                             "step, each over per_rank / micro_batches samples")}})},
       {"duration", object({{"epochs", integer(1, 0, 1e6, "run length in epochs; give this or steps")},
                            {"steps", integer(0, 0, 1e12, "run length in optimizer steps; give this or epochs")}})},
       {"optimizer", optim::optimizer_schema()},
@@ -61,7 +63,9 @@ Node build_run_schema() {
                        {"stop_at_target", boolean(false, "end the run at the first evaluation at or above the target (asynchronous SGD: the workers stop at their next push after rank 0's evaluation)")},
                        {"batch", integer(500, 1, 1e6, "evaluation batch per rank")}})},
       {"output", object({{"dir", text("results/runs", {}, "folder of the run record")},
-                         {"record", text("", {}, "record file name; empty = <name>.json")}})},
+                         {"record", text("", {}, "record file name; empty = <name>.json")},
+                         {"save_weights", boolean(false, "write the final weights to <record name>.weights beside "
+                                                         "the record (raw float32, as --save-weights)")}})},
   });
 }
 

@@ -113,6 +113,35 @@ TEST(Config, BatchRules) {
   EXPECT_EQ(config::global_batch(glob, 4), 256);
 }
 
+TEST(Config, MicroBatchRules) {
+  EXPECT_EQ(config::defaults()["batch"]["micro_batches"], 1);
+  // 128 / 4 ranks = 32 per rank, 32 / 3 is not whole; 32 / 4 is.
+  EXPECT_EQ(error_of({{"batch", {{"micro_batches", 3}}}}, 4),
+            "/batch/micro_batches: the per-rank batch 32 is not divisible by 3 micro-batches");
+  EXPECT_EQ(error_of({{"batch", {{"micro_batches", 4}}}}, 4), "");
+  EXPECT_EQ(error_of({{"batch", {{"per_rank", 6}, {"micro_batches", 4}}}}, 2),
+            "/batch/micro_batches: the per-rank batch 6 is not divisible by 4 micro-batches");
+  EXPECT_EQ(error_of({{"batch", {{"micro_batches", 0}}}}),
+            "/batch/micro_batches: expected an integer in [1, 1000000000], got 0");
+  const std::string not_sync = "/batch/micro_batches: gradient accumulation needs /parallel/mode \"sync\"";
+  for (const char* mode : {"local_sgd", "post_local_sgd"})
+    EXPECT_EQ(error_of({{"batch", {{"micro_batches", 2}}}, {"parallel", {{"mode", mode}}}}).rfind(not_sync, 0), 0u);
+  EXPECT_EQ(error_of({{"batch", {{"micro_batches", 2}}},
+                      {"parallel", {{"mode", "async"}}},
+                      {"reducer", {{"name", "async_parameter_server"}}}})
+                .rfind(not_sync, 0),
+            0u);
+  EXPECT_EQ(error_of({{"batch", {{"micro_batches", 2}}}, {"parallel", {{"sync_bn", true}}}})
+                .rfind("/batch/micro_batches: gradient accumulation cannot use synchronised batch norm", 0),
+            0u);
+  EXPECT_EQ(error_of({{"batch", {{"micro_batches", 2}}}, {"model", {{"dropout", 0.5}}}})
+                .rfind("/batch/micro_batches: gradient accumulation cannot use dropout", 0),
+            0u);
+  // One micro-batch is the plain step: every mode and layer may use it.
+  EXPECT_EQ(error_of({{"batch", {{"micro_batches", 1}}}, {"model", {{"dropout", 0.5}}}, {"parallel", {{"sync_bn", true}}}}),
+            "");
+}
+
 TEST(Config, DurationWarmupAndMilestones) {
   EXPECT_EQ(error_of({{"duration", {{"epochs", 3}}}, {"schedule", {{"warmup", {{"epochs", 5}}}}}}),
             "/schedule/warmup/epochs: warmup of 5 epochs is longer than the run (3 epochs)");

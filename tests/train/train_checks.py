@@ -8,6 +8,11 @@ Checks (each small: synthetic data or a few dozen Fashion-MNIST steps, bounded i
   sync_bn       synchronised batch norm (ResNet-8): after 2 steps, weights and running statistics of K = 2, 3, 4
                 ranks match 1 rank with K*b, and per-replica batch norm does not (why 2 steps: see the check);
                 20 steps on the same K twice are bitwise identical.
+  accumulation  gradient accumulation: K ranks x m micro-batches x b end with the weights (and, ResNet-8, the
+                running statistics) of K*m ranks x b, for K x m = 1 x 4 and 2 x 2 (an MLP over 20 steps, ResNet-8
+                with per-replica batch norm over 2 steps); micro_batches 1 is bitwise the run without the key;
+                /output/save_weights writes <record>.weights (4 bytes a float, the bytes of --save-weights) and
+                extra.weights; the rules (divisibility, modes) and an existing weights file: exit 2, nothing written.
   resume        interrupted by SIGUSR1 at a random step and resumed: bitwise the weights of an
                 uninterrupted run; the record says it was preempted and resumed.
   paths         ResNet-8 on Fashion-MNIST for a few dozen steps on 2 ranks with each reducer, with
@@ -166,6 +171,102 @@ def check_sync_bn():
             for run in ("a", "b"))
     assert np.array_equal(a.view(np.uint32), c.view(np.uint32)), "two runs on K=3 differ"
     print("K=3 twice, 20 steps: bitwise identical")
+
+
+def run_saving_weights(k, cfg, *extra):
+    """Runs cfg on k ranks with /output/save_weights: (weights file as float32, the record)."""
+    cfg = dict(cfg, output={"dir": os.path.join(args.work, "records"), "save_weights": True})
+    mpirun(k, write_config(cfg["name"], cfg), *extra)
+    rec = validate(os.path.join(args.work, "records", cfg["name"] + ".json"))
+    return load_weights(os.path.join(args.work, "records", rec["extra"]["weights"]["file"])), rec
+
+
+def check_accumulation():
+    # Equality with K*m ranks. Rank r's batch of m*b samples is perm[s*B + r*m*b ...), so its micro-batch j
+    # is exactly rank r*m+j's batch with K*m ranks (workloads/data/shard.hpp); each micro-batch normalises
+    # with its own batch-norm statistics as that rank would; the step's gradient is the micro-batches' sum
+    # times 1/m, summed over K ranks, times 1/K, where K*m ranks sum over K*m and scale by 1/(K*m): the same
+    # average (1/m and 1/K are powers of two here, so exact), summed in another order. The weights therefore
+    # differ only by float32 rounding that training carries along, and the tolerances are those of
+    # check_equivalence and check_sync_bn for the same reason and the same networks: 2e-6 of the largest
+    # weight for the MLP after 20 steps (measured 8e-8 for 1 x 4 and 2 x 2), 1e-6 for ResNet-8 after 2 steps
+    # (measured 1e-7: one float32 ulp of the largest value), where batch norm's chaos has not started (check_sync_bn says why longer runs cannot
+    # be bounded). A wrong slice, a missing 1/m or statistics over the whole rank batch move them by 1e-3.
+    # Batch norm's running statistics: rank 0 of K*m ranks keeps the statistics of its own batch, which is
+    # micro-batch 0 of rank 0 here; the trainer keeps micro-batch 0's update (sync_step.cpp), so the
+    # statistics (after the parameters in the file) are compared too.
+    b = 8
+    for arch, steps, tol in (("mlp", 20, 2e-6), ("resnet8", 2, 1e-6)):
+        base = resnet_config if arch == "resnet8" else mlp_config
+        over = {"duration": {"steps": steps}, "parallel": {"sync_bn": False}}
+        ref, ref_rec = run_saving_weights(4, base(f"acc-{arch}-k4", batch={"per_rank": b}, **over))
+        params = ref_rec["extra"]["weights"]["parameters"]
+        scale = float(np.abs(ref).max())
+        for k, m in ((1, 4), (2, 2)):
+            w, rec = run_saving_weights(k, base(f"acc-{arch}-k{k}m{m}", batch={"per_rank": m * b, "micro_batches": m},
+                                               **over))
+            err = float(np.abs(w - ref).max())
+            stats = float(np.abs(w[params:] - ref[params:]).max()) if w.size > params else 0.0
+            print(f"{arch}: {k} x {m} x {b} against 4 x 1 x {b}: max |dw| = {err:.3g} (statistics {stats:.3g}), "
+                  f"largest value {scale:.3g}")
+            assert w.shape == ref.shape and err <= tol * scale, f"{arch} {k} x {m}: differs by {err}"
+            # The record: the global batch and the samples, not micro-batches, count.
+            assert rec["config"]["batch"]["micro_batches"] == m
+            assert rec["global_batch"] == 4 * b and rec["per_rank_batch"] == m * b and rec["ranks"] == k
+            assert rec["samples"] == steps * 4 * b, rec["samples"]
+            mllog = os.path.join(args.work, "records", rec["name"] + ".mllog")
+            sizes = [e["value"] for e in (json.loads(line.split(":::MLLOG ", 1)[1]) for line in open(mllog))
+                     if e["key"] == "global_batch_size"]
+            assert sizes == [4 * b], sizes
+        if arch == "resnet8":
+            # The check can fail: one rank with the same 4b samples in one batch (statistics over all of them)
+            # does not give these weights.
+            w, _ = run_saving_weights(1, base("acc-resnet8-whole", batch={"per_rank": 4 * b}, **over))
+            off = float(np.abs(w - ref).max())
+            print(f"resnet8: 1 x 1 x {4 * b} instead: max |dw| = {off:.3g}")
+            assert off > 1e-3 * scale, "statistics over the whole batch matched the micro-batches': the check is blind"
+
+    # One micro-batch is the plain step: bitwise the weights and curve of a run without the key.
+    plain, plain_rec = run_saving_weights(2, mlp_config("acc-plain", batch={"per_rank": b}))
+    one, one_rec = run_saving_weights(2, mlp_config("acc-one", batch={"per_rank": b, "micro_batches": 1}))
+    assert np.array_equal(plain.view(np.uint32), one.view(np.uint32)), "micro_batches 1 changed the weights"
+    curve = lambda r: [{k: v for k, v in p.items() if k != "wall_seconds"} for p in r["curve"]]
+    assert curve(plain_rec) == curve(one_rec), "micro_batches 1 changed the curve"
+    print("micro_batches 1: bitwise the run without the key")
+
+    # The weights file: parameters then batch-norm statistics, 4 bytes a float, the bytes --save-weights writes.
+    flag = os.path.join(args.work, "flag.bin")
+    w, rec = run_saving_weights(2, resnet_config("acc-file", batch={"per_rank": b}, duration={"steps": 2}),
+                                "--save-weights", flag)
+    info = rec["extra"]["weights"]
+    path = os.path.join(args.work, "records", info["file"])
+    assert info["file"] == "acc-file.weights" and os.path.getsize(path) == 4 * info["floats"], info
+    assert info["parameters"] == rec["extra"]["parameters"] < info["floats"], info  # ResNet-8 has statistics
+    assert open(path, "rb").read() == open(flag, "rb").read(), "the weights file differs from --save-weights"
+    print(f"weights file: {info['floats']} floats, {info['parameters']} of them parameters")
+
+    # Bad input: exit 2 naming /batch/micro_batches or /output/save_weights, nothing written.
+    records = os.path.join(args.work, "records")
+    cases = [
+        (1, mlp_config("acc-bad1", batch={"per_rank": b, "micro_batches": 3}),
+         "/batch/micro_batches: the per-rank batch 8 is not divisible by 3 micro-batches"),
+        (2, mlp_config("acc-bad2", batch={"per_rank": b, "micro_batches": 2}, parallel={"mode": "async"},
+                       reducer={"name": "async_parameter_server"}),
+         "/batch/micro_batches: gradient accumulation needs /parallel/mode \"sync\""),
+    ]
+    # A weights file of the run's name exists (its record was moved away): refused, and left alone.
+    os.remove(os.path.join(records, "acc-plain.json"))
+    os.remove(os.path.join(records, "acc-plain.mllog"))
+    cfg = mlp_config("acc-plain", batch={"per_rank": b}, output={"dir": records, "save_weights": True})
+    cases.append((2, cfg, "/output/save_weights: " + os.path.join(records, "acc-plain.weights") + " exists already"))
+    for k, cfg, message in cases:
+        before = {f: os.path.getmtime(os.path.join(records, f)) for f in os.listdir(records)}
+        p = mpirun(k, write_config(cfg["name"], cfg), expect=2)
+        assert message in p.stderr, (message, p.stderr)
+        assert p.stderr.count("dtbench: error") == 1, p.stderr
+        after = {f: os.path.getmtime(os.path.join(records, f)) for f in os.listdir(records)}
+        assert after == before, f"{cfg['name']}: files changed"
+        print("exit 2, nothing written:", message)
 
 
 def check_resume():

@@ -54,6 +54,13 @@ class TrainModel {
   // negative value where backward() itself is synchronous (cpu) and the host's stopwatch is exact.
   virtual double last_backward_device_seconds() { return -1.0; }
 
+  // Gradient accumulation over m micro-batches (/batch/micro_batches > 1): after each backward but the
+  // last, accumulate_grads(first) adds grads() into the model's accumulator (first: copies them there).
+  // The last backward's on_ready calls finish_accumulation(offset, size, s) for each range as it is final,
+  // before its allreduce may start: grads[range] = (grads[range] + accumulator[range]) * s.
+  virtual void accumulate_grads(bool first) = 0;
+  virtual void finish_accumulation(size_t offset, size_t size, float s) = 0;
+
   // flat *= s for one of the three flat buffers (the 1/K after an allreduce sum).
   virtual void scale(std::span<float> flat, float s) = 0;
   virtual double grads_norm_sq() = 0;

@@ -29,6 +29,20 @@ class CpuTrainModel final : public TrainModel {
   void backward(const std::function<void(size_t, size_t)>& on_ready) override { model_.backward(on_ready); }
   int correct() const override { return model_.correct(); }
 
+  void accumulate_grads(bool first) override {
+    auto g = model_.grads();
+    if (first) {
+      accumulated_.assign(g.begin(), g.end());
+      return;
+    }
+    for (size_t i = 0; i < g.size(); ++i) accumulated_[i] += g[i];
+  }
+  void finish_accumulation(size_t offset, size_t size, float s) override {
+    float* g = model_.grads().data() + offset;
+    const float* a = accumulated_.data() + offset;
+    for (size_t i = 0; i < size; ++i) g[i] = (g[i] + a[i]) * s;
+  }
+
   void scale(std::span<float> flat, float s) override {
     for (float& v : flat) v *= s;
   }
@@ -58,6 +72,7 @@ class CpuTrainModel final : public TrainModel {
  private:
   cpu::Model model_;
   std::unique_ptr<optim::Optimizer> opt_;
+  std::vector<float> accumulated_;  // the micro-batches' gradient sum so far
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/cuda/cuda_check.hpp"
 #include "core/cuda/device.hpp"
 #include "reducers/host_staged_reducer.hpp"
 #include "reducers/nccl_reducer.hpp"
@@ -64,6 +65,22 @@ double GpuTrainModel::last_backward_device_seconds() { return timed_ ? backward_
 
 void GpuTrainModel::scale(std::span<float> device, float s) {
   kernels::scale_f32(device.data(), device.size(), s, model_.stream());
+}
+
+void GpuTrainModel::accumulate_grads(bool first) {
+  const std::span<float> g = model_.grads();
+  if (accumulated_.bytes() < g.size_bytes()) accumulated_ = DeviceBuffer(g.size_bytes());
+  if (first) {
+    DTB_CUDA(cudaMemcpyAsync(accumulated_.get(), g.data(), g.size_bytes(), cudaMemcpyDeviceToDevice, model_.stream()));
+    return;
+  }
+  kernels::accumulate(accumulated_.get(), g.data(), g.size(), Precision::fp32, model_.stream());
+}
+
+void GpuTrainModel::finish_accumulation(size_t offset, size_t size, float s) {
+  float* g = model_.grads().data() + offset;
+  kernels::accumulate(g, accumulated_.as<float>() + offset, size, Precision::fp32, model_.stream());
+  kernels::scale_f32(g, size, s, model_.stream());
 }
 
 std::span<float> GpuTrainModel::host_params() {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cuda/device.hpp"
 #include "core/cuda/event_timer.hpp"
 #include "optim/gpu/fused_optimizer.hpp"
 #include "workloads/backend/train_model.hpp"
@@ -56,6 +57,11 @@ class GpuTrainModel final : public TrainModel {
   void stage(const float* x, const int32_t* labels, int n) override;
   double forward_staged(int n) override;
   double last_backward_device_seconds() override;
+
+  // The accumulator is a device buffer; both enqueue on the model's stream (a reducer started after
+  // finish_accumulation orders itself after it).
+  void accumulate_grads(bool first) override;
+  void finish_accumulation(size_t offset, size_t size, float s) override;
 
   // x *= s on the device, on the model's stream, for any device span (local SGD's model average divides
   // params() and buffers() by K after their allreduce).
@@ -98,6 +104,7 @@ class GpuTrainModel final : public TrainModel {
   EventTimer backward_timer_;
   bool timed_ = false;
   std::vector<float> host_params_, host_buffers_;
+  DeviceBuffer accumulated_;  // the micro-batches' gradient sum so far
 };
 
 }  // namespace dtbench::gpu

@@ -105,6 +105,13 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
         {"note", "exposed_comm = waiting until the slowest rank's backward ended (imbalance) + communication "
                  "after it (not hidden by overlap); all ranks on one host, one clock"}};
   }
+  if (!f.weights.empty() && status != RunStatus::preempted) {
+    // Written by the trainer as the run ends (trainer.cpp, Run::save_weights): parameters, then buffers.
+    const size_t parameters = model.params().size();
+    r.extra["weights"] = {{"file", f.weights.filename().string()},
+                          {"floats", parameters + model.buffers().size()},
+                          {"parameters", parameters}};
+  }
   if (!st.preemptions.empty()) r.extra["preemptions"] = st.preemptions;
   if (!asynchronous.is_null()) r.extra["async"] = asynchronous;
   if (f.baseline) {

@@ -34,6 +34,7 @@ struct RunFacts {
   long global_batch = 0, per_rank = 0;
   int64_t steps_per_epoch = 1, total_steps = 0;
   std::filesystem::path record;
+  std::filesystem::path weights;     // /output/save_weights: the final weights beside the record; else empty
   std::optional<Baseline> baseline;  // --baseline
   bool resume = false;   // --resume: a preempted record at the path is replaced by its continuation
 };

@@ -38,11 +38,17 @@ RunPaths run_paths(const Json& cfg) {
   const std::string stem = r.substr(0, r.size() - (p.record.extension() == ".json" ? 5 : 0));
   p.checkpoint = stem + ".ckpt";
   p.mllog = stem + ".mllog";
+  if (out["save_weights"].get<bool>()) p.weights = stem + ".weights";
   return p;
 }
 
 void check_outputs(const RunPaths& paths, bool resuming, const std::string& save_weights) {
   check_save_weights(save_weights);
+  std::error_code ec;
+  if (!paths.weights.empty() && fs::exists(paths.weights, ec))
+    throw BadInput("/output/save_weights: " + paths.weights.string() +
+                   " exists already; weights files are never overwritten (choose another /output/record or "
+                   "/name, or move the old files)");
   check_writable(paths.record, !resuming);  // last: it creates the folder
 }
 

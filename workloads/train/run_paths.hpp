@@ -1,6 +1,6 @@
-// Where a run writes: its record <output.dir>/<name>.json, the checkpoint folder <name>.ckpt/ and the
-// MLLOG file <name>.mllog beside it (the name is derived from the config when it is not given), and
-// --save-weights. Nothing is created until every input has been validated; then check_outputs proves
+// Where a run writes: its record <output.dir>/<name>.json, the checkpoint folder <name>.ckpt/, the
+// MLLOG file <name>.mllog and (/output/save_weights) the final weights <name>.weights beside it (the name
+// is derived from the config when it is not given), and --save-weights. Nothing is created until every input has been validated; then check_outputs proves
 // each output writable, creating the record's folder, before the run starts.
 #pragma once
 
@@ -16,14 +16,15 @@ std::string derived_run_name(const Json& cfg, int ranks, long global_batch);
 
 struct RunPaths {
   std::filesystem::path record, checkpoint, mllog;
+  std::filesystem::path weights;  // empty unless /output/save_weights
 };
 
 // The paths of the resolved config `cfg` (whose /name is set); writes nothing.
 RunPaths run_paths(const Json& cfg);
 
 // Checks that the record may be written (an existing record refuses the run unless `resuming` continues
-// it), creating its folder, and that --save-weights (if given) names a file in an existing, writable
-// folder. BadInput naming the path. Rank 0 calls it (World::checked_on_root).
+// it), creating its folder, that the weights file (if any) does not exist yet, and that --save-weights
+// (if given) names a file in an existing, writable folder. BadInput naming the path. Rank 0 calls it (World::checked_on_root).
 void check_outputs(const RunPaths& paths, bool resuming, const std::string& save_weights);
 
 }  // namespace dtbench

@@ -11,9 +11,23 @@ namespace dtbench {
 
 void SyncStep::make_batch(int64_t step) {
   data_.make_train_batch(step);
-  if (model_.stages_batches()) {
+  if (staging()) {
     model_.stage(data_.x(), data_.labels(), static_cast<int>(per_rank_));
     staged_step_ = step;
+  }
+}
+
+// Batch norm's running statistics with micro-batches: each of K*m ranks updates its own from its own
+// batch, and rank r*m's are what micro-batch 0 of rank r gives. So the statistics after micro-batch 0's
+// forward are kept and put back after the last forward (the others' updates are discarded).
+void SyncStep::keep_first_running_statistics(int micro) {
+  if (model_.buffers().empty()) return;
+  std::span<float> b = model_.host_buffers();
+  if (micro == 0) {
+    kept_statistics_.assign(b.begin(), b.end());
+  } else if (micro == micro_batches_ - 1) {
+    std::copy(kept_statistics_.begin(), kept_statistics_.end(), b.begin());
+    model_.push_host_buffers();
   }
 }
 
@@ -21,24 +35,47 @@ void SyncStep::make_batch(int64_t step) {
 void SyncStep::run(int64_t step, TrainState& st) {
   StepTiming t;
   Stopwatch total, phase;
-  const bool staging = model_.stages_batches();
-  if (!staging || staged_step_ != step) make_batch(step);
+  if (!staging() || staged_step_ != step) make_batch(step);
   t.data = phase.seconds();
 
-  phase.reset();
-  const int n = static_cast<int>(per_rank_);
-  const double loss = staging ? model_.forward_staged(n) : model_.forward(data_.x(), data_.labels(), n, true);
-  t.forward = phase.seconds();
-
-  phase.reset();
   GradientBuckets& buckets = par_.buckets();
   auto grads = model_.grads();
   const bool local = par_.local_step(step);
-  if (!local) buckets.begin(grads.data());
-  model_.backward(local ? models::OnReady{} : [&buckets](size_t off, size_t len) { buckets.ready(off, len); });
-  t.backward = phase.seconds();
+  // Gradient accumulation: micro-batch j is samples [j*n, (j+1)*n) of this rank's batch. All but the last
+  // add their gradients up; the last one's gradient ranges get that sum, divided by m, as each becomes
+  // final, and only then may their allreduces start (during the last backward, as without micro-batches).
+  const int m = micro_batches_;
+  const int n = static_cast<int>(per_rank_ / m);
+  const float inv_m = 1.0f / static_cast<float>(m);
+  models::OnReady last_ready;
+  if (m > 1 || !local)
+    last_ready = [&](size_t off, size_t len) {
+      if (m > 1) model_.finish_accumulation(off, len, inv_m);
+      if (!local) buckets.ready(off, len);
+    };
+  double loss = 0, last_backward = 0;
+  for (int j = 0; j < m; ++j) {
+    phase.reset();
+    const size_t first = static_cast<size_t>(j) * static_cast<size_t>(n);
+    loss += staging() ? model_.forward_staged(n)
+                      : model_.forward(data_.x() + first * data_.sample_floats(), data_.labels() + first, n, true);
+    if (m > 1) keep_first_running_statistics(j);
+    t.forward += phase.seconds();
+
+    phase.reset();
+    if (j < m - 1) {
+      model_.backward(models::OnReady{});
+      model_.accumulate_grads(j == 0);
+    } else {
+      if (!local) buckets.begin(grads.data());
+      model_.backward(last_ready);
+    }
+    last_backward = phase.seconds();
+    t.backward += last_backward;
+  }
+  loss /= m;  // the mean over the rank's batch (each micro-batch's loss is its own mean)
   double staging_seconds = 0;
-  if (staging && step + 1 < total_steps_) {
+  if (staging() && step + 1 < total_steps_) {
     // The device is running backward (and the allreduces): make and stage the next batch meanwhile.
     Stopwatch next;
     make_batch(step + 1);
@@ -58,13 +95,15 @@ void SyncStep::run(int64_t step, TrainState& st) {
   }
   // gpu: backward() only enqueued. The device's own backward time replaces the host's enqueue time. Of
   // the host's window from the enqueue to the end of the allreduces (enqueue, staging, wait), the part
-  // after both the device's backward and the host's staging had ended is exposed communication.
+  // after both the device's backward and the host's staging had ended is exposed communication. (With
+  // micro-batches, the earlier backwards finish on the device while the next forward waits for its loss:
+  // the forward column holds that part.)
   if (double device = model_.last_backward_device_seconds(); device >= 0) {
     if (!local) {
-      const double window = t.backward + staging_seconds + t.exposed_comm;
-      t.exposed_comm = std::max(0.0, window - std::max(device, t.backward + staging_seconds));
+      const double window = last_backward + staging_seconds + t.exposed_comm;
+      t.exposed_comm = std::max(0.0, window - std::max(device, last_backward + staging_seconds));
     }
-    t.backward = device;
+    t.backward = (t.backward - last_backward) + device;
   }
 
   // Per-step consensus: summed loss, summed local gradient norms, non-finite count, ranks that got a

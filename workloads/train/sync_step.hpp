@@ -1,5 +1,7 @@
 // One step of synchronous (or local) SGD on this rank:
 //   data -> forward -> backward (gradient buckets start their allreduces as tensors become final)
+//   (with m micro-batches: m forward/backward passes over slices of the batch, gradients accumulated;
+//   the allreduces start in the last backward)
 //   -> wait for the allreduces, scale the sum by 1/K -> per-step consensus -> optimizer step
 //   -> (local SGD) average the models every H steps.
 // The per-step consensus is one small allreduce of the loss, the local gradient norm (noise scale), a
@@ -10,6 +12,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/run_record.hpp"
 #include "optim/schedule.hpp"
@@ -30,9 +33,9 @@ struct Diverged : std::runtime_error {
 class SyncStep {
  public:
   SyncStep(const World& world, TrainModel& model, TrainingData& data, DataParallel& parallel,
-           const optim::Schedule& schedule, long per_rank, int64_t total_steps)
+           const optim::Schedule& schedule, long per_rank, int micro_batches, int64_t total_steps)
       : world_(world), model_(model), data_(data), par_(parallel), sched_(schedule), per_rank_(per_rank),
-        total_steps_(total_steps) {}
+        micro_batches_(micro_batches), total_steps_(total_steps) {}
 
   // Runs step `step` and adds it to `st` (timing, loss, step count, split). Throws Diverged.
   void run(int64_t step, TrainState& st);
@@ -41,6 +44,10 @@ class SyncStep {
 
  private:
   void make_batch(int64_t step);
+  void keep_first_running_statistics(int micro);
+  // gpu: the next step's batch is staged during this step's backward; whole batches only, so not with
+  // micro-batches.
+  bool staging() const { return micro_batches_ == 1 && model_.stages_batches(); }
 
   const World& world_;
   TrainModel& model_;
@@ -48,9 +55,11 @@ class SyncStep {
   DataParallel& par_;
   const optim::Schedule& sched_;
   long per_rank_;
+  int micro_batches_;
   int64_t total_steps_;
   int64_t staged_step_ = -1;  // gpu: the step whose batch is already staged on the device
   int stop_signal_ = 0;
+  std::vector<float> kept_statistics_;  // batch norm's running statistics after micro-batch 0
 };
 
 }  // namespace dtbench

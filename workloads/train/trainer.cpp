@@ -167,7 +167,8 @@ int Run::execute() {
 }
 
 std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
-  SyncStep step_runner(world_, *model_, *data_, *parallel_, *sched_, per_rank_, cadence_.total_steps);
+  SyncStep step_runner(world_, *model_, *data_, *parallel_, *sched_, per_rank_,
+                       static_cast<int>(cfg_["batch"]["micro_batches"].get<int64_t>()), cadence_.total_steps);
   const bool stop_at_target = cfg_["eval"]["stop_at_target"].get<bool>();
   try {
     for (int64_t step = st_.step; step < cadence_.total_steps; ++step) {
@@ -245,8 +246,8 @@ int Run::finish(RunStatus status, const std::string& detail) {
   if (log_)
     log_->end(mllog::kRunStop, nullptr,
               {{mllog::kStatus, status == RunStatus::diverged ? mllog::kStatusAborted : mllog::kStatusSuccess}});
+  save_weights();  // before the record, which names the weights file
   write_record(status, detail);
-  save_weights();
   console_->line("record: " + paths_.record.string() + " (status " + to_string(status) + ")");
   if (world_.root()) {
     std::error_code ec;
@@ -257,20 +258,22 @@ int Run::finish(RunStatus status, const std::string& detail) {
 }
 
 void Run::write_record(RunStatus status, const std::string& detail) {
-  const RunFacts facts{cfg_,     world_.size(),          global_,       per_rank_, cadence_.steps_per_epoch,
-                       cadence_.total_steps, paths_.record, baseline_, args_.resume};
+  const RunFacts facts{cfg_,          world_.size(), global_,        per_rank_, cadence_.steps_per_epoch,
+                       cadence_.total_steps, paths_.record, paths_.weights, baseline_, args_.resume};
   write_run_record(world_, facts, st_, status, detail, *model_, parallel_.get(), asynchronous_stats_,
                    now_seconds() - run_start_, started_utc_);
 }
 
-// --save-weights: rank 0's final weights, then its batch-norm statistics, as raw float32.
+// Rank 0's final weights, then its batch-norm statistics, as raw float32: to --save-weights FILE and to
+// <record name>.weights (/output/save_weights; a new file, never replacing one).
 void Run::save_weights() const {
-  if (args_.save_weights.empty() || !world_.root()) return;
+  if ((args_.save_weights.empty() && paths_.weights.empty()) || !world_.root()) return;
   auto p = model_->host_params();
   std::string bytes(reinterpret_cast<const char*>(p.data()), p.size() * sizeof(float));
   auto b = model_->host_buffers();
   bytes.append(reinterpret_cast<const char*>(b.data()), b.size() * sizeof(float));
-  write_file_atomic(args_.save_weights, bytes, false);
+  if (!args_.save_weights.empty()) write_file_atomic(args_.save_weights, bytes, false);
+  if (!paths_.weights.empty()) write_file_atomic(paths_.weights, bytes, true);
 }
 
 int train(const TrainArgs& args) {

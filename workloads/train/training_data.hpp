@@ -1,6 +1,8 @@
 // A run's data: the training and test sets in memory, this rank's shard of every step's global batch
 // (workloads/data/shard.hpp: K ranks x b see exactly what 1 rank x K*b sees), and the batch buffer that
-// training and evaluation batches are made into.
+// training and evaluation batches are made into. The shard is contiguous in the epoch's permutation, so
+// micro-batch j of rank r (samples j*b' .. j*b'+b' of its batch, b' = b / m) holds exactly the samples
+// rank r*m+j of K*m ranks with batch b' gets: gradient accumulation needs no sharding of its own.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +35,8 @@ class TrainingData {
 
   const float* x() const { return x_.data(); }
   const int32_t* labels() const { return y_.data(); }
+  // Floats per sample in x() (C x H x W), to address a micro-batch's slice of the batch.
+  size_t sample_floats() const { return data_.train.image_bytes(); }
 
  private:
   int ranks_, rank_;
