@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
 #include "reproduce/finding.hpp"
+#include "slurm/expand.hpp"
 #include "slurm/spec.hpp"
 
 namespace fs = std::filesystem;
@@ -38,7 +39,14 @@ Experiment parse_experiment(const JsonFields& f, const fs::path& dir, const std:
       throw BadInput(where + f.pointer("sweep") + ": expected a spec file name in the claim's folder, got \"" + file +
                      "\"");
     e.spec = dir / file;
-    slurm::load_spec(e.spec);  // a spec that does not load stops the claim here, before anything runs
+    // A spec that does not load, or a point whose run config is invalid, stops the claim here, before anything
+    // runs or is written (the runs folder is only named, not created).
+    slurm::Spec spec = slurm::load_spec(e.spec);
+    try {
+      slurm::expand(spec, dir / "runs");
+    } catch (const BadInput& err) {
+      throw BadInput(e.spec.string() + ": " + err.what());
+    }
     return e;
   }
   f.only({"name", "allreduce"});
