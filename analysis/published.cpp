@@ -57,6 +57,15 @@ std::string cell_text(const Json& v, const Json& column, bool commas) {
   return v.dump();
 }
 
+bool is_published_table(const fs::path& p) {
+  try {
+    const Json doc = read_json_file(p.string(), "published table");
+    return doc.is_object() && doc.value("kind", "") == "dtbench-published-table";
+  } catch (const BadInput&) {
+    return false;
+  }
+}
+
 [[noreturn]] void fail(const std::string& ptr, const std::string& msg) { throw BadInput(ptr + ": " + msg); }
 
 }  // namespace
@@ -69,8 +78,9 @@ fs::path published_dir() {
 std::vector<std::string> published_names() {
   std::vector<std::string> names;
   std::error_code ec;
+  // The folder also holds the cost model's profiles (networks.json, compute.json): list tables only.
   for (const auto& e : fs::directory_iterator(published_dir(), ec))
-    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+    if (e.path().extension() == ".json" && is_published_table(e.path())) names.push_back(e.path().stem().string());
   std::sort(names.begin(), names.end());
   return names;
 }
