@@ -9,6 +9,7 @@
 
 #include "analysis/summary.hpp"
 #include "core/error.hpp"
+#include "core/published_dir.hpp"
 
 namespace dtbench::analysis {
 namespace fs = std::filesystem;
@@ -69,11 +70,6 @@ bool is_published_table(const fs::path& p) {
 [[noreturn]] void fail(const std::string& ptr, const std::string& msg) { throw BadInput(ptr + ": " + msg); }
 
 }  // namespace
-
-fs::path published_dir() {
-  if (const char* d = std::getenv("DTBENCH_PUBLISHED_DIR")) return d;
-  return DTBENCH_PUBLISHED_DIR;
-}
 
 std::vector<std::string> published_names() {
   std::vector<std::string> names;
