@@ -32,6 +32,14 @@ std::string choice(const JsonFields& f, const std::string& key, std::initializer
   throw BadInput(f.pointer(key) + ": expected one of " + list + ", got \"" + v + "\"");
 }
 
+// What a network figure is (networks.json's description says what each word means).
+std::string basis(const JsonFields& f, const std::string& key) {
+  return choice(f, key, {"nominal", "measured", "typical", "assumed"});
+}
+
+// The optional free-text note of an item: a string when given. Returns it, or "".
+std::string note(const JsonFields& f) { return f.has("note") ? f.string("note") : ""; }
+
 // [{title, url, where}], at least one: every figure has a source.
 Json sources(const JsonFields& f) {
   const auto items = f.items("sources");
@@ -83,39 +91,36 @@ void parse_networks(const Json& doc, Profiles& p) {
   const JsonFields gamma = root.fields("gamma");
   gamma.only({"seconds_per_byte", "basis", "note", "sources"});
   p.gamma_s_per_byte = positive(gamma, "seconds_per_byte");
-  choice(gamma, "basis", {"nominal", "measured", "typical", "assumed"});
-  if (gamma.has("note")) gamma.string("note");
+  basis(gamma, "basis");
+  note(gamma);
   p.gamma_sources = sources(gamma);
 
   std::set<std::string> names;
   for (const auto& f : root.items("profiles")) {
     f.only({"name", "label", "alpha_s", "alpha_basis", "bandwidth_bytes_per_s", "bandwidth_basis", "sources", "note"});
-    NetworkProfile n;
-    n.name = unique_name(f, names);
-    n.label = f.string("label");
-    n.alpha_s = positive(f, "alpha_s");
-    n.bandwidth_bytes_per_s = positive(f, "bandwidth_bytes_per_s");
-    n.alpha_basis = choice(f, "alpha_basis", {"nominal", "measured", "typical", "assumed"});
-    n.bandwidth_basis = choice(f, "bandwidth_basis", {"nominal", "measured", "typical", "assumed"});
-    n.sources = sources(f);
-    if (f.has("note")) f.string("note");
-    p.networks.push_back(std::move(n));
+    // A braced list evaluates left to right: the first bad field is the one reported.
+    p.networks.push_back({.name = unique_name(f, names),
+                          .label = f.string("label"),
+                          .alpha_s = positive(f, "alpha_s"),
+                          .bandwidth_bytes_per_s = positive(f, "bandwidth_bytes_per_s"),
+                          .alpha_basis = basis(f, "alpha_basis"),
+                          .bandwidth_basis = basis(f, "bandwidth_basis"),
+                          .sources = sources(f)});
+    note(f);
   }
   if (p.networks.empty()) throw BadInput("/profiles: expected a non-empty list");
 
   std::set<std::string> cluster_names;
   for (const auto& f : root.items("clusters")) {
     f.only({"name", "label", "servers", "devices_per_server", "intra", "inter", "sources", "note"});
-    Cluster c;
-    c.name = unique_name(f, cluster_names);
-    c.label = f.string("label");
-    c.servers = count(f, "servers");
-    c.devices_per_server = count(f, "devices_per_server");
-    c.intra = reference(f, "intra", names, "network profile");
-    c.inter = reference(f, "inter", names, "network profile");
-    c.sources = sources(f);
-    if (f.has("note")) f.string("note");
-    p.clusters.push_back(std::move(c));
+    p.clusters.push_back({.name = unique_name(f, cluster_names),
+                          .label = f.string("label"),
+                          .servers = count(f, "servers"),
+                          .devices_per_server = count(f, "devices_per_server"),
+                          .intra = reference(f, "intra", names, "network profile"),
+                          .inter = reference(f, "inter", names, "network profile"),
+                          .sources = sources(f)});
+    note(f);
   }
 }
 
@@ -135,8 +140,7 @@ void parse_compute(const Json& doc, Profiles& p) {
     d.batch_per_device = count(f, "batch_per_device");
     d.basis = choice(f, "basis", {"measured", "derived"});
     d.sources = sources(f);
-    if (d.basis == "derived" && !f.has("note")) throw BadInput(f.pointer("note") + ": missing (how it was derived)");
-    if (f.has("note")) f.string("note");
+    if (d.basis == "derived" && note(f).empty()) throw BadInput(f.pointer("note") + ": missing (how it was derived)");
     p.devices.push_back(std::move(d));
   }
   for (const auto& f : root.items("models")) {
@@ -174,7 +178,7 @@ void parse_compute(const Json& doc, Profiles& p) {
       (std::string(k) == "intra_reducer" ? r.intra_reducer : r.inter_reducer) = name;
     }
     r.published_minutes = positive(f, "published_minutes");
-    r.note = f.has("note") ? f.string("note") : "";
+    r.note = note(f);
     p.runs.push_back(std::move(r));
   }
 }
