@@ -9,6 +9,7 @@
 
 #include "analysis/summary.hpp"
 #include "core/error.hpp"
+#include "core/published_dir.hpp"
 
 namespace dtbench::analysis {
 namespace fs = std::filesystem;
@@ -57,20 +58,25 @@ std::string cell_text(const Json& v, const Json& column, bool commas) {
   return v.dump();
 }
 
+bool is_published_table(const fs::path& p) {
+  try {
+    const Json doc = read_json_file(p.string(), "published table");
+    return doc.is_object() && doc.value("kind", "") == "dtbench-published-table";
+  } catch (const BadInput&) {
+    return false;
+  }
+}
+
 [[noreturn]] void fail(const std::string& ptr, const std::string& msg) { throw BadInput(ptr + ": " + msg); }
 
 }  // namespace
 
-fs::path published_dir() {
-  if (const char* d = std::getenv("DTBENCH_PUBLISHED_DIR")) return d;
-  return DTBENCH_PUBLISHED_DIR;
-}
-
 std::vector<std::string> published_names() {
   std::vector<std::string> names;
   std::error_code ec;
+  // The folder also holds the cost model's profiles (networks.json, compute.json): list tables only.
   for (const auto& e : fs::directory_iterator(published_dir(), ec))
-    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+    if (e.path().extension() == ".json" && is_published_table(e.path())) names.push_back(e.path().stem().string());
   std::sort(names.begin(), names.end());
   return names;
 }

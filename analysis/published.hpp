@@ -25,10 +25,7 @@
 
 namespace dtbench::analysis {
 
-// The folder of published tables (results/published in the source tree).
-std::filesystem::path published_dir();
-
-// Names of the tables there (file stems).
+// Names of the tables there (file stems of the files whose kind is "dtbench-published-table").
 std::vector<std::string> published_names();
 
 // Loads a table by name ("imagenet-resnet50") or path. BadInput naming the known tables otherwise.

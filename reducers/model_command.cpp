@@ -1,21 +1,25 @@
 // `dtbench model`: fits the cost model (reducers/cost_model.hpp) to `dtbench allreduce --json` sweeps,
-// prints the fit, predictions at other rank counts and sizes, the batch-split table and the check
-// against a measured sweep.
+// prints the fit, predictions at other rank counts and sizes and the check against a measured sweep;
+// and answers the seeds' batch-split question (reducers/batch_split.hpp) on a published network profile
+// (results/published/networks.json) or on the fitted one.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/provenance.hpp"
+#include "core/published_dir.hpp"
 #include "reducers/allreduce_bench.hpp"
+#include "reducers/batch_split.hpp"
 #include "reducers/commands.hpp"
 #include "reducers/cost_model.hpp"
+#include "reducers/profiles.hpp"
 
 namespace dtbench {
 namespace {
@@ -27,7 +31,9 @@ struct CliOptions {
   int batch = 1024;
   double compute_us_per_image = -1;
   std::string model_bytes;
-  std::string nodes = "2,16,512,1024";
+  std::string network;            // batch split: a profile of networks.json, or "fitted"
+  std::string reducer = "ring";   // batch split: whose cost formula
+  double backward_share = 2.0 / 3.0;
   std::string check;
   double tolerance = 0.25;
   std::string eager = "4064";
@@ -64,20 +70,84 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
   return out;
 }
 
+// The batch-split table (reducers/batch_split.hpp) on `network`: a profile of `profiles`, or "fitted"
+// (the parameters `fit` has for --reducer, with its segmenting).
+Json print_batch_split(const CliOptions& cli, const std::string& network, double model_bytes,
+                       const std::optional<Profiles>& profiles, const FittedModel* fit) {
+  BatchSplitInput in;
+  in.global_batch = cli.batch;
+  in.gradient_bytes = model_bytes;
+  in.seconds_per_image = cli.compute_us_per_image * 1e-6;
+  in.backward_share = cli.backward_share;
+  in.reducer = cli.reducer;
+  if (network == "fitted") {
+    const auto it = fit->params.find(cli.reducer);
+    if (it == fit->params.end()) throw BadInput("--reducer " + cli.reducer + ": not in the fitted sweeps");
+    in.link = it->second;
+    in.options = fit->options;
+    in.eager_bytes = fit->eager_bytes;
+  } else {
+    in.link = profiles->network(network).params(profiles->gamma_s_per_byte);
+  }
+  const BatchSplit bs = batch_split(in);
+  std::printf("\n# batch %d split over nodes: %.1f us/image compute, %.0f gradient bytes, %s on %s\n", cli.batch,
+              cli.compute_us_per_image, model_bytes, cli.reducer.c_str(), network.c_str());
+  std::printf("# alpha %.3f us, beta %.5f ns/B (%.3f GB/s), gamma %.5f ns/B; hidden: allreduce <= backward "
+              "(%.2f of the compute)\n",
+              in.link.alpha * 1e6, in.link.beta * 1e9, 1e-9 / in.link.beta, in.link.gamma * 1e9, in.backward_share);
+  std::printf("# %8s %10s %14s %14s %14s %8s\n", "nodes", "per node", "compute (us)", "backward (us)", "comm (us)",
+              "hidden");
+  for (const auto& r : bs.rows)
+    std::printf("  %8d %10d %14.1f %14.1f %14.1f %8s\n", r.nodes, r.per_node, r.compute_s * 1e6, r.window_s * 1e6,
+                r.comm_s * 1e6, r.hidden ? "yes" : "no");
+  std::printf("# crossover: %d images per node (%d nodes)", bs.crossover_per_node, cli.batch / bs.crossover_per_node);
+  if (cli.batch == 1024)
+    std::printf("; the seeds' cases: 16 x 64 %s, 1024 x 1 %s", bs.row(64).hidden ? "hidden" : "not hidden",
+                bs.row(1).hidden ? "hidden" : "not hidden");
+  std::printf("\n");
+  Json j = bs.to_json();
+  j["network"] = network;
+  return j;
+}
+
+void write_output(const CliOptions& cli, Json out) {
+  if (cli.json.empty()) return;
+  out["provenance"] = provenance();
+  write_json_atomic(cli.json, out, false);
+}
+
 void run_command(const CliOptions& cli) {
-  if (cli.fit.empty()) throw BadInput("--fit: give at least one `dtbench allreduce --json` file");
+  const bool split = cli.compute_us_per_image >= 0;
+  if (cli.fit.empty() && !split)
+    throw BadInput("--fit: give at least one `dtbench allreduce --json` file (or --compute-us-per-image with --network)");
+  if (cli.fit.empty() && !cli.check.empty()) throw BadInput("--check needs --fit");
   const std::vector<int> ranks = parse_int_list(cli.ranks, "--ranks");
   const double bytes = static_cast<double>(parse_bytes(cli.bytes, "--bytes"));
-  const bool split = cli.compute_us_per_image >= 0;
   const double model_bytes =
       cli.model_bytes.empty() ? bytes : static_cast<double>(parse_bytes(cli.model_bytes, "--model-bytes"));
-  std::vector<int> nodes;
+  // The batch split's network: a published profile, or the one fitted here.
+  const std::string network = !cli.network.empty() ? cli.network : cli.fit.empty() ? "" : "fitted";
+  std::optional<Profiles> profiles;
   if (split) {
-    if (cli.batch < 1) throw BadInput("--batch must be >= 1, got " + std::to_string(cli.batch));
-    nodes = parse_int_list(cli.nodes, "--nodes");
-    for (int k : nodes)
-      if (cli.batch % k != 0)
-        throw BadInput("--nodes: " + std::to_string(k) + " does not divide --batch " + std::to_string(cli.batch));
+    if (cli.batch < 1 || (cli.batch & (cli.batch - 1)) != 0)
+      throw BadInput("--batch must be a power of two, got " + std::to_string(cli.batch));
+    if (!(cli.compute_us_per_image > 0)) throw BadInput("--compute-us-per-image must be > 0");
+    if (!(cli.backward_share > 0 && cli.backward_share <= 1)) throw BadInput("--backward-share must be in (0, 1]");
+    if (network.empty()) throw BadInput("--network: give a profile of networks.json, or --fit for the fitted one");
+    if (network == "fitted" && cli.fit.empty()) throw BadInput("--network fitted needs --fit");
+    if (network != "fitted") {
+      profiles = load_profiles(published_dir());
+      try {
+        profiles->network(network);
+      } catch (const BadInput& e) {
+        throw BadInput(std::string("--network: ") + e.what() + ", fitted");
+      }
+    }
+    try {
+      cost_terms(cli.reducer, 2, model_bytes, ReducerOptions{});
+    } catch (const BadInput& e) {
+      throw BadInput(std::string("--reducer: ") + e.what());
+    }
   }
   if (!(cli.tolerance > 0)) throw BadInput("--tolerance must be > 0");
   std::vector<Json> docs;
@@ -85,12 +155,16 @@ void run_command(const CliOptions& cli) {
   Json measured;
   if (!cli.check.empty()) measured = read_option_file(cli.check, "--check");
   if (!cli.json.empty()) check_writable(cli.json, false);
+  if (cli.fit.empty()) {  // the batch split on a published network needs no fit
+    write_output(cli, {{"kind", "dtbench.model"},
+                       {"batch_split", print_batch_split(cli, network, model_bytes, profiles, nullptr)}});
+    return;
+  }
 
   const double fit_max = cli.fit_max.empty() ? 0.0 : static_cast<double>(parse_bytes(cli.fit_max, "--fit-max-bytes"));
   const FittedModel m =
       fit_cost_model(docs, static_cast<double>(parse_bytes(cli.eager, "--eager-bytes")), fit_max);
   Json out = {{"kind", "dtbench.model"}, {"fit_files", cli.fit}, {"fit", m.to_json()}};
-  char line[256];
 
   std::printf("# alpha-beta-gamma fit from %zu file(s), ranks", cli.fit.size());
   for (int r : m.ranks) std::printf(" %d", r);
@@ -117,44 +191,7 @@ void run_command(const CliOptions& cli) {
     }
   out["predictions"] = preds;
 
-  if (split) {
-    // The seeds' quiz: a total batch split over k nodes. Compute per step = (batch / k) images x the
-    // per-image time; communication = one allreduce of the model's gradients with the fastest reducer.
-    // Serial: compute + communication (no overlap); overlapped: max of the two (perfect overlap).
-    std::printf("\n# batch %d split over nodes: %.1f us/image compute, %.0f gradient bytes\n", cli.batch,
-                cli.compute_us_per_image, model_bytes);
-    std::printf("# %8s %10s %14s %14s %18s %14s %14s %12s\n", "nodes", "per node", "compute (us)", "comm (us)",
-                "best reducer", "serial (us)", "overlap (us)", "images/s");
-    Json rows = Json::array();
-    for (int k : nodes) {
-      const double compute = cli.batch / k * cli.compute_us_per_image * 1e-6;
-      std::string best = "-";
-      double comm = 0;
-      if (k > 1) {
-        comm = std::numeric_limits<double>::max();
-        for (const auto& [name, c] : m.params) {
-          double t = predict_seconds(cost_terms(name, k, model_bytes, m.options, m.eager_bytes), c);
-          if (t < comm) comm = t, best = name;
-        }
-      }
-      const double serial = compute + comm, overlap = std::max(compute, comm);
-      std::snprintf(line, sizeof line, "  %8d %10d %14.1f %14.1f %18s %14.1f %14.1f %12.1f\n", k, cli.batch / k,
-                    compute * 1e6, comm * 1e6, best.c_str(), serial * 1e6, overlap * 1e6, cli.batch / serial);
-      std::fputs(line, stdout);
-      rows.push_back({{"nodes", k},
-                      {"per_node_batch", cli.batch / k},
-                      {"compute_us", compute * 1e6},
-                      {"comm_us", comm * 1e6},
-                      {"reducer", best},
-                      {"step_serial_us", serial * 1e6},
-                      {"step_overlap_us", overlap * 1e6},
-                      {"images_per_s_serial", cli.batch / serial}});
-    }
-    out["batch_split"] = {{"batch", cli.batch},
-                          {"compute_us_per_image", cli.compute_us_per_image},
-                          {"model_bytes", model_bytes},
-                          {"rows", rows}};
-  }
+  if (split) out["batch_split"] = print_batch_split(cli, network, model_bytes, profiles, &m);
 
   size_t outside = 0;
   if (!measured.is_null()) {
@@ -184,10 +221,7 @@ void run_command(const CliOptions& cli) {
                 100 * cli.tolerance, 100 * worst);
     out["check"] = {{"file", cli.check}, {"tolerance", cli.tolerance}, {"rows", checks}, {"outside", outside}};
   }
-  if (!cli.json.empty()) {
-    out["provenance"] = provenance();
-    write_json_atomic(cli.json, out, false);
-  }
+  write_output(cli, std::move(out));
   if (outside > 0)
     throw RunFailed("model: " + std::to_string(outside) + " predictions differ from the measured times by more than " +
                     std::to_string(static_cast<int>(100 * cli.tolerance)) + "%");
@@ -198,14 +232,20 @@ void run_command(const CliOptions& cli) {
 void add_model_command(CLI::App& app) {
   auto cli = std::make_shared<CliOptions>();
   auto* cmd = app.add_subcommand("model", "Fit the alpha-beta-gamma cost model to an allreduce sweep and predict");
-  cmd->add_option("--fit", cli->fit, "`dtbench allreduce --json` file(s) to fit (repeatable)")->required();
+  cmd->add_option("--fit", cli->fit, "`dtbench allreduce --json` file(s) to fit (repeatable)");
   cmd->add_option("--ranks", cli->ranks, "Rank counts to predict, comma-separated")->capture_default_str();
   cmd->add_option("--bytes", cli->bytes, "Allreduce size to predict (K/M/G suffixes)")->capture_default_str();
   cmd->add_option("--compute-us-per-image", cli->compute_us_per_image,
                   "Batch split: compute time per image (us); enables the batch-split table");
-  cmd->add_option("--batch", cli->batch, "Batch split: total batch size")->capture_default_str();
+  cmd->add_option("--batch", cli->batch, "Batch split: total batch size (a power of two)")->capture_default_str();
   cmd->add_option("--model-bytes", cli->model_bytes, "Batch split: gradient bytes per step (default --bytes)");
-  cmd->add_option("--nodes", cli->nodes, "Batch split: node counts, comma-separated")->capture_default_str();
+  cmd->add_option("--network", cli->network,
+                  "Batch split: a profile of results/published/networks.json, or 'fitted' (default with --fit)");
+  cmd->add_option("--reducer", cli->reducer, "Batch split: the reducer whose cost formula times the allreduce")
+      ->capture_default_str();
+  cmd->add_option("--backward-share", cli->backward_share,
+                  "Batch split: the share of a step's compute that can overlap the allreduce (backward)")
+      ->capture_default_str();
   cmd->add_option("--check", cli->check, "Compare predictions with this measured sweep (sizes inside the fit range)");
   cmd->add_option("--tolerance", cli->tolerance, "--check: largest relative error accepted")->capture_default_str();
   cmd->add_option("--fit-max-bytes", cli->fit_max, "Fit only rows up to this size (default: all)");
