@@ -476,12 +476,13 @@ def _claim_bytes(ax, d):
 
 def _claim_crossover(ax, d):
     for s in d["series"]:
-        line, = ax.plot(s["per_node_batch"], s["comm_seconds"], marker=".", label=f"{s['label']}: allreduce")
+        pts = [(b, t) for b, t in zip(s["per_node_batch"], s["comm_seconds"]) if t > 0]  # one node: no allreduce
+        line, = ax.plot([b for b, _ in pts], [t for _, t in pts], marker=".", label=f"{s['label']}: allreduce")
         if s.get("crossover"):
             ax.axvline(s["crossover"], color=line.get_color(), ls=":", lw=1)
     b = d["series"][0]["per_node_batch"] if d["series"] else []
     if b and "compute_seconds" in d:
-        ax.plot(b, d["compute_seconds"], "k--", lw=1.5, label="compute per step (b x t_image)")
+        ax.plot(b, d["compute_seconds"], "k--", lw=1.5, label=d.get("compute_label", "compute per step"))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel(f"per-node batch b (global {d.get('global_batch', '?')}, N = global / b nodes)")

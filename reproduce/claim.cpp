@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/published_dir.hpp"
 #include "core/json_fields.hpp"
 #include "reproduce/finding.hpp"
 #include "slurm/expand.hpp"
@@ -29,8 +30,19 @@ Experiment parse_experiment(const JsonFields& f, const fs::path& dir, const std:
   if (!safe_name(e.name))
     throw BadInput(where + f.pointer("name") + ": expected a name of letters, digits, '-', '_', '.', got \"" +
                    e.name + "\"");
-  if (f.has("sweep") == f.has("allreduce"))
-    throw BadInput(where + f.pointer("name") + ": an experiment has exactly one of \"sweep\" and \"allreduce\"");
+  if (f.has("sweep") + f.has("allreduce") + f.has("published") != 1)
+    throw BadInput(where + f.pointer("name") +
+                   ": an experiment has exactly one of \"sweep\", \"allreduce\" and \"published\"");
+  if (f.has("published")) {
+    f.only({"name", "published"});
+    e.kind = "published";
+    e.files = f.strings("published");
+    for (const auto& file : e.files)
+      if (!fs::is_regular_file(published_dir() / file) || file.find('/') != std::string::npos)
+        throw BadInput(where + f.pointer("published") + ": \"" + file + "\" is not a file of " +
+                       published_dir().string());
+    return e;
+  }
   if (f.has("sweep")) {
     f.only({"name", "sweep"});
     e.kind = "sweep";

@@ -11,7 +11,9 @@
 //
 // An experiment is {"name": "mlp", "sweep": "mlp-quick.json"} (a sweep spec in the claim's folder, run by the sweep
 // machinery) or {"name": "bytes", "allreduce": {"ranks": [2, 3], "transport": "thread"|"mpi", "args": [...]}}
-// (`dtbench allreduce ARGS --json` at each rank count). Names are folder names under the report folder.
+// (`dtbench allreduce ARGS --json` at each rank count) or {"name": "inputs", "published": ["networks.json"]} (files of
+// results/published copied into the report folder when the claim runs, so its report reads the figures it was
+// judged on even after the published files change). Names are folder names under the report folder.
 // Validation is strict: unknown keys, wrong types and a spec that does not load are BadInput naming the file and
 // the JSON pointer.
 #pragma once
@@ -27,11 +29,12 @@ namespace dtbench::reproduce {
 
 struct Experiment {
   std::string name;
-  std::string kind;                // "sweep" or "allreduce"
+  std::string kind;                // "sweep", "allreduce" or "published"
   std::filesystem::path spec;      // sweep: the spec file
   std::vector<int> ranks;          // allreduce: the rank counts
   std::string transport;           // allreduce: "thread" or "mpi"
   std::vector<std::string> args;   // allreduce: `dtbench allreduce` arguments (no --json, --ranks, --transport)
+  std::vector<std::string> files;  // published: file names in results/published
 };
 
 struct Claim {

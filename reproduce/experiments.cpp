@@ -1,6 +1,9 @@
 #include "reproduce/experiments.hpp"
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/published_dir.hpp"
+#include "core/regular_file.hpp"
 #include "core/json.hpp"
 #include "slurm/process.hpp"
 #include "slurm/sweep.hpp"
@@ -66,6 +69,18 @@ fs::path allreduce_file(const fs::path& out, const Experiment& e, int ranks) {
 bool run_experiment(const Experiment& e, const fs::path& out, const RunOptions& o, std::ostream& log) {
   if (o.mode == RunMode::none) return true;
   if (e.kind == "allreduce") return run_allreduce(e, out, o, log);
+  if (e.kind == "published") {  // copied once: the claim is judged on the figures of its first run
+    for (const auto& file : e.files) {
+      const fs::path to = out / e.name / file;
+      if (o.mode == RunMode::dry_run) {
+        log << "  would copy " << (published_dir() / file).string() << " to " << to.string() << "\n";
+      } else if (!fs::exists(to)) {
+        fs::create_directories(to.parent_path());
+        write_file_atomic(to, read_regular_file(published_dir() / file, size_t{64} << 20, "published file"), true);
+      }
+    }
+    return true;
+  }
   SweepOptions s;
   s.spec = e.spec.string();
   s.out = (out / e.name).string();

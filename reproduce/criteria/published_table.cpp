@@ -1,0 +1,64 @@
+// Claim h: the seeds' ImageNet ResNet-50 table regenerated from data (results/published, copied into the claim's
+// folder when it ran), with the optimizer column the seed gives. The check that can fail: the seed's own figures
+// must agree with each other, steps x time per step = time to train, within `max_inconsistency` (relative), for
+// every row that gives all three; and every such row names its optimizer. Supported: all agree. Contradicted: some
+// row disagrees or lacks its optimizer.
+#include <cmath>
+
+#include "analysis/published.hpp"
+#include "reproduce/criteria/kinds.hpp"
+#include "reproduce/evidence.hpp"
+
+namespace dtbench::reproduce {
+namespace {
+
+void check(const Json& c, const std::string& where) {
+  check_keys(c, where, {"table", "max_inconsistency", "inputs"});
+  number_in(c, where, "max_inconsistency", 0, 1);
+  for (const char* k : {"table", "inputs"})
+    if (!c[k].is_string()) throw BadInput(where + "/" + k + ": expected text");
+}
+
+Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, const std::filesystem::path& out) {
+  Finding f;
+  const auto file = out / c["inputs"].get<std::string>() / (c["table"].get<std::string>() + ".json");
+  if (!std::filesystem::exists(file)) {
+    f.reason = "the published table was not copied (experiment \"" + c["inputs"].get<std::string>() + "\" not run)";
+    return f;
+  }
+  const Json doc = analysis::load_published(file.string());
+  const double tol = c["max_inconsistency"].get<double>();
+  std::vector<std::vector<std::string>> rows;
+  std::string bad;
+  for (const auto& r : doc["rows"]) {
+    if (!r.contains("steps") || !r.contains("seconds_per_step") || !r.contains("minutes")) continue;
+    const double product = r["steps"].get<double>() * r["seconds_per_step"].get<double>() / 60;
+    const double published = r["minutes"].get<double>();
+    const double err = (product - published) / published;
+    const bool has_optimizer = r.contains("optimizer") && r["optimizer"].is_string() &&
+                               !r["optimizer"].get<std::string>().empty();
+    const bool ok = std::fabs(err) <= tol && has_optimizer;
+    if (!ok) bad += (bad.empty() ? "" : ", ") + r["work"].get<std::string>();
+    rows.push_back({r["work"].get<std::string>(), has_optimizer ? r["optimizer"].get<std::string>() : "**missing**",
+                    fixed(product, 2), fixed(published, 2), fixed(100 * err, 1) + "%", ok ? "yes" : "**no**"});
+  }
+  f.numbers = analysis::render(analysis::published_table(doc, analysis::Format::md), analysis::Format::md) +
+              "\nConsistency of the seed's figures:\n\n" +
+              md_table({"work", "optimizer", "steps x time/step (min)", "time (min)", "difference",
+                        "within " + fixed(100 * tol, 0) + "% and optimizer given"}, rows);
+  if (rows.empty()) {
+    f.reason = "no row gives steps, time per step and time together";
+    return f;
+  }
+  f.verdict = bad.empty() ? Verdict::supported : Verdict::contradicted;
+  f.reason = bad.empty() ? "all " + std::to_string(rows.size()) + " rows with steps and time per step agree with "
+                               "their time to train within " + fixed(100 * tol, 0) + "% and name their optimizer."
+                         : "disagreeing or without an optimizer: " + bad + ".";
+  return f;
+}
+
+}  // namespace
+
+const CriterionKind kPublishedTable = {"published_table", check, evaluate};
+
+}  // namespace dtbench::reproduce
