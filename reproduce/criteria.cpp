@@ -17,7 +17,7 @@ std::string to_string(Verdict v) {
 
 const CriterionKind& criterion_kind(const std::string& name, const std::string& where) {
   static const std::vector<const CriterionKind*> kinds = {&kEquivalence, &kBatchScaling, &kUsableBatch,
-                                                          &kCriticalBatch, &kAsyncCost, &kCommHiding,
+                                                          &kCriticalBatch, &kAsyncCost, &kCommHiding, &kTraffic,
                                                           &kPublishedTable, &kTimeToTrain};
   std::string list;
   for (const auto* k : kinds) {

@@ -11,12 +11,9 @@ namespace fs = std::filesystem;
 
 namespace dtbench::reproduce {
 
-std::optional<analysis::CampaignData> load_sweep(const fs::path& out, const Experiment& e) {
-  fs::path dir = out / e.name;
-  if (!fs::is_regular_file(dir / "campaign.json")) return std::nullopt;
-  return analysis::load_campaign(dir);
-}
+namespace {
 
+// "name (state), ..." of the runs that are not done, at most `limit` named, then "and N more"; empty when all are.
 std::string runs_not_done(const analysis::CampaignData& c, size_t limit) {
   std::string s;
   size_t n = 0;
@@ -27,6 +24,25 @@ std::string runs_not_done(const analysis::CampaignData& c, size_t limit) {
     }
   if (n > limit) s += " and " + std::to_string(n - limit) + " more";
   return s;
+}
+
+}  // namespace
+
+std::vector<analysis::CampaignData> load_sweeps(const fs::path& out, const std::vector<Experiment>& experiments,
+                                                std::string& missing) {
+  std::vector<analysis::CampaignData> camps;
+  auto note = [&](const std::string& what) { missing += (missing.empty() ? "" : "; ") + what; };
+  for (const auto& e : experiments) {
+    if (e.kind != "sweep") continue;
+    if (!fs::is_regular_file(out / e.name / "campaign.json")) {
+      note(e.name + ": not run");
+      continue;
+    }
+    camps.push_back(analysis::load_campaign(out / e.name));
+    std::string nd = runs_not_done(camps.back(), 8);
+    if (!nd.empty()) note(e.name + ": " + nd);
+  }
+  return camps;
 }
 
 std::optional<double> final_accuracy(const RunRecord& r) {

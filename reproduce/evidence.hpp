@@ -17,11 +17,10 @@
 
 namespace dtbench::reproduce {
 
-// The campaign of a sweep experiment (out / e.name), or nullopt when it has not been written yet.
-std::optional<analysis::CampaignData> load_sweep(const std::filesystem::path& out, const Experiment& e);
-
-// "name (state), ..." of the runs that are not done, at most `limit` named, then "and N more"; empty when all are.
-std::string runs_not_done(const analysis::CampaignData& c, size_t limit = 8);
+// The campaigns of the sweep experiments (out / e.name) that have been written. `missing` names, "; "-separated,
+// each experiment not run yet and each run that is not done ("name (state)", at most 8 per experiment).
+std::vector<analysis::CampaignData> load_sweeps(const std::filesystem::path& out,
+                                                const std::vector<Experiment>& experiments, std::string& missing);
 
 // The last evaluation's test accuracy, or nullopt for a record without one.
 std::optional<double> final_accuracy(const RunRecord& r);

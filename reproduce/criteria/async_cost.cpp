@@ -48,15 +48,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   Finding f;
   std::string missing;
   std::map<int64_t, std::map<std::string, Method>> by_k;  // K -> method -> figures
-  for (const auto& e : experiments) {
-    auto camp = load_sweep(out, e);
-    if (!camp) {
-      missing += (missing.empty() ? "" : "; ") + e.name + ": not run";
-      continue;
-    }
-    std::string nd = runs_not_done(*camp);
-    if (!nd.empty()) missing += (missing.empty() ? "" : "; ") + e.name + ": " + nd;
-    for (const auto& p : camp->points) {
+  for (const auto& camp : load_sweeps(out, experiments, missing)) {
+    for (const auto& p : camp.points) {
       std::vector<double> epochs;
       bool all = true;
       int64_t k = 0;

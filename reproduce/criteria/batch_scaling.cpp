@@ -33,15 +33,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   Finding f;
   std::string missing;
   BatchSeries acc;
-  for (const auto& e : experiments) {
-    auto camp = load_sweep(out, e);
-    if (!camp) {
-      missing += (missing.empty() ? "" : "; ") + e.name + ": not run";
-      continue;
-    }
-    std::string nd = runs_not_done(*camp);
-    if (!nd.empty()) missing += (missing.empty() ? "" : "; ") + e.name + ": " + nd;
-    for (auto& [g, by_batch] : batch_series(*camp, key, final_accuracy))
+  for (const auto& camp : load_sweeps(out, experiments, missing)) {
+    for (auto& [g, by_batch] : batch_series(camp, key, final_accuracy))
       for (auto& [b, v] : by_batch) acc[g][b].insert(acc[g][b].end(), v.begin(), v.end());
   }
   f.figure = batch_figure("accuracy_vs_batch", "final test accuracy", acc);

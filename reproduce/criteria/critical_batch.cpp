@@ -76,15 +76,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   std::string missing;
   std::map<int64_t, BatchPoint> best;
   std::map<int64_t, bool> seen;
-  for (const auto& e : experiments) {
-    auto camp = load_sweep(out, e);
-    if (!camp) {
-      missing += (missing.empty() ? "" : "; ") + e.name + ": not run";
-      continue;
-    }
-    std::string nd = runs_not_done(*camp);
-    if (!nd.empty()) missing += (missing.empty() ? "" : "; ") + e.name + ": " + nd;
-    for (const auto& p : camp->points) {
+  for (const auto& camp : load_sweeps(out, experiments, missing)) {
+    for (const auto& p : camp.points) {
       BatchPoint bp;
       bool all_reached = true;
       for (const auto& r : p.runs) {

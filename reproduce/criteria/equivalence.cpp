@@ -37,24 +37,18 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   std::vector<std::string> problems;
   int over = 0;
   double worst = 0;
-  for (const auto& e : experiments) {
-    if (e.kind != "sweep") continue;
-    auto camp = load_sweep(out, e);
-    if (!camp || camp->points.empty()) {
-      problems.push_back(e.name + ": not run");
-      continue;
-    }
-    std::string nd = runs_not_done(*camp);
-    if (!nd.empty()) problems.push_back(e.name + ": " + nd);
-    const auto& ref_point = camp->points.front();
-    for (size_t p = 1; p < camp->points.size(); ++p)
-      for (const auto& run : camp->points[p].runs) {
+  std::string missing;
+  for (const auto& camp : load_sweeps(out, experiments, missing)) {
+    if (camp.points.empty()) continue;
+    const auto& ref_point = camp.points.front();
+    for (size_t p = 1; p < camp.points.size(); ++p)
+      for (const auto& run : camp.points[p].runs) {
         if (run.state != "done") continue;
         const analysis::RunData* ref = nullptr;
         for (const auto& r : ref_point.runs)
           if (r.state == "done" && analysis::key_value(r, "seed") == analysis::key_value(run, "seed")) ref = &r;
         if (!ref) {
-          problems.push_back(e.name + ": no finished reference run for " + run.name);
+          problems.push_back(camp.name + ": no finished reference run for " + run.name);
           continue;
         }
         std::string problem;
@@ -73,7 +67,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
         if (!std::isfinite(d)) d = INFINITY;
         worst = std::max(worst, d);
         over += d > tol;
-        rows.push_back({e.name, point_label(*ref), point_label(run), value_text(analysis::key_value(run, "seed")),
+        rows.push_back({camp.name, point_label(*ref), point_label(run), value_text(analysis::key_value(run, "seed")),
                         std::to_string(run.record->steps), sci(d, 3), d <= tol ? "yes" : "**no**"});
       }
   }
@@ -81,14 +75,13 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   f.numbers = md_table({"experiment", "reference", "compared", "seed", "steps", "max rel. weight difference",
                         "within " + sci(tol, 1)},
                        rows);
-  std::string missing;
   for (const auto& p : problems) missing += (missing.empty() ? "" : "; ") + p;
   if (over > 0) {
     f.verdict = Verdict::contradicted;
     f.reason = std::to_string(over) + " of " + std::to_string(rows.size()) +
                " comparisons exceed the tolerance (largest difference " + sci(worst, 3) + ")" +
                (missing.empty() ? "." : "; also missing: " + missing + ".");
-  } else if (!problems.empty() || rows.empty()) {
+  } else if (!missing.empty() || rows.empty()) {
     f.verdict = Verdict::inconclusive;
     f.reason = "runs missing or without saved weights: " + (missing.empty() ? std::string("no comparisons") : missing);
   } else {

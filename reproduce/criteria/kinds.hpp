@@ -14,6 +14,7 @@ extern const CriterionKind kBatchScaling;     // claim b: accuracy kept up to a 
 extern const CriterionKind kUsableBatch;      // claim c: the largest batch reaching a target, per optimizer
 extern const CriterionKind kCriticalBatch;    // claim d: steps to target against batch, S(B) fit, regimes
 extern const CriterionKind kAsyncCost;        // claim e: async needs more epochs and more tuning than sync
+extern const CriterionKind kTraffic;          // claim g: bytes per rank counted against closed forms
 extern const CriterionKind kCommHiding;       // claim f: which per-node batch hides the allreduce in backward
 extern const CriterionKind kPublishedTable;   // claim h: the seeds' table regenerated, its figures consistent
 extern const CriterionKind kTimeToTrain;      // claim i: published times to train predicted within a bound

@@ -29,16 +29,9 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   Finding f;
   std::string missing;
   BatchSeries acc;
-  for (const auto& e : experiments) {
-    auto camp = load_sweep(out, e);
-    if (!camp) {
-      missing += (missing.empty() ? "" : "; ") + e.name + ": not run";
-      continue;
-    }
-    std::string nd = runs_not_done(*camp);
-    if (!nd.empty()) missing += (missing.empty() ? "" : "; ") + e.name + ": " + nd;
+  for (const auto& camp : load_sweeps(out, experiments, missing)) {
     // Each point's repeats; per group and batch, the point with the best median (the tuned metaparameters).
-    for (const auto& p : camp->points) {
+    for (const auto& p : camp.points) {
       analysis::CampaignData one;
       one.points.push_back(p);
       for (auto& [g, by_batch] : batch_series(one, key, final_accuracy))

@@ -1,0 +1,131 @@
+// Claim g: the ring's traffic per node is constant in N while the parameter server's grows at the server (Patarasuk
+// and Yuan 2009; the seeds' "communication cost is constant, independent of the number of nodes"). The bytes are
+// those each rank's Comm counted during one allreduce of S bytes (`dtbench allreduce --json`, row "traffic"), at
+// every rank count N of the experiment. The textbook forms, exact when N divides S's element count:
+//   ring              every rank sends and receives 2 (N-1)/N S      (at most 2 S, whatever N)
+//   parameter server  the server sends and receives (N-1) S; each worker sends and receives S
+// Supported: every count equals its form exactly at every N. Contradicted: any differs. The other reducers'
+// counts are compared with their own exact formulas (reducers/traffic.hpp) and reported beside.
+#include <algorithm>
+
+#include "reproduce/criteria/kinds.hpp"
+#include "reproduce/evidence.hpp"
+#include "reproduce/experiments.hpp"
+
+namespace dtbench::reproduce {
+namespace {
+
+void check(const Json& c, const std::string& where) {
+  check_keys(c, where, {"size_bytes", "sweep"});
+  number_in(c, where, "size_bytes", 4, 1e12);
+  if (!c["sweep"].is_string()) throw BadInput(where + "/sweep: expected an experiment name");
+}
+
+std::vector<double> numbers(const Json& j, const char* key) {
+  std::vector<double> v;
+  if (j.contains(key) && j[key].is_array())
+    for (const auto& x : j[key]) v.push_back(x.is_number() ? x.get<double>() : -1);
+  return v;
+}
+
+Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& experiments,
+                 const std::filesystem::path& out) {
+  Finding f;
+  const double S = c["size_bytes"].get<double>();
+  const Experiment* e = nullptr;
+  for (const auto& x : experiments)
+    if (x.name == c["sweep"].get<std::string>()) e = &x;
+  if (!e || e->kind != "allreduce") {
+    f.reason = "no allreduce experiment named \"" + c["sweep"].get<std::string>() + "\" at this scale";
+    return f;
+  }
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> missing, wrong, beside;
+  Json ring = {{"label", "ring, per rank"}, {"ranks", Json::array()}, {"measured", Json::array()},
+               {"expected", Json::array()}};
+  Json server = {{"label", "parameter server, at the server"}, {"ranks", Json::array()},
+                 {"measured", Json::array()}, {"expected", Json::array()}};
+  Json worker = {{"label", "parameter server, per worker"}, {"ranks", Json::array()}, {"measured", Json::array()},
+                 {"expected", Json::array()}};
+  for (int n : e->ranks) {
+    const auto file = allreduce_file(out, *e, n);
+    if (!std::filesystem::exists(file)) {
+      missing.push_back("N=" + std::to_string(n));
+      continue;
+    }
+    const Json doc = read_json_file(file.string(), "allreduce sweep");
+    for (const auto& row : doc["rows"]) {
+      if (row.value("bytes", 0.0) != S || !row.contains("traffic")) continue;
+      const std::string name = row["reducer"];
+      const Json& t = row["traffic"];
+      auto sent = numbers(t, "sent_bytes"), recv = numbers(t, "received_bytes");
+      auto esent = numbers(t, "expected_sent_bytes"), erecv = numbers(t, "expected_received_bytes");
+      if (sent.size() != size_t(n) || recv.size() != size_t(n)) {
+        wrong.push_back(name + " N=" + std::to_string(n) + ": counts for " + std::to_string(sent.size()) + " ranks");
+        continue;
+      }
+      auto check_rank = [&](int r, double want, const std::string& who) {
+        const bool ok = sent[r] == want && recv[r] == want;
+        if (!ok) wrong.push_back(name + " N=" + std::to_string(n) + " " + who);
+        rows.push_back({name, std::to_string(n), who, fixed(sent[r], 0), fixed(recv[r], 0), fixed(want, 0),
+                        fixed(want / S, 4) + " S", ok ? "yes" : "**no**"});
+        return ok;
+      };
+      if (name == "ring") {
+        const double want = 2.0 * (n - 1) / n * S;
+        bool all = true;
+        for (int r = 0; r < n; ++r) all = (sent[r] == want && recv[r] == want) && all;
+        if (!all) wrong.push_back("ring N=" + std::to_string(n));
+        rows.push_back({"ring", std::to_string(n), "every rank", fixed(*std::max_element(sent.begin(), sent.end()), 0),
+                        fixed(*std::max_element(recv.begin(), recv.end()), 0), fixed(want, 0),
+                        fixed(want / S, 4) + " S", all ? "yes" : "**no**"});
+        ring["ranks"].push_back(n), ring["measured"].push_back(sent[0]), ring["expected"].push_back(want);
+      } else if (name == "parameter_server") {
+        check_rank(0, (n - 1) * S, "server (rank 0)");
+        server["ranks"].push_back(n), server["measured"].push_back(sent[0]), server["expected"].push_back((n - 1) * S);
+        if (n > 1) {
+          bool all = true;
+          for (int r = 1; r < n; ++r) all = (sent[r] == S && recv[r] == S) && all;
+          if (!all) wrong.push_back("parameter_server N=" + std::to_string(n) + " workers");
+          rows.push_back({name, std::to_string(n), "every worker", fixed(sent[1], 0), fixed(recv[1], 0), fixed(S, 0),
+                          "1 S", all ? "yes" : "**no**"});
+          worker["ranks"].push_back(n), worker["measured"].push_back(sent[1]), worker["expected"].push_back(S);
+        }
+      } else if (esent.size() == size_t(n)) {  // beside: the algorithm's own exact formula
+        if (sent != esent || recv != erecv) beside.push_back(name + " N=" + std::to_string(n));
+      }
+    }
+  }
+  f.figure = {{"kind", "bytes_per_rank"}, {"y", "bytes sent per allreduce of " + fixed(S / 1048576, 2) + " MiB"},
+              {"series", Json::array({ring, server, worker})}};
+  f.numbers = md_table({"reducer", "N", "rank", "sent (bytes)", "received (bytes)", "textbook form (bytes)",
+                        "form / S", "exact"}, rows);
+  f.numbers += "\nThe other reducers (tree, butterfly, halving-doubling) against their own exact formulas "
+               "(reducers/traffic.hpp): " +
+               (beside.empty() ? std::string("all equal.") : "differ at " + [&] {
+                 std::string s;
+                 for (const auto& b : beside) s += (s.empty() ? "" : ", ") + b;
+                 return s;
+               }() + ".") + "\n";
+  std::string list;
+  for (const auto& w : wrong) list += (list.empty() ? "" : "; ") + w;
+  if (!wrong.empty()) {
+    f.verdict = Verdict::contradicted;
+    f.reason = "counted bytes differ from the textbook form: " + list + ".";
+  } else if (!missing.empty() || ring["ranks"].empty() || server["ranks"].empty()) {
+    std::string m;
+    for (const auto& x : missing) m += (m.empty() ? "" : ", ") + x;
+    f.reason = "sweeps missing: " + (m.empty() ? std::string("no ring or parameter-server row of this size") : m);
+  } else {
+    f.verdict = Verdict::supported;
+    f.reason = "at every N the ring moves exactly 2(N-1)/N S per rank (never above 2 S) while the parameter server "
+               "moves (N-1) S at the server and S per worker, counted by the Comm layer.";
+  }
+  return f;
+}
+
+}  // namespace
+
+const CriterionKind kTraffic = {"traffic", check, evaluate};
+
+}  // namespace dtbench::reproduce
