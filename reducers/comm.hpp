@@ -37,6 +37,7 @@ struct CommTraffic {
   uint64_t received_bytes = 0;
   uint64_t sent_messages = 0;
   uint64_t received_messages = 0;
+  bool operator==(const CommTraffic&) const = default;
 };
 
 class Comm {
