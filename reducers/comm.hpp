@@ -33,10 +33,8 @@ namespace dtbench {
 // Bytes and messages a Comm moved since it was made or last reset. A sendrecv is one message each way;
 // a zero-byte message counts as a message.
 struct CommTraffic {
-  uint64_t sent_bytes = 0;
-  uint64_t received_bytes = 0;
-  uint64_t sent_messages = 0;
-  uint64_t received_messages = 0;
+  uint64_t sent_bytes = 0, received_bytes = 0;
+  uint64_t sent_messages = 0, received_messages = 0;
   bool operator==(const CommTraffic&) const = default;
 };
 
