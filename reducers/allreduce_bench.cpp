@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <numeric>
 #include <sstream>
 
 #include "core/atomic_file.hpp"
@@ -20,6 +21,7 @@
 #include "reducers/pattern.hpp"
 #include "reducers/registry.hpp"
 #include "reducers/thread_comm.hpp"
+#include "reducers/traffic.hpp"
 #ifdef DTBENCH_HAVE_CUDA
 #include "core/cuda/cuda_check.hpp"
 #include "reducers/nccl_reducer.hpp"
@@ -101,37 +103,30 @@ void validate(const AllreduceOptions& o) {
 namespace {
 
 // Small collectives for the driver's bookkeeping, over the Comm itself (linear: rank 0 gathers, then
-// sends the result back), so the driver runs on any transport. Outside every timed region.
-double max_over_ranks(Comm& c, double x) {
+// sends the table back), so the driver runs on any transport. Outside every timed and counted region.
+template <class T>
+std::vector<T> gather_to_all(Comm& c, const T& x) {
   const int tag = kTagDriver;
+  std::vector<T> all(static_cast<size_t>(c.size()));
+  all[static_cast<size_t>(c.rank())] = x;
   if (c.rank() == 0) {
-    for (int r = 1; r < c.size(); ++r) {
-      double y;
-      c.recv(r, &y, sizeof y, tag);
-      x = std::max(x, y);
-    }
-    for (int r = 1; r < c.size(); ++r) c.send(r, &x, sizeof x, tag);
+    for (int r = 1; r < c.size(); ++r) c.recv(r, &all[static_cast<size_t>(r)], sizeof(T), tag);
+    for (int r = 1; r < c.size(); ++r) c.send(r, all.data(), all.size() * sizeof(T), tag);
   } else {
-    c.send(0, &x, sizeof x, tag);
-    c.recv(0, &x, sizeof x, tag);
+    c.send(0, &x, sizeof(T), tag);
+    c.recv(0, all.data(), all.size() * sizeof(T), tag);
   }
-  return x;
+  return all;
+}
+
+double max_over_ranks(Comm& c, double x) {
+  const std::vector<double> all = gather_to_all(c, x);
+  return *std::max_element(all.begin(), all.end());
 }
 
 uint64_t sum_over_ranks(Comm& c, uint64_t x) {
-  const int tag = kTagDriver;
-  if (c.rank() == 0) {
-    for (int r = 1; r < c.size(); ++r) {
-      uint64_t y;
-      c.recv(r, &y, sizeof y, tag);
-      x += y;
-    }
-    for (int r = 1; r < c.size(); ++r) c.send(r, &x, sizeof x, tag);
-  } else {
-    c.send(0, &x, sizeof x, tag);
-    c.recv(0, &x, sizeof x, tag);
-  }
-  return x;
+  const std::vector<uint64_t> all = gather_to_all(c, x);
+  return std::accumulate(all.begin(), all.end(), uint64_t{0});
 }
 
 void one_allreduce(Reducer& r, float* data, size_t count, bool async) {
@@ -141,6 +136,37 @@ void one_allreduce(Reducer& r, float* data, size_t count, bool async) {
   } else {
     r.allreduce(data, count);
   }
+}
+
+// One allreduce with the Comm's counters reset before it: each rank's bytes and messages (arrays indexed
+// by rank), and the reducer's closed form (reducers/traffic.hpp) beside them; null where it has none
+// (mpi, nccl: their bytes move inside the library, where the Comm counts nothing). Every rank's earlier
+// transfers have completed on that rank, so the counts are this call's alone.
+Json count_traffic(Comm& c, Reducer& r, float* data, size_t count, bool async, const ReducerOptions& options) {
+  c.reset_traffic();
+  one_allreduce(r, data, count, async);
+  const std::vector<CommTraffic> all = gather_to_all(c, c.traffic());
+  Json t = {{"sent_bytes", Json::array()},
+            {"received_bytes", Json::array()},
+            {"sent_messages", Json::array()},
+            {"received_messages", Json::array()},
+            {"expected_sent_bytes", nullptr},
+            {"expected_received_bytes", nullptr}};
+  for (const CommTraffic& x : all) {
+    t["sent_bytes"].push_back(x.sent_bytes);
+    t["received_bytes"].push_back(x.received_bytes);
+    t["sent_messages"].push_back(x.sent_messages);
+    t["received_messages"].push_back(x.received_messages);
+  }
+  if (reducer_info(r.name()).traffic != nullptr) {
+    t["expected_sent_bytes"] = Json::array();
+    t["expected_received_bytes"] = Json::array();
+    for (const RankBytes& b : expected_traffic(r.name(), c.size(), count * sizeof(float), options)) {
+      t["expected_sent_bytes"].push_back(b.sent);
+      t["expected_received_bytes"].push_back(b.received);
+    }
+  }
+  return t;
 }
 
 // Local reduction kernel (dst += src) at each size, on all ranks at once as in the algorithms: the
@@ -232,6 +258,7 @@ Json run_allreduce_sweep(Comm& comm, const AllreduceOptions& o, std::ostream* ta
       const double t = max_over_ranks(comm, last / o.iters);
       std::nth_element(iter_times.begin(), iter_times.begin() + o.iters / 2, iter_times.end());
       const double t_median = max_over_ranks(comm, iter_times[static_cast<size_t>(o.iters / 2)]);
+      Json traffic = count_traffic(comm, *r, data, count, o.async, o.reducer_options);
 
       uint64_t wrong = 0;
       for (int i = 0; i < o.check_iters; ++i) {
@@ -259,7 +286,8 @@ Json run_allreduce_sweep(Comm& comm, const AllreduceOptions& o, std::ostream* ta
                       {"algbw_gbps", algbw},
                       {"busbw_gbps", algbw * factor},
                       {"bus_factor", factor},
-                      {"wrong", wrong}});
+                      {"wrong", wrong},
+                      {"traffic", std::move(traffic)}});
       if (table) {
         std::snprintf(line, sizeof line, "  %12zu %12zu %18s %11.2f %11.3f %11.3f %8llu\n", bytes, count,
                       r->name().c_str(), t * 1e6, algbw, algbw * factor, static_cast<unsigned long long>(wrong));

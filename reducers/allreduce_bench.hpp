@@ -9,7 +9,10 @@
 // Columns: size (bytes), count (floats), reducer, time (us), algbw = size / time and
 // busbw = algbw x bus_factor (GB/s, 1e9 bytes per second, as nccl-tests), #wrong (summed over ranks).
 // The JSON rows also carry time_median_us: the median of the per-iteration times (max over ranks), which
-// a shared machine's preemptions disturb far less than the mean; the cost model fits it.
+// a shared machine's preemptions disturb far less than the mean; the cost model fits it. And "traffic":
+// the bytes and messages each rank sent and received in one more allreduce of that size (outside the
+// timed loop), as the Comm counted them, with the reducer's exact closed form beside them
+// (reducers/traffic.hpp; null for mpi and nccl, whose bytes the Comm does not see).
 #pragma once
 
 #include <cstddef>

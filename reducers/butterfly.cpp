@@ -40,4 +40,20 @@ CostTerms Butterfly::cost(int p, double n, const ReducerOptions& o, double eager
   return t;
 }
 
+std::vector<RankBytes> Butterfly::traffic(int p, size_t bytes, const ReducerOptions&) {
+  // From run() and the fold (reducers/fold.hpp), p' = largest power of two <= p, r = p - p': each of the
+  // lg p' steps swaps the whole buffer S. An even rank below 2r only folds in and out: S each way. An
+  // odd rank below 2r adds one S in each direction to the lg p' S of the steps: received (fold in) and
+  // sent (fold out). Every other rank: lg p' S each way (Thakur et al. 2005, section 4.1).
+  std::vector<RankBytes> out(static_cast<size_t>(p));
+  if (p == 1) return out;
+  const int pof2 = largest_pof2(p), rem = p - pof2;
+  const uint64_t steps = static_cast<uint64_t>(std::log2(pof2));
+  for (int i = 0; i < p; ++i) {
+    const uint64_t full = i >= 2 * rem ? steps : (i % 2 == 0 ? 1 : steps + 1);
+    out[static_cast<size_t>(i)] = {full * bytes, full * bytes};
+  }
+  return out;
+}
+
 }  // namespace dtbench

@@ -12,12 +12,31 @@
 //   ring shifts of the algorithms cannot deadlock.
 // A Comm may be used by several threads at once (the reducers' communication threads), provided
 // concurrent users pick different tags.
+//
+// Traffic: every send, recv and sendrecv adds its bytes and messages to this communicator's counters
+// (traffic(), reset_traffic()), so a test or `dtbench allreduce` reads what an algorithm moved. The
+// public transfers are non-virtual: they call the transport's private do_send, do_recv or do_sendrecv
+// and count what completed, so no transfer through a Comm can skip the count, whatever the transport
+// (a decorator could be bypassed by using the bare Comm). The counters are relaxed atomics (two adds
+// per direction, no lock), as several threads may use one Comm. Not counted: barrier, and what a
+// library moves inside its own collectives (MPI_Allreduce of the `mpi` reducer on MpiComm::handle(),
+// NCCL): the Comm never sees those bytes.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace dtbench {
+
+// Bytes and messages a Comm moved since it was made or last reset. A sendrecv is one message each way;
+// a zero-byte message counts as a message.
+struct CommTraffic {
+  uint64_t sent_bytes = 0, received_bytes = 0;
+  uint64_t sent_messages = 0, received_messages = 0;
+  bool operator==(const CommTraffic&) const = default;
+};
 
 class Comm {
  public:
@@ -26,10 +45,20 @@ class Comm {
   virtual int rank() const = 0;
   virtual int size() const = 0;
 
-  virtual void send(int dst, const void* buf, size_t bytes, int tag) = 0;
-  virtual void recv(int src, void* buf, size_t bytes, int tag) = 0;
-  virtual void sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf,
-                        size_t recvbytes, int tag) = 0;
+  void send(int dst, const void* buf, size_t bytes, int tag) {
+    do_send(dst, buf, bytes, tag);
+    count_sent(bytes);
+  }
+  void recv(int src, void* buf, size_t bytes, int tag) {
+    do_recv(src, buf, bytes, tag);
+    count_received(bytes);
+  }
+  void sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
+                int tag) {
+    do_sendrecv(dst, sendbuf, sendbytes, src, recvbuf, recvbytes, tag);
+    count_sent(sendbytes);
+    count_received(recvbytes);
+  }
   virtual void barrier() = 0;
   // Ends every rank's participation: MPI aborts the job; the thread transport wakes every blocked
   // rank with RunFailed. Never returns.
@@ -37,6 +66,34 @@ class Comm {
 
   // A short name for provenance ("mpi", "thread").
   virtual std::string transport() const = 0;
+
+  // The counters of the transfers that completed since construction or the last reset_traffic().
+  CommTraffic traffic() const {
+    return {sent_bytes_.load(std::memory_order_relaxed), received_bytes_.load(std::memory_order_relaxed),
+            sent_messages_.load(std::memory_order_relaxed), received_messages_.load(std::memory_order_relaxed)};
+  }
+  void reset_traffic() {
+    for (auto* c : {&sent_bytes_, &received_bytes_, &sent_messages_, &received_messages_})
+      c->store(0, std::memory_order_relaxed);
+  }
+
+ private:
+  // The transport's transfers, with the semantics above; reached only through the counting ones.
+  virtual void do_send(int dst, const void* buf, size_t bytes, int tag) = 0;
+  virtual void do_recv(int src, void* buf, size_t bytes, int tag) = 0;
+  virtual void do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf,
+                           size_t recvbytes, int tag) = 0;
+
+  void count_sent(size_t bytes) {
+    sent_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    sent_messages_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void count_received(size_t bytes) {
+    received_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    received_messages_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  std::atomic<uint64_t> sent_bytes_{0}, received_bytes_{0}, sent_messages_{0}, received_messages_{0};
 };
 
 }  // namespace dtbench

@@ -27,6 +27,11 @@ inline size_t block_begin(size_t count, size_t nblocks, size_t b) {
   return static_cast<size_t>((static_cast<unsigned __int128>(count) * b) / nblocks);
 }
 
+// Length of block b of that partition.
+inline size_t block_len(size_t count, size_t nblocks, size_t b) {
+  return block_begin(count, nblocks, b + 1) - block_begin(count, nblocks, b);
+}
+
 // Number of segments for a transfer of at most `max_elems` floats under the options' segmenting rule
 // (ReducerOptions). Both ends of a transfer must pass the same max_elems.
 size_t segment_count(size_t max_elems, const ReducerOptions& o);

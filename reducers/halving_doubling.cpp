@@ -69,4 +69,35 @@ CostTerms HalvingDoubling::cost_terms(int p, double n, const ReducerOptions& o, 
   return t;
 }
 
+std::vector<RankBytes> HalvingDoubling::traffic(int p, size_t bytes, const ReducerOptions&) {
+  // From run(), p' = largest power of two <= p, blocks b of p' (B(b) its first element) and virtual
+  // rank v. Halving: v sends the half it gives away, every block but v in all, and receives the half it
+  // keeps: the aligned range of m blocks holding v, for m = p'/2, ..., 2, 1. Doubling sends those same
+  // ranges and receives the rest: so each way, (S - L(v)) + sum over m of the bytes of blocks
+  // [a_m, a_m + m), a_m = v rounded down to a multiple of m. When p' divides the element count that is
+  // 2(p'-1)/p' S (Thakur et al. 2005, section 4.5). The fold (reducers/fold.hpp) adds S each way to an
+  // odd rank below 2r (r = p - p') and leaves its even partner S each way and nothing else.
+  std::vector<RankBytes> out(static_cast<size_t>(p));
+  const size_t n = bytes / sizeof(float);
+  if (p == 1 || n == 0) return out;
+  const int pof2 = largest_pof2(p), rem = p - pof2;
+  const size_t q = static_cast<size_t>(pof2);
+  auto range_bytes = [&](size_t lo, size_t hi) {
+    return (block_begin(n, q, hi) - block_begin(n, q, lo)) * sizeof(float);
+  };
+  for (int i = 0; i < p; ++i) {
+    uint64_t b = 0;
+    if (i < 2 * rem && i % 2 == 0) {
+      b = bytes;
+    } else {
+      const size_t v = static_cast<size_t>(i < 2 * rem ? i / 2 : i - rem);
+      b = bytes - range_bytes(v, v + 1);
+      for (size_t m = 1; m < q; m *= 2) b += range_bytes(v & ~(m - 1), (v & ~(m - 1)) + m);
+      if (i < 2 * rem) b += bytes;
+    }
+    out[static_cast<size_t>(i)] = {b, b};
+  }
+  return out;
+}
+
 }  // namespace dtbench

@@ -14,6 +14,7 @@
 #include "reducers/allreduce.hpp"
 #include "reducers/cost_terms.hpp"
 #include "reducers/scratch.hpp"
+#include "reducers/traffic.hpp"
 
 namespace dtbench {
 
@@ -24,6 +25,8 @@ class HalvingDoubling : public Allreduce {
   void run(float* data, size_t count) override;
   // The alpha-beta-gamma terms of one allreduce (reducers/cost_terms.hpp).
   static CostTerms cost(int ranks, double bytes, const ReducerOptions& options, double eager_bytes);
+  // The exact bytes each rank sends and receives in one allreduce (reducers/traffic.hpp).
+  static std::vector<RankBytes> traffic(int ranks, size_t bytes, const ReducerOptions& options);
   // The same formula with or without the segmenting of the transfers (MpiReducer's model has none).
   static CostTerms cost_terms(int ranks, double bytes, const ReducerOptions& options, double eager_bytes,
                               bool segmented);

@@ -98,16 +98,16 @@ void MpiComm::transfer(int dst, const void* sendbuf, size_t sendbytes, int src, 
   }
 }
 
-void MpiComm::send(int dst, const void* buf, size_t bytes, int tag) {
+void MpiComm::do_send(int dst, const void* buf, size_t bytes, int tag) {
   transfer(dst, buf, bytes, MPI_PROC_NULL, nullptr, 0, tag, "MPI_Send");
 }
 
-void MpiComm::recv(int src, void* buf, size_t bytes, int tag) {
+void MpiComm::do_recv(int src, void* buf, size_t bytes, int tag) {
   transfer(MPI_PROC_NULL, nullptr, 0, src, buf, bytes, tag, "MPI_Recv");
 }
 
-void MpiComm::sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
-                       int tag) {
+void MpiComm::do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf,
+                          size_t recvbytes, int tag) {
   transfer(dst, sendbuf, sendbytes, src, recvbuf, recvbytes, tag, "MPI_Sendrecv");
 }
 

@@ -24,15 +24,12 @@ class MpiComm : public Comm {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void send(int dst, const void* buf, size_t bytes, int tag) override;
-  void recv(int src, void* buf, size_t bytes, int tag) override;
-  void sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
-                int tag) override;
   void barrier() override;
   [[noreturn]] void abort(const std::string& reason) override;
   std::string transport() const override { return "mpi"; }
 
-  // The duplicated communicator, for the reducer that calls MPI_Allreduce itself.
+  // The duplicated communicator, for the reducer that calls MPI_Allreduce itself (its bytes are not
+  // counted in traffic(): they move inside the library).
   MPI_Comm handle() const { return comm_; }
 
   // How a transfer waits for completion. 0 (the default): inside MPI_Waitall, which polls the transport
@@ -48,6 +45,10 @@ class MpiComm : public Comm {
   void wait_all(std::vector<MPI_Request>& reqs, MPI_Status* statuses, const char* call) const;
 
  private:
+  void do_send(int dst, const void* buf, size_t bytes, int tag) override;
+  void do_recv(int src, void* buf, size_t bytes, int tag) override;
+  void do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
+                   int tag) override;
   void check(int rc, const char* call) const;
   // Posts the receives, then the sends, then waits: MPI_PROC_NULL for a side that is absent.
   void transfer(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,

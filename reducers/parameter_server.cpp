@@ -6,11 +6,18 @@
 #include "reducers/exchange.hpp"
 
 namespace dtbench {
+namespace {
+
+void check_servers(int servers, int ranks) {
+  if (servers < 1 || servers > ranks)
+    throw BadInput("parameter_server: servers must be in 1.." + std::to_string(ranks) + " (the rank count), got " +
+                   std::to_string(servers));
+}
+
+}  // namespace
 
 ParameterServer::ParameterServer(Comm& comm, int servers) : Allreduce(comm), servers_(servers) {
-  if (servers < 1 || servers > comm.size())
-    throw BadInput("parameter_server: servers must be in 1.." + std::to_string(comm.size()) + " (the rank count), got " +
-                   std::to_string(servers));
+  check_servers(servers, comm.size());
 }
 
 void ParameterServer::run(float* data, size_t count) {
@@ -63,6 +70,23 @@ CostTerms ParameterServer::cost(int p, double n, const ReducerOptions& o, double
   t.beta = 2 * (P - 1) * n / S;
   t.gamma = (P - 1) * n / S;
   return t;
+}
+
+std::vector<RankBytes> ParameterServer::traffic(int p, size_t bytes, const ReducerOptions& o) {
+  // From run(): every rank pushes each server's shard but its own (S - M(i) bytes, M(i) the bytes of
+  // its own shard if it is a server, else 0) and pulls the same back; a server also receives its shard
+  // from the p-1 others and sends the sum to them. So sent = received = S + (p-2) M(i): one server
+  // (M = S) moves (p-1) S each way, each worker S (the seeds' "all to 1").
+  check_servers(o.servers, p);
+  std::vector<RankBytes> out(static_cast<size_t>(p));
+  const size_t n = bytes / sizeof(float);
+  if (p == 1) return out;
+  for (int i = 0; i < p; ++i) {
+    const uint64_t own = i < o.servers ? block_len(n, static_cast<size_t>(o.servers), static_cast<size_t>(i)) : 0;
+    const uint64_t b = bytes + static_cast<uint64_t>(p - 2) * own * sizeof(float);
+    out[static_cast<size_t>(i)] = {b, b};
+  }
+  return out;
 }
 
 }  // namespace dtbench

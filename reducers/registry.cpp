@@ -35,27 +35,29 @@ BadInput unknown_reducer(const std::string& name) {
 const std::vector<ReducerInfo>& reducer_registry() {
   static const std::vector<ReducerInfo> registry = {
       {"parameter_server", ReducerKind::kHost, allreduce_bus_factor, &ParameterServer::cost,
+       &ParameterServer::traffic,
        [](Comm& c, const ReducerOptions& o) -> std::unique_ptr<Allreduce> {
          return std::make_unique<ParameterServer>(c, o.servers);
        }},
-      {"tree", ReducerKind::kHost, allreduce_bus_factor, &Tree::cost,
+      {"tree", ReducerKind::kHost, allreduce_bus_factor, &Tree::cost, &Tree::traffic,
        [](Comm& c, const ReducerOptions&) -> std::unique_ptr<Allreduce> { return std::make_unique<Tree>(c); }},
-      {"butterfly", ReducerKind::kHost, allreduce_bus_factor, &Butterfly::cost,
+      {"butterfly", ReducerKind::kHost, allreduce_bus_factor, &Butterfly::cost, &Butterfly::traffic,
        [](Comm& c, const ReducerOptions& o) -> std::unique_ptr<Allreduce> {
          return std::make_unique<Butterfly>(c, o);
        }},
-      {"ring", ReducerKind::kHost, allreduce_bus_factor, &Ring::cost,
+      {"ring", ReducerKind::kHost, allreduce_bus_factor, &Ring::cost, &Ring::traffic,
        [](Comm& c, const ReducerOptions& o) -> std::unique_ptr<Allreduce> { return std::make_unique<Ring>(c, o); }},
       {"halving_doubling", ReducerKind::kHost, allreduce_bus_factor, &HalvingDoubling::cost,
+       &HalvingDoubling::traffic,
        [](Comm& c, const ReducerOptions& o) -> std::unique_ptr<Allreduce> {
          return std::make_unique<HalvingDoubling>(c, o);
        }},
-      {"mpi", ReducerKind::kHost, allreduce_bus_factor, &MpiReducer::cost,
+      {"mpi", ReducerKind::kHost, allreduce_bus_factor, &MpiReducer::cost, nullptr,
        [](Comm& c, const ReducerOptions&) -> std::unique_ptr<Allreduce> { return std::make_unique<MpiReducer>(c); }},
       // Not in reducer_names(): "all" means the host reducers, which run on any machine.
-      {"nccl", ReducerKind::kGpuOnly, allreduce_bus_factor, nullptr, make_nccl},
+      {"nccl", ReducerKind::kGpuOnly, allreduce_bus_factor, nullptr, nullptr, make_nccl},
       // The trainer's own loop (workloads/train), not an allreduce.
-      {"async_parameter_server", ReducerKind::kAsynchronous, allreduce_bus_factor, nullptr, nullptr},
+      {"async_parameter_server", ReducerKind::kAsynchronous, allreduce_bus_factor, nullptr, nullptr, nullptr},
   };
   return registry;
 }

@@ -1,6 +1,6 @@
 // The reducer registry: every name the config's /reducer/name accepts, registered once with its kind,
-// bus-bandwidth factor, cost formula and factory. The config schema, make_reducer, `dtbench allreduce
-// --reducer all` and the cost model all read it.
+// bus-bandwidth factor, cost formula, traffic formula and factory. The config schema, make_reducer,
+// `dtbench allreduce --reducer all`, the cost model and expected_traffic all read it.
 #pragma once
 
 #include <memory>
@@ -11,6 +11,7 @@
 #include "reducers/comm.hpp"
 #include "reducers/cost_terms.hpp"
 #include "reducers/reducer_options.hpp"
+#include "reducers/traffic.hpp"
 
 namespace dtbench {
 
@@ -28,6 +29,7 @@ struct ReducerInfo {
   ReducerKind kind;
   double (*bus_factor)(int nranks);  // busbw = algbw x bus_factor(ranks)
   CostFormula cost;                  // nullptr: the cost model has no formula for it
+  TrafficFormula traffic;            // nullptr: its bytes do not move through the Comm (mpi, nccl)
   AllreduceFactory make;             // nullptr: not built by make_reducer (asynchronous)
 };
 

@@ -45,4 +45,19 @@ CostTerms Ring::cost(int p, double n, const ReducerOptions& o, double eager) {
   return t;
 }
 
+std::vector<RankBytes> Ring::traffic(int p, size_t bytes, const ReducerOptions&) {
+  // From run(): rank i sends every chunk but i+1 in the reduce-scatter and every chunk but i+2 in the
+  // allgather, and receives every chunk but i, then every chunk but i+1 (chunk indices mod p). With
+  // L(c) the bytes of chunk c (block c of p, reducers/exchange.hpp) and S the buffer's bytes:
+  // sent = 2S - L(i+1) - L(i+2), received = 2S - L(i) - L(i+1); when p divides the element count,
+  // L = S/p and both are 2(p-1)/p S (Patarasuk and Yuan 2009). For p = 2, i+2 is i: S each way.
+  std::vector<RankBytes> out(static_cast<size_t>(p));
+  const size_t n = bytes / sizeof(float), np = static_cast<size_t>(p);
+  if (p == 1 || n == 0) return out;
+  auto L = [&](int c) { return block_len(n, np, static_cast<size_t>(c % p)) * sizeof(float); };
+  for (int i = 0; i < p; ++i)
+    out[static_cast<size_t>(i)] = {2 * bytes - L(i + 1) - L(i + 2), 2 * bytes - L(i) - L(i + 1)};
+  return out;
+}
+
 }  // namespace dtbench

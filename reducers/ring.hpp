@@ -18,6 +18,7 @@
 #include "reducers/allreduce.hpp"
 #include "reducers/cost_terms.hpp"
 #include "reducers/scratch.hpp"
+#include "reducers/traffic.hpp"
 
 namespace dtbench {
 
@@ -28,6 +29,8 @@ class Ring : public Allreduce {
   void run(float* data, size_t count) override;
   // The alpha-beta-gamma terms of one allreduce (reducers/cost_terms.hpp).
   static CostTerms cost(int ranks, double bytes, const ReducerOptions& options, double eager_bytes);
+  // The exact bytes each rank sends and receives in one allreduce (reducers/traffic.hpp).
+  static std::vector<RankBytes> traffic(int ranks, size_t bytes, const ReducerOptions& options);
 
  private:
   ReducerOptions options_;  // the segmenting rule

@@ -13,20 +13,20 @@ namespace dtbench {
 
 int ThreadComm::size() const { return world_.size(); }
 
-void ThreadComm::send(int dst, const void* buf, size_t bytes, int tag) {
+void ThreadComm::do_send(int dst, const void* buf, size_t bytes, int tag) {
   world_.check_rank(dst, "send to", rank_);
   ThreadWorld::Message msg{rank_, tag, buf, bytes};
   world_.post(dst, msg);
   world_.wait_sent(dst, msg, rank_);
 }
 
-void ThreadComm::recv(int src, void* buf, size_t bytes, int tag) {
+void ThreadComm::do_recv(int src, void* buf, size_t bytes, int tag) {
   world_.check_rank(src, "receive from", rank_);
   world_.receive(rank_, src, buf, bytes, tag);
 }
 
-void ThreadComm::sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf,
-                          size_t recvbytes, int tag) {
+void ThreadComm::do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf,
+                             size_t recvbytes, int tag) {
   world_.check_rank(dst, "send to", rank_);
   world_.check_rank(src, "receive from", rank_);
   ThreadWorld::Message msg{rank_, tag, sendbuf, sendbytes};

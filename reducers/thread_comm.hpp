@@ -21,15 +21,16 @@ class ThreadComm : public Comm {
   ThreadComm(ThreadWorld& world, int rank) : world_(world), rank_(rank) {}
   int rank() const override { return rank_; }
   int size() const override;
-  void send(int dst, const void* buf, size_t bytes, int tag) override;
-  void recv(int src, void* buf, size_t bytes, int tag) override;
-  void sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
-                int tag) override;
   void barrier() override;
   [[noreturn]] void abort(const std::string& reason) override;
   std::string transport() const override { return "thread"; }
 
  private:
+  void do_send(int dst, const void* buf, size_t bytes, int tag) override;
+  void do_recv(int src, void* buf, size_t bytes, int tag) override;
+  void do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
+                   int tag) override;
+
   ThreadWorld& world_;
   int rank_;
 };

@@ -71,4 +71,17 @@ CostTerms Tree::cost(int p, double n, const ReducerOptions&, double eager) {
   return t;
 }
 
+std::vector<RankBytes> Tree::traffic(int p, size_t bytes, const ReducerOptions&) {
+  // From run(): a rank receives one full buffer from each child and sends one to its parent (reduce),
+  // then receives one from its parent and sends one to each child (broadcast): (children + 1) S each
+  // way below the root, children x S at the root (2S for p >= 3, the root's 4 buffers in all).
+  std::vector<RankBytes> out(static_cast<size_t>(p));
+  if (p == 1) return out;
+  for (int i = 0; i < p; ++i) {
+    const uint64_t links = (2 * i + 1 < p) + (2 * i + 2 < p) + (i > 0);
+    out[static_cast<size_t>(i)] = {links * bytes, links * bytes};
+  }
+  return out;
+}
+
 }  // namespace dtbench

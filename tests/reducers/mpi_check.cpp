@@ -1,7 +1,9 @@
 // The thread-transport checks again, under mpiexec: every reducer (and MPI_Allreduce) x the issue's
 // sizes, exact expected sums, identical bits on all ranks (compared through a hash of each rank's
-// buffer), the asynchronous interface, and repeatable bits on inexact inputs. CTest runs it with 1..5
-// ranks. Prints failures on rank 0 and exits 1 when any check failed on any rank.
+// buffer), the asynchronous interface, repeatable bits on inexact inputs, and the traffic: MpiComm
+// counts, on every rank, the same bytes and messages as the thread transport for the same reducer and
+// size, and the bytes of the reducer's formula (reducers/traffic.hpp). CTest runs it with 1..5 ranks.
+// Prints failures on rank 0 and exits 1 when any check failed on any rank.
 #include <mpi.h>
 
 #include <algorithm>
@@ -16,6 +18,8 @@
 #include "reducers/mpi_comm.hpp"
 #include "reducers/pattern.hpp"
 #include "reducers/reducer.hpp"
+#include "reducers/thread_comm.hpp"
+#include "reducers/traffic.hpp"
 #include "tests/reducers/reducer_cases.hpp"
 
 namespace dtbench {
@@ -51,6 +55,46 @@ struct Checker {
     }
   }
 };
+
+std::string show(const CommTraffic& t) {
+  return "sent " + std::to_string(t.sent_bytes) + " B in " + std::to_string(t.sent_messages) + ", received " +
+         std::to_string(t.received_bytes) + " B in " + std::to_string(t.received_messages);
+}
+
+// One allreduce per reducer and size, counted by MpiComm on every rank; rank 0 runs the same on thread
+// ranks and compares rank by rank (bytes and messages), and both with the formula's bytes.
+void check_traffic(MpiComm& comm, Checker& ck) {
+  for (const auto& rc : test::reducer_cases(false)) {
+    const ReducerOptions o = rc.for_ranks(ck.size);
+    auto reducer = make_reducer(rc.name, comm, o);
+    for (size_t count : {size_t{7}, size_t{1001}, size_t{10007}}) {
+      if (count > rc.max_count) continue;
+      std::vector<float> buf(count, 1.0f);
+      comm.reset_traffic();
+      reducer->allreduce(buf.data(), count);
+      const CommTraffic mine = comm.traffic();
+      std::vector<CommTraffic> mpi(static_cast<size_t>(ck.size));
+      MPI_Gather(&mine, sizeof mine, MPI_BYTE, mpi.data(), sizeof mine, MPI_BYTE, 0, ck.world);
+      if (ck.rank != 0) continue;
+      std::vector<CommTraffic> threads(static_cast<size_t>(ck.size));
+      run_ranks(ck.size, [&](Comm& c) {
+        auto r = make_reducer(rc.name, c, o);
+        std::vector<float> b(count, 1.0f);
+        r->allreduce(b.data(), count);
+        threads[static_cast<size_t>(c.rank())] = c.traffic();
+      });
+      const auto formula = expected_traffic(rc.name, ck.size, count * sizeof(float), o);
+      for (size_t r = 0; r < mpi.size(); ++r) {
+        const std::string what = rc.label + " ranks=" + std::to_string(ck.size) + " count=" +
+                                 std::to_string(count) + " rank " + std::to_string(r) + " traffic: ";
+        ck.expect(mpi[r] == threads[r], what + "mpi " + show(mpi[r]) + " != thread " + show(threads[r]));
+        ck.expect(mpi[r].sent_bytes == formula[r].sent && mpi[r].received_bytes == formula[r].received,
+                  what + "mpi " + show(mpi[r]) + " != formula sent " + std::to_string(formula[r].sent) +
+                      " received " + std::to_string(formula[r].received));
+      }
+    }
+  }
+}
 
 int run(int argc, char** argv) {
   MpiSession session(&argc, &argv);
@@ -96,6 +140,7 @@ int run(int argc, char** argv) {
     ck.expect(std::memcmp(a.data(), b.data(), count * sizeof(float)) == 0, what + ": run 1 != run 2");
     ck.expect(ck.same_everywhere(fnv1a(a.data(), count)), what + ": ranks differ in bits");
   }
+  check_traffic(comm, ck);
   long total = ck.sum(ck.failures > 0 ? 1 : 0);
   if (ck.rank == 0) std::printf("%s: %d ranks, %s\n", argv[0], ck.size, total == 0 ? "all checks passed" : "FAILED");
   return total == 0 ? 0 : 1;

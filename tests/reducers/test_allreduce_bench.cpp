@@ -1,5 +1,5 @@
 // The `dtbench allreduce` driver on the thread transport: size parsing and sweeps, option checks,
-// the rows it returns, and the check pattern's power to expose misplaced data.
+// the rows it returns (their traffic included), and the check pattern's power to expose misplaced data.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include "reducers/pattern.hpp"
 #include "reducers/registry.hpp"
 #include "reducers/thread_comm.hpp"
+#include "reducers/traffic.hpp"
 
 namespace dtbench {
 namespace {
@@ -82,6 +83,17 @@ TEST(AllreduceBench, SweepRowsOnThreeThreadRanks) {
     EXPECT_NEAR(row["busbw_gbps"].get<double>(), row["algbw_gbps"].get<double>() * 4.0 / 3.0, 1e-12);
     EXPECT_NEAR(row["algbw_gbps"].get<double>(),
                 row["bytes"].get<double>() / (row["time_us"].get<double>() * 1e-6) / 1e9, 1e-9);
+    // One call's traffic per rank, as counted, equals the reducer's formula (none of these is mpi).
+    const Json& t = row["traffic"];
+    const auto want = expected_traffic(row["reducer"], 3, row["bytes"], o.reducer_options);
+    ASSERT_EQ(t["sent_bytes"].size(), 3u);
+    for (size_t r = 0; r < 3; ++r) {
+      EXPECT_EQ(t["sent_bytes"][r].get<uint64_t>(), want[r].sent) << row.dump();
+      EXPECT_EQ(t["received_bytes"][r].get<uint64_t>(), want[r].received) << row.dump();
+      EXPECT_EQ(t["expected_sent_bytes"][r].get<uint64_t>(), want[r].sent) << row.dump();
+      EXPECT_EQ(t["expected_received_bytes"][r].get<uint64_t>(), want[r].received) << row.dump();
+      EXPECT_EQ(t["sent_messages"][r].get<uint64_t>() > 0, row["bytes"].get<size_t>() > 0) << row.dump();
+    }
   }
   EXPECT_EQ(result["reduction"].size(), sizes.size());
 }

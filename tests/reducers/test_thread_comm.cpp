@@ -1,5 +1,5 @@
 // The thread transport itself: message order, matching by source and tag, size checks, barrier and
-// abort (a failing rank must stop the others, never hang a test).
+// abort (a failing rank must stop the others, never hang a test), and the Comm's traffic counters.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -114,6 +114,36 @@ TEST(ThreadComm, BadRankIsAnError) {
                          }),
                RunFailed);
   EXPECT_THROW(ThreadWorld(0), BadInput);
+}
+
+TEST(ThreadComm, TrafficCountsEveryTransferOnceAndResets) {
+  run_ranks(3, [](Comm& c) {
+    std::vector<char> buf(1000);
+    const int me = c.rank(), right = (me + 1) % 3, left = (me + 2) % 3;
+    // A ring shift of 100 bytes each way, a zero-byte one, then rank 0 sends 7 bytes to rank 1.
+    c.sendrecv(right, buf.data(), 100, left, buf.data() + 500, 100, 1);
+    c.sendrecv(right, nullptr, 0, left, nullptr, 0, 2);
+    if (me == 0) c.send(1, buf.data(), 7, 3);
+    if (me == 1) c.recv(0, buf.data(), 7, 3);
+    c.barrier();  // not a transfer: counts nothing
+    const CommTraffic t = c.traffic();
+    EXPECT_EQ(t.sent_bytes, 100u + (me == 0 ? 7 : 0)) << "rank " << me;
+    EXPECT_EQ(t.received_bytes, 100u + (me == 1 ? 7 : 0)) << "rank " << me;
+    EXPECT_EQ(t.sent_messages, 2u + (me == 0 ? 1 : 0)) << "rank " << me;
+    EXPECT_EQ(t.received_messages, 2u + (me == 1 ? 1 : 0)) << "rank " << me;
+    c.reset_traffic();
+    const CommTraffic z = c.traffic();
+    EXPECT_EQ(z.sent_bytes + z.received_bytes + z.sent_messages + z.received_messages, 0u);
+  });
+}
+
+TEST(ThreadComm, AFailedTransferIsNotCounted) {
+  run_ranks(2, [](Comm& c) {
+    int x = 0;
+    EXPECT_THROW(c.send(5, &x, sizeof x, 1), RunFailed);
+    EXPECT_EQ(c.traffic().sent_messages, 0u);
+    EXPECT_EQ(c.traffic().sent_bytes, 0u);
+  });
 }
 
 }  // namespace
