@@ -1,0 +1,98 @@
+// The Simple CNN of Shallue et al. 2019 ("Measuring the Effects of Data Parallelism on Neural Network Training",
+// JMLR 20(112); arXiv 1811.03600), the model of their MNIST and Fashion-MNIST workloads. Their appendix on the
+// models describes it as two convolutional layers, each followed by max pooling, then one fully connected hidden
+// layer: 5x5 filters with stride 1 and "same" padding, ReLU activations, 2x2 max pooling with stride 2, and a
+// ReLU fully connected layer; no batch norm and no dropout. The base widths are 32 and 64 filters and 1024
+// hidden units (their model-size study also has narrow and wide variants, on MNIST only). The released measurements (google-research batch_science, README's table of workloads) name simple_cnn_base for
+// both MNIST and Fashion-MNIST, so Fashion-MNIST used the base widths too; they are model.conv_filters and
+// model.hidden's defaults. The initialisation is not given; ours is PyTorch's default (models/initialise.cpp).
+//
+//   x N x C x H x W -> conv1 (c1, 5x5, pad 2) -> ReLU -> max pool 2x2/2 -> conv2 (c2, 5x5, pad 2) -> ReLU
+//   -> max pool 2x2/2 -> N x c2 x H/4 x W/4 -> fc1 (hidden) -> ReLU -> [dropout] -> fc2 (classes)
+//
+// It has no batch norm, so synchronised batch norm changes nothing and zero_init_residual is refused (as for
+// the MLP). The layers run unfused (no ReLU post-op on the convolutions): the network is small and the
+// twin in workloads/reference/torch_resnet.py is checked against it layer for layer.
+#include "workloads/cpu/conv.hpp"
+#include "workloads/cpu/dropout.hpp"
+#include "workloads/cpu/linear.hpp"
+#include "workloads/cpu/max_pool.hpp"
+#include "workloads/cpu/network.hpp"
+#include "workloads/cpu/relu.hpp"
+
+namespace dtbench::cpu {
+
+using dnnl::memory;
+
+namespace {
+
+class SimpleCnn : public Network {
+ public:
+  SimpleCnn(const models::ModelSpec& spec, const models::TableIndex& t, DropoutSource dropout_source)
+      : hidden_(spec.hidden), classes_(spec.classes), dropout_(spec.dropout), dropout_source_(dropout_source) {
+    const int c1 = spec.conv_filters[0], c2 = spec.conv_filters[1];
+    conv1_ = {spec.in_c, c1, 5, 1, 2, true};
+    conv2_ = {c1, c2, 5, 1, 2, true};
+    conv1_weight_ = t.param("conv1.weight", {c1, spec.in_c, 5, 5});
+    conv1_bias_ = t.param("conv1.bias", {c1});
+    conv2_weight_ = t.param("conv2.weight", {c2, c1, 5, 5});
+    conv2_bias_ = t.param("conv2.bias", {c2});
+    const int64_t features = int64_t(c2) * (spec.in_h / 4) * (spec.in_w / 4);
+    fc1_weight_ = t.param("fc1.weight", {spec.hidden, features});
+    fc1_bias_ = t.param("fc1.bias", {spec.hidden});
+    fc2_weight_ = t.param("fc2.weight", {spec.classes, spec.hidden});
+    fc2_bias_ = t.param("fc2.bias", {spec.classes});
+  }
+
+  BuiltNetwork build(Plan& plan, const memory& input) const override {
+    const PoolShape pool{2, 2, 0};
+    Conv* conv1 = &plan.keep<Conv>(plan, "conv1", conv1_, conv1_weight_, conv1_bias_, input);
+    Relu* relu1 = &plan.keep<Relu>(plan, "relu1", conv1->y());
+    MaxPool* pool1 = &plan.keep<MaxPool>(plan, "pool1", pool, relu1->y());
+    Conv* conv2 = &plan.keep<Conv>(plan, "conv2", conv2_, conv2_weight_, conv2_bias_, pool1->y());
+    Relu* relu2 = &plan.keep<Relu>(plan, "relu2", conv2->y());
+    MaxPool* pool2 = &plan.keep<MaxPool>(plan, "pool2", pool, relu2->y());
+    Linear* fc1 = &plan.keep<Linear>(plan, "fc1", hidden_, fc1_weight_, fc1_bias_, pool2->y(), false);
+    Relu* relu3 = &plan.keep<Relu>(plan, "relu3", fc1->y());
+    memory x = relu3->y();
+    Dropout* drop = nullptr;
+    if (dropout_ > 0.0f && plan.training()) {
+      drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, models::kDropoutStream,
+                                 dropout_source_.step, x);
+      x = drop->y();
+    }
+    Linear* fc2 = &plan.keep<Linear>(plan, "fc2", classes_, fc2_weight_, fc2_bias_, x, true);
+    BuiltNetwork out;
+    out.logits = fc2->y();
+    out.backward = [=](Plan& p, const memory& dlogits) {
+      memory g = fc2->backward(p, dlogits, true);
+      if (drop != nullptr) g = drop->backward(p, g);
+      g = relu3->backward(p, g);
+      g = fc1->backward(p, g, true);
+      g = pool2->backward(p, g);
+      g = relu2->backward(p, g);
+      g = conv2->backward(p, g, true);
+      g = pool1->backward(p, g);
+      g = relu1->backward(p, g);
+      conv1->backward(p, g, false);
+    };
+    return out;
+  }
+
+ private:
+  int hidden_, classes_;
+  float dropout_;
+  DropoutSource dropout_source_;
+  ConvShape conv1_, conv2_;
+  size_t conv1_weight_ = 0, conv1_bias_ = 0, conv2_weight_ = 0, conv2_bias_ = 0;
+  size_t fc1_weight_ = 0, fc1_bias_ = 0, fc2_weight_ = 0, fc2_bias_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Network> make_simple_cnn(const models::ModelSpec& spec, const models::TableIndex& table,
+                                         DropoutSource dropout) {
+  return std::make_unique<SimpleCnn>(spec, table, dropout);
+}
+
+}  // namespace dtbench::cpu
