@@ -13,9 +13,8 @@
 // It has no batch norm, so synchronised batch norm changes nothing and zero_init_residual is refused (as for
 // the MLP). The layers run unfused (no ReLU post-op on the convolutions): the network is small and the
 // twin in workloads/reference/torch_resnet.py is checked against it layer for layer.
+#include "workloads/cpu/classifier_head.hpp"
 #include "workloads/cpu/conv.hpp"
-#include "workloads/cpu/dropout.hpp"
-#include "workloads/cpu/linear.hpp"
 #include "workloads/cpu/max_pool.hpp"
 #include "workloads/cpu/network.hpp"
 #include "workloads/cpu/relu.hpp"
@@ -29,19 +28,13 @@ namespace {
 class SimpleCnn : public Network {
  public:
   SimpleCnn(const models::ModelSpec& spec, const models::TableIndex& t, DropoutSource dropout_source)
-      : hidden_(spec.hidden), classes_(spec.classes), dropout_(spec.dropout), dropout_source_(dropout_source) {
-    const int c1 = spec.conv_filters[0], c2 = spec.conv_filters[1];
-    conv1_ = {spec.in_c, c1, 5, 1, 2, true};
-    conv2_ = {c1, c2, 5, 1, 2, true};
-    conv1_weight_ = t.param("conv1.weight", {c1, spec.in_c, 5, 5});
-    conv1_bias_ = t.param("conv1.bias", {c1});
-    conv2_weight_ = t.param("conv2.weight", {c2, c1, 5, 5});
-    conv2_bias_ = t.param("conv2.bias", {c2});
-    const int64_t features = int64_t(c2) * (spec.in_h / 4) * (spec.in_w / 4);
-    fc1_weight_ = t.param("fc1.weight", {spec.hidden, features});
-    fc1_bias_ = t.param("fc1.bias", {spec.hidden});
-    fc2_weight_ = t.param("fc2.weight", {spec.classes, spec.hidden});
-    fc2_bias_ = t.param("fc2.bias", {spec.classes});
+      : conv1_{spec.in_c, spec.conv_filters[0], 5, 1, 2, true},
+        conv2_{spec.conv_filters[0], spec.conv_filters[1], 5, 1, 2, true},
+        head_(spec, t, int64_t(spec.conv_filters[1]) * (spec.in_h / 4) * (spec.in_w / 4), dropout_source) {
+    conv1_weight_ = t.param("conv1.weight", {conv1_.out_c, conv1_.in_c, 5, 5});
+    conv1_bias_ = t.param("conv1.bias", {conv1_.out_c});
+    conv2_weight_ = t.param("conv2.weight", {conv2_.out_c, conv2_.in_c, 5, 5});
+    conv2_bias_ = t.param("conv2.bias", {conv2_.out_c});
   }
 
   BuiltNetwork build(Plan& plan, const memory& input) const override {
@@ -52,23 +45,11 @@ class SimpleCnn : public Network {
     Conv* conv2 = &plan.keep<Conv>(plan, "conv2", conv2_, conv2_weight_, conv2_bias_, pool1->y());
     Relu* relu2 = &plan.keep<Relu>(plan, "relu2", conv2->y());
     MaxPool* pool2 = &plan.keep<MaxPool>(plan, "pool2", pool, relu2->y());
-    Linear* fc1 = &plan.keep<Linear>(plan, "fc1", hidden_, fc1_weight_, fc1_bias_, pool2->y(), false);
-    Relu* relu3 = &plan.keep<Relu>(plan, "relu3", fc1->y());
-    memory x = relu3->y();
-    Dropout* drop = nullptr;
-    if (dropout_ > 0.0f && plan.training()) {
-      drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, models::kDropoutStream,
-                                 dropout_source_.step, x);
-      x = drop->y();
-    }
-    Linear* fc2 = &plan.keep<Linear>(plan, "fc2", classes_, fc2_weight_, fc2_bias_, x, true);
+    const ClassifierHead::Built head = head_.build(plan, pool2->y());
     BuiltNetwork out;
-    out.logits = fc2->y();
+    out.logits = head.logits;
     out.backward = [=](Plan& p, const memory& dlogits) {
-      memory g = fc2->backward(p, dlogits, true);
-      if (drop != nullptr) g = drop->backward(p, g);
-      g = relu3->backward(p, g);
-      g = fc1->backward(p, g, true);
+      memory g = head.backward(p, dlogits, true);
       g = pool2->backward(p, g);
       g = relu2->backward(p, g);
       g = conv2->backward(p, g, true);
@@ -80,12 +61,9 @@ class SimpleCnn : public Network {
   }
 
  private:
-  int hidden_, classes_;
-  float dropout_;
-  DropoutSource dropout_source_;
   ConvShape conv1_, conv2_;
+  ClassifierHead head_;
   size_t conv1_weight_ = 0, conv1_bias_ = 0, conv2_weight_ = 0, conv2_bias_ = 0;
-  size_t fc1_weight_ = 0, fc1_bias_ = 0, fc2_weight_ = 0, fc2_bias_ = 0;
 };
 
 }  // namespace
