@@ -28,8 +28,8 @@ bool is_resnet(const std::string& arch) { return kCifarArchs.count(arch) || kIma
 // The rule for inputs: every stage that downsamples halves the resolution, and we require each halving to be
 // exact, so the input height and width must be multiples of the total downsampling factor: 4 for the
 // CIFAR-style networks (two stride-2 stages; 28 -> 7, 32 -> 8) and the Simple CNN (two 2x2 max pools), 32 for
-// ResNet-18/50 (stride-2 stem, max pooling, three stride-2 stages; 224 -> 7). This rejects e.g. ResNet-50 on 28 x 28, whose last stages would
-// otherwise work on windows made mostly of padding.
+// ResNet-18/50 (stride-2 stem, max pooling, three stride-2 stages; 224 -> 7). This rejects e.g. ResNet-50 on
+// 28 x 28, whose last stages would otherwise work on windows made mostly of padding.
 void validate(const ModelSpec& s) {
   const std::string where = "model spec: ";
   if (!is_resnet(s.arch) && s.arch != "mlp" && s.arch != "simple_cnn") {
