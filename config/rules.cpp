@@ -89,6 +89,17 @@ std::vector<Rule> build_rules() {
          return when(c["reducer"]["name"] == "async_parameter_server" && c["parallel"]["mode"] != "async",
                      async_pair);
        }},
+      {"/model/conv_filters", Needs::config,
+       [](const Json& c, int) -> Result {
+         if (c["model"]["arch"] != "simple_cnn") return std::nullopt;
+         const Json& f = c["model"]["conv_filters"];
+         if (f.size() != 2) return Broken{"simple_cnn has two convolutions: give two filter counts, got " + shown(f)};
+         for (size_t i = 0; i < f.size(); ++i)
+           if (f[i].get<int64_t>() < 1)
+             return Broken{"a filter count must be >= 1, got " + shown(f[i]),
+                           std::string("/").append(std::to_string(i))};
+         return std::nullopt;
+       }},
       {"/parallel/sync_bn", Needs::config,
        [](const Json& c, int) {
          return when(c["parallel"]["mode"] == "async" && c["parallel"]["sync_bn"].get<bool>(),

@@ -14,6 +14,21 @@
 namespace dtbench::config {
 namespace {
 
+// The model: keys every architecture has, and the widths of those that have them (a key that does not
+// apply to the chosen arch is an unknown key there). simple_cnn's defaults are Shallue et al.'s base widths.
+Node model_schema() {
+  Fields common = {{"zero_init_residual", boolean(false, "zero gamma in each block's last BN (Goyal et al.)")},
+                   {"label_smoothing", number(0, 0, 1, false, true, "softmax cross-entropy label smoothing")},
+                   {"dropout", number(0, 0, 1, false, true, "dropout before the classifier; 0 = none")}};
+  Variants archs;
+  for (const char* resnet : {"resnet8", "resnet20", "resnet32", "resnet56", "resnet18", "resnet50"})
+    archs.push_back({resnet, {}});
+  archs.push_back({"mlp", {{"hidden", integer(256, 1, 1 << 20, "hidden width")}}});
+  archs.push_back({"simple_cnn", {{"conv_filters", integers({32, 64}, "filters of the two 5x5 convolutions")},
+                                  {"hidden", integer(1024, 1, 1 << 20, "width of the hidden fully connected layer")}}});
+  return variant("arch", "resnet20", std::move(common), std::move(archs), "network architecture and its widths");
+}
+
 Node build_run_schema() {
   return object({
       {"name", text("", {}, "run name; empty = derived from model, optimizer, reducer, ranks, batch and seed")},
@@ -21,12 +36,7 @@ Node build_run_schema() {
       {"backend", text("cpu", {"cpu", "gpu"})},
       {"precision", text("fp32", {"fp32", "bf16", "fp16"}, "compute precision; master weights stay fp32")},
       {"threads", integer(0, 0, 4096, "compute threads per rank; 0 = OpenMP's default")},
-      {"model", object({{"arch", text("resnet20", {"resnet8", "resnet20", "resnet32", "resnet56", "resnet18",
-                                                   "resnet50", "mlp"})},
-                        {"zero_init_residual", boolean(false, "zero gamma in each block's last BN (Goyal et al.)")},
-                        {"hidden", integer(256, 1, 1 << 20, "mlp only: hidden width")},
-                        {"label_smoothing", number(0, 0, 1, false, true, "softmax cross-entropy label smoothing")},
-                        {"dropout", number(0, 0, 1, false, true, "dropout before the classifier; 0 = none")}})},
+      {"model", model_schema()},
       {"data", object({{"dataset", text("fashion-mnist", {"fashion-mnist", "mnist", "cifar10", "cifar100", "synthetic"})},
                        {"path", text("", {}, "folder of the data files; empty = the data set's default location")},
                        {"normalize", boolean(true)},

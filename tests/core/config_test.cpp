@@ -67,6 +67,23 @@ TEST(Config, UnknownKeysNameThePointerAndSuggest) {
   EXPECT_EQ(error_of({{"optimizer", {{"name", "sgd"}, {"beta1", 0.9}}}}).rfind("/optimizer/beta1: unknown key", 0), 0u);
 }
 
+TEST(Config, ModelWidthsBelongToTheirArch) {
+  // simple_cnn's defaults are Shallue et al.'s base widths; mlp keeps its own hidden default.
+  const Json cnn = config::resolve({{"model", {{"arch", "simple_cnn"}}}}, 0)["model"];
+  EXPECT_EQ(cnn["conv_filters"], Json::array({32, 64}));
+  EXPECT_EQ(cnn["hidden"], 1024);
+  EXPECT_EQ(config::resolve({{"model", {{"arch", "mlp"}}}}, 0)["model"]["hidden"], 256);
+  EXPECT_FALSE(config::defaults()["model"].contains("hidden"));
+  // A width of another arch is an unknown key; a wrong filter list names the element.
+  EXPECT_EQ(error_of({{"model", {{"arch", "resnet20"}, {"hidden", 64}}}}).rfind("/model/hidden: unknown key", 0), 0u);
+  EXPECT_EQ(error_of({{"model", {{"arch", "mlp"}, {"conv_filters", {8, 8}}}}}).rfind("/model/conv_filters: unknown", 0),
+            0u);
+  EXPECT_EQ(error_of({{"model", {{"arch", "simple_cnn"}, {"conv_filters", {8}}}}}),
+            "/model/conv_filters: simple_cnn has two convolutions: give two filter counts, got [8]");
+  EXPECT_EQ(error_of({{"model", {{"arch", "simple_cnn"}, {"conv_filters", {8, 0}}}}}),
+            "/model/conv_filters/1: a filter count must be >= 1, got 0");
+}
+
 TEST(Config, WrongTypes) {
   EXPECT_EQ(error_of({{"batch", {{"global", -4}}}}), "/batch/global: expected an integer in [0, 1000000000], got -4");
   EXPECT_EQ(error_of({{"batch", {{"global", 12.5}}}}), "/batch/global: expected an integer in [0, 1000000000], got 12.5");

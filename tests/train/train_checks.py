@@ -125,6 +125,12 @@ def check_equivalence():
         print(f"K={k}: max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
         assert err <= 2e-6 * scale, f"K={k}: weights differ by {err} (tolerance {2e-6 * scale})"
         ref[k] = wk
+    # The same for Shallue et al.'s Simple CNN (no batch norm either) at small widths, K = 2; same tolerance.
+    cnn = {"arch": "simple_cnn", "conv_filters": [4, 8], "hidden": 16}
+    err, scale, _, _ = one_vs_k(2, mlp_config("eq1-cnn", model=cnn, batch={"global": 2 * b}),
+                                mlp_config("eqk-cnn", model=cnn, batch={"per_rank": b}))
+    print(f"simple_cnn K=2: max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
+    assert err <= 2e-6 * scale, f"simple_cnn K=2: weights differ by {err} (tolerance {2e-6 * scale})"
     # Determinism: the same config on the same K twice gives the same bits.
     w = train_weights(3, "eqk-k3-again", mlp_config("eqk-k3-again", batch={"per_rank": b}))
     assert np.array_equal(w.view(np.uint32), ref[3].view(np.uint32)), "two runs on K=3 differ"

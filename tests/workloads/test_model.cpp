@@ -108,6 +108,14 @@ TEST(Model, BadSpecsAreRejectedWithTheFieldNamed) {
   rejects(with([](ModelSpec& t) { t.label_smoothing = -0.1f; }), "label_smoothing");
   rejects(with([](ModelSpec& t) { t.label_smoothing = std::nanf(""); }), "label_smoothing");
   rejects(with([](ModelSpec& t) { t.arch = "mlp"; t.hidden = 0; }), "hidden");
+  rejects(with([](ModelSpec& t) { t.conv_filters = {32, 64}; }), "conv_filters");
+  const auto cnn = [](ModelSpec& t) { t.arch = "simple_cnn", t.conv_filters = {32, 64}, t.hidden = 1024; };
+  rejects(with([&](ModelSpec& t) { cnn(t), t.conv_filters = {32}; }), "conv_filters");
+  rejects(with([&](ModelSpec& t) { cnn(t), t.conv_filters = {32, 0}; }), "conv_filters");
+  rejects(with([&](ModelSpec& t) { cnn(t), t.hidden = 0; }), "hidden");
+  rejects(with([&](ModelSpec& t) { cnn(t), t.zero_init_residual = true; }), "zero_init_residual");
+  rejects(with([&](ModelSpec& t) { cnn(t), t.in_h = 30; }), "multiples of 4");
+  EXPECT_NO_THROW(Model(with(cnn), 1));
   EXPECT_NO_THROW(Model(spec_of("resnet50", 3, 64, 10), 1));  // 64 = 2 x 32 fits
 }
 

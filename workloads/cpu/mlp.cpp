@@ -1,12 +1,11 @@
-// A two-layer perceptron: x (flattened C x H x W) -> fc1 (hidden) -> ReLU -> [dropout] -> fc2 (classes).
+// A two-layer perceptron: x (flattened C x H x W) -> fc1 (hidden) -> ReLU -> [dropout] -> fc2 (classes), which is
+// the classifier head alone (classifier_head.hpp).
 //
 // It has no batch norm, so its gradient over a batch of K b images is exactly the average of the gradients of
 // K batches of b: the model for checking that data-parallel training on K ranks equals one rank with K times
 // the batch.
-#include "workloads/cpu/dropout.hpp"
-#include "workloads/cpu/linear.hpp"
+#include "workloads/cpu/classifier_head.hpp"
 #include "workloads/cpu/network.hpp"
-#include "workloads/cpu/relu.hpp"
 
 namespace dtbench::cpu {
 
@@ -17,41 +16,18 @@ namespace {
 class Mlp : public Network {
  public:
   Mlp(const models::ModelSpec& spec, const models::TableIndex& t, DropoutSource dropout_source)
-      : hidden_(spec.hidden), classes_(spec.classes), dropout_(spec.dropout), dropout_source_(dropout_source) {
-    const int64_t inputs = int64_t(spec.in_c) * spec.in_h * spec.in_w;
-    fc1_weight_ = t.param("fc1.weight", {spec.hidden, inputs});
-    fc1_bias_ = t.param("fc1.bias", {spec.hidden});
-    fc2_weight_ = t.param("fc2.weight", {spec.classes, spec.hidden});
-    fc2_bias_ = t.param("fc2.bias", {spec.classes});
-  }
+      : head_(spec, t, int64_t(spec.in_c) * spec.in_h * spec.in_w, dropout_source) {}
 
   BuiltNetwork build(Plan& plan, const memory& input) const override {
-    Linear* fc1 = &plan.keep<Linear>(plan, "fc1", hidden_, fc1_weight_, fc1_bias_, input, false);
-    Relu* relu = &plan.keep<Relu>(plan, "relu", fc1->y());
-    memory x = relu->y();
-    Dropout* drop = nullptr;
-    if (dropout_ > 0.0f && plan.training()) {
-      drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, models::kDropoutStream,
-                                      dropout_source_.step, x);
-      x = drop->y();
-    }
-    Linear* fc2 = &plan.keep<Linear>(plan, "fc2", classes_, fc2_weight_, fc2_bias_, x, true);
+    const ClassifierHead::Built head = head_.build(plan, input);
     BuiltNetwork out;
-    out.logits = fc2->y();
-    out.backward = [=](Plan& p, const memory& dlogits) {
-      memory g = fc2->backward(p, dlogits, true);
-      if (drop != nullptr) g = drop->backward(p, g);
-      g = relu->backward(p, g);
-      fc1->backward(p, g, false);
-    };
+    out.logits = head.logits;
+    out.backward = [=](Plan& p, const memory& dlogits) { head.backward(p, dlogits, false); };
     return out;
   }
 
  private:
-  int hidden_, classes_;
-  float dropout_;
-  DropoutSource dropout_source_;
-  size_t fc1_weight_ = 0, fc1_bias_ = 0, fc2_weight_ = 0, fc2_bias_ = 0;
+  ClassifierHead head_;
 };
 
 }  // namespace

@@ -30,6 +30,13 @@ struct AlignedFloats {
   }
 };
 
+std::unique_ptr<Network> make_network(const models::ModelSpec& s, const models::TableIndex& index,
+                                      DropoutSource dropout) {
+  if (s.arch == "mlp") return make_mlp(s, index, dropout);
+  if (s.arch == "simple_cnn") return make_simple_cnn(s, index, dropout);
+  return make_resnet(s, index, dropout);
+}
+
 }  // namespace
 
 struct Model::Impl {
@@ -57,8 +64,7 @@ struct Model::Impl {
       : spec(s),
         precision(s.precision == "bf16" ? Precision::bf16 : Precision::fp32),
         desc(models::describe(s)),
-        net(s.arch == "mlp" ? make_mlp(s, index, DropoutSource{seed, &step})
-                            : make_resnet(s, index, DropoutSource{seed, &step})),
+        net(make_network(s, index, DropoutSource{seed, &step})),
         params(desc.param_count()),
         grads(desc.param_count()),
         buffers(desc.buffer_count()) {

@@ -32,10 +32,12 @@ class Network {
   virtual BuiltNetwork build(Plan& plan, const dnnl::memory& input) const = 0;
 };
 
-// The architectures (resnet.cpp, mlp.cpp). The spec has been validated.
+// The architectures (resnet.cpp, mlp.cpp, simple_cnn.cpp). The spec has been validated.
 std::unique_ptr<Network> make_resnet(const models::ModelSpec& spec, const models::TableIndex& table,
                                      DropoutSource dropout);
 std::unique_ptr<Network> make_mlp(const models::ModelSpec& spec, const models::TableIndex& table,
                                   DropoutSource dropout);
+std::unique_ptr<Network> make_simple_cnn(const models::ModelSpec& spec, const models::TableIndex& table,
+                                         DropoutSource dropout);
 
 }  // namespace dtbench::cpu

@@ -19,6 +19,11 @@
 namespace dtbench::gpu {
 
 void validate(const models::ModelSpec& spec) {
+  if (spec.arch == "simple_cnn") {
+    // Its convolutions have biases; the cuDNN convolution here has none (the ResNets need none).
+    throw BadInput("/model/arch: \"simple_cnn\" is built by the cpu backend only (the gpu backend's "
+                   "convolutions have no bias); use /backend \"cpu\"");
+  }
   parse_precision(spec.precision, "model spec");
   models::ModelSpec fp32 = spec;
   fp32.precision = "fp32";

@@ -29,17 +29,21 @@ void initialise(const ModelSpec& spec, const ModelDescription& d, uint64_t seed,
     float* w = params.data() + t.offset;
     Rng rng(seed, {kInitStream, uint64_t(i)});
     switch (t.kind) {
-      case ParamInfo::conv_weight: {
-        // He et al. 2015, normal with variance 2 / fan_out (torchvision's mode="fan_out").
-        const double fan_out = double(t.shape[0]) * double(t.shape[2]) * double(t.shape[3]);
-        const double stddev = std::sqrt(2.0 / fan_out);
-        for (size_t k = 0; k < t.size; ++k) w[k] = float(stddev * rng.normal());
-        break;
-      }
+      case ParamInfo::conv_weight:
+        // The ResNets: He et al. 2015, normal with variance 2 / fan_out (torchvision's mode="fan_out"). The
+        // Simple CNN, for which Shallue et al. give none: PyTorch's nn.Conv2d default, as for fc weights.
+        if (spec.arch != "simple_cnn") {
+          const double fan_out = double(t.shape[0]) * double(t.shape[2]) * double(t.shape[3]);
+          const double stddev = std::sqrt(2.0 / fan_out);
+          for (size_t k = 0; k < t.size; ++k) w[k] = float(stddev * rng.normal());
+          break;
+        }
+        [[fallthrough]];
       case ParamInfo::fc_weight:
       case ParamInfo::bias: {
-        // PyTorch's nn.Linear default (kaiming_uniform with a = sqrt 5): U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
-        // fan_in of the layer the bias belongs to (the weight just before it in the table).
+        // PyTorch's nn.Linear and nn.Conv2d default (kaiming_uniform with a = sqrt 5): U(-1/sqrt(fan_in),
+        // 1/sqrt(fan_in)), fan_in (inputs x kernel area) of the layer the bias belongs to (the weight just
+        // before it in the table).
         const ParamInfo& weight = t.kind == ParamInfo::bias ? table[i - 1] : t;
         const double bound = 1.0 / std::sqrt(double(weight.size / size_t(weight.shape[0])));
         for (size_t k = 0; k < t.size; ++k) w[k] = float(bound * (2.0 * rng.uniform() - 1.0));

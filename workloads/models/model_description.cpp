@@ -84,11 +84,34 @@ ModelDescription describe_mlp(const ModelSpec& spec) {
   return d;
 }
 
+// Shallue et al.'s Simple CNN (workloads/cpu/simple_cnn.cpp): x -> conv1 (5x5, same) -> ReLU -> max pool 2x2/2
+// -> conv2 (5x5, same) -> ReLU -> max pool 2x2/2 -> fc1 (hidden) -> ReLU -> [dropout] -> fc2 (classes).
+ModelDescription describe_simple_cnn(const ModelSpec& spec) {
+  ModelDescription d;
+  ParamLayout layout(d);
+  const int64_t c1 = spec.conv_filters[0], c2 = spec.conv_filters[1];
+  layout.add_param("conv1.weight", ParamInfo::conv_weight, {c1, spec.in_c, 5, 5});
+  layout.add_param("conv1.bias", ParamInfo::bias, {c1});
+  layout.add_param("conv2.weight", ParamInfo::conv_weight, {c2, c1, 5, 5});
+  layout.add_param("conv2.bias", ParamInfo::bias, {c2});
+  const int64_t features = c2 * (spec.in_h / 4) * (spec.in_w / 4);
+  layout.add_param("fc1.weight", ParamInfo::fc_weight, {spec.hidden, features});
+  layout.add_param("fc1.bias", ParamInfo::bias, {spec.hidden});
+  layout.add_param("fc2.weight", ParamInfo::fc_weight, {spec.classes, spec.hidden});
+  layout.add_param("fc2.bias", ParamInfo::bias, {spec.classes});
+  const double pixels = double(spec.in_h) * spec.in_w;  // conv1 at full resolution, conv2 after one pool
+  d.macs_per_sample = pixels * double(d.params[0].size) + pixels / 4 * double(d.params[2].size) +
+                      double(features) * spec.hidden + double(spec.hidden) * spec.classes;
+  return d;
+}
+
 }  // namespace
 
 ModelDescription describe(const ModelSpec& spec) {
   validate(spec);
-  return spec.arch == "mlp" ? describe_mlp(spec) : describe_resnet(spec);
+  if (spec.arch == "mlp") return describe_mlp(spec);
+  if (spec.arch == "simple_cnn") return describe_simple_cnn(spec);
+  return describe_resnet(spec);
 }
 
 }  // namespace dtbench::models

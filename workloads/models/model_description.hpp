@@ -33,8 +33,9 @@ inline constexpr uint64_t kDropoutStream = 0x64726f706f7574ULL;  // "dropout"
 ModelDescription describe(const ModelSpec& spec);
 
 // The initial weights and buffers (sizes param_count() and buffer_count()) from dtbench::Rng(seed, ...): He
-// initialisation for convolutions, PyTorch's default for fully connected layers, gamma 1 and beta 0 for batch
-// norms (gamma 0 in each block's last batch norm with zero_init_residual), running mean 0 and variance 1.
+// initialisation for the ResNets' convolutions, PyTorch's default for the Simple CNN's convolutions and for
+// fully connected layers and biases, gamma 1 and beta 0 for batch norms (gamma 0 in each block's last batch
+// norm with zero_init_residual), running mean 0 and variance 1.
 void initialise(const ModelSpec& spec, const ModelDescription& d, uint64_t seed, std::span<float> params,
                 std::span<float> buffers);
 

@@ -25,16 +25,17 @@ bool is_resnet(const std::string& arch) { return kCifarArchs.count(arch) || kIma
 
 }  // namespace
 
-// The rule for inputs: every ResNet stage that downsamples halves the resolution, and we require each halving
-// to be exact, so the input height and width must be multiples of the total downsampling factor: 4 for the
-// CIFAR-style networks (two stride-2 stages; 28 -> 7, 32 -> 8) and 32 for ResNet-18/50 (stride-2 stem, max
-// pooling, three stride-2 stages; 224 -> 7). This rejects e.g. ResNet-50 on 28 x 28, whose last stages would
-// otherwise work on windows made mostly of padding.
+// The rule for inputs: every stage that downsamples halves the resolution, and we require each halving to be
+// exact, so the input height and width must be multiples of the total downsampling factor: 4 for the
+// CIFAR-style networks (two stride-2 stages; 28 -> 7, 32 -> 8) and the Simple CNN (two 2x2 max pools), 32 for
+// ResNet-18/50 (stride-2 stem, max pooling, three stride-2 stages; 224 -> 7). This rejects e.g. ResNet-50 on
+// 28 x 28, whose last stages would otherwise work on windows made mostly of padding.
 void validate(const ModelSpec& s) {
   const std::string where = "model spec: ";
-  if (!is_resnet(s.arch) && s.arch != "mlp") {
+  if (!is_resnet(s.arch) && s.arch != "mlp" && s.arch != "simple_cnn") {
     throw BadInput(where + "arch '" + s.arch +
-                   "' is unknown (expected resnet8, resnet20, resnet32, resnet56, resnet18, resnet50 or mlp)");
+                   "' is unknown (expected resnet8, resnet20, resnet32, resnet56, resnet18, resnet50, mlp or "
+                   "simple_cnn)");
   }
   if (s.precision != "fp32" && s.precision != "bf16") {
     throw BadInput(where + "precision '" + s.precision + "' is unknown (expected fp32 or bf16)");
@@ -50,16 +51,26 @@ void validate(const ModelSpec& s) {
   if (!(s.dropout >= 0.0f && s.dropout < 1.0f)) {
     throw BadInput(where + "dropout must be in [0, 1), got " + std::to_string(s.dropout));
   }
-  if (s.arch == "mlp") {
-    if (s.hidden < 1) throw BadInput(where + "hidden must be at least 1 for arch mlp, got " + std::to_string(s.hidden));
-    if (s.zero_init_residual) throw BadInput(where + "zero_init_residual applies only to ResNets, not to arch mlp");
-    return;
+  const bool cnn = s.arch == "simple_cnn";
+  if (cnn && (s.conv_filters.size() != 2 || s.conv_filters[0] < 1 || s.conv_filters[1] < 1)) {
+    throw BadInput(where + "conv_filters must be two filter counts >= 1 for arch simple_cnn");
   }
-  if (s.hidden != 0) {
-    throw BadInput(where + "hidden applies only to arch mlp, got hidden = " + std::to_string(s.hidden) +
-                   " for arch " + s.arch);
+  if (!cnn && !s.conv_filters.empty()) {
+    throw BadInput(where + "conv_filters applies only to arch simple_cnn, not to arch " + s.arch);
   }
-  const int factor = kCifarArchs.count(s.arch) ? 4 : 32;
+  if (s.arch == "mlp" || cnn) {
+    if (s.hidden < 1) {
+      throw BadInput(where + "hidden must be at least 1 for arch " + s.arch + ", got " + std::to_string(s.hidden));
+    }
+    if (s.zero_init_residual) {
+      throw BadInput(where + "zero_init_residual applies only to ResNets, not to arch " + s.arch);
+    }
+    if (s.arch == "mlp") return;
+  } else if (s.hidden != 0) {
+    throw BadInput(where + "hidden applies only to archs mlp and simple_cnn, got hidden = " +
+                   std::to_string(s.hidden) + " for arch " + s.arch);
+  }
+  const int factor = kImagenetArchs.count(s.arch) ? 32 : 4;
   if (s.in_h % factor != 0 || s.in_w % factor != 0) {
     throw BadInput(where + "input " + std::to_string(s.in_h) + "x" + std::to_string(s.in_w) + " does not fit " +
                    s.arch + ": it downsamples by " + std::to_string(factor) +

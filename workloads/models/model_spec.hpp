@@ -26,12 +26,13 @@ struct ParamInfo {
 std::string to_string(ParamInfo::Kind kind);
 
 struct ModelSpec {
-  std::string arch = "resnet20";  // resnet8 | resnet20 | resnet32 | resnet56 | resnet18 | resnet50 | mlp
+  std::string arch = "resnet20";  // resnet8 | resnet20 | resnet32 | resnet56 | resnet18 | resnet50 | mlp | simple_cnn
   int in_c = 1, in_h = 28, in_w = 28;
   int classes = 10;
   bool zero_init_residual = false;  // gamma = 0 in the last batch norm of every residual block (Goyal et al.)
   std::string precision = "fp32";   // fp32 | bf16 (bf16 compute; fp32 master weights and gradients)
-  int hidden = 0;                   // mlp only: width of the hidden layer (must be 0 for the ResNets)
+  int hidden = 0;                   // mlp, simple_cnn: width of the hidden fully connected layer (0 otherwise)
+  std::vector<int> conv_filters;    // simple_cnn only: filters of its two convolutions (empty otherwise)
   float label_smoothing = 0.0f;     // [0, 1)
   float dropout = 0.0f;             // [0, 1): before the last fully connected layer; 0 = none
 };

@@ -9,6 +9,8 @@ torchvision's naming), so a state_dict maps onto dtbench's flat buffer by name:
   - ImageNet-style ResNet-18 (basic blocks) and ResNet-50 v1.5 (bottleneck blocks, the stride on the 3x3
     convolution as in torchvision), with the 7x7 stride-2 stem and 3x3 stride-2 max pooling.
   - mlp: input -> hidden -> ReLU -> classes (no batch norm).
+  - simple_cnn: Shallue et al.'s Simple CNN (workloads/cpu/simple_cnn.cpp gives the source): two 5x5 "same"
+    convolutions with bias, each followed by ReLU and 2x2/2 max pooling, then hidden -> ReLU -> classes.
 Batch norm uses eps 1e-5 and momentum 0.1 (PyTorch's defaults, also dtbench's). Only /usr/bin/python3 has
 torch 1.13 on this machine.
 """
@@ -120,7 +122,22 @@ class Mlp(nn.Module):
         return self.fc2(torch.relu(self.fc1(torch.flatten(x, 1))))
 
 
-def make_model(arch, in_c, classes, hidden=0, in_hw=(28, 28)):
+class SimpleCnn(nn.Module):
+    def __init__(self, in_c, conv_filters, hidden, classes, in_hw):
+        super().__init__()
+        c1, c2 = conv_filters
+        self.conv1 = nn.Conv2d(in_c, c1, 5, 1, 2)
+        self.conv2 = nn.Conv2d(c1, c2, 5, 1, 2)
+        self.fc1 = nn.Linear(c2 * (in_hw[0] // 4) * (in_hw[1] // 4), hidden)
+        self.fc2 = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        x = torch.max_pool2d(torch.relu(self.conv1(x)), 2, 2)
+        x = torch.max_pool2d(torch.relu(self.conv2(x)), 2, 2)
+        return self.fc2(torch.relu(self.fc1(torch.flatten(x, 1))))
+
+
+def make_model(arch, in_c, classes, hidden=0, in_hw=(28, 28), conv_filters=(32, 64)):
     if arch in CIFAR_DEPTHS:
         n = CIFAR_DEPTHS[arch]
         return ResNet(BasicBlock, [n, n, n], [16, 32, 64], in_c, classes, imagenet_stem=False)
@@ -130,4 +147,6 @@ def make_model(arch, in_c, classes, hidden=0, in_hw=(28, 28)):
         return ResNet(Bottleneck, [3, 4, 6, 3], [64, 128, 256, 512], in_c, classes, imagenet_stem=True)
     if arch == "mlp":
         return Mlp(in_c * in_hw[0] * in_hw[1], hidden, classes)
+    if arch == "simple_cnn":
+        return SimpleCnn(in_c, conv_filters, hidden, classes, in_hw)
     raise ValueError("unknown arch " + arch)

@@ -14,7 +14,11 @@ models::ModelSpec model_spec(const Json& cfg, const data::Dataset& train) {
   spec.classes = train.classes;
   spec.zero_init_residual = cfg["model"]["zero_init_residual"].get<bool>();
   spec.precision = cfg["precision"].get<std::string>();
-  spec.hidden = spec.arch == "mlp" ? static_cast<int>(cfg["model"]["hidden"].get<int64_t>()) : 0;
+  const Json& model = cfg["model"];  // hidden and conv_filters exist only for the archs that have them
+  if (model.contains("hidden")) spec.hidden = static_cast<int>(model["hidden"].get<int64_t>());
+  if (model.contains("conv_filters")) {
+    for (const Json& f : model["conv_filters"]) spec.conv_filters.push_back(static_cast<int>(f.get<int64_t>()));
+  }
   spec.label_smoothing = cfg["model"]["label_smoothing"].get<float>();
   spec.dropout = cfg["model"]["dropout"].get<float>();
   return spec;

@@ -1,11 +1,14 @@
 #!/usr/bin/python3
-"""Makes the PyTorch reference data for tests/workloads/test_resnet8_torch.cpp.
+"""Makes the PyTorch reference data for tests/workloads/test_torch_twins.cpp.
 
-A CIFAR-style ResNet-8 (torch_resnet.py, the twin of dtbench's) on 1x28x28 inputs, 10 classes, batch 8, in
-training mode, three steps of SGD (lr 0.1, momentum 0.9, weight decay 5e-4 on every tensor, as
-torch.optim.SGD applies it). Everything is computed in float64 (model.double()) so that the reference is
-exact to about 1e-15 and a test's error is dtbench's own; the same run in float32 is compared with it, and
-PyTorch's own float32 error is stored in the manifest as the yardstick for the test's tolerances.
+One of the twins of torch_resnet.py on 1x28x28 inputs, 10 classes, batch 8, in training mode, three steps
+of SGD (lr 0.1, momentum 0.9, weight decay 5e-4 on every tensor, as torch.optim.SGD applies it):
+  resnet8:    the CIFAR-style ResNet-8;
+  simple_cnn: Shallue et al.'s Simple CNN at test widths (conv_filters 4, 8; hidden 32: the architecture of
+              the default 32, 64, 1024, with reference files of 55 KB rather than 13 MB).
+Everything is computed in float64 (model.double()) so that the reference is exact to about 1e-15 and a
+test's error is dtbench's own; the same run in float32 is compared with it, and PyTorch's own float32 error
+is stored in the manifest as the yardstick for the test's tolerances.
 
 Inputs and initial weights come from dtbench's SplitMix64 generator (core/rng.hpp), reimplemented below
 with exact integer arithmetic: uniform() is an integer times 2^-53, and every derived value is a correctly
@@ -13,19 +16,19 @@ rounded double operation, so the C++ test regenerates bit-identical float32 weig
 reading them from disk:
   tensor i of named_parameters(), element k, u_k = Rng(SEED, [i]).uniform() in order:
     conv and fc weights: (2u - 1) * sqrt(6 / fan_in)   (He et al. 2015, uniform variant)
-    fc bias:             (2u - 1) * 0.1
+    conv and fc biases:  (2u - 1) * 0.1
     bn weight (gamma):   1 + (2u - 1) * 0.2
     bn bias (beta):      (2u - 1) * 0.1
   then rounded to float32. Running means start at 0, running variances at 1.
   batch of step s: x = (u - 0.5) * 4 from Rng(SEED, [1000 + s]) (N x C x H x W order), labels below(10)
   from Rng(SEED, [2000 + s]).
 
-Writes workloads/reference/resnet8/: manifest.json, grads0.f32 (all gradients of step 0), weights3.f32 (all
-weights after 3 steps), buffers3.f32 (running means and variances after 3 steps), logits.f32 (logits of the
-3 training steps, then of an evaluation forward of batch 0 after the 3 steps). Little-endian float32, in
-the order of named_parameters() / named_buffers() (without num_batches_tracked).
+Writes workloads/reference/ARCH/: manifest.json, grads0.f32 (all gradients of step 0), weights3.f32 (all
+weights after 3 steps), buffers3.f32 (running means and variances after 3 steps; empty without batch norm),
+logits.f32 (logits of the 3 training steps, then of an evaluation forward of batch 0 after the 3 steps).
+Little-endian float32, in the order of named_parameters() / named_buffers() (without num_batches_tracked).
 
-Run: /usr/bin/python3 workloads/reference/make_resnet8.py
+Run: /usr/bin/python3 workloads/reference/make_torch_reference.py resnet8|simple_cnn
 """
 import json
 import math
@@ -42,6 +45,12 @@ SEED = 2024
 N, C, H, W, CLASSES = 8, 1, 28, 28, 10
 STEPS = 3
 LR, MOMENTUM, WEIGHT_DECAY = 0.1, 0.9, 5e-4
+# Per arch: what the manifest says, and make_model's keyword arguments.
+ARCHS = {
+    "resnet8": ("ResNet-8 (CIFAR style, option-B shortcuts) on 1x28x28, 10 classes, batch 8, 3 SGD steps", {}),
+    "simple_cnn": ("Simple CNN (Shallue et al.) with conv_filters [4, 8] and hidden 32 on 1x28x28, 10 classes, "
+                   "batch 8, 3 SGD steps", {"conv_filters": (4, 8), "hidden": 32}),
+}
 M64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
 
@@ -80,25 +89,23 @@ class Rng:
 
 
 def param_kinds(model):
-    """'conv', 'fc_weight', 'fc_bias', 'bn_weight' or 'bn_bias' for every parameter name."""
+    """'weight', 'bias' (conv and fc), 'bn_weight' or 'bn_bias' for every parameter name."""
     kinds = {}
     for mname, m in model.named_modules():
         for pname, _ in m.named_parameters(recurse=False):
             full = mname + "." + pname if mname else pname
-            if isinstance(m, torch.nn.Conv2d):
-                kinds[full] = "conv"
-            elif isinstance(m, torch.nn.Linear):
-                kinds[full] = "fc_" + pname
+            if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)):
+                kinds[full] = "weight" if pname == "weight" else "bias"
             elif isinstance(m, torch.nn.BatchNorm2d):
                 kinds[full] = "bn_" + pname
     return kinds
 
 
 def initial_value(kind, shape, u):
-    if kind in ("conv", "fc_weight"):
+    if kind == "weight":
         fan_in = int(np.prod(shape[1:]))
         return (2.0 * u - 1.0) * math.sqrt(6.0 / fan_in)
-    if kind == "fc_bias":
+    if kind == "bias":
         return (2.0 * u - 1.0) * 0.1
     if kind == "bn_weight":
         return 1.0 + (2.0 * u - 1.0) * 0.2
@@ -124,9 +131,13 @@ def batch(step):
     return x, y
 
 
-def run(dtype, init, batches):
+def make_model(arch):
+    return torch_resnet.make_model(arch, C, CLASSES, **ARCHS[arch][1])
+
+
+def run(arch, dtype, init, batches):
     torch.manual_seed(0)
-    model = torch_resnet.make_model("resnet8", C, CLASSES).to(dtype)
+    model = make_model(arch).to(dtype)
     with torch.no_grad():
         for name, p in model.named_parameters():
             p.copy_(torch.from_numpy(init[name]).to(dtype))
@@ -146,7 +157,7 @@ def run(dtype, init, batches):
         opt.step()
     weights = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
     bufs = torch.cat([b.detach().reshape(-1).to(dtype) for n, b in model.named_buffers()
-                      if not n.endswith("num_batches_tracked")])
+                      if not n.endswith("num_batches_tracked")] + [torch.zeros(0, dtype=dtype)])
     model.eval()
     with torch.no_grad():
         z = model(torch.from_numpy(batches[0][0]).to(dtype))
@@ -162,14 +173,17 @@ def rel_max_err(a, b):
 
 
 def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in ARCHS:
+        sys.exit("usage: make_torch_reference.py " + "|".join(ARCHS))
+    arch = sys.argv[1]
     torch.set_num_threads(1)
-    out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "resnet8")
+    out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), arch)
     os.makedirs(out_dir, exist_ok=True)
-    template = torch_resnet.make_model("resnet8", C, CLASSES)
+    template = make_model(arch)
     init = initial_params(template)
     batches = [batch(s) for s in range(STEPS)]
-    ref = run(torch.float64, init, batches)
-    f32 = run(torch.float32, init, batches)
+    ref = run(arch, torch.float64, init, batches)
+    f32 = run(arch, torch.float32, init, batches)
 
     w0 = torch.cat([torch.from_numpy(init[n]).reshape(-1) for n, _ in template.named_parameters()]).double()
     params, offset = [], 0
@@ -184,8 +198,8 @@ def main():
         boff += b.numel()
 
     manifest = {
-        "what": "ResNet-8 (CIFAR style, option-B shortcuts) on 1x28x28, 10 classes, batch 8, 3 SGD steps",
-        "made_by": "workloads/reference/make_resnet8.py",
+        "what": ARCHS[arch][0],
+        "made_by": "workloads/reference/make_torch_reference.py " + arch,
         "torch": torch.__version__,
         "reference_dtype": "float64 (stored as float32)",
         "seed": SEED,

@@ -1,0 +1,31 @@
+// The fully connected end of the MLP and of the Simple CNN: x (N x anything, flattened) -> fc1 (hidden) -> ReLU
+// -> [dropout] -> fc2 (classes), with the parameters fc1.weight, fc1.bias, fc2.weight, fc2.bias.
+#pragma once
+
+#include <functional>
+
+#include "workloads/cpu/network.hpp"
+
+namespace dtbench::cpu {
+
+class ClassifierHead {
+ public:
+  struct Built {
+    dnnl::memory logits;  // N x classes plain fp32
+    // Appends the backward given the gradient of the logits; returns dx when need_dx.
+    std::function<dnnl::memory(Plan&, const dnnl::memory& dlogits, bool need_dx)> backward;
+  };
+
+  // `features`: the number of inputs per image (fc1's fan-in).
+  ClassifierHead(const models::ModelSpec& spec, const models::TableIndex& t, int64_t features,
+                 DropoutSource dropout_source);
+  Built build(Plan& plan, const dnnl::memory& x) const;
+
+ private:
+  int hidden_, classes_;
+  float dropout_;
+  DropoutSource dropout_source_;
+  size_t fc1_weight_ = 0, fc1_bias_ = 0, fc2_weight_ = 0, fc2_bias_ = 0;
+};
+
+}  // namespace dtbench::cpu
