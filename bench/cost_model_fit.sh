@@ -14,8 +14,9 @@
 # LOAD_MAX (1.5), LOAD_WAIT (120), BENCHMARKS_MD (the file to update; default the repository's).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build/release}
-out=${2:-$root/results/cost_model}
+cd "$root"  # the model's JSON names the sweeps relative to the repository
+build=${1:-build/release}
+out=${2:-results/cost_model}
 dtbench=$build/apps/dtbench
 rounds=${ROUNDS:-5}
 load_max=${LOAD_MAX:-1.5}
@@ -69,20 +70,23 @@ big = json.load(open(os.path.join(out, "model_holdout_large.json")))
 loads = [float(l.split(" load ")[1].split()[0]) for l in open(os.path.join(out, "load.txt"))]
 sweep = json.load(open(os.path.join(out, "fit_2ranks_r1.json")))
 prov = sweep.get("provenance", {})
+cpu = prov.get("cpu", {})
 fit = k3["fit"]["reducers"]
 lines = [f"Measured by `bench/cost_model_fit.sh` ({rounds} interleaved rounds) from "
          f"{open(os.path.join(out, 'load.txt')).readline().split()[0]} on {prov.get('host', '?')} "
-         f"(CPU {prov.get('cpu', {}).get('model', '?')}, {prov.get('cpu', {}).get('logical_cores', '?')} logical cores, "
+         f"(CPU {cpu.get('model', '?')}, {cpu.get('logical_cores', '?')} logical cores, "
          f"{prov.get('mpi', {}).get('library', '?')}); dtbench {prov.get('dtbench', {}).get('git_sha', '?')}. "
          f"1-minute load average before the sweeps: min {min(loads):.2f}, median {sorted(loads)[len(loads) // 2]:.2f}, "
          f"max {max(loads):.2f} (results/cost_model/load.txt).",
          "",
          "```",
-         "bench/cost_model_fit.sh   # sweeps: mpirun -np K --oversubscribe dtbench allreduce -b 4K -e 16M -f 2 -n 20 -w 5 --reducer all",
+         "bench/cost_model_fit.sh   # sweeps: mpirun -np K --oversubscribe dtbench allreduce -b 4K -e 16M -f 2 \\",
+         "                          #   -n 20 -w 5 --reducer all",
          "                          # fit K = 2, 4; held out: K = 3 (4K..16M) and K = 2, 4 at -b 32M -e 64M",
          "```",
          "",
-         "| reducer | rms error, fitted rows (K = 2, 4; 4 KiB..16 MiB) | held out: K = 3 | held out: 32..64 MiB (K = 2, 4) |",
+         "| reducer | rms error, fitted rows (K = 2, 4; 4 KiB..16 MiB) | held out: K = 3 "
+         "| held out: 32..64 MiB (K = 2, 4) |",
          "|---|---:|---:|---:|"]
 worst = {"fit": 0, "k3": 0, "big": 0}
 for name in sorted(fit):

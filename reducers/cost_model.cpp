@@ -22,6 +22,13 @@ CostTerms cost_terms(const std::string& reducer, int ranks, double bytes, const 
 
 namespace {
 
+// Whether two sweeps segment and shard alike (the cost terms depend on it).
+bool same_options(const ReducerOptions& a, const ReducerOptions& b) {
+  return a.segment_bytes == b.segment_bytes && a.servers == b.servers &&
+         a.small_segment_bytes == b.small_segment_bytes &&
+         a.small_transfer_bytes == b.small_transfer_bytes;
+}
+
 // Solves the k x k system A x = b by Gaussian elimination with partial pivoting; false if singular.
 bool solve(std::vector<std::vector<double>> A, std::vector<double> b, std::vector<double>& x) {
   const size_t k = b.size();
@@ -103,9 +110,11 @@ std::vector<double> fit_nonneg(const std::vector<std::vector<double>>& X, const 
 
 Regime regime(const CostTerms& t, int ranks, int cores, double bytes, double cache_bytes) {
   Regime r;
-  r.oversubscribed = cores > 0 && ranks > cores;
-  if (r.oversubscribed) r.share = std::max(1.0, std::min<double>(ranks, t.concurrency) / cores);
   r.memory = cache_bytes > 0 && bytes > cache_bytes;
+  if (cores > 0 && ranks > cores) {
+    r.queued = static_cast<double>(ranks) / cores - 1;
+    r.share = std::max(1.0, std::min<double>(ranks, t.concurrency) / cores);
+  }
   return r;
 }
 
@@ -163,9 +172,7 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
     o.servers = sweep_field(opt, "servers", where + " /options").get<int>();
     if (f == 0) {
       options = o;
-    } else if (o.segment_bytes != options.segment_bytes || o.servers != options.servers ||
-               o.small_segment_bytes != options.small_segment_bytes ||
-               o.small_transfer_bytes != options.small_transfer_bytes) {
+    } else if (!same_options(o, options)) {
       throw BadInput(where + ": /options (segment sizes or servers) differ from the first file's; use sweeps "
                      "taken with the same options");
     }
@@ -205,8 +212,7 @@ std::map<std::string, double> rms_rel_error(const FittedModel& m, const std::vec
 std::map<std::string, double> holdout_rms_rel_error(const FittedModel& m, const std::vector<Json>& sweeps) {
   ReducerOptions o;
   const std::vector<SweepRow> rows = sweep_rows(sweeps, "held-out file", o);
-  if (o.segment_bytes != m.options.segment_bytes || o.servers != m.options.servers ||
-      o.small_segment_bytes != m.options.small_segment_bytes || o.small_transfer_bytes != m.options.small_transfer_bytes)
+  if (!same_options(o, m.options))
     throw BadInput("held-out file 1: /options (segment sizes or servers) differ from the fitted sweeps'");
   std::map<std::string, double> err = rms_rel_error(m, rows);
   if (err.empty()) throw BadInput("held-out files: no row of a fitted reducer");
@@ -230,7 +236,7 @@ CostParams fit_reducer(const FittedModel& m, const std::string& name, const std:
     X[1].push_back(t.alpha_rndv);
     X[2].push_back(g.share * t.beta);
     X[3].push_back(g.memory ? g.share * t.beta : 0);
-    X[4].push_back(g.oversubscribed ? t.alpha + t.alpha_rndv : 0);
+    X[4].push_back(g.queued * (t.alpha + t.alpha_rndv));
     y.push_back(r->seconds - predict_seconds(t, unit, g));
     w.push_back(1.0 / (r->seconds * r->seconds));
   }
@@ -249,7 +255,9 @@ CostParams fit_reducer(const FittedModel& m, const std::string& name, const std:
   c.beta_mem = coef[3];
   c.alpha_sched = coef[4];
   c.cache_bytes = c.beta_mem > 0 ? cache_bytes : 0;
-  const auto any = [](const std::vector<double>& v) { return std::any_of(v.begin(), v.end(), [](double x) { return x > 0; }); };
+  const auto any = [](const std::vector<double>& v) {
+    return std::any_of(v.begin(), v.end(), [](double x) { return x > 0; });
+  };
   if (!any(X[0])) c.alpha = c.alpha_rndv;
   if (!any(X[1])) c.alpha_rndv = c.alpha;
   return c;

@@ -18,8 +18,9 @@
 //   costs beta + beta_mem. Here 2 MiB allreduces run at cache speed and 4 MiB ones 2-3x slower per byte.
 // - Oversubscription (Iancu et al. 2010, "Oversubscription on multicore processors"): with more ranks
 //   than cores the ranks time-share the cores, so the CPU work of the critical path (copies and
-//   reductions) stretches by ranks/cores, and every message waits for its peer to be scheduled, a
-//   cost of alpha_sched per message (the scheduler's wake-up and time slice, not the transport's).
+//   reductions) stretches by concurrency/cores (the ranks busy at once on the path), and every message
+//   waits for its peer to be scheduled behind the ranks queued on its core: alpha_sched per message
+//   and queued rank, ranks/cores - 1 of them (the scheduler's wake-up and time slice, not the transport's).
 //
 // Fitting (fit_cost_model): repeated sweeps (several files of one rank count) are reduced to one time
 // per reducer, rank count and size, the median over the files of each file's median iteration time
@@ -54,14 +55,15 @@ struct CostParams {
   double beta = 0;         // seconds per byte sent
   double gamma = 0;        // seconds per byte reduced
   double beta_mem = 0;     // extra seconds per byte sent once the buffer exceeds the cache
-  double alpha_sched = 0;  // extra seconds per message when ranks outnumber cores
+  double alpha_sched = 0;  // extra seconds per message and per rank queued on a core beside it
   double cache_bytes = 0;  // buffers above it pay beta_mem; 0: no memory regime
 };
 
-// Which regimes an allreduce runs in: whether ranks outnumber cores, the time-sharing factor
+// Which regimes an allreduce runs in: the ranks queued beside each one on its core, ranks / cores - 1
+// when ranks outnumber cores (a message waits for its peer behind them), the time-sharing factor
 // max(1, concurrency / cores) of its critical path, and whether its buffer exceeds the cache.
 struct Regime {
-  bool oversubscribed = false;
+  double queued = 0;
   double share = 1;
   bool memory = false;
 };
@@ -70,7 +72,7 @@ Regime regime(const CostTerms& t, int ranks, int cores, double bytes, double cac
 
 inline double predict_seconds(const CostTerms& t, const CostParams& c, const Regime& r = {}) {
   const double messages = t.alpha + t.alpha_rndv;
-  return t.alpha * c.alpha + t.alpha_rndv * c.alpha_rndv + (r.oversubscribed ? messages * c.alpha_sched : 0) +
+  return t.alpha * c.alpha + t.alpha_rndv * c.alpha_rndv + r.queued * messages * c.alpha_sched +
          r.share * (t.beta * (c.beta + (r.memory ? c.beta_mem : 0)) + t.gamma * c.gamma);
 }
 

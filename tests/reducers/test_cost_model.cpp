@@ -113,13 +113,14 @@ TEST(CostModel, ParameterServerChargesTheServersLink) {
 
 TEST(CostModel, RegimesStretchTheCriticalPathAndChargeEachMessage) {
   // Ring, 4 ranks on 2 cores, 8 MiB above a 4 MiB cache: every rank busy, so copies and reductions
-  // take 4/2 = 2x; each of its 6 x 2 messages (2 MiB chunks in 1 MiB segments) pays alpha_sched.
+  // take 4/2 = 2x; each of its 6 x 2 messages (2 MiB chunks in 1 MiB segments) waits behind one
+  // queued rank: alpha_sched once.
   const double n = 8.0 * (1 << 20);
   ReducerOptions o;
   const CostTerms t = cost_terms("ring", 4, n, o);
   CostParams c{1e-6, 2e-6, 0.2e-9, 0.05e-9, 0.3e-9, 10e-6, 4.0 * (1 << 20)};
   const Regime g = regime(t, 4, 2, n, c.cache_bytes);
-  EXPECT_TRUE(g.oversubscribed);
+  EXPECT_DOUBLE_EQ(g.queued, 1);
   EXPECT_DOUBLE_EQ(g.share, 2);
   EXPECT_TRUE(g.memory);
   const double expected = 12 * 2e-6 + 12 * 10e-6 + 2 * (1.5 * n * (0.2e-9 + 0.3e-9) + 0.75 * n * 0.05e-9);
@@ -131,8 +132,10 @@ TEST(CostModel, RegimesStretchTheCriticalPathAndChargeEachMessage) {
   EXPECT_DOUBLE_EQ(cost_terms("butterfly", 3, n, o).concurrency, 2);
   EXPECT_DOUBLE_EQ(cost_terms("butterfly", 6, n, o).concurrency, 3);
   // One rank per core (or cores unknown): no oversubscription terms.
-  EXPECT_FALSE(regime(t, 4, 4, n, 0).oversubscribed);
-  EXPECT_FALSE(regime(t, 4, 0, n, 0).oversubscribed);
+  EXPECT_EQ(regime(t, 4, 4, n, 0).queued, 0);
+  EXPECT_EQ(regime(t, 4, 0, n, 0).queued, 0);
+  // 3 ranks on 2 cores: half a rank queued per core on average.
+  EXPECT_DOUBLE_EQ(regime(t, 3, 2, n, 0).queued, 0.5);
 }
 
 // A synthetic sweep: times made from known parameters on a 2-core machine, as `dtbench allreduce --json`
@@ -179,7 +182,8 @@ void expect_cache(double fitted, double truth, const std::string& name) {
 TEST(CostModel, FitRecoversKnownParameters) {
   const double gamma = 0.05e-9;
   // Two rank counts, as the sweep script's 2- and 4-rank runs (4 ranks oversubscribe the 2 cores).
-  FittedModel m = fit_cost_model({synthetic_sweep(2, gamma, kTruth, 1 << 20), synthetic_sweep(4, gamma, kTruth, 1 << 20)});
+  FittedModel m =
+      fit_cost_model({synthetic_sweep(2, gamma, kTruth, 1 << 20), synthetic_sweep(4, gamma, kTruth, 1 << 20)});
   EXPECT_NEAR(m.gamma, gamma, 1e-9 * gamma);
   for (const auto& [name, c] : kTruth) {
     ASSERT_TRUE(m.params.count(name)) << name;
@@ -227,7 +231,8 @@ TEST(CostModel, FitRecoversParametersFromNoisyRepeatedSweeps) {
 }
 
 TEST(CostModel, HoldoutErrorIsTheRmsOfTheRelativeErrors) {
-  FittedModel m = fit_cost_model({synthetic_sweep(2, 0.05e-9, kTruth, 1 << 20), synthetic_sweep(4, 0.05e-9, kTruth, 1 << 20)});
+  FittedModel m =
+      fit_cost_model({synthetic_sweep(2, 0.05e-9, kTruth, 1 << 20), synthetic_sweep(4, 0.05e-9, kTruth, 1 << 20)});
   // Held out: 3 ranks, ring measured 10% slower than the truth below 1 MiB and 20% faster from 1 MiB on;
   // the model predicts the truth, so its relative errors are 1/1.1 - 1 and 1/0.8 - 1.
   const Json held = synthetic_sweep(3, 0.05e-9, kTruth, 1 << 20, [](const std::string& name, double bytes) {
