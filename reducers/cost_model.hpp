@@ -32,8 +32,9 @@
 // squares on relative error (weights 1/t^2, so 4 KiB rows count as much as 16 MiB rows). Per reducer
 // rather than shared because each implementation pays its own constant costs per message (a segment
 // handshake, the MPI library's internal algorithm choice); a shared alpha and beta would misfit every
-// reducer a little. cache_bytes is one value for all reducers (it is the machine's), the threshold
-// between two adjacent fitted sizes (or none) that minimises the total loss. A term whose regime the
+// reducer a little. cache_bytes too is per reducer (the size at which its working set leaves the cache
+// differs: whole buffers per step for the butterfly, 1/p chunks for the ring): the threshold between two
+// adjacent fitted sizes (or none) that minimises its loss. A term whose regime the
 // fit data never reaches (no message above the eager limit, no rank count above the cores, no size
 // above the cache) is not identifiable: its coefficient stays 0, except that a missing latency class
 // takes the other class's alpha.
