@@ -37,6 +37,7 @@ CostTerms Butterfly::cost(int p, double n, const ReducerOptions& o, double eager
   t.messages((lgQ + (folded ? 2 : 0)) * S, n / S, eager);
   t.beta = lgQ * n + (folded ? 2 * n : 0);
   t.gamma = lgQ * n + (folded ? n : 0);
+  t.concurrency = folded_concurrency(pof2, lgQ * n, folded ? 2 * n : 0);
   return t;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "reducers/registry.hpp"
@@ -20,6 +21,13 @@ CostTerms cost_terms(const std::string& reducer, int ranks, double bytes, const 
 // ---- fitting --------------------------------------------------------------------------------------------
 
 namespace {
+
+// Whether two sweeps segment and shard alike (the cost terms depend on it).
+bool same_options(const ReducerOptions& a, const ReducerOptions& b) {
+  return a.segment_bytes == b.segment_bytes && a.servers == b.servers &&
+         a.small_segment_bytes == b.small_segment_bytes &&
+         a.small_transfer_bytes == b.small_transfer_bytes;
+}
 
 // Solves the k x k system A x = b by Gaussian elimination with partial pivoting; false if singular.
 bool solve(std::vector<std::vector<double>> A, std::vector<double> b, std::vector<double>& x) {
@@ -47,7 +55,8 @@ bool solve(std::vector<std::vector<double>> A, std::vector<double> b, std::vecto
 }
 
 // Weighted non-negative least squares, y ~ sum_j X[j] c_j with c >= 0, for a handful of unknowns: the
-// unconstrained fit on every subset of the columns, keeping the best feasible one (exact for k <= 3).
+// unconstrained fit on every subset of the columns, keeping the best feasible one (exact: the optimum is the
+// unconstrained fit on its own positive set; 2^k subsets, fine for the model's 5).
 // Columns are scaled to unit weighted norm first: alphas (~1e-6 s) and betas (~1e-10 s/B) differ by
 // orders of magnitude. A column that is all zero keeps coefficient 0.
 std::vector<double> fit_nonneg(const std::vector<std::vector<double>>& X, const std::vector<double>& y,
@@ -99,6 +108,22 @@ std::vector<double> fit_nonneg(const std::vector<std::vector<double>>& X, const 
 
 }  // namespace
 
+Regime regime(const CostTerms& t, int ranks, int cores, double bytes, double cache_bytes) {
+  Regime r;
+  r.memory = cache_bytes > 0 && bytes > cache_bytes;
+  if (cores > 0 && ranks > cores) {
+    r.queued = static_cast<double>(ranks) / cores - 1;
+    r.share = std::max(1.0, std::min<double>(ranks, t.concurrency) / cores);
+  }
+  return r;
+}
+
+double FittedModel::predict(const std::string& reducer, int ranks, int cores, double bytes) const {
+  const CostParams& c = params.at(reducer);
+  const CostTerms t = cost_terms(reducer, ranks, bytes, options, eager_bytes);
+  return predict_seconds(t, c, regime(t, ranks, cores, bytes, c.cache_bytes));
+}
+
 double row_seconds(const Json& r) {
   return (r.contains("time_median_us") ? r.at("time_median_us") : r.at("time_us")).get<double>() * 1e-6;
 }
@@ -113,8 +138,11 @@ Json FittedModel::to_json() const {
   for (const auto& [name, c] : params)
     p[name] = {{"alpha_us", c.alpha * 1e6},
                {"alpha_rndv_us", c.alpha_rndv * 1e6},
+               {"alpha_sched_us", c.alpha_sched * 1e6},
                {"beta_ns_per_byte", c.beta * 1e9},
+               {"beta_mem_ns_per_byte", c.beta_mem * 1e9},
                {"gamma_ns_per_byte", c.gamma * 1e9},
+               {"cache_bytes", c.cache_bytes},
                {"fitted_bytes", {min_bytes.at(name), max_bytes.at(name)}},
                {"rms_rel_error", rms_rel_error.at(name)}};
   return {{"gamma_ns_per_byte", gamma * 1e9},
@@ -127,21 +155,13 @@ Json FittedModel::to_json() const {
           {"reducers", p}};
 }
 
-FittedModel fit_cost_model(const std::vector<Json>& sweeps, double eager_bytes, double max_bytes) {
-  if (sweeps.empty()) throw BadInput("cost model: no sweep to fit (give --fit FILE)");
-  FittedModel m;
-  m.eager_bytes = eager_bytes;
-  bool first = true;
-  struct Row {
-    std::string reducer;
-    int ranks;
-    double bytes, seconds;
-  };
-  std::vector<Row> rows;
-  std::vector<double> red_x, red_y;
+std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::string& what, ReducerOptions& options,
+                                 double max_bytes) {
+  // (reducer, ranks, cores, bytes) -> the time of each file that measured it
+  std::map<std::tuple<std::string, int, int, double>, std::vector<double>> times;
   for (size_t f = 0; f < sweeps.size(); ++f) {
     const Json& doc = sweeps[f];
-    const std::string where = "fit file " + std::to_string(f + 1);
+    const std::string where = what + " " + std::to_string(f + 1);
     if (!doc.is_object() || doc.value("kind", "") != "dtbench.allreduce")
       throw BadInput(where + ": not a `dtbench allreduce --json` file (\"kind\" is not \"dtbench.allreduce\")");
     const Json& opt = sweep_field(doc, "options", where);
@@ -150,24 +170,111 @@ FittedModel fit_cost_model(const std::vector<Json>& sweeps, double eager_bytes, 
     o.small_segment_bytes = opt.value("small_segment_bytes", o.small_segment_bytes);
     o.small_transfer_bytes = opt.value("small_transfer_bytes", o.small_transfer_bytes);
     o.servers = sweep_field(opt, "servers", where + " /options").get<int>();
-    if (first) {
-      m.options = o;
-      first = false;
-    } else if (o.segment_bytes != m.options.segment_bytes || o.servers != m.options.servers ||
-               o.small_segment_bytes != m.options.small_segment_bytes ||
-               o.small_transfer_bytes != m.options.small_transfer_bytes) {
-      throw BadInput(where + ": /options (segment sizes or servers) differ from the first file's; fit sweeps "
+    if (f == 0) {
+      options = o;
+    } else if (!same_options(o, options)) {
+      throw BadInput(where + ": /options (segment sizes or servers) differ from the first file's; use sweeps "
                      "taken with the same options");
     }
     const int ranks = sweep_field(doc, "ranks", where).get<int>();
-    if (std::find(m.ranks.begin(), m.ranks.end(), ranks) == m.ranks.end()) m.ranks.push_back(ranks);
+    int cores = 0;
+    if (doc.contains("provenance") && doc["provenance"].contains("cpu"))
+      cores = doc["provenance"]["cpu"].value("logical_cores", 0);
     for (const Json& r : sweep_field(doc, "rows", where)) {
       if (r.at("wrong").get<uint64_t>() != 0) continue;  // a wrong result's time means nothing
-      if (max_bytes > 0 && r.at("bytes").get<double>() > max_bytes) continue;
-      rows.push_back({r.at("reducer").get<std::string>(), ranks, r.at("bytes").get<double>(),
-                      row_seconds(r)});
+      const double bytes = r.at("bytes").get<double>(), t = row_seconds(r);
+      if ((max_bytes > 0 && bytes > max_bytes) || bytes <= 0 || ranks < 2 || t <= 0) continue;
+      times[{r.at("reducer").get<std::string>(), ranks, cores, bytes}].push_back(t);
     }
-    for (const Json& r : sweep_field(doc, "reduction", where)) {
+  }
+  std::vector<SweepRow> rows;
+  for (auto& [key, ts] : times) {
+    std::sort(ts.begin(), ts.end());
+    const size_t h = ts.size() / 2;
+    const double median = ts.size() % 2 ? ts[h] : 0.5 * (ts[h - 1] + ts[h]);
+    rows.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), median});
+  }
+  return rows;
+}
+
+std::map<std::string, double> rms_rel_error(const FittedModel& m, const std::vector<SweepRow>& rows) {
+  std::map<std::string, double> sq, count;
+  for (const SweepRow& r : rows) {
+    if (!m.params.count(r.reducer)) continue;
+    const double pred = m.predict(r.reducer, r.ranks, r.cores, r.bytes);
+    sq[r.reducer] += std::pow((pred - r.seconds) / r.seconds, 2);
+    count[r.reducer] += 1;
+  }
+  for (auto& [name, v] : sq) v = std::sqrt(v / count.at(name));
+  return sq;
+}
+
+std::map<std::string, double> holdout_rms_rel_error(const FittedModel& m, const std::vector<Json>& sweeps) {
+  ReducerOptions o;
+  const std::vector<SweepRow> rows = sweep_rows(sweeps, "held-out file", o);
+  if (!same_options(o, m.options))
+    throw BadInput("held-out file 1: /options (segment sizes or servers) differ from the fitted sweeps'");
+  std::map<std::string, double> err = rms_rel_error(m, rows);
+  if (err.empty()) throw BadInput("held-out files: no row of a fitted reducer");
+  return err;
+}
+
+namespace {
+
+// One reducer's parameters with the memory regime above `cache_bytes`, and the weighted loss of the fit.
+CostParams fit_reducer(const FittedModel& m, const std::string& name, const std::vector<const SweepRow*>& rows,
+                       double cache_bytes, double& loss) {
+  // Columns: alpha, alpha_rndv, beta, beta_mem, alpha_sched; y: the time less the reduction term.
+  std::vector<std::vector<double>> X(5);
+  std::vector<double> y, w;
+  CostParams unit;  // gamma only: the part of the prediction that is not fitted here
+  unit.gamma = m.gamma;
+  for (const SweepRow* r : rows) {
+    const CostTerms t = cost_terms(name, r->ranks, r->bytes, m.options, m.eager_bytes);
+    const Regime g = regime(t, r->ranks, r->cores, r->bytes, cache_bytes);
+    X[0].push_back(t.alpha);
+    X[1].push_back(t.alpha_rndv);
+    X[2].push_back(g.share * t.beta);
+    X[3].push_back(g.memory ? g.share * t.beta : 0);
+    X[4].push_back(g.queued * (t.alpha + t.alpha_rndv));
+    y.push_back(r->seconds - predict_seconds(t, unit, g));
+    w.push_back(1.0 / (r->seconds * r->seconds));
+  }
+  const std::vector<double> coef = fit_nonneg(X, y, w);
+  loss = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    double pred = 0;
+    for (size_t j = 0; j < X.size(); ++j) pred += X[j][i] * coef[j];
+    loss += w[i] * (pred - y[i]) * (pred - y[i]);
+  }
+  CostParams c;
+  c.gamma = m.gamma;
+  c.alpha = coef[0];
+  c.alpha_rndv = coef[1];
+  c.beta = coef[2];
+  c.beta_mem = coef[3];
+  c.alpha_sched = coef[4];
+  c.cache_bytes = c.beta_mem > 0 ? cache_bytes : 0;
+  const auto any = [](const std::vector<double>& v) {
+    return std::any_of(v.begin(), v.end(), [](double x) { return x > 0; });
+  };
+  if (!any(X[0])) c.alpha = c.alpha_rndv;
+  if (!any(X[1])) c.alpha_rndv = c.alpha;
+  return c;
+}
+
+}  // namespace
+
+FittedModel fit_cost_model(const std::vector<Json>& sweeps, double eager_bytes, double max_bytes) {
+  if (sweeps.empty()) throw BadInput("cost model: no sweep to fit (give --fit FILE)");
+  FittedModel m;
+  m.eager_bytes = eager_bytes;
+  const std::vector<SweepRow> rows = sweep_rows(sweeps, "fit file", m.options, max_bytes);
+  std::vector<double> red_x, red_y;
+  for (size_t f = 0; f < sweeps.size(); ++f) {
+    const int ranks = sweeps[f].at("ranks").get<int>();
+    if (std::find(m.ranks.begin(), m.ranks.end(), ranks) == m.ranks.end()) m.ranks.push_back(ranks);
+    for (const Json& r : sweep_field(sweeps[f], "reduction", "fit file " + std::to_string(f + 1))) {
       red_x.push_back(r.at("bytes").get<double>());
       red_y.push_back(row_seconds(r));
     }
@@ -178,43 +285,27 @@ FittedModel fit_cost_model(const std::vector<Json>& sweeps, double eager_bytes, 
     for (size_t i = 0; i < red_x.size(); ++i) w[i] = red_y[i] > 0 ? 1.0 / (red_y[i] * red_y[i]) : 0.0;
     m.gamma = fit_nonneg({ones, red_x}, red_y, w)[1];
   }
-  std::map<std::string, std::vector<const Row*>> by_reducer;
-  for (const auto& r : rows)
-    if (r.bytes > 0 && r.ranks > 1 && r.seconds > 0) by_reducer[r.reducer].push_back(&r);
+  std::map<std::string, std::vector<const SweepRow*>> by_reducer;
+  for (const auto& r : rows) by_reducer[r.reducer].push_back(&r);
   if (by_reducer.empty()) throw BadInput("cost model: the fit files hold no rows with more than one rank");
   for (const auto& [name, rs] : by_reducer) {
-    std::vector<double> xa, xr, xb, y, w;
-    double lo = std::numeric_limits<double>::max(), hi = 0;
-    for (const Row* r : rs) {
-      CostTerms t = cost_terms(name, r->ranks, r->bytes, m.options, m.eager_bytes);
-      xa.push_back(t.alpha);
-      xr.push_back(t.alpha_rndv);
-      xb.push_back(t.beta);
-      y.push_back(r->seconds - t.gamma * m.gamma);
-      w.push_back(1.0 / (r->seconds * r->seconds));
-      lo = std::min(lo, r->bytes);
-      hi = std::max(hi, r->bytes);
+    // cache_bytes: none, or the geometric midpoint between two adjacent fitted sizes; the least loss.
+    std::vector<double> sizes;
+    for (const SweepRow* r : rs) sizes.push_back(r->bytes);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    std::vector<double> caches = {0};
+    for (size_t i = 0; i + 1 < sizes.size(); ++i) caches.push_back(std::sqrt(sizes[i] * sizes[i + 1]));
+    double best = std::numeric_limits<double>::max();
+    for (double cache : caches) {
+      double loss = 0;
+      const CostParams c = fit_reducer(m, name, rs, cache, loss);
+      if (loss < best) best = loss, m.params[name] = c;
     }
-    CostParams c;
-    c.gamma = m.gamma;
-    std::vector<double> coef = fit_nonneg({xa, xr, xb}, y, w);
-    c.alpha = coef[0];
-    c.alpha_rndv = coef[1];
-    c.beta = coef[2];
-    const bool any_eager = std::any_of(xa.begin(), xa.end(), [](double v) { return v > 0; });
-    const bool any_rndv = std::any_of(xr.begin(), xr.end(), [](double v) { return v > 0; });
-    if (!any_eager) c.alpha = c.alpha_rndv;
-    if (!any_rndv) c.alpha_rndv = c.alpha;
-    double sq = 0;
-    for (const Row* r : rs) {
-      double pred = predict_seconds(cost_terms(name, r->ranks, r->bytes, m.options, m.eager_bytes), c);
-      sq += std::pow((pred - r->seconds) / r->seconds, 2);
-    }
-    m.params[name] = c;
-    m.min_bytes[name] = lo;
-    m.max_bytes[name] = hi;
-    m.rms_rel_error[name] = std::sqrt(sq / static_cast<double>(rs.size()));
+    m.min_bytes[name] = sizes.front();
+    m.max_bytes[name] = sizes.back();
   }
+  m.rms_rel_error = rms_rel_error(m, rows);
   return m;
 }
 

@@ -1,5 +1,5 @@
-// The latency-bandwidth (alpha-beta-gamma) cost model of each reducer, fitted to a `dtbench allreduce
-// --json` sweep, predicting times at other rank counts and sizes (`dtbench model`,
+// The latency-bandwidth (alpha-beta-gamma) cost model of each reducer, fitted to `dtbench allreduce
+// --json` sweeps, predicting times at other rank counts and sizes (`dtbench model`,
 // reducers/model_command.cpp, also answers the seeds' batch-split question with it).
 //
 // The model (Hockney's; Thakur, Rabenseifner and Gropp 2005, section 3): sending a message of n bytes
@@ -7,25 +7,37 @@
 // n gamma. An algorithm's time is the sum over its critical path: T = A alpha + B beta + C gamma, where
 // the coefficients A (messages), B (bytes sent) and C (bytes reduced) come from the algorithm's
 // structure (one formula per algorithm, the static cost() next to its run(), with the papers cited
-// there; cost_terms below finds it through the registry). One
-// refinement: MPI libraries send small messages eagerly and larger ones by a rendezvous handshake
-// (Open MPI's shared-memory transport switches at 4 KiB), whose latency is several times larger, so
-// messages up to `eager_bytes` count in A and larger ones in A_rndv with their own alpha_rndv (the
-// protocol switch of the LogGP family of models; Alexandrov et al. 1995). Without it one alpha cannot
-// fit both 4 KiB and 16 KiB allreduces on this machine.
+// there; cost_terms below finds it through the registry). Three regimes refine it, each a term with a
+// physical meaning, all measured on this machine (BENCHMARKS.md, "Cost model quality"):
+// - Protocol switch (LogGP's distinction of short and long messages; Alexandrov et al. 1995): MPI
+//   libraries send small messages eagerly and larger ones by a rendezvous handshake (Open MPI's
+//   shared-memory transport switches at 4 KiB) whose latency is larger, so messages up to
+//   `eager_bytes` count in A with alpha and larger ones in A_rndv with alpha_rndv.
+// - Memory bandwidth (the roofline's two ceilings; Williams, Waterman and Patterson 2009): once the
+//   buffer outgrows the cache (`cache_bytes`, fitted), copies stream from memory and each byte sent
+//   costs beta + beta_mem. Here 2 MiB allreduces run at cache speed and 4 MiB ones 2-3x slower per byte.
+// - Oversubscription (Iancu et al. 2010, "Oversubscription on multicore processors"): with more ranks
+//   than cores the ranks time-share the cores, so the CPU work of the critical path (copies and
+//   reductions) stretches by concurrency/cores (the ranks busy at once on the path), and every message
+//   waits for its peer to be scheduled behind the ranks queued on its core: alpha_sched per message
+//   and queued rank, ranks/cores - 1 of them (the scheduler's wake-up and time slice, not the transport's).
 //
-// Fitting (fit_cost_model) uses each row's median per-iteration time (time_median_us; the mean where a
-// file lacks it): on a shared machine a few preempted iterations move the mean, not the median.
-// gamma is fitted once, from the local reduction kernel that the sweep times
-// at every size (its "reduction" rows: t = t0 + gamma n), because reduction is the same loop in every
-// algorithm and is not identifiable from allreduce times alone (B and C are proportional to each other
-// within one algorithm). alpha, alpha_rndv and beta are then fitted per reducer, by least squares on
-// relative error (weights 1/t^2, so 4 KiB rows count as much as 64 MiB rows), all >= 0. Per reducer
+// Fitting (fit_cost_model): repeated sweeps (several files of one rank count) are reduced to one time
+// per reducer, rank count and size, the median over the files of each file's median iteration time
+// (time_median_us; the mean where a file lacks it): on a shared machine a preempted iteration moves a
+// mean, and a disturbed round moves one file, not the median. gamma is fitted once, from the local
+// reduction kernel the sweep times at every size (its "reduction" rows: t = t0 + gamma n), because
+// reduction is the same loop in every algorithm and is not identifiable from allreduce times alone.
+// alpha, alpha_rndv, beta, beta_mem and alpha_sched are then fitted per reducer, by non-negative least
+// squares on relative error (weights 1/t^2, so 4 KiB rows count as much as 16 MiB rows). Per reducer
 // rather than shared because each implementation pays its own constant costs per message (a segment
-// handshake, the MPI library's internal algorithm choice, the thread handoff); a shared alpha and beta
-// would mix those and misfit every reducer a little. Rows of several files (several rank counts) fit
-// together. A latency class absent from the fit data (say, no message above 4 KiB) takes the other
-// class's alpha.
+// handshake, the MPI library's internal algorithm choice); a shared alpha and beta would misfit every
+// reducer a little. cache_bytes too is per reducer (the size at which its working set leaves the cache
+// differs: whole buffers per step for the butterfly, 1/p chunks for the ring): the threshold between two
+// adjacent fitted sizes (or none) that minimises its loss. A term whose regime the
+// fit data never reaches (no message above the eager limit, no rank count above the cores, no size
+// above the cache) is not identifiable: its coefficient stays 0, except that a missing latency class
+// takes the other class's alpha.
 #pragma once
 
 #include <map>
@@ -39,14 +51,30 @@
 namespace dtbench {
 
 struct CostParams {
-  double alpha = 0;       // seconds per eager message
-  double alpha_rndv = 0;  // seconds per rendezvous message
-  double beta = 0;        // seconds per byte sent
-  double gamma = 0;       // seconds per byte reduced
+  double alpha = 0;        // seconds per eager message
+  double alpha_rndv = 0;   // seconds per rendezvous message
+  double beta = 0;         // seconds per byte sent
+  double gamma = 0;        // seconds per byte reduced
+  double beta_mem = 0;     // extra seconds per byte sent once the buffer exceeds the cache
+  double alpha_sched = 0;  // extra seconds per message and per rank queued on a core beside it
+  double cache_bytes = 0;  // buffers above it pay beta_mem; 0: no memory regime
 };
 
-inline double predict_seconds(const CostTerms& t, const CostParams& c) {
-  return t.alpha * c.alpha + t.alpha_rndv * c.alpha_rndv + t.beta * c.beta + t.gamma * c.gamma;
+// Which regimes an allreduce runs in: the ranks queued beside each one on its core, ranks / cores - 1
+// when ranks outnumber cores (a message waits for its peer behind them), the time-sharing factor
+// max(1, concurrency / cores) of its critical path, and whether its buffer exceeds the cache.
+struct Regime {
+  double queued = 0;
+  double share = 1;
+  bool memory = false;
+};
+// cores <= 0: unknown, taken as one core per rank.
+Regime regime(const CostTerms& t, int ranks, int cores, double bytes, double cache_bytes);
+
+inline double predict_seconds(const CostTerms& t, const CostParams& c, const Regime& r = {}) {
+  const double messages = t.alpha + t.alpha_rndv;
+  return t.alpha * c.alpha + t.alpha_rndv * c.alpha_rndv + r.queued * messages * c.alpha_sched +
+         r.share * (t.beta * (c.beta + (r.memory ? c.beta_mem : 0)) + t.gamma * c.gamma);
 }
 
 // The largest payload Open MPI's shared-memory transport sends eagerly: its btl_vader_eager_limit is
@@ -58,6 +86,14 @@ constexpr double kDefaultEagerBytes = 4064;
 CostTerms cost_terms(const std::string& reducer, int ranks, double bytes, const ReducerOptions& options,
                      double eager_bytes = kDefaultEagerBytes);
 
+// One measured time: the median over the sweep files that hold this reducer, rank count and size.
+struct SweepRow {
+  std::string reducer;
+  int ranks = 0;
+  int cores = 0;  // of the machine that measured it (the file's provenance; 0: unknown, taken as ranks)
+  double bytes = 0, seconds = 0;
+};
+
 struct FittedModel {
   ReducerOptions options;                          // the sweep's segment size and server count
   double eager_bytes = kDefaultEagerBytes;
@@ -66,14 +102,30 @@ struct FittedModel {
   std::map<std::string, double> min_bytes, max_bytes;  // fitted size range per reducer
   std::vector<int> ranks;                          // rank counts present in the fit data
   std::map<std::string, double> rms_rel_error;     // of the fit on its own rows
+  // The predicted time of `reducer` (one of params) on `ranks` ranks sharing `cores` cores.
+  double predict(const std::string& reducer, int ranks, int cores, double bytes) const;
   Json to_json() const;
 };
+
+// The rows of `dtbench allreduce --json` documents (wrong results and rows above max_bytes left out;
+// 0: no limit), and their options; `what` names the files in messages ("fit file"). BadInput when a
+// document is not an allreduce sweep or the documents mix segment sizes or server counts.
+std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::string& what, ReducerOptions& options,
+                                 double max_bytes = 0);
 
 // Fits from the documents `dtbench allreduce --json` writes; BadInput when they hold no usable rows,
 // mix segment sizes or server counts, or are not allreduce sweeps.
 // Rows above max_bytes are left out (a shared machine measures large transfers less reliably).
 FittedModel fit_cost_model(const std::vector<Json>& sweeps, double eager_bytes = kDefaultEagerBytes,
                            double max_bytes = 0 /* no limit */);
+
+// Per reducer, the root mean square of (predicted - measured) / measured over `rows` (reducers the
+// model does not know are left out).
+std::map<std::string, double> rms_rel_error(const FittedModel& m, const std::vector<SweepRow>& rows);
+
+// The held-out error: rms_rel_error on the rows of other sweeps (every size; BadInput when their
+// options differ from the fit's or no row belongs to a fitted reducer).
+std::map<std::string, double> holdout_rms_rel_error(const FittedModel& m, const std::vector<Json>& sweeps);
 
 // A sweep row's time: the median per-iteration time where the sweep recorded it (robust to the
 // preemptions of a shared machine), else the mean.

@@ -66,6 +66,7 @@ CostTerms HalvingDoubling::cost_terms(int p, double n, const ReducerOptions& o, 
     t.beta += 2 * n;
     t.gamma += n;
   }
+  t.concurrency = folded_concurrency(pof2, 2 * (Q - 1) / Q * n, pof2 != p ? 2 * n : 0);
   return t;
 }
 

@@ -35,6 +35,7 @@ struct CliOptions {
   std::string reducer = "ring";   // batch split: whose cost formula
   double backward_share = 2.0 / 3.0;
   std::string check;
+  std::vector<std::string> holdout;
   double tolerance = 0.25;
   std::string eager = "4064";
   std::string fit_max;
@@ -152,8 +153,10 @@ void run_command(const CliOptions& cli) {
   if (!(cli.tolerance > 0)) throw BadInput("--tolerance must be > 0");
   std::vector<Json> docs;
   for (const auto& f : cli.fit) docs.push_back(read_option_file(f, "--fit"));
-  Json measured;
-  if (!cli.check.empty()) measured = read_option_file(cli.check, "--check");
+  std::vector<Json> measured;
+  if (!cli.check.empty()) measured.push_back(read_option_file(cli.check, "--check"));
+  std::vector<Json> holdout;
+  for (const auto& f : cli.holdout) holdout.push_back(read_option_file(f, "--holdout"));
   if (!cli.json.empty()) check_writable(cli.json, false);
   if (cli.fit.empty()) {  // the batch split on a published network needs no fit
     write_output(cli, {{"kind", "dtbench.model"},
@@ -164,26 +167,45 @@ void run_command(const CliOptions& cli) {
   const double fit_max = cli.fit_max.empty() ? 0.0 : static_cast<double>(parse_bytes(cli.fit_max, "--fit-max-bytes"));
   const FittedModel m =
       fit_cost_model(docs, static_cast<double>(parse_bytes(cli.eager, "--eager-bytes")), fit_max);
+  const std::map<std::string, double> held =
+      holdout.empty() ? std::map<std::string, double>{} : holdout_rms_rel_error(m, holdout);
+  ReducerOptions check_options;
+  std::vector<SweepRow> check_rows;
+  for (const SweepRow& r : sweep_rows(measured, "--check file", check_options))
+    if (m.params.count(r.reducer) && r.bytes >= m.min_bytes.at(r.reducer) && r.bytes <= m.max_bytes.at(r.reducer))
+      check_rows.push_back(r);
+  if (!measured.empty() && check_rows.empty())
+    throw BadInput("--check: no row of '" + cli.check + "' lies inside the fitted ranges");
   Json out = {{"kind", "dtbench.model"}, {"fit_files", cli.fit}, {"fit", m.to_json()}};
+  char line[256];
 
-  std::printf("# alpha-beta-gamma fit from %zu file(s), ranks", cli.fit.size());
+  std::printf("# cost model fit from %zu file(s), ranks", cli.fit.size());
   for (int r : m.ranks) std::printf(" %d", r);
   std::printf("; gamma (local reduction) = %.4f ns/B\n", m.gamma * 1e9);
-  std::printf("# messages above %.0f bytes pay alpha_rndv (rendezvous)\n", m.eager_bytes);
-  std::printf("# %18s %12s %12s %14s %22s %10s\n", "reducer", "alpha (us)", "a_rndv (us)", "beta (ns/B)",
-              "fitted sizes (B)", "rms err");
-  for (const auto& [name, c] : m.params)
-    std::printf("  %18s %12.3f %12.3f %14.5f %10.0f..%-11.0f %9.1f%%\n", name.c_str(), c.alpha * 1e6,
-                c.alpha_rndv * 1e6, c.beta * 1e9, m.min_bytes.at(name), m.max_bytes.at(name),
-                100 * m.rms_rel_error.at(name));
+  std::printf("# messages above %.0f bytes pay alpha_rndv (rendezvous); buffers above `cache` bytes pay beta_mem "
+              "(memory); ranks above the cores pay alpha_sched per message\n",
+              m.eager_bytes);
+  std::printf("# %18s %10s %10s %10s %10s %10s %10s %22s %9s %9s\n", "reducer", "alpha(us)", "a_rndv(us)",
+              "a_sched(us)", "beta(ns/B)", "b_mem(ns/B)", "cache (B)", "fitted sizes (B)", "rms fit", "held-out");
+  Json held_json = Json::object();
+  for (const auto& [name, c] : m.params) {
+    const bool has_held = held.count(name) > 0;
+    std::snprintf(line, sizeof line, "%8.1f%%", has_held ? 100 * held.at(name) : 0.0);
+    std::printf("  %18s %10.3f %10.3f %10.3f %10.5f %10.5f %10.0f %10.0f..%-11.0f %8.1f%% %9s\n", name.c_str(),
+                c.alpha * 1e6, c.alpha_rndv * 1e6, c.alpha_sched * 1e6, c.beta * 1e9, c.beta_mem * 1e9, c.cache_bytes,
+                m.min_bytes.at(name), m.max_bytes.at(name), 100 * m.rms_rel_error.at(name), has_held ? line : "-");
+    if (has_held) held_json[name] = held.at(name);
+  }
+  if (!holdout.empty()) out["holdout"] = {{"files", cli.holdout}, {"rms_rel_error", held_json}};
 
   // Predictions at the requested rank counts.
   std::printf("\n# predicted allreduce of %.0f bytes\n", bytes);
   std::printf("# %18s %8s %14s %11s %11s\n", "reducer", "ranks", "time (us)", "algbw", "busbw");
   Json preds = Json::array();
-  for (const auto& [name, c] : m.params)
+  for (const auto& entry : m.params)
     for (int p : ranks) {
-      const double t = predict_seconds(cost_terms(name, p, bytes, m.options, m.eager_bytes), c);
+      const std::string& name = entry.first;
+      const double t = m.predict(name, p, p, bytes);
       const double algbw = t > 0 ? bytes / t / 1e9 : 0;
       std::printf("  %18s %8d %14.1f %11.3f %11.3f\n", name.c_str(), p, t * 1e6, algbw,
                   algbw * allreduce_bus_factor(p));
@@ -194,29 +216,24 @@ void run_command(const CliOptions& cli) {
   if (split) out["batch_split"] = print_batch_split(cli, network, model_bytes, profiles, &m);
 
   size_t outside = 0;
-  if (!measured.is_null()) {
+  if (!measured.empty()) {
     // Predictions against a measured sweep, for sizes inside each reducer's fitted range.
-    const Json& rows = sweep_field(measured, "rows", "--check file");
-    const int p = sweep_field(measured, "ranks", "--check file").get<int>();
-    std::printf("\n# check against %s (%d ranks), tolerance %.0f%%\n", cli.check.c_str(), p, 100 * cli.tolerance);
+    std::printf("\n# check against %s (%d ranks), tolerance %.0f%%\n", cli.check.c_str(), check_rows[0].ranks,
+                100 * cli.tolerance);
     std::printf("# %12s %18s %14s %14s %9s\n", "size (B)", "reducer", "measured (us)", "model (us)", "error");
     Json checks = Json::array();
     double worst = 0;
-    for (const Json& r : rows) {
-      const std::string name = r.at("reducer").get<std::string>();
-      const double b = r.at("bytes").get<double>(), t = row_seconds(r);
-      if (!m.params.count(name) || b < m.min_bytes.at(name) || b > m.max_bytes.at(name) || t <= 0) continue;
-      const double pred = predict_seconds(cost_terms(name, p, b, m.options, m.eager_bytes), m.params.at(name));
+    for (const SweepRow& r : check_rows) {
+      const double t = r.seconds, pred = m.predict(r.reducer, r.ranks, r.cores, r.bytes);
       const double err = (pred - t) / t;
       const bool ok = std::abs(err) <= cli.tolerance;
       outside += !ok;
       worst = std::max(worst, std::abs(err));
-      std::printf("  %12.0f %18s %14.2f %14.2f %8.1f%%%s\n", b, name.c_str(), t * 1e6, pred * 1e6, 100 * err,
-                  ok ? "" : "  OUTSIDE");
-      checks.push_back({{"reducer", name}, {"bytes", b}, {"measured_us", t * 1e6}, {"model_us", pred * 1e6},
-                        {"rel_error", err}});
+      std::printf("  %12.0f %18s %14.2f %14.2f %8.1f%%%s\n", r.bytes, r.reducer.c_str(), t * 1e6, pred * 1e6,
+                  100 * err, ok ? "" : "  OUTSIDE");
+      checks.push_back({{"reducer", r.reducer}, {"bytes", r.bytes}, {"measured_us", t * 1e6},
+                        {"model_us", pred * 1e6}, {"rel_error", err}});
     }
-    if (checks.empty()) throw BadInput("--check: no row of '" + cli.check + "' lies inside the fitted ranges");
     std::printf("# %zu of %zu predictions outside %.0f%% (worst %.1f%%)\n", outside, checks.size(),
                 100 * cli.tolerance, 100 * worst);
     out["check"] = {{"file", cli.check}, {"tolerance", cli.tolerance}, {"rows", checks}, {"outside", outside}};
@@ -247,6 +264,9 @@ void add_model_command(CLI::App& app) {
                   "Batch split: the share of a step's compute that can overlap the allreduce (backward)")
       ->capture_default_str();
   cmd->add_option("--check", cli->check, "Compare predictions with this measured sweep (sizes inside the fit range)");
+  cmd->add_option("--holdout", cli->holdout,
+                  "Held-out `dtbench allreduce --json` file(s), not fitted: report the model's rms error on them "
+                  "(repeatable)");
   cmd->add_option("--tolerance", cli->tolerance, "--check: largest relative error accepted")->capture_default_str();
   cmd->add_option("--fit-max-bytes", cli->fit_max, "Fit only rows up to this size (default: all)");
   cmd->add_option("--eager-bytes", cli->eager, "Messages up to this size pay alpha, larger ones alpha_rndv")

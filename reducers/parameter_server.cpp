@@ -69,6 +69,8 @@ CostTerms ParameterServer::cost(int p, double n, const ReducerOptions& o, double
   t.messages(2 * (P - 1), n / S, eager);
   t.beta = 2 * (P - 1) * n / S;
   t.gamma = (P - 1) * n / S;
+  // Each server takes one client's shard at a time: a server and a client busy per server.
+  t.concurrency = std::min(P, 2 * S);
   return t;
 }
 

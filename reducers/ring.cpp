@@ -42,6 +42,7 @@ CostTerms Ring::cost(int p, double n, const ReducerOptions& o, double eager) {
   t.messages(2 * (P - 1) * S, n / P / S, eager);
   t.beta = 2 * (P - 1) / P * n;
   t.gamma = (P - 1) / P * n;
+  t.concurrency = P;  // every rank sends and reduces in every step
   return t;
 }
 

@@ -68,6 +68,9 @@ CostTerms Tree::cost(int p, double n, const ReducerOptions&, double eager) {
   t.messages(up + down, n, eager);
   t.beta = (up + down) * n;
   t.gamma = up * n;
+  // The path is a chain of transfers between a parent and one child at a time (a parent takes its
+  // children in turn); the ranks off it wait, yielding their cores.
+  t.concurrency = 2;
   return t;
 }
 
