@@ -64,7 +64,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
         method.clear();
         for (size_t a = 0, b; a <= key.size(); a = b + 1) {  // "k1,k2": the values joined by spaces
           b = std::min(key.find(',', a), key.size());
-          method += (method.empty() ? "" : " ") + value_text(analysis::key_value(r, key.substr(a, b - a)));
+          if (!method.empty()) method += ' ';
+          method += value_text(analysis::key_value(r, key.substr(a, b - a)));
         }
         m = &by_k[k][method];
         if (r.record->time_to_accuracy) epochs.push_back(r.record->time_to_accuracy->epoch);
