@@ -92,6 +92,7 @@ void run(const Options& o) {
       throw BadInput((out / "reproduce.json").string() + ": this folder holds scale '" + index.value("scale", "?") +
                      "', not '" + o.scale + "': use another --out");
   }
+  if (fs::exists(out) && !fs::is_directory(out)) throw BadInput("--out: " + out.string() + " exists and is not a folder");
   for (const auto& c : claims) check_same_definition(c, out / c.id);
   reproduce::RunOptions ro;
   ro.mode = o.local ? reproduce::RunMode::local : o.submit ? reproduce::RunMode::submit
