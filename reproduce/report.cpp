@@ -20,9 +20,11 @@ std::string quote_block(const std::string& text) {
 std::string sessions_text(const Json& sessions) {
   std::string s;
   for (const auto& x : sessions) {
-    s += "- " + x.value("started_utc", "?") + " to " + x.value("finished_utc", "?") + ": " + x.value("dtbench", "?") +
-         " on " + x.value("machine", "?") + "; load average " + x.value("load_start", "?") + " at the start, " +
-         x.value("load_end", "?") + " at the end; mode " + x.value("mode", "?") + "\n";
+    const bool ended = x.contains("finished_utc");
+    s += "- " + x.value("started_utc", "?") + " to " + (ended ? x.value("finished_utc", "?") : "(interrupted)") +
+         ": " + x.value("dtbench", "?") + " on " + x.value("machine", "?") + "; load average " +
+         x.value("load_start", "?") + " at the start" + (ended ? ", " + x.value("load_end", "?") + " at the end" : "") +
+         "; mode " + x.value("mode", "?") + "\n";
   }
   return s.empty() ? "- no experiments have been run in this folder yet\n" : s;
 }

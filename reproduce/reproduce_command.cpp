@@ -114,10 +114,14 @@ void run(const Options& o) {
   }
   Json session = {{"started_utc", utc_timestamp()}, {"load_start", load_average()}};
   const Json p = provenance();
-  session["dtbench"] = "dtbench " + p["dtbench"].value("version", "?") + " (git " + p["dtbench"].value("git_sha", "?") + ")";
+  session["dtbench"] =
+      "dtbench " + p["dtbench"].value("version", "?") + " (git " + p["dtbench"].value("git_sha", "?") + ")";
   session["machine"] = p["cpu"].value("model", "?") + ", " + std::to_string(p["cpu"].value("logical_cores", 0)) +
                        " logical cores, " + std::to_string(p["cpu"].value("memory_bytes", int64_t{0}) >> 30) + " GiB";
   session["mode"] = o.local ? "local" : o.submit ? (o.wait ? "submit --wait" : "submit") : "none (report only)";
+  // The session is recorded before the experiments start, so a run that is killed still says when and where it
+  // ran ("interrupted" in the report until a session finishes).
+  if (ro.mode != reproduce::RunMode::none) index["sessions"].push_back(session);
   write_json_atomic(out / "reproduce.json", index, false);
   bool all_ok = true;
   for (const auto& c : claims) {
@@ -125,9 +129,8 @@ void run(const Options& o) {
     for (const auto& e : c.scales.at(o.scale)) all_ok = reproduce::run_experiment(e, out / c.id, ro, std::cout) && all_ok;
   }
   if (ro.mode != reproduce::RunMode::none) {
-    session["finished_utc"] = utc_timestamp();
-    session["load_end"] = load_average();
-    index["sessions"].push_back(session);
+    index["sessions"].back()["finished_utc"] = utc_timestamp();
+    index["sessions"].back()["load_end"] = load_average();
     write_json_atomic(out / "reproduce.json", index, false);
   }
   std::cout << "\n" << reproduce::verdict_table(reproduce::write_report(out));
