@@ -499,8 +499,8 @@ def claims(report_dir, out=None):
     out = out or os.path.join(report_dir, "figures")
     for c in report["claims"]:
         d = c.get("figure")
-        if not d:
-            continue
+        if not d or not (d.get("series") or d.get("batch")):
+            continue  # a claim without data has no figure (the report says why)
         fig, ax = plt.subplots(figsize=(6.4, 4.2))
         CLAIM_FIGURES[d["kind"]](ax, d)
         ax.set_title(f"claim {c['id']}: {c['verdict']}", fontsize=10)

@@ -136,7 +136,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
                    fixed(b_crit / *b_simple, 3) + " (McCandlish et al. 2018, Table 1, MNIST: B_crit ~ 200, B_simple ~ 900).";
     f.numbers += "\n";
   }
-  f.figure = fig;
+  if (!best.empty()) f.figure = fig;  // no figure without a single steps-to-target point
   std::string unreached;
   for (const auto& [b, s] : seen)
     if (!best.count(b)) unreached += (unreached.empty() ? "" : ", ") + std::to_string(b);
