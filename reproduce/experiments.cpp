@@ -6,19 +6,13 @@
 #include "core/regular_file.hpp"
 #include "core/json.hpp"
 #include "slurm/process.hpp"
+#include "slurm/shell.hpp"
 #include "slurm/sweep.hpp"
 
 namespace fs = std::filesystem;
 
 namespace dtbench::reproduce {
 namespace {
-
-std::string self_binary() {
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw RunFailed("cannot find the dtbench binary (/proc/self/exe): " + ec.message());
-  return self.string();
-}
 
 // A finished allreduce sweep file: it parses and has rows. A half-written or failed one is redone.
 bool allreduce_done(const fs::path& file) {
@@ -38,15 +32,13 @@ bool run_allreduce(const Experiment& e, const fs::path& out, const RunOptions& o
     if (allreduce_done(file)) continue;
     std::vector<std::string> argv;
     if (e.transport == "mpi") argv = {"mpirun", "-np", std::to_string(k), "--oversubscribe"};
-    argv.push_back(self_binary());
+    argv.push_back(slurm::dtbench_binary());
     argv.push_back("allreduce");
     argv.insert(argv.end(), e.args.begin(), e.args.end());
     if (e.transport == "thread") argv.insert(argv.end(), {"--transport", "thread", "--ranks", std::to_string(k)});
     argv.insert(argv.end(), {"--json", file.string()});
-    std::string line;
-    for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
     if (o.mode == RunMode::dry_run) {
-      log << "  would run: " << line << "\n";
+      log << "  would run: " << slurm::display_line(argv) << "\n";
       continue;
     }
     fs::create_directories(dir);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -108,6 +109,13 @@ bool on_path(const std::string& program) {
     if (::access(candidate.c_str(), X_OK) == 0) return true;
   }
   return false;
+}
+
+std::string dtbench_binary() {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw RunFailed("cannot find the dtbench binary (/proc/self/exe): " + ec.message());
+  return self.string();
 }
 
 }  // namespace dtbench::slurm

@@ -23,6 +23,10 @@ ProcessResult run_capture(const std::vector<std::string>& argv);
 int run_to_files(const std::vector<std::string>& argv, const std::filesystem::path& out,
                  const std::filesystem::path& err);
 
+// The path of the running dtbench binary (/proc/self/exe): what sweeps and reproductions start for their runs.
+// Throws RunFailed when it cannot be read.
+std::string dtbench_binary();
+
 // True when `program` is an executable found on PATH (or an executable path).
 bool on_path(const std::string& program);
 

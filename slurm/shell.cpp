@@ -1,5 +1,7 @@
 #include "slurm/shell.hpp"
 
+#include <regex>
+
 #include "core/error.hpp"
 
 namespace dtbench::slurm {
@@ -58,6 +60,20 @@ std::string safe_name(std::string_view s, size_t max_len) {
   while (!out.empty() && out.back() == '_') out.pop_back();
   if (out.empty()) out.push_back('x');
   return out;
+}
+
+std::string display_word(const std::string& w) {
+  static const std::regex plain("[A-Za-z0-9_./=:,+@%-]+");
+  return std::regex_match(w, plain) ? w : shell_quote(w);
+}
+
+std::string display_line(const std::vector<std::string>& words) {
+  std::string s;
+  for (const auto& w : words) {
+    if (!s.empty()) s += ' ';
+    s += display_word(w);
+  }
+  return s;
 }
 
 }  // namespace dtbench::slurm

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dtbench::slurm {
 
@@ -28,6 +29,10 @@ std::string sbatch_quote_path(std::string_view path);
 // Reduces `s` to a file and job name: letters, digits, '.', '_', '+', '-' kept, runs of anything
 // else become one '_', at most `max_len` characters, never empty, never starting with '.' or '-'.
 std::string safe_name(std::string_view s, size_t max_len);
+
+// A word as a reader could paste it into a shell: shell_quote only when it needs to be; and a command line of them.
+std::string display_word(const std::string& w);
+std::string display_line(const std::vector<std::string>& words);
 
 // True when `s` holds a control character other than tab (names, #SBATCH values and setup lines
 // must fit on one line).

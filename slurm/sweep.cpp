@@ -7,7 +7,6 @@
 #include <iomanip>
 #include <map>
 #include <memory>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -30,24 +29,7 @@ namespace {
 // "1 run", "2 runs".
 std::string count(size_t n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
-// A word as a reader could paste it into a shell: quoted only when it needs to be.
-std::string display_word(const std::string& w) {
-  static const std::regex plain("[A-Za-z0-9_./=:,+@%-]+");
-  return std::regex_match(w, plain) ? w : shell_quote(w);
-}
-
-std::string display_line(const std::vector<std::string>& words) {
-  std::string s;
-  for (const auto& w : words) s += (s.empty() ? "" : " ") + display_word(w);
-  return s;
-}
-
-std::vector<std::string> default_program() {
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw RunFailed("cannot find the dtbench binary (/proc/self/exe): " + ec.message());
-  return {self.string(), "train"};
-}
+std::vector<std::string> default_program() { return {dtbench_binary(), "train"}; }
 
 std::string generated_by() {
   Json p = provenance();
