@@ -55,4 +55,30 @@ double number_in(const Json& criterion, const std::string& where, const char* ke
   return v.get<double>();
 }
 
+int64_t integer_in(const Json& criterion, const std::string& where, const char* key, int64_t lo, int64_t hi) {
+  const Json& v = criterion.at(key);
+  if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+    throw BadInput(where + "/" + key + ": expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                   "], got " + v.dump());
+  return v.get<int64_t>();
+}
+
+std::string text_in(const Json& criterion, const std::string& where, const char* key) {
+  const Json& v = criterion.at(key);
+  if (!v.is_string() || v.get<std::string>().empty())
+    throw BadInput(where + "/" + key + ": expected a non-empty text, got " + v.dump());
+  return v.get<std::string>();
+}
+
+std::vector<std::string> texts_in(const Json& criterion, const std::string& where, const char* key) {
+  const Json& v = criterion.at(key);
+  std::vector<std::string> out;
+  if (v.is_array())
+    for (const auto& x : v)
+      if (x.is_string() && !x.get<std::string>().empty()) out.push_back(x.get<std::string>());
+  if (!v.is_array() || v.empty() || out.size() != v.size())
+    throw BadInput(where + "/" + key + ": expected a non-empty list of non-empty texts, got " + v.dump());
+  return out;
+}
+
 }  // namespace dtbench::reproduce

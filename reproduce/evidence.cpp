@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "analysis/summary.hpp"
+#include "analysis/text_table.hpp"
 
 namespace fs = std::filesystem;
 
@@ -80,16 +81,25 @@ std::vector<float> saved_parameters(const analysis::RunData& run, std::string& p
   return v;
 }
 
-BatchSeries batch_series(const analysis::CampaignData& c, const std::string& group_key,
+BatchSeries batch_series(const analysis::PointData& p, const std::string& group_key,
                          const std::function<std::optional<double>(const RunRecord&)>& value) {
   BatchSeries s;
-  for (const auto& p : c.points)
-    for (const auto& r : p.runs) {
-      if (r.state != "done" || !r.record) continue;
-      auto v = value(*r.record);
-      if (!v) continue;
-      s[group_key + "=" + value_text(analysis::key_value(r, group_key))][r.record->global_batch].push_back(*v);
-    }
+  for (const auto& r : p.runs) {
+    if (r.state != "done" || !r.record) continue;
+    auto v = value(*r.record);
+    if (!v) continue;
+    s[group_key + "=" + value_text(analysis::key_value(r, group_key))][r.record->global_batch].push_back(*v);
+  }
+  return s;
+}
+
+BatchSeries batch_series(const std::vector<analysis::CampaignData>& camps, const std::string& group_key,
+                         const std::function<std::optional<double>(const RunRecord&)>& value) {
+  BatchSeries s;
+  for (const auto& c : camps)
+    for (const auto& p : c.points)
+      for (auto& [g, by_batch] : batch_series(p, group_key, value))
+        for (auto& [b, v] : by_batch) s[g][b].insert(s[g][b].end(), v.begin(), v.end());
   return s;
 }
 
@@ -133,17 +143,19 @@ std::string sci(double v, int digits) {
   return buf;
 }
 
-std::string md_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
-  auto line = [](const std::vector<std::string>& cells) {
-    std::string s = "|";
-    for (const auto& c : cells) s += " " + c + " |";
-    return s + "\n";
-  };
-  std::string s = line(header);
-  s += "|";
-  for (size_t i = 0; i < header.size(); ++i) s += " --- |";
-  s += "\n";
-  for (const auto& r : rows) s += line(r);
+std::string md_table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows) {
+  analysis::TextTable t;
+  t.header = std::move(header);
+  t.rows = std::move(rows);
+  return analysis::render(t, analysis::Format::md);
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string s;
+  for (const auto& x : items) {
+    if (!s.empty()) s += sep;
+    s += x;
+  }
   return s;
 }
 

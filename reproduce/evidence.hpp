@@ -33,7 +33,10 @@ std::vector<float> saved_parameters(const analysis::RunData& run, std::string& p
 // takes it) and by global batch: series[group][batch] = the repeats' values. `value` returns nullopt to leave a
 // run out.
 using BatchSeries = std::map<std::string, std::map<int64_t, std::vector<double>>>;
-BatchSeries batch_series(const analysis::CampaignData& c, const std::string& group_key,
+BatchSeries batch_series(const analysis::PointData& p, const std::string& group_key,
+                         const std::function<std::optional<double>(const RunRecord&)>& value);
+// The same over every point of the campaigns, the repeats of equal groups and batches pooled.
+BatchSeries batch_series(const std::vector<analysis::CampaignData>& camps, const std::string& group_key,
                          const std::function<std::optional<double>(const RunRecord&)>& value);
 
 // The figure data of per-group medians against batch: {"kind": kind, "y": y_label, "series": [{"label", "batch",
@@ -47,8 +50,11 @@ std::string value_text(const Json& v);
 std::string fixed(double v, int digits);
 std::string sci(double v, int digits);
 
-// A Markdown table (GitHub pipes).
-std::string md_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
+// A Markdown table: analysis::render of a TextTable with this header and these rows.
+std::string md_table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows);
+
+// The items separated by `sep` ("a, b, c").
+std::string join(const std::vector<std::string>& items, const std::string& sep);
 
 // The median of the values (the mean of the middle two for an even count); nullopt when empty.
 std::optional<double> median(std::vector<double> v);

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <set>
-#include <sstream>
+#include <map>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -13,6 +13,7 @@
 #include "core/regular_file.hpp"
 #include "core/run_record.hpp"
 #include "reproduce/claim.hpp"
+#include "reproduce/evidence.hpp"
 #include "reproduce/experiments.hpp"
 #include "reproduce/report.hpp"
 
@@ -47,9 +48,9 @@ std::map<std::string, std::string> definition_files(const fs::path& dir) {
 
 // A claim folder in DIR holds the definition its runs started from; a different definition in the repository
 // means the criteria or the experiments changed after the runs: refused, since criteria are fixed beforehand.
-void check_same_definition(const reproduce::Claim& c, const fs::path& copy) {
+void check_same_definition(const reproduce::Claim& c, const std::map<std::string, std::string>& repo,
+                           const fs::path& copy) {
   if (!fs::exists(copy / "claim.json")) return;
-  auto repo = definition_files(c.dir);
   for (const auto& [name, text] : repo) {
     std::error_code ec;
     if (!fs::is_regular_file(copy / name, ec) ||
@@ -76,11 +77,9 @@ void run(const Options& o) {
     throw BadInput("--scale: expected quick or full, got '" + o.scale + "'");
   const auto known = reproduce::claim_ids(o.claims_dir);
   std::vector<std::string> ids = o.claims.empty() ? known : o.claims;
-  std::string list;
-  for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
   for (const auto& id : ids)
     if (std::find(known.begin(), known.end(), id) == known.end())
-      throw BadInput("unknown claim '" + id + "'; claims: " + list);
+      throw BadInput("unknown claim '" + id + "'; claims: " + reproduce::join(known, ", "));
   // Validate everything before writing anything: every claim, spec and the folder's earlier state.
   std::vector<reproduce::Claim> claims;
   for (const auto& id : ids) claims.push_back(reproduce::load_claim(fs::path(o.claims_dir) / id));
@@ -93,7 +92,11 @@ void run(const Options& o) {
                      "', not '" + o.scale + "': use another --out");
   }
   if (fs::exists(out) && !fs::is_directory(out)) throw BadInput("--out: " + out.string() + " exists and is not a folder");
-  for (const auto& c : claims) check_same_definition(c, out / c.id);
+  std::vector<std::map<std::string, std::string>> definitions;  // each claim's files, read once
+  for (const auto& c : claims) {
+    definitions.push_back(definition_files(c.dir));
+    check_same_definition(c, definitions.back(), out / c.id);
+  }
   reproduce::RunOptions ro;
   ro.mode = o.local ? reproduce::RunMode::local : o.submit ? reproduce::RunMode::submit
             : o.dry_run ? reproduce::RunMode::dry_run : reproduce::RunMode::none;
@@ -107,9 +110,10 @@ void run(const Options& o) {
   }
   fs::create_directories(out);
   std::set<std::string> in_index(index["claims"].begin(), index["claims"].end());
-  for (const auto& c : claims) {
+  for (size_t i = 0; i < claims.size(); ++i) {
+    const auto& c = claims[i];
     fs::create_directories(out / c.id);
-    for (const auto& [name, text] : definition_files(c.dir)) write_file_atomic(out / c.id / name, text, false);
+    for (const auto& [name, text] : definitions[i]) write_file_atomic(out / c.id / name, text, false);
     if (in_index.insert(c.id).second) index["claims"].push_back(c.id);
   }
   Json session = {{"started_utc", utc_timestamp()}, {"load_start", load_average()}};

@@ -23,8 +23,7 @@ namespace {
 
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"group_key", "sync", "async"});
-  for (const char* k : {"group_key", "sync", "async"})
-    if (!c[k].is_string()) throw BadInput(where + "/" + k + ": expected text");
+  for (const char* k : {"group_key", "sync", "async"}) text_in(c, where, k);
 }
 
 struct Method {
@@ -112,8 +111,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
     f.reason = missing.empty() ? "no rank count has both a synchronous and an asynchronous grid" : "runs missing: " + missing;
   } else if (!failed.empty()) {
     f.verdict = Verdict::contradicted;
-    for (const auto& x : failed) f.reason += (f.reason.empty() ? "" : "; ") + x;
-    f.reason += ".";
+    f.reason = join(failed, "; ") + ".";
   } else {
     f.verdict = Verdict::supported;
     f.reason = "at every K, asynchronous SGD needs more epochs with its best tuning and reaches the target on less of "

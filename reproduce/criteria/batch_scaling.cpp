@@ -18,10 +18,10 @@ namespace {
 
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"reference_batch", "max_drop", "group_key", "with_warmup"});
-  number_in(c, where, "reference_batch", 1, 1e9);
+  integer_in(c, where, "reference_batch", 1, int64_t{1} << 30);
   number_in(c, where, "max_drop", 0, 1);
-  if (!c["group_key"].is_string()) throw BadInput(where + "/group_key: expected a config key (dot path)");
-  if (!c["with_warmup"].is_string()) throw BadInput(where + "/with_warmup: expected the group's value as text");
+  text_in(c, where, "group_key");    // a config key (dot path)
+  text_in(c, where, "with_warmup");  // the group's value as text
 }
 
 Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& experiments,
@@ -32,11 +32,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   const std::string warm = key + "=" + c["with_warmup"].get<std::string>();
   Finding f;
   std::string missing;
-  BatchSeries acc;
-  for (const auto& camp : load_sweeps(out, experiments, missing)) {
-    for (auto& [g, by_batch] : batch_series(camp, key, final_accuracy))
-      for (auto& [b, v] : by_batch) acc[g][b].insert(acc[g][b].end(), v.begin(), v.end());
-  }
+  const BatchSeries acc = batch_series(load_sweeps(out, experiments, missing), key, final_accuracy);
   f.figure = batch_figure("accuracy_vs_batch", "final test accuracy", acc);
   std::vector<std::vector<std::string>> rows;
   std::map<std::string, int64_t> best;

@@ -22,13 +22,11 @@ namespace {
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"global_batch", "model", "device", "reducer", "networks", "hidden", "exposed", "inputs",
                         "fitted"});
-  number_in(c, where, "global_batch", 2, 1 << 20);
-  number_in(c, where, "hidden", 1, 1 << 20);
-  number_in(c, where, "exposed", 1, 1 << 20);
-  for (const char* k : {"model", "device", "reducer", "inputs", "fitted"})
-    if (!c[k].is_string()) throw BadInput(where + "/" + k + ": expected text");
-  if (!c["networks"].is_array() || c["networks"].empty())
-    throw BadInput(where + "/networks: expected a non-empty list of network profile names");
+  integer_in(c, where, "global_batch", 2, 1 << 20);
+  integer_in(c, where, "hidden", 1, 1 << 20);
+  integer_in(c, where, "exposed", 1, 1 << 20);
+  for (const char* k : {"model", "device", "reducer", "inputs", "fitted"}) text_in(c, where, k);
+  texts_in(c, where, "networks");  // network profile names
 }
 
 const Experiment* find(const std::vector<Experiment>& es, const std::string& name) {
@@ -117,9 +115,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
                std::to_string(exposed) + " does not." + fitted_note;
   } else {
     f.verdict = Verdict::contradicted;
-    std::string list;
-    for (const auto& w : wrong) list += (list.empty() ? "" : ", ") + w;
-    f.reason = "the seeds' answer fails on: " + list + "." + fitted_note;
+    f.reason = "the seeds' answer fails on: " + join(wrong, ", ") + "." + fitted_note;
   }
   return f;
 }

@@ -29,7 +29,7 @@ namespace {
 
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"min_seeds", "max_fit_rms"});
-  number_in(c, where, "min_seeds", 1, 100);
+  integer_in(c, where, "min_seeds", 1, 100);
   number_in(c, where, "max_fit_rms", 0, 10);
 }
 

@@ -8,6 +8,7 @@
 // tolerance in the claim's criterion bounds it.
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "analysis/campaign_data.hpp"
 #include "reproduce/criteria/kinds.hpp"
@@ -38,6 +39,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   int over = 0;
   double worst = 0;
   std::string missing;
+  std::map<std::string, std::pair<std::vector<float>, std::string>> references;  // record -> weights, problem
   for (const auto& camp : load_sweeps(out, experiments, missing)) {
     if (camp.points.empty()) continue;
     const auto& ref_point = camp.points.front();
@@ -51,9 +53,11 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
           problems.push_back(camp.name + ": no finished reference run for " + run.name);
           continue;
         }
-        std::string problem;
-        auto a = saved_parameters(run, problem);
-        auto b = problem.empty() ? saved_parameters(*ref, problem) : std::vector<float>{};
+        auto [it, fresh] = references.try_emplace(ref->record_path.string());  // each reference's weights read once
+        if (fresh) it->second.first = saved_parameters(*ref, it->second.second);
+        const std::vector<float>& b = it->second.first;
+        std::string problem = it->second.second;
+        auto a = problem.empty() ? saved_parameters(run, problem) : std::vector<float>{};
         if (!problem.empty() || a.size() != b.size()) {
           problems.push_back(problem.empty() ? run.name + ": parameter count differs from " + ref->name : problem);
           continue;
@@ -75,7 +79,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   f.numbers = md_table({"experiment", "reference", "compared", "seed", "steps", "max rel. weight difference",
                         "within " + sci(tol, 1)},
                        rows);
-  for (const auto& p : problems) missing += (missing.empty() ? "" : "; ") + p;
+  if (!problems.empty()) missing += (missing.empty() ? "" : "; ") + join(problems, "; ");
   if (over > 0) {
     f.verdict = Verdict::contradicted;
     f.reason = std::to_string(over) + " of " + std::to_string(rows.size()) +

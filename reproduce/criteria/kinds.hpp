@@ -1,7 +1,9 @@
 // The criterion kinds, one file each (reproduce/criteria/<kind>.cpp); criterion_kind() in criteria.cpp lists them.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -28,5 +30,9 @@ bool fit_critical_batch(const std::vector<double>& batch, const std::vector<doub
 // whose errors name `where` + the key's pointer.
 void check_keys(const Json& criterion, const std::string& where, std::initializer_list<const char*> keys);
 double number_in(const Json& criterion, const std::string& where, const char* key, double lo, double hi);
+int64_t integer_in(const Json& criterion, const std::string& where, const char* key, int64_t lo, int64_t hi);
+std::string text_in(const Json& criterion, const std::string& where, const char* key);
+// A non-empty list of texts.
+std::vector<std::string> texts_in(const Json& criterion, const std::string& where, const char* key);
 
 }  // namespace dtbench::reproduce

@@ -15,8 +15,7 @@ namespace {
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"table", "max_inconsistency", "inputs"});
   number_in(c, where, "max_inconsistency", 0, 1);
-  for (const char* k : {"table", "inputs"})
-    if (!c[k].is_string()) throw BadInput(where + "/" + k + ": expected text");
+  for (const char* k : {"table", "inputs"}) text_in(c, where, k);
 }
 
 Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, const std::filesystem::path& out) {

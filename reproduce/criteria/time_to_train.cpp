@@ -18,10 +18,9 @@ namespace {
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"runs", "max_error", "inputs", "sensitivity"});
   number_in(c, where, "max_error", 0, 10);
-  if (!c["inputs"].is_string()) throw BadInput(where + "/inputs: expected an experiment name");
-  for (const char* k : {"runs", "sensitivity"})
-    if (!c[k].is_array()) throw BadInput(where + "/" + k + ": expected a list of names");
-  if (c["runs"].empty()) throw BadInput(where + "/runs: expected at least one published run");
+  text_in(c, where, "inputs");  // an experiment name
+  texts_in(c, where, "runs");    // published runs of compute.json
+  if (!(c["sensitivity"].is_array() && c["sensitivity"].empty())) texts_in(c, where, "sensitivity");  // devices
 }
 
 std::string minutes(double s) { return fixed(s / 60, 1); }

@@ -17,8 +17,8 @@ namespace {
 
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"size_bytes", "sweep"});
-  number_in(c, where, "size_bytes", 4, 1e12);
-  if (!c["sweep"].is_string()) throw BadInput(where + "/sweep: expected an experiment name");
+  integer_in(c, where, "size_bytes", 4, int64_t{1} << 40);
+  text_in(c, where, "sweep");  // an experiment name
 }
 
 std::vector<double> numbers(const Json& j, const char* key) {
@@ -102,20 +102,13 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
                         "form / S", "exact"}, rows);
   f.numbers += "\nThe other reducers (tree, butterfly, halving-doubling) against their own exact formulas "
                "(reducers/traffic.hpp): " +
-               (beside.empty() ? std::string("all equal.") : "differ at " + [&] {
-                 std::string s;
-                 for (const auto& b : beside) s += (s.empty() ? "" : ", ") + b;
-                 return s;
-               }() + ".") + "\n";
-  std::string list;
-  for (const auto& w : wrong) list += (list.empty() ? "" : "; ") + w;
+               (beside.empty() ? std::string("all equal.") : "differ at " + join(beside, ", ") + ".") + "\n";
   if (!wrong.empty()) {
     f.verdict = Verdict::contradicted;
-    f.reason = "counted bytes differ from the textbook form: " + list + ".";
+    f.reason = "counted bytes differ from the textbook form: " + join(wrong, "; ") + ".";
   } else if (!missing.empty() || ring["ranks"].empty() || server["ranks"].empty()) {
-    std::string m;
-    for (const auto& x : missing) m += (m.empty() ? "" : ", ") + x;
-    f.reason = "sweeps missing: " + (m.empty() ? std::string("no ring or parameter-server row of this size") : m);
+    f.reason = "sweeps missing: " + (missing.empty() ? std::string("no ring or parameter-server row of this size")
+                                                      : join(missing, ", "));
   } else {
     f.verdict = Verdict::supported;
     f.reason = "at every N the ring moves exactly 2(N-1)/N S per rank (never above 2 S) while the parameter server "

@@ -17,8 +17,8 @@ namespace {
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"target_accuracy", "group_key", "baseline"});
   number_in(c, where, "target_accuracy", 0, 1);
-  if (!c["group_key"].is_string()) throw BadInput(where + "/group_key: expected a config key (dot path)");
-  if (!c["baseline"].is_string()) throw BadInput(where + "/baseline: expected the baseline group's value as text");
+  text_in(c, where, "group_key");  // a config key (dot path)
+  text_in(c, where, "baseline");   // the baseline group's value as text
 }
 
 Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& experiments,
@@ -32,9 +32,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   for (const auto& camp : load_sweeps(out, experiments, missing)) {
     // Each point's repeats; per group and batch, the point with the best median (the tuned metaparameters).
     for (const auto& p : camp.points) {
-      analysis::CampaignData one;
-      one.points.push_back(p);
-      for (auto& [g, by_batch] : batch_series(one, key, final_accuracy))
+      for (auto& [g, by_batch] : batch_series(p, key, final_accuracy))
         for (auto& [b, v] : by_batch)
           if (!acc[g].count(b) || *median(v) > *median(acc[g][b])) acc[g][b] = v;
     }
