@@ -82,6 +82,13 @@ TEST_F(ClaimFile, ErrorsNameFileAndPointer) {
   write("claim.json", claim(R"({"kind": "equivalence", "text": "t", "tolerance": 2})", kAllreduce));
   EXPECT_NE(error().find("claim.json: /criterion/tolerance: expected a number in [0, 1], got 2"), std::string::npos)
       << error();
+  write("claim.json", claim(R"({"kind": "batch_scaling", "text": "t", "reference_batch": 128.5, "max_drop": 0.01,
+                                "group_key": "schedule.warmup.epochs", "with_warmup": "2.0"})", kAllreduce));
+  EXPECT_NE(error().find("/criterion/reference_batch: expected an integer in [1, 1073741824], got 128.5"),
+            std::string::npos) << error();
+  write("claim.json", claim(R"({"kind": "batch_scaling", "text": "t", "reference_batch": 128, "max_drop": 0.01,
+                                "group_key": 7, "with_warmup": "2.0"})", kAllreduce));
+  EXPECT_NE(error().find("/criterion/group_key: expected a non-empty text, got 7"), std::string::npos) << error();
   write("claim.json", claim(R"({"kind": "equivalance", "text": "t"})", kAllreduce));
   EXPECT_NE(error().find("/criterion/kind: unknown criterion kind \"equivalance\" (kinds: equivalence"),
             std::string::npos) << error();
