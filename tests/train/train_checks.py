@@ -15,6 +15,8 @@ Checks (each small: synthetic data or a few dozen Fashion-MNIST steps, bounded i
                 extra.weights; the rules (divisibility, modes) and an existing weights file: exit 2, nothing written.
   resume        interrupted by SIGUSR1 at a random step and resumed: bitwise the weights of an
                 uninterrupted run; the record says it was preempted and resumed.
+  no_space      a checkpoint that does not fit on its disk (a small tmpfs in a private mount namespace): exit 1
+                naming the rank, no empty .ckpt folder, an earlier checkpoint unchanged and still resumable.
   paths         ResNet-8 on Fashion-MNIST for a few dozen steps on 2 ranks with each reducer, with
                 SGD, LARS and LAMB, local SGD, post-local SGD and asynchronous SGD: schema-valid records;
                 asynchronous SGD stops early with stop_at_target.
@@ -304,6 +306,66 @@ def check_resume():
         print(f"K={k}: signalled after step {step}, stopped at {stopped_at}, resumed, bitwise identical to the uninterrupted run")
 
 
+def folder_bytes(path):
+    """{relative path: content} of every file under a folder (empty when the folder does not exist)."""
+    found = {}
+    for top, _, files in os.walk(path):
+        for n in files:
+            with open(os.path.join(top, n), "rb") as f:
+                found[os.path.relpath(os.path.join(top, n), path)] = f.read()
+    return found
+
+
+def check_no_space():
+    """A checkpoint that cannot be written for want of space (a tmpfs of a few hundred KB, mounted in a private
+    mount namespace: `unshare -m`, so nothing outlives the check) ends the run with exit 1 and one message naming
+    the rank and ENOSPC, leaves no empty .ckpt folder, and leaves an earlier checkpoint byte for byte as it was,
+    so that the run still resumes from it to the same weights as an uninterrupted run. Skipped (77) where mounts
+    are not allowed (no root or no CAP_SYS_ADMIN)."""
+    if os.environ.get("DTBENCH_PRIVATE_MOUNTS") != "1":
+        probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {args.work}"],
+                               capture_output=True, text=True)
+        if probe.returncode != 0:
+            print("SKIP: cannot mount a small tmpfs in a private mount namespace:", probe.stderr.strip())
+            raise SystemExit(77)
+        cmd = ["unshare", "-m", sys.executable, os.path.abspath(__file__), "no_space", "--dtbench", args.dtbench,
+               "--schema", args.schema, "--work", os.path.dirname(args.work)]
+        raise SystemExit(subprocess.run(cmd, env=dict(os.environ, DTBENCH_PRIVATE_MOUNTS="1")).returncode)
+
+    def disk(name, kib):
+        path = os.path.join(args.work, name)
+        os.makedirs(path)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={kib}k", "tmpfs", path], check=True)
+        return path
+
+    # 64x512 + 512x4 weights with momentum: rank files of about 283 KB; records and logs of a few KB. The small
+    # disk holds one rank file, not two; the large one holds one checkpoint of 2 ranks, not two.
+    small, large = disk("small", 400), disk("large", 900)
+    base = mlp_config("nospace", model={"arch": "mlp", "hidden": 512}, batch={"per_rank": 8},
+                      duration={"steps": 14}, eval={"every_steps": 7}, output={"dir": small})
+    p = mpirun(2, write_config("nospace", base), "--inject-fault", "sigusr1@3", expect=1)
+    assert "the checkpoint could not be written" in p.stderr and "No space left on device" in p.stderr, p.stderr
+    assert p.stderr.count("dtbench: error") == 1, p.stderr
+    assert not os.path.exists(os.path.join(small, "nospace.ckpt")), "a failed checkpoint left its folder"
+    print("exit 1, no folder left: a first checkpoint that did not fit")
+
+    full = dict(base, name="nospace-full", output={"dir": os.path.join(args.work, "records")})
+    mpirun(2, write_config("nospace-full", full), "--save-weights", os.path.join(args.work, "full.bin"))
+    cut = write_config("nospace-cut", dict(base, name="nospace-cut", output={"dir": large}))
+    mpirun(2, cut, "--inject-fault", "sigusr1@3", expect=3)
+    ckpt = os.path.join(large, "nospace-cut.ckpt")
+    before = folder_bytes(ckpt)
+    assert "header.json" in before, before.keys()
+    p = mpirun(2, cut, "--resume", "--inject-fault", "sigusr1@8", expect=1)  # resumed at step 4
+    assert "the checkpoint could not be written (an earlier one, if any, is kept)" in p.stderr, p.stderr
+    assert "No space left on device" in p.stderr, p.stderr
+    assert folder_bytes(ckpt) == before, "the earlier checkpoint changed"
+    mpirun(2, cut, "--resume", "--save-weights", os.path.join(args.work, "cut.bin"))
+    a, b = load_weights(os.path.join(args.work, "full.bin")), load_weights(os.path.join(args.work, "cut.bin"))
+    assert np.array_equal(a.view(np.uint32), b.view(np.uint32)), "resumed weights differ from the uninterrupted run"
+    print("exit 1, earlier checkpoint unchanged and resumed bitwise: a second checkpoint that did not fit")
+
+
 def fmnist_config(name, **over):
     cfg = {"name": name, "model": {"arch": "resnet8"}, "batch": {"per_rank": 32}, "duration": {"steps": 24},
            "eval": {"every_steps": 12, "batch": 1000}, "optimizer": {"name": "sgd", "lr": 0.1},
@@ -395,10 +457,10 @@ def check_bad_input():
     path = write_config("other", base)
     mpirun(2, path, "--inject-fault", "sigusr1@4", expect=3)
     changed = write_config("other", dict(base, optimizer={"name": "sgd", "lr": 0.07}))
-    before = sorted(os.listdir(records))
+    before = folder_bytes(records)
     p = mpirun(2, changed, "--resume", expect=2)
     assert "checkpoint was written by a different config (first difference at /optimizer/lr)" in p.stderr, p.stderr
-    assert sorted(os.listdir(records)) == before, "files changed"
+    assert folder_bytes(records) == before, "files changed (the record, its .mllog or the checkpoint)"
     print("exit 2: resume with another config")
 
     # Inputs that only the data, the schedule or another file can refute: exit 2, and the output folder is

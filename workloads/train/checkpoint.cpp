@@ -52,12 +52,18 @@ class Reader {
   size_t pos_ = 0;
 };
 
-fs::path rank_file(const fs::path& dir, int rank) { return dir / ("rank-" + std::to_string(rank) + ".bin"); }
+std::string rank_prefix(int rank) { return "rank-" + std::to_string(rank) + ".step-"; }
 
 }  // namespace
 
+fs::path rank_file(const fs::path& dir, int rank, int64_t step) {
+  return dir / (rank_prefix(rank) + std::to_string(step) + ".bin");
+}
+
 void write_rank_state(const fs::path& dir, int rank, const RankState& s) {
-  fs::create_directories(dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw RunFailed(dir.string() + ": cannot create the checkpoint folder: " + ec.message());
   std::string out(kMagic, sizeof kMagic);
   put(out, s.step);
   put_bytes(out, s.params.data(), s.params.size() * sizeof(float));
@@ -65,11 +71,20 @@ void write_rank_state(const fs::path& dir, int rank, const RankState& s) {
   put_bytes(out, s.optimizer.data(), s.optimizer.size());
   std::string extra = s.extra.dump();
   put_bytes(out, extra.data(), extra.size());
-  write_file_atomic(rank_file(dir, rank), out, false);
+  write_file_atomic(rank_file(dir, rank, s.step), out, false);
+}
+
+void remove_rank_states(const fs::path& dir, int rank, int64_t keep) {
+  const std::string prefix = rank_prefix(rank), kept = rank_file(dir, rank, keep).filename().string();
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name != kept) fs::remove(entry.path(), ec);
+  }
 }
 
 RankState read_rank_state(const fs::path& dir, int rank, int64_t expect_step) {
-  fs::path file = rank_file(dir, rank);
+  fs::path file = rank_file(dir, rank, expect_step);
   if (!fs::exists(file)) throw BadInput(file.string() + ": checkpoint file of rank " + std::to_string(rank) + " is missing");
   // Weights, buffers and optimizer state: a few times the model, far below this bound.
   std::string data = read_regular_file(file, uint64_t{64} << 30, "checkpoint file");
@@ -99,7 +114,6 @@ RankState read_rank_state(const fs::path& dir, int rank, int64_t expect_step) {
 }
 
 void write_header(const fs::path& dir, const Json& header) {
-  fs::create_directories(dir);
   write_json_atomic(dir / "header.json", header, false);
 }
 

@@ -1,11 +1,13 @@
 // Checkpoints for preemption and resume.
 //
-// A checkpoint is a folder <record>.ckpt/ holding one file per rank (rank-<r>.bin: that rank's weights,
-// batch-norm buffers, optimizer and schedule state, which differ between ranks in local SGD and in
-// batch-norm statistics) and header.json (the resolved config, the step to continue from, the elapsed
-// time, the curve so far and the other run-level state). Ranks write their files first (atomically),
-// then rank 0 writes the header, so a header always names complete rank files; each rank file repeats
-// the step, so a stale file from an older checkpoint is detected.
+// A checkpoint is a folder <record>.ckpt/ holding one file per rank and step (rank-<r>.step-<n>.bin: that
+// rank's weights, batch-norm buffers, optimizer and schedule state, which differ between ranks in local SGD
+// and in batch-norm statistics) and header.json (the resolved config, the step to continue from, the
+// elapsed time, the curve so far and the other run-level state). Ranks write their files first
+// (atomically), then rank 0 writes the header, so a header always names complete rank files. Because a new
+// checkpoint's files have new names, the previous checkpoint stays whole until the new header replaces
+// its header: a write that fails half way (a full disk) never damages it. Each rank file repeats the step,
+// so a file renamed by hand is detected.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +26,13 @@ struct RankState {
   Json extra = Json::object();  // schedule state and other small per-rank state
 };
 
-// Writes this rank's file (atomically, replacing an older one).
+// Writes this rank's file for step s.step (atomically); RunFailed on an I/O error.
 void write_rank_state(const std::filesystem::path& dir, int rank, const RankState& s);
+// The file of `rank` at `step` in the checkpoint folder `dir`.
+std::filesystem::path rank_file(const std::filesystem::path& dir, int rank, int64_t step);
+// Removes this rank's files of every step but `keep`. Best effort: a file left behind is never read, since
+// the header names its step.
+void remove_rank_states(const std::filesystem::path& dir, int rank, int64_t keep);
 // Reads this rank's file; throws BadInput naming the file and byte offset when it is damaged, or when
 // its step differs from `expect_step`.
 RankState read_rank_state(const std::filesystem::path& dir, int rank, int64_t expect_step);

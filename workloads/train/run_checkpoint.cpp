@@ -9,6 +9,10 @@
 namespace dtbench {
 namespace fs = std::filesystem;
 
+// A new checkpoint replaces the previous one only once it is whole (file names and order: checkpoint.hpp).
+// A write that fails on any rank (a full disk, a quota) ends the run on every rank with one message naming
+// that rank; this attempt's files are removed, and its folder too when this attempt created it, so the
+// previous checkpoint, if any, is left exactly as it was and no empty folder is left behind.
 void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, TrainModel& model,
                      const optim::Schedule& schedule, const std::optional<NoiseScaleEstimator>& noise,
                      TrainState& st) {
@@ -21,12 +25,37 @@ void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, T
   rs.optimizer = model.optimizer_state();
   rs.extra["backend"] = model.extra_state();
   rs.extra["schedule"] = schedule.save_state();
-  write_rank_state(dir, world.rank(), rs);
-  world.barrier();  // every rank file exists before the header names them
-  if (world.root()) {
-    if (noise) st.noise = noise->save_state();
-    write_header(dir, {{"config", cfg}, {"ranks", world.size()}, {"state", st.to_json()}});
+  const fs::path mine = rank_file(dir, world.rank(), rs.step);
+  const bool had_folder = world.root() && fs::exists(dir), had_mine = fs::exists(mine);
+  world.barrier();  // rank 0 looked before any rank created the folder
+  auto abandon = [&] {
+    std::error_code ec;
+    if (!had_mine) fs::remove(mine, ec);  // a file of the same step is the previous checkpoint's: keep it
+    world.barrier();
+    if (world.root() && !had_folder) fs::remove(dir, ec);  // only if empty: never another run's files
+  };
+  try {
+    std::optional<Error> err;
+    try {
+      write_rank_state(dir, world.rank(), rs);
+    } catch (const Error& e) {
+      err = e;
+    }
+    world.agree_on_any_error(err);  // every rank file exists before the header names them
+    if (world.root()) {
+      try {
+        if (noise) st.noise = noise->save_state();
+        write_header(dir, {{"config", cfg}, {"ranks", world.size()}, {"state", st.to_json()}});
+      } catch (const Error& e) {
+        err = e;
+      }
+    }
+    world.agree_on_error(err);
+  } catch (const SameOnAllRanks&) {
+    abandon();
+    throw;
   }
+  remove_rank_states(dir, world.rank(), rs.step);  // the previous checkpoint's files
   world.barrier();
 }
 

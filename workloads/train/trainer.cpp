@@ -233,7 +233,13 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
 // A stop signal: checkpoint, a `preempted` record, and exit code 3 (resume with --resume).
 int Run::preempt(int64_t done) {
   st_.elapsed = now_seconds() - run_start_;
-  save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_->noise(), st_);
+  try {
+    save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_->noise(), st_);
+  } catch (const SameOnAllRanks& e) {
+    throw SameOnAllRanks(e.code(), "stopped by a signal at step " + std::to_string(done) +
+                                       ", but the checkpoint could not be written (an earlier one, if any, is kept): " +
+                                       e.what());
+  }
   write_record(RunStatus::preempted,
                "stopped by a signal at step " + std::to_string(done) + "; resume with dtbench train --resume");
   console_->line("preempted at step " + std::to_string(done) + ": checkpoint " + paths_.checkpoint.string());

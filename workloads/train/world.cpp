@@ -59,6 +59,20 @@ void World::agree_on_error(const std::optional<Error>& err) const {
   throw SameOnAllRanks(static_cast<ExitCode>(code), msg);
 }
 
+void World::agree_on_any_error(const std::optional<Error>& mine) const {
+  int first = mine ? rank_ : size_;
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm_);
+  if (first == size_) return;
+  int code = mine ? static_cast<int>(mine->code()) : 0;
+  MPI_Bcast(&code, 1, MPI_INT, first, comm_);
+  std::string msg = mine ? "rank " + std::to_string(rank_) + ": " + mine->what() : "";
+  int len = static_cast<int>(msg.size());
+  MPI_Bcast(&len, 1, MPI_INT, first, comm_);
+  msg.resize(static_cast<size_t>(len));
+  MPI_Bcast(msg.data(), len, MPI_CHAR, first, comm_);
+  throw SameOnAllRanks(static_cast<ExitCode>(code), msg);
+}
+
 void World::checked_on_root(const std::function<void()>& check) const {
   std::optional<Error> err;
   if (root()) {

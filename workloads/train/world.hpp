@@ -60,6 +60,9 @@ class World {
   // Rank 0 decided (err holds its error, if any); every rank learns the outcome, and all throw the same
   // SameOnAllRanks, so the job ends with one message and one exit code.
   void agree_on_error(const std::optional<Error>& err) const;
+  // Any rank may have failed (`mine` holds this rank's error, if any); every rank learns the lowest failing
+  // rank's error, prefixed with its rank, and all throw it as the same SameOnAllRanks.
+  void agree_on_any_error(const std::optional<Error>& mine) const;
   // Runs `check` on rank 0 only; an Error it throws is thrown on every rank (agree_on_error).
   void checked_on_root(const std::function<void()>& check) const;
   // Whether every rank runs on this rank's host (an MPI shared-memory split as large as the world).
