@@ -89,6 +89,41 @@ assert r["extra"].get("preemptions"), r["extra"].keys()
 assert r["provenance"]["slurm"].get("restart_count") == "1", r["provenance"]["slurm"]
 print("    completed after a requeue; preemptions:", r["extra"]["preemptions"])'
 
+echo "== exit codes of dtbench train under srun (README, Exit codes)"
+# A small synthetic MLP on 2 nodes, launched the way sbatch scripts launch it (--kill-on-bad-exit=1).
+"$dtbench" config --set name=codes --set model.arch=mlp --set data.dataset=synthetic --set batch.global=16 \
+  --set duration.steps=100000 --set eval.every_steps=100000 --set optimizer.lr=0.01 \
+  --set output.dir="$work/codes" >"$work/codes.json"
+launch=(srun -N2 --ntasks-per-node=1 --mpi=pmix --kill-on-bad-exit=1 "$dtbench" train "$work/codes.json")
+expect 2 "/batch/global: 15 is not divisible by the rank count 2" -- "${launch[@]}" --set batch.global=15
+expect 3 "preempted at step" -- "${launch[@]}" --set name=usr1 --inject-fault sigusr1@3
+expect 137 "task 1: Killed" -- "${launch[@]}" --set name=killed --inject-fault kill@1:3
+# signalled NAME RC STATUS COMMAND...: starts a run named NAME, runs COMMAND once it trains ($pid is srun's),
+# and checks srun's exit code and the record's status ("none": no record).
+signalled() {
+  local name=$1 want=$2 status=$3 rc
+  shift 3
+  "${launch[@]}" --set name="$name" >"$work/$name.out" 2>&1 &
+  pid=$!
+  wait_for_text "$work/codes/$name.mllog" "run_start" 120
+  eval "$*"
+  set +e
+  wait $pid
+  rc=$?
+  set -e
+  [ "$rc" = "$want" ] || { cat "$work/$name.out"; fail "$name: srun exited $rc, expected $want"; }
+  if [ "$status" = none ]; then
+    [ ! -e "$work/codes/$name.json" ] || fail "$name: a record was written"
+  else
+    grep -qF "\"status\": \"$status\"" "$work/codes/$name.json" || fail "$name: the record is not $status"
+  fi
+  echo "    $name: exit $rc, record ${status}"
+}
+running_job() { squeue -h -t RUNNING -o %i | head -1; }  # the one job this section runs at a time
+signalled usr1_to_srun 3 preempted 'kill -USR1 $pid'            # srun forwards SIGUSR1 to the ranks
+signalled scancel 3 preempted 'scancel $(running_job)'           # SIGTERM to the ranks, SIGKILL after KillWait
+signalled term_to_srun 137 none 'kill -TERM $pid'               # srun cancels the step: ranks killed
+
 echo "== stop the cluster"
 stop_cluster_checked
 echo "PASS in $SECONDS s"

@@ -23,7 +23,8 @@ Checks (each small: synthetic data or a few dozen Fashion-MNIST steps, bounded i
   diverged      an absurd learning rate: status diverged at a step, record written, exit 0.
   bad_input     unknown reducer, global batch not divisible by K, local SGD with H < 1, resume with a
                 checkpoint of another config: exit 2, a message naming the key, nothing written.
-  rank_dies     a rank killed mid-run ends the whole job within 60 s, naming the rank and host.
+  rank_dies     a rank killed mid-run ends the whole job within 60 s with exit 137, naming the rank and host;
+                SIGUSR1 and SIGTERM sent to mpirun: preempted records, mpirun exits 3 and 1.
   gpu           /backend "gpu": where there is no CUDA device, exit 2 naming /backend and nothing written;
                 where there is one, ResNet-8 for 40 steps on 1 rank (and 2 ranks with NCCL and with the ring
                 staged through the host, given 2 GPUs) in fp32, bf16 and fp16: the loss falls and the record
@@ -518,12 +519,30 @@ def check_rank_dies():
     p = mpirun(3, path, "--inject-fault", "kill@1:5", expect=None, timeout=120)
     took = time.time() - t0
     out = p.stdout + p.stderr
-    assert p.returncode != 0
+    assert p.returncode == 137, f"mpirun exited {p.returncode}; README's table says 137 (128 + SIGKILL)"
     assert took < 60, f"the job took {took:.0f} s to end"
     assert "rank 1" in out, out[-2000:]
     host = os.uname().nodename
     assert host in out, out[-2000:]
     print(f"rank 1 killed: job ended in {took:.1f} s with exit {p.returncode}")
+
+    # Signals sent to mpirun itself (README, "Exit codes"): both are forwarded to the ranks, which checkpoint,
+    # write a preempted record and exit 3; mpirun exits 3 after SIGUSR1 but 1 after SIGTERM.
+    for sig, want in ((signal.SIGUSR1, 3), (signal.SIGTERM, 1)):
+        name = f"signalled-{sig.name.lower()}"
+        path = write_config(name, dict(cfg, name=name))
+        log = os.path.join(args.work, "records", name + ".mllog")
+        proc = subprocess.Popen(["mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", args.dtbench, "train",
+                                 path], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.time() + 60
+        while not (os.path.exists(log) and "run_start" in open(log).read()) and time.time() < deadline:
+            time.sleep(0.2)
+        time.sleep(0.5)
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=60)
+        status = json.load(open(os.path.join(args.work, "records", name + ".json")))["status"]
+        assert proc.returncode == want and status == "preempted", (sig.name, proc.returncode, status, out[-2000:])
+        print(f"{sig.name} to mpirun: exit {proc.returncode}, record {status}")
 
 
 def cuda_devices():
