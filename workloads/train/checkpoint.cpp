@@ -40,6 +40,16 @@ class Reader {
     pos_ += n;
     return s;
   }
+  std::vector<float> floats(const char* what) {
+    const size_t at = pos_;
+    const std::string b = bytes(what);
+    if (b.size() % sizeof(float) != 0)
+      throw BadInput(file_ + ": damaged checkpoint at byte " + std::to_string(at) + ": " + what + " hold " +
+                     std::to_string(b.size()) + " bytes, not a whole number of floats");
+    std::vector<float> v(b.size() / sizeof(float));
+    if (!v.empty()) std::memcpy(v.data(), b.data(), b.size());  // memcpy may not be given an empty vector's null
+    return v;
+  }
   void need(uint64_t n, const char* what) {
     if (data_.size() - pos_ < n)
       throw BadInput(file_ + ": truncated checkpoint at byte " + std::to_string(pos_) + " reading " + what + " (" +
@@ -96,12 +106,8 @@ RankState read_rank_state(const fs::path& dir, int rank, int64_t expect_step) {
   if (s.step != expect_step)
     throw BadInput(file.string() + ": rank file is from step " + std::to_string(s.step) + " but the header says " +
                    std::to_string(expect_step) + " (a stale or mixed checkpoint)");
-  std::string p = r.bytes("the weights");
-  s.params.resize(p.size() / sizeof(float));
-  std::memcpy(s.params.data(), p.data(), s.params.size() * sizeof(float));
-  std::string b = r.bytes("the batch-norm buffers");
-  s.buffers.resize(b.size() / sizeof(float));
-  std::memcpy(s.buffers.data(), b.data(), s.buffers.size() * sizeof(float));
+  s.params = r.floats("the weights");
+  s.buffers = r.floats("the batch-norm buffers");  // none in a model without batch norm
   std::string o = r.bytes("the optimizer state");
   s.optimizer.assign(o.begin(), o.end());
   std::string e = r.bytes("the extra state");
