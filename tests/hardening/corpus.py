@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The bad-input corpus: every case runs one dtbench command in a scratch folder and asserts the README's contract.
 
-Usage: corpus.py DTBENCH CASES.json [CASE-NAME ...]
+Usage: corpus.py [--sanitized] DTBENCH CASES.json [CASE-NAME ...]
 
 A cases file is a JSON list of cases. A case:
   name      a short name, unique in its file
@@ -21,7 +21,8 @@ A cases file is a JSON list of cases. A case:
 What is asserted, for every case: the exit code; the message; the output is at most 16 KiB (an error echoes a
 capped part of a bad value, README "Errors"); no signal, no "terminate called", no sanitizer report; and the scratch
 folder is byte for byte what it was before (every file's content, every folder, every link), beyond `writes`.
-The process runs with a 4 GiB address-space limit so an unbounded read fails fast instead of swapping.
+The process runs with a 4 GiB address-space limit so an unbounded read fails fast instead of swapping (not with
+--sanitized: AddressSanitizer reserves terabytes of address space for its shadow memory).
 """
 import hashlib
 import json
@@ -84,7 +85,7 @@ def limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
-def run_case(dtbench, case):
+def run_case(dtbench, case, sanitized):
     """Returns a list of what broke (empty when the case holds the contract)."""
     scratch = tempfile.mkdtemp(prefix="dtbench-corpus-")
     try:
@@ -97,7 +98,7 @@ def run_case(dtbench, case):
             cmd = ["mpirun", "-np", str(case["mpirun"]), "--oversubscribe", "--bind-to", "none"] + cmd
         try:
             p = subprocess.run(cmd, cwd=scratch, env=ENV, capture_output=True, timeout=case.get("timeout", 30),
-                               preexec_fn=None if "mpirun" in case else limit_memory)
+                               preexec_fn=None if "mpirun" in case or sanitized else limit_memory)
         except subprocess.TimeoutExpired:
             return [f"no answer in {case.get('timeout', 30)} s (a hang)"]
         out = (p.stdout + p.stderr).decode("utf-8", "replace")
@@ -128,9 +129,12 @@ def run_case(dtbench, case):
 
 
 def main():
-    if len(sys.argv) < 3:
+    argv = sys.argv[1:]
+    sanitized = bool(argv) and argv[0] == "--sanitized"
+    argv = argv[1:] if sanitized else argv
+    if len(argv) < 2:
         raise SystemExit(__doc__)
-    dtbench, cases_path, only = os.path.abspath(sys.argv[1]), sys.argv[2], set(sys.argv[3:])
+    dtbench, cases_path, only = os.path.abspath(argv[0]), argv[1], set(argv[2:])
     with open(cases_path, encoding="utf-8") as f:
         cases = json.load(f)
     names = [c["name"] for c in cases]
@@ -140,7 +144,7 @@ def main():
     for case in cases:
         if only and case["name"] not in only:
             continue
-        broken = run_case(dtbench, case)
+        broken = run_case(dtbench, case, sanitized)
         if broken:
             failed += 1
             print(f"FAIL {case['name']}: " + "\n    ".join(broken))

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The sanitizer job (CI runs it after the test suite): the whole tree built with AddressSanitizer (leak
+# checking on) and UndefinedBehaviorSanitizer (the `debug` preset, -O1), then under them: every unit test
+# (CTest label `unit`), the bad-input corpus (label `corpus`) and two short MPI training runs (train.resume:
+# 2 and 3 ranks preempted and resumed bitwise; train.no_space: a checkpoint that cannot be written).
+# Any sanitizer report fails the test that produced it. Usage: scripts/sanitize.sh [extra ctest arguments].
+# SANITIZE_BUILD_DIR overrides the build folder (default build/debug).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${SANITIZE_BUILD_DIR:-build/debug}
+cmake --preset debug -B "$build" >/dev/null
+cmake --build "$build" -j"$(nproc)"
+source scripts/mpi-env.sh
+supp=$PWD/scripts/sanitizers
+# Leaks are checked. Open MPI's own process-lifetime allocations are suppressed by library (lsan.supp says
+# which), never dtbench's; its components stay loaded at exit so that those leaks can be attributed to them,
+# and MPI programs unwind slowly (fast unwinding stops at Open MPI's frames, which have no frame pointers).
+export OMPI_MCA_mca_base_component_disable_dlclose=1
+export ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1
+export LSAN_OPTIONS=suppressions=$supp/lsan.supp:print_suppressions=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The in-process reducer sweeps run every reducer on 1 to 16 thread ranks; under the sanitizers 1 to 8 (powers of
+# two and not, even and uneven segments) keep the coverage at a third of the time.
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -L '^(unit|corpus)$' -E 'ReducerSweep.*_(9|1[0-9])ranks' "$@"
+ASAN_OPTIONS=$ASAN_OPTIONS:fast_unwind_on_malloc=0 \
+  ctest --test-dir "$build" --output-on-failure -R '^(train\.(resume|no_space)|reducers_mpi_3ranks)$' "$@"
