@@ -37,11 +37,46 @@ Rule one_of(const std::string& section, const std::string& a, const std::string&
           }};
 }
 
+// The files of a run are named after the record's stem: <output.dir>/<stem>.json, .mllog, .ckpt/, .weights
+// (workloads/train/run_paths.hpp). The longest is the weights' temporary ".<stem>.weights.tmp-XXXXXX"
+// (core/atomic_file), which must fit the file system's NAME_MAX of 255 bytes.
+constexpr size_t kMaxRecordStem = 255 - std::char_traits<char>::length(".") -
+                                  std::char_traits<char>::length(".weights.tmp-XXXXXX");
+
+// What is wrong with `given` (a /name or an /output/record) as the source of the run's file names; `file`
+// is the record's file name it makes.
+Result bad_file_name(const std::string& given, const std::string& file) {
+  if (given == "." || given == "..") return Broken{"\"" + given + "\" names a folder, not a run"};
+  if (given.find('/') != std::string::npos)
+    return Broken{"a file name, not a path (a '/' would put the run's files outside /output/dir), got " +
+                  shown(Json(given))};
+  if (given.find('\0') != std::string::npos) return Broken{"a NUL character cannot be part of a file name"};
+  const bool json = file.size() > 5 && file.compare(file.size() - 5, 5, ".json") == 0;
+  const size_t stem = file.size() - (json ? 5 : 0);
+  return when(stem > kMaxRecordStem,
+              std::to_string(stem) + " bytes is too long for the run's file names: at most " +
+                  std::to_string(kMaxRecordStem) +
+                  " (the longest file beside the record, \".<name>.weights.tmp-XXXXXX\", must fit the file "
+                  "system's 255 bytes)");
+}
+
 const std::string async_pair =
     "asynchronous SGD needs /parallel/mode \"async\" together with /reducer/name \"async_parameter_server\"";
 
 std::vector<Rule> build_rules() {
   return {
+      {"/name", Needs::config,
+       [](const Json& c, int) -> Result {
+         const std::string name = c["name"].get<std::string>();
+         if (name.empty() || !c["output"]["record"].get<std::string>().empty()) return std::nullopt;  // not a file name
+         return bad_file_name(name, name + ".json");
+       }},
+      {"/output/record", Needs::config,
+       [](const Json& c, int) -> Result {
+         const std::string record = c["output"]["record"].get<std::string>();
+         if (record.empty()) return std::nullopt;  // <name>.json
+         return bad_file_name(record, record);
+       }},
       either("batch", "global", "per_rank"),
       either("duration", "epochs", "steps"),
       either("eval", "every_epochs", "every_steps"),

@@ -37,7 +37,29 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
+// Proves `dir` writable with a probe file, created and removed (access(2) says yes to root even on a
+// file system that refuses the write). False with errno set when it cannot be created.
+bool folder_writable(const fs::path& dir) {
+  const fs::path probe = dir / (".dtbench-probe-" + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) return false;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return true;
+}
+
 }  // namespace
+
+void check_output_file(const fs::path& path, const std::string& option) {
+  std::error_code ec;
+  if (path.empty()) throw BadInput(option + ": an empty file name");
+  if (!path.has_filename() || fs::is_directory(path, ec))
+    throw BadInput(option + ": " + path.string() + " is a folder, not a file");
+  const fs::path dir = folder_of(path);
+  if (!fs::is_directory(dir, ec))
+    throw BadInput(option + ": " + (fs::exists(dir, ec) ? dir.string() + " is not a folder" : "folder " + dir.string() + " does not exist"));
+  if (!folder_writable(dir)) throw BadInput(option + ": folder " + dir.string() + " is not writable: " + errno_text());
+}
 
 void check_writable(const fs::path& path, bool must_be_new) {
   fs::path dir = folder_of(path);
@@ -47,11 +69,7 @@ void check_writable(const fs::path& path, bool must_be_new) {
   if (must_be_new && fs::exists(path))
     throw BadInput(path.string() + ": a record of that name exists already; records are never overwritten "
                    "(choose another /output/record or /name, or move the old record)");
-  fs::path probe = dir / (".dtbench-probe-" + std::to_string(::getpid()));
-  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (fd < 0) throw BadInput(dir.string() + ": output folder is not writable: " + errno_text());
-  ::close(fd);
-  ::unlink(probe.c_str());
+  if (!folder_writable(dir)) throw BadInput(dir.string() + ": output folder is not writable: " + errno_text());
 }
 
 void write_file_atomic(const fs::path& path, const std::string& text, bool must_be_new) {

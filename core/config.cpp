@@ -13,6 +13,12 @@ namespace {
 
 using Kind = Node::Kind;
 
+// Integers beyond 2^53 are not exact as JSON numbers (doubles), and beyond 2^63 not an int64_t at all: an
+// integer setting is refused there whatever its schema range, before any conversion.
+constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
+
+bool exact_integer(double v) { return std::floor(v) == v && std::fabs(v) <= kMaxExactInteger; }
+
 std::string range_text(const Node& n) {
   bool has_lo = !std::isinf(n.lo), has_hi = !std::isinf(n.hi);
   if (has_lo && has_hi)
@@ -26,7 +32,7 @@ std::string range_text(const Node& n) {
 std::string expectation(const Node& n) {
   switch (n.kind) {
     case Kind::number: return "a number" + range_text(n);
-    case Kind::integer: return "an integer" + range_text(n);
+    case Kind::integer: return "an integer" + range_text(n) + (n.hi > kMaxExactInteger ? " and <= 2^53" : "");
     case Kind::boolean: return "true or false";
     case Kind::integer_list: return "a list of integers >= 0";
     case Kind::object:
@@ -180,8 +186,8 @@ Json resolve_node(const Node& n, const Json* user, const std::string& pointer) {
       return v;
     case Kind::integer: {
       if (!v.is_number()) wrong(pointer, n, v);
-      double d = v.get<double>();
-      if (std::floor(d) != d || !in_range(n, d)) wrong(pointer, n, v);
+      const double d = v.get<double>();
+      if (!exact_integer(d) || !in_range(n, d)) wrong(pointer, n, v);
       return Json(static_cast<int64_t>(d));
     }
     case Kind::boolean:
@@ -198,8 +204,8 @@ Json resolve_node(const Node& n, const Json* user, const std::string& pointer) {
       Json out = Json::array();
       for (size_t i = 0; i < v.size(); ++i) {
         const Json& e = v[i];
-        if (!e.is_number() || std::floor(e.get<double>()) != e.get<double>() || e.get<double>() < 0)
-          fail(pointer + "/" + std::to_string(i), "expected an integer >= 0, got " + shown(e));
+        if (!e.is_number() || !exact_integer(e.get<double>()) || e.get<double>() < 0)
+          fail(pointer + "/" + std::to_string(i), "expected an integer >= 0 and <= 2^53, got " + shown(e));
         out.push_back(static_cast<int64_t>(e.get<double>()));
       }
       return out;

@@ -11,8 +11,9 @@ using Json = nlohmann::ordered_json;
 
 // Reads and parses a JSON file (configs, sweep specs, records, published tables). BadInput
 // "<path>: cannot open <what>", or "<path>:LINE:COLUMN: invalid JSON (byte N)" at the parse error.
-// Strict JSON: BadInput "where:line:col: ..." for invalid JSON, a NUL byte, nesting deeper than dtbench's
-// documents, or a key given twice in one object (named by its JSON pointer).
+// Strict JSON: BadInput "where:line:col: ..." for invalid JSON, a NUL byte, a number beyond a double's range
+// (1e999), nesting deeper than dtbench's documents, or a key given twice in one object (named by its JSON
+// pointer).
 Json parse_json(const std::string& text, const std::string& where);
 // The offset of the first byte that is not part of well-formed UTF-8, or npos.
 size_t first_invalid_utf8(const std::string& text);

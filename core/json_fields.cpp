@@ -1,6 +1,7 @@
 #include "core/json_fields.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/error.hpp"
 
@@ -31,7 +32,16 @@ std::string JsonFields::string(const std::string& key) const {
 int64_t JsonFields::integer(const std::string& key) const {
   const Json& v = at(key);
   if (!v.is_number_integer()) throw_wrong_type(pointer(key), "an integer", v);
+  // An unsigned number above 2^63 - 1 would wrap to a negative int64_t.
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    throw_wrong_type(pointer(key), "an integer below 2^63", v);
   return v.get<int64_t>();
+}
+
+double JsonFields::nonneg_number(const std::string& key) const {
+  const double v = number(key);
+  if (!(v >= 0)) throw_wrong_type(pointer(key), "a number >= 0", at(key));
+  return v;
 }
 
 double JsonFields::number(const std::string& key) const {

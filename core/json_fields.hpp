@@ -22,6 +22,8 @@ class JsonFields {
   std::string string(const std::string& key) const;
   int64_t integer(const std::string& key) const;
   double number(const std::string& key) const;
+  // A number >= 0 ("/time_us: expected a number >= 0, got -1").
+  double nonneg_number(const std::string& key) const;
   bool boolean(const std::string& key) const;
   const Json& object(const std::string& key) const;
   const Json& array(const std::string& key) const;

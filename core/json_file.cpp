@@ -1,4 +1,7 @@
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <vector>
@@ -27,7 +30,16 @@ std::string position(const std::string& where, const std::string& text, size_t o
   return where + ":" + std::to_string(line) + ":" + std::to_string(col);
 }
 
-// NUL bytes and nesting depth, checked before the parser sees the text.
+// A number whose magnitude no double holds (1e999): the parser would throw a bare "number overflow".
+void check_number(const std::string& text, const std::string& where, size_t begin, size_t end) {
+  const std::string number = text.substr(begin, end - begin);
+  if (std::isfinite(std::strtod(number.c_str(), nullptr))) return;
+  const std::string shown = number.size() > 40 ? number.substr(0, 37) + "..." : number;
+  throw BadInput(position(where, text, begin) + ": the number " + shown + " is beyond the range of a double (byte " +
+                 std::to_string(begin) + ")");
+}
+
+// NUL bytes, nesting depth and numbers out of range, checked before the parser sees the text.
 void check_bytes_and_depth(const std::string& text, const std::string& where) {
   int depth = 0;
   bool in_string = false, escaped = false;
@@ -42,6 +54,13 @@ void check_bytes_and_depth(const std::string& text, const std::string& where) {
       continue;
     }
     if (c == '"') in_string = true;
+    if (c == '-' || (c >= '0' && c <= '9')) {  // outside strings, only numbers hold these
+      size_t end = i;
+      while (end < text.size() && text[end] != '\0' && std::strchr("0123456789+-.eE", text[end]) != nullptr) ++end;
+      check_number(text, where, i, end);
+      i = end - 1;
+      continue;
+    }
     if (c == '[' || c == '{') {
       if (++depth > kMaxDepth)
         throw BadInput(position(where, text, i) + ": nested deeper than " + std::to_string(kMaxDepth) +
@@ -135,6 +154,10 @@ Json parse_json(const std::string& text, const std::string& where) {
     value = Json::parse(text, [&dup](int, Json::parse_event_t ev, Json& parsed) { return dup.event(ev, parsed); });
   } catch (const Json::parse_error& e) {
     const size_t off = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    // The parser stops inside a string at a byte that is not UTF-8: say so, at that byte.
+    if (const size_t bad = first_invalid_utf8(text); bad <= off)
+      throw BadInput(position(where, text, bad) + ": not valid UTF-8 (byte " + std::to_string(bad) +
+                     "); JSON text is UTF-8");
     throw BadInput(position(where, text, off) + ": invalid JSON (byte " + std::to_string(off) + ")");
   }
   if (!dup.duplicate().empty())

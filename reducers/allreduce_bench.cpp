@@ -12,6 +12,8 @@
 #include <numeric>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/provenance.hpp"
@@ -38,9 +40,16 @@ size_t parse_bytes(const std::string& text, const std::string& option) {
   else if (suffix == "M" || suffix == "m") shift = 20;
   else if (suffix == "G" || suffix == "g") shift = 30;
   else if (!suffix.empty()) digits.clear();
-  if (digits.empty() || digits.size() > 15)
+  if (digits.empty())
     throw BadInput(option + ": '" + text + "' is not a byte size (an integer with an optional K, M or G suffix)");
-  return static_cast<size_t>(std::stoull(digits)) << shift;
+  // Digit by digit, so that no size wraps (17179869184G is 2^64 bytes, which a size_t would hold as 0).
+  size_t value = 0;
+  for (char d : digits) {
+    value = value * 10 + static_cast<size_t>(d - '0');
+    if (value > (kMaxBytes >> shift))
+      throw BadInput(option + ": '" + text + "' is more than 2^40 bytes (1024G), larger than any one buffer here");
+  }
+  return value << shift;
 }
 
 std::vector<size_t> sweep_sizes(size_t min_bytes, size_t max_bytes, double factor) {
@@ -84,8 +93,8 @@ std::vector<std::string> resolve_reducers(const std::string& spec, bool mpi_tran
 }
 
 void validate(const AllreduceOptions& o) {
-  if (!(o.step_factor > 1.0))
-    throw BadInput("-f/--stepfactor must be > 1, got " + std::to_string(o.step_factor));
+  if (!(o.step_factor > 1.0) || std::isinf(o.step_factor))
+    throw BadInput("-f/--stepfactor must be a finite number > 1, got " + std::to_string(o.step_factor));
   if (o.min_bytes > o.max_bytes)
     throw BadInput("-b/--minbytes (" + std::to_string(o.min_bytes) + ") must be <= -e/--maxbytes (" +
                    std::to_string(o.max_bytes) + ")");
@@ -331,6 +340,22 @@ struct CliOptions {
   int ranks = 2;
 };
 
+// Bad input when the sweep could not hold its buffers: each rank holds the data and the operand of the
+// largest size (2 x -e) and one scratch per reducer (at most -e each), and `ranks_here` ranks share this
+// machine's memory.
+void check_memory(const AllreduceOptions& o, const std::string& maxbytes, int ranks_here) {
+  const double need = static_cast<double>(o.max_bytes) * static_cast<double>(2 + o.reducers.size()) * ranks_here;
+  const double have = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (need > have) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "-e/--maxbytes: %s would need %.3g GB here ((2 + %zu reducers) buffers of up to -e bytes for each "
+                  "of %d ranks on this machine); it has %.3g GB of memory",
+                  maxbytes.c_str(), need / 1e9, o.reducers.size(), ranks_here, have / 1e9);
+    throw BadInput(line);
+  }
+}
+
 Json options_json(const AllreduceOptions& o, const CliOptions& cli) {
   return {{"minbytes", o.min_bytes},      {"maxbytes", o.max_bytes},    {"stepfactor", o.step_factor},
           {"iters", o.iters},             {"warmup_iters", o.warmup},   {"check_iters", o.check_iters},
@@ -359,6 +384,12 @@ void run_command(const CliOptions& cli) {
   const bool mpi = cli.transport == "mpi";
   o.reducers = resolve_reducers(cli.reducer, mpi);
   validate(o);  // before MPI starts: bad input costs nothing and every rank reports it the same way
+  if (!mpi && (cli.ranks < 1 || cli.ranks > kMaxThreadRanks))
+    throw BadInput("--ranks must be in [1, " + std::to_string(kMaxThreadRanks) + "] for --transport thread, got " +
+                   std::to_string(cli.ranks) + " (each rank is a thread of this process with its own stack; run "
+                   "more ranks under mpirun)");
+  // Under MPI the ranks per machine are not known yet: each rank's own need is checked.
+  check_memory(o, cli.maxbytes, mpi ? 1 : cli.ranks);
 
   Json result;
   bool rank0 = true;
@@ -369,11 +400,12 @@ void run_command(const CliOptions& cli) {
     if (o.reducer_options.servers > comm.size())
       throw BadInput("--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= the rank count (" +
                      std::to_string(comm.size()) + ")");
-    // Rank 0 writes the JSON: it checks the path, and every rank stops with the same error if it fails.
+    // Rank 0 writes the JSON: it checks the path before the sweep, and every rank stops with the same error
+    // if it fails.
     std::string unwritable;
     if (rank0 && !cli.json.empty()) {
       try {
-        check_writable(cli.json, false);
+        check_output_file(cli.json, "--json");
       } catch (const BadInput& e) {
         unwritable = e.what();
       }
@@ -383,11 +415,10 @@ void run_command(const CliOptions& cli) {
     result = run_allreduce_sweep(comm, o, rank0 ? &std::cout : nullptr);
     comm.barrier();
   } else {
-    if (cli.ranks < 1) throw BadInput("--ranks must be >= 1, got " + std::to_string(cli.ranks));
     if (o.reducer_options.servers > cli.ranks)
       throw BadInput("--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= --ranks (" +
                      std::to_string(cli.ranks) + ")");
-    if (!cli.json.empty()) check_writable(cli.json, false);
+    if (!cli.json.empty()) check_output_file(cli.json, "--json");
     run_ranks(cli.ranks, [&](Comm& comm) {
       Json r = run_allreduce_sweep(comm, o, comm.rank() == 0 ? &std::cout : nullptr);
       if (comm.rank() == 0) result = std::move(r);

@@ -42,8 +42,16 @@ struct AllreduceOptions {
   bool async = false;                    // time start()+wait() instead of allreduce()
 };
 
-// "4096", "4K", "64M", "1G" (K/M/G = 2^10, 2^20, 2^30, as nccl-tests); BadInput naming the option.
+// The largest byte size any option takes: 2^40 (1 TiB), beyond any one buffer a rank holds.
+constexpr size_t kMaxBytes = size_t{1} << 40;
+
+// "4096", "4K", "64M", "1G" (K/M/G = 2^10, 2^20, 2^30, as nccl-tests), at most kMaxBytes; BadInput naming
+// the option.
 size_t parse_bytes(const std::string& text, const std::string& option);
+
+// The most ranks `--transport thread` runs: each rank is a thread of this process with its own stack
+// (8 MiB of address space by default), and the sweep gives every rank its buffers; beyond this, use MPI.
+constexpr int kMaxThreadRanks = 256;
 
 // The sweep sizes: min, min*f, min*f^2, ... <= max, each rounded down to whole floats, without repeats.
 std::vector<size_t> sweep_sizes(size_t min_bytes, size_t max_bytes, double factor);

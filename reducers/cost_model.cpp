@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "reducers/registry.hpp"
+#include "reducers/sweep_document.hpp"
 
 namespace dtbench {
 
@@ -128,11 +129,6 @@ double row_seconds(const Json& r) {
   return (r.contains("time_median_us") ? r.at("time_median_us") : r.at("time_us")).get<double>() * 1e-6;
 }
 
-const Json& sweep_field(const Json& j, const char* key, const std::string& where) {
-  if (!j.is_object() || !j.contains(key)) throw BadInput(where + ": missing \"" + key + "\"");
-  return j.at(key);
-}
-
 Json FittedModel::to_json() const {
   Json p = Json::object();
   for (const auto& [name, c] : params)
@@ -162,25 +158,28 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
   for (size_t f = 0; f < sweeps.size(); ++f) {
     const Json& doc = sweeps[f];
     const std::string where = what + " " + std::to_string(f + 1);
-    if (!doc.is_object() || doc.value("kind", "") != "dtbench.allreduce")
-      throw BadInput(where + ": not a `dtbench allreduce --json` file (\"kind\" is not \"dtbench.allreduce\")");
-    const Json& opt = sweep_field(doc, "options", where);
+    try {
+      check_sweep_document(doc);  // every field below is there, of its type and range
+    } catch (const BadInput& e) {
+      throw BadInput(where + ": " + e.what());
+    }
+    const Json& opt = doc["options"];
     ReducerOptions o;
-    o.segment_bytes = sweep_field(opt, "segment_bytes", where + " /options").get<size_t>();
+    o.segment_bytes = opt["segment_bytes"].get<size_t>();
     o.small_segment_bytes = opt.value("small_segment_bytes", o.small_segment_bytes);
     o.small_transfer_bytes = opt.value("small_transfer_bytes", o.small_transfer_bytes);
-    o.servers = sweep_field(opt, "servers", where + " /options").get<int>();
+    o.servers = opt["servers"].get<int>();
     if (f == 0) {
       options = o;
     } else if (!same_options(o, options)) {
       throw BadInput(where + ": /options (segment sizes or servers) differ from the first file's; use sweeps "
                      "taken with the same options");
     }
-    const int ranks = sweep_field(doc, "ranks", where).get<int>();
+    const int ranks = doc["ranks"].get<int>();
     int cores = 0;
     if (doc.contains("provenance") && doc["provenance"].contains("cpu"))
       cores = doc["provenance"]["cpu"].value("logical_cores", 0);
-    for (const Json& r : sweep_field(doc, "rows", where)) {
+    for (const Json& r : doc["rows"]) {
       if (r.at("wrong").get<uint64_t>() != 0) continue;  // a wrong result's time means nothing
       const double bytes = r.at("bytes").get<double>(), t = row_seconds(r);
       if ((max_bytes > 0 && bytes > max_bytes) || bytes <= 0 || ranks < 2 || t <= 0) continue;
@@ -274,7 +273,7 @@ FittedModel fit_cost_model(const std::vector<Json>& sweeps, double eager_bytes, 
   for (size_t f = 0; f < sweeps.size(); ++f) {
     const int ranks = sweeps[f].at("ranks").get<int>();
     if (std::find(m.ranks.begin(), m.ranks.end(), ranks) == m.ranks.end()) m.ranks.push_back(ranks);
-    for (const Json& r : sweep_field(sweeps[f], "reduction", "fit file " + std::to_string(f + 1))) {
+    for (const Json& r : sweeps[f]["reduction"]) {  // checked by sweep_rows
       red_x.push_back(r.at("bytes").get<double>());
       red_y.push_back(row_seconds(r));
     }

@@ -109,7 +109,8 @@ struct FittedModel {
 
 // The rows of `dtbench allreduce --json` documents (wrong results and rows above max_bytes left out;
 // 0: no limit), and their options; `what` names the files in messages ("fit file"). BadInput when a
-// document is not an allreduce sweep or the documents mix segment sizes or server counts.
+// document is not an allreduce sweep (check_sweep_document: a field missing, of the wrong type or out of
+// range) or the documents mix segment sizes or server counts.
 std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::string& what, ReducerOptions& options,
                                  double max_bytes = 0);
 
@@ -130,8 +131,5 @@ std::map<std::string, double> holdout_rms_rel_error(const FittedModel& m, const 
 // A sweep row's time: the median per-iteration time where the sweep recorded it (robust to the
 // preemptions of a shared machine), else the mean.
 double row_seconds(const Json& row);
-
-// j[key] of a sweep document; BadInput "<where>: missing \"key\"" when absent.
-const Json& sweep_field(const Json& j, const char* key, const std::string& where);
 
 }  // namespace dtbench

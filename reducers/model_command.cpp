@@ -20,6 +20,7 @@
 #include "reducers/commands.hpp"
 #include "reducers/cost_model.hpp"
 #include "reducers/profiles.hpp"
+#include "reducers/sweep_document.hpp"
 
 namespace dtbench {
 namespace {
@@ -42,10 +43,17 @@ struct CliOptions {
   std::string json;
 };
 
-// The core reader, with the option that named the file in front of its messages.
-Json read_option_file(const std::string& path, const std::string& option) {
+// A `dtbench allreduce --json` file, checked whole (reducers/sweep_document.hpp), with the option that named
+// it in front of its messages: "--fit: sweep.json: /rows/3/bytes: expected an integer in [0, ...], got -5".
+Json read_sweep_file(const std::string& path, const std::string& option) {
   try {
-    return read_json_file(path, "file");
+    Json doc = read_json_file(path, "file");
+    try {
+      check_sweep_document(doc);
+    } catch (const BadInput& e) {
+      throw BadInput(path + ": " + e.what());
+    }
+    return doc;
   } catch (const BadInput& e) {
     throw BadInput(option + ": " + e.what());
   }
@@ -132,7 +140,8 @@ void run_command(const CliOptions& cli) {
   if (split) {
     if (cli.batch < 1 || (cli.batch & (cli.batch - 1)) != 0)
       throw BadInput("--batch must be a power of two, got " + std::to_string(cli.batch));
-    if (!(cli.compute_us_per_image > 0)) throw BadInput("--compute-us-per-image must be > 0");
+    if (!(cli.compute_us_per_image > 0) || std::isinf(cli.compute_us_per_image))
+      throw BadInput("--compute-us-per-image must be a finite number > 0");
     if (!(cli.backward_share > 0 && cli.backward_share <= 1)) throw BadInput("--backward-share must be in (0, 1]");
     if (network.empty()) throw BadInput("--network: give a profile of networks.json, or --fit for the fitted one");
     if (network == "fitted" && cli.fit.empty()) throw BadInput("--network fitted needs --fit");
@@ -150,14 +159,14 @@ void run_command(const CliOptions& cli) {
       throw BadInput(std::string("--reducer: ") + e.what());
     }
   }
-  if (!(cli.tolerance > 0)) throw BadInput("--tolerance must be > 0");
+  if (!(cli.tolerance > 0) || std::isinf(cli.tolerance)) throw BadInput("--tolerance must be a finite number > 0");
   std::vector<Json> docs;
-  for (const auto& f : cli.fit) docs.push_back(read_option_file(f, "--fit"));
+  for (const auto& f : cli.fit) docs.push_back(read_sweep_file(f, "--fit"));
   std::vector<Json> measured;
-  if (!cli.check.empty()) measured.push_back(read_option_file(cli.check, "--check"));
+  if (!cli.check.empty()) measured.push_back(read_sweep_file(cli.check, "--check"));
   std::vector<Json> holdout;
-  for (const auto& f : cli.holdout) holdout.push_back(read_option_file(f, "--holdout"));
-  if (!cli.json.empty()) check_writable(cli.json, false);
+  for (const auto& f : cli.holdout) holdout.push_back(read_sweep_file(f, "--holdout"));
+  if (!cli.json.empty()) check_output_file(cli.json, "--json");
   if (cli.fit.empty()) {  // the batch split on a published network needs no fit
     write_output(cli, {{"kind", "dtbench.model"},
                        {"batch_split", print_batch_split(cli, network, model_bytes, profiles, nullptr)}});

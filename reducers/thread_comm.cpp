@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/error.hpp"
 #include "reducers/thread_world.hpp"
 
 namespace dtbench {
@@ -78,7 +79,17 @@ void run_ranks(int nranks, const std::function<void(Comm&)>& fn) {
   };
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(nranks));
-  for (int r = 1; r < nranks; ++r) threads.emplace_back(body, r);
+  try {
+    for (int r = 1; r < nranks; ++r) threads.emplace_back(body, r);
+  } catch (const std::exception& e) {  // std::system_error: out of threads, or of memory for their stacks
+    // The ranks started so far wait for the others: stop them, then join them (a joinable std::thread
+    // destroyed would std::terminate).
+    const std::string why = "could not start the thread of rank " + std::to_string(threads.size() + 1) + " of " +
+                            std::to_string(nranks) + " (" + e.what() + ")";
+    world.abort(why);
+    for (auto& t : threads) t.join();
+    throw RunFailed("thread transport: " + why + "; run fewer ranks");
+  }
   body(0);  // rank 0 on the calling thread
   for (auto& t : threads) t.join();
   if (first) std::rethrow_exception(first);

@@ -1,5 +1,7 @@
 #include "slurm/expand.hpp"
 
+#include <cmath>
+
 #include "config/run_config.hpp"
 #include "core/error.hpp"
 #include "slurm/shell.hpp"
@@ -40,6 +42,22 @@ std::string spec_pointer(const std::string& config_pointer, const std::vector<st
   return "/base" + (config_pointer == "/" ? std::string() : config_pointer);
 }
 
+// The point count, after checking that points x repeats is at most kMaxRuns. The product is checked as it
+// grows, so it never overflows (at most kMaxRuns times one axis, which a JSON file of bounded size holds).
+size_t count_points(const Spec& spec) {
+  std::string grid;
+  for (const auto& a : spec.axes) grid += (grid.empty() ? "" : " x ") + std::to_string(a.size());
+  size_t points = 1;
+  for (const auto& a : spec.axes) {
+    points *= a.size();
+    if (points * static_cast<size_t>(spec.repeats) > kMaxRuns)
+      throw BadInput(std::string(spec.axes[0].pointer == "/axes" ? "/axes" : "/zip") + ": " + grid + " points x " +
+                     std::to_string(spec.repeats) + " repeats is more than " + std::to_string(kMaxRuns) +
+                     " runs (Slurm's default MaxJobCount)");
+  }
+  return points;
+}
+
 }  // namespace
 
 void set_path(Json& doc, const std::string& key, const Json& value, const std::string& base_pointer) {
@@ -69,12 +87,14 @@ std::string describe(const Point& p) {
 }
 
 std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_dir) {
-  size_t count = 1;
-  for (const auto& a : spec.axes) count *= a.size();
-  if (count > 100000) throw BadInput("/axes: the grid has " + std::to_string(count) + " points; at most 100000");
+  const size_t count = count_points(spec);
   size_t width = std::to_string(count == 0 ? 0 : count - 1).size();
-  int64_t base_seed = 1;
-  if (spec.base.contains("seed") && spec.base["seed"].is_number_integer()) base_seed = spec.base["seed"].get<int64_t>();
+  // The repeats' seeds count up from the base seed. One that is not an integer in [0, 2^53] goes to every run
+  // as given, so that resolving the run config refuses it by name (/base/seed).
+  const Json given_seed = spec.base.contains("seed") ? spec.base["seed"] : Json(1);
+  const double seed_value = given_seed.is_number() ? given_seed.get<double>() : -1;
+  const bool seed_counts = std::floor(seed_value) == seed_value && seed_value >= 0 && seed_value <= 9007199254740992.0;
+  const int64_t base_seed = seed_counts ? static_cast<int64_t>(seed_value) : 0;
 
   std::vector<Point> points;
   std::vector<size_t> pick(spec.axes.size(), 0);  // mixed-radix counter, last axis fastest
@@ -122,7 +142,7 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
       run.seed = base_seed + r;
       run.name = p.label + "-s" + std::to_string(run.seed);
       Json u = user;
-      u["seed"] = run.seed;
+      u["seed"] = seed_counts ? Json(run.seed) : given_seed;
       u["name"] = run.name;
       u["output"]["dir"] = runs_dir.string();
       u["output"]["record"] = run.name + ".json";

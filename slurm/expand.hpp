@@ -35,6 +35,10 @@ struct Point {
 // the spec location for a clash with a non-object in the base config.
 void set_path(Json& doc, const std::string& key, const Json& value, const std::string& base_pointer);
 
+// The most runs (points x repeats) one sweep may have: Slurm's default MaxJobCount, the jobs a cluster
+// holds at once. A larger sweep is refused before anything is written.
+constexpr size_t kMaxRuns = 10000;
+
 // Expands the grid. `runs_dir` (absolute) becomes every run's /output/dir, "<run>.json" its
 // /output/record. Throws BadInput naming the spec key (/base/..., /axes/KEY/I, /zip/G/KEY/I) and
 // the point.

@@ -68,6 +68,9 @@ void non_empty_arg(const std::string& s, const std::string& ptr) {
   if (s.find('\0') != std::string::npos) fail(ptr, "NUL is not allowed");
 }
 
+// The count of a gres that has the form name[:type]:count.
+int64_t gres_count(const std::string& gres) { return std::stoll(gres.substr(gres.rfind(':') + 1)); }
+
 // The keys, defaults and checks of the "slurm" section (slurm/README.md describes each).
 const std::vector<Field>& slurm_fields() {
   static const std::vector<Field> fields = {
@@ -81,9 +84,12 @@ const std::vector<Field>& slurm_fields() {
       {"gpus_per_task", 0, [](const Json& v, const std::string& p) { return integer_in(v, p, 0, 1024); }},
       {"gres", "",
        [](const Json& v, const std::string& p) {
-         static const std::regex form("[A-Za-z][A-Za-z0-9_.-]*(:[A-Za-z0-9_.-]+)*:[0-9]+");
-         if (!v.is_string() || (!v.get<std::string>().empty() && !std::regex_match(v.get<std::string>(), form)))
-           fail(p, "expected a generic resource such as \"gpu:4\" or \"gpu:a100:2\", or \"\", got " + shown(v));
+         // The count has at most 4 digits and is at most 1024, as gpus_per_node.
+         static const std::regex form("[A-Za-z][A-Za-z0-9_.-]*(:[A-Za-z0-9_.-]+)*:[0-9]{1,4}");
+         if (!v.is_string() || (!v.get<std::string>().empty() && (!std::regex_match(v.get<std::string>(), form) ||
+                                                                 gres_count(v.get<std::string>()) > 1024)))
+           fail(p, "expected a generic resource such as \"gpu:4\" or \"gpu:a100:2\" (a count of at most 1024), "
+                   "or \"\", got " + shown(v));
          return v;
        }},
       {"time", "01:00:00",
@@ -198,7 +204,8 @@ std::vector<Json> axis_values(const Json& v, const std::string& key, const std::
 }  // namespace
 
 int64_t slurm_time_seconds(const std::string& text) {
-  static const std::regex forms("(?:([0-9]+)-)?([0-9]+)(?::([0-9]+))?(?::([0-9]+))?");
+  // At most 9 digits a field, so that no field and no sum of them overflows (999999999 days fits an int64_t).
+  static const std::regex forms("(?:([0-9]{1,9})-)?([0-9]{1,9})(?::([0-9]{1,9}))?(?::([0-9]{1,9}))?");
   std::smatch m;
   if (text.size() > 20 || !std::regex_match(text, m, forms)) return -1;
   auto num = [&](int i) { return m[i].matched ? std::stoll(m[i].str()) : 0LL; };
@@ -233,7 +240,7 @@ void check_slurm_section(const Json& s, const std::string& ptr) {
   int64_t node_gpus = per_node;
   std::string node_key = "gpus_per_node";
   if (gres.rfind("gpu:", 0) == 0) {
-    node_gpus = std::stoll(gres.substr(gres.rfind(':') + 1));
+    node_gpus = gres_count(gres);
     node_key = "gres";
   }
   const int64_t tasks = s["tasks_per_node"].get<int64_t>();

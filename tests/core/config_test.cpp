@@ -91,7 +91,7 @@ TEST(Config, WrongTypes) {
   EXPECT_EQ(error_of({{"model", "resnet20"}}), "/model: expected an object, got \"resnet20\"");
   EXPECT_EQ(error_of({{"seed", "one"}}), "/seed: expected an integer in [0, 9007199254740991], got \"one\"");
   EXPECT_EQ(error_of({{"schedule", {{"name", "multistep"}, {"milestones", {30, "x"}}}}}),
-            "/schedule/milestones/1: expected an integer >= 0, got \"x\"");
+            "/schedule/milestones/1: expected an integer >= 0 and <= 2^53, got \"x\"");
   // Integral floats are integers.
   EXPECT_EQ(config::resolve({{"batch", {{"global", 256.0}}}}, 0)["batch"]["global"], 256);
 }

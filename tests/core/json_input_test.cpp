@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include "config/run_config.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
+#include "core/json_fields.hpp"
 
 namespace fs = std::filesystem;
 using dtbench::BadInput;
@@ -98,6 +100,101 @@ TEST_F(JsonInput, ErrorMessagesAreCapped) {
   EXPECT_LE(msg.size(), dtbench::kMaxMessageBytes + 100);
   EXPECT_EQ(msg.rfind("/optimizer/name", 0), 0u) << msg.substr(0, 100);
   EXPECT_NE(msg.find("bytes left out"), std::string::npos);
+}
+
+// ---- numbers and names at the edges: a number no double holds, an integer setting beyond 2^53, an
+// unsigned value beyond int64_t, a run name the file system cannot hold or that leaves the output folder, and
+// an output file that cannot be written.
+
+std::string resolve_error(const Json& user) {
+  return error_of([&] { dtbench::config::resolve(user, 0); });
+}
+
+TEST(Numbers, NumbersBeyondADoubleAreNamedWhereTheyStand) {
+  // nlohmann's parser throws a bare out_of_range for these (an internal error, exit 1, before).
+  EXPECT_EQ(error_of([] { dtbench::parse_json("{\"seed\": 1e999}", "c.json"); }),
+            "c.json:1:10: the number 1e999 is beyond the range of a double (byte 9)");
+  EXPECT_EQ(error_of([] { dtbench::parse_json("{\"a\": [1,\n -2E+400]}", "c.json"); }),
+            "c.json:2:2: the number -2E+400 is beyond the range of a double (byte 11)");
+  // The largest double and numbers that only underflow are numbers; digits inside strings are text.
+  EXPECT_EQ(dtbench::parse_json("[1.7976931348623157e308, 1e-999]", "x")[1].get<double>(), 0.0);
+  EXPECT_EQ(dtbench::parse_json("{\"n\": \"1e999\"}", "x")["n"], "1e999");
+  // A long number is cut in the message.
+  EXPECT_EQ(error_of([] { dtbench::parse_json("[9" + std::string(400, '9') + "]", "c.json"); }),
+            "c.json:1:2: the number " + std::string(37, '9') + "... is beyond the range of a double (byte 1)");
+}
+
+TEST(Numbers, InvalidUtf8IsNamedAtItsByte) {
+  EXPECT_EQ(error_of([] { dtbench::parse_json("{\"name\": \"a\xff\"}", "c.json"); }),
+            "c.json:1:12: not valid UTF-8 (byte 11); JSON text is UTF-8");
+}
+
+TEST(Numbers, IntegerSettingsStopAt2To53) {
+  // 1e300 was cast to int64_t (undefined; it printed as -9223372036854775808).
+  EXPECT_EQ(resolve_error({{"schedule", {{"name", "step"}, {"step_size", 1e300}}}}),
+            "/schedule/step_size: expected an integer >= 1 and <= 2^53, got 1e+300");
+  // 99999999999999999999 parses as a double (above 2^64); 18446744073709551615 as an unsigned integer.
+  EXPECT_EQ(resolve_error(dtbench::parse_json(R"({"schedule": {"warmup": {"steps": 99999999999999999999}}})", "x")),
+            "/schedule/warmup/steps: expected an integer >= 0 and <= 2^53, got 1e+20");
+  EXPECT_EQ(resolve_error(dtbench::parse_json(R"({"seed": 18446744073709551615})", "x")),
+            "/seed: expected an integer in [0, 9007199254740991], got 18446744073709551615");
+  EXPECT_EQ(resolve_error({{"schedule", {{"name", "multistep"}, {"milestones", {30, 1e300}}}}}),
+            "/schedule/milestones/1: expected an integer >= 0 and <= 2^53, got 1e+300");
+  // 2^53 itself is exact, and kept exactly.
+  const Json c = dtbench::config::resolve({{"schedule", {{"name", "step"}, {"step_size", 9007199254740992.0}}}}, 0);
+  EXPECT_EQ(c["schedule"]["step_size"].get<int64_t>(), int64_t{1} << 53);
+}
+
+TEST(Numbers, RecordFieldsBeyondInt64AreNamed) {
+  const Json doc = dtbench::parse_json(R"({"ranks": 18446744073709551615, "wrong": -1})", "x");
+  const dtbench::JsonFields f(doc, "");
+  EXPECT_EQ(error_of([&] { f.integer("ranks"); }), "/ranks: expected an integer below 2^63, got 18446744073709551615");
+  EXPECT_EQ(error_of([&] { f.nonneg_number("wrong"); }), "/wrong: expected a number >= 0, got -1");
+}
+
+TEST(Numbers, RunNamesMustBeFileNamesThatFit) {
+  // The longest file beside the record is ".<name>.weights.tmp-XXXXXX": 20 bytes more than the name.
+  EXPECT_EQ(resolve_error({{"name", std::string(235, 'n')}}), "");
+  EXPECT_EQ(resolve_error({{"name", std::string(236, 'n')}}),
+            "/name: 236 bytes is too long for the run's file names: at most 235 (the longest file beside the record, "
+            "\".<name>.weights.tmp-XXXXXX\", must fit the file system's 255 bytes)");
+  EXPECT_EQ(resolve_error({{"name", "../escape"}}),
+            "/name: a file name, not a path (a '/' would put the run's files outside /output/dir), got \"../escape\"");
+  EXPECT_EQ(resolve_error({{"name", ".."}}), "/name: \"..\" names a folder, not a run");
+  EXPECT_EQ(resolve_error({{"name", std::string("a\0b", 3)}}), "/name: a NUL character cannot be part of a file name");
+  // Counted in bytes: 118 two-byte characters are 236 bytes.
+  std::string wide;
+  for (int i = 0; i < 118; ++i) wide += "\xc3\xa9";
+  EXPECT_EQ(resolve_error({{"name", wide}}).rfind("/name: 236 bytes is too long", 0), 0u);
+  // With /output/record given, the record names the files, and the name is only text.
+  EXPECT_EQ(resolve_error({{"name", std::string(300, 'n')}, {"output", {{"record", "r.json"}}}}), "");
+  EXPECT_EQ(resolve_error({{"output", {{"record", "sub/r.json"}}}}),
+            "/output/record: a file name, not a path (a '/' would put the run's files outside /output/dir), got "
+            "\"sub/r.json\"");
+  EXPECT_EQ(resolve_error({{"output", {{"record", std::string(235, 'r') + ".json"}}}}), "");
+  EXPECT_EQ(resolve_error({{"output", {{"record", std::string(236, 'r')}}}}).rfind("/output/record: 236 bytes", 0), 0u);
+}
+
+TEST(Numbers, OutputFilesAreCheckedWithoutCreatingAnything) {
+  const fs::path dir = fs::temp_directory_path() / ("dtbench-numbers-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "sub");
+  std::ofstream(dir / "file") << "x";
+  EXPECT_EQ(error_of([&] { dtbench::check_output_file(dir / "sub", "--json"); }),
+            "--json: " + (dir / "sub").string() + " is a folder, not a file");
+  EXPECT_EQ(error_of([&] { dtbench::check_output_file(dir.string() + "/new/", "--json"); }),
+            "--json: " + dir.string() + "/new/ is a folder, not a file");
+  EXPECT_EQ(error_of([&] { dtbench::check_output_file(dir / "missing" / "x.json", "--json"); }),
+            "--json: folder " + (dir / "missing").string() + " does not exist");
+  EXPECT_EQ(error_of([&] { dtbench::check_output_file(dir / "file" / "x.json", "--json"); }),
+            "--json: " + (dir / "file").string() + " is not a folder");
+  // /proc refuses new files even to root, whose access(2) says yes to anything.
+  EXPECT_EQ(error_of([&] { dtbench::check_output_file("/proc/dtbench.json", "--json"); }).rfind(
+                "--json: folder /proc is not writable: ", 0),
+            0u);
+  EXPECT_EQ(error_of([&] { dtbench::check_output_file(dir / "x.json", "--json"); }), "");
+  EXPECT_FALSE(fs::exists(dir / "missing"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);  // sub and file only
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -24,6 +24,21 @@ TEST(AllreduceBench, ParsesSizesWithSuffixes) {
   for (const char* bad : {"", "K", "4KB", "-4", "4.5M", "x"}) EXPECT_THROW(parse_bytes(bad, "-b"), BadInput) << bad;
 }
 
+TEST(AllreduceBench, SizesStopAt2To40InsteadOfWrapping) {
+  // 17179869184G is 2^64 bytes: shifted into a size_t it was 0, and the sweep ran on empty buffers.
+  try {
+    parse_bytes("17179869184G", "-e/--maxbytes");
+    FAIL() << "no error";
+  } catch (const BadInput& e) {
+    EXPECT_STREQ(e.what(), "-e/--maxbytes: '17179869184G' is more than 2^40 bytes (1024G), larger than any one buffer here");
+  }
+  EXPECT_EQ(parse_bytes("1024G", "-e"), size_t{1} << 40);
+  EXPECT_EQ(parse_bytes("1099511627776", "-e"), size_t{1} << 40);
+  for (const char* bad : {"1025G", "1048577M", "1099511627777", "99999999999999999999", "000000000000000000002000G"})
+    EXPECT_THROW(parse_bytes(bad, "-e"), BadInput) << bad;
+  EXPECT_EQ(parse_bytes("0000000000000000000004K", "-b"), 4096u);  // leading zeros are not a size
+}
+
 TEST(AllreduceBench, SweepSizesFollowTheFactor) {
   EXPECT_EQ(sweep_sizes(4096, 65536, 2), (std::vector<size_t>{4096, 8192, 16384, 32768, 65536}));
   EXPECT_EQ(sweep_sizes(4096, 65535, 4), (std::vector<size_t>{4096, 16384}));
@@ -40,7 +55,7 @@ TEST(AllreduceBench, BadOptionsNameTheFlag) {
     validate(o);
     FAIL();
   } catch (const BadInput& e) {
-    EXPECT_NE(std::string(e.what()).find("-f/--stepfactor must be > 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("-f/--stepfactor must be a finite number > 1"), std::string::npos) << e.what();
   }
   o.step_factor = 2;
   o.min_bytes = 1 << 20;

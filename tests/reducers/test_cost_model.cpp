@@ -261,5 +261,42 @@ TEST(CostModel, FitRejectsMixedOptionsAndForeignFiles) {
   EXPECT_THROW(fit_cost_model({}), BadInput);
 }
 
+// Every field the fit reads is checked before use: a negative or fractional byte count, a time that is not a
+// number, a count that would wrap an int. (A negative size was skipped silently, a string time was an
+// internal error, 2^32 ranks became 0.)
+TEST(CostModel, SweepDocumentFieldsAreCheckedByPointer) {
+  const Json good = synthetic_sweep(2, 1e-11, {{"ring", kTruth.at("ring")}}, 1 << 20);
+  const auto error_of = [&](const std::function<void(Json&)>& edit) {
+    Json doc = good;
+    edit(doc);
+    try {
+      fit_cost_model({doc});
+    } catch (const BadInput& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error_of([](Json&) {}), "(no error)");
+  EXPECT_EQ(error_of([](Json& d) { d["rows"][3]["bytes"] = -4096; }),
+            "fit file 1: /rows/3/bytes: expected an integer in [0, 1099511627776], got -4096");
+  EXPECT_EQ(error_of([](Json& d) { d["rows"][0]["bytes"] = 4096.5; }),
+            "fit file 1: /rows/0/bytes: expected an integer in [0, 1099511627776], got 4096.5");
+  EXPECT_EQ(error_of([](Json& d) { d["rows"][1]["time_us"] = "NaN"; }),
+            "fit file 1: /rows/1/time_us: expected a number, got \"NaN\"");
+  EXPECT_EQ(error_of([](Json& d) { d["rows"][1]["time_median_us"] = -1; }),
+            "fit file 1: /rows/1/time_median_us: expected a number >= 0, got -1");
+  EXPECT_EQ(error_of([](Json& d) { d["rows"][2].erase("wrong"); }), "fit file 1: /rows/2/wrong: missing");
+  EXPECT_EQ(error_of([](Json& d) { d["rows"][2] = 7; }), "fit file 1: /rows/2: expected an object, got 7");
+  EXPECT_EQ(error_of([](Json& d) { d["ranks"] = 4294967296.0; }),
+            "fit file 1: /ranks: expected an integer in [1, 16777216], got 4294967296.0");
+  EXPECT_EQ(error_of([](Json& d) { d["options"]["segment_bytes"] = -1; }),
+            "fit file 1: /options/segment_bytes: expected an integer in [4, 1099511627776], got -1");
+  EXPECT_EQ(error_of([](Json& d) { d["reduction"][0]["time_us"] = nullptr; }),
+            "fit file 1: /reduction/0/time_us: expected a number, got null");
+  EXPECT_EQ(error_of([](Json& d) { d["provenance"]["cpu"]["logical_cores"] = -2; }),
+            "fit file 1: /provenance/cpu/logical_cores: expected an integer in [0, 16777216], got -2");
+  EXPECT_EQ(error_of([](Json& d) { d = Json::array(); }), "fit file 1: /: expected an object, got []");
+}
+
 }  // namespace
 }  // namespace dtbench

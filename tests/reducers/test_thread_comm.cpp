@@ -2,7 +2,13 @@
 // abort (a failing rank must stop the others, never hang a test), and the Comm's traffic counters.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -85,6 +91,35 @@ TEST(ThreadComm, AFailingRankStopsBlockedRanksAndItsErrorIsReported) {
   } catch (const BadInput& e) {
     EXPECT_STREQ(e.what(), "rank 2 gave up");
   }
+}
+
+// Runs 64 thread ranks with the address space limited to what is in use now plus 64 MiB: a few 8 MiB stacks
+// fit, 64 do not. Exits 1 printing the RunFailed, 0 when every thread started. (For a death test: a child
+// process.)
+void run_ranks_out_of_address_space() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  long kib = 0;
+  while (status >> key && key != "VmSize:") status.ignore(1 << 10, '\n');
+  status >> kib;
+  rlimit rl{};
+  rl.rlim_cur = rl.rlim_max = static_cast<rlim_t>(kib + (64 << 10)) << 10;
+  ::setrlimit(RLIMIT_AS, &rl);
+  try {
+    run_ranks(64, [](Comm& c) { c.barrier(); });
+  } catch (const RunFailed& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    std::exit(1);
+  }
+  std::exit(0);
+}
+
+// A thread that cannot be created was std::terminate, since the threads already started were still joinable.
+// It is a RunFailed naming the rank, after the started ranks, blocked on the missing ones, have been stopped
+// and joined.
+TEST(ThreadComm, ThreadCreationFailureIsARunFailure) {
+  EXPECT_EXIT(run_ranks_out_of_address_space(), ::testing::ExitedWithCode(1),
+              "thread transport: could not start the thread of rank [0-9]+ of 64 \\(.*\\); run fewer ranks");
 }
 
 TEST(ThreadComm, BarrierSeparatesPhases) {

@@ -64,7 +64,8 @@ TEST(Spec, ErrorsNameTheKey) {
             "cpus_per_task, gpus_per_node, gpus_per_task, gres, time, partition, account, qos, sbatch, setup, launcher, launcher_args, "
             "mpi, signal_seconds, array");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu 4"}})),
-            "/slurm/gres: expected a generic resource such as \"gpu:4\" or \"gpu:a100:2\", or \"\", got \"gpu 4\"");
+            "/slurm/gres: expected a generic resource such as \"gpu:4\" or \"gpu:a100:2\" (a count of at most 1024), "
+            "or \"\", got \"gpu 4\"");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gpus_per_node", 4}, {"gres", "gpu:4"}})),
             "/slurm/gres: give one GPU request: gpus_per_node, gpus_per_task or gres, not several");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu:a100:2"}, {"tasks_per_node", 4}})),
@@ -152,6 +153,67 @@ TEST(Spec, TimeLimits) {
   EXPECT_EQ(slurm_time_seconds("1h"), -1);
   EXPECT_EQ(slurm_time_seconds(""), -1);
   EXPECT_EQ(slurm_time_seconds("1:2:3:4"), -1);
+  // A field too long for an int64_t was an uncaught std::out_of_range (exit 1); at most 9 digits a field.
+  EXPECT_EQ(slurm_time_seconds("99999999999999999999"), -1);
+  EXPECT_EQ(slurm_time_seconds("1234567890"), -1);
+  EXPECT_EQ(slurm_time_seconds("999999999-99:99:99"), ((999999999LL * 24 + 99) * 60 + 99) * 60 + 99);
+}
+
+TEST(Spec, NumbersBeyondTheirRangeNameTheKey) {
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"time", "99999999999999999999"}})),
+            "/slurm/time: expected a Slurm time limit such as \"30\", \"01:30:00\" or \"1-12:00:00\", got "
+            "\"99999999999999999999\"");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu:99999999999999999999"}})),
+            "/slurm/gres: expected a generic resource such as \"gpu:4\" or \"gpu:a100:2\" (a count of at most 1024), "
+            "or \"\", got \"gpu:99999999999999999999\"");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu:1025"}})).rfind("/slurm/gres: expected a generic", 0), 0u);
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"nodes", 1e300}})),
+            "/slurm/nodes: expected an integer in [1, 100000], got 1e+300");
+  EXPECT_EQ(error_of(with(minimal(), "repeats", dtbench::parse_json("99999999999999999999", "x"))),
+            "/repeats: expected an integer in [1, 1000], got 1e+20");
+  EXPECT_EQ(error_of(with(minimal(), "axes", {{"slurm.time", {"10", "1e999"}}})),
+            "/axes/slurm.time/1: expected a Slurm time limit such as \"30\", \"01:30:00\" or \"1-12:00:00\", got "
+            "\"1e999\"");
+  EXPECT_EQ(error_of(with(minimal(), "axes", {{"optimizer.lr", {0.1, 1e300}}, {"duration.steps", {10, 1e300}}})),
+            "/axes/duration.steps/1: expected an integer in [0, 1000000000000], got 1e+300 (point p1: optimizer.lr=0.1, "
+            "duration.steps=1e+300, 1 ranks)");
+}
+
+TEST(Expand, RunsAreCountedAndBoundedBeforeAnyPoint) {
+  // 64 axes of 2 values are 2^64 points, which a size_t product wrapped to 0: an empty campaign.
+  Json axes = Json::object();
+  for (int i = 0; i < 64; ++i) axes["model.k" + std::to_string(i)] = {1, 2};
+  std::string grid = "2";
+  for (int i = 1; i < 64; ++i) grid += " x 2";
+  EXPECT_EQ(error_of(with(minimal(), "axes", axes)),
+            "/axes: " + grid + " points x 1 repeats is more than 10000 runs (Slurm's default MaxJobCount)");
+  // The limit counts runs: 1000 points x 1000 repeats is a million runs, though 1000 points alone are few.
+  Json many = with(minimal(), "axes", {{"optimizer.lr", Json::array()}});
+  for (int i = 1; i <= 1000; ++i) many["axes"]["optimizer.lr"].push_back(i * 1e-3);
+  many["repeats"] = 1000;
+  EXPECT_EQ(error_of(many), "/axes: 1000 points x 1000 repeats is more than 10000 runs (Slurm's default MaxJobCount)");
+  many["repeats"] = 10;
+  EXPECT_EQ(expand(parse_spec(many, "."), "/tmp/r").size(), 1000u);
+  many["repeats"] = 11;
+  EXPECT_EQ(error_of(many), "/axes: 1000 points x 11 repeats is more than 10000 runs (Slurm's default MaxJobCount)");
+  Json zipped = with(minimal(), "zip", Json::array({{{"optimizer.lr", many["axes"]["optimizer.lr"]}}}));
+  zipped["repeats"] = 11;
+  EXPECT_EQ(error_of(zipped), "/zip: 1000 points x 11 repeats is more than 10000 runs (Slurm's default MaxJobCount)");
+}
+
+TEST(Expand, ABaseSeedOutOfRangeIsNamed) {
+  // The seed was read as an int64_t before the config checked it: 2^64 - 1 became seeds -1, 0, 1, ...
+  Json doc = minimal();
+  doc["base"]["seed"] = dtbench::parse_json("18446744073709551615", "x");
+  EXPECT_EQ(error_of(doc), "/base/seed: expected an integer in [0, 9007199254740991], got 18446744073709551615 "
+                           "(point p0: the base config, 1 ranks)");
+  doc["base"]["seed"] = 1e300;
+  EXPECT_EQ(error_of(doc), "/base/seed: expected an integer in [0, 9007199254740991], got 1e+300 "
+                           "(point p0: the base config, 1 ranks)");
+  doc["base"]["seed"] = 9007199254740991.0;  // the last seed: a second repeat would pass it
+  doc["repeats"] = 2;
+  EXPECT_EQ(error_of(doc), "/base/seed: expected an integer in [0, 9007199254740991], got 9007199254740992 "
+                           "(point p0: the base config, 1 ranks)");
 }
 
 TEST(Expand, CartesianProductZipAndRepeats) {
