@@ -157,7 +157,7 @@ std::vector<std::string> unreadable_records(const CampaignData& c) {
 }
 
 Json key_value(const RunData& run, const std::string& key) {
-  if (key == "ranks") return run.ranks;
+  if (key == "ranks") return run.ranks > 0 ? Json(run.ranks) : Json();
   if (key == "status") return run.record ? to_string(run.record->status) : "missing";
   if (key == "global_batch") return run.record ? Json(run.record->global_batch) : Json();
   if (key == "per_rank_batch") return run.record ? Json(run.record->per_rank_batch) : Json();
