@@ -28,6 +28,11 @@ void fill_from_record(RunData& r, RunRecord rec) {
   r.record = std::move(rec);
 }
 
+void unreadable(RunData& r, const std::string& problem) {
+  r.state = "unreadable";
+  r.problem = problem;
+}
+
 // Leaves of a JSON object as dot paths.
 void flatten(const Json& j, const std::string& prefix, std::map<std::string, Json>& out) {
   if (j.is_object()) {
@@ -56,10 +61,13 @@ CampaignData from_campaign(const fs::path& dir) {
       rd.ranks = p.ranks;
       rd.slurm = p.slurm;
       rd.state = "missing";
-      // A record that cannot be read counts as missing; read_run_record's problem says why.
-      RecordFile rec = read_run_record(rd.record_path);
-      if (rec.record) fill_from_record(rd, std::move(*rec.record));
-      else rd.config = config_or_empty(dir / r.config);
+      std::error_code ec;
+      if (fs::exists(rd.record_path, ec)) {
+        RecordFile rec = read_run_record(rd.record_path);
+        if (rec.record) fill_from_record(rd, std::move(*rec.record));
+        else unreadable(rd, rec.problem);
+      }
+      if (!rd.record) rd.config = config_or_empty(dir / r.config);
       pd.runs.push_back(std::move(rd));
     }
     c.points.push_back(std::move(pd));
@@ -68,15 +76,22 @@ CampaignData from_campaign(const fs::path& dir) {
 }
 
 CampaignData from_records(const fs::path& path) {
-  std::vector<RunData> runs;
+  std::vector<RunData> runs, unreadable_runs;
   auto add = [&](const fs::path& p) {
     RecordFile rec = read_run_record(p);
-    if (!rec.record) return;  // a config, an index, or a record that cannot be read (rec.problem)
+    if (rec.other_kind) return;  // a config, a spec or an index: JSON, but no record
     RunData r;
-    r.name = rec.record->name;
     r.record_path = p;
-    fill_from_record(r, std::move(*rec.record));
-    runs.push_back(std::move(r));
+    if (rec.record) {
+      r.name = rec.record->name;
+      fill_from_record(r, std::move(*rec.record));
+      runs.push_back(std::move(r));
+    } else {
+      r.name = p.stem().string();
+      r.ranks = 0;  // unknown
+      unreadable(r, rec.problem);
+      unreadable_runs.push_back(std::move(r));
+    }
   };
   if (fs::is_directory(path)) {
     std::vector<fs::path> files;
@@ -88,7 +103,8 @@ CampaignData from_records(const fs::path& path) {
   } else {
     add(path);
   }
-  if (runs.empty()) throw BadInput(path.string() + ": no campaign.json and no run records here");
+  if (runs.empty() && unreadable_runs.empty())
+    throw BadInput(path.string() + ": no campaign.json and no run records here");
 
   // The keys that vary: every config leaf whose value differs between records, plus the rank count.
   std::vector<std::map<std::string, Json>> flat(runs.size());
@@ -121,13 +137,27 @@ CampaignData from_records(const fs::path& path) {
     }
     c.points[it->second].runs.push_back(std::move(r));
   }
+  // Records that cannot be read have no config to place them by: one row of their own.
+  if (!unreadable_runs.empty()) {
+    std::vector<std::pair<std::string, Json>> values;
+    for (const auto& k : c.keys) values.emplace_back(k, Json());
+    c.points.push_back({"unreadable", values, std::move(unreadable_runs)});
+  }
   return c;
 }
 
 }  // namespace
 
+std::vector<std::string> unreadable_records(const CampaignData& c) {
+  std::vector<std::string> problems;
+  for (const auto& p : c.points)
+    for (const auto& r : p.runs)
+      if (r.state == "unreadable") problems.push_back(r.problem);
+  return problems;
+}
+
 Json key_value(const RunData& run, const std::string& key) {
-  if (key == "ranks") return run.ranks;
+  if (key == "ranks") return run.ranks > 0 ? Json(run.ranks) : Json();
   if (key == "status") return run.record ? to_string(run.record->status) : "missing";
   if (key == "global_batch") return run.record ? Json(run.record->global_batch) : Json();
   if (key == "per_rank_batch") return run.record ? Json(run.record->per_rank_batch) : Json();

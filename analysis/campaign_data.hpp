@@ -2,9 +2,14 @@
 //
 // A campaign folder written by `dtbench sweep` has campaign.json: its points and runs are taken from
 // there, so a run without a record (not run yet, lost, failed before writing one) still shows up as
-// missing instead of vanishing. Any other folder is scanned for run records (*.json that
-// read_run_record reads; other files are skipped); records are grouped into points by the config
+// missing instead of vanishing. Any other folder is scanned for run records (*.json but configs,
+// specs and indexes, which are JSON of another kind); records are grouped into points by the config
 // keys that differ between them (seed, name and output aside) and by the rank count.
+//
+// A record file that exists but cannot be read (truncated, not JSON, NaN, a later schema_version, a
+// field missing or of the wrong type) is never dropped and never counted as done: its run is
+// "unreadable", with read_run_record's reason (the file and the line:column and byte, or the JSON
+// pointer). Outside a campaign such runs form one point of their own, "unreadable".
 #pragma once
 
 #include <cstdint>
@@ -24,10 +29,11 @@ struct RunData {
   std::filesystem::path record_path;
   std::optional<RunRecord> record;  // absent when there is no readable record
   Json config;                 // the record's config, or the campaign's config file for a missing run
-  int64_t ranks = 1;
+  int64_t ranks = 1;           // 0: unknown (an unreadable record outside a campaign)
   Json slurm;                  // the point's Slurm section (campaign folders only)
-  // "done" (RunRecord::done), "failed", "preempted" or "missing".
+  // "done" (RunRecord::done), "failed", "preempted", "missing" or "unreadable".
   std::string state;
+  std::string problem;         // why an unreadable record could not be read: "<file>: <why>"
 };
 
 struct PointData {
@@ -44,8 +50,11 @@ struct CampaignData {
 };
 
 // Loads a campaign folder, any folder of records, or one record file. Throws BadInput when the path
-// holds neither a campaign nor a record.
+// holds neither a campaign nor a record file, or its campaign index cannot be read.
 CampaignData load_campaign(const std::filesystem::path& path);
+
+// Why each unreadable record could not be read, in point order.
+std::vector<std::string> unreadable_records(const CampaignData& c);
 
 // A key's value for a run: "ranks", "global_batch", "per_rank_batch", "status" from the record,
 // "slurm.KEY" from the point's Slurm section, anything else a dot path into the config. Null when

@@ -95,22 +95,27 @@ std::string runs_cell(const Row& row) {
   std::map<std::string, size_t> n;
   for (const auto* r : row.runs) n[r->state]++;
   std::string s = std::to_string(n["done"]) + "/" + std::to_string(row.runs.size()) + " done";
-  for (const char* st : {"failed", "preempted", "missing"})
+  for (const char* st : {"failed", "preempted", "missing", "unreadable"})
     if (n[st]) s += ", " + std::to_string(n[st]) + " " + st;
   return s;
 }
 
-std::string ranks_cell(const Row& row) {
+// The rank counts of a row's runs, those unknown (0) left out.
+std::set<int64_t> rank_counts(const Row& row) {
   std::set<int64_t> k;
-  for (const auto* r : row.runs) k.insert(r->ranks);
+  for (const auto* r : row.runs)
+    if (r->ranks > 0) k.insert(r->ranks);
+  return k;
+}
+
+std::string ranks_cell(const Row& row) {
   std::string s;
-  for (int64_t v : k) s.append(s.empty() ? "" : ",").append(std::to_string(v));
-  return s;
+  for (int64_t v : rank_counts(row)) s.append(s.empty() ? "" : ",").append(std::to_string(v));
+  return s.empty() ? "-" : s;
 }
 
 std::optional<int64_t> single_ranks(const Row& row) {
-  std::set<int64_t> k;
-  for (const auto* r : row.runs) k.insert(r->ranks);
+  std::set<int64_t> k = rank_counts(row);
   if (k.size() != 1) return std::nullopt;
   return *k.begin();
 }
@@ -264,6 +269,7 @@ TextTable campaign_table(const CampaignData& c, const TableOptions& o, Format fo
     }
     t.rows.push_back(std::move(cells));
   }
+  for (const auto& problem : unreadable_records(c)) t.notes.push_back("Unreadable record (in no metric): " + problem);
   if (used_computed_eff)
     t.notes.push_back("Scaling efficiency = (throughput / K) / (throughput / K0), medians, K0 = the smallest rank "
                       "count among rows that agree on every other key.");

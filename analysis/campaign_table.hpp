@@ -16,8 +16,8 @@
 //                       gradient communication                                 %
 //   b_simple            last non-null /curve entry's b_simple (McCandlish et al. 2018)  samples
 //   wall_seconds        /wall_seconds                                          s
-// Runs whose status is completed, reached-target or diverged count; failed, preempted and missing
-// runs appear only in the "runs" column.
+// Runs whose status is completed, reached-target or diverged count; failed, preempted, missing and
+// unreadable runs appear only in the "runs" column, and each unreadable record's reason in the notes.
 #pragma once
 
 #include <string>

@@ -5,15 +5,21 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "analysis/summary.hpp"
 #include "core/error.hpp"
+#include "core/json_fields.hpp"
 #include "core/published_dir.hpp"
 
 namespace dtbench::analysis {
 namespace fs = std::filesystem;
 namespace {
+
+constexpr const char* kKind = "dtbench-published-table";
+const std::set<std::string> kStats = {"mean", "min", "max", "median", "count"};
+constexpr int64_t kMaxDigits = 17;  // a double's decimals: more print noise
 
 // 8192 -> "8,192".
 std::string with_commas(int64_t v) {
@@ -61,7 +67,7 @@ std::string cell_text(const Json& v, const Json& column, bool commas) {
 bool is_published_table(const fs::path& p) {
   try {
     const Json doc = read_json_file(p.string(), "published table");
-    return doc.is_object() && doc.value("kind", "") == "dtbench-published-table";
+    return doc.is_object() && doc.value("kind", Json()) == kKind;
   } catch (const BadInput&) {
     return false;
   }
@@ -101,39 +107,44 @@ Json load_published(const std::string& name_or_path) {
 }
 
 void check_published(const Json& doc) {
-  if (!doc.is_object() || doc.value("kind", "") != "dtbench-published-table")
-    fail("/kind", "expected \"dtbench-published-table\"");
-  if (!doc.contains("title") || !doc["title"].is_string()) fail("/title", "expected a string");
-  if (!doc.contains("columns") || !doc["columns"].is_array() || doc["columns"].empty())
-    fail("/columns", "expected a non-empty list");
-  for (size_t i = 0; i < doc["columns"].size(); ++i) {
-    const Json& c = doc["columns"][i];
-    std::string p = "/columns/" + std::to_string(i);
-    if (!c.is_object() || !c.contains("key") || !c["key"].is_string() || !c.contains("label") || !c["label"].is_string())
-      fail(p, "expected {\"key\": ..., \"label\": ...}");
-    if (c.contains("stat")) {
-      std::string s = c["stat"].is_string() ? c["stat"].get<std::string>() : "";
-      if (s != "mean" && s != "min" && s != "max" && s != "median" && s != "count")
-        fail(p + "/stat", "expected one of \"mean\", \"min\", \"max\", \"median\", \"count\"");
+  JsonFields f(doc, "");
+  f.only({"kind", "title", "description", "columns", "rows", "references", "notes"});
+  if (f.string("kind") != kKind) throw_wrong_type(f.pointer("kind"), std::string("\"") + kKind + "\"", f.at("kind"));
+  f.string("title");
+  if (f.has("description")) f.string("description");
+  if (f.has("notes")) f.strings("notes");
+  std::set<std::string> references;
+  if (f.has("references")) {
+    const JsonFields refs = f.fields("references");
+    for (const auto& ref : f.object("references").items()) {
+      refs.string(ref.key());  // the citation
+      references.insert(ref.key());
     }
   }
-  if (!doc.contains("rows") || !doc["rows"].is_array()) fail("/rows", "expected a list");
-  const Json refs = doc.value("references", Json::object());
-  for (size_t i = 0; i < doc["rows"].size(); ++i) {
-    const Json& r = doc["rows"][i];
-    std::string p = "/rows/" + std::to_string(i);
-    if (!r.is_object()) fail(p, "expected an object");
-    for (const auto& c : doc["columns"]) {
-      const std::string key = c["key"].get<std::string>();
-      if (c.contains("stat") && r.contains(key)) {
-        if (!r[key].is_array() || r[key].empty()) fail(p + "/" + key, "expected a non-empty list of numbers");
-        for (const auto& x : r[key])
-          if (!x.is_number()) fail(p + "/" + key, "expected a non-empty list of numbers");
-      }
+  const std::vector<JsonFields> columns = f.items("columns");
+  if (columns.empty()) fail("/columns", "expected a non-empty list");
+  std::vector<std::pair<std::string, bool>> keys;  // each column's key, and whether it summarises a list
+  for (const JsonFields& c : columns) {
+    c.only({"key", "label", "stat", "digits", "align"});
+    c.string("label");
+    if (c.has("stat") && !kStats.count(c.string("stat")))
+      fail(c.pointer("stat"), "expected one of \"mean\", \"min\", \"max\", \"median\", \"count\"");
+    if (c.has("digits")) c.integer("digits", 0, kMaxDigits);
+    if (c.has("align") && c.string("align") != "left" && c.string("align") != "right")
+      fail(c.pointer("align"), "expected \"left\" or \"right\"");
+    keys.emplace_back(c.string("key"), c.has("stat"));
+  }
+  for (const JsonFields& r : f.items("rows")) {
+    for (const auto& [key, stat] : keys) {
+      if (!r.has(key)) continue;
+      const Json& v = r.at(key);
+      if (stat && (!v.is_array() || v.empty() || !std::all_of(v.begin(), v.end(), [](const Json& x) { return x.is_number(); })))
+        fail(r.pointer(key), "expected a non-empty list of numbers");
+      if (!stat && !v.is_string() && !v.is_number() && !v.is_null()) throw_wrong_type(r.pointer(key), "a text or a number", v);
     }
-    for (const auto& ref : r.value("refs", Json::array()))
-      if (!ref.is_string() || !refs.contains(ref.get<std::string>()))
-        fail(p + "/refs", "unknown reference " + ref.dump() + " (not in /references)");
+    if (r.has("refs"))
+      for (const auto& ref : r.strings("refs"))
+        if (!references.count(ref)) fail(r.pointer("refs"), "unknown reference \"" + ref + "\" (not in /references)");
   }
 }
 

@@ -30,17 +30,29 @@ void add_table_command(CLI::App& app) {
   cmd->add_option("--output", o->output, "Write to this file instead of standard output");
   cmd->callback([o] {
     analysis::Format f = analysis::parse_format(o->format);
+    analysis::CampaignData c;
     std::string text;
     if (!o->published.empty()) {
       if (!o->dir.empty()) throw BadInput("give either a campaign folder or --published, not both");
       text = analysis::render(analysis::published_table(analysis::load_published(o->published), f), f);
     } else {
       if (o->dir.empty()) throw BadInput("give a campaign folder (dtbench table results/NAME) or --published NAME");
-      analysis::CampaignData c = analysis::load_campaign(o->dir);
+      c = analysis::load_campaign(o->dir);
       text = analysis::render(analysis::campaign_table(c, {o->group_by, o->metrics}, f), f);
     }
-    if (o->output.empty()) std::cout << text;
+    if (o->output.empty()) std::cout << text << std::flush;
     else write_file_atomic(o->output, text, false);
+    // The table is written, with every unreadable record in it; exit 1 so that no script takes it
+    // for a complete result (README "Exit codes").
+    const std::vector<std::string> unreadable = analysis::unreadable_records(c);
+    if (unreadable.empty()) return;
+    size_t files = 0;
+    for (const auto& p : c.points)
+      for (const auto& r : p.runs) files += r.state != "missing";
+    std::string why = "table: " + std::to_string(unreadable.size()) + " of " + std::to_string(files) +
+                      " run records could not be read; the table counts them as unreadable:";
+    for (const auto& u : unreadable) why.append("\n  ").append(u);
+    throw RunFailed(why);
   });
 }
 

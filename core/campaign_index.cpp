@@ -1,5 +1,7 @@
 #include "core/campaign_index.hpp"
 
+#include <limits>
+
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
 
@@ -7,6 +9,7 @@ namespace dtbench {
 namespace {
 
 constexpr const char* kKind = "dtbench-campaign";
+constexpr int64_t kMaxCount = std::numeric_limits<int>::max();  // ranks, repeats, array tasks
 
 CampaignIndex::Run run_from(const JsonFields& f) {
   f.only({"name", "seed", "config", "record", "script", "array_task"});
@@ -16,7 +19,7 @@ CampaignIndex::Run run_from(const JsonFields& f) {
   r.config = f.string("config");
   r.record = f.string("record");
   r.script = f.string("script");
-  if (f.has("array_task")) r.array_task = f.integer("array_task");
+  if (f.has("array_task")) r.array_task = f.integer("array_task", 0, kMaxCount);
   return r;
 }
 
@@ -27,7 +30,7 @@ CampaignIndex::Point point_from(const JsonFields& f) {
   p.label = f.string("label");
   const Json& values = f.object("values");
   for (auto it = values.begin(); it != values.end(); ++it) p.values.emplace_back(it.key(), it.value());
-  p.ranks = f.integer("ranks");
+  p.ranks = f.integer("ranks", 1, kMaxCount);
   p.slurm = f.object("slurm");
   for (const JsonFields& r : f.items("runs")) p.runs.push_back(run_from(r));
   return p;
@@ -81,7 +84,7 @@ CampaignIndex CampaignIndex::from_json(const Json& j) {
     a.only({"pointer", "keys"});
     c.axes.push_back({a.string("pointer"), a.strings("keys")});
   }
-  c.repeats = f.integer("repeats");
+  c.repeats = f.integer("repeats", 1, kMaxCount);
   c.program = f.strings("program");
   for (const JsonFields& p : f.items("points")) c.points.push_back(point_from(p));
   return c;

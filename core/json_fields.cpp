@@ -56,6 +56,13 @@ bool JsonFields::boolean(const std::string& key) const {
   return v.get<bool>();
 }
 
+int64_t JsonFields::integer(const std::string& key, int64_t min, int64_t max) const {
+  const int64_t v = integer(key);
+  if (v < min || v > max)
+    throw_wrong_type(pointer(key), "an integer from " + std::to_string(min) + " to " + std::to_string(max), at(key));
+  return v;
+}
+
 const Json& JsonFields::object(const std::string& key) const {
   const Json& v = at(key);
   if (!v.is_object()) throw_wrong_type(pointer(key), "an object", v);

@@ -21,6 +21,8 @@ class JsonFields {
   const Json& at(const std::string& key) const;
   std::string string(const std::string& key) const;
   int64_t integer(const std::string& key) const;
+  // An integer from `min` to `max` (a rank count of 0 or 2^40 is as wrong as a text).
+  int64_t integer(const std::string& key, int64_t min, int64_t max) const;
   double number(const std::string& key) const;
   // A number >= 0 ("/time_us: expected a number >= 0, got -1").
   double nonneg_number(const std::string& key) const;

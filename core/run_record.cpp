@@ -15,6 +15,9 @@ constexpr const char* kTimingUnit = "seconds per step (mean)";
 constexpr RunStatus kStatuses[] = {RunStatus::completed, RunStatus::reached_target, RunStatus::diverged,
                                    RunStatus::failed, RunStatus::preempted};
 
+// A record names its kind; a config or a campaign index does not.
+bool is_record(const Json& j) { return j.is_object() && j.value("kind", Json()) == kKind; }
+
 // The top-level "seed": a copy of the config's, kept for tools that do not look inside the config.
 Json seed_of(const Json& config) { return config.contains("seed") ? config["seed"] : Json(0); }
 
@@ -141,7 +144,7 @@ Json RunRecord::to_json() const {
 }
 
 RunRecord RunRecord::from_json(const Json& j) {
-  if (!j.is_object() || j.value("kind", Json()) != kKind) throw BadInput("not a dtbench run record");
+  if (!is_record(j)) throw BadInput("not a dtbench run record");
   JsonFields f(j, "");
   f.only({"schema_version", "kind", "name", "status", "status_detail", "config", "seed", "ranks", "global_batch",
           "per_rank_batch", "started_utc", "finished_utc", "wall_seconds", "steps", "epochs", "samples", "timing",
@@ -158,7 +161,7 @@ RunRecord RunRecord::from_json(const Json& j) {
   r.status_detail = f.string("status_detail");
   r.config = f.object("config");
   if (f.at("seed") != seed_of(r.config)) throw BadInput(f.pointer("seed") + ": differs from /config/seed");
-  r.ranks = static_cast<int>(f.integer("ranks"));
+  r.ranks = static_cast<int>(f.integer("ranks", 1, std::numeric_limits<int>::max()));
   r.global_batch = f.integer("global_batch");
   r.per_rank_batch = f.integer("per_rank_batch");
   r.started_utc = f.string("started_utc");
@@ -195,9 +198,9 @@ RecordFile read_run_record(const std::filesystem::path& path) {
     return {std::nullopt, e.what()};
   }
   try {
-    return {RunRecord::from_json(j), ""};
+    return {RunRecord::from_json(j), "", false};
   } catch (const BadInput& e) {
-    return {std::nullopt, path.string() + ": " + e.what()};
+    return {std::nullopt, path.string() + ": " + e.what(), !is_record(j)};
   }
 }
 

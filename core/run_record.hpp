@@ -91,7 +91,8 @@ struct RunRecord {
 // A record file as read: the record, or why the file holds none.
 struct RecordFile {
   std::optional<RunRecord> record;
-  std::string problem;  // without a record: "<path>: <why>" (cannot open, invalid JSON at line:column, ...)
+  std::string problem;      // without a record: "<path>: <why>" (cannot open, invalid JSON at line:column, ...)
+  bool other_kind = false;  // the file is JSON without "kind": "dtbench-run-record" (a config, an index)
 };
 RecordFile read_run_record(const std::filesystem::path& path);
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "analysis/campaign_data.hpp"
 #include "analysis/campaign_table.hpp"
@@ -164,16 +165,90 @@ TEST(CampaignTable, AFolderOfRecordsWithoutCampaignIndex) {
   EXPECT_THROW(load_campaign(s.dir / "configs"), dtbench::BadInput);  // configs are not records
 }
 
-TEST(CampaignTable, AnUnreadableRecordCountsAsMissing) {
+TEST(CampaignTable, AnUnreadableRecordIsARunOfItsOwnWithItsReason) {
   Synthetic s;
-  const fs::path rec = load_campaign(s.dir).points[0].runs[0].record_path;
-  dtbench::write_file_atomic(rec, "{\"kind\": \"dtbench-run-record\", \"status\": \"completed\"", false);
+  const CampaignData before = load_campaign(s.dir);
+  // ring/1 node: the first record cut short, the second of a later schema (once counted as done).
+  const fs::path cut = before.points[0].runs[0].record_path, later = before.points[0].runs[1].record_path;
+  dtbench::write_file_atomic(cut, "{\"kind\": \"dtbench-run-record\", \"status\": \"completed\"", false);
+  Json j = dtbench::read_run_record(later).record->to_json();
+  j["schema_version"] = 2;
+  dtbench::write_json_atomic(later, j, false);
+
   CampaignData c = load_campaign(s.dir);
-  EXPECT_EQ(c.points[0].runs[0].state, "missing");
-  EXPECT_EQ(c.points[0].runs[0].config["reducer"]["name"], "ring");  // from configs/
-  EXPECT_EQ(c.points[0].runs[1].state, "done");
-  // Not shown yet; the reader has the reason.
-  EXPECT_EQ(dtbench::read_run_record(rec).problem, rec.string() + ":1:53: invalid JSON (byte 52)");
+  EXPECT_EQ(c.points[0].runs[0].state, "unreadable");
+  EXPECT_EQ(c.points[0].runs[0].problem, cut.string() + ":1:53: invalid JSON (byte 52)");
+  EXPECT_EQ(c.points[0].runs[0].config["reducer"]["name"], "ring");  // from configs/, for the key columns
+  EXPECT_EQ(c.points[0].runs[1].state, "unreadable");
+  EXPECT_EQ(c.points[0].runs[1].problem,
+            later.string() + ": /schema_version: version 2 is newer than this dtbench reads (1)");
+  EXPECT_EQ(c.points[3].runs[0].state, "missing");  // no file at all: missing, not unreadable
+  EXPECT_EQ(unreadable_records(c), (std::vector<std::string>{c.points[0].runs[0].problem, c.points[0].runs[1].problem}));
+
+  TextTable t = campaign_table(c, {{}, {"throughput", "scaling_efficiency"}}, Format::md);
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"ring", "1", "1", "0/2 done, 2 unreadable", "-", "-"}));
+  // ring/2 nodes has no readable row of fewer ranks to compare with any more.
+  EXPECT_EQ(t.rows[1], (std::vector<std::string>{"ring", "2", "2", "2/2 done", "190 [180, 200]", "-"}));
+  ASSERT_EQ(t.notes.size(), 2u);
+  EXPECT_EQ(t.notes[0], "Unreadable record (in no metric): " + c.points[0].runs[0].problem);
+  EXPECT_EQ(t.notes[1], "Unreadable record (in no metric): " + c.points[0].runs[1].problem);
+}
+
+TEST(CampaignTable, UnreadableRecordsOutsideACampaignFormARowOfTheirOwn) {
+  Synthetic s;
+  fs::remove(s.dir / "campaign.json");
+  const fs::path runs = s.dir / "runs";
+  dtbench::write_file_atomic(runs / "cut.json", "{\"kind\": \"dtbench-run-record\"", false);
+  dtbench::write_file_atomic(runs / "nan.json", "{\"kind\": \"dtbench-run-record\", \"ranks\": NaN}", false);
+  dtbench::write_file_atomic(runs / "notes.json", "{\"seed\": 1}", false);  // JSON of another kind: no record
+  CampaignData c = load_campaign(runs);
+  ASSERT_EQ(c.points.size(), 4u);
+  EXPECT_EQ(c.points[3].id, "unreadable");
+  ASSERT_EQ(c.points[3].runs.size(), 2u);
+  EXPECT_EQ(c.points[3].runs[0].problem, (runs / "cut.json").string() + ":1:30: invalid JSON (byte 29)");
+  EXPECT_EQ(c.points[3].runs[1].problem, (runs / "nan.json").string() + ":1:41: invalid JSON (byte 40)");
+  TextTable t = campaign_table(c, {{}, {"throughput"}}, Format::md);
+  ASSERT_EQ(t.rows.size(), 4u);
+  // No config and no rank count to show: the key cells are empty, the runs cell says why.
+  EXPECT_EQ(t.rows[3], (std::vector<std::string>{"-", "-", "-", "0/2 done, 2 unreadable", "-"}));
+  EXPECT_EQ(t.rows[0][4], "110 [100, 120]");  // the readable records as before
+
+  // One record file given alone.
+  c = load_campaign(runs / "cut.json");
+  ASSERT_EQ(c.points.size(), 1u);
+  EXPECT_EQ(c.points[0].runs[0].state, "unreadable");
+  // Nothing that even looks like a record: bad input.
+  try {
+    load_campaign(s.dir / "configs");
+    FAIL();
+  } catch (const dtbench::BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), (s.dir / "configs").string() + ": no campaign.json and no run records here");
+  }
+}
+
+TEST(CampaignTable, ACampaignIndexOfTheWrongShapeNamesFileAndPointer) {
+  Synthetic s;
+  const fs::path index = s.dir / "campaign.json";
+  auto problem = [&](const std::function<void(Json&)>& change) {
+    Json j = dtbench::read_json_file(index.string(), "campaign index");
+    change(j);
+    dtbench::write_json_atomic(s.dir / "bad" / "campaign.json", j, false);
+    try {
+      load_campaign(s.dir / "bad");
+      return std::string();
+    } catch (const dtbench::BadInput& e) {
+      return std::string(e.what());
+    }
+  };
+  fs::create_directories(s.dir / "bad");
+  const std::string where = (s.dir / "bad" / "campaign.json").string() + ": ";
+  // Points of empty objects once crashed `dtbench table`.
+  EXPECT_EQ(problem([](Json& j) { j["points"] = Json::array({Json::object()}); }), where + "/points/0/id: missing");
+  EXPECT_EQ(problem([](Json& j) { j["points"][2]["ranks"] = -5; }),
+            where + "/points/2/ranks: expected an integer from 1 to 2147483647, got -5");
+  EXPECT_EQ(problem([](Json& j) { j["points"][0]["runs"] = "runs/"; }),
+            where + "/points/0/runs: expected a list, got \"runs/\"");
+  EXPECT_EQ(problem([](Json&) {}), "");
 }
 
 TEST(Published, MlperfReferenceConvergencePointsMatchTheReferences) {
@@ -242,7 +317,32 @@ TEST(Published, ErrorsNameTheTableOrTheKey) {
   } catch (const dtbench::BadInput& e) {
     EXPECT_STREQ(e.what(), "/rows/2/epochs: expected a non-empty list of numbers");
   }
-  bad = load_published("mlperf-resnet-rcp");
-  bad["rows"][0]["refs"] = {"nobody"};
-  EXPECT_THROW(check_published(bad), dtbench::BadInput);
+  auto problem = [](const std::function<void(Json&)>& change) {
+    Json doc = load_published("mlperf-resnet-rcp");
+    change(doc);
+    try {
+      check_published(doc);
+      return std::string();
+    } catch (const dtbench::BadInput& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(problem([](Json& d) { d["rows"][0]["refs"] = {"nobody"}; }),
+            "/rows/0/refs: unknown reference \"nobody\" (not in /references)");
+  EXPECT_EQ(problem([](Json& d) { d["rows"][0]["refs"] = "mlperf"; }), "/rows/0/refs: expected a list, got \"mlperf\"");
+  EXPECT_EQ(problem([](Json& d) { d["columns"][1]["digits"] = "1"; }), "/columns/1/digits: expected an integer, got \"1\"");
+  EXPECT_EQ(problem([](Json& d) { d["columns"][1]["digits"] = 1000; }),
+            "/columns/1/digits: expected an integer from 0 to 17, got 1000");
+  EXPECT_EQ(problem([](Json& d) { d["columns"][0]["align"] = "centre"; }),
+            "/columns/0/align: expected \"left\" or \"right\"");
+  EXPECT_EQ(problem([](Json& d) { d["columns"] = Json::array({Json::object()}); }), "/columns/0/label: missing");
+  EXPECT_EQ(problem([](Json& d) { d["columns"] = Json::array(); }), "/columns: expected a non-empty list");
+  EXPECT_EQ(problem([](Json& d) { d["rows"] = Json::array({Json::array({1})}); }), "/rows/0: expected an object, got [1]");
+  EXPECT_EQ(problem([](Json& d) { d["rows"][0]["batch"] = Json::object(); }),
+            "/rows/0/batch: expected a text or a number, got {}");
+  EXPECT_EQ(problem([](Json& d) { d["kind"] = 5; }), "/kind: expected a string, got 5");
+  EXPECT_EQ(problem([](Json& d) { d["notes"] = {5}; }), "/notes/0: expected a string, got 5");
+  EXPECT_EQ(problem([](Json& d) { d["references"]["rcp"] = 5; }), "/references/rcp: expected a string, got 5");
+  EXPECT_EQ(problem([](Json& d) { d["surprise"] = 1; }), "/surprise: unexpected field");
+  EXPECT_EQ(problem([](Json&) {}), "");
 }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 #include "core/atomic_file.hpp"
 #include "config/run_config.hpp"
@@ -160,6 +161,34 @@ TEST(RunRecord, SaysWhyAFileIsNotAReadableRecord) {
             d + "seed.json: /seed: differs from /config/seed");
   EXPECT_EQ(problem_with("reached.json", [](Json& j) { j["time_to_accuracy"].erase("seconds"); }),
             d + "reached.json: /time_to_accuracy/seconds: missing");
+  // A rank count is a positive int: 0 or 2^40 would divide by zero or be cut to another count.
+  EXPECT_EQ(problem_with("ranks0.json", [](Json& j) { j["ranks"] = 0; }),
+            d + "ranks0.json: /ranks: expected an integer from 1 to 2147483647, got 0");
+  EXPECT_EQ(problem_with("ranks40.json", [](Json& j) { j["ranks"] = int64_t{1} << 40; }),
+            d + "ranks40.json: /ranks: expected an integer from 1 to 2147483647, got 1099511627776");
+  EXPECT_EQ(problem("nan.json", "{\"kind\": \"dtbench-run-record\", \"wall_seconds\": NaN}"),
+            d + "nan.json:1:48: invalid JSON (byte 47)");
+}
+
+TEST(RunRecord, TellsJsonOfAnotherKindFromABrokenRecord) {
+  // A folder of records also holds configs and indexes: those are no record at all, while a record
+  // that is cut short or of the wrong shape is one that cannot be read.
+  Scratch s;
+  Json wrong = full_record().to_json();
+  wrong["ranks"] = "2";
+  const std::string cut = full_record().to_json().dump().substr(0, 100);
+  for (const auto& [name, text, other_kind] :
+       {std::tuple<std::string, std::string, bool>{"config.json", config::defaults().dump(), true},
+        {"list.json", "[1, 2]", true},
+        {"kindless.json", "{\"ranks\": 2}", true},
+        {"cut.json", cut, false},
+        {"wrong.json", wrong.dump(), false},
+        {"empty.json", "", false}}) {
+    const RecordFile f = read_run_record(s.write(name, text));
+    EXPECT_FALSE(f.record) << name;
+    EXPECT_EQ(f.other_kind, other_kind) << name << ": " << f.problem;
+  }
+  EXPECT_FALSE(read_run_record(s.dir / "absent.json").other_kind);
 }
 
 TEST(RunRecord, DoneRule) {
