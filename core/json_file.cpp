@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <vector>
@@ -27,7 +29,8 @@ std::string position(const std::string& where, const std::string& text, size_t o
   return where + ":" + std::to_string(line) + ":" + std::to_string(col);
 }
 
-// NUL bytes and nesting depth, checked before the parser sees the text.
+// NUL bytes, nesting depth and numbers beyond a double's range (the parser would throw an out_of_range error,
+// not a parse error), checked before the parser sees the text.
 void check_bytes_and_depth(const std::string& text, const std::string& where) {
   int depth = 0;
   bool in_string = false, escaped = false;
@@ -42,6 +45,15 @@ void check_bytes_and_depth(const std::string& text, const std::string& where) {
       continue;
     }
     if (c == '"') in_string = true;
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      const size_t end = text.find_first_not_of("0123456789+-.eE", i);
+      const std::string number = text.substr(i, end - i);
+      if (!std::isfinite(std::strtod(number.c_str(), nullptr)))
+        throw BadInput(position(where, text, i) + ": the number " + number + " is beyond a double's range (byte " +
+                       std::to_string(i) + ")");
+      i = (end == std::string::npos ? text.size() : end) - 1;
+      continue;
+    }
     if (c == '[' || c == '{') {
       if (++depth > kMaxDepth)
         throw BadInput(position(where, text, i) + ": nested deeper than " + std::to_string(kMaxDepth) +

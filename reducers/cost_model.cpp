@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "core/json_fields.hpp"
 #include "reducers/registry.hpp"
 
 namespace dtbench {
@@ -21,6 +22,11 @@ CostTerms cost_terms(const std::string& reducer, int ranks, double bytes, const 
 // ---- fitting --------------------------------------------------------------------------------------------
 
 namespace {
+
+// The largest byte count and rank count a sweep document may hold (2^53 bytes: exact as doubles; ranks as
+// `--ranks` takes them).
+constexpr int64_t kMaxBytes = int64_t{1} << 53;
+constexpr int64_t kMaxRanks = int64_t{1} << 24;
 
 // Whether two sweeps segment and shard alike (the cost terms depend on it).
 bool same_options(const ReducerOptions& a, const ReducerOptions& b) {
@@ -124,13 +130,34 @@ double FittedModel::predict(const std::string& reducer, int ranks, int cores, do
   return predict_seconds(t, c, regime(t, ranks, cores, bytes, c.cache_bytes));
 }
 
-double row_seconds(const Json& r) {
-  return (r.contains("time_median_us") ? r.at("time_median_us") : r.at("time_us")).get<double>() * 1e-6;
-}
-
 const Json& sweep_field(const Json& j, const char* key, const std::string& where) {
   if (!j.is_object() || !j.contains(key)) throw BadInput(where + ": missing \"" + key + "\"");
   return j.at(key);
+}
+
+namespace {
+// "<where> /key" or "<where>/key": `where` is a file ("fit file 1") or a place in one ("fit file 1 /rows/3").
+std::string field_name(const std::string& where, const char* key) {
+  return where + (where.find(" /") == std::string::npos ? " /" : "/") + key;
+}
+}  // namespace
+
+double sweep_number(const Json& j, const char* key, const std::string& where) {
+  const Json& v = sweep_field(j, key, where);
+  if (!v.is_number()) throw_wrong_type(field_name(where, key), "a number", v);
+  return v.get<double>();
+}
+
+int64_t sweep_integer(const Json& j, const char* key, const std::string& where, int64_t lo, int64_t hi) {
+  const double v = sweep_number(j, key, where);
+  if (std::floor(v) != v || v < static_cast<double>(lo) || v > static_cast<double>(hi))
+    throw_wrong_type(field_name(where, key), "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]",
+                     j.at(key));
+  return static_cast<int64_t>(v);
+}
+
+double row_seconds(const Json& r, const std::string& where) {
+  return sweep_number(r, r.is_object() && r.contains("time_median_us") ? "time_median_us" : "time_us", where) * 1e-6;
 }
 
 Json FittedModel::to_json() const {
@@ -165,26 +192,37 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
     if (!doc.is_object() || doc.value("kind", "") != "dtbench.allreduce")
       throw BadInput(where + ": not a `dtbench allreduce --json` file (\"kind\" is not \"dtbench.allreduce\")");
     const Json& opt = sweep_field(doc, "options", where);
+    const std::string in_opt = where + " /options";
     ReducerOptions o;
-    o.segment_bytes = sweep_field(opt, "segment_bytes", where + " /options").get<size_t>();
-    o.small_segment_bytes = opt.value("small_segment_bytes", o.small_segment_bytes);
-    o.small_transfer_bytes = opt.value("small_transfer_bytes", o.small_transfer_bytes);
-    o.servers = sweep_field(opt, "servers", where + " /options").get<int>();
+    o.segment_bytes = static_cast<size_t>(sweep_integer(opt, "segment_bytes", in_opt, 1, kMaxBytes));
+    if (opt.contains("small_segment_bytes"))
+      o.small_segment_bytes = static_cast<size_t>(sweep_integer(opt, "small_segment_bytes", in_opt, 1, kMaxBytes));
+    if (opt.contains("small_transfer_bytes"))
+      o.small_transfer_bytes = static_cast<size_t>(sweep_integer(opt, "small_transfer_bytes", in_opt, 0, kMaxBytes));
+    o.servers = static_cast<int>(sweep_integer(opt, "servers", in_opt, 1, kMaxRanks));
     if (f == 0) {
       options = o;
     } else if (!same_options(o, options)) {
       throw BadInput(where + ": /options (segment sizes or servers) differ from the first file's; use sweeps "
                      "taken with the same options");
     }
-    const int ranks = sweep_field(doc, "ranks", where).get<int>();
+    const int ranks = static_cast<int>(sweep_integer(doc, "ranks", where, 1, kMaxRanks));
     int cores = 0;
-    if (doc.contains("provenance") && doc["provenance"].contains("cpu"))
-      cores = doc["provenance"]["cpu"].value("logical_cores", 0);
-    for (const Json& r : sweep_field(doc, "rows", where)) {
-      if (r.at("wrong").get<uint64_t>() != 0) continue;  // a wrong result's time means nothing
-      const double bytes = r.at("bytes").get<double>(), t = row_seconds(r);
+    if (doc.contains("provenance") && doc["provenance"].contains("cpu") && doc["provenance"]["cpu"].is_object() &&
+        doc["provenance"]["cpu"].contains("logical_cores"))
+      cores = static_cast<int>(sweep_integer(doc["provenance"]["cpu"], "logical_cores", where + " /provenance/cpu", 0,
+                                             kMaxRanks));
+    const Json& rows = sweep_field(doc, "rows", where);
+    if (!rows.is_array()) throw_wrong_type(where + " /rows", "a list of rows", rows);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Json& r = rows[i];
+      const std::string at = where + " /rows/" + std::to_string(i);
+      if (sweep_number(r, "wrong", at) != 0) continue;  // a wrong result's time means nothing
+      const double bytes = static_cast<double>(sweep_integer(r, "bytes", at, 0, kMaxBytes)), t = row_seconds(r, at);
+      const Json& reducer = sweep_field(r, "reducer", at);
+      if (!reducer.is_string()) throw_wrong_type(at + "/reducer", "a reducer name", reducer);
       if ((max_bytes > 0 && bytes > max_bytes) || bytes <= 0 || ranks < 2 || t <= 0) continue;
-      times[{r.at("reducer").get<std::string>(), ranks, cores, bytes}].push_back(t);
+      times[{reducer.get<std::string>(), ranks, cores, bytes}].push_back(t);
     }
   }
   std::vector<SweepRow> rows;
@@ -272,11 +310,15 @@ FittedModel fit_cost_model(const std::vector<Json>& sweeps, double eager_bytes, 
   const std::vector<SweepRow> rows = sweep_rows(sweeps, "fit file", m.options, max_bytes);
   std::vector<double> red_x, red_y;
   for (size_t f = 0; f < sweeps.size(); ++f) {
-    const int ranks = sweeps[f].at("ranks").get<int>();
+    const std::string where = "fit file " + std::to_string(f + 1);
+    const int ranks = static_cast<int>(sweep_integer(sweeps[f], "ranks", where, 1, kMaxRanks));
     if (std::find(m.ranks.begin(), m.ranks.end(), ranks) == m.ranks.end()) m.ranks.push_back(ranks);
-    for (const Json& r : sweep_field(sweeps[f], "reduction", "fit file " + std::to_string(f + 1))) {
-      red_x.push_back(r.at("bytes").get<double>());
-      red_y.push_back(row_seconds(r));
+    const Json& reduction = sweep_field(sweeps[f], "reduction", where);
+    if (!reduction.is_array()) throw_wrong_type(where + " /reduction", "a list of rows", reduction);
+    for (size_t i = 0; i < reduction.size(); ++i) {
+      const std::string at = where + " /reduction/" + std::to_string(i);
+      red_x.push_back(static_cast<double>(sweep_integer(reduction[i], "bytes", at, 0, kMaxBytes)));
+      red_y.push_back(row_seconds(reduction[i], at));
     }
   }
   // gamma: slope of the reduction kernel's time, t = t0 + gamma n, relative-error weights.

@@ -128,10 +128,13 @@ std::map<std::string, double> rms_rel_error(const FittedModel& m, const std::vec
 std::map<std::string, double> holdout_rms_rel_error(const FittedModel& m, const std::vector<Json>& sweeps);
 
 // A sweep row's time: the median per-iteration time where the sweep recorded it (robust to the
-// preemptions of a shared machine), else the mean.
-double row_seconds(const Json& row);
+// preemptions of a shared machine), else the mean. `where` names the row in messages ("fit file 1 /rows/3").
+double row_seconds(const Json& row, const std::string& where);
 
-// j[key] of a sweep document; BadInput "<where>: missing \"key\"" when absent.
+// j[key] of a sweep document; BadInput "<where>: missing \"key\"" when absent, and for sweep_number and
+// sweep_integer "<where>/<key>: expected ..." when it is not a number, or not an integer in [lo, hi].
 const Json& sweep_field(const Json& j, const char* key, const std::string& where);
+double sweep_number(const Json& j, const char* key, const std::string& where);
+int64_t sweep_integer(const Json& j, const char* key, const std::string& where, int64_t lo, int64_t hi);
 
 }  // namespace dtbench

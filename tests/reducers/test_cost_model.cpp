@@ -10,6 +10,7 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "core/json.hpp"
 #include "reducers/cost_model.hpp"
 
 namespace dtbench {
@@ -259,6 +260,41 @@ TEST(CostModel, FitRejectsMixedOptionsAndForeignFiles) {
                BadInput);
   EXPECT_THROW(fit_cost_model({Json{{"kind", "dtbench.run"}}}), BadInput);
   EXPECT_THROW(fit_cost_model({}), BadInput);
+}
+
+// The message of the BadInput `f` throws ("" when it throws none).
+std::string bad_input_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const BadInput& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CostModel, FitNamesRowsOfTheWrongType) {
+  // Found by fuzz/model_fit: a row without "reducer" escaped as an internal error (exit 1); its input, byte for
+  // byte (its row 7 has "timereducer" instead).
+  const Json found = read_json_file(DTBENCH_SOURCE_DIR "/fuzz/corpus/model_fit/finding-row-without-reducer", "file");
+  EXPECT_EQ(bad_input_of([&] { fit_cost_model({found}); }), "fit file 1 /rows/7: missing \"reducer\"");
+  // Every field a fit reads is checked for its type and range, and named.
+  const Json sweep = synthetic_sweep(2, 1e-11, {{"ring", kTruth.at("ring")}}, 1 << 20);
+  const auto with = [&](const std::string& pointer, const Json& value) {
+    Json doc = sweep;
+    doc[Json::json_pointer(pointer)] = value;
+    return bad_input_of([&] { fit_cost_model({doc}); });
+  };
+  const std::string bytes = "expected an integer in [0, 9007199254740992], got ";
+  EXPECT_EQ(with("/rows/0/bytes", "4K"), "fit file 1 /rows/0/bytes: " + bytes + "\"4K\"");
+  EXPECT_EQ(with("/rows/1/bytes", -4096), "fit file 1 /rows/1/bytes: " + bytes + "-4096");
+  EXPECT_EQ(with("/rows/0/time_median_us", "fast"),
+            "fit file 1 /rows/0/time_median_us: expected a number, got \"fast\"");
+  EXPECT_EQ(with("/rows/0/reducer", 7), "fit file 1 /rows/0/reducer: expected a reducer name, got 7");
+  EXPECT_EQ(with("/rows", Json::object()), "fit file 1 /rows: expected a list of rows, got {}");
+  EXPECT_EQ(with("/ranks", 1e300), "fit file 1 /ranks: expected an integer in [1, 16777216], got 1e+300");
+  EXPECT_EQ(with("/options/servers", 2.5),
+            "fit file 1 /options/servers: expected an integer in [1, 16777216], got 2.5");
+  EXPECT_EQ(with("/reduction/0/bytes", nullptr), "fit file 1 /reduction/0/bytes: " + bytes + "null");
 }
 
 }  // namespace
