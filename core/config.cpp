@@ -248,14 +248,14 @@ void apply_override(Json& user, std::string_view assignment) {
   }
 }
 
+Json user_config(Json doc, const std::string& where, const std::vector<std::string>& overrides) {
+  if (!doc.is_object()) throw BadInput(where + ": a config must be a JSON object");
+  for (const auto& o : overrides) apply_override(doc, o);
+  return doc;
+}
+
 Json read_user(const std::string& path, const std::vector<std::string>& overrides) {
-  Json user = Json::object();
-  if (!path.empty()) {
-    user = read_json_file(path, "config file");
-    if (!user.is_object()) throw BadInput(path + ": a config must be a JSON object");
-  }
-  for (const auto& o : overrides) apply_override(user, o);
-  return user;
+  return user_config(path.empty() ? Json::object() : read_json_file(path, "config file"), path, overrides);
 }
 
 }  // namespace dtbench::config

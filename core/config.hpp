@@ -27,6 +27,8 @@ void apply_override(Json& user, std::string_view assignment);
 // Reads a config file (strict JSON; errors give the file, line and column) and applies the overrides,
 // without resolving: the user's config as written. An empty path means an empty object.
 Json read_user(const std::string& path, const std::vector<std::string>& overrides);
+// read_user's second half: `doc` (parsed from the file `where`) must be an object; the overrides are applied.
+Json user_config(Json doc, const std::string& where, const std::vector<std::string>& overrides);
 
 // Shared by every strict JSON reader (run configs, sweep specs): the error naming a key,
 // "<pointer>: <message>" thrown as BadInput ("/" for the root); a value as messages show it (its JSON

@@ -6,6 +6,8 @@ namespace dtbench::config {
 
 using Kind = Node::Kind;
 
+Node::Node() = default;
+
 Node number(double def, double lo, double hi, bool lo_open, bool hi_open, std::string doc) {
   Node n;
   n.kind = Kind::number;

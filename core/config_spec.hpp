@@ -18,6 +18,9 @@ using Fields = std::vector<std::pair<std::string, Node>>;
 using Variants = std::vector<std::pair<std::string, Fields>>;  // per selector value: extra or redefaulted fields
 
 struct Node {
+  // Defined out of line: clang 14 with libstdc++ 12 cannot otherwise decide whether Node is default-constructible
+  // while std::pair<std::string, Node> (Fields) is being instantiated.
+  Node();
   enum class Kind { number, integer, boolean, string, object, integer_list, variant };
   Kind kind = Kind::object;
   Json def;                                    // default value of a leaf

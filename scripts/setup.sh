@@ -9,7 +9,8 @@ core=(build-essential cmake pkg-config git
       libopenmpi-dev openmpi-bin
       nlohmann-json3-dev libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev zlib1g-dev
       dataset-fashion-mnist
-      python3 python3-numpy python3-matplotlib python3-jsonschema)
+      python3 python3-numpy python3-matplotlib python3-jsonschema
+      clang libclang-rt-14-dev libomp-dev)  # clang, libFuzzer and clang's OpenMP: the fuzzers (scripts/fuzz.sh)
 extra=(slurm-wlm munge python3-torch)
 
 want=("${core[@]}")

@@ -68,6 +68,22 @@ TEST_F(JsonInput, DuplicateKeysAreNamed) {
             "--set model: /arch: the key appears twice in one object (which one is meant?)");
 }
 
+TEST_F(JsonInput, NumbersBeyondADoubleAreNamed) {
+  // The parser throws out_of_range, not parse_error, for a number beyond a double's range: it escaped as an
+  // internal error (exit 1). Found by fuzz/sweep_spec and fuzz/run_record; their inputs, byte for byte.
+  const std::string spec = R"({"name": "with base file", "base": "based.json", "axes": 1e999{"optie": "with base file", "base": "based.json", "axes": {"optimiz+++++++++++++++++++++++++++++++++++++miz+++++++++++++++sed.json", "axes": {"optie": "with base file", "base": "based.json", "axes": {"optimiz+++++++++++++++++++++++++++++++++++++miz+++++++++++++++++++++++++++++++++++++++++++++++er.lr"? [0.1, 0.2]}})";
+  EXPECT_EQ(error_of([&] { dtbench::parse_json(spec, "spec.json"); }),
+            "spec.json:1:58: the number 1e999 is beyond the range of a double (byte 57)");
+  const std::string record = R"({"schema_version": 99, "kind": "dtbench-run-record", "name": "p00-epochs0-global12estero8-micro_batches1-s1", "status": "completed", "status_detaminbytesil": "", "con&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&pointer&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&&fig": {"name": "p00-epochs0-global128-micro_batches1-s1", "sed" :59e55854677843, "total": 0.0033451542897629635}, "throughput": {"images_per_second": 3826points9959247, "bytes_communicated_per_step": 0.0}, "curve": [{"{
+  "scheka_version": 1,
+  "kind": "dtbench-run-rec_seconds": 2.8808316pochs32999610-gl6)";
+  EXPECT_EQ(error_of([&] { dtbench::parse_json(record, "r.json"); }),
+            "r.json:1:329: the number 59e55854677843 is beyond the range of a double (byte 328)");
+  // Large integers, tiny and ordinary numbers are numbers.
+  EXPECT_EQ(dtbench::parse_json("[99999999999999999999, 1e-400, -0.5e+3]", "x"),
+            Json::parse("[1e20, 0, -500]"));
+}
+
 TEST_F(JsonInput, BytesAfterANulAreNotIgnored) {
   const std::string path = file("nul.json", std::string("{\"seed\": 1}\0{\"seed\": 2}", 23));
   EXPECT_EQ(error_of([&] { dtbench::read_json_file(path, "config file"); }),

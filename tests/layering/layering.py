@@ -2,7 +2,7 @@
 """The include rules between dtbench's folders (DESIGN.md, "Layers"), checked on every source file.
 
 Each project include ("folder/.../file.hpp") of a file under a folder must name a folder that folder may know.
-The most specific rule applies (workloads/train before workloads). Tests, benchmarks and the entry point may
+The most specific rule applies (workloads/train before workloads). Tests, benchmarks, fuzzers and the entry point may
 include anything. A violation prints the file, the line and the rule, and the test fails; an include of a
 folder that no rule names fails too, so a new folder cannot slip past the rules.
 
@@ -31,7 +31,7 @@ ALLOWED = {
     "analysis": ["core", "config"],
     "reproduce": ["core", "config", "slurm", "analysis", "reducers"],
 }
-ANYTHING = ("apps", "tests", "bench")
+ANYTHING = ("apps", "tests", "bench", "fuzz")
 SOURCES = (".hpp", ".cpp", ".cu", ".cuh", ".h")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

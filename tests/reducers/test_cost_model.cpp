@@ -10,6 +10,7 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "core/json.hpp"
 #include "reducers/cost_model.hpp"
 
 namespace dtbench {
@@ -296,6 +297,10 @@ TEST(CostModel, SweepDocumentFieldsAreCheckedByPointer) {
   EXPECT_EQ(error_of([](Json& d) { d["provenance"]["cpu"]["logical_cores"] = -2; }),
             "fit file 1: /provenance/cpu/logical_cores: expected an integer in [0, 16777216], got -2");
   EXPECT_EQ(error_of([](Json& d) { d = Json::array(); }), "fit file 1: /: expected an object, got []");
+  // Found by fuzz/model_fit, byte for byte: a row without "reducer" (its row 7 has "timereducer" instead) escaped
+  // as an internal error (exit 1).
+  const Json found = read_json_file(DTBENCH_SOURCE_DIR "/fuzz/corpus/model_fit/finding-row-without-reducer", "file");
+  EXPECT_EQ(error_of([&](Json& d) { d = found; }), "fit file 1: /rows/7/reducer: missing");
 }
 
 }  // namespace

@@ -48,6 +48,12 @@ Dataset read_idx(const std::filesystem::path& images, const std::filesystem::pat
 // (CIFAR-100 records, fine label). Shape 3 x 32 x 32.
 Dataset read_cifar(const std::vector<std::filesystem::path>& files, int classes);
 
+// The two readers on files already in memory (workloads/data/file_bytes.hpp), as parse_json is to
+// read_json_file: the readers above are these on the files' bytes, and the fuzzers (fuzz/) call them directly.
+struct FileBytes;
+Dataset parse_idx(FileBytes images, FileBytes labels, int classes);
+Dataset parse_cifar(const std::vector<FileBytes>& files, int classes);
+
 // A synthetic data set of n images of shape c x h x w with labels i mod classes (balanced). Each class
 // has a smooth prototype image (a sum of a few low-frequency cosine waves per channel, so it survives
 // small crops and shifts); a sample is its class prototype plus independent Gaussian pixel noise,

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <new>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/regular_file.hpp"
@@ -95,15 +96,17 @@ std::vector<uint8_t> gunzip(const std::vector<uint8_t>& raw, const fs::path& pat
 
 }  // namespace
 
-FileBytes read_file_bytes(const fs::path& path) {
+FileBytes file_bytes(const fs::path& path, std::vector<uint8_t> raw) {
   FileBytes f;
   f.path = path;
-  f.bytes = read_raw(path);
+  f.bytes = std::move(raw);
   if (is_gzip(f.bytes, 0)) {
     f.gzip = true;
     f.bytes = gunzip(f.bytes, path);
   }
   return f;
 }
+
+FileBytes read_file_bytes(const fs::path& path) { return file_bytes(path, read_raw(path)); }
 
 }  // namespace dtbench::data

@@ -1,4 +1,5 @@
-// Reading a whole data file into memory, decompressing it when it is gzip (internal to workloads/data).
+// Reading a whole data file into memory, decompressing it when it is gzip (internal to workloads/data and its
+// fuzzers).
 #pragma once
 
 #include <cstddef>
@@ -22,5 +23,8 @@ struct FileBytes {
 // concatenated gzip members are allowed, as gzip itself allows). Throws BadInput for a missing or
 // unreadable file and for corrupt or truncated gzip data (with the compressed byte offset).
 FileBytes read_file_bytes(const std::filesystem::path& path);
+// The same on a file's contents already in memory (`path` names it in messages); read_file_bytes is this
+// on the bytes it read, the fuzzers (fuzz/) call it directly.
+FileBytes file_bytes(const std::filesystem::path& path, std::vector<uint8_t> raw);
 
 }  // namespace dtbench::data

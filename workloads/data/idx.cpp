@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "core/error.hpp"
 #include "workloads/data/dataset.hpp"
@@ -71,7 +72,12 @@ std::vector<uint32_t> header(const FileBytes& f, uint32_t magic, const char* kin
 Dataset read_idx(const std::filesystem::path& images, const std::filesystem::path& labels, int classes) {
   FileBytes fi = read_file_bytes(images);
   FileBytes fl = read_file_bytes(labels);
+  return parse_idx(std::move(fi), std::move(fl), classes);
+}
 
+Dataset parse_idx(FileBytes fi, FileBytes fl, int classes) {
+  const std::filesystem::path& images = fi.path;
+  const std::filesystem::path& labels = fl.path;
   const std::vector<uint32_t> idim = header(fi, kImagesMagic, "unsigned-byte images, 3 dimensions");
   const std::vector<uint32_t> ldim = header(fl, kLabelsMagic, "unsigned-byte labels, 1 dimension");
   const size_t n = idim[0], rows = idim[1], cols = idim[2];
