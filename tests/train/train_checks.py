@@ -527,7 +527,9 @@ def check_rank_dies():
     print(f"rank 1 killed: job ended in {took:.1f} s with exit {p.returncode}")
 
     # Signals sent to mpirun itself (README, "Exit codes"): both are forwarded to the ranks, which checkpoint,
-    # write a preempted record and exit 3; mpirun exits 3 after SIGUSR1 but 1 after SIGTERM.
+    # write a preempted record and exit 3; mpirun exits 3 after SIGUSR1 but 1 after SIGTERM. After SIGTERM mpirun
+    # also SIGKILLs the ranks odls_base_sigkill_timeout (1) s later: the record exists only if they finished within
+    # that second (on a loaded CI machine they once did not), so for SIGTERM a missing record is allowed.
     for sig, want in ((signal.SIGUSR1, 3), (signal.SIGTERM, 1)):
         name = f"signalled-{sig.name.lower()}"
         path = write_config(name, dict(cfg, name=name))
@@ -540,7 +542,12 @@ def check_rank_dies():
         time.sleep(0.5)
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=60)
-        status = json.load(open(os.path.join(args.work, "records", name + ".json")))["status"]
+        record = os.path.join(args.work, "records", name + ".json")
+        if sig == signal.SIGTERM and not os.path.exists(record):
+            assert proc.returncode == want, (sig.name, proc.returncode, out[-2000:])
+            print(f"{sig.name} to mpirun: exit {proc.returncode}, no record (killed before it was written)")
+            continue
+        status = json.load(open(record))["status"]
         assert proc.returncode == want and status == "preempted", (sig.name, proc.returncode, status, out[-2000:])
         print(f"{sig.name} to mpirun: exit {proc.returncode}, record {status}")
 
