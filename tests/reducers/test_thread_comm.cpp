@@ -118,6 +118,9 @@ void run_ranks_out_of_address_space() {
 // It is a RunFailed naming the rank, after the started ranks, blocked on the missing ones, have been stopped
 // and joined.
 TEST(ThreadComm, ThreadCreationFailureIsARunFailure) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer maps its shadow and fake stacks in the address space this test exhausts";
+#endif
   EXPECT_EXIT(run_ranks_out_of_address_space(), ::testing::ExitedWithCode(1),
               "thread transport: could not start the thread of rank [0-9]+ of 64 \\(.*\\); run fewer ranks");
 }
