@@ -17,11 +17,11 @@ using namespace dtbench::slurm;
 namespace {
 // Every run's config is resolved and scripted: grids above this many runs are validated but not expanded, so
 // that one input takes milliseconds (the grid limits themselves are tests/slurm's).
-constexpr size_t kMaxRuns = 64;
+constexpr size_t kMaxFuzzedRuns = 64;
 
 size_t runs_of(const Spec& spec) {
-  size_t runs = std::min(static_cast<size_t>(spec.repeats), kMaxRuns + 1);
-  for (const Axis& a : spec.axes) runs = std::min(runs * std::min(a.size(), kMaxRuns + 1), kMaxRuns + 1);
+  size_t runs = std::min(static_cast<size_t>(spec.repeats), kMaxFuzzedRuns + 1);
+  for (const Axis& a : spec.axes) runs = std::min(runs * std::min(a.size(), kMaxFuzzedRuns + 1), kMaxFuzzedRuns + 1);
   return runs;
 }
 }  // namespace
@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   fuzz::bad_input_is_fine([&] {
     const Spec spec = parse_spec(parse_json(text, "spec.json"), fuzz::scratch());
-    if (runs_of(spec) > kMaxRuns) return;
+    if (runs_of(spec) > kMaxFuzzedRuns) return;
     const Layout l = make_layout(fuzz::scratch() / "campaign",
                                  spec.program.empty() ? std::vector<std::string>{"/usr/bin/dtbench", "train"}
                                                       : spec.program,
