@@ -307,6 +307,13 @@ def check_resume():
         print(f"K={k}: signalled after step {step}, stopped at {stopped_at}, resumed, bitwise identical to the uninterrupted run")
 
 
+def wait_for_run_start(log, seconds=60):
+    """Until a run's MLLOG file shows run_start (the run is training), or `seconds` pass."""
+    deadline = time.time() + seconds
+    while not (os.path.exists(log) and "run_start" in open(log).read()) and time.time() < deadline:
+        time.sleep(0.2)
+
+
 def folder_bytes(path):
     """{relative path: content} of every file under a folder (empty when the folder does not exist)."""
     found = {}
@@ -499,9 +506,7 @@ def check_bad_input():
     first = subprocess.Popen(["mpirun", "-np", "1", args.dtbench, "train", path], env=ENV,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.time() + 60
-        while not (os.path.exists(log) and "run_start" in open(log).read()) and time.time() < deadline:
-            time.sleep(0.2)
+        wait_for_run_start(log)
         size = os.path.getsize(log)
         p = mpirun(1, path, expect=2)
         assert "another run of this name is writing its MLLOG file now" in p.stderr, p.stderr
@@ -536,9 +541,7 @@ def check_rank_dies():
         log = os.path.join(args.work, "records", name + ".mllog")
         proc = subprocess.Popen(["mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", args.dtbench, "train",
                                  path], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        deadline = time.time() + 60
-        while not (os.path.exists(log) and "run_start" in open(log).read()) and time.time() < deadline:
-            time.sleep(0.2)
+        wait_for_run_start(log)
         time.sleep(0.5)
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=60)

@@ -48,28 +48,25 @@ std::vector<double> World::gather(std::span<const double> mine) const {
 }
 
 void World::agree_on_error(const std::optional<Error>& err) const {
-  int code = (root() && err) ? static_cast<int>(err->code()) : 0;
-  MPI_Bcast(&code, 1, MPI_INT, 0, comm_);
-  if (code == 0) return;
-  std::string msg = (root() && err) ? err->what() : "";
-  int len = static_cast<int>(msg.size());
-  MPI_Bcast(&len, 1, MPI_INT, 0, comm_);
-  msg.resize(static_cast<size_t>(len));
-  MPI_Bcast(msg.data(), len, MPI_CHAR, 0, comm_);
-  throw SameOnAllRanks(static_cast<ExitCode>(code), msg);
+  int failed = root() && err ? 1 : 0;
+  MPI_Bcast(&failed, 1, MPI_INT, 0, comm_);
+  if (failed) throw_error_of(0, err, "");
 }
 
 void World::agree_on_any_error(const std::optional<Error>& mine) const {
   int first = mine ? rank_ : size_;
   MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm_);
-  if (first == size_) return;
-  int code = mine ? static_cast<int>(mine->code()) : 0;
-  MPI_Bcast(&code, 1, MPI_INT, first, comm_);
-  std::string msg = mine ? "rank " + std::to_string(rank_) + ": " + mine->what() : "";
+  if (first < size_) throw_error_of(first, mine, "rank " + std::to_string(first) + ": ");
+}
+
+void World::throw_error_of(int from, const std::optional<Error>& mine, const std::string& prefix) const {
+  int code = rank_ == from ? static_cast<int>(mine->code()) : 0;
+  MPI_Bcast(&code, 1, MPI_INT, from, comm_);
+  std::string msg = rank_ == from ? prefix + mine->what() : "";
   int len = static_cast<int>(msg.size());
-  MPI_Bcast(&len, 1, MPI_INT, first, comm_);
+  MPI_Bcast(&len, 1, MPI_INT, from, comm_);
   msg.resize(static_cast<size_t>(len));
-  MPI_Bcast(msg.data(), len, MPI_CHAR, first, comm_);
+  MPI_Bcast(msg.data(), len, MPI_CHAR, from, comm_);
   throw SameOnAllRanks(static_cast<ExitCode>(code), msg);
 }
 

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -69,6 +70,9 @@ class World {
   bool on_one_host() const;
 
  private:
+  // Rank `from` holds the error (`mine` there); every rank receives its code and message and throws them.
+  [[noreturn]] void throw_error_of(int from, const std::optional<Error>& mine, const std::string& prefix) const;
+
   MPI_Comm comm_ = MPI_COMM_WORLD;
   int rank_ = 0, size_ = 1;
 };
