@@ -91,7 +91,8 @@ std::string fmt_number(double v) {
 }
 
 std::string shown(const Json& v) {
-  std::string s = v.dump();
+  // Replace, not throw: a message about bad input must not fail on the bad input it shows.
+  std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return s;
 }
@@ -221,6 +222,9 @@ void apply_override(Json& user, std::string_view assignment) {
     throw BadInput("--set " + std::string(assignment) + ": expected key.path=value");
   std::string path(assignment.substr(0, eq));
   std::string text(assignment.substr(eq + 1));
+  // Keys become JSON object keys, which are UTF-8 like every string of a config (the message does not echo them).
+  if (size_t bad = first_invalid_utf8(path); bad != std::string::npos)
+    throw BadInput("--set: the key path is not valid UTF-8 (byte " + std::to_string(bad) + ")");
   Json value;
   if (Json::accept(text)) {
     value = parse_json(text, "--set " + path);  // strict: no duplicate keys, bounded nesting

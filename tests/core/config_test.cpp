@@ -192,6 +192,11 @@ TEST(Config, SetOverridesFollowTheSameRules) {
   EXPECT_EQ(error_of_set({"optimizer"}), "--set optimizer: expected key.path=value");
   EXPECT_EQ(error_of_set({"optimizer..lr=1"}), "--set optimizer..lr=1: empty key in \"optimizer..lr\"");
   EXPECT_EQ(error_of_set({"modle.arch=resnet8"}).rfind("/modle: unknown key (did you mean \"model\"?)", 0), 0u);
+  // Found by fuzz_config: a key path that is not UTF-8 became an object key, and the unknown-key message's dump
+  // of it threw (exit 1, "internal error"). It is bad input, refused before it reaches the config.
+  EXPECT_EQ(error_of_set({"optimizer.name=adam", "precision.nam\xee\xee" "e=adam"}),
+            "--set: the key path is not valid UTF-8 (byte 13)");
+  EXPECT_EQ(error_of_set({"\xc3=1"}), "--set: the key path is not valid UTF-8 (byte 0)");
 }
 
 TEST(Config, FileErrorsNameTheFileAndPosition) {
