@@ -18,13 +18,20 @@ enum class ExitCode : int {
 };
 
 // Messages echo what was wrong, and what was wrong can be a 50 MB value: a message longer than this keeps
-// its beginning (where the key and the reason are) and its end, and says how much was left out.
+// its beginning (where the key and the reason are) and its end, and says how much was left out. A NUL byte
+// (a JSON key may hold one) is written \u0000, as in the JSON text: what() is a C string, and would end there.
 inline constexpr size_t kMaxMessageBytes = 4096;
 inline std::string capped_message(const std::string& what) {
-  if (what.size() <= kMaxMessageBytes) return what;
+  std::string shown;
+  shown.reserve(what.size());
+  for (char c : what) {
+    if (c == '\0') shown += "\\u0000";
+    else shown += c;
+  }
+  if (shown.size() <= kMaxMessageBytes) return shown;
   const size_t head = kMaxMessageBytes / 2, tail = kMaxMessageBytes / 4;
-  return what.substr(0, head) + " [... " + std::to_string(what.size() - head - tail) + " bytes left out ...] " +
-         what.substr(what.size() - tail);
+  return shown.substr(0, head) + " [... " + std::to_string(shown.size() - head - tail) + " bytes left out ...] " +
+         shown.substr(shown.size() - tail);
 }
 
 class Error : public std::runtime_error {

@@ -149,13 +149,15 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
       try {
         run.config = config::resolve(u, static_cast<int>(p.ranks));
       } catch (const BadInput& e) {
+        // The config's message is "POINTER: reason"; the pointer is mapped to where the spec set that key.
         std::string what = e.what();
-        auto colon = what.find(": ");
+        const std::string where = " (point " + p.id + ": " + describe(p) + ", " + std::to_string(p.ranks) + " ranks)";
+        const auto colon = what.find(": ");
+        if (colon == std::string::npos) throw BadInput(what + where);
         std::string ptr = what.substr(0, colon);
         if (ptr == "/seed") ptr = "/base/seed";  // the seed of a repeat is the base seed plus its index
         else ptr = spec_pointer(ptr, set_by);
-        throw BadInput(ptr + what.substr(colon) + " (point " + p.id + ": " + describe(p) + ", " +
-                       std::to_string(p.ranks) + " ranks)");
+        throw BadInput(ptr + what.substr(colon) + where);
       }
       p.runs.push_back(std::move(run));
     }

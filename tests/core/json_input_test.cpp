@@ -116,6 +116,8 @@ TEST_F(JsonInput, ErrorMessagesAreCapped) {
   EXPECT_LE(msg.size(), dtbench::kMaxMessageBytes + 100);
   EXPECT_EQ(msg.rfind("/optimizer/name", 0), 0u) << msg.substr(0, 100);
   EXPECT_NE(msg.find("bytes left out"), std::string::npos);
+  // A NUL does not end the message: it is written as in JSON text.
+  EXPECT_STREQ(dtbench::BadInput(std::string("/a\0b: unknown key", 17)).what(), "/a\\u0000b: unknown key");
 }
 
 // ---- numbers and names at the edges: a number no double holds, an integer setting beyond 2^53, an

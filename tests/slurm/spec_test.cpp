@@ -141,6 +141,11 @@ TEST(Spec, RunConfigErrorsPointIntoTheSpec) {
   std::string e = error_of(variant);
   EXPECT_EQ(e.substr(0, 40), "/base/optimizer/nesterov: unknown key; v") << e;
   EXPECT_NE(e.find("(point p1: optimizer.name=adam, 1 ranks)"), std::string::npos) << e;
+  // Found by fuzz_sweep_spec: a base key holding a NUL cut the config's message at the NUL (what() is a C
+  // string), and looking for the pointer's end in what was left threw std::out_of_range (exit 1).
+  Json nul = minimal();
+  nul["base"][std::string("batch\0x", 7)] = 1;
+  EXPECT_EQ(error_of(nul).rfind("/base/batch\\u0000x: unknown key", 0), 0u) << error_of(nul);
 }
 
 TEST(Spec, TimeLimits) {
