@@ -90,7 +90,9 @@ pre=p0-ring-tasks_per_node1-s1
 rm "$out/runs/$pre.json"
 mpirun -np 1 "$steps" --step-seconds=0.3 "$out/configs/$pre.json" >"$work/pre.log" 2>&1 &
 pid=$!
-sleep 1
+# Signal only once the rank has installed its handler (it prints this line after): on a loaded machine a fixed
+# sleep let SIGUSR1 reach a rank still starting, which died of it (exit 138).
+wait_for_text "$work/pre.log" "mpi_steps: rank 0 of 1" 120
 kill -USR1 $pid
 set +e
 wait $pid
