@@ -4,7 +4,7 @@
 # (both are on by default; pass --minimal for the build-and-unit-test set only).
 set -euo pipefail
 
-core=(build-essential cmake pkg-config git
+core=(build-essential cmake ninja-build pkg-config git
       libdnnl-dev ocl-icd-opencl-dev
       libopenmpi-dev openmpi-bin
       nlohmann-json3-dev libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev zlib1g-dev
