@@ -47,15 +47,6 @@ if ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >"$bui
 fi
 echo "fuzz.sh: built ${#targets[@]} targets in $((SECONDS - start)) s; $seconds s each"
 
-# The CPU seconds (user + system) of this shell's finished children, into cpu_now: a run's share of a loaded
-# machine. `times` runs in this shell (a command substitution would be a fresh process that has no children).
-cpu_now=0
-children_cpu() {
-  times >"$build/logs/times"
-  cpu_now=$(tail -1 "$build/logs/times" |
-            awk '{ split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d\n", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
-}
-
 found=0
 for t in "${targets[@]}"; do
   findings="$build/findings/$t"
@@ -66,10 +57,11 @@ for t in "${targets[@]}"; do
         -print_final_stats=1 -artifact_prefix="$findings/")
   [[ -n "${dict[$t]:-}" ]] && args+=(-dict=fuzz/json.dict)
   rc=0
-  children_cpu; cpu_before=$cpu_now
-  # The first corpus folder receives what the run adds; the committed seeds are only read.
-  "$build/fuzz/fuzz_$t" "${args[@]}" "$build/corpus/$t" "fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
-  children_cpu; cpu=$((cpu_now - cpu_before))
+  # The first corpus folder receives what the run adds; the committed seeds are only read. `time` reports the
+  # run's CPU seconds (user, system): its share of a loaded machine, which the wall-clock --seconds does not say.
+  { TIMEFORMAT='%U %S'; time "$build/fuzz/fuzz_$t" "${args[@]}" "$build/corpus/$t" "fuzz/corpus/$t" >"$log" 2>&1; } \
+    2>"$log.cpu" || rc=$?
+  cpu=$(awk '{ printf "%d", $1 + $2 }' "$log.cpu")
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)
   corpus=$(ls "$build/corpus/$t" | wc -l)

@@ -14,8 +14,13 @@ cmake --build "$build" -j"$(nproc)"
 source scripts/mpi-env.sh
 status=0
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" "$@" || status=$?
+echo "== set-up, release build and suite took $SECONDS s"
 echo "== the sanitizer job (scripts/sanitize.sh)"
+start=$SECONDS
 bash scripts/sanitize.sh || { rc=$?; [ "$status" != 0 ] || status=$rc; }
+echo "== the sanitizer job took $((SECONDS - start)) s"
 echo "== the fuzzers, 8 s each (scripts/fuzz.sh)"
+start=$SECONDS
 bash scripts/fuzz.sh --seconds 8 || { rc=$?; [ "$status" != 0 ] || status=$rc; }
+echo "== the fuzzers took $((SECONDS - start)) s; the whole command $SECONDS s"
 exit "$status"
