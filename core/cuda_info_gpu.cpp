@@ -12,10 +12,13 @@ static std::string dotted(int v, int major_div, int minor_div, int minor_mod) {
   return std::to_string(v / major_div) + "." + std::to_string((v / minor_div) % minor_mod);
 }
 
-int cuda_device_count() {
+CudaDevices cuda_devices() {
   int count = 0;  // cudaGetDeviceCount leaves it untouched on error
-  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
-  return count;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) cudaGetLastError();  // clear it, so later calls do not report it again
+  int driver = 0;  // 0 when no driver is installed
+  if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+  return classify_cuda_devices(int(e), cudaGetErrorName(e), cudaGetErrorString(e), count, driver, CUDART_VERSION);
 }
 
 Json cuda_info() {
@@ -32,16 +35,14 @@ Json cuda_info() {
   ncclGetVersion(&nccl);
   c["nccl_version"] = std::to_string(nccl / 10000) + "." + std::to_string((nccl / 100) % 100) + "." +
                       std::to_string(nccl % 100);
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    c["device_count"] = 0;
-    c["status"] = std::string("no CUDA device (") + cudaGetErrorString(err) + ")";
-    cudaGetLastError();  // clear the sticky error for later callers
-    return c;
-  }
+  const CudaDevices d = cuda_devices();
+  const int count = d.count;
   c["device_count"] = count;
-  c["status"] = count > 0 ? "ok" : "no CUDA device";
+  switch (d.state) {
+    case CudaDevices::State::usable: c["status"] = "ok"; break;
+    case CudaDevices::State::absent: c["status"] = "no CUDA device (" + d.reason + ")"; break;
+    case CudaDevices::State::broken: c["status"] = "CUDA device unusable (" + d.reason + ")"; break;
+  }
   Json devices = Json::array();
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};

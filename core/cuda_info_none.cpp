@@ -1,6 +1,9 @@
 #include "core/cuda_info.hpp"
 
 namespace dtbench {
+
 Json cuda_info() { return {{"built", false}, {"device_count", 0}, {"status", "built without CUDA"}}; }
-int cuda_device_count() { return 0; }
+
+CudaDevices cuda_devices() { return {CudaDevices::State::absent, 0, "built without CUDA"}; }
+
 }  // namespace dtbench

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "core/cuda/cuda_check.hpp"
+#include "core/cuda_info.hpp"
 #include "core/error.hpp"
 
 namespace dtbench::gpu {
@@ -26,29 +27,14 @@ void check_launch(const char* kernel, const char* file, int line) {
   }
 }
 
-namespace {
+int device_count() { return cuda_devices().count; }
 
-// count and the reason it is 0 (empty when the call succeeded).
-std::pair<int, std::string> query_devices() {
-  int count = 0;  // left untouched by a failing cudaGetDeviceCount
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    cudaGetLastError();  // clear it, so later calls do not report it again
-    return {0, std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")"};
-  }
-  if (count <= 0) return {0, "cudaGetDeviceCount reports 0 devices"};
-  return {count, ""};
-}
-
-}  // namespace
-
-int device_count() { return query_devices().first; }
-
-std::string no_device_reason() { return query_devices().second; }
+std::string no_device_reason() { return cuda_devices().reason; }
 
 void require_device(const std::string& who) {
-  const std::string reason = no_device_reason();
-  if (!reason.empty()) throw BadInput(who + ": no CUDA device: " + reason);
+  const CudaDevices d = cuda_devices();
+  if (d.state == CudaDevices::State::broken) throw BadInput(who + ": CUDA device unusable: " + d.reason);
+  if (d.state != CudaDevices::State::usable) throw BadInput(who + ": no CUDA device: " + d.reason);
 }
 
 int local_rank_from_env(int fallback) {
@@ -90,7 +76,9 @@ void* allocate(Memory where, size_t bytes) {
   void* p = nullptr;
   if (where == Memory::device) {
     DTB_CUDA(cudaMalloc(&p, bytes));
-    if (const cudaError_t e = cudaMemset(p, 0, bytes); e != cudaSuccess) {
+    cudaError_t e = cudaMemset(p, 0, bytes);
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();  // zero before any work stream reads it (see device.hpp)
+    if (e != cudaSuccess) {
       cudaFree(p);  // not leaked when the zero-fill fails
       DTB_CUDA(e);
     }
@@ -98,6 +86,18 @@ void* allocate(Memory where, size_t bytes) {
     DTB_CUDA(cudaMallocHost(&p, bytes));
   }
   return p;
+}
+
+void copy_to_device(void* device, const void* host, size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return;
+  DTB_CUDA(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream));
+  DTB_CUDA(cudaStreamSynchronize(stream));
+}
+
+void copy_to_host(void* host, const void* device, size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return;
+  DTB_CUDA(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream));
+  DTB_CUDA(cudaStreamSynchronize(stream));
 }
 
 void release(Memory where, void* p) noexcept {

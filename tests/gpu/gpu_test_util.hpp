@@ -1,4 +1,4 @@
-// Shared by the GPU tests: the device check that skips a test where there is none, and comparisons.
+// Shared by the GPU tests: the device check that skips (or fails) a test that cannot run here, and comparisons.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,13 +10,18 @@
 
 #include "core/cuda/device.hpp"
 #include "core/rng.hpp"
+#include "tests/gpu/device_requirement.hpp"
 
-// Skips the current test (reported as skipped by CTest) when no CUDA device is usable.
-#define DTB_REQUIRE_DEVICE()                                                    \
-  do {                                                                          \
-    const std::string reason_ = ::dtbench::gpu::no_device_reason();             \
-    if (!reason_.empty()) GTEST_SKIP() << "no CUDA device: " << reason_;        \
+// Runs the rest of the test only where `n` CUDA devices are usable; else skips it (CTest: skipped) or fails
+// it, by the rule in device_requirement.hpp (a broken driver, or DTBENCH_EXPECT_GPU, turns a skip into a
+// failure).
+#define DTB_REQUIRE_DEVICES(n)                                                                   \
+  do {                                                                                           \
+    const ::dtbench::test::DeviceRequirement req_ = ::dtbench::test::device_requirement(n);      \
+    if (req_.outcome == ::dtbench::test::DeviceRequirement::Outcome::fail) FAIL() << req_.message; \
+    if (req_.outcome == ::dtbench::test::DeviceRequirement::Outcome::skip) GTEST_SKIP() << req_.message; \
   } while (0)
+#define DTB_REQUIRE_DEVICE() DTB_REQUIRE_DEVICES(1)
 
 namespace dtbench::test {
 

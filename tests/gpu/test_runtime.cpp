@@ -5,13 +5,20 @@
 // - local_rank_from_env: SLURM_LOCALID before OMPI_COMM_WORLD_LOCAL_RANK before MPI_LOCALRANKID, else the
 //   fallback; a malformed value is BadInput naming the variable.
 // - the model spec check accepts the GPU's fp16 and names a bad precision.
-// - without a device (this build machine), everything that asks for the GPU stops with BadInput (exit 2)
-//   whose message says "no CUDA device" and who asked: the model, the trainer adapter, the NCCL reducer
-//   (also through make_reducer), the host-staging wrapper. On a machine with a device these skip.
+// - which devices there are: no GPU and no driver are "absent", a driver older than the toolkit is "broken"
+//   (classify_cuda_devices, on the runtime's answers written out), and what a GPU test does about it
+//   (device_requirement: skip, or fail where DTBENCH_EXPECT_GPU says devices are there or the driver is broken).
+// - every entry point that asks for the GPU: on a device it runs; without one (this build machine) it stops
+//   with BadInput (exit 2) whose message says who asked and why: the model, the trainer adapter, the NCCL
+//   reducer (also through make_reducer), the host-staging wrapper.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
 
+#include <cuda_runtime_api.h>
+
+#include "core/cuda_info.hpp"
 #include "core/error.hpp"
 #include "optim/gpu/fused_optimizer.hpp"
 #include "reducers/host_staged_reducer.hpp"
@@ -205,45 +212,122 @@ TEST(GpuOptimizerFactory, RejectsOptimizersWithoutKernelsAndBadValuesBeforeTheDe
   EXPECT_THROW(gpu::make_gpu_optimizer(Json{{"name", "adam"}, {"weight_decay", -1.0}}, table, nullptr), BadInput);
 }
 
-// ---- a machine without a device -------------------------------------------------------------------------
+// ---- which devices there are, and what a test does about it ----------------------------------------------
 
-#define DTB_REQUIRE_NO_DEVICE()                                                                    \
-  do {                                                                                             \
-    if (gpu::device_count() > 0) GTEST_SKIP() << "a CUDA device is present: this test covers machines without one"; \
-  } while (0)
+// cudaError_t values, as the classification takes them (core/cuda_info.hpp).
+constexpr int kSuccess = cudaSuccess, kNoDriver = cudaErrorInsufficientDriver, kNoDevice = cudaErrorNoDevice;
 
-void expect_no_device(const std::function<void()>& f, const std::string& who) {
+TEST(CudaDevices, ClassifiesNoGpuAndNoDriverAsAbsentAndAnOldDriverAsBroken) {
+  using State = CudaDevices::State;
+  const std::string name = "cudaErrorInsufficientDriver", text = "CUDA driver version is insufficient";
+  // Two GPUs.
+  CudaDevices d = classify_cuda_devices(kSuccess, "cudaSuccess", "no error", 2, 13000, 13000);
+  EXPECT_EQ(d.state, State::usable);
+  EXPECT_EQ(d.count, 2);
+  EXPECT_EQ(d.reason, "");
+  // A driver and no GPU, in the two ways the runtime says it.
+  d = classify_cuda_devices(kSuccess, "cudaSuccess", "no error", 0, 13000, 13000);
+  EXPECT_EQ(d.state, State::absent);
+  EXPECT_EQ(d.reason, "cudaGetDeviceCount reports 0 devices");
+  d = classify_cuda_devices(kNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected", -1, 13000, 13000);
+  EXPECT_EQ(d.state, State::absent);
+  EXPECT_EQ(d.count, 0);  // not the -1 the failed call left
+  EXPECT_EQ(d.reason, "cudaGetDeviceCount: cudaErrorNoDevice: no CUDA-capable device is detected");
+  // No driver at all (this build machine): cudaDriverGetVersion reports 0.
+  d = classify_cuda_devices(kNoDriver, name, text, -1, 0, 13000);
+  EXPECT_EQ(d.state, State::absent);
+  EXPECT_EQ(d.reason, "no CUDA driver is installed (cudaGetDeviceCount: cudaErrorInsufficientDriver)");
+  // A CUDA 12.2 driver under a CUDA 13.0 runtime: the same error, but a GPU node that must not look empty.
+  d = classify_cuda_devices(kNoDriver, name, text, -1, 12020, 13000);
+  EXPECT_EQ(d.state, State::broken);
+  EXPECT_EQ(d.count, 0);
+  EXPECT_EQ(d.reason,
+            "the installed driver supports CUDA 12.2, older than the CUDA 13.0 runtime this dtbench was built with "
+            "(cudaGetDeviceCount: cudaErrorInsufficientDriver); update the driver");
+  // Any other failure is broken too.
+  d = classify_cuda_devices(cudaErrorSystemDriverMismatch, "cudaErrorSystemDriverMismatch", "mismatch", 0, 13000,
+                            13000);
+  EXPECT_EQ(d.state, State::broken);
+  EXPECT_EQ(d.reason, "cudaGetDeviceCount: cudaErrorSystemDriverMismatch: mismatch");
+}
+
+TEST(DeviceRequirement, SkipsOnlyWhereNothingIsExpectedAndFailsOnABrokenDriver) {
+  using Outcome = DeviceRequirement::Outcome;
+  const CudaDevices none{CudaDevices::State::absent, 0, "no CUDA driver is installed (x)"};
+  const CudaDevices one{CudaDevices::State::usable, 1, ""};
+  const CudaDevices broken{CudaDevices::State::broken, 0, "old driver"};
+  // No expectation: a machine without a GPU skips, saying why.
+  DeviceRequirement r = device_requirement(1, none, nullptr);
+  EXPECT_EQ(r.outcome, Outcome::skip);
+  EXPECT_EQ(r.message, "no CUDA device: no CUDA driver is installed (x)");
+  EXPECT_EQ(device_requirement(1, none, "").outcome, Outcome::skip);
+  EXPECT_EQ(device_requirement(1, none, "0").outcome, Outcome::skip);
+  // DTBENCH_EXPECT_GPU=1: the same machine fails.
+  r = device_requirement(1, none, "1");
+  EXPECT_EQ(r.outcome, Outcome::fail);
+  EXPECT_EQ(r.message, "no CUDA device: no CUDA driver is installed (x) (DTBENCH_EXPECT_GPU=1 says there are 1)");
+  // One GPU: a 1-device test runs; a 2-device test skips unless 2 are expected.
+  EXPECT_EQ(device_requirement(1, one, "1").outcome, Outcome::run);
+  r = device_requirement(2, one, "1");
+  EXPECT_EQ(r.outcome, Outcome::skip);
+  EXPECT_EQ(r.message, "needs 2 CUDA devices, 1 present");
+  EXPECT_EQ(device_requirement(2, one, "2").outcome, Outcome::fail);
+  // A broken driver fails with or without the variable.
+  r = device_requirement(1, broken, nullptr);
+  EXPECT_EQ(r.outcome, Outcome::fail);
+  EXPECT_EQ(r.message, "CUDA device unusable: old driver");
+  // A malformed value fails every test, naming the variable.
+  for (const char* bad : {"yes", "-1", "1.5", "2000", " 1", "+1", "99999999999999999999"}) {
+    r = device_requirement(1, one, bad);
+    EXPECT_EQ(r.outcome, Outcome::fail) << bad;
+    EXPECT_EQ(r.message, std::string("DTBENCH_EXPECT_GPU='") + bad +
+                             "' is not a device count (an integer in [0, 1024])");
+  }
+}
+
+TEST(CudaDevices, CountAndReasonAgreeAndRepeat) {
+  const CudaDevices d = cuda_devices();
+  EXPECT_EQ(gpu::device_count(), d.count);
+  EXPECT_EQ(gpu::no_device_reason(), d.reason);
+  EXPECT_EQ(d.state == CudaDevices::State::usable, d.count > 0);
+  EXPECT_EQ(d.reason.empty(), d.count > 0);
+  // Asking twice gives the same answer (a failed query's error was cleared, not left sticky).
+  const CudaDevices again = cuda_devices();
+  EXPECT_EQ(again.count, d.count);
+  EXPECT_EQ(again.reason, d.reason);
+}
+
+// Where there is a device, f runs; where there is none, it is BadInput (exit 2) naming who asked and why.
+void expect_by_device(const std::function<void()>& f, const std::string& who) {
+  const CudaDevices d = cuda_devices();
+  if (d.state == CudaDevices::State::usable) {
+    EXPECT_NO_THROW(f()) << who;
+    return;
+  }
   try {
     f();
     FAIL() << who << ": no error";
   } catch (const BadInput& e) {
     const std::string m = e.what();
-    EXPECT_EQ(m.rfind(who + ": no CUDA device: ", 0), 0u) << m;
+    const std::string why = d.state == CudaDevices::State::broken ? ": CUDA device unusable: " : ": no CUDA device: ";
+    EXPECT_EQ(m.rfind(who + why + d.reason, 0), 0u) << m;
     EXPECT_EQ(e.code(), ExitCode::bad_input);
   }
 }
 
-TEST(NoDevice, CountIsZeroWithAReason) {
-  DTB_REQUIRE_NO_DEVICE();
-  EXPECT_EQ(gpu::device_count(), 0);
-  EXPECT_FALSE(gpu::no_device_reason().empty());
-  // Asking twice gives the same answer (the runtime's error was cleared, not left sticky).
-  EXPECT_EQ(gpu::no_device_reason(), gpu::no_device_reason());
-}
-
-TEST(NoDevice, EveryGpuEntryPointIsBadInput) {
-  DTB_REQUIRE_NO_DEVICE();
+TEST(CudaDevices, EveryGpuEntryPointRunsOnADeviceAndIsBadInputWithout) {
   models::ModelSpec s;
   s.arch = "resnet8";
-  expect_no_device([&] { gpu::GpuModel m(s, 1); }, "gpu model");
-  expect_no_device([&] { gpu::GpuTrainModel m(s, 1, 0, Json{{"name", "sgd"}}); }, "model");
-  expect_no_device([&] { gpu::select_device(0, "train"); }, "train");
+  expect_by_device([&] { gpu::select_device(0, "train"); }, "train");
+  expect_by_device([&] { gpu::GpuModel m(s, 1); }, "gpu model");
+  expect_by_device([&] { gpu::GpuTrainModel m(s, 1, 0, Json{{"name", "sgd"}}); }, "model");
   optim::ParamTable table({{"w", 0, 10, optim::TensorKind::fc_weight}});
-  expect_no_device([&] { gpu::make_gpu_optimizer(Json{{"name", "sgd"}}, table, nullptr); }, "gpu optimizer sgd");
+  expect_by_device([&] { gpu::make_gpu_optimizer(Json{{"name", "sgd"}}, table, nullptr); }, "gpu optimizer sgd");
   run_ranks(1, [&](Comm& comm) {
-    expect_no_device([&] { NcclReducer r(comm); }, "reducer nccl");
-    expect_no_device([&] { make_reducer("nccl", comm); }, "reducer nccl");
-    expect_no_device([&] { HostStagedReducer r(comm, make_allreduce("ring", comm)); }, "reducer ring on device buffers");
+    // One rank is a valid NCCL communicator, so these run on any machine with a device.
+    expect_by_device([&] { NcclReducer r(comm); }, "reducer nccl");
+    expect_by_device([&] { make_reducer("nccl", comm); }, "reducer nccl");
+    expect_by_device([&] { HostStagedReducer r(comm, make_allreduce("ring", comm)); }, "reducer ring on device buffers");
   });
 }
 
