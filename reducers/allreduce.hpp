@@ -30,6 +30,14 @@ class Allreduce {
   // Sums data[0, count) across ranks in place; the buffer is final when it returns.
   virtual void run(float* data, size_t count) = 0;
 
+  // Called by the Reducer on the caller's thread each time a request is issued (allreduce or start), in
+  // issue order, before run() gets that request; and dropped() for each issued request that run() will
+  // never get (those queued behind a failure). The GPU reducers record there the point of the producer
+  // stream that the request's gradients end at, so an allreduce started during backward waits for its own
+  // bucket only, not for the backward enqueued after it. Host algorithms need neither.
+  virtual void issued() {}
+  virtual void dropped() {}
+
   Comm& comm() const { return comm_; }
 
  private:

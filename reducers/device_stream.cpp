@@ -13,13 +13,68 @@ bool is_device_pointer(const void* p) {
   return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
 }
 
-void order_after(cudaStream_t producer, cudaEvent_t ready, cudaStream_t consumer) {
-  if (producer == nullptr) {
-    DTB_CUDA(cudaDeviceSynchronize());
+gpu::Event IssueFences::take_event() {
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    if (!free_.empty()) {
+      gpu::Event e = std::move(free_.back());
+      free_.pop_back();
+      return e;
+    }
+  }
+  gpu::Event e;
+  DTB_CUDA(cudaEventCreateWithFlags(e.out(), cudaEventDisableTiming));
+  return e;
+}
+
+void IssueFences::record() {
+  gpu::DeviceGuard on(device_);
+  gpu::Event e;
+  if (producer_ != nullptr) {
+    e = take_event();
+    DTB_CUDA(cudaEventRecord(e.get(), producer_));
+  }
+  std::lock_guard<std::mutex> lock(m_);
+  pending_.push_back(std::move(e));
+}
+
+void IssueFences::wait_next(cudaStream_t consumer) {
+  gpu::Event e;
+  bool issued = false;
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    if (!pending_.empty()) {
+      e = std::move(pending_.front());
+      pending_.pop_front();
+      issued = true;
+    }
+  }
+  if (!issued) {
+    // Not issued through a Reducer: the point is now.
+    if (producer_ == nullptr) {
+      DTB_CUDA(cudaDeviceSynchronize());
+      return;
+    }
+    e = take_event();
+    DTB_CUDA(cudaEventRecord(e.get(), producer_));
+  }
+  if (!e) {
+    DTB_CUDA(cudaDeviceSynchronize());  // issued without a producer stream
     return;
   }
-  DTB_CUDA(cudaEventRecord(ready, producer));
-  DTB_CUDA(cudaStreamWaitEvent(consumer, ready, 0));
+  const cudaError_t waited = cudaStreamWaitEvent(consumer, e.get(), 0);
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    free_.push_back(std::move(e));
+  }
+  DTB_CUDA(waited);
+}
+
+void IssueFences::drop_next() {
+  std::lock_guard<std::mutex> lock(m_);
+  if (pending_.empty()) return;
+  if (pending_.front()) free_.push_back(std::move(pending_.front()));
+  pending_.pop_front();
 }
 
 }  // namespace dtbench

@@ -12,17 +12,20 @@ namespace {
 // The bootstrap message's tag, beside the algorithms' tags in allreduce.hpp (101..105, 199).
 constexpr int kTagNcclBootstrap = 106;
 
+// The rank's device: its local rank's (the rank itself on the thread transport), as device.hpp says.
+int nccl_device(const Comm& comm) {
+  gpu::require_device("reducer nccl");
+  const int local = comm.transport() == "thread" ? comm.rank() : gpu::local_rank_from_env(comm.rank());
+  return local % gpu::device_count();
+}
+
 }  // namespace
 
 // ---- NcclReducer -------------------------------------------------------------------------------------
 
-NcclReducer::NcclReducer(Comm& comm) : Allreduce(comm) {
-  gpu::require_device("reducer nccl");
-  const int local = comm.transport() == "thread" ? comm.rank() : gpu::local_rank_from_env(comm.rank());
-  device_ = local % gpu::device_count();
+NcclReducer::NcclReducer(Comm& comm) : Allreduce(comm), device_(nccl_device(comm)), fences_(device_) {
   DTB_CUDA(cudaSetDevice(device_));
-  DTB_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  DTB_CUDA(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+  DTB_CUDA(cudaStreamCreateWithFlags(stream_.out(), cudaStreamNonBlocking));
   ncclUniqueId id{};
   if (comm.rank() == 0) {
     check(ncclGetUniqueId(&id), "ncclGetUniqueId");
@@ -30,22 +33,20 @@ NcclReducer::NcclReducer(Comm& comm) : Allreduce(comm) {
   } else {
     comm.recv(0, &id, sizeof id, kTagNcclBootstrap);
   }
-  check(ncclCommInitRank(&nccl_, comm.size(), id, comm.rank()), "ncclCommInitRank");
+  check(ncclCommInitRank(nccl_.out(), comm.size(), id, comm.rank()), "ncclCommInitRank");
 }
 
 NcclReducer::~NcclReducer() {
-  cudaSetDevice(device_);
-  if (stream_ != nullptr) cudaStreamSynchronize(stream_);
-  if (nccl_ != nullptr) ncclCommDestroy(nccl_);
-  if (ready_ != nullptr) cudaEventDestroy(ready_);
-  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  // The members go after this body; the work that uses them must have finished first.
+  gpu::DeviceGuard on(device_);
+  if (stream_) cudaStreamSynchronize(stream_.get());
 }
 
 void NcclReducer::check(ncclResult_t r, const char* call) const {
   if (r == ncclSuccess) return;
   std::string detail = ncclGetErrorString(r);
-  if (nccl_ != nullptr) {
-    const char* last = ncclGetLastError(nccl_);
+  if (nccl_) {
+    const char* last = ncclGetLastError(nccl_.get());
     if (last != nullptr && *last != '\0') detail += " (" + std::string(last) + ")";
   }
   throw RunFailed(std::string(call) + " failed on rank " + std::to_string(comm().rank()) + ", device " +
@@ -53,19 +54,19 @@ void NcclReducer::check(ncclResult_t r, const char* call) const {
 }
 
 void NcclReducer::run(float* data, size_t count) {
-  if (count == 0) return;
   DTB_CUDA(cudaSetDevice(device_));  // the communication thread starts on device 0
-  order_after(producer_, ready_, stream_);
+  fences_.wait_next(stream_.get());  // also for count 0: each issued request takes its own point
+  if (count == 0) return;
   float* buf = data;
   const bool staged = !is_device_pointer(data);
   if (staged) {
     if (staging_.bytes() < count * sizeof(float)) staging_ = gpu::DeviceBuffer(count * sizeof(float));
     buf = staging_.as<float>();
-    DTB_CUDA(cudaMemcpyAsync(buf, data, count * sizeof(float), cudaMemcpyHostToDevice, stream_));
+    DTB_CUDA(cudaMemcpyAsync(buf, data, count * sizeof(float), cudaMemcpyHostToDevice, stream_.get()));
   }
-  check(ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, nccl_, stream_), "ncclAllReduce");
-  if (staged) DTB_CUDA(cudaMemcpyAsync(data, buf, count * sizeof(float), cudaMemcpyDeviceToHost, stream_));
-  DTB_CUDA(cudaStreamSynchronize(stream_));
+  check(ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, nccl_.get(), stream_.get()), "ncclAllReduce");
+  if (staged) DTB_CUDA(cudaMemcpyAsync(data, buf, count * sizeof(float), cudaMemcpyDeviceToHost, stream_.get()));
+  DTB_CUDA(cudaStreamSynchronize(stream_.get()));
 }
 
 }  // namespace dtbench

@@ -23,6 +23,7 @@ double Reducer::bus_factor(int nranks) const { return reducer_info(name()).bus_f
 
 void Reducer::allreduce(float* data, size_t count) {
   wait();
+  algorithm_->issued();
   auto t0 = std::chrono::steady_clock::now();
   algorithm_->run(data, count);
   add_busy(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -41,6 +42,7 @@ double Reducer::busy_seconds() const {
 uint64_t Reducer::start(float* data, size_t count) {
   std::lock_guard<std::mutex> lock(m_);
   if (!thread_.joinable()) thread_ = std::thread(&Reducer::comm_thread_main, this);
+  algorithm_->issued();  // here, on the caller's thread, under the lock: in the order of the queue
   queue_.push_back({data, count, ++issued_});
   cv_.notify_all();
   return issued_;
@@ -88,6 +90,7 @@ void Reducer::comm_thread_main() {
       // The peers are no longer in step with us: drop what is queued and report the first failure.
       if (!error_) error_ = failure;
       if (!queue_.empty()) finished_ = queue_.back().ticket;
+      for (size_t i = 0; i < queue_.size(); ++i) algorithm_->dropped();
       queue_.clear();
     }
     cv_.notify_all();
