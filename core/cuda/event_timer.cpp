@@ -5,31 +5,26 @@
 namespace dtbench::gpu {
 
 EventTimer::EventTimer() {
-  DTB_CUDA(cudaEventCreate(&start_));
-  DTB_CUDA(cudaEventCreate(&stop_));
-}
-
-EventTimer::~EventTimer() {
-  if (start_ != nullptr) cudaEventDestroy(start_);
-  if (stop_ != nullptr) cudaEventDestroy(stop_);
+  DTB_CUDA(cudaEventCreate(start_.out()));
+  DTB_CUDA(cudaEventCreate(stop_.out()));
 }
 
 void EventTimer::start(cudaStream_t stream) {
-  DTB_CUDA(cudaEventRecord(start_, stream));
+  DTB_CUDA(cudaEventRecord(start_.get(), stream));
   started_ = true;
   stopped_ = false;
 }
 
 void EventTimer::stop(cudaStream_t stream) {
-  DTB_CUDA(cudaEventRecord(stop_, stream));
+  DTB_CUDA(cudaEventRecord(stop_.get(), stream));
   stopped_ = true;
 }
 
 double EventTimer::seconds() const {
   if (!started_ || !stopped_) return 0.0;
-  DTB_CUDA(cudaEventSynchronize(stop_));
+  DTB_CUDA(cudaEventSynchronize(stop_.get()));
   float ms = 0.0f;
-  DTB_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+  DTB_CUDA(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
   return static_cast<double>(ms) * 1e-3;
 }
 

@@ -7,12 +7,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/cuda/owned.hpp"
+
 namespace dtbench::gpu {
 
 class EventTimer {
  public:
   EventTimer();
-  ~EventTimer();
   EventTimer(const EventTimer&) = delete;
   EventTimer& operator=(const EventTimer&) = delete;
 
@@ -22,7 +23,7 @@ class EventTimer {
   double seconds() const;
 
  private:
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  Event start_, stop_;
   bool started_ = false, stopped_ = false;
 };
 

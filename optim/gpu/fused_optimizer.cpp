@@ -19,10 +19,11 @@ namespace dtbench::gpu {
 
 namespace {
 
+// A device copy of v, on `stream` (the optimizer's, which its kernels run on; see copy_to_device).
 template <class T>
-DeviceBuffer upload(const std::vector<T>& v) {
+DeviceBuffer upload(const std::vector<T>& v, cudaStream_t stream) {
   DeviceBuffer b(std::max<size_t>(v.size(), 1) * sizeof(T));
-  if (!v.empty()) DTB_CUDA(cudaMemcpy(b.get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  copy_to_device(b.get(), v.data(), v.size() * sizeof(T), stream);
   return b;
 }
 
@@ -48,13 +49,13 @@ GpuOptimizer::GpuOptimizer(std::string name, optim::ParamTable table, optim::Com
   if (begin.size() > size_t(std::numeric_limits<int32_t>::max())) {
     throw std::invalid_argument("GpuOptimizer: too many chunks for one buffer");
   }
-  chunk_begin_ = upload(begin);
-  chunk_end_ = upload(end);
-  chunk_tensor_ = upload(tensor);
-  tensor_first_ = upload(first);
-  tensor_count_ = upload(count);
-  decay_dev_ = upload(decay_);
-  bn_or_bias_dev_ = upload(bn_or_bias);
+  chunk_begin_ = upload(begin, stream_);
+  chunk_end_ = upload(end, stream_);
+  chunk_tensor_ = upload(tensor, stream_);
+  tensor_first_ = upload(first, stream_);
+  tensor_count_ = upload(count, stream_);
+  decay_dev_ = upload(decay_, stream_);
+  bn_or_bias_dev_ = upload(bn_or_bias, stream_);
   none_dev_ = DeviceBuffer(std::max<size_t>(table_.num_tensors(), 1));  // zero-filled
   const size_t nc = std::max<size_t>(begin.size(), 1), nt = std::max<size_t>(table_.num_tensors(), 1);
   scratch_ = DeviceBuffer((2 * nc + 2 * nt) * sizeof(double));
@@ -81,13 +82,12 @@ DeviceBuffer GpuOptimizer::state_buffer() const {
 }
 
 DeviceBuffer GpuOptimizer::per_tensor_ones() const {
-  return upload(std::vector<double>(std::max<size_t>(table_.num_tensors(), 1), 1.0));
+  return upload(std::vector<double>(std::max<size_t>(table_.num_tensors(), 1), 1.0), stream_);
 }
 
 std::vector<double> GpuOptimizer::per_tensor_to_host(const double* device) const {
   std::vector<double> out(table_.num_tensors());
-  DTB_CUDA(cudaStreamSynchronize(stream_));
-  if (!out.empty()) DTB_CUDA(cudaMemcpy(out.data(), device, out.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  copy_to_host(out.data(), device, out.size() * sizeof(double), stream_);
   return out;
 }
 
@@ -110,9 +110,7 @@ void GpuOptimizer::step(std::span<float> params, std::span<const float> grads, d
       std::vector<float> host;
       optim::report_non_finite(table_, t_ + 1, [&](const optim::TensorInfo& t) {
         host.resize(t.size);
-        if (t.size > 0) {
-          DTB_CUDA(cudaMemcpy(host.data(), grads.data() + t.offset, t.size * sizeof(float), cudaMemcpyDeviceToHost));
-        }
+        copy_to_host(host.data(), grads.data() + t.offset, t.size * sizeof(float), stream_);
         return std::span<const float>(host);
       });
     }
@@ -132,10 +130,9 @@ void GpuOptimizer::step(std::span<float> params, std::span<const float> grads, d
 std::vector<uint8_t> GpuOptimizer::save_state() const {
   optim::StateWriter out;
   optim::put_state_header(out, name_, table_.fingerprint(), t_);
-  DTB_CUDA(cudaStreamSynchronize(stream_));
   for (const StateArray& a : state_arrays()) {
     std::vector<float> host(a.count);
-    if (a.count > 0) DTB_CUDA(cudaMemcpy(host.data(), a.data, a.count * sizeof(float), cudaMemcpyDeviceToHost));
+    copy_to_host(host.data(), a.data, a.count * sizeof(float), stream_);
     out.put_floats(host);
   }
   return out.take();
@@ -152,11 +149,8 @@ void GpuOptimizer::load_state(std::span<const uint8_t> bytes) {
     in.get_floats(host[i], arrays[i].what);
   }
   in.expect_end();
-  DTB_CUDA(cudaStreamSynchronize(stream_));
   for (size_t i = 0; i < arrays.size(); ++i) {
-    if (arrays[i].count > 0) {
-      DTB_CUDA(cudaMemcpy(arrays[i].data, host[i].data(), arrays[i].count * sizeof(float), cudaMemcpyHostToDevice));
-    }
+    copy_to_device(arrays[i].data, host[i].data(), arrays[i].count * sizeof(float), stream_);
   }
   t_ = t;
 }

@@ -3,10 +3,12 @@
 // themselves checked against double references and finite differences (tests/workloads).
 //
 // Tolerances, as errors relative to the largest magnitude of the CPU tensor:
-//  - convolution and fully connected, 1e-5: sums of up to a few hundred fp32 products, added in different
-//    orders by cuDNN/cuBLAS and oneDNN. Each side is within ~1e-6 of the exact value (tests/workloads
-//    observed < 1e-6 against double), so they differ by a few 1e-6 at most; a wrong index, tap or
-//    transpose gives O(1).
+//  - convolution and fully connected, 1e-5: sums of up to a few hundred fp32 products (8192 for the weight
+//    gradient of the 64-channel 32x32 case), added in different orders by cuDNN/cuBLAS and oneDNN. Each side
+//    is within ~1e-6 of the exact value (tests/workloads observed < 1e-6 against double; rounding errors of
+//    independent terms grow as the square root of the count, so 8192 terms stay near 1e-6 of the largest
+//    value), so they differ by a few 1e-6 at most; a wrong index, tap or transpose gives O(1). fp32 must
+//    not pick an FFT or Winograd algorithm (asserted from the chosen algorithms).
 //  - batch norm, 1e-5 for y, dgamma, dbeta and the running statistics (means and variances of 128-512
 //    values); 1e-4 for dx, whose formula subtracts two means of products (cancellation amplifies the
 //    different rounding of the two libraries by about the ratio of those terms to dx, here ~10).
@@ -147,6 +149,20 @@ TEST_P(GpuConv, MatchesTheCpuLayer) {
   g.set(gdy, dy);
   g.backward();
 
+  // fp32 keeps to direct (GEMM-like) algorithms: no FFT or Winograd, written out here from cuDNN's enums.
+  const int fwd = gconv.forward_algo(), bwd_data = gconv.backward_data_algo(), bwd_filter = gconv.backward_filter_algo();
+  for (int a : {CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,
+                CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED}) {
+    EXPECT_NE(fwd, a) << cc.name;
+  }
+  for (int a : {CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING,
+                CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD, CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED}) {
+    EXPECT_NE(bwd_data, a) << cc.name;
+  }
+  for (int a : {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING,
+                CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED}) {
+    EXPECT_NE(bwd_filter, a) << cc.name;
+  }
   EXPECT_LE(rel_err(g.get(gconv.y()), floats(h.get(cconv.y()))), 1e-5) << cc.name;
   EXPECT_LE(rel_err(g.get(gdx), floats(h.get(cdx))), 1e-5) << cc.name;
   EXPECT_LE(rel_err(g.get_floats(g.grads, 0, wsize), floats(slice(h.grads, 0, wsize))), 1e-5) << cc.name;
@@ -156,7 +172,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GpuConv,
                          ::testing::Values(ConvCase{"k3s1p1_c3", 2, 3, 7, 7, {3, 16, 3, 1, 1}},
                                            ConvCase{"k3s2p1_c16", 2, 16, 6, 6, {16, 32, 3, 2, 1}},
                                            ConvCase{"k1s2p0_c16", 2, 16, 6, 6, {16, 32, 1, 2, 0}},
-                                           ConvCase{"k7s2p3_stem", 1, 3, 11, 11, {3, 16, 7, 2, 3}}),
+                                           ConvCase{"k7s2p3_stem", 1, 3, 11, 11, {3, 16, 7, 2, 3}},
+                                           // Where cuDNN's heuristics like Winograd and FFT best.
+                                           ConvCase{"k3s1p1_c64_32px", 8, 64, 32, 32, {64, 64, 3, 1, 1}}),
                          [](const ::testing::TestParamInfo<ConvCase>& i) { return std::string(i.param.name); });
 
 // ---- batch norm -------------------------------------------------------------------------------------------

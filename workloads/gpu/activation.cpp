@@ -5,12 +5,8 @@
 namespace dtbench::gpu {
 
 ReluDesc::ReluDesc() {
-  DTB_CUDNN(cudnnCreateActivationDescriptor(&d_));
-  DTB_CUDNN(cudnnSetActivationDescriptor(d_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
-}
-
-ReluDesc::~ReluDesc() {
-  if (d_ != nullptr) cudnnDestroyActivationDescriptor(d_);
+  DTB_CUDNN(cudnnCreateActivationDescriptor(d_.out()));
+  DTB_CUDNN(cudnnSetActivationDescriptor(d_.get(), CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
 }
 
 void relu_forward_in_place(GpuPlan& plan, const ReluDesc& desc, const Tensor& y) {

@@ -17,13 +17,10 @@ namespace dtbench::gpu {
 class ReluDesc {
  public:
   ReluDesc();
-  ~ReluDesc();
-  ReluDesc(const ReluDesc&) = delete;
-  ReluDesc& operator=(const ReluDesc&) = delete;
-  cudnnActivationDescriptor_t get() const { return d_; }
+  cudnnActivationDescriptor_t get() const { return d_.get(); }
 
  private:
-  cudnnActivationDescriptor_t d_ = nullptr;
+  CudnnActivationDesc d_;
 };
 
 // Enqueues y = max(y, 0) in place / dx = y > 0 ? dy : 0 on the plan's stream (used inside operations).

@@ -13,8 +13,8 @@ BatchNorm::BatchNorm(GpuPlan& plan, std::string name, const BatchNormShape& shap
       running_offset_(running_offset),
       x_(x) {
   if (x.c != shape.channels) throw std::logic_error(name_ + ": input has " + std::to_string(x.c) + " channels");
-  DTB_CUDNN(cudnnCreateTensorDescriptor(&bn_desc_));
-  DTB_CUDNN(cudnnDeriveBNTensorDescriptor(bn_desc_, x.desc, CUDNN_BATCHNORM_SPATIAL));
+  DTB_CUDNN(cudnnCreateTensorDescriptor(bn_desc_.out()));
+  DTB_CUDNN(cudnnDeriveBNTensorDescriptor(bn_desc_.get(), x.desc, CUDNN_BATCHNORM_SPATIAL));
   y_ = plan.alloc(x.n, x.c, x.h, x.w, x.dt);
   if (plan.training()) saved_ = static_cast<float*>(plan.alloc_bytes(2 * size_t(shape.channels) * sizeof(float)));
 
@@ -25,21 +25,17 @@ BatchNorm::BatchNorm(GpuPlan& plan, std::string name, const BatchNormShape& shap
     const size_t c = size_t(shape_.channels);
     if (plan.training()) {
       DTB_CUDNN(cudnnBatchNormalizationForwardTraining(
-          plan.ctx().cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, x_.desc, x_.data, y_.desc, y_.data, bn_desc_,
+          plan.ctx().cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, x_.desc, x_.data, y_.desc, y_.data, bn_desc_.get(),
           w.params + gamma_offset_, w.params + beta_offset_, shape_.momentum, running, running + c, shape_.eps,
           saved_, saved_ + c));
     } else {
       DTB_CUDNN(cudnnBatchNormalizationForwardInference(plan.ctx().cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero,
-                                                        x_.desc, x_.data, y_.desc, y_.data, bn_desc_,
+                                                        x_.desc, x_.data, y_.desc, y_.data, bn_desc_.get(),
                                                         w.params + gamma_offset_, w.params + beta_offset_, running,
                                                         running + c, shape_.eps));
     }
     if (shape_.fuse_relu) relu_forward_in_place(plan, relu_, y_);
   });
-}
-
-BatchNorm::~BatchNorm() {
-  if (bn_desc_ != nullptr) cudnnDestroyTensorDescriptor(bn_desc_);
 }
 
 Tensor BatchNorm::backward(GpuPlan& plan, const Tensor& dy) {
@@ -52,7 +48,7 @@ Tensor BatchNorm::backward(GpuPlan& plan, const Tensor& dy) {
     const WeightBuffers& w = plan.weights();
     const size_t c = size_t(shape_.channels);
     DTB_CUDNN(cudnnBatchNormalizationBackward(plan.ctx().cudnn(), CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero,
-                                              x_.desc, x_.data, dy_bn.desc, dy_bn.data, dx.desc, dx.data, bn_desc_,
+                                              x_.desc, x_.data, dy_bn.desc, dy_bn.data, dx.desc, dx.data, bn_desc_.get(),
                                               w.params + gamma_offset_, w.grads + gamma_offset_,
                                               w.grads + beta_offset_, shape_.eps, saved_, saved_ + c));
   });

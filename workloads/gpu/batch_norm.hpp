@@ -33,7 +33,6 @@ class BatchNorm {
   // (running mean, then running variance, `channels` floats each).
   BatchNorm(GpuPlan& plan, std::string name, const BatchNormShape& shape, size_t gamma_offset, size_t beta_offset,
             size_t running_offset, const Tensor& x);
-  ~BatchNorm();
   BatchNorm(const BatchNorm&) = delete;
   BatchNorm& operator=(const BatchNorm&) = delete;
 
@@ -46,7 +45,7 @@ class BatchNorm {
   BatchNormShape shape_;
   size_t gamma_offset_, beta_offset_, running_offset_;
   Tensor x_, y_;
-  cudnnTensorDescriptor_t bn_desc_ = nullptr;
+  CudnnTensorDesc bn_desc_;
   float* saved_ = nullptr;  // saved mean, then saved inverse standard deviation (training plans)
   ReluDesc relu_;
 };

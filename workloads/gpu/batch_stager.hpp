@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "core/cuda/device.hpp"
+#include "core/cuda/owned.hpp"
 
 namespace dtbench::gpu {
 
@@ -53,13 +54,13 @@ class BatchStager {
   struct Slot {
     PinnedBuffer host_x, host_y;
     DeviceBuffer dev_x, dev_y;
-    cudaEvent_t copied = nullptr;    // on the copy stream, after the slot's last copy
-    cudaEvent_t released = nullptr;  // on the compute stream, after the last reader of the slot
+    Event copied;    // on the copy stream, after the slot's last copy
+    Event released;  // on the compute stream, after the last reader of the slot
     int n = 0;
   };
   size_t max_images_, image_floats_;
   cudaStream_t compute_;
-  cudaStream_t copy_ = nullptr;
+  Stream copy_;  // declared before the slots: destroyed after the buffers and events its copies use
   std::array<Slot, 2> slots_;
   size_t next_ = 0;      // the slot the next upload fills
   size_t uploaded_ = 1;  // the slot of the last upload()

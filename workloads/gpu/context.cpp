@@ -26,38 +26,31 @@ cudaDataType_t cuda_type(Precision p) {
 
 GpuContext::GpuContext() {
   DTB_CUDA(cudaGetDevice(&device_));
-  DTB_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  DTB_CUDNN(cudnnCreate(&cudnn_));
-  DTB_CUDNN(cudnnSetStream(cudnn_, stream_));
-  DTB_CUBLAS(cublasCreate(&cublas_));
-  DTB_CUBLAS(cublasSetStream(cublas_, stream_));
+  DTB_CUDA(cudaStreamCreateWithFlags(stream_.out(), cudaStreamNonBlocking));
+  DTB_CUDNN(cudnnCreate(cudnn_.out()));
+  DTB_CUDNN(cudnnSetStream(cudnn_.get(), stream_.get()));
+  DTB_CUBLAS(cublasCreate(cublas_.out()));
+  DTB_CUBLAS(cublasSetStream(cublas_.get(), stream_.get()));
   // No TF32 for fp32 data: fp32 results must match the CPU backend to fp32 rounding (the gemms also pass
   // CUBLAS_COMPUTE_32F, which never down-converts).
-  DTB_CUBLAS(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
+  DTB_CUBLAS(cublasSetMathMode(cublas_.get(), CUBLAS_DEFAULT_MATH));
 }
 
 GpuContext::~GpuContext() {
-  if (stream_ != nullptr) cudaStreamSynchronize(stream_);
-  if (cublas_ != nullptr) cublasDestroy(cublas_);
-  if (cudnn_ != nullptr) cudnnDestroy(cudnn_);
-  workspace_ = DeviceBuffer();
-  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  // The members go after this body, in reverse order; the work queued on the stream must be done first.
+  if (stream_) cudaStreamSynchronize(stream_.get());
 }
 
 void GpuContext::reserve_workspace(size_t bytes) {
   if (bytes <= workspace_.bytes()) return;
-  DTB_CUDA(cudaStreamSynchronize(stream_));
+  DTB_CUDA(cudaStreamSynchronize(stream_.get()));
   workspace_ = DeviceBuffer();
   workspace_ = DeviceBuffer(bytes);
 }
 
 TensorDesc::TensorDesc(int n, int c, int h, int w, cudnnDataType_t type) {
-  DTB_CUDNN(cudnnCreateTensorDescriptor(&d_));
-  DTB_CUDNN(cudnnSetTensor4dDescriptor(d_, CUDNN_TENSOR_NCHW, type, n, c, h, w));
-}
-
-TensorDesc::~TensorDesc() {
-  if (d_ != nullptr) cudnnDestroyTensorDescriptor(d_);
+  DTB_CUDNN(cudnnCreateTensorDescriptor(d_.out()));
+  DTB_CUDNN(cudnnSetTensor4dDescriptor(d_.get(), CUDNN_TENSOR_NCHW, type, n, c, h, w));
 }
 
 }  // namespace dtbench::gpu

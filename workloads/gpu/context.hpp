@@ -2,7 +2,7 @@
 // handle bound to that stream, and one cuDNN workspace. All work of a model runs in order on its stream,
 // so one workspace serves every layer.
 //
-// Also the small RAII wrappers for cuDNN descriptors and the data-type mappings.
+// Also the owners of cuDNN and cuBLAS handles and descriptors (core/cuda/owned.hpp) and the data-type mappings.
 #pragma once
 
 #include <cublas_v2.h>
@@ -13,9 +13,26 @@
 #include <cstddef>
 
 #include "core/cuda/device.hpp"
+#include "core/cuda/owned.hpp"
 #include "workloads/gpu/precision.hpp"
 
 namespace dtbench::gpu {
+
+inline void destroy_cudnn(cudnnHandle_t h) noexcept { cudnnDestroy(h); }
+inline void destroy_cublas(cublasHandle_t h) noexcept { cublasDestroy(h); }
+inline void destroy_tensor_desc(cudnnTensorDescriptor_t d) noexcept { cudnnDestroyTensorDescriptor(d); }
+inline void destroy_filter_desc(cudnnFilterDescriptor_t d) noexcept { cudnnDestroyFilterDescriptor(d); }
+inline void destroy_conv_desc(cudnnConvolutionDescriptor_t d) noexcept { cudnnDestroyConvolutionDescriptor(d); }
+inline void destroy_activation_desc(cudnnActivationDescriptor_t d) noexcept { cudnnDestroyActivationDescriptor(d); }
+inline void destroy_pooling_desc(cudnnPoolingDescriptor_t d) noexcept { cudnnDestroyPoolingDescriptor(d); }
+
+using CudnnHandle = Owned<cudnnHandle_t, destroy_cudnn>;
+using CublasHandle = Owned<cublasHandle_t, destroy_cublas>;
+using CudnnTensorDesc = Owned<cudnnTensorDescriptor_t, destroy_tensor_desc>;
+using CudnnFilterDesc = Owned<cudnnFilterDescriptor_t, destroy_filter_desc>;
+using CudnnConvDesc = Owned<cudnnConvolutionDescriptor_t, destroy_conv_desc>;
+using CudnnActivationDesc = Owned<cudnnActivationDescriptor_t, destroy_activation_desc>;
+using CudnnPoolingDesc = Owned<cudnnPoolingDescriptor_t, destroy_pooling_desc>;
 
 cudnnDataType_t cudnn_type(Precision p);
 cudaDataType_t cuda_type(Precision p);
@@ -29,9 +46,9 @@ class GpuContext {
   GpuContext& operator=(const GpuContext&) = delete;
 
   int device() const { return device_; }
-  cudaStream_t stream() const { return stream_; }
-  cudnnHandle_t cudnn() const { return cudnn_; }
-  cublasHandle_t cublas() const { return cublas_; }
+  cudaStream_t stream() const { return stream_.get(); }
+  cudnnHandle_t cudnn() const { return cudnn_.get(); }
+  cublasHandle_t cublas() const { return cublas_.get(); }
 
   // Grows the shared workspace to at least `bytes` (while building plans: it synchronises the stream
   // before freeing the old one). Operations read workspace() when they run, never earlier.
@@ -41,9 +58,10 @@ class GpuContext {
 
  private:
   int device_ = 0;
-  cudaStream_t stream_ = nullptr;
-  cudnnHandle_t cudnn_ = nullptr;
-  cublasHandle_t cublas_ = nullptr;
+  // Destroyed in reverse order: the workspace and the handles bound to the stream before the stream.
+  Stream stream_;
+  CudnnHandle cudnn_;
+  CublasHandle cublas_;
   DeviceBuffer workspace_;
 };
 
@@ -51,13 +69,10 @@ class GpuContext {
 class TensorDesc {
  public:
   TensorDesc(int n, int c, int h, int w, cudnnDataType_t type);
-  ~TensorDesc();
-  TensorDesc(const TensorDesc&) = delete;
-  TensorDesc& operator=(const TensorDesc&) = delete;
-  cudnnTensorDescriptor_t get() const { return d_; }
+  cudnnTensorDescriptor_t get() const { return d_.get(); }
 
  private:
-  cudnnTensorDescriptor_t d_ = nullptr;
+  CudnnTensorDesc d_;
 };
 
 }  // namespace dtbench::gpu

@@ -3,10 +3,12 @@
 // weight K x C x kernel x kernel (OIHW, canonical in the flat buffer), no bias (a batch norm follows
 // every convolution of the ResNets).
 //
-// Algorithms come from cuDNN's heuristics (cudnnGet...Algorithm_v7), taking the first one that succeeds,
-// is deterministic (so runs repeat bit for bit) and needs at most kMaxWorkspaceBytes. In fp32 only FMA
-// kernels are allowed (CUDNN_FMA_MATH: no TF32), so results match the CPU backend to fp32 rounding; in
-// bf16 and fp16 tensor-core kernels are allowed, with fp32 accumulation. Weights are read from the
+// Algorithms come from cuDNN's heuristics (cudnnGet...Algorithm_v7), asked after the descriptor's math type
+// is set (fp32: CUDNN_FMA_MATH, no TF32; bf16 and fp16: CUDNN_TENSOR_OP_MATH, tensor cores with fp32
+// accumulation), taking the first one that succeeds, is deterministic (so runs repeat bit for bit) and whose
+// workspace, asked with cudnnGet...WorkspaceSize for that algorithm and math type, is at most
+// kMaxWorkspaceBytes. In fp32 the FFT and Winograd algorithms are left out too (they round in a transformed
+// domain), so results match the CPU backend to fp32 rounding. Weights are read from the
 // compute-precision copy; the weight gradient is written into the compute-precision gradient copy and
 // announced (the plan turns it into fp32).
 #pragma once
@@ -36,7 +38,6 @@ class Conv {
 
   // Appends the forward (x: N x in_c x H x W in the plan's precision).
   Conv(GpuPlan& plan, std::string name, const ConvShape& shape, size_t weight_offset, const Tensor& x);
-  ~Conv();
   Conv(const Conv&) = delete;
   Conv& operator=(const Conv&) = delete;
 
@@ -44,16 +45,18 @@ class Conv {
   // Appends the backward: dw (announced), then dx when need_dx (else the returned tensor is empty).
   Tensor backward(GpuPlan& plan, const Tensor& dy, bool need_dx);
 
-  // The chosen algorithms, for tests and logs.
+  // The chosen algorithms, for tests and logs (the backward ones are set only when the plan trains).
   cudnnConvolutionFwdAlgo_t forward_algo() const { return fwd_algo_; }
+  cudnnConvolutionBwdDataAlgo_t backward_data_algo() const { return bwd_data_algo_; }
+  cudnnConvolutionBwdFilterAlgo_t backward_filter_algo() const { return bwd_filter_algo_; }
 
  private:
   std::string name_;
   ConvShape shape_;
   size_t weight_offset_;
   Tensor x_, y_;
-  cudnnFilterDescriptor_t w_desc_ = nullptr;
-  cudnnConvolutionDescriptor_t fwd_conv_ = nullptr, bwd_data_conv_ = nullptr, bwd_filter_conv_ = nullptr;
+  CudnnFilterDesc w_desc_;
+  CudnnConvDesc fwd_conv_, bwd_data_conv_, bwd_filter_conv_;
   cudnnConvolutionFwdAlgo_t fwd_algo_{};
   cudnnConvolutionBwdDataAlgo_t bwd_data_algo_{};
   cudnnConvolutionBwdFilterAlgo_t bwd_filter_algo_{};

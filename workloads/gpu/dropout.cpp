@@ -14,21 +14,17 @@ Dropout::Dropout(GpuPlan& plan, std::string name, float p, uint64_t seed, uint64
   if (!plan.training()) throw std::logic_error(name_ + ": dropout belongs to training plans only");
   y_ = plan.alloc(x.n, x.c, x.h, x.w, x.dt);
   mask_ = static_cast<uint8_t*>(plan.alloc_bytes(x.count()));
-  DTB_CUDA(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming));
-  DTB_CUDA(cudaEventRecord(copied_, plan.stream()));
+  DTB_CUDA(cudaEventCreateWithFlags(copied_.out(), cudaEventDisableTiming));
+  DTB_CUDA(cudaEventRecord(copied_.get(), plan.stream()));
   plan.forward(name_, [this, &plan]() {
-    DTB_CUDA(cudaEventSynchronize(copied_));  // the previous step's copy has read the pinned mask
+    DTB_CUDA(cudaEventSynchronize(copied_.get()));  // the previous step's copy has read the pinned mask
     uint8_t* m = host_mask_.as<uint8_t>();
     Rng rng(seed_, {stream_id_, *step_});
     for (size_t i = 0, n = x_.count(); i < n; ++i) m[i] = rng.uniform() >= double(p_) ? 1 : 0;
     DTB_CUDA(cudaMemcpyAsync(mask_, m, x_.count(), cudaMemcpyHostToDevice, plan.stream()));
-    DTB_CUDA(cudaEventRecord(copied_, plan.stream()));
+    DTB_CUDA(cudaEventRecord(copied_.get(), plan.stream()));
     kernels::dropout_apply(y_.data, x_.data, mask_, x_.count(), 1.0f / (1.0f - p_), x_.dt, plan.stream());
   });
-}
-
-Dropout::~Dropout() {
-  if (copied_ != nullptr) cudaEventDestroy(copied_);
 }
 
 Tensor Dropout::backward(GpuPlan& plan, const Tensor& dy) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/cuda/device.hpp"
+#include "core/cuda/owned.hpp"
 #include "workloads/gpu/plan.hpp"
 
 namespace dtbench::gpu {
@@ -21,7 +22,6 @@ class Dropout {
  public:
   Dropout(GpuPlan& plan, std::string name, float p, uint64_t seed, uint64_t stream, const uint64_t* step,
           const Tensor& x);
-  ~Dropout();
   Dropout(const Dropout&) = delete;
   Dropout& operator=(const Dropout&) = delete;
 
@@ -38,7 +38,7 @@ class Dropout {
   Tensor x_, y_;
   PinnedBuffer host_mask_;
   uint8_t* mask_ = nullptr;  // device
-  cudaEvent_t copied_ = nullptr;
+  Event copied_;  // on the compute stream, after the last copy of the pinned mask
 };
 
 }  // namespace dtbench::gpu

@@ -89,8 +89,8 @@ struct GpuModel::Impl {
     params = DeviceBuffer(np * sizeof(float));
     grads = DeviceBuffer(np * sizeof(float));
     buffers = DeviceBuffer(std::max<size_t>(nb, 1) * sizeof(float));
-    DTB_CUDA(cudaMemcpy(params.get(), init.params.data(), np * sizeof(float), cudaMemcpyHostToDevice));
-    if (nb > 0) DTB_CUDA(cudaMemcpy(buffers.get(), init.buffers.data(), nb * sizeof(float), cudaMemcpyHostToDevice));
+    copy_to_device(params.get(), init.params.data(), np * sizeof(float), ctx.stream());
+    copy_to_device(buffers.get(), init.buffers.data(), nb * sizeof(float), ctx.stream());
     weights.params = params.as<float>();
     weights.grads = grads.as<float>();
     weights.buffers = buffers.as<float>();
@@ -154,7 +154,7 @@ struct GpuModel::Impl {
     int bad_row = -1;
     if (!e.loss->fetch(&bad_row)) {
       int32_t label = 0;
-      DTB_CUDA(cudaMemcpy(&label, e.loss->labels() + bad_row, sizeof label, cudaMemcpyDeviceToHost));
+      copy_to_host(&label, e.loss->labels() + bad_row, sizeof label, ctx.stream());
       last = nullptr;
       throw BadInput("model forward: label " + std::to_string(label) + " of image " + std::to_string(bad_row) +
                      " is outside [0, " + std::to_string(spec.classes) + ")");
@@ -195,34 +195,29 @@ void require_size(size_t got, size_t want, const char* what) {
 
 void GpuModel::upload_params(std::span<const float> host) {
   require_size(host.size(), impl_->param_count(), "upload_params");
-  DTB_CUDA(cudaStreamSynchronize(stream()));
-  DTB_CUDA(cudaMemcpy(impl_->params.get(), host.data(), host.size_bytes(), cudaMemcpyHostToDevice));
+  copy_to_device(impl_->params.get(), host.data(), host.size_bytes(), stream());
 }
 
 void GpuModel::download_params(std::span<float> host) const {
   require_size(host.size(), impl_->param_count(), "download_params");
-  DTB_CUDA(cudaStreamSynchronize(stream()));
-  DTB_CUDA(cudaMemcpy(host.data(), impl_->params.get(), host.size_bytes(), cudaMemcpyDeviceToHost));
+  copy_to_host(host.data(), impl_->params.get(), host.size_bytes(), stream());
 }
 
 void GpuModel::upload_buffers(std::span<const float> host) {
   require_size(host.size(), impl_->buffer_count(), "upload_buffers");
   if (host.empty()) return;
-  DTB_CUDA(cudaStreamSynchronize(stream()));
-  DTB_CUDA(cudaMemcpy(impl_->buffers.get(), host.data(), host.size_bytes(), cudaMemcpyHostToDevice));
+  copy_to_device(impl_->buffers.get(), host.data(), host.size_bytes(), stream());
 }
 
 void GpuModel::download_buffers(std::span<float> host) const {
   require_size(host.size(), impl_->buffer_count(), "download_buffers");
   if (host.empty()) return;
-  DTB_CUDA(cudaStreamSynchronize(stream()));
-  DTB_CUDA(cudaMemcpy(host.data(), impl_->buffers.get(), host.size_bytes(), cudaMemcpyDeviceToHost));
+  copy_to_host(host.data(), impl_->buffers.get(), host.size_bytes(), stream());
 }
 
 void GpuModel::download_grads(std::span<float> host) const {
   require_size(host.size(), impl_->param_count(), "download_grads");
-  DTB_CUDA(cudaStreamSynchronize(stream()));
-  DTB_CUDA(cudaMemcpy(host.data(), impl_->grads.get(), host.size_bytes(), cudaMemcpyDeviceToHost));
+  copy_to_host(host.data(), impl_->grads.get(), host.size_bytes(), stream());
 }
 
 double GpuModel::forward(const float* x, const int32_t* labels, int n, bool train) {
@@ -264,8 +259,7 @@ const float* GpuModel::logits() {
   if (m.host_logits.empty()) {
     const Tensor& z = m.last->loss->logits();
     m.host_logits.resize(z.count());
-    DTB_CUDA(cudaStreamSynchronize(stream()));
-    DTB_CUDA(cudaMemcpy(m.host_logits.data(), z.data, z.bytes(), cudaMemcpyDeviceToHost));
+    copy_to_host(m.host_logits.data(), z.data, z.bytes(), stream());
   }
   return m.host_logits.data();
 }

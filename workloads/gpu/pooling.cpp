@@ -21,27 +21,23 @@ Pooling& Pooling::global_average(GpuPlan& plan, std::string name, const Tensor& 
 Pooling::Pooling(GpuPlan& plan, std::string name, cudnnPoolingMode_t mode, int window_h, int window_w, int pad,
                  int stride, const Tensor& x)
     : name_(std::move(name)), x_(x) {
-  DTB_CUDNN(cudnnCreatePoolingDescriptor(&desc_));
-  DTB_CUDNN(cudnnSetPooling2dDescriptor(desc_, mode, CUDNN_NOT_PROPAGATE_NAN, window_h, window_w, pad, pad, stride,
+  DTB_CUDNN(cudnnCreatePoolingDescriptor(desc_.out()));
+  DTB_CUDNN(cudnnSetPooling2dDescriptor(desc_.get(), mode, CUDNN_NOT_PROPAGATE_NAN, window_h, window_w, pad, pad, stride,
                                         stride));
   int n = 0, c = 0, h = 0, w = 0;
-  DTB_CUDNN(cudnnGetPooling2dForwardOutputDim(desc_, x.desc, &n, &c, &h, &w));
+  DTB_CUDNN(cudnnGetPooling2dForwardOutputDim(desc_.get(), x.desc, &n, &c, &h, &w));
   y_ = plan.alloc(n, c, h, w, x.dt);
   plan.forward(name_, [this, &plan]() {
     const float one = 1.0f, zero = 0.0f;
-    DTB_CUDNN(cudnnPoolingForward(plan.ctx().cudnn(), desc_, &one, x_.desc, x_.data, &zero, y_.desc, y_.data));
+    DTB_CUDNN(cudnnPoolingForward(plan.ctx().cudnn(), desc_.get(), &one, x_.desc, x_.data, &zero, y_.desc, y_.data));
   });
-}
-
-Pooling::~Pooling() {
-  if (desc_ != nullptr) cudnnDestroyPoolingDescriptor(desc_);
 }
 
 Tensor Pooling::backward(GpuPlan& plan, const Tensor& dy) {
   Tensor dx = plan.alloc(x_.n, x_.c, x_.h, x_.w, x_.dt);
   plan.backward(name_ + ".bwd", [this, &plan, dy, dx]() {
     const float one = 1.0f, zero = 0.0f;
-    DTB_CUDNN(cudnnPoolingBackward(plan.ctx().cudnn(), desc_, &one, y_.desc, y_.data, dy.desc, dy.data, x_.desc,
+    DTB_CUDNN(cudnnPoolingBackward(plan.ctx().cudnn(), desc_.get(), &one, y_.desc, y_.data, dy.desc, dy.data, x_.desc,
                                    x_.data, &zero, dx.desc, dx.data));
   });
   return dx;

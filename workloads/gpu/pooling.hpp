@@ -32,7 +32,6 @@ class Pooling {
 
   Pooling(GpuPlan& plan, std::string name, cudnnPoolingMode_t mode, int window_h, int window_w, int pad, int stride,
           const Tensor& x);
-  ~Pooling();
   Pooling(const Pooling&) = delete;
   Pooling& operator=(const Pooling&) = delete;
 
@@ -41,7 +40,7 @@ class Pooling {
 
  private:
   std::string name_;
-  cudnnPoolingDescriptor_t desc_ = nullptr;
+  CudnnPoolingDesc desc_;
   Tensor x_, y_;
 };
 
