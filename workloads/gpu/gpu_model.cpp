@@ -65,7 +65,7 @@ struct GpuModel::Impl {
   models::ModelDescription desc;  // tables and MACs; outlives `index`
   std::unique_ptr<models::TableIndex> index;
   std::unique_ptr<Network> net;
-  GpuContext ctx;  // declared before the buffers and plans that use its stream
+  GpuContext ctx;  // declared before the buffers and plans that use its stream (see ~Impl)
   DeviceBuffer params, grads, buffers, params_c, grads_c;
   WeightBuffers weights;
   std::map<std::pair<int, bool>, Entry> plans;
@@ -106,6 +106,9 @@ struct GpuModel::Impl {
     scratch = DeviceBuffer((kernels::kSumBlocks + 1) * sizeof(double) + sizeof(unsigned int));
     host_scratch = PinnedBuffer(sizeof(double) + sizeof(unsigned int));
   }
+  // The members go after this body, in reverse order: the plans, buffers and pinned staging first, ctx (whose
+  // own synchronise would come too late for them) last; the work queued on the stream must be done first.
+  ~Impl() { cudaStreamSynchronize(ctx.stream()); }
 
   size_t param_count() const { return params.bytes() / sizeof(float); }
   size_t buffer_count() const {

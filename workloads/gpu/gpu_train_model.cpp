@@ -29,6 +29,8 @@ GpuTrainModel::GpuTrainModel(const models::ModelSpec& spec, uint64_t seed, int r
       scaler_(scaling_for(spec, scaling)),
       opt_(make_gpu_optimizer(optimizer_section, models::optimizer_table(model_.param_table()), model_.stream())) {}
 
+GpuTrainModel::~GpuTrainModel() { cudaStreamSynchronize(model_.stream()); }
+
 double GpuTrainModel::forward(const float* x, const int32_t* labels, int n, bool train) {
   return model_.forward(x, labels, n, train);
 }

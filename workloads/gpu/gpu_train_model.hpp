@@ -39,6 +39,9 @@ class GpuTrainModel final : public TrainModel {
   // otherwise); fp32 and bf16 leave it disabled.
   GpuTrainModel(const models::ModelSpec& spec, uint64_t seed, int rank, const Json& optimizer_section,
                 LossScalerOptions scaling = {});
+  // Waits for the model's stream: the optimizer state, the accumulator and the staged batches its work uses
+  // go before model_ (declared before them), whose own synchronise would come too late for them.
+  ~GpuTrainModel() override;
 
   std::string backend() const override { return "gpu"; }
   bool host_memory() const override { return false; }
