@@ -27,13 +27,17 @@ gpu::Event IssueFences::take_event() {
   return e;
 }
 
-void IssueFences::record() {
-  gpu::DeviceGuard on(device_);
+gpu::Event IssueFences::mark() {
   gpu::Event e;
-  if (producer_ != nullptr) {
-    e = take_event();
-    DTB_CUDA(cudaEventRecord(e.get(), producer_));
-  }
+  if (producer_ == nullptr) return e;
+  gpu::DeviceGuard on(device_);
+  e = take_event();
+  DTB_CUDA(cudaEventRecord(e.get(), producer_));
+  return e;
+}
+
+void IssueFences::record() {
+  gpu::Event e = mark();
   std::lock_guard<std::mutex> lock(m_);
   pending_.push_back(std::move(e));
 }
@@ -49,15 +53,7 @@ void IssueFences::wait_next(cudaStream_t consumer) {
       issued = true;
     }
   }
-  if (!issued) {
-    // Not issued through a Reducer: the point is now.
-    if (producer_ == nullptr) {
-      DTB_CUDA(cudaDeviceSynchronize());
-      return;
-    }
-    e = take_event();
-    DTB_CUDA(cudaEventRecord(e.get(), producer_));
-  }
+  if (!issued) e = mark();  // not issued through a Reducer: the point is now
   if (!e) {
     DTB_CUDA(cudaDeviceSynchronize());  // issued without a producer stream
     return;

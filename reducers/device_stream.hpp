@@ -28,7 +28,6 @@ class IssueFences {
  public:
   // `device`: the device of the producer stream and of the events.
   explicit IssueFences(int device) : device_(device) {}
-  ~IssueFences() = default;
   IssueFences(const IssueFences&) = delete;
   IssueFences& operator=(const IssueFences&) = delete;
 
@@ -43,6 +42,7 @@ class IssueFences {
 
  private:
   gpu::Event take_event();  // a free event, or a new one
+  gpu::Event mark();        // an event recorded on the producer now (empty without a producer)
   int device_;
   cudaStream_t producer_ = nullptr;
   std::mutex m_;

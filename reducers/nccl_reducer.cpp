@@ -12,19 +12,17 @@ namespace {
 // The bootstrap message's tag, beside the algorithms' tags in allreduce.hpp (101..105, 199).
 constexpr int kTagNcclBootstrap = 106;
 
-// The rank's device: its local rank's (the rank itself on the thread transport), as device.hpp says.
-int nccl_device(const Comm& comm) {
-  gpu::require_device("reducer nccl");
+// Selects the rank's device: its local rank's (the rank itself on the thread transport), as device.hpp says.
+int select_nccl_device(const Comm& comm) {
   const int local = comm.transport() == "thread" ? comm.rank() : gpu::local_rank_from_env(comm.rank());
-  return local % gpu::device_count();
+  return gpu::select_device(local, "reducer nccl");
 }
 
 }  // namespace
 
 // ---- NcclReducer -------------------------------------------------------------------------------------
 
-NcclReducer::NcclReducer(Comm& comm) : Allreduce(comm), device_(nccl_device(comm)), fences_(device_) {
-  DTB_CUDA(cudaSetDevice(device_));
+NcclReducer::NcclReducer(Comm& comm) : Allreduce(comm), device_(select_nccl_device(comm)), fences_(device_) {
   DTB_CUDA(cudaStreamCreateWithFlags(stream_.out(), cudaStreamNonBlocking));
   ncclUniqueId id{};
   if (comm.rank() == 0) {

@@ -31,10 +31,11 @@ int device_count() { return cuda_devices().count; }
 
 std::string no_device_reason() { return cuda_devices().reason; }
 
-void require_device(const std::string& who) {
+int require_device(const std::string& who) {
   const CudaDevices d = cuda_devices();
   if (d.state == CudaDevices::State::broken) throw BadInput(who + ": CUDA device unusable: " + d.reason);
   if (d.state != CudaDevices::State::usable) throw BadInput(who + ": no CUDA device: " + d.reason);
+  return d.count;
 }
 
 int local_rank_from_env(int fallback) {
@@ -53,8 +54,7 @@ int local_rank_from_env(int fallback) {
 }
 
 int select_device(int local_rank, const std::string& who) {
-  require_device(who);
-  const int device = local_rank % device_count();
+  const int device = local_rank % require_device(who);
   DTB_CUDA(cudaSetDevice(device));
   return device;
 }

@@ -25,8 +25,8 @@ int device_count();
 std::string no_device_reason();
 
 // Throws BadInput("<who>: no CUDA device: <reason>"), or "<who>: CUDA device unusable: <reason>" for a
-// broken driver, unless a device is usable.
-void require_device(const std::string& who);
+// broken driver, unless a device is usable; returns the device count.
+int require_device(const std::string& who);
 
 // The node-local rank from the launcher's environment (see above), else `fallback`. A variable that is
 // set but not a non-negative integer is BadInput naming it.
