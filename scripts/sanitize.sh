@@ -4,10 +4,11 @@
 # (CTest label `unit`), the bad-input corpus (label `corpus`) and two short MPI training runs (train.resume:
 # 2 and 3 ranks preempted and resumed bitwise; train.no_space: a checkpoint that cannot be written).
 # Any sanitizer report fails the test that produced it. Usage: scripts/sanitize.sh [extra ctest arguments].
-# SANITIZE_BUILD_DIR overrides the build folder (default build/debug).
+# SANITIZE_BUILD_DIR overrides the build folder (default build/sanitize: a Ninja build, so not the Makefiles
+# folder build/debug that the preset used before).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${SANITIZE_BUILD_DIR:-build/debug}
+build=${SANITIZE_BUILD_DIR:-build/sanitize}
 cmake --preset debug -B "$build" >/dev/null
 cmake --build "$build" -j"$(nproc)"
 source scripts/mpi-env.sh
