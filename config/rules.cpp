@@ -146,6 +146,34 @@ std::vector<Rule> build_rules() {
          return when(c["backend"] == "gpu" && c["parallel"]["sync_bn"].get<bool>(),
                      "synchronised batch norm is implemented for the cpu backend only");
        }},
+      // Ghost batch norm (Hoffer et al. 2017): each forward's batch (per rank, per micro-batch) splits into
+      // whole ghost batches, each normalised by its own statistics.
+      {"/model/ghost_batch", Needs::config,
+       [](const Json& c, int) {
+         const std::string arch = c["model"]["arch"].get<std::string>();
+         return when(c["model"]["ghost_batch"].get<int64_t>() > 0 && (arch == "mlp" || arch == "simple_cnn"),
+                     "ghost batch norm needs batch norm: arch \"" + arch + "\" has none (use a ResNet)");
+       }},
+      {"/model/ghost_batch", Needs::config,
+       [](const Json& c, int) {
+         return when(c["model"]["ghost_batch"].get<int64_t>() > 0 && c["parallel"]["sync_bn"].get<bool>(),
+                     "ghost batch norm and synchronised batch norm exclude each other (ghost batches are parts of "
+                     "one rank's batch; synchronised statistics span every rank's)");
+       }},
+      {"/model/ghost_batch", Needs::config,
+       [](const Json& c, int) {
+         return when(c["model"]["ghost_batch"].get<int64_t>() > 0 && c["backend"] == "gpu",
+                     "ghost batch norm is implemented for the cpu backend only");
+       }},
+      {"/model/ghost_batch", Needs::ranks,
+       [](const Json& c, int ranks) {
+         const int64_t ghost = c["model"]["ghost_batch"].get<int64_t>();
+         if (ghost == 0) return Result{};
+         const int64_t forward = per_rank_batch(c, ranks) / c["batch"]["micro_batches"].get<int64_t>();
+         return when(forward % ghost != 0, "a ghost batch of " + std::to_string(ghost) +
+                                               " does not divide the batch of each forward, " +
+                                               std::to_string(forward) + " (per-rank batch / micro_batches)");
+       }},
       {"/batch/global", Needs::ranks,
        [](const Json& c, int ranks) {
          const int64_t global = c["batch"]["global"].get<int64_t>();

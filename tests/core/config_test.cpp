@@ -159,6 +159,25 @@ TEST(Config, MicroBatchRules) {
             "");
 }
 
+TEST(Config, GhostBatchRules) {
+  EXPECT_EQ(config::defaults()["model"]["ghost_batch"], 0);
+  // 128 / 4 ranks = 32 per rank: ghost batches of 8 fit, of 12 do not; with 2 micro-batches each forward has 16.
+  EXPECT_EQ(error_of({{"model", {{"ghost_batch", 8}}}}, 4), "");
+  EXPECT_EQ(error_of({{"model", {{"ghost_batch", 12}}}}, 4),
+            "/model/ghost_batch: a ghost batch of 12 does not divide the batch of each forward, 32 (per-rank batch "
+            "/ micro_batches)");
+  EXPECT_EQ(error_of({{"model", {{"ghost_batch", 32}}}, {"batch", {{"micro_batches", 2}}}}, 4),
+            "/model/ghost_batch: a ghost batch of 32 does not divide the batch of each forward, 16 (per-rank batch "
+            "/ micro_batches)");
+  EXPECT_EQ(error_of({{"model", {{"ghost_batch", -1}}}}), "/model/ghost_batch: expected an integer in [0, 1000000000], got -1");
+  EXPECT_EQ(error_of({{"model", {{"arch", "mlp"}, {"ghost_batch", 8}}}}),
+            "/model/ghost_batch: ghost batch norm needs batch norm: arch \"mlp\" has none (use a ResNet)");
+  EXPECT_EQ(error_of({{"model", {{"ghost_batch", 8}}}, {"parallel", {{"sync_bn", true}}}})
+                .rfind("/model/ghost_batch: ghost batch norm and synchronised batch norm exclude each other", 0),
+            0u);
+  EXPECT_EQ(error_of({{"model", {{"ghost_batch", 8}}}, {"backend", "gpu"}}).rfind("/model/ghost_batch: ghost batch norm is implemented for the cpu backend only", 0), 0u);
+}
+
 TEST(Config, DurationWarmupAndMilestones) {
   EXPECT_EQ(error_of({{"duration", {{"epochs", 3}}}, {"schedule", {{"warmup", {{"epochs", 5}}}}}}),
             "/schedule/warmup/epochs: warmup of 5 epochs is longer than the run (3 epochs)");

@@ -12,10 +12,21 @@
 // running_offset and running_offset + channels of the model's buffer array.
 // A training plan whose context has a cross_replica_sum builds synchronised batch norm instead
 // (sync_batch_norm.hpp): same parameters, buffers and interface, global-batch statistics.
+//
+// Ghost batch norm (Hoffer, Hubara and Soudry 2017, "Train longer, generalize better", Algorithm 1): with
+// ghost_batch = g > 0 and smaller than the batch N (a multiple of g), a training forward normalises each of
+// the N / g consecutive ghost batches of g samples with that ghost batch's own statistics, which keeps the
+// noise of batch-norm statistics of a small batch when the batch is large. Exactly what batch norm applied
+// to each ghost batch separately computes, in ghost order: the running averages take one update per ghost
+// batch (unbiased variance over m = g H W values), dgamma and dbeta are the sums of the ghost batches'
+// (added in ghost order, so the result is deterministic), dx is each ghost batch's own. Evaluation is
+// unchanged (running statistics). Samples are the outermost dimension of every layout oneDNN gives
+// activations (nchw, nhwc, nChw8c, nChw16c), so a ghost batch is a contiguous slice of the tensor.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "workloads/cpu/plan.hpp"
 
@@ -28,6 +39,7 @@ struct BatchNormShape {
   bool fuse_relu = false;
   float eps = 1e-5f;
   float momentum = 0.1f;
+  int ghost_batch = 0;  // 0 or >= the batch: statistics of the whole batch
 };
 
 class BatchNorm {
@@ -44,7 +56,10 @@ class BatchNorm {
   size_t gamma_offset_, beta_offset_, running_offset_;
   dnnl::normalization_flags flags_;
   dnnl::batch_normalization_forward::primitive_desc fwd_pd_;
-  dnnl::memory x_, y_, mean_, var_, workspace_;
+  dnnl::memory::desc part_md_;  // training: one ghost batch (the whole batch without ghost batches)
+  dnnl::memory x_, y_;
+  // One per ghost batch (one in all without ghost batches): slices of x_ and y_, statistics, workspaces.
+  std::vector<dnnl::memory> xs_, ys_, means_, vars_, workspaces_;
   std::shared_ptr<SyncBatchNorm> sync_;  // set: everything is delegated to it
 };
 

@@ -54,7 +54,7 @@ BnParams bn_params(const models::TableIndex& t, const models::TopoBn& b) {
 class ResNet : public Network {
  public:
   ResNet(const models::ModelSpec& spec, const models::TableIndex& t, DropoutSource dropout_source)
-      : classes_(spec.classes), dropout_(spec.dropout), dropout_source_(dropout_source) {
+      : classes_(spec.classes), dropout_(spec.dropout), ghost_batch_(spec.ghost_batch), dropout_source_(dropout_source) {
     const models::ResNetTopology topo = models::resnet_topology(spec);
     imagenet_ = topo.imagenet;
     stem_ = conv_params(t, topo.stem);
@@ -82,8 +82,9 @@ class ResNet : public Network {
       return plan.keep<Conv>(plan, p.name, p.shape, p.weight, p.bias, x);
     };
     auto make_bn = [&](const BnParams& p, bool relu, const memory& x) -> BatchNorm& {
-      return plan.keep<BatchNorm>(plan, p.name, BatchNormShape{p.channels, relu}, p.gamma, p.beta,
-                                       p.running, x);
+      BatchNormShape shape{p.channels, relu};
+      shape.ghost_batch = ghost_batch_;
+      return plan.keep<BatchNorm>(plan, p.name, shape, p.gamma, p.beta, p.running, x);
     };
 
     Conv* stem = &make_conv(stem_, input);
@@ -165,6 +166,7 @@ class ResNet : public Network {
  private:
   int classes_;
   float dropout_;
+  int ghost_batch_;  // batch-norm ghost batch (batch_norm.hpp); 0 = none
   DropoutSource dropout_source_;
   bool imagenet_ = false;
   PoolShape pool_{3, 2, 1};

@@ -24,6 +24,9 @@ void validate(const models::ModelSpec& spec) {
     throw BadInput("/model/arch: \"simple_cnn\" is built by the cpu backend only (the gpu backend's "
                    "convolutions have no bias); use /backend \"cpu\"");
   }
+  if (spec.ghost_batch != 0) {
+    throw BadInput("/model/ghost_batch: ghost batch norm is built by the cpu backend only; use /backend \"cpu\"");
+  }
   parse_precision(spec.precision, "model spec");
   models::ModelSpec fp32 = spec;
   fp32.precision = "fp32";

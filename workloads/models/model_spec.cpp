@@ -51,6 +51,7 @@ void validate(const ModelSpec& s) {
   if (!(s.dropout >= 0.0f && s.dropout < 1.0f)) {
     throw BadInput(where + "dropout must be in [0, 1), got " + std::to_string(s.dropout));
   }
+  if (s.ghost_batch < 0) throw BadInput(where + "ghost_batch must be >= 0, got " + std::to_string(s.ghost_batch));
   const bool cnn = s.arch == "simple_cnn";
   if (cnn && (s.conv_filters.size() != 2 || s.conv_filters[0] < 1 || s.conv_filters[1] < 1)) {
     throw BadInput(where + "conv_filters must be two filter counts >= 1 for arch simple_cnn");
@@ -64,6 +65,9 @@ void validate(const ModelSpec& s) {
     }
     if (s.zero_init_residual) {
       throw BadInput(where + "zero_init_residual applies only to ResNets, not to arch " + s.arch);
+    }
+    if (s.ghost_batch != 0) {
+      throw BadInput(where + "ghost_batch applies only to ResNets (the archs with batch norm), not to arch " + s.arch);
     }
     if (s.arch == "mlp") return;
   } else if (s.hidden != 0) {

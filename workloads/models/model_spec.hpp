@@ -35,6 +35,7 @@ struct ModelSpec {
   std::vector<int> conv_filters;    // simple_cnn only: filters of its two convolutions (empty otherwise)
   float label_smoothing = 0.0f;     // [0, 1)
   float dropout = 0.0f;             // [0, 1): before the last fully connected layer; 0 = none
+  int ghost_batch = 0;              // ResNets: batch-norm statistics over ghost batches of this size; 0 = none
 };
 
 // Throws BadInput naming the field (e.g. "model spec: arch ...") when the spec cannot be built: unknown arch

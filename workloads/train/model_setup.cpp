@@ -21,6 +21,7 @@ models::ModelSpec model_spec(const Json& cfg, const data::Dataset& train) {
   }
   spec.label_smoothing = cfg["model"]["label_smoothing"].get<float>();
   spec.dropout = cfg["model"]["dropout"].get<float>();
+  spec.ghost_batch = static_cast<int>(cfg["model"]["ghost_batch"].get<int64_t>());
   return spec;
 }
 
