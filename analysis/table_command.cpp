@@ -6,6 +6,7 @@
 
 #include "analysis/campaign_data.hpp"
 #include "analysis/campaign_table.hpp"
+#include "analysis/mlperf_rcp.hpp"
 #include "analysis/published.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -14,7 +15,7 @@ namespace dtbench {
 
 void add_table_command(CLI::App& app) {
   struct Opts {
-    std::string dir, format = "md", published, output;
+    std::string dir, format = "md", published, output, rcps;
     std::vector<std::string> group_by, metrics;
   };
   auto o = std::make_shared<Opts>();
@@ -28,10 +29,22 @@ void add_table_command(CLI::App& app) {
   cmd->add_option("--metrics", o->metrics, "Metric columns, comma-separated: " + metric_names)->delimiter(',');
   cmd->add_option("--published", o->published, "Print a published table instead (imagenet-resnet50, mlperf-resnet-rcp)");
   cmd->add_option("--output", o->output, "Write to this file instead of standard output");
+  cmd->add_option("--rcps", o->rcps,
+                  "Write MLPerf reference convergence points (epochs to the target per global batch, from the runs "
+                  "that reached it) to this JSON file, for MLPerf's RCP checker --custom_rcps; prints no table");
   cmd->callback([o] {
     analysis::Format f = analysis::parse_format(o->format);
     analysis::CampaignData c;
     std::string text;
+    if (!o->rcps.empty()) {
+      if (!o->published.empty() || o->dir.empty()) throw BadInput("--rcps needs a campaign folder, not --published");
+      const analysis::RcpSet set = analysis::reference_convergence_points(analysis::load_campaign(o->dir));
+      for (const std::string& why : set.skipped) std::cerr << "table --rcps: left out " << why << "\n";
+      if (set.rcps.empty()) throw RunFailed("table --rcps: no point of " + o->dir + " gives an RCP (see above)");
+      write_file_atomic(o->rcps, set.rcps.dump(2) + "\n", false);
+      std::cout << "table --rcps: " << set.rcps.size() << " reference convergence points in " << o->rcps << "\n";
+      return;
+    }
     if (!o->published.empty()) {
       if (!o->dir.empty()) throw BadInput("give either a campaign folder or --published, not both");
       text = analysis::render(analysis::published_table(analysis::load_published(o->published), f), f);

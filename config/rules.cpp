@@ -146,6 +146,11 @@ std::vector<Rule> build_rules() {
          return when(c["backend"] == "gpu" && c["parallel"]["sync_bn"].get<bool>(),
                      "synchronised batch norm is implemented for the cpu backend only");
        }},
+      {"/mllog/submission_org", Needs::config,
+       [](const Json& c, int) {
+         return when(c["mllog"]["submission_org"].get<std::string>().empty(),
+                     "must not be empty (MLPerf's checker requires a value)");
+       }},
       // Ghost batch norm (Hoffer et al. 2017): each forward's batch (per rank, per micro-batch) splits into
       // whole ghost batches, each normalised by its own statistics.
       {"/model/ghost_batch", Needs::config,

@@ -75,6 +75,16 @@ Node build_run_schema() {
                        {"target_accuracy", number(0, 0, 1, false, false, "time-to-accuracy target; 0 = none")},
                        {"stop_at_target", boolean(false, "end the run at the first evaluation at or above the target (asynchronous SGD: the workers stop at their next push after rank 0's evaluation)")},
                        {"batch", integer(500, 1, 1e6, "evaluation batch per rank")}})},
+      {"mllog", object({{"submission_org", text("dtbench", {}, "MLPerf submission_org: who ran it (not empty)")},
+                        {"submission_platform", text("", {}, "MLPerf submission_platform; empty = <ranks>x<CPU model> "
+                                                             "(cpu backend) or <ranks>x<GPU name>")},
+                        {"submission_division", text("open", {"open", "closed"}, "MLPerf submission_division")},
+                        {"submission_status", text("research", {"cloud", "onprem", "preview", "research"},
+                                                   "MLPerf submission_status")},
+                        {"submission_benchmark", text("", {}, "MLPerf submission_benchmark; empty = \"resnet\" for "
+                                                              "the ResNets, the arch's name otherwise")},
+                        {"cache_clear", boolean(false, "the launcher dropped the OS page cache before the run "
+                                                       "(logged as cache_clear; dtbench does not drop it)")}})},
       {"output", object({{"dir", text("results/runs", {}, "folder of the run record")},
                          {"record", text("", {}, "record file name; empty = <name>.json")},
                          {"save_weights", boolean(false, "write the final weights to <record name>.weights beside "

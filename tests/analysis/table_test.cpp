@@ -6,9 +6,11 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 
 #include "analysis/campaign_data.hpp"
 #include "analysis/campaign_table.hpp"
+#include "analysis/mlperf_rcp.hpp"
 #include "analysis/published.hpp"
 #include "analysis/summary.hpp"
 #include "analysis/text_table.hpp"
@@ -345,4 +347,72 @@ TEST(Published, ErrorsNameTheTableOrTheKey) {
   EXPECT_EQ(problem([](Json& d) { d["references"]["rcp"] = 5; }), "/references/rcp: expected a string, got 5");
   EXPECT_EQ(problem([](Json& d) { d["surprise"] = 1; }), "/surprise: unexpected field");
   EXPECT_EQ(problem([](Json&) {}), "");
+}
+
+// MLPerf reference convergence points: per global batch, the epochs to the target of the runs that reached
+// it (sorted), at least 3 of them; a point with fewer is left out with the reason.
+TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
+  const fs::path dir = fs::temp_directory_path() / ("dtbench-rcp-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  Json doc = {{"name", "rcp"},
+              {"base", {{"duration", {{"steps", 10}}}, {"eval", {{"target_accuracy", 0.9}}},
+                        {"optimizer", {{"name", "sgd"}, {"lr", 0.1}, {"momentum", 0.9}}}}},
+              {"axes", {{"batch.global", {128, 256}}}},
+              {"repeats", 4}};
+  auto spec = dtbench::slurm::parse_spec(doc, ".");
+  auto layout = dtbench::slurm::make_layout(dir, {"dtbench", "train"}, "test");
+  auto points = dtbench::slurm::expand(spec, layout.runs);
+  dtbench::slurm::write_campaign(spec, points, layout, false);
+  auto write = [&](const dtbench::slurm::Run& run, int64_t batch, std::optional<double> epoch) {
+    dtbench::RunRecord r;
+    r.name = run.name;
+    r.config = run.config;
+    r.global_batch = batch;
+    r.status = epoch ? dtbench::RunStatus::reached_target : dtbench::RunStatus::completed;
+    r.target_accuracy = 0.9;
+    r.finished_utc = "2026-11-25T23:00:00Z";
+    r.provenance = {{"cpu", {{"model", "AMD EPYC"}}}};
+    if (epoch) r.time_to_accuracy = dtbench::TimeToAccuracy{10, 5, *epoch, 640};
+    dtbench::write_json_atomic(dir / "runs" / (run.name + ".json"), r.to_json(), false);
+  };
+  const std::optional<double> no;
+  write(points[0].runs[0], 128, 3.0);
+  write(points[0].runs[1], 128, 2.5);
+  write(points[0].runs[2], 128, no);
+  write(points[0].runs[3], 128, 3.5);
+  write(points[1].runs[0], 256, 4.0);
+  write(points[1].runs[1], 256, no);
+  write(points[1].runs[2], 256, 5.0);  // the fourth run has no record: missing
+
+  RcpSet set = reference_convergence_points(load_campaign(dir));
+  ASSERT_EQ(set.rcps.size(), 1u);
+  const Json& ref = set.rcps["resnet_ref_128"];  // resnet20, the default arch: MLPerf's "resnet"
+  EXPECT_EQ(ref["Benchmark"], "resnet");
+  EXPECT_EQ(ref["BS"], 128);
+  EXPECT_EQ(ref["Epochs to converge"], Json({2.5, 3.0, 3.5}));
+  EXPECT_EQ(ref["Hyperparams"]["opt_name"], "sgd");
+  EXPECT_EQ(ref["Hyperparams"]["opt_base_learning_rate"], 0.1);
+  EXPECT_EQ(ref["Hyperparams"]["opt_momentum"], 0.9);
+  EXPECT_EQ(ref["Platform"], "1xAMD EPYC");
+  EXPECT_EQ(ref["Creator"], "dtbench");
+  ASSERT_EQ(set.skipped.size(), 1u);
+  EXPECT_NE(set.skipped[0].find("2 of 3 finished runs reached the target; an RCP needs at least 3"), std::string::npos)
+      << set.skipped[0];
+
+  // Another benchmark in the same campaign, and a campaign without any target: BadInput.
+  Json mlp = points[1].runs[1].config;
+  mlp["model"] = {{"arch", "mlp"}, {"hidden", 8}};
+  dtbench::RunRecord r;
+  r.name = points[1].runs[1].name;
+  r.config = mlp;
+  r.global_batch = 256;
+  r.status = dtbench::RunStatus::reached_target;
+  r.target_accuracy = 0.9;
+  r.time_to_accuracy = dtbench::TimeToAccuracy{10, 5, 4.5, 640};
+  dtbench::write_json_atomic(dir / "runs" / (r.name + ".json"), r.to_json(), false);
+  EXPECT_THROW(reference_convergence_points(load_campaign(dir)), dtbench::BadInput);
+  fs::remove_all(dir);
+  CampaignData empty;
+  empty.name = "none";
+  EXPECT_THROW(reference_convergence_points(empty), dtbench::BadInput);
 }

@@ -178,6 +178,20 @@ TEST(Config, GhostBatchRules) {
   EXPECT_EQ(error_of({{"model", {{"ghost_batch", 8}}}, {"backend", "gpu"}}).rfind("/model/ghost_batch: ghost batch norm is implemented for the cpu backend only", 0), 0u);
 }
 
+TEST(Config, MllogSectionDescribesTheSubmission) {
+  const Json d = config::defaults();
+  EXPECT_EQ(d["mllog"]["submission_org"], "dtbench");
+  EXPECT_EQ(d["mllog"]["submission_division"], "open");
+  EXPECT_EQ(d["mllog"]["submission_status"], "research");
+  EXPECT_EQ(d["mllog"]["cache_clear"], false);
+  EXPECT_EQ(error_of({{"mllog", {{"submission_org", ""}}}}),
+            "/mllog/submission_org: must not be empty (MLPerf's checker requires a value)");
+  EXPECT_EQ(error_of({{"mllog", {{"submission_division", "public"}}}}),
+            "/mllog/submission_division: expected one of \"open\", \"closed\", got \"public\"");
+  EXPECT_EQ(error_of({{"mllog", {{"submission_status", "available"}}}}).rfind("/mllog/submission_status: expected one of", 0),
+            0u);
+}
+
 TEST(Config, DurationWarmupAndMilestones) {
   EXPECT_EQ(error_of({{"duration", {{"epochs", 3}}}, {"schedule", {{"warmup", {{"epochs", 5}}}}}}),
             "/schedule/warmup/epochs: warmup of 5 epochs is longer than the run (3 epochs)");

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdio>
+#include <map>
 #include <source_location>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ class Logger {
   // Creates (or, with append, continues: a resumed run) the file at `path`, takes its lock and writes
   // the events so far. BadInput when another live run holds it; RunFailed on I/O errors.
   void open(const std::string& path, bool append);
+  // Forgets the events logged before open() (a resumed run's second init_start).
+  void discard_pending() { pending_.clear(); }
 
   void event(const char* event_type, const char* key, const Json& value, Json metadata = Json::object(),
              std::source_location where = std::source_location::current());
@@ -37,22 +40,39 @@ class Logger {
              std::source_location where = std::source_location::current()) {
     event(kPointInTime, key, value, std::move(metadata), where);
   }
+  // Interval events. `key` is the start's key ("epoch_start"); `end` names the matching stop key.
   void start(const char* key, const Json& value = nullptr, Json metadata = Json::object(),
              std::source_location where = std::source_location::current()) {
+    open_[key] = metadata;
     event(kIntervalStart, key, value, std::move(metadata), where);
   }
   void end(const char* key, const Json& value = nullptr, Json metadata = Json::object(),
            std::source_location where = std::source_location::current()) {
+    open_.erase(start_key(key));
     event(kIntervalEnd, key, value, std::move(metadata), where);
+  }
+  // An interval started elsewhere (a resumed run's epoch, begun by its first attempt) counts as open.
+  void mark_open(const char* start, Json metadata) { open_[start] = std::move(metadata); }
+  // Ends the interval of `stop` ("epoch_stop") if its start is still open, with the start's metadata: a run
+  // that ends within an epoch closes it, so the log has the epoch_stop MLPerf's rules ask for.
+  void end_open(const char* stop, std::source_location where = std::source_location::current()) {
+    auto it = open_.find(start_key(stop));
+    if (it != open_.end()) end(stop, nullptr, it->second, where);
   }
 
  private:
   void write(const std::string& line);
+  // "epoch_stop" -> "epoch_start" (MLPerf pairs interval keys this way).
+  static std::string start_key(const std::string& stop) {
+    return stop.size() > 5 && stop.compare(stop.size() - 5, 5, "_stop") == 0 ? stop.substr(0, stop.size() - 5) + "_start"
+                                                                                 : stop;
+  }
 
   std::FILE* file_ = nullptr;
   std::string path_;
   bool echo_ = false;
   std::vector<std::string> pending_;  // lines logged before open()
+  std::map<std::string, Json> open_;  // started intervals not yet ended: start key -> metadata
 };
 
 }  // namespace dtbench::mllog

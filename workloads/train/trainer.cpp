@@ -15,7 +15,10 @@
 #include "config/rules.hpp"
 #include "config/run_config.hpp"
 #include "core/config.hpp"
+#include "core/cuda_info.hpp"
 #include "core/error.hpp"
+#include "core/mlperf.hpp"
+#include "core/provenance.hpp"
 #include "core/run_record.hpp"
 #include "core/timer.hpp"
 #include "optim/schedule.hpp"
@@ -39,6 +42,22 @@
 
 namespace dtbench {
 namespace fs = std::filesystem;
+
+namespace {
+
+// MLPerf's submission_platform: the configured name, else "<ranks>x<processor>" (MLPerf's "8xNVIDIA A100").
+std::string submission_platform(const Json& cfg, int ranks) {
+  std::string given = cfg["mllog"]["submission_platform"].get<std::string>();
+  if (!given.empty()) return given;
+  std::string processor = cpu_model();
+  if (cfg["backend"] == "gpu") {
+    const Json info = cuda_info();
+    if (info.contains("devices") && !info["devices"].empty()) processor = info["devices"][0].value("name", processor);
+  }
+  return std::to_string(ranks) + "x" + processor;
+}
+
+}  // namespace
 
 class Run {
  public:
@@ -120,13 +139,34 @@ void Run::check_outputs_and_open_log() {
   world_.checked_on_root([this] {
     if (!args_.baseline.empty()) baseline_ = read_baseline(args_.baseline);
     check_outputs(paths_, resumed_, args_.save_weights);
+    if (resumed_) log_->discard_pending();  // its init_start: the first attempt logged one
     log_->open(paths_.mllog.string(), resumed_);
   });
 }
 
+// The run's description, then init_stop and run_start, in the order MLPerf's compliance rules (training
+// 4.0.0, common and open) require: the submission_* events before init_stop, exactly one each. A resumed run
+// appends to the log of its first attempt, which has them already: it logs only where it resumed, so the
+// file stays one init, one run_start and one run_stop.
 void Run::log_init_stop() {
   if (!log_) return;
-  log_->point(mllog::kSubmissionBenchmark, cfg_["model"]["arch"]);
+  if (resumed_) {
+    log_->point(mllog::kResume, st_.step, {{mllog::kEpochNum, cadence_.epochs(st_.step)}});
+    // Resumed within an epoch: its epoch_start is in the first attempt's part of the log.
+    if (!cadence_.starts_epoch(st_.step))
+      log_->mark_open(mllog::kEpochStart, {{mllog::kEpochNum, cadence_.epoch_of(st_.step)}});
+    return;
+  }
+  const Json& ml = cfg_["mllog"];
+  log_->point(mllog::kSubmissionOrg, ml["submission_org"]);
+  log_->point(mllog::kSubmissionPlatform, submission_platform(cfg_, world_.size()));
+  log_->point(mllog::kSubmissionDivision, ml["submission_division"]);
+  log_->point(mllog::kSubmissionStatus, ml["submission_status"]);
+  log_->point(mllog::kSubmissionBenchmark, mlperf_benchmark(cfg_));
+  log_->point(mllog::kModelArch, cfg_["model"]["arch"]);
+  log_->point(mllog::kDataset, cfg_["data"]["dataset"]);
+  log_->point(mllog::kTargetAccuracy, cfg_["eval"]["target_accuracy"]);
+  log_->point(mllog::kCacheClear, ml["cache_clear"]);
   log_->point(mllog::kSeed, cfg_["seed"]);
   log_->point(mllog::kGlobalBatchSize, global_);
   log_->point(mllog::kOptName, cfg_["optimizer"]["name"]);
@@ -249,9 +289,11 @@ int Run::preempt(int64_t done) {
 
 int Run::finish(RunStatus status, const std::string& detail) {
   if (status == RunStatus::completed && st_.tta) status = RunStatus::reached_target;
-  if (log_)
-    log_->end(mllog::kRunStop, nullptr,
-              {{mllog::kStatus, status == RunStatus::diverged ? mllog::kStatusAborted : mllog::kStatusSuccess}});
+  // MLPerf's status: success when the run reached its quality target (or had none and completed).
+  const bool target = cfg_["eval"]["target_accuracy"].get<double>() > 0;
+  const bool success = status == RunStatus::reached_target || (status == RunStatus::completed && !target);
+  if (log_) log_->end_open(mllog::kEpochStop);  // a run that ended within an epoch (a step budget, the target)
+  if (log_) log_->end(mllog::kRunStop, nullptr, {{mllog::kStatus, success ? mllog::kStatusSuccess : mllog::kStatusAborted}});
   save_weights();  // before the record, which names the weights file
   write_record(status, detail);
   console_->line("record: " + paths_.record.string() + " (status " + to_string(status) + ")");

@@ -1,0 +1,93 @@
+#include "analysis/mlperf_rcp.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "core/error.hpp"
+#include "core/mlperf.hpp"
+
+namespace dtbench::analysis {
+namespace {
+
+constexpr size_t kMinRuns = 3;  // the olympic mean drops the fastest and the slowest
+
+// The hyperparameters MLPerf's RCP files list, from the run's config (MLPerf's key names).
+Json hyperparams(const Json& cfg) {
+  const Json& opt = cfg["optimizer"];
+  Json h = {{"opt_name", opt["name"]},
+            {"opt_base_learning_rate", opt["lr"]},
+            {"lr_scaling", cfg["lr_scaling"]["rule"]},
+            {"opt_learning_rate_warmup_epochs", cfg["schedule"]["warmup"]["epochs"]},
+            {"opt_learning_rate_warmup_steps", cfg["schedule"]["warmup"]["steps"]},
+            {"schedule", cfg["schedule"]["name"]}};
+  if (opt.contains("momentum")) h["opt_momentum"] = opt["momentum"];
+  if (opt.contains("weight_decay")) h["opt_weight_decay"] = opt["weight_decay"];
+  return h;
+}
+
+std::string platform(const RunRecord& r) {
+  const Json& ml = r.config.contains("mllog") ? r.config["mllog"] : Json::object();
+  std::string given = ml.value("submission_platform", std::string());
+  if (!given.empty()) return given;
+  std::string cpu = "unknown";
+  if (r.provenance.is_object() && r.provenance.contains("cpu")) cpu = r.provenance["cpu"].value("model", cpu);
+  return std::to_string(r.ranks) + "x" + cpu;
+}
+
+}  // namespace
+
+RcpSet reference_convergence_points(const CampaignData& c) {
+  RcpSet out;
+  std::string benchmark;
+  std::map<int64_t, std::string> batch_point;  // BS -> the point that gave it
+  bool any_target = false;
+  for (const PointData& p : c.points) {
+    std::vector<double> epochs;
+    const RunRecord* first = nullptr;
+    size_t done = 0;
+    int64_t bs = 0;
+    for (const RunData& run : p.runs) {
+      if (!run.record || run.state != "done") continue;
+      const RunRecord& r = *run.record;
+      ++done;
+      if (r.target_accuracy <= 0) continue;
+      any_target = true;
+      const std::string b = mlperf_benchmark(r.config);
+      if (!benchmark.empty() && b != benchmark)
+        throw BadInput(p.id + ": benchmark \"" + b + "\", but other runs are \"" + benchmark +
+                       "\" (one RCP file holds one benchmark)");
+      benchmark = b;
+      bs = r.global_batch;
+      if (!first) first = &r;
+      if (r.time_to_accuracy) epochs.push_back(r.time_to_accuracy->epoch);
+    }
+    if (!first) {
+      out.skipped.push_back(p.id + ": no finished run with a target accuracy");
+      continue;
+    }
+    if (epochs.size() < kMinRuns) {
+      out.skipped.push_back(p.id + ": " + std::to_string(epochs.size()) + " of " + std::to_string(done) +
+                            " finished runs reached the target; an RCP needs at least " + std::to_string(kMinRuns));
+      continue;
+    }
+    auto [it, fresh] = batch_point.emplace(bs, p.id);
+    if (!fresh)
+      throw BadInput(p.id + " and " + it->second + " both have global batch " + std::to_string(bs) +
+                     ": one RCP per batch size (give a campaign whose points differ in the batch)");
+    std::sort(epochs.begin(), epochs.end());
+    out.rcps[benchmark + "_ref_" + std::to_string(bs)] = {
+        {"Benchmark", benchmark},
+        {"Creator", first->config.contains("mllog") ? first->config["mllog"].value("submission_org", "dtbench")
+                                                    : std::string("dtbench")},
+        {"When", first->finished_utc},
+        {"Platform", platform(*first)},
+        {"BS", bs},
+        {"Hyperparams", hyperparams(first->config)},
+        {"Epochs to converge", epochs}};
+  }
+  if (!any_target)
+    throw BadInput(c.name + ": no finished run has an eval.target_accuracy; RCPs are epochs to a target");
+  return out;
+}
+
+}  // namespace dtbench::analysis
