@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "core/trace.hpp"
 #include "reducers/registry.hpp"
 
 namespace dtbench {
@@ -25,6 +26,7 @@ void Reducer::allreduce(float* data, size_t count) {
   wait();
   algorithm_->issued();
   auto t0 = std::chrono::steady_clock::now();
+  trace::Span traced("allreduce (blocking)", "communication");
   algorithm_->run(data, count);
   add_busy(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
@@ -77,12 +79,16 @@ void Reducer::comm_thread_main() {
     lock.unlock();
     std::exception_ptr failure;
     auto t0 = std::chrono::steady_clock::now();
+    const double trace_start = trace::on() ? trace::now_us() : -1.0;
     try {
       algorithm_->run(r.data, r.count);
     } catch (...) {
       failure = std::current_exception();
     }
     add_busy(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (trace_start >= 0)
+      trace::span("allreduce " + algorithm_->name(), "communication", trace::kCommunicationTrack, trace_start,
+                  trace::now_us(), {{"ticket", r.ticket}, {"bytes", r.count * sizeof(float)}});
     lock.lock();
     queue_.pop_front();
     finished_ = r.ticket;

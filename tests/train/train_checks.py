@@ -22,6 +22,9 @@ Checks (each small: synthetic data or a few dozen Fashion-MNIST steps, bounded i
                 SGD, LARS and LAMB, local SGD, post-local SGD and asynchronous SGD: schema-valid records and
                 MLLOG files that keep MLPerf's logging rules (mllog_rules.py, which is shown to catch broken
                 copies); asynchronous SGD stops early with stop_at_target.
+  trace         --trace on 2 ranks: one Chrome trace file whose spans nest per track, with every phase, each
+                bucket's allreduce on the communication track and the layer groups within backward; a trace
+                file in a missing folder: exit 2, nothing written.
   diverged      an absurd learning rate: status diverged at a step, record written, exit 0.
   bad_input     unknown reducer, global batch not divisible by K, local SGD with H < 1, resume with a
                 checkpoint of another config: exit 2, a message naming the key, nothing written.
@@ -462,6 +465,88 @@ def check_paths():
     print(f"async-stop: status {rec['status']}, {rec['steps']} steps, {rec['extra']['async']['updates']} updates")
     assert rec["status"] == "reached-target", rec["status"]
     assert rec["steps"] < 48 and rec["extra"]["async"]["updates"] < 96, (rec["steps"], rec["extra"]["async"])
+
+
+def trace_problems(doc, ranks):
+    """What is wrong with a --trace file: the format, a track whose spans overlap without nesting, a missing
+    phase. Returns a list of strings (empty: good)."""
+    bad = []
+    events = doc.get("traceEvents")
+    if not isinstance(events, list):
+        return ["no traceEvents array"]
+    spans = [e for e in events if e.get("ph") == "X"]
+    for e in spans:
+        for field, kind in (("name", str), ("cat", str), ("pid", int), ("tid", int), ("ts", (int, float)),
+                            ("dur", (int, float))):
+            if not isinstance(e.get(field), kind):
+                bad.append(f"span without a valid {field}: {e}")
+        if isinstance(e.get("dur"), (int, float)) and e["dur"] < 0:
+            bad.append(f"negative duration: {e}")
+    if bad:
+        return bad
+    if sorted({e["pid"] for e in spans}) != list(range(ranks)):
+        bad.append(f"pids {sorted({e['pid'] for e in spans})}, expected one per rank 0..{ranks - 1}")
+    names = {e["pid"]: [m["args"]["name"] for m in events if m.get("ph") == "M" and m["name"] == "thread_name"
+                        and m["pid"] == e["pid"]] for e in spans}
+    if any(sorted(v) != ["communication", "training"] for v in names.values()):
+        bad.append(f"track names {names}")
+    # Within a track, spans nest: sorted by start (longer first on ties), each one lies inside the innermost
+    # open span that has not ended before it starts. 1e-3 us of slack for the float sums.
+    tracks = {}
+    for e in spans:
+        tracks.setdefault((e["pid"], e["tid"]), []).append(e)
+    for key, track in tracks.items():
+        track.sort(key=lambda e: (e["ts"], -e["dur"]))
+        open_ = []
+        for e in track:
+            while open_ and open_[-1]["ts"] + open_[-1]["dur"] <= e["ts"] + 1e-3:
+                open_.pop()
+            if open_ and e["ts"] + e["dur"] > open_[-1]["ts"] + open_[-1]["dur"] + 1e-3:
+                bad.append(f"track {key}: {e['name']} [{e['ts']}, +{e['dur']}] overlaps {open_[-1]['name']} "
+                           f"[{open_[-1]['ts']}, +{open_[-1]['dur']}] without nesting")
+                break
+            open_.append(e)
+    for pid in range(ranks):
+        mine = {e["name"] for e in spans if e["pid"] == pid and e["tid"] == 0}
+        for phase in ("data", "forward", "backward", "wait for allreduces", "optimizer", "evaluation", "step 1"):
+            if phase not in mine:
+                bad.append(f"rank {pid}: no {phase!r} span")
+        if not any(e["pid"] == pid and e["tid"] == 1 and e["name"].startswith("allreduce") for e in spans):
+            bad.append(f"rank {pid}: no allreduce on the communication track")
+        if not any(e["pid"] == pid and e["cat"] == "backward" and e["name"].startswith("layer") for e in spans):
+            bad.append(f"rank {pid}: no layer group within backward")
+    return bad
+
+
+def check_trace():
+    """--trace on 2 ranks (ResNet-8, a few steps): one Chrome trace file, spans that nest per track, every
+    phase and layer group present; trace_problems is shown to catch an overlap and a missing phase; a --trace
+    into a folder that does not exist is exit 2 with nothing written."""
+    cfg = fmnist_config("traced", duration={"steps": 6}, eval={"every_steps": 3, "batch": 1000},
+                        reducer={"name": "ring", "bucket_mib": 0.05})
+    path = write_config("traced", cfg)
+    trace = os.path.join(args.work, "traced.trace.json")
+    mpirun(2, path, "--trace", trace)
+    doc = json.load(open(trace))
+    bad = trace_problems(doc, 2)
+    assert not bad, bad
+    spans = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    groups = sorted({e["name"] for e in spans if e["cat"] == "backward" and e["pid"] == 0})
+    print(f"trace: {len(spans)} spans, {sum(e['tid'] == 1 for e in spans)} allreduces, layer groups {groups}")
+    # The checker catches what it must: a span pushed across its parent's end, and a phase removed.
+    broken = json.loads(json.dumps(doc))
+    fwd = next(e for e in broken["traceEvents"] if e.get("name") == "forward")
+    fwd["dur"] += 1e9
+    assert trace_problems(broken, 2), "an overlap went unnoticed"
+    broken = {"traceEvents": [e for e in doc["traceEvents"] if e.get("name") != "optimizer"]}
+    assert trace_problems(broken, 2), "a missing phase went unnoticed"
+    # A trace file whose folder does not exist: refused before anything is written.
+    records = os.path.join(args.work, "records")
+    before = folder_bytes(records)
+    p = mpirun(2, write_config("untraced", dict(cfg, name="untraced")), "--trace",
+               os.path.join(args.work, "no-such-folder", "t.json"), expect=2)
+    assert "--trace: folder" in p.stderr and "does not exist" in p.stderr, p.stderr
+    assert folder_bytes(records) == before
 
 
 def check_diverged():

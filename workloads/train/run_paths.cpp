@@ -27,8 +27,9 @@ RunPaths run_paths(const Json& cfg) {
   return p;
 }
 
-void check_outputs(const RunPaths& paths, bool resuming, const std::string& save_weights) {
+void check_outputs(const RunPaths& paths, bool resuming, const std::string& save_weights, const std::string& trace) {
   if (!save_weights.empty()) check_output_file(save_weights, "--save-weights");
+  if (!trace.empty()) check_output_file(trace, "--trace");
   std::error_code ec;
   if (!paths.weights.empty() && fs::exists(paths.weights, ec))
     throw BadInput("/output/save_weights: " + paths.weights.string() +

@@ -1,6 +1,6 @@
 // Where a run writes: its record <output.dir>/<name>.json, the checkpoint folder <name>.ckpt/, the
 // MLLOG file <name>.mllog and (/output/save_weights) the final weights <name>.weights beside it (the name
-// is derived from the config when it is not given), and --save-weights. Nothing is created until every input has been validated; then check_outputs proves
+// is derived from the config when it is not given), --save-weights and --trace. Nothing is created until every input has been validated; then check_outputs proves
 // each output writable, creating the record's folder, before the run starts.
 #pragma once
 
@@ -24,7 +24,8 @@ RunPaths run_paths(const Json& cfg);
 
 // Checks that the record may be written (an existing record refuses the run unless `resuming` continues
 // it), creating its folder, that the weights file (if any) does not exist yet, and that --save-weights
-// (if given) names a file in an existing, writable folder. BadInput naming the path. Rank 0 calls it (World::checked_on_root).
-void check_outputs(const RunPaths& paths, bool resuming, const std::string& save_weights);
+// and --trace (if given) name files in existing, writable folders. BadInput naming the path. Rank 0 calls
+// it (World::checked_on_root).
+void check_outputs(const RunPaths& paths, bool resuming, const std::string& save_weights, const std::string& trace);
 
 }  // namespace dtbench

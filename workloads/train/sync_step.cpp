@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/timer.hpp"
+#include "core/trace.hpp"
 #include "optim/optimizer.hpp"
 #include "workloads/train/stop_signal.hpp"
 
@@ -31,12 +32,47 @@ void SyncStep::keep_first_running_statistics(int micro) {
   }
 }
 
+namespace {
+
+// The layer group of a parameter tensor, for the trace: "layer1.0.conv1.weight" -> "layer1.0" (a residual
+// block), "fc.weight" -> "fc", "conv1.weight" -> "conv1".
+std::string layer_group(const std::string& name) {
+  const size_t first = name.find('.');
+  if (first == std::string::npos) return name;
+  const size_t second = name.find('.', first + 1);
+  const bool block = second != std::string::npos && name.find('.', second + 1) != std::string::npos;
+  return name.substr(0, block ? second : first);
+}
+
+}  // namespace
+
+// Backward's layer groups on the trace: a group's span runs from the moment the previous group's last
+// gradient became final (or backward began) to the moment its own last one did.
+void SyncStep::trace_ready(size_t offset) {
+  if (groups_.empty()) {
+    for (const models::ParamInfo& p : model_.param_table()) groups_[p.offset] = layer_group(p.name);
+  }
+  const double t = trace::now_us();
+  static const std::string other = "gradients";
+  auto it = groups_.find(offset);
+  const std::string& group = it == groups_.end() ? other : it->second;
+  if (group != trace_group_ && !trace_group_.empty()) {
+    trace::span(trace_group_, "backward", trace::kTrainingTrack, trace_group_start_, trace_last_ready_);
+    trace_group_start_ = trace_last_ready_;
+  }
+  trace_group_ = group;
+  trace_last_ready_ = t;
+}
+
 // Timing phases are measured on this rank; the record averages them over ranks.
 void SyncStep::run(int64_t step, TrainState& st) {
   StepTiming t;
   Stopwatch total, phase;
+  trace::Sequence seq;  // the step's phases on the trace (nothing when tracing is off)
+  const double step_start = seq.last();
   if (!staging() || staged_step_ != step) make_batch(step);
   t.data = phase.seconds();
+  seq.end("data", "step");
 
   GradientBuckets& buckets = par_.buckets();
   auto grads = model_.grads();
@@ -48,10 +84,12 @@ void SyncStep::run(int64_t step, TrainState& st) {
   const int n = static_cast<int>(per_rank_ / m);
   const float inv_m = 1.0f / static_cast<float>(m);
   models::OnReady last_ready;
-  if (m > 1 || !local)
+  const bool tracing = trace::on();
+  if (m > 1 || !local || tracing)
     last_ready = [&](size_t off, size_t len) {
       if (m > 1) model_.finish_accumulation(off, len, inv_m);
       if (!local) buckets.ready(off, len);
+      if (tracing) trace_ready(off);
     };
   double loss = 0, last_backward = 0;
   for (int j = 0; j < m; ++j) {
@@ -61,6 +99,7 @@ void SyncStep::run(int64_t step, TrainState& st) {
                       : model_.forward(data_.x() + first * data_.sample_floats(), data_.labels() + first, n, true);
     if (m > 1) keep_first_running_statistics(j);
     t.forward += phase.seconds();
+    seq.end("forward", "step");
 
     phase.reset();
     if (j < m - 1) {
@@ -68,10 +107,15 @@ void SyncStep::run(int64_t step, TrainState& st) {
       model_.accumulate_grads(j == 0);
     } else {
       if (!local) buckets.begin(grads.data());
+      trace_group_.clear();
+      trace_group_start_ = seq.last();
       model_.backward(last_ready);
+      if (tracing && !trace_group_.empty())
+        trace::span(trace_group_, "backward", trace::kTrainingTrack, trace_group_start_, trace_last_ready_);
     }
     last_backward = phase.seconds();
     t.backward += last_backward;
+    seq.end("backward", "step");
   }
   loss /= m;  // the mean over the rank's batch (each micro-batch's loss is its own mean)
   double staging_seconds = 0;
@@ -80,6 +124,7 @@ void SyncStep::run(int64_t step, TrainState& st) {
     Stopwatch next;
     make_batch(step + 1);
     staging_seconds = next.seconds();
+    seq.end("data (next step, staged)", "step");
     t.data += staging_seconds;  // the next step's data, made while this step's backward ran on the device
   }
 
@@ -89,6 +134,7 @@ void SyncStep::run(int64_t step, TrainState& st) {
   if (!local) {
     const double busy_before = par_.reducer().busy_seconds();
     t.exposed_comm = buckets.finish();
+    seq.end("wait for allreduces", "communication");
     t.comm = par_.reducer().busy_seconds() - busy_before;
     small_norm_sq = buckets.local_norm_sq();
     if (ranks > 1) model_.scale(grads, 1.0f / static_cast<float>(ranks));
@@ -111,6 +157,7 @@ void SyncStep::run(int64_t step, TrainState& st) {
   const int sig = received_stop_signal();
   double agree[5] = {loss, small_norm_sq, std::isfinite(loss) ? 0.0 : 1.0, sig ? 1.0 : 0.0, static_cast<double>(sig)};
   world_.sum(agree);
+  seq.end("consensus", "communication");
   if (agree[2] > 0)
     throw Diverged(step, "loss became NaN or Inf at step " + std::to_string(step + 1) + " (on " +
                              std::to_string(static_cast<int>(agree[2])) + " of " + std::to_string(ranks) + " ranks)");
@@ -125,12 +172,14 @@ void SyncStep::run(int64_t step, TrainState& st) {
     throw Diverged(step, std::string("gradient became non-finite at step ") + std::to_string(step + 1) + ": " + e.what());
   }
   t.optimizer = phase.seconds();
+  seq.end("optimizer", "step");
 
   if (par_.averages_after(step)) {
     Stopwatch avg;
     par_.average_models(model_);
     t.comm += avg.seconds();
     t.exposed_comm += avg.seconds();
+    seq.end("model average", "communication");
   }
 
   t.total = total.seconds();
@@ -146,6 +195,10 @@ void SyncStep::run(int64_t step, TrainState& st) {
   }
   st.add_step(t, agree[0] / ranks);
   st.step = step + 1;
+  if (step_start >= 0) {
+    seq.end("bookkeeping", "step");
+    trace::span("step " + std::to_string(step + 1), "step", trace::kTrainingTrack, step_start, seq.last());
+  }
   stop_signal_ = agree[3] > 0 ? static_cast<int>(agree[4] / agree[3]) : 0;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -48,6 +49,7 @@ class SyncStep {
   // gpu: the next step's batch is staged during this step's backward; whole batches only, so not with
   // micro-batches.
   bool staging() const { return micro_batches_ == 1 && model_.stages_batches(); }
+  void trace_ready(size_t offset);  // --trace: a gradient tensor became final in the last backward
 
   const World& world_;
   TrainModel& model_;
@@ -60,6 +62,10 @@ class SyncStep {
   int64_t staged_step_ = -1;  // gpu: the step whose batch is already staged on the device
   int stop_signal_ = 0;
   std::vector<float> kept_statistics_;  // batch norm's running statistics after micro-batch 0
+  // --trace: parameter offset -> layer group, and the backward group being traced.
+  std::map<size_t, std::string> groups_;
+  std::string trace_group_;
+  double trace_group_start_ = 0, trace_last_ready_ = 0;
 };
 
 }  // namespace dtbench

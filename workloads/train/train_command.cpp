@@ -25,6 +25,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--mllog-stdout", args->mllog_stdout, "Also print :::MLLOG lines to stdout");
   cmd->add_option("--save-weights", args->save_weights,
                   "Write the final weights then the batch-norm buffers of rank 0 as raw float32 to this file");
+  cmd->add_option("--trace", args->trace,
+                  "Write a per-step timeline of every rank to this file (Chrome trace events: open it in Perfetto or "
+                  "chrome://tracing)");
   cmd->add_option("--inject-fault", args->inject_fault,
                   "Testing: sigusr1@STEP (signal rank 0 after STEP steps) or kill@RANK:STEP (SIGKILL a rank)");
   cmd->callback([args] {

@@ -21,6 +21,7 @@
 #include "core/provenance.hpp"
 #include "core/run_record.hpp"
 #include "core/timer.hpp"
+#include "core/trace.hpp"
 #include "optim/schedule.hpp"
 #include "workloads/train/async_loop.hpp"
 #include "workloads/train/cadence.hpp"
@@ -76,6 +77,7 @@ class Run {
   int finish(RunStatus status, const std::string& detail);
   void write_record(RunStatus status, const std::string& detail);
   void save_weights() const;
+  void write_trace() const;
   bool asynchronous() const { return cfg_["parallel"]["mode"] == "async"; }
 
   TrainArgs args_;
@@ -138,7 +140,7 @@ void Run::set_up() {
 void Run::check_outputs_and_open_log() {
   world_.checked_on_root([this] {
     if (!args_.baseline.empty()) baseline_ = read_baseline(args_.baseline);
-    check_outputs(paths_, resumed_, args_.save_weights);
+    check_outputs(paths_, resumed_, args_.save_weights, args_.trace);
     if (resumed_) log_->discard_pending();  // its init_start: the first attempt logged one
     log_->open(paths_.mllog.string(), resumed_);
   });
@@ -189,6 +191,7 @@ int Run::execute() {
                   st_.step);
   install_stop_signal_handlers();
   world_.barrier();
+  if (!args_.trace.empty()) trace::start();  // after the barrier: the ranks' time 0 agree
   run_start_ = now_seconds() - st_.elapsed;
 
   RunStatus status = RunStatus::completed;
@@ -241,6 +244,7 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
 // Evaluates on the test set, extends the curve and notes the time to accuracy. Synchronous runs in a
 // local SGD phase evaluate the averaged model (Lin et al. 2018).
 void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
+  trace::Span traced("evaluation", "evaluation");
   if (!solo && parallel_->local_step(steps_done - 1)) parallel_->average_models(*model_);
   if (log_) log_->start(mllog::kEvalStart, nullptr, {{mllog::kEpochNum, epoch}});
   const EvalResult e = evaluate_test_set(*model_, *data_, world_, static_cast<size_t>(cfg_["eval"]["batch"].get<int64_t>()),
@@ -274,12 +278,14 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
 int Run::preempt(int64_t done) {
   st_.elapsed = now_seconds() - run_start_;
   try {
+    trace::Span traced("checkpoint", "checkpoint");
     save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_->noise(), st_);
   } catch (const SameOnAllRanks& e) {
     throw SameOnAllRanks(e.code(), "stopped by a signal at step " + std::to_string(done) +
                                        ", but the checkpoint could not be written (an earlier one, if any, is kept): " +
                                        e.what());
   }
+  write_trace();
   write_record(RunStatus::preempted,
                "stopped by a signal at step " + std::to_string(done) + "; resume with dtbench train --resume");
   console_->line("preempted at step " + std::to_string(done) + ": checkpoint " + paths_.checkpoint.string());
@@ -295,6 +301,7 @@ int Run::finish(RunStatus status, const std::string& detail) {
   if (log_) log_->end_open(mllog::kEpochStop);  // a run that ended within an epoch (a step budget, the target)
   if (log_) log_->end(mllog::kRunStop, nullptr, {{mllog::kStatus, success ? mllog::kStatusSuccess : mllog::kStatusAborted}});
   save_weights();  // before the record, which names the weights file
+  write_trace();
   write_record(status, detail);
   console_->line("record: " + paths_.record.string() + " (status " + to_string(status) + ")");
   if (world_.root()) {
@@ -303,6 +310,17 @@ int Run::finish(RunStatus status, const std::string& detail) {
   }
   world_.barrier();
   return 0;
+}
+
+// --trace: every rank's spans, gathered to rank 0, which writes one file (pid = rank).
+void Run::write_trace() const {
+  if (args_.trace.empty()) return;
+  const std::vector<std::string> ranks = world_.gather_text(trace::events(world_.rank()).dump());
+  if (!world_.root()) return;
+  Json all = Json::array();
+  for (const std::string& text : ranks)
+    for (Json& e : Json::parse(text)) all.push_back(std::move(e));
+  write_file_atomic(args_.trace, Json{{"traceEvents", all}, {"displayTimeUnit", "ms"}}.dump() + "\n", false);
 }
 
 void Run::write_record(RunStatus status, const std::string& detail) {

@@ -47,6 +47,22 @@ std::vector<double> World::gather(std::span<const double> mine) const {
   return all;
 }
 
+std::vector<std::string> World::gather_text(const std::string& mine) const {
+  const int n = static_cast<int>(mine.size());
+  std::vector<int> sizes(root() ? static_cast<size_t>(size_) : 0), offsets(sizes.size());
+  MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comm_);
+  int64_t total = 0;
+  for (size_t r = 0; r < sizes.size(); ++r) offsets[r] = static_cast<int>(total), total += sizes[r];
+  // MPI counts are ints: the ranks' texts together must stay under 2 GiB (checked on rank 0; the others'
+  // part of the Gatherv needs nothing from it).
+  if (total > INT32_MAX) throw RunFailed("gathering " + std::to_string(total) + " bytes on rank 0: over MPI's 2 GiB");
+  std::string all(static_cast<size_t>(total), '\0');
+  MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0, comm_);
+  std::vector<std::string> out;
+  for (size_t r = 0; r < sizes.size(); ++r) out.push_back(all.substr(static_cast<size_t>(offsets[r]), static_cast<size_t>(sizes[r])));
+  return out;
+}
+
 void World::agree_on_error(const std::optional<Error>& err) const {
   int failed = root() && err ? 1 : 0;
   MPI_Bcast(&failed, 1, MPI_INT, 0, comm_);

@@ -1,0 +1,75 @@
+// A per-step timeline in Chrome's trace event format (JSON; Perfetto and chrome://tracing open it), as
+// Horovod's timeline gives for its runs: `dtbench train --trace FILE`.
+//
+// Each span is a complete ("X") event: name, category, start `ts` and duration `dur` in microseconds,
+// pid = the rank, tid = the track. Track 0, "training", is the rank's main thread: data, forward,
+// backward (and within it one span per layer group, ending where that group's gradients became final),
+// the wait for the allreduces, the optimizer, evaluation and checkpoints. Track 1, "communication", is
+// the reducer's thread: one span per bucket's allreduce. Spans of one track nest and never overlap.
+//
+// Off unless start() was called: then every hook costs one relaxed atomic load and a branch, and builds
+// no string (Span takes a const char* name; dynamic names are made only when on).
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "core/json.hpp"
+
+namespace dtbench::trace {
+
+inline constexpr int kTrainingTrack = 0;
+inline constexpr int kCommunicationTrack = 1;
+
+namespace detail {
+extern std::atomic<bool> recording;
+}
+
+inline bool on() { return detail::recording.load(std::memory_order_relaxed); }
+
+// Starts recording in this process; time 0 is now (call it on every rank right after a barrier, so the
+// ranks' clocks line up to within the barrier's skew).
+void start();
+// Microseconds since start().
+double now_us();
+// Records one span; thread-safe. `args` is shown by the viewers when the span is selected.
+void span(std::string name, const char* category, int track, double start_us, double end_us, Json args = nullptr);
+// This process's spans as Chrome trace events with pid `rank` (a JSON array), plus the track names.
+Json events(int rank);
+
+// Records [construction, destruction) on `track` when tracing is on.
+class Span {
+ public:
+  Span(const char* name, const char* category, int track = kTrainingTrack)
+      : name_(name), category_(category), track_(track), start_(on() ? now_us() : -1.0) {}
+  ~Span() {
+    if (start_ >= 0) span(name_, category_, track_, start_, now_us());
+  }
+  Span(const Span&) = delete;
+  Span& operator=(const Span&) = delete;
+
+ private:
+  const char* name_;
+  const char* category_;
+  int track_;
+  double start_;
+};
+
+// Consecutive spans on the training track: each end(name) records the time since the previous end (or
+// since construction). No-op when tracing is off.
+class Sequence {
+ public:
+  Sequence() : last_(on() ? now_us() : -1.0) {}
+  void end(const char* name, const char* category) {
+    if (last_ < 0) return;
+    const double t = now_us();
+    span(name, category, kTrainingTrack, last_, t);
+    last_ = t;
+  }
+  double last() const { return last_; }  // < 0 when off
+
+ private:
+  double last_;
+};
+
+}  // namespace dtbench::trace
