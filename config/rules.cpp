@@ -135,6 +135,17 @@ std::vector<Rule> build_rules() {
                            std::string("/").append(std::to_string(i))};
          return std::nullopt;
        }},
+      {"/parallel/bounded_staleness", Needs::config,
+       [](const Json& c, int) {
+         return when(c["parallel"]["bounded_staleness"].get<bool>() && c["parallel"]["mode"] != "async",
+                     "a staleness bound applies to asynchronous SGD only (/parallel/mode \"async\")");
+       }},
+      {"/parallel/staleness_bound", Needs::config,
+       [](const Json& c, int) {
+         return when(c["parallel"]["staleness_bound"].get<int64_t>() != 0 && !c["parallel"]["bounded_staleness"].get<bool>(),
+                     "set /parallel/bounded_staleness true to bound the staleness (without it the staleness is "
+                     "unbounded and the bound would be ignored)");
+       }},
       {"/parallel/sync_bn", Needs::config,
        [](const Json& c, int) {
          return when(c["parallel"]["mode"] == "async" && c["parallel"]["sync_bn"].get<bool>(),

@@ -69,7 +69,11 @@ Node build_run_schema() {
                            {"local_steps", integer(1, 1, 1e9, "H: local steps between model averages")},
                            {"switch_epoch", integer(0, 0, 1e6, "post_local_sgd: first local epoch")},
                            {"switch_step", integer(0, 0, 1e12, "post_local_sgd: first local step (if > 0)")},
-                           {"sync_bn", boolean(false, "batch-norm statistics over the global batch")}})},
+                           {"sync_bn", boolean(false, "batch-norm statistics over the global batch")},
+                           {"bounded_staleness", boolean(false, "async: stale-synchronous parallel (Ho et al. 2013), "
+                                                                "no worker more than staleness_bound pushes ahead of the "
+                                                                "slowest; false = unbounded")},
+                           {"staleness_bound", integer(0, 0, 1e9, "SSP's s: 0 = lockstep rounds")}})},
       {"eval", object({{"every_epochs", integer(1, 0, 1e6, "evaluate every E epochs")},
                        {"every_steps", integer(0, 0, 1e12, "evaluate every S steps instead")},
                        {"target_accuracy", number(0, 0, 1, false, false, "time-to-accuracy target; 0 = none")},

@@ -192,6 +192,15 @@ TEST(Config, MllogSectionDescribesTheSubmission) {
             0u);
 }
 
+TEST(Config, StalenessBoundRules) {
+  const Json async = {{"mode", "async"}, {"bounded_staleness", true}, {"staleness_bound", 2}};
+  EXPECT_EQ(error_of({{"parallel", async}, {"reducer", {{"name", "async_parameter_server"}}}}), "");
+  EXPECT_EQ(error_of({{"parallel", {{"staleness_bound", -1}}}}),
+            "/parallel/staleness_bound: expected an integer in [0, 1000000000], got -1");
+  EXPECT_EQ(error_of({{"parallel", {{"bounded_staleness", true}}}}).rfind("/parallel/bounded_staleness: a staleness bound applies to asynchronous SGD only", 0), 0u);
+  EXPECT_EQ(error_of({{"parallel", {{"staleness_bound", 3}}}}).rfind("/parallel/staleness_bound: set /parallel/bounded_staleness true", 0), 0u);
+}
+
 TEST(Config, DurationWarmupAndMilestones) {
   EXPECT_EQ(error_of({{"duration", {{"epochs", 3}}}, {"schedule", {{"warmup", {{"epochs", 5}}}}}}),
             "/schedule/warmup/epochs: warmup of 5 epochs is longer than the run (3 epochs)");

@@ -22,6 +22,8 @@ Checks (each small: synthetic data or a few dozen Fashion-MNIST steps, bounded i
                 SGD, LARS and LAMB, local SGD, post-local SGD and asynchronous SGD: schema-valid records and
                 MLLOG files that keep MLPerf's logging rules (mllog_rules.py, which is shown to catch broken
                 copies); asynchronous SGD stops early with stop_at_target.
+  ssp           stale-synchronous parallel, K = 3: with s = 0 the staleness histogram is exactly one of each
+                0..K-1 per round; with s = 1 no staleness exceeds (K - 1)(2s + 1).
   trace         --trace on 2 ranks: one Chrome trace file whose spans nest per track, with every phase, each
                 bucket's allreduce on the communication track and the layer groups within backward; a trace
                 file in a missing folder: exit 2, nothing written.
@@ -465,6 +467,28 @@ def check_paths():
     print(f"async-stop: status {rec['status']}, {rec['steps']} steps, {rec['extra']['async']['updates']} updates")
     assert rec["status"] == "reached-target", rec["status"]
     assert rec["steps"] < 48 and rec["extra"]["async"]["updates"] < 96, (rec["steps"], rec["extra"]["async"])
+
+
+def check_ssp():
+    """Stale-synchronous parallel on K = 3 workers (an MLP): with s = 0 the workers advance in lockstep rounds,
+    all starting each round from the weights after the previous round's K updates, so the i-th gradient applied
+    in a round is exactly i updates stale: the staleness histogram is updates/K at 0, 1, ..., K-1 and 0 beyond.
+    With s = 1 every staleness is at most (K - 1)(2s + 1) = 6. Both records say their bound."""
+    k, steps = 3, 20
+    for s in (0, 1):
+        name = f"ssp{s}"
+        cfg = mlp_config(name, batch={"per_rank": 8}, duration={"steps": steps},
+                         parallel={"mode": "async", "bounded_staleness": True, "staleness_bound": s},
+                         reducer={"name": "async_parameter_server"})
+        mpirun(k, write_config(name, cfg))
+        a = validate(os.path.join(args.work, "records", name + ".json"))["extra"]["async"]
+        hist = a["staleness_histogram"]
+        print(f"s={s}: updates {a['updates']}, staleness max {a['staleness_max']}, histogram {hist}, "
+              f"held replies {a['held_replies']}")
+        assert a["staleness_bound"] == s and a["updates"] == k * steps
+        if s == 0:
+            assert hist == [steps] * k + [0] * (len(hist) - k), hist
+        assert a["staleness_max"] <= (k - 1) * (2 * s + 1), a["staleness_max"]
 
 
 def trace_problems(doc, ranks):

@@ -12,7 +12,8 @@
 namespace dtbench {
 
 AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::Schedule& schedule, TrainingData& data,
-                           const Cadence& cadence, long per_rank, bool stop_at_target, TrainState& st,
+                           const Cadence& cadence, long per_rank, bool stop_at_target, int64_t staleness_bound,
+                           TrainState& st,
                            mllog::Logger* log, const std::function<void(int64_t, double)>& evaluate,
                            const std::function<void(int64_t)>& progress) {
   const int ranks = world.size();
@@ -23,7 +24,7 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
   std::exception_ptr server_error;
   if (world.root()) {
     server = std::make_unique<AsyncServer>(ps.get(), model.params(), *model.host_optimizer(), schedule,
-                                           total_steps * ranks);
+                                           total_steps * ranks, staleness_bound);
     server_thread = std::thread([&] {
       try {
         server->run();

@@ -27,9 +27,10 @@ struct AsyncOutcome {
 };
 
 // evaluate(steps_done, epoch): rank 0's solo evaluation, which fills st.curve and st.tta; progress(done):
-// the console's progress line. log is null except on rank 0.
+// the console's progress line. log is null except on rank 0. staleness_bound: SSP's s, < 0 for none.
 AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::Schedule& schedule, TrainingData& data,
-                           const Cadence& cadence, long per_rank, bool stop_at_target, TrainState& st,
+                           const Cadence& cadence, long per_rank, bool stop_at_target, int64_t staleness_bound,
+                           TrainState& st,
                            mllog::Logger* log, const std::function<void(int64_t, double)>& evaluate,
                            const std::function<void(int64_t)>& progress);
 

@@ -1,6 +1,7 @@
 #include "workloads/train/async_ps.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/error.hpp"
 
@@ -26,13 +27,16 @@ Json AsyncStats::to_json() const {
           {"staleness_mean", staleness_mean},
           {"staleness_max", staleness_max},
           {"staleness_histogram", staleness_histogram},
+          {"staleness_bound", staleness_bound >= 0 ? Json(staleness_bound) : Json()},
+          {"held_replies", held_replies},
           {"histogram_bins", "staleness 0..15, then >= 16"}};
 }
 
 AsyncServer::AsyncServer(MPI_Comm comm, std::span<const float> initial, optim::Optimizer& opt,
-                         const optim::Schedule& sched, int64_t total_updates)
+                         const optim::Schedule& sched, int64_t total_updates, int64_t staleness_bound)
     : comm_(comm), w_(initial.begin(), initial.end()), grad_(initial.size()), opt_(opt), sched_(sched),
-      total_updates_(total_updates) {
+      total_updates_(total_updates), staleness_bound_(staleness_bound) {
+  stats_.staleness_bound = staleness_bound;
   int size = 1;
   MPI_Comm_size(comm_, &size);
   sent_.assign(static_cast<size_t>(size), w_);  // every worker starts from the initial weights
@@ -50,6 +54,31 @@ void AsyncServer::run() {
   int64_t version = 0;
   double staleness_sum = 0;
   bool stop = false;
+  std::vector<int64_t> clock(static_cast<size_t>(size), 0);  // pushes received from each worker
+  std::vector<int> held;                                    // workers whose reply SSP holds back
+  auto reply = [&](int dst, AsyncReply answer) {
+    int64_t header[2] = {version, static_cast<int64_t>(answer)};
+    check(MPI_Send(header, 2, MPI_INT64_T, dst, kTagReplyHeader, comm_), "MPI_Send(reply)");
+    check(MPI_Send(w_.data(), count, MPI_FLOAT, dst, kTagWeights, comm_), "MPI_Send(weights)");
+    if (opt_.uses_weight_backup()) std::copy(w_.begin(), w_.end(), sent_[static_cast<size_t>(dst)].begin());
+  };
+  // SSP: worker w may go on once every worker that still has pushes to make is at clock[w] - s or later
+  // (a worker with none left holds nobody back).
+  auto may_go = [&](int w) {
+    if (staleness_bound_ < 0) return true;
+    int64_t slowest = INT64_MAX;
+    for (size_t v = 0; v < clock.size(); ++v)
+      if (left[v] > 0) slowest = std::min(slowest, clock[v]);
+    return slowest >= clock[static_cast<size_t>(w)] - staleness_bound_;
+  };
+  auto release_held = [&](AsyncReply answer) {
+    std::vector<int> still;
+    for (int w : held) {
+      if (answer != AsyncReply::go_on || may_go(w)) reply(w, answer);
+      else still.push_back(w);
+    }
+    held.swap(still);
+  };
   while (requests_left > 0) {
     int64_t header[2];
     MPI_Status st;
@@ -58,11 +87,13 @@ void AsyncServer::run() {
     if (header[1] == 1) {  // the worker leaves: it sends no more requests
       requests_left -= left[static_cast<size_t>(src)];
       left[static_cast<size_t>(src)] = 0;
+      release_held(stop ? AsyncReply::diverged : finish_.load() ? AsyncReply::finished : AsyncReply::go_on);
       continue;
     }
     check(MPI_Recv(grad_.data(), count, MPI_FLOAT, src, kTagGrad, comm_, MPI_STATUS_IGNORE), "MPI_Recv(gradient)");
     --requests_left;
     --left[static_cast<size_t>(src)];
+    ++clock[static_cast<size_t>(src)];
     const bool finished = !stop && finish_.load();
     if (!stop && !finished) {
       const int64_t staleness = version - header[0];
@@ -80,11 +111,15 @@ void AsyncServer::run() {
       }
     }
     const AsyncReply answer = stop ? AsyncReply::diverged : finished ? AsyncReply::finished : AsyncReply::go_on;
-    int64_t reply[2] = {version, static_cast<int64_t>(answer)};
-    check(MPI_Send(reply, 2, MPI_INT64_T, src, kTagReplyHeader, comm_), "MPI_Send(reply)");
-    check(MPI_Send(w_.data(), count, MPI_FLOAT, src, kTagWeights, comm_), "MPI_Send(weights)");
-    if (opt_.uses_weight_backup()) std::copy(w_.begin(), w_.end(), sent_[static_cast<size_t>(src)].begin());
+    if (answer == AsyncReply::go_on && !may_go(src)) {
+      held.push_back(src);
+      ++stats_.held_replies;
+    } else {
+      reply(src, answer);
+    }
+    release_held(answer);  // this push may have been the slowest worker's
   }
+  release_held(stop ? AsyncReply::diverged : AsyncReply::finished);  // none should be left: a safety net
   stats_.updates = version;
   stats_.staleness_mean = version > 0 ? staleness_sum / static_cast<double>(version) : 0.0;
 }

@@ -13,6 +13,15 @@
 //
 // Terms: an update applies one worker's gradient (per-rank batch b); K updates process one global
 // batch, so epochs are counted as updates x b / N and the LR schedule's step is updates / K.
+//
+// Stale-synchronous parallel (SSP; Ho et al. 2013, "More Effective Distributed ML via a Stale Synchronous
+// Parallel Parameter Server"): a worker's clock counts its pushes; with a staleness bound s >= 0 a worker at
+// clock c may compute its next gradient only once the slowest worker still running is at clock c - s or
+// later. The server enforces it by holding back the reply (the fresh weights) to a worker that is too far
+// ahead until the slowest catches up. s = 0 makes the workers advance in lockstep, one push each per round;
+// no bound (s < 0 here, the default) is plain asynchronous SGD. A gradient's staleness (updates applied
+// between its worker's pull and its push) is then at most (K - 1)(2s + 1): each other worker pushes at most
+// 2s + 1 times in between (from s clocks behind to s + 1 ahead).
 #pragma once
 
 #include <mpi.h>
@@ -34,6 +43,8 @@ struct AsyncStats {
   double staleness_mean = 0;
   int64_t staleness_max = 0;
   std::vector<int64_t> staleness_histogram;  // [0, 1, ..., 15, >= 16]
+  int64_t staleness_bound = -1;              // SSP's s; < 0: none
+  int64_t held_replies = 0;                  // replies SSP held back until the slowest worker caught up
   bool diverged = false;
   std::string diverged_detail;
   Json to_json() const;
@@ -43,8 +54,9 @@ struct AsyncStats {
 // a non-finite gradient ended the run), answering every worker request with the current weights.
 class AsyncServer {
  public:
+  // staleness_bound: SSP's s (>= 0), or < 0 for no bound.
   AsyncServer(MPI_Comm comm, std::span<const float> initial, optim::Optimizer& opt, const optim::Schedule& sched,
-              int64_t total_updates);
+              int64_t total_updates, int64_t staleness_bound = -1);
   void run();  // the server thread's body
   const AsyncStats& stats() const { return stats_; }
   // Any thread (rank 0's evaluation, on reaching the target): apply no more updates and answer every
@@ -58,6 +70,7 @@ class AsyncServer {
   optim::Optimizer& opt_;
   const optim::Schedule& sched_;
   int64_t total_updates_;
+  int64_t staleness_bound_;
   AsyncStats stats_;
   std::atomic<bool> finish_{false};
 };

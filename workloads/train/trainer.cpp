@@ -198,7 +198,8 @@ int Run::execute() {
   std::string detail;
   if (asynchronous()) {
     AsyncOutcome out = run_async_sgd(
-        world_, *model_, *sched_, *data_, cadence_, per_rank_, cfg_["eval"]["stop_at_target"].get<bool>(), st_,
+        world_, *model_, *sched_, *data_, cadence_, per_rank_, cfg_["eval"]["stop_at_target"].get<bool>(),
+        cfg_["parallel"]["bounded_staleness"].get<bool>() ? cfg_["parallel"]["staleness_bound"].get<int64_t>() : -1, st_,
         log_.get(), [this](int64_t done, double epoch) { evaluate(done, epoch, true); },
         [this](int64_t done) { console_->progress(done, st_.images_per_second(global_)); });
     status = out.status, detail = out.detail, asynchronous_stats_ = out.stats;
