@@ -25,8 +25,9 @@ Checks (each small: synthetic data or a few dozen Fashion-MNIST steps, bounded i
   ssp           stale-synchronous parallel, K = 3: with s = 0 the staleness histogram is exactly one of each
                 0..K-1 per round; with s = 1 no staleness exceeds (K - 1)(2s + 1).
   trace         --trace on 2 ranks: one Chrome trace file whose spans nest per track, with every phase, each
-                bucket's allreduce on the communication track and the layer groups within backward; a trace
-                file in a missing folder: exit 2, nothing written.
+                bucket's allreduce on the communication track and the layer groups within backward; the same
+                for asynchronous SGD (the workers' phases, the server's updates); a trace file in a missing
+                folder: exit 2, nothing written.
   diverged      an absurd learning rate: status diverged at a step, record written, exit 0.
   bad_input     unknown reducer, global batch not divisible by K, local SGD with H < 1, resume with a
                 checkpoint of another config: exit 2, a message naming the key, nothing written.
@@ -491,9 +492,10 @@ def check_ssp():
         assert a["staleness_max"] <= (k - 1) * (2 * s + 1), a["staleness_max"]
 
 
-def trace_problems(doc, ranks):
+def trace_problems(doc, ranks, asynchronous=False):
     """What is wrong with a --trace file: the format, a track whose spans overlap without nesting, a missing
-    phase. Returns a list of strings (empty: good)."""
+    phase (synchronous SGD's, or with asynchronous=True the workers' and the server's). Returns a list of
+    strings (empty: good)."""
     bad = []
     events = doc.get("traceEvents")
     if not isinstance(events, list):
@@ -530,6 +532,19 @@ def trace_problems(doc, ranks):
                            f"[{open_[-1]['ts']}, +{open_[-1]['dur']}] without nesting")
                 break
             open_.append(e)
+    if asynchronous:
+        for pid in range(ranks):
+            mine = {e["name"] for e in spans if e["pid"] == pid and e["tid"] == 0}
+            for phase in ("data", "forward", "backward", "push gradient, pull weights", "step 1"):
+                if phase not in mine:
+                    bad.append(f"rank {pid}: no {phase!r} span")
+        served = {e["name"] for e in spans if e["pid"] == 0 and e["tid"] == 1}
+        for pid in range(ranks):
+            if f"server: update from rank {pid}" not in served:
+                bad.append(f"the server (rank 0) shows no update from rank {pid}")
+        if "evaluation" not in {e["name"] for e in spans if e["pid"] == 0}:
+            bad.append("rank 0: no evaluation span")
+        return bad
     for pid in range(ranks):
         mine = {e["name"] for e in spans if e["pid"] == pid and e["tid"] == 0}
         for phase in ("data", "forward", "backward", "wait for allreduces", "optimizer", "evaluation", "step 1"):
@@ -564,6 +579,14 @@ def check_trace():
     assert trace_problems(broken, 2), "an overlap went unnoticed"
     broken = {"traceEvents": [e for e in doc["traceEvents"] if e.get("name") != "optimizer"]}
     assert trace_problems(broken, 2), "a missing phase went unnoticed"
+    # Asynchronous SGD: the workers' phases on their training tracks, the server's updates on rank 0's
+    # communication track.
+    acfg = fmnist_config("traced-async", duration={"steps": 6}, eval={"every_steps": 3, "batch": 1000},
+                         parallel={"mode": "async"}, reducer={"name": "async_parameter_server"})
+    atrace = os.path.join(args.work, "traced-async.trace.json")
+    mpirun(2, write_config("traced-async", acfg), "--trace", atrace)
+    bad = trace_problems(json.load(open(atrace)), 2, asynchronous=True)
+    assert not bad, bad
     # A trace file whose folder does not exist: refused before anything is written.
     records = os.path.join(args.work, "records")
     before = folder_bytes(records)

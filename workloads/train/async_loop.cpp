@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/timer.hpp"
+#include "core/trace.hpp"
 #include "workloads/train/async_ps.hpp"
 #include "workloads/train/mllog_keys.hpp"
 #include "workloads/train/stop_signal.hpp"
@@ -49,17 +50,25 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     if (log && cadence.starts_epoch(step)) log->start(mllog::kEpochStart, nullptr, {{mllog::kEpochNum, epoch}});
     StepTiming t;
     Stopwatch total, phase;
+    trace::Sequence seq;  // the worker's phases on the trace (nothing when tracing is off)
+    const double step_start = seq.last();
     data.make_train_batch(step);
     t.data = phase.seconds();
+    seq.end("data", "step");
     phase.reset();
     const double loss = model.forward(data.x(), data.labels(), static_cast<int>(per_rank), true);
     t.forward = phase.seconds();
+    seq.end("forward", "step");
     phase.reset();
     model.backward({});
     t.backward = phase.seconds();
+    seq.end("backward", "step");
     phase.reset();
     const AsyncReply reply = worker.push_pull(model.grads(), model.params(), version, version);
     t.exposed_comm = t.comm = phase.seconds();
+    seq.end("push gradient, pull weights", "communication");
+    if (step_start >= 0)
+      trace::span("step " + std::to_string(step + 1), "step", trace::kTrainingTrack, step_start, seq.last());
     t.total = total.seconds();
     st.add_step(t, loss);
     st.step = step + 1;

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/error.hpp"
+#include "core/trace.hpp"
 
 namespace dtbench {
 namespace {
@@ -90,6 +91,8 @@ void AsyncServer::run() {
       release_held(stop ? AsyncReply::diverged : finish_.load() ? AsyncReply::finished : AsyncReply::go_on);
       continue;
     }
+    // On the trace (rank 0's communication track): from the gradient's arrival to the reply's dispatch.
+    const double trace_start = trace::on() ? trace::now_us() : -1.0;
     check(MPI_Recv(grad_.data(), count, MPI_FLOAT, src, kTagGrad, comm_, MPI_STATUS_IGNORE), "MPI_Recv(gradient)");
     --requests_left;
     --left[static_cast<size_t>(src)];
@@ -118,6 +121,9 @@ void AsyncServer::run() {
       reply(src, answer);
     }
     release_held(answer);  // this push may have been the slowest worker's
+    if (trace_start >= 0)
+      trace::span("server: update from rank " + std::to_string(src), "communication", trace::kCommunicationTrack,
+                  trace_start, trace::now_us(), {{"version", version}, {"held", held.size()}});
   }
   release_held(stop ? AsyncReply::diverged : AsyncReply::finished);  // none should be left: a safety net
   stats_.updates = version;
