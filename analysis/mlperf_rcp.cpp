@@ -25,14 +25,6 @@ Json hyperparams(const Json& cfg) {
   return h;
 }
 
-std::string platform(const RunRecord& r) {
-  const Json& ml = r.config.contains("mllog") ? r.config["mllog"] : Json::object();
-  std::string given = ml.value("submission_platform", std::string());
-  if (!given.empty()) return given;
-  std::string cpu = "unknown";
-  if (r.provenance.is_object() && r.provenance.contains("cpu")) cpu = r.provenance["cpu"].value("model", cpu);
-  return std::to_string(r.ranks) + "x" + cpu;
-}
 
 }  // namespace
 
@@ -80,7 +72,7 @@ RcpSet reference_convergence_points(const CampaignData& c) {
         {"Creator", first->config.contains("mllog") ? first->config["mllog"].value("submission_org", "dtbench")
                                                     : std::string("dtbench")},
         {"When", first->finished_utc},
-        {"Platform", platform(*first)},
+        {"Platform", mlperf_platform(first->config, first->ranks, first->provenance)},
         {"BS", bs},
         {"Hyperparams", hyperparams(first->config)},
         {"Epochs to converge", epochs}};

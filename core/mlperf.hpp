@@ -13,4 +13,9 @@ namespace dtbench {
 // section (records written before it existed) take the default.
 std::string mlperf_benchmark(const Json& config);
 
+// MLPerf's submission_platform of a run: /mllog/submission_platform when set, else "<ranks>x<processor>"
+// (MLPerf's "8xNVIDIA A100"): the first GPU's name for the gpu backend, the CPU's model otherwise, both
+// from a provenance document (core/provenance.hpp: the running process's, or a record's).
+std::string mlperf_platform(const Json& config, int ranks, const Json& provenance);
+
 }  // namespace dtbench

@@ -151,8 +151,6 @@ Json selected_env() {
 
 }  // namespace
 
-std::string cpu_model() { return proc_field("/proc/cpuinfo", "model name"); }
-
 Json provenance() {
   Json p;
   p["dtbench"] = {{"version", DTBENCH_VERSION},

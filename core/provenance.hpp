@@ -2,8 +2,6 @@
 // prints it and every JSON record (run records, allreduce sweeps) embeds it under "provenance".
 #pragma once
 
-#include <string>
-
 #include "core/json.hpp"
 
 namespace dtbench {
@@ -12,8 +10,5 @@ namespace dtbench {
 // machine (CPU, cores, memory, OS, GPUs) and, under Slurm, the job id, node list and task layout.
 // Safe to call before or after MPI_Init.
 Json provenance();
-
-// The CPU's model name (/proc/cpuinfo), "unknown" where it has none.
-std::string cpu_model();
 
 }  // namespace dtbench

@@ -5,7 +5,8 @@
 // pid = the rank, tid = the track. Track 0, "training", is the rank's main thread: data, forward,
 // backward (and within it one span per layer group, ending where that group's gradients became final),
 // the wait for the allreduces, the optimizer, evaluation and checkpoints. Track 1, "communication", is
-// the reducer's thread: one span per bucket's allreduce. Spans of one track nest and never overlap.
+// the reducer's thread (one span per bucket's allreduce) or, in asynchronous SGD, rank 0's parameter-server
+// thread (one span per update). Spans of one track nest and never overlap.
 //
 // Off unless start() was called: then every hook costs one relaxed atomic load and a branch, and builds
 // no string (Span takes a const char* name; dynamic names are made only when on).
@@ -56,20 +57,24 @@ class Span {
 };
 
 // Consecutive spans on the training track: each end(name) records the time since the previous end (or
-// since construction). No-op when tracing is off.
+// since construction); enclose(name) records one span around all of them (a step). No-op when tracing is off.
 class Sequence {
  public:
-  Sequence() : last_(on() ? now_us() : -1.0) {}
+  Sequence() : first_(on() ? now_us() : -1.0), last_(first_) {}
   void end(const char* name, const char* category) {
     if (last_ < 0) return;
     const double t = now_us();
     span(name, category, kTrainingTrack, last_, t);
     last_ = t;
   }
+  void enclose(std::string name, const char* category) {
+    if (first_ >= 0) span(std::move(name), category, kTrainingTrack, first_, last_);
+  }
+  bool active() const { return last_ >= 0; }
   double last() const { return last_; }  // < 0 when off
 
  private:
-  double last_;
+  double first_, last_;
 };
 
 }  // namespace dtbench::trace

@@ -62,20 +62,20 @@ BatchNorm::BatchNorm(Plan& plan, std::string name, const BatchNormShape& s, size
     part_md_ = ghosts == 1 ? data_md : data_md.submemory_desc({ghost, xd[1], xd[2], xd[3]}, {0, 0, 0, 0});
     dnnl::batch_normalization_forward::desc d(dnnl::prop_kind::forward_training, part_md_, s.eps, flags_);
     fwd_pd_ = dnnl::batch_normalization_forward::primitive_desc(d, plan.engine());
-    y_ = plan.alloc(ghosts == 1 ? fwd_pd_.dst_desc() : data_md);
-    if (ghosts > 1 && (fwd_pd_.dst_desc() != part_md_ || part_md_.get_size() * size_t(ghosts) != data_md.get_size()))
+    // Batch norm writes its output in its input's layout, so y_ and dx take x_'s and slice the same way.
+    if (fwd_pd_.dst_desc() != part_md_ || part_md_.get_size() * size_t(ghosts) != data_md.get_size())
       throw std::logic_error(name_ + ": ghost batches are not contiguous slices of this layout");
+    y_ = plan.alloc(data_md);
     const dnnl::batch_normalization_forward prim(fwd_pd_);
     std::vector<const float*> means, vars;
     for (int64_t i = 0; i < ghosts; ++i) {
-      xs_.push_back(ghosts == 1 ? x_ : slice(x_, part_md_, i));
-      ys_.push_back(ghosts == 1 ? y_ : slice(y_, part_md_, i));
+      xs_.push_back(slice(x_, part_md_, i));
       means_.push_back(plan.alloc(fwd_pd_.mean_desc()));
       vars_.push_back(plan.alloc(fwd_pd_.variance_desc()));
       means.push_back(static_cast<const float*>(means_.back().get_data_handle()));
       vars.push_back(static_cast<const float*>(vars_.back().get_data_handle()));
-      Args args{{DNNL_ARG_SRC, xs_[i]},     {DNNL_ARG_DST, ys_[i]},     {DNNL_ARG_MEAN, means_[i]},
-                {DNNL_ARG_VARIANCE, vars_[i]}, {DNNL_ARG_SCALE, gamma}, {DNNL_ARG_SHIFT, beta}};
+      Args args{{DNNL_ARG_SRC, xs_[i]},     {DNNL_ARG_DST, slice(y_, part_md_, i)}, {DNNL_ARG_MEAN, means_[i]},
+                {DNNL_ARG_VARIANCE, vars_[i]}, {DNNL_ARG_SCALE, gamma},             {DNNL_ARG_SHIFT, beta}};
       if (s.fuse_relu) {
         workspaces_.push_back(plan.alloc(fwd_pd_.workspace_desc()));
         args[DNNL_ARG_WORKSPACE] = workspaces_.back();
@@ -119,11 +119,10 @@ memory BatchNorm::backward(Plan& plan, const memory& dy) {
   const size_t ghosts = xs_.size();
   dnnl::batch_normalization_backward::desc d(dnnl::prop_kind::backward, part_md_, part_md_, shape_.eps, flags_);
   dnnl::batch_normalization_backward::primitive_desc pd(d, plan.engine(), fwd_pd_);
-  if (ghosts > 1 && (pd.diff_dst_desc() != part_md_ || pd.diff_src_desc() != part_md_))
-    throw std::logic_error(name_ + ": ghost batch norm's backward wants another layout than its forward");
-  const memory::desc whole = ghosts == 1 ? pd.diff_dst_desc() : x_.get_desc();
-  memory dy2 = plan.backward_as(dy, whole, name_ + ".diff_dst");
-  memory dx = plan.alloc(ghosts == 1 ? pd.diff_src_desc() : whole);
+  if (pd.diff_dst_desc() != part_md_ || pd.diff_src_desc() != part_md_)
+    throw std::logic_error(name_ + ": batch norm's backward wants another layout than its forward");
+  memory dy2 = plan.backward_as(dy, x_.get_desc(), name_ + ".diff_dst");
+  memory dx = plan.alloc(x_.get_desc());
   const memory::desc cmd = plain_md({shape_.channels});
   const memory gamma = plan.param_view(gamma_offset_, cmd), beta = plan.param_view(beta_offset_, cmd);
   // One ghost batch writes dgamma and dbeta into the gradient buffer; several write their own, summed below.
@@ -138,27 +137,30 @@ memory BatchNorm::backward(Plan& plan, const memory& dy) {
     Args args{{DNNL_ARG_SRC, xs_[i]},
               {DNNL_ARG_MEAN, means_[i]},
               {DNNL_ARG_VARIANCE, vars_[i]},
-              {DNNL_ARG_DIFF_DST, ghosts == 1 ? dy2 : slice(dy2, part_md_, g)},
+              {DNNL_ARG_DIFF_DST, slice(dy2, part_md_, g)},
               {DNNL_ARG_SCALE, gamma},
               {DNNL_ARG_SHIFT, beta},  // oneDNN 2.6 requires it, though unused
-              {DNNL_ARG_DIFF_SRC, ghosts == 1 ? dx : slice(dx, part_md_, g)},
+              {DNNL_ARG_DIFF_SRC, slice(dx, part_md_, g)},
               {DNNL_ARG_DIFF_SCALE, dgammas[i]},
               {DNNL_ARG_DIFF_SHIFT, dbetas[i]}};
     if (shape_.fuse_relu) args[DNNL_ARG_WORKSPACE] = workspaces_[i];
     plan.backward(name_ + ".bwd", prim, std::move(args));
   }
   if (ghosts > 1) {
+    // The plan's memories keep their addresses (the backward ops' arguments hold them): take the pointers
+    // once, not every step.
+    std::vector<const float*> pg, pb;
+    for (size_t i = 0; i < ghosts; ++i) {
+      pg.push_back(static_cast<const float*>(dgammas[i].get_data_handle()));
+      pb.push_back(static_cast<const float*>(dbetas[i].get_data_handle()));
+    }
     float* dgamma = plan.grads() + gamma_offset_;
     float* dbeta = plan.grads() + beta_offset_;
     const int channels = shape_.channels;
     plan.backward_host(name_ + ".ghost_sum", [=]() {
       for (int c = 0; c < channels; ++c) {
-        float sg = static_cast<const float*>(dgammas[0].get_data_handle())[c];
-        float sb = static_cast<const float*>(dbetas[0].get_data_handle())[c];
-        for (size_t i = 1; i < dgammas.size(); ++i) {
-          sg += static_cast<const float*>(dgammas[i].get_data_handle())[c];
-          sb += static_cast<const float*>(dbetas[i].get_data_handle())[c];
-        }
+        float sg = pg[0][c], sb = pb[0][c];
+        for (size_t i = 1; i < pg.size(); ++i) sg += pg[i][c], sb += pb[i][c];
         dgamma[c] = sg;
         dbeta[c] = sb;
       }

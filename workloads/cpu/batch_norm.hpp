@@ -58,8 +58,9 @@ class BatchNorm {
   dnnl::batch_normalization_forward::primitive_desc fwd_pd_;
   dnnl::memory::desc part_md_;  // training: one ghost batch (the whole batch without ghost batches)
   dnnl::memory x_, y_;
-  // One per ghost batch (one in all without ghost batches): slices of x_ and y_, statistics, workspaces.
-  std::vector<dnnl::memory> xs_, ys_, means_, vars_, workspaces_;
+  // Training, one per ghost batch (one in all without ghost batches): slices of x_, statistics, workspaces.
+  // Evaluation: the running statistics' views in means_[0] and vars_[0].
+  std::vector<dnnl::memory> xs_, means_, vars_, workspaces_;
   std::shared_ptr<SyncBatchNorm> sync_;  // set: everything is delegated to it
 };
 

@@ -51,7 +51,6 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     StepTiming t;
     Stopwatch total, phase;
     trace::Sequence seq;  // the worker's phases on the trace (nothing when tracing is off)
-    const double step_start = seq.last();
     data.make_train_batch(step);
     t.data = phase.seconds();
     seq.end("data", "step");
@@ -67,8 +66,7 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     const AsyncReply reply = worker.push_pull(model.grads(), model.params(), version, version);
     t.exposed_comm = t.comm = phase.seconds();
     seq.end("push gradient, pull weights", "communication");
-    if (step_start >= 0)
-      trace::span("step " + std::to_string(step + 1), "step", trace::kTrainingTrack, step_start, seq.last());
+    if (seq.active()) seq.enclose("step " + std::to_string(step + 1), "step");
     t.total = total.seconds();
     st.add_step(t, loss);
     st.step = step + 1;

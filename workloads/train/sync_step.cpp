@@ -69,7 +69,6 @@ void SyncStep::run(int64_t step, TrainState& st) {
   StepTiming t;
   Stopwatch total, phase;
   trace::Sequence seq;  // the step's phases on the trace (nothing when tracing is off)
-  const double step_start = seq.last();
   if (!staging() || staged_step_ != step) make_batch(step);
   t.data = phase.seconds();
   seq.end("data", "step");
@@ -84,7 +83,7 @@ void SyncStep::run(int64_t step, TrainState& st) {
   const int n = static_cast<int>(per_rank_ / m);
   const float inv_m = 1.0f / static_cast<float>(m);
   models::OnReady last_ready;
-  const bool tracing = trace::on();
+  const bool tracing = seq.active();
   if (m > 1 || !local || tracing)
     last_ready = [&](size_t off, size_t len) {
       if (m > 1) model_.finish_accumulation(off, len, inv_m);
@@ -195,9 +194,9 @@ void SyncStep::run(int64_t step, TrainState& st) {
   }
   st.add_step(t, agree[0] / ranks);
   st.step = step + 1;
-  if (step_start >= 0) {
+  if (tracing) {
     seq.end("bookkeeping", "step");
-    trace::span("step " + std::to_string(step + 1), "step", trace::kTrainingTrack, step_start, seq.last());
+    seq.enclose("step " + std::to_string(step + 1), "step");
   }
   stop_signal_ = agree[3] > 0 ? static_cast<int>(agree[4] / agree[3]) : 0;
 }

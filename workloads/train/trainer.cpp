@@ -15,7 +15,6 @@
 #include "config/rules.hpp"
 #include "config/run_config.hpp"
 #include "core/config.hpp"
-#include "core/cuda_info.hpp"
 #include "core/error.hpp"
 #include "core/mlperf.hpp"
 #include "core/provenance.hpp"
@@ -43,22 +42,6 @@
 
 namespace dtbench {
 namespace fs = std::filesystem;
-
-namespace {
-
-// MLPerf's submission_platform: the configured name, else "<ranks>x<processor>" (MLPerf's "8xNVIDIA A100").
-std::string submission_platform(const Json& cfg, int ranks) {
-  std::string given = cfg["mllog"]["submission_platform"].get<std::string>();
-  if (!given.empty()) return given;
-  std::string processor = cpu_model();
-  if (cfg["backend"] == "gpu") {
-    const Json info = cuda_info();
-    if (info.contains("devices") && !info["devices"].empty()) processor = info["devices"][0].value("name", processor);
-  }
-  return std::to_string(ranks) + "x" + processor;
-}
-
-}  // namespace
 
 class Run {
  public:
@@ -161,7 +144,7 @@ void Run::log_init_stop() {
   }
   const Json& ml = cfg_["mllog"];
   log_->point(mllog::kSubmissionOrg, ml["submission_org"]);
-  log_->point(mllog::kSubmissionPlatform, submission_platform(cfg_, world_.size()));
+  log_->point(mllog::kSubmissionPlatform, mlperf_platform(cfg_, world_.size(), provenance()));
   log_->point(mllog::kSubmissionDivision, ml["submission_division"]);
   log_->point(mllog::kSubmissionStatus, ml["submission_status"]);
   log_->point(mllog::kSubmissionBenchmark, mlperf_benchmark(cfg_));
@@ -316,12 +299,12 @@ int Run::finish(RunStatus status, const std::string& detail) {
 // --trace: every rank's spans, gathered to rank 0, which writes one file (pid = rank).
 void Run::write_trace() const {
   if (args_.trace.empty()) return;
-  const std::vector<std::string> ranks = world_.gather_text(trace::events(world_.rank()).dump());
+  const std::string mine = trace::events(world_.rank()).dump();  // "[...]", never empty: it names its tracks
+  const std::vector<std::string> ranks = world_.gather_text(mine.substr(1, mine.size() - 2));
   if (!world_.root()) return;
-  Json all = Json::array();
-  for (const std::string& text : ranks)
-    for (Json& e : Json::parse(text)) all.push_back(std::move(e));
-  write_file_atomic(args_.trace, Json{{"traceEvents", all}, {"displayTimeUnit", "ms"}}.dump() + "\n", false);
+  std::string text = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
+  for (size_t r = 0; r < ranks.size(); ++r) text.append(r ? "," : "").append(ranks[r]);
+  write_file_atomic(args_.trace, text + "]}\n", false);
 }
 
 void Run::write_record(RunStatus status, const std::string& detail) {
