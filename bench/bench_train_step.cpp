@@ -7,11 +7,14 @@
 // Model::flops_per_sample_train) and is reported against the peak measured by fma_peak() below.
 //
 // Prints one JSON object; --profile adds the time of every operation of the plan (forward and backward).
+// --checkpoint-segments K trains with gradient checkpointing (workloads/cpu/plan.hpp); plan_bytes is the memory
+// the training plan holds and peak_rss_bytes the process's peak resident memory (VmHWM), for both settings.
 #include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -26,6 +29,16 @@
 #include "workloads/cpu/model.hpp"
 
 namespace {
+
+// The process's peak resident set (VmHWM of /proc/self/status), in bytes; 0 where it cannot be read.
+size_t peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return size_t(std::stoull(line.substr(6))) * 1024;  // "VmHWM:  123 kB"
+  }
+  return 0;
+}
 
 // Peak fp32 FMA rate: every thread runs kChains independent chains of 16-lane FMAs (enough independent
 // work to cover the FMA latency on both FMA pipes), so the loop is bound by FMA throughput alone.
@@ -99,6 +112,8 @@ int main(int argc, char** argv) {
   app.add_option("--steps", steps);
   app.add_flag("--profile", profile, "time every operation of the plan");
   app.add_flag("--peak", peak, "also measure the peak fp32 FMA rate");
+  int segments = 0;
+  app.add_option("--checkpoint-segments", segments, "gradient checkpointing segments; 0 = off")->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -108,6 +123,8 @@ int main(int argc, char** argv) {
     spec.in_c = chw[0], spec.in_h = chw[1], spec.in_w = chw[2];
     spec.classes = classes;
     spec.precision = precision;
+    spec.checkpoint_segments = segments;
+    dtbench::models::validate(spec);
     dtbench::cpu::Model model(spec, 1);
 
     const size_t image = size_t(chw[0]) * size_t(chw[1]) * size_t(chw[2]);
@@ -174,6 +191,9 @@ int main(int argc, char** argv) {
     out["params"] = w.size();
     out["loss_last"] = loss;
     out["reorders_in_plan"] = model.num_reorders(batch, true);
+    out["checkpoint_segments"] = segments;
+    out["plan_bytes"] = model.plan_bytes(batch, true);
+    out["peak_rss_bytes"] = peak_rss_bytes();
     out["flops_per_image_train"] = model.flops_per_sample_train();
     const double gflops = model.flops_per_sample_train() * double(batch) / median / 1e9;
     out["gflops"] = gflops;

@@ -4,7 +4,14 @@
 One training step = forward, softmax cross-entropy, backward, SGD with momentum 0.9 and weight decay 5e-4
 (torch.optim.SGD), on a fixed random batch (normal inputs, uniform labels), in float32 NCHW (PyTorch's default
 layout). The first --warmup steps are not timed; then --steps steps are timed one by one and the median
-step time gives images per second. Prints one JSON object.
+step time gives images per second. Prints one JSON object, with the process's peak resident memory
+(getrusage's ru_maxrss).
+
+--checkpoint-segments K (ResNets) trains with gradient checkpointing as dtbench does (workloads/cpu/plan.hpp):
+the stem and each residual block are the units, cut into K segments with unit u in segment floor(u K / n), every
+segment but the last run under torch.utils.checkpoint.checkpoint (use_reentrant=False, so the parameters get
+gradients whatever the input) and recomputed in the backward. Unlike dtbench, PyTorch's recomputation updates
+the batch-norm running statistics a second time; that changes no timing or memory figure.
 
 Run with /usr/bin/python3 (the only interpreter with torch here), e.g.
   /usr/bin/python3 bench/torch_peer.py --arch resnet20 --input 1,28,28 --batch 128 --threads 2
@@ -12,6 +19,7 @@ Run with /usr/bin/python3 (the only interpreter with torch here), e.g.
 import argparse
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -32,6 +40,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--checkpoint-segments", type=int, default=0, help="gradient checkpointing segments; 0 = off")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -44,9 +53,11 @@ def main():
     x = torch.randn(args.batch, c, h, w)
     y = torch.randint(0, args.classes, (args.batch,))
 
+    forward = model if args.checkpoint_segments == 0 else segmented(model, args.checkpoint_segments)
+
     def step():
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x), y)
+        loss = loss_fn(forward(x), y)
         loss.backward()
         opt.step()
         return loss.item()
@@ -71,7 +82,41 @@ def main():
         "step_s_min": min(times),
         "images_per_s": args.batch / med,
         "params": sum(p.numel() for p in model.parameters()),
+        "checkpoint_segments": args.checkpoint_segments,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
     }))
+
+
+def segmented(model, k):
+    """The model's forward with gradient checkpointing over k segments of its units (stem, then blocks)."""
+    from torch.utils.checkpoint import checkpoint
+
+    def stem(t):
+        t = model.relu(model.bn1(model.conv1(t)))
+        return t if model.maxpool is None else model.maxpool(t)
+
+    units = [stem] + list(model.blocks())
+    n = len(units)
+    if not 1 <= k <= n:
+        raise SystemExit("--checkpoint-segments must be in [1, %d] for this network" % n)
+    groups = [[units[u] for u in range(n) if u * k // n == s] for s in range(k)]
+
+    def run(group):
+        def f(t):
+            for unit in group:
+                t = unit(t)
+            return t
+        return f
+
+    def forward(x):
+        for s, group in enumerate(groups):
+            x = checkpoint(run(group), x, use_reentrant=False) if s + 1 < k else run(group)(x)
+        x = torch.flatten(model.avgpool(x), 1)
+        if model.dropout is not None:
+            x = model.dropout(x)
+        return model.fc(x)
+
+    return forward
 
 
 if __name__ == "__main__":

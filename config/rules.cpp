@@ -1,10 +1,25 @@
 #include "config/rules.hpp"
 
+#include <map>
+
 #include "config/run_config.hpp"
 #include "core/config.hpp"
 #include "core/cuda_info.hpp"
 
 namespace dtbench::config {
+
+// The stem and each residual block of a ResNet, the two convolution stages of the Simple CNN, none in the MLP.
+// The models layer, which config must not know
+// (DESIGN.md, Layers), computes them from the topology (workloads/models/checkpointing.hpp); a test in
+// tests/workloads checks that the two agree for every arch.
+int checkpoint_units(const std::string& arch) {
+  static const std::map<std::string, int> units = {{"resnet8", 4},  {"resnet20", 10}, {"resnet32", 16},
+                                                   {"resnet56", 28}, {"resnet18", 9},  {"resnet50", 17},
+                                                   {"simple_cnn", 2}, {"mlp", 0}};
+  const auto it = units.find(arch);
+  return it == units.end() ? 0 : it->second;
+}
+
 namespace {
 
 #ifdef DTBENCH_HAVE_CUDA
@@ -189,6 +204,34 @@ std::vector<Rule> build_rules() {
          return when(forward % ghost != 0, "a ghost batch of " + std::to_string(ghost) +
                                                " does not divide the batch of each forward, " +
                                                std::to_string(forward) + " (per-rank batch / micro_batches)");
+       }},
+      // Gradient checkpointing (workloads/models/checkpointing.hpp): segments are runs of checkpoint units.
+      {"/model/checkpoint_segments", Needs::config,
+       [](const Json& c, int) {
+         return when(c["model"]["checkpoint_segments"].get<int64_t>() != 0 && !c["model"]["checkpointing"].get<bool>(),
+                     "segments apply to gradient checkpointing: set /model/checkpointing true");
+       }},
+      {"/model/checkpointing", Needs::config,
+       [](const Json& c, int) {
+         const std::string arch = c["model"]["arch"].get<std::string>();
+         return when(c["model"]["checkpointing"].get<bool>() && checkpoint_units(arch) == 0,
+                     "arch \"" + arch + "\" has no layers to checkpoint (its one hidden layer belongs to the "
+                     "classifier head, which is never checkpointed)");
+       }},
+      {"/model/checkpoint_segments", Needs::config,
+       [](const Json& c, int) {
+         const std::string arch = c["model"]["arch"].get<std::string>();
+         const int64_t segments = c["model"]["checkpoint_segments"].get<int64_t>();
+         const int units = checkpoint_units(arch);
+         return when(units > 0 && segments > units,
+                     std::to_string(segments) + " segments are more than arch \"" + arch + "\" has checkpoint units, " +
+                         std::to_string(units) + (arch == "simple_cnn" ? " (its two convolution stages)"
+                                                                       : " (the stem and each residual block)"));
+       }},
+      {"/model/checkpointing", Needs::config,
+       [](const Json& c, int) {
+         return when(c["model"]["checkpointing"].get<bool>() && c["backend"] == "gpu",
+                     "gradient checkpointing is implemented for the cpu backend only");
        }},
       {"/batch/global", Needs::ranks,
        [](const Json& c, int ranks) {

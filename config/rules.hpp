@@ -36,4 +36,8 @@ const std::vector<Rule>& rules();
 // "<pointer>: <message>" for the first broken rule.
 void check_rules(const Json& config, int ranks, bool on_this_machine);
 
+// Checkpoint units of an arch for gradient checkpointing (/model/checkpoint_segments can be at most this);
+// 0 for the mlp and for an unknown arch.
+int checkpoint_units(const std::string& arch);
+
 }  // namespace dtbench::config

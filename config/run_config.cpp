@@ -22,7 +22,11 @@ Node model_schema() {
                    {"dropout", number(0, 0, 1, false, true, "dropout before the classifier; 0 = none")},
                    {"ghost_batch", integer(0, 0, 1e9, "ghost batch norm (Hoffer et al. 2017): batch-norm statistics "
                                                       "over ghost batches of this many samples within each "
-                                                      "forward's batch; 0 = the whole batch")}};
+                                                      "forward's batch; 0 = the whole batch")},
+                   {"checkpointing", boolean(false, "gradient checkpointing (Chen et al. 2016): keep activations only "
+                                                    "at segment boundaries, recompute each segment in the backward")},
+                   {"checkpoint_segments", integer(0, 0, 1e6, "segments of gradient checkpointing; 0 = "
+                                                              "round(sqrt(checkpoint units of the arch))")}};
   Variants archs;
   for (const char* resnet : {"resnet8", "resnet20", "resnet32", "resnet56", "resnet18", "resnet50"})
     archs.push_back({resnet, {}});

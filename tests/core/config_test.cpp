@@ -178,6 +178,31 @@ TEST(Config, GhostBatchRules) {
   EXPECT_EQ(error_of({{"model", {{"ghost_batch", 8}}}, {"backend", "gpu"}}).rfind("/model/ghost_batch: ghost batch norm is implemented for the cpu backend only", 0), 0u);
 }
 
+TEST(Config, CheckpointingRules) {
+  EXPECT_EQ(config::defaults()["model"]["checkpointing"], false);
+  EXPECT_EQ(config::defaults()["model"]["checkpoint_segments"], 0);
+  EXPECT_EQ(error_of({{"model", {{"checkpointing", true}}}}), "");
+  EXPECT_EQ(error_of({{"model", {{"checkpointing", true}, {"checkpoint_segments", 10}}}}), "");  // ResNet-20: 10 units
+  EXPECT_EQ(error_of({{"model", {{"checkpointing", true}, {"checkpoint_segments", 11}}}}),
+            "/model/checkpoint_segments: 11 segments are more than arch \"resnet20\" has checkpoint units, 10 (the "
+            "stem and each residual block)");
+  EXPECT_EQ(error_of({{"model", {{"arch", "resnet50"}, {"checkpointing", true}, {"checkpoint_segments", 18}}}})
+                .rfind("/model/checkpoint_segments: 18 segments are more than arch \"resnet50\" has checkpoint units, 17", 0),
+            0u);
+  EXPECT_EQ(error_of({{"model", {{"arch", "simple_cnn"}, {"checkpointing", true}, {"checkpoint_segments", 3}}}}),
+            "/model/checkpoint_segments: 3 segments are more than arch \"simple_cnn\" has checkpoint units, 2 (its two "
+            "convolution stages)");
+  EXPECT_EQ(error_of({{"model", {{"checkpoint_segments", 4}}}}),
+            "/model/checkpoint_segments: segments apply to gradient checkpointing: set /model/checkpointing true");
+  EXPECT_EQ(error_of({{"model", {{"arch", "mlp"}, {"checkpointing", true}}}})
+                .rfind("/model/checkpointing: arch \"mlp\" has no layers to checkpoint", 0),
+            0u);
+  EXPECT_EQ(error_of({{"model", {{"checkpointing", true}}}, {"backend", "gpu"}}),
+            "/model/checkpointing: gradient checkpointing is implemented for the cpu backend only");
+  EXPECT_EQ(error_of({{"model", {{"checkpoint_segments", -1}}}}),
+            "/model/checkpoint_segments: expected an integer in [0, 1000000], got -1");
+}
+
 TEST(Config, MllogSectionDescribesTheSubmission) {
   const Json d = config::defaults();
   EXPECT_EQ(d["mllog"]["submission_org"], "dtbench");

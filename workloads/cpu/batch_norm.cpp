@@ -87,7 +87,7 @@ BatchNorm::BatchNorm(Plan& plan, std::string name, const BatchNormShape& s, size
     const int channels = s.channels;
     const float m = s.momentum;
     const float unbias = float(double(per_channel) / double(per_channel - 1));
-    plan.forward_host(name_ + ".running_stats", [=]() {
+    plan.forward_state(name_ + ".running_stats", [=]() {
       for (size_t i = 0; i < means.size(); ++i) {
         for (int c = 0; c < channels; ++c) {
           running[c] = (1.0f - m) * running[c] + m * means[i][c];

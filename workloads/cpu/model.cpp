@@ -164,4 +164,9 @@ size_t Model::num_reorders(int n, bool train) const {
   return it == impl_->plans.end() ? 0 : it->second.plan->num_reorders();
 }
 
+size_t Model::plan_bytes(int n, bool train) const {
+  auto it = impl_->plans.find({n, train});
+  return it == impl_->plans.end() ? 0 : it->second.plan->held_bytes();
+}
+
 }  // namespace dtbench::cpu

@@ -63,6 +63,8 @@ class Model {
   void set_profiling(bool on);
   std::vector<OpTime> profile(int n, bool train) const;
   size_t num_reorders(int n, bool train) const;
+  // Bytes of memory the plan for (n, train) holds (Plan::held_bytes; 0 before its first use).
+  size_t plan_bytes(int n, bool train) const;
 
  private:
   struct Impl;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "workloads/cpu/plan.hpp"
 #include "workloads/models/model_spec.hpp"
@@ -17,6 +18,23 @@ namespace dtbench::cpu {
 struct DropoutSource {
   uint64_t seed = 0;
   const uint64_t* step = nullptr;
+};
+
+// Where a network's checkpoint units (workloads/models/checkpointing.hpp) begin and end the plan's segments
+// (plan.hpp). Off, every call returning its argument, in evaluation plans and with 0 segments.
+class CheckpointSegments {
+ public:
+  // Begins the first segment: build unit 0 next. unit_costs: models::checkpoint_unit_costs, one per unit.
+  CheckpointSegments(Plan& plan, const std::vector<double>& unit_costs, int segments);
+  // After unit u's forward, given its output: the tensor unit u + 1 reads (the checkpoint when u ends a segment).
+  dnnl::memory after_forward(Plan& plan, int unit, const dnnl::memory& y) const;
+  // Before unit u's backward (units in reverse order), given the gradient of its output: the gradient its
+  // layers take.
+  dnnl::memory before_backward(Plan& plan, int unit, const dnnl::memory& dy) const;
+
+ private:
+  bool ends_segment(int unit) const;
+  std::vector<int> segment_;  // segment of each unit; empty when off
 };
 
 struct BuiltNetwork {

@@ -34,9 +34,71 @@ memory Plan::grad_view(size_t offset, const memory::desc& md) const { return vie
 memory Plan::buffer_view(size_t offset, const memory::desc& md) const { return view(buffers_, offset, md); }
 
 memory Plan::alloc(const memory::desc& md) {
-  memory m(md, ctx_.engine);
-  std::memset(m.get_data_handle(), 0, md.get_size());
-  return m;
+  const size_t bytes = md.get_size();
+  if (region_ == Region::own) {
+    memory m(md, ctx_.engine);
+    std::memset(m.get_data_handle(), 0, bytes);
+    own_bytes_ += bytes;
+    return m;
+  }
+  Arena& arena = region_ == Region::forward_arena    ? forward_arena_
+                 : region_ == Region::backward_arena ? backward_arena_
+                                                     : gradient_arena_;
+  void* p = arena.take(bytes);
+  std::memset(p, 0, bytes);
+  return memory(md, ctx_.engine, p);
+}
+
+namespace {
+
+// An operation copying src into dst (same layout).
+std::function<void()> copy_op(const memory& src, const memory& dst) {
+  return [src, dst]() { std::memcpy(dst.get_data_handle(), src.get_data_handle(), src.get_desc().get_size()); };
+}
+
+}  // namespace
+
+void Plan::begin_segment() {
+  if (!training_) throw std::logic_error("plan: gradient checkpointing in an evaluation plan");
+  if (region_ != Region::own || backward_segments_entered_ != 0)
+    throw std::logic_error("plan: begin_segment inside a segment or after the backward began");
+  region_ = Region::forward_arena;
+  forward_arena_.reset();
+  segments_.push_back({forward_ops_.size(), 0});
+}
+
+memory Plan::end_segment(const memory& x) {
+  if (region_ != Region::forward_arena) throw std::logic_error("plan: end_segment outside a segment");
+  segments_.back().end_op = forward_ops_.size();
+  region_ = Region::own;
+  memory checkpoint = alloc(x.get_desc());
+  forward_host("segment" + std::to_string(segments_.size() - 1) + ".checkpoint", copy_op(x, checkpoint));
+  return checkpoint;
+}
+
+memory Plan::backward_segment(const memory& dy) {
+  if (region_ == Region::forward_arena) throw std::logic_error("plan: backward_segment inside a forward segment");
+  const int s = static_cast<int>(segments_.size()) - 1 - backward_segments_entered_++;
+  if (s < 0) throw std::logic_error("plan: backward_segment for more segments than were built");
+  memory g = dy;
+  if (s + 1 < static_cast<int>(segments_.size())) {
+    // dy is in the backward arena, which this segment's backward reuses: copy it out first. Then the
+    // recomputation, which rewrites the forward arena with this segment's activations.
+    // Only the segment being differentiated needs its incoming gradient: one arena holds them all in turn.
+    region_ = Region::gradient_arena;
+    gradient_arena_.reset();
+    g = alloc(dy.get_desc());
+    backward_host("segment" + std::to_string(s) + ".diff_dst", copy_op(dy, g));
+    const size_t first = segments_[s].first_op, end = segments_[s].end_op;
+    backward_host("segment" + std::to_string(s) + ".recompute", [this, first, end]() {
+      for (size_t i = first; i < end; ++i)
+        if (forward_ops_[i].rerun) forward_ops_[i].run();
+    });
+  }
+  // The last segment's activations are still in the forward arena: nothing to recompute.
+  region_ = Region::backward_arena;
+  backward_arena_.reset();
+  return g;
 }
 
 Plan::Op Plan::make_op(std::string name, dnnl::primitive p, Args args) {
@@ -76,6 +138,10 @@ void Plan::backward(std::string name, dnnl::primitive p, Args args) {
 }
 void Plan::forward_host(std::string name, std::function<void()> fn) {
   forward_ops_.push_back(Op{std::move(name), std::move(fn)});
+}
+void Plan::forward_state(std::string name, std::function<void()> fn) {
+  forward_ops_.push_back(Op{std::move(name), std::move(fn)});
+  forward_ops_.back().rerun = false;
 }
 void Plan::backward_host(std::string name, std::function<void()> fn) {
   backward_ops_.push_back(Op{std::move(name), std::move(fn)});

@@ -16,6 +16,19 @@
 // Layers (conv.hpp, batch_norm.hpp, ...) are created with plan.keep<Layer>(plan, name, ..., x): the
 // constructor appends the forward operations, layer.backward(plan, dy) appends the backward ones (called in
 // reverse layer order), and the plan keeps the layer alive.
+//
+// Gradient checkpointing (Chen et al. 2016; workloads/models/checkpointing.hpp for the terms). A training
+// plan may cut its network into segments: the network calls begin_segment() where one starts and
+// end_segment(x) where it ends. The memories allocated in between go to the forward arena, which every
+// segment shares from its base (arena.hpp), and x, the segment's output, is copied into a memory of the plan's
+// own: the checkpoint the next segment reads. In the backward the network calls backward_segment(dy) on
+// entering each segment's backward, last segment first. For every segment but the last that appends a copy of
+// dy (whose memory the next segment's backward will reuse) into a third arena, which holds one such gradient
+// at a time, and then the segment's forward operations again, which rewrite the forward arena with exactly
+// the values of the forward pass (same primitives, same inputs); operations appended with forward_state()
+// (batch-norm running statistics) are not rerun. Each segment's backward memories go to a backward arena that
+// every segment shares likewise. Memory held: the plan's own memories (with the checkpoints) plus the largest
+// segment of each arena, instead of every segment's.
 #pragma once
 
 #include "workloads/models/hooks.hpp"
@@ -29,6 +42,8 @@
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include "workloads/cpu/arena.hpp"
 
 namespace dtbench::cpu {
 
@@ -87,6 +102,9 @@ class Plan {
   // Append an operation to the forward or backward list.
   void forward(std::string name, dnnl::primitive p, Args args);
   void forward_host(std::string name, std::function<void()> fn);
+  // A forward operation that updates state kept from step to step (batch-norm running statistics): once per
+  // forward pass, never again in a segment's recomputation.
+  void forward_state(std::string name, std::function<void()> fn);
   void backward(std::string name, dnnl::primitive p, Args args);
   void backward_host(std::string name, std::function<void()> fn);
 
@@ -98,6 +116,22 @@ class Plan {
   // reordered weights), else `src` reordered into md on the backward list.
   dnnl::memory backward_reuse(const dnnl::memory& ready, const dnnl::memory& src, const dnnl::memory::desc& md,
                               const std::string& name);
+
+  // Gradient checkpointing (see the top of this file). Training plans only; segments do not nest, and
+  // backward_segment is called once per segment, in reverse order.
+  void begin_segment();
+  // Closes the segment; returns the checkpoint, a copy of x in the plan's own memory.
+  dnnl::memory end_segment(const dnnl::memory& x);
+  // Enters the backward of the next segment (the last one first); returns the gradient to give its layers.
+  dnnl::memory backward_segment(const dnnl::memory& dy);
+  int segments() const { return static_cast<int>(segments_.size()); }
+
+  // Bytes of memory the plan holds: its own memories (activations, their gradients, workspaces, reordered
+  // weights, checkpoints) and its arenas' high-water marks. Not the model's flat buffers, not the primitives'
+  // scratchpads.
+  size_t held_bytes() const {
+    return own_bytes_ + forward_arena_.high_water() + backward_arena_.high_water() + gradient_arena_.high_water();
+  }
 
   // Backward operation: the gradient range [offset, offset + size) of the flat buffer is final.
   void announce(size_t offset, size_t size);
@@ -128,6 +162,11 @@ class Plan {
     double seconds = 0.0;
     double min_seconds = 0.0;
     int64_t calls = 0;
+    bool rerun = true;  // false: never part of a segment's recomputation (forward_state)
+  };
+  enum class Region { own, forward_arena, backward_arena, gradient_arena };  // where alloc() places a memory
+  struct Segment {
+    size_t first_op = 0, end_op = 0;  // its forward operations: forward_ops_[first_op, end_op)
   };
   void run_list(std::vector<Op>& ops);
   Op make_op(std::string name, dnnl::primitive p, Args args);
@@ -146,6 +185,11 @@ class Plan {
   const OnReady* on_ready_ = nullptr;  // set only while run_backward runs
   bool profiling_ = false;
   size_t num_reorders_ = 0;
+  Region region_ = Region::own;
+  Arena forward_arena_, backward_arena_, gradient_arena_;
+  std::vector<Segment> segments_;
+  int backward_segments_entered_ = 0;
+  size_t own_bytes_ = 0;
 };
 
 // Plain (row-major, PyTorch) layout for a tensor of these dimensions: x, nc, nchw.

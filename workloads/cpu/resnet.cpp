@@ -11,6 +11,7 @@
 #include "workloads/cpu/linear.hpp"
 #include "workloads/cpu/max_pool.hpp"
 #include "workloads/cpu/network.hpp"
+#include "workloads/models/checkpointing.hpp"
 #include "workloads/cpu/residual_add.hpp"
 #include "workloads/models/resnet_topology.hpp"
 
@@ -54,7 +55,12 @@ BnParams bn_params(const models::TableIndex& t, const models::TopoBn& b) {
 class ResNet : public Network {
  public:
   ResNet(const models::ModelSpec& spec, const models::TableIndex& t, DropoutSource dropout_source)
-      : classes_(spec.classes), dropout_(spec.dropout), ghost_batch_(spec.ghost_batch), dropout_source_(dropout_source) {
+      : classes_(spec.classes),
+        dropout_(spec.dropout),
+        ghost_batch_(spec.ghost_batch),
+        checkpoint_segments_(spec.checkpoint_segments),
+        unit_costs_(models::checkpoint_unit_costs(spec)),
+        dropout_source_(dropout_source) {
     const models::ResNetTopology topo = models::resnet_topology(spec);
     imagenet_ = topo.imagenet;
     stem_ = conv_params(t, topo.stem);
@@ -87,6 +93,8 @@ class ResNet : public Network {
       return plan.keep<BatchNorm>(plan, p.name, shape, p.gamma, p.beta, p.running, x);
     };
 
+    // Checkpoint units: the stem is unit 0, block i unit i + 1.
+    const CheckpointSegments segments(plan, unit_costs_, checkpoint_segments_);
     Conv* stem = &make_conv(stem_, input);
     BatchNorm* stem_bn = &make_bn(stem_bn_, true, stem->y());
     memory x = stem_bn->y();
@@ -95,6 +103,7 @@ class ResNet : public Network {
       pool = &plan.keep<MaxPool>(plan, "maxpool", pool_, x);
       x = pool->y();
     }
+    x = segments.after_forward(plan, 0, x);
 
     struct BlockNodes {
       std::string name;
@@ -122,7 +131,7 @@ class ResNet : public Network {
         shortcut = n.down_bn->y();
       }
       n.add = &plan.keep<ResidualAdd>(plan, n.name + ".add", t, shortcut, true, true);
-      x = n.add->y();
+      x = segments.after_forward(plan, 1 + static_cast<int>(nodes.size()), n.add->y());
       nodes.push_back(std::move(n));
     }
     GlobalAvgPool* gap = &plan.keep<GlobalAvgPool>(plan, "avgpool", x);
@@ -142,6 +151,7 @@ class ResNet : public Network {
       if (drop != nullptr) g = drop->backward(p, g);
       g = gap->backward(p, g);
       for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+        g = segments.before_backward(p, 1 + static_cast<int>(nodes.rend() - it - 1), g);
         // The shortcut's parameters come last in the table: announce them first (decreasing offsets).
         const memory ds = it->add->backward(p, g);
         memory from_shortcut = ds;
@@ -156,6 +166,7 @@ class ResNet : public Network {
         }
         accumulate_backward(p, it->name + ".grad_sum", g, from_shortcut);
       }
+      g = segments.before_backward(p, 0, g);
       if (pool != nullptr) g = pool->backward(p, g);
       g = stem_bn->backward(p, g);
       stem->backward(p, g, false);
@@ -167,6 +178,8 @@ class ResNet : public Network {
   int classes_;
   float dropout_;
   int ghost_batch_;  // batch-norm ghost batch (batch_norm.hpp); 0 = none
+  int checkpoint_segments_;  // gradient checkpointing (plan.hpp); 0 = off
+  std::vector<double> unit_costs_;  // models::checkpoint_unit_costs
   DropoutSource dropout_source_;
   bool imagenet_ = false;
   PoolShape pool_{3, 2, 1};

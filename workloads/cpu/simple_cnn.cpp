@@ -18,6 +18,7 @@
 #include "workloads/cpu/conv.hpp"
 #include "workloads/cpu/max_pool.hpp"
 #include "workloads/cpu/network.hpp"
+#include "workloads/models/checkpointing.hpp"
 #include "workloads/cpu/relu.hpp"
 
 namespace dtbench::cpu {
@@ -31,7 +32,9 @@ class SimpleCnn : public Network {
   SimpleCnn(const models::ModelSpec& spec, const models::TableIndex& t, DropoutSource dropout_source)
       : conv1_{spec.in_c, spec.conv_filters[0], 5, 1, 2, true},
         conv2_{spec.conv_filters[0], spec.conv_filters[1], 5, 1, 2, true},
-        head_(spec, t, int64_t(spec.conv_filters[1]) * (spec.in_h / 4) * (spec.in_w / 4), dropout_source) {
+        head_(spec, t, int64_t(spec.conv_filters[1]) * (spec.in_h / 4) * (spec.in_w / 4), dropout_source),
+        checkpoint_segments_(spec.checkpoint_segments),
+        unit_costs_(models::checkpoint_unit_costs(spec)) {
     conv1_weight_ = t.param("conv1.weight", {conv1_.out_c, conv1_.in_c, 5, 5});
     conv1_bias_ = t.param("conv1.bias", {conv1_.out_c});
     conv2_weight_ = t.param("conv2.weight", {conv2_.out_c, conv2_.in_c, 5, 5});
@@ -40,20 +43,25 @@ class SimpleCnn : public Network {
 
   BuiltNetwork build(Plan& plan, const memory& input) const override {
     const PoolShape pool{2, 2, 0};
+    // Checkpoint units: the two convolution - ReLU - pooling stages.
+    const CheckpointSegments segments(plan, unit_costs_, checkpoint_segments_);
     Conv* conv1 = &plan.keep<Conv>(plan, "conv1", conv1_, conv1_weight_, conv1_bias_, input);
     Relu* relu1 = &plan.keep<Relu>(plan, "relu1", conv1->y());
     MaxPool* pool1 = &plan.keep<MaxPool>(plan, "pool1", pool, relu1->y());
-    Conv* conv2 = &plan.keep<Conv>(plan, "conv2", conv2_, conv2_weight_, conv2_bias_, pool1->y());
+    const memory x1 = segments.after_forward(plan, 0, pool1->y());
+    Conv* conv2 = &plan.keep<Conv>(plan, "conv2", conv2_, conv2_weight_, conv2_bias_, x1);
     Relu* relu2 = &plan.keep<Relu>(plan, "relu2", conv2->y());
     MaxPool* pool2 = &plan.keep<MaxPool>(plan, "pool2", pool, relu2->y());
-    const ClassifierHead::Built head = head_.build(plan, pool2->y());
+    const ClassifierHead::Built head = head_.build(plan, segments.after_forward(plan, 1, pool2->y()));
     BuiltNetwork out;
     out.logits = head.logits;
     out.backward = [=](Plan& p, const memory& dlogits) {
       memory g = head.backward(p, dlogits, true);
+      g = segments.before_backward(p, 1, g);
       g = pool2->backward(p, g);
       g = relu2->backward(p, g);
       g = conv2->backward(p, g, true);
+      g = segments.before_backward(p, 0, g);
       g = pool1->backward(p, g);
       g = relu1->backward(p, g);
       conv1->backward(p, g, false);
@@ -65,6 +73,8 @@ class SimpleCnn : public Network {
   ConvShape conv1_, conv2_;
   ClassifierHead head_;
   size_t conv1_weight_ = 0, conv1_bias_ = 0, conv2_weight_ = 0, conv2_bias_ = 0;
+  int checkpoint_segments_;  // gradient checkpointing (plan.hpp); 0 = off
+  std::vector<double> unit_costs_;  // models::checkpoint_unit_costs
 };
 
 }  // namespace

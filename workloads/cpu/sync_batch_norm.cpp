@@ -29,9 +29,23 @@ SyncBatchNorm::SyncBatchNorm(Plan& plan, std::string name, const BatchNormShape&
   y_ = plan.alloc(plain_md(xd));
   const size_t c = static_cast<size_t>(s.channels);
   mean_.assign(c, 0.0);
+  var_.assign(c, 0.0);
   invstd_.assign(c, 0.0);
   sums_.assign(2 * c + 1, 0.0);
   plan.forward_host(name_ + ".sync", [this, &plan]() { forward_pass(plan); });
+  // A step of gradient checkpointing recomputes the forward pass but must not update the averages twice.
+  plan.forward_state(name_ + ".running_stats", [this, &plan]() { update_running(plan); });
+}
+
+void SyncBatchNorm::update_running(Plan& plan) {
+  const int64_t C = shape_.channels;
+  const double M = global_count_;
+  float* running = plan.buffers() + running_offset_;
+  const float mom = shape_.momentum;
+  for (int64_t c = 0; c < C; ++c) {
+    running[c] = (1.0f - mom) * running[c] + mom * static_cast<float>(mean_[c]);
+    running[C + c] = (1.0f - mom) * running[C + c] + mom * static_cast<float>(var_[c] * M / (M - 1.0));
+  }
 }
 
 void SyncBatchNorm::forward_pass(Plan& plan) {
@@ -64,17 +78,14 @@ void SyncBatchNorm::forward_pass(Plan& plan) {
 
   const float* gamma = plan.params() + gamma_offset_;
   const float* beta = plan.params() + beta_offset_;
-  float* running = plan.buffers() + running_offset_;
-  const float mom = shape_.momentum;
   const bool relu = shape_.fuse_relu;
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < C; ++c) {
     const double mu = sums[c] / M;
     const double var = std::max(sums[C + c] / M - mu * mu, 0.0);
     mean_[c] = mu;
+    var_[c] = var;
     invstd_[c] = 1.0 / std::sqrt(var + shape_.eps);
-    running[c] = (1.0f - mom) * running[c] + mom * static_cast<float>(mu);
-    running[C + c] = (1.0f - mom) * running[C + c] + mom * static_cast<float>(var * M / (M - 1.0));
     // y = a x + b with a = gamma / sigma, b = beta - mu a.
     const float a = static_cast<float>(gamma[c] * invstd_[c]);
     const float b = static_cast<float>(beta[c] - mu * gamma[c] * invstd_[c]);

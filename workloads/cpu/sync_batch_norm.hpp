@@ -39,6 +39,7 @@ class SyncBatchNorm {
 
  private:
   void forward_pass(Plan& plan);
+  void update_running(Plan& plan);  // the running averages from mean_ and var_
   void backward_pass(Plan& plan, const float* dy, float* dx);
 
   std::string name_;
@@ -46,7 +47,7 @@ class SyncBatchNorm {
   size_t gamma_offset_, beta_offset_, running_offset_;
   int64_t n_ = 0, hw_ = 0;
   dnnl::memory x_, y_;
-  std::vector<double> mean_, invstd_, sums_;  // sums_: the allreduce buffer
+  std::vector<double> mean_, var_, invstd_, sums_;  // sums_: the allreduce buffer
   double global_count_ = 0;                   // M of the last forward
 };
 

@@ -27,6 +27,9 @@ void validate(const models::ModelSpec& spec) {
   if (spec.ghost_batch != 0) {
     throw BadInput("/model/ghost_batch: ghost batch norm is built by the cpu backend only; use /backend \"cpu\"");
   }
+  if (spec.checkpoint_segments != 0) {
+    throw BadInput("/model/checkpointing: gradient checkpointing is built by the cpu backend only; use /backend \"cpu\"");
+  }
   parse_precision(spec.precision, "model spec");
   models::ModelSpec fp32 = spec;
   fp32.precision = "fp32";

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "workloads/models/checkpointing.hpp"
 
 namespace dtbench::models {
 
@@ -52,6 +53,11 @@ void validate(const ModelSpec& s) {
     throw BadInput(where + "dropout must be in [0, 1), got " + std::to_string(s.dropout));
   }
   if (s.ghost_batch < 0) throw BadInput(where + "ghost_batch must be >= 0, got " + std::to_string(s.ghost_batch));
+  const int units = checkpoint_units(s);
+  if (s.checkpoint_segments < 0 || s.checkpoint_segments > units) {
+    throw BadInput("/model/checkpoint_segments: must be in [0, " + std::to_string(units) + "] for arch " + s.arch +
+                   " (its checkpoint units), got " + std::to_string(s.checkpoint_segments));
+  }
   const bool cnn = s.arch == "simple_cnn";
   if (cnn && (s.conv_filters.size() != 2 || s.conv_filters[0] < 1 || s.conv_filters[1] < 1)) {
     throw BadInput(where + "conv_filters must be two filter counts >= 1 for arch simple_cnn");

@@ -36,6 +36,7 @@ struct ModelSpec {
   float label_smoothing = 0.0f;     // [0, 1)
   float dropout = 0.0f;             // [0, 1): before the last fully connected layer; 0 = none
   int ghost_batch = 0;              // ResNets: batch-norm statistics over ghost batches of this size; 0 = none
+  int checkpoint_segments = 0;      // gradient checkpointing (checkpointing.hpp): segments; 0 = off
 };
 
 // Throws BadInput naming the field (e.g. "model spec: arch ...") when the spec cannot be built: unknown arch

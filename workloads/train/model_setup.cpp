@@ -1,6 +1,7 @@
 #include "workloads/train/model_setup.hpp"
 
 #include "core/error.hpp"
+#include "workloads/models/checkpointing.hpp"
 
 namespace dtbench {
 namespace {
@@ -22,6 +23,11 @@ models::ModelSpec model_spec(const Json& cfg, const data::Dataset& train) {
   spec.label_smoothing = cfg["model"]["label_smoothing"].get<float>();
   spec.dropout = cfg["model"]["dropout"].get<float>();
   spec.ghost_batch = static_cast<int>(cfg["model"]["ghost_batch"].get<int64_t>());
+  if (cfg["model"]["checkpointing"].get<bool>()) {
+    const int64_t segments = cfg["model"]["checkpoint_segments"].get<int64_t>();
+    spec.checkpoint_segments = segments > 0 ? static_cast<int>(segments)
+                                            : models::default_checkpoint_segments(models::checkpoint_units(spec));
+  }
   return spec;
 }
 

@@ -1,0 +1,44 @@
+#include "workloads/cpu/arena.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <new>
+
+namespace dtbench::cpu {
+
+namespace {
+
+size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+}  // namespace
+
+Arena::~Arena() {
+  if (base_ != nullptr) munmap(base_, reserved_);
+}
+
+void* Arena::take(size_t bytes) {
+  if (base_ == nullptr) {
+    // The group can never usefully exceed the machine's memory, so that bounds the reservation.
+    reserved_ = round_up(static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * page_size(), page_size());
+    void* p = mmap(nullptr, reserved_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    base_ = static_cast<char*>(p);
+  }
+  const size_t begin = round_up(used_, 64);
+  const size_t end = begin + std::max<size_t>(bytes, 1);
+  if (end > reserved_) throw std::bad_alloc();
+  if (end > committed_) {
+    const size_t want = round_up(end, page_size());
+    if (mprotect(base_ + committed_, want - committed_, PROT_READ | PROT_WRITE) != 0) throw std::bad_alloc();
+    committed_ = want;
+  }
+  used_ = end;
+  high_water_ = std::max(high_water_, used_);
+  return base_ + begin;
+}
+
+}  // namespace dtbench::cpu
