@@ -1,6 +1,7 @@
 #include "workloads/cpu/arena.hpp"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,8 +23,14 @@ Arena::~Arena() {
 
 void* Arena::take(size_t bytes) {
   if (base_ == nullptr) {
-    // The group can never usefully exceed the machine's memory, so that bounds the reservation.
-    reserved_ = round_up(static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * page_size(), page_size());
+    // A group can never usefully exceed the machine's memory, so that bounds the reservation. Reserved
+    // address space counts against a limit on it (ulimit -v, as some clusters set): take at most an eighth of
+    // such a limit, since a plan has three arenas and a model several plans.
+    size_t bound = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * page_size();
+    rlimit limit{};
+    if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+      bound = std::min(bound, static_cast<size_t>(limit.rlim_cur) / 8);
+    reserved_ = round_up(bound, page_size());
     void* p = mmap(nullptr, reserved_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     base_ = static_cast<char*>(p);
