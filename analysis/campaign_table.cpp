@@ -72,20 +72,6 @@ const MetricDef& metric(const std::string& key) {
   throw BadInput("--metrics: unknown metric \"" + key + "\"; metrics: " + names);
 }
 
-std::string value_text(const Json& v) {
-  if (v.is_null()) return "-";
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_float()) return format_number(v.get<double>());
-  if (v.is_object() && v.contains("name") && v["name"].is_string()) {
-    // A section given whole, e.g. an optimizer: "sgd lr=0.1 momentum=0.9".
-    std::string s = v["name"].get<std::string>();
-    for (auto it = v.begin(); it != v.end(); ++it)
-      if (it.key() != "name") s.append(" ").append(it.key()).append("=").append(value_text(it.value()));
-    return s;
-  }
-  return v.dump();
-}
-
 struct Row {
   std::vector<Json> key;
   std::vector<const RunData*> runs;
@@ -247,7 +233,7 @@ TextTable campaign_table(const CampaignData& c, const TableOptions& o, Format fo
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
     std::vector<std::string> cells;
-    for (const auto& v : row.key) cells.push_back(value_text(v));
+    for (const auto& v : row.key) cells.push_back(json_cell(v));
     cells.push_back(ranks_cell(row));
     cells.push_back(runs_cell(row));
     for (const auto* m : metrics) {

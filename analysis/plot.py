@@ -12,6 +12,11 @@
                                             allreduce bus bandwidth against message size per reducer
                                             (`dtbench allreduce --json` output)
     plot.py all     CAMPAIGN... [--allreduce FILE] --out DIR
+    plot.py pbt     PBT_DIR... --out DIR    population-based training (`dtbench pbt --out` folders, lineage.json):
+                                            every member's test accuracy against steps (from each member's last
+                                            record, whose curve holds its whole ancestry) with the ready points,
+                                            and the best member's hyperparameter schedule (its ancestry's values
+                                            per interval); one figure per folder
     plot.py claims  REPORT_DIR [--out DIR]  the figures of a `dtbench reproduce` report from its report.json
                                             (default --out REPORT_DIR/figures): accuracy against batch per
                                             optimizer or warmup, steps to target against batch with the fit
@@ -508,9 +513,68 @@ def claims(report_dir, out=None):
         save(fig, out, c["id"])
 
 
+# ----------------------------------------------------------------------------------------------------
+# Population-based training
+
+def pbt_ancestry(lineage, member):
+    """The MemberInterval dicts whose runs trained member's final weights, first interval first (the same rule
+    as core/pbt_lineage.cpp's Lineage::ancestry: follow init_from back)."""
+    ivs = lineage["intervals"]
+    at = ivs[-1]["members"][member]
+    chain = [at]
+    for i in range(len(ivs) - 1, 0, -1):
+        at = next(m for m in ivs[i - 1]["members"] if m["run"] == at["init_from"])
+        chain.insert(0, at)
+    return chain
+
+
+def pbt(dirs, out):
+    for d in dirs:
+        lineage = _read(os.path.join(d, "lineage.json"))
+        ivs = lineage["intervals"]
+        if not ivs or "best" not in lineage:
+            print(f"pbt: {d} has no evaluated interval; skipped")
+            continue
+        keys = list(ivs[0]["members"][0]["hyperparameters"])
+        fig, axes = plt.subplots(1, 1 + len(keys), figsize=(5.2 * (1 + len(keys)), 4.2))
+        ax = axes[0]
+        best = lineage["best"]["member"]
+        for m in ivs[-1]["members"]:
+            rec = _read(os.path.join(d, "runs", m["run"] + ".json")) if m["status"] == "completed" else None
+            if not rec:
+                continue
+            steps = [p["step"] for p in rec["curve"]]
+            acc = [p["test_accuracy"] for p in rec["curve"]]
+            ax.plot(steps, acc, lw=2.2 if m["member"] == best else 0.9, alpha=1.0 if m["member"] == best else 0.6,
+                    label=f"member {m['member']}" + (" (best)" if m["member"] == best else ""))
+        for iv in ivs[:-1]:
+            ax.axvline(iv["end_step"], color="grey", lw=0.5, alpha=0.4)
+        ax.set_xlabel("step")
+        ax.set_ylabel("test accuracy")
+        ax.set_title(f"{lineage['name']}: {lineage['mode']}, {lineage['population']} members", fontsize=10)
+        ax.legend(fontsize=7)
+        ax.grid(True, alpha=0.3)
+        chain = pbt_ancestry(lineage, best)
+        for k, axk in zip(keys, axes[1:]):
+            xs, ys = [], []
+            for iv, m in zip(ivs, chain):
+                xs += [iv["start_step"], iv["end_step"]]
+                ys += [m["hyperparameters"][k]] * 2
+            axk.plot(xs, ys, color="C3")
+            if k.endswith("lr") or k.endswith("weight_decay"):
+                axk.set_yscale("log")
+            axk.set_xlabel("step")
+            axk.set_ylabel(k)
+            axk.set_title(f"best member {best}: {short_key(k)}", fontsize=10)
+            axk.grid(True, which="both", alpha=0.3)
+        caption(ax, "grey lines: ready points; the best member's curve and schedule follow its ancestry "
+                    "(whose checkpoint it continued at each ready point)")
+        save(fig, out, "pbt-" + os.path.basename(os.path.normpath(d)))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=["scaling", "curves", "batch", "busbw", "all", "claims"])
+    ap.add_argument("what", choices=["scaling", "curves", "batch", "busbw", "all", "claims", "pbt"])
     ap.add_argument("inputs", nargs="+", help="campaign folders (or record folders); allreduce JSON for busbw")
     ap.add_argument("--out", help="folder for the PNG and SVG files (claims: default REPORT_DIR/figures)")
     ap.add_argument("--series", help="comma-separated keys that name a series (default: the sweep's axes)")
@@ -524,6 +588,9 @@ def main(argv=None):
         ap.error("--out is required")
     if a.what == "busbw":
         busbw(a.inputs, a.out)
+        return
+    if a.what == "pbt":
+        pbt(a.inputs, a.out)
         return
     runs, keys, zips = load_all(a.inputs)
     if a.what in ("scaling", "all"):

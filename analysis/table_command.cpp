@@ -1,12 +1,14 @@
 #include "analysis/table_command.hpp"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "analysis/campaign_data.hpp"
 #include "analysis/campaign_table.hpp"
 #include "analysis/mlperf_rcp.hpp"
+#include "analysis/pbt_table.hpp"
 #include "analysis/published.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -50,8 +52,14 @@ void add_table_command(CLI::App& app) {
       text = analysis::render(analysis::published_table(analysis::load_published(o->published), f), f);
     } else {
       if (o->dir.empty()) throw BadInput("give a campaign folder (dtbench table results/NAME) or --published NAME");
-      c = analysis::load_campaign(o->dir);
-      text = analysis::render(analysis::campaign_table(c, {o->group_by, o->metrics}, f), f);
+      if (std::filesystem::exists(std::filesystem::path(o->dir) / "lineage.json")) {
+        // A population-based training campaign (dtbench pbt).
+        for (const analysis::TextTable& t : analysis::pbt_tables(pbt::read_lineage(std::filesystem::path(o->dir) / "lineage.json"), f))
+          text += analysis::render(t, f) + "\n";
+      } else {
+        c = analysis::load_campaign(o->dir);
+        text = analysis::render(analysis::campaign_table(c, {o->group_by, o->metrics}, f), f);
+      }
     }
     if (o->output.empty()) std::cout << text << std::flush;
     else write_file_atomic(o->output, text, false);

@@ -123,4 +123,18 @@ std::string render(const TextTable& t, Format f) {
   return out;
 }
 
+std::string json_cell(const Json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return format_number(v.get<double>());
+  if (v.is_object() && v.contains("name") && v["name"].is_string()) {
+    // A section given whole, e.g. an optimizer: "sgd lr=0.1 momentum=0.9".
+    std::string s = v["name"].get<std::string>();
+    for (auto it = v.begin(); it != v.end(); ++it)
+      if (it.key() != "name") s.append(" ").append(it.key()).append("=").append(json_cell(it.value()));
+    return s;
+  }
+  return v.dump();
+}
+
 }  // namespace dtbench::analysis

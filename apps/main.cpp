@@ -12,6 +12,7 @@
 #include "reducers/commands.hpp"
 #include "slurm/sweep.hpp"
 #include "analysis/table_command.hpp"
+#include "pbt/pbt_command.hpp"
 #include "reproduce/reproduce_command.hpp"
 
 int main(int argc, char** argv) {
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   dtbench::add_sweep_command(app);
   dtbench::add_table_command(app);
   dtbench::add_reproduce_command(app);
+  dtbench::add_pbt_command(app);
   dtbench::add_reducer_commands(app);
   dtbench::add_info_command(app);
   dtbench::add_config_command(app);

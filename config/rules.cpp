@@ -161,6 +161,11 @@ std::vector<Rule> build_rules() {
                      "set /parallel/bounded_staleness true to bound the staleness (without it the staleness is "
                      "unbounded and the bound would be ignored)");
        }},
+      {"/output/keep_checkpoint", Needs::config,
+       [](const Json& c, int) {
+         return when(c["output"]["keep_checkpoint"].get<bool>() && c["parallel"]["mode"] == "async",
+                     "asynchronous SGD writes no checkpoint (use mode \"sync\", \"local_sgd\" or \"post_local_sgd\")");
+       }},
       {"/parallel/sync_bn", Needs::config,
        [](const Json& c, int) {
          return when(c["parallel"]["mode"] == "async" && c["parallel"]["sync_bn"].get<bool>(),

@@ -96,7 +96,9 @@ Node build_run_schema() {
       {"output", object({{"dir", text("results/runs", {}, "folder of the run record")},
                          {"record", text("", {}, "record file name; empty = <name>.json")},
                          {"save_weights", boolean(false, "write the final weights to <record name>.weights beside "
-                                                         "the record (raw float32, as --save-weights)")}})},
+                                                         "the record (raw float32, as --save-weights)")},
+                         {"keep_checkpoint", boolean(false, "write a checkpoint of the final state to <record "
+                                                            "name>.ckpt/ and keep it, for another run's --init-from")}})},
   });
 }
 

@@ -30,6 +30,7 @@ ALLOWED = {
     "slurm": ["core", "config"],
     "analysis": ["core", "config"],
     "reproduce": ["core", "config", "slurm", "analysis", "reducers"],
+    "pbt": ["core", "config", "slurm"],
 }
 ANYTHING = ("apps", "tests", "bench", "fuzz")
 SOURCES = (".hpp", ".cpp", ".cu", ".cuh", ".h")

@@ -59,6 +59,29 @@ void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, T
   world.barrier();
 }
 
+namespace {
+
+// The state of a checkpoint's ranks into the model (both --resume and --init-from); returns the schedule's.
+Json load_rank_state(const World& world, const fs::path& dir, const TrainState& st, TrainModel& model) {
+  const RankState rs = read_rank_state(dir, world.rank(), st.step);
+  auto p = model.host_params();
+  auto b = model.host_buffers();
+  if (rs.params.size() != p.size() || rs.buffers.size() != b.size())
+    throw BadInput(dir.string() + ": checkpoint holds a different model (parameter count differs)");
+  std::copy(rs.params.begin(), rs.params.end(), p.begin());
+  std::copy(rs.buffers.begin(), rs.buffers.end(), b.begin());
+  model.push_host_params();
+  model.push_host_buffers();
+  model.load_optimizer_state(rs.optimizer);
+  if (rs.extra.contains("backend")) model.load_extra_state(rs.extra["backend"]);
+  return rs.extra["schedule"];
+}
+
+// The keys in which a run started --init-from another run's checkpoint may differ from it.
+const char* const kInitFromMayDiffer[] = {"/name", "/seed", "/output", "/duration", "/eval", "/schedule", "/lr_scaling"};
+
+}  // namespace
+
 bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json& cfg, TrainModel& model,
                             optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st) {
   const Json header = read_header(dir);
@@ -71,21 +94,42 @@ bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json&
     throw BadInput(dir.string() + ": checkpoint was written by " + std::to_string(header["ranks"].get<int>()) +
                    " ranks, this run has " + std::to_string(world.size()));
   st = TrainState::from_json(header["state"]);
-  const RankState rs = read_rank_state(dir, world.rank(), st.step);
-  auto p = model.host_params();
-  auto b = model.host_buffers();
-  if (rs.params.size() != p.size() || rs.buffers.size() != b.size())
-    throw BadInput(dir.string() + ": checkpoint holds a different model (parameter count differs)");
-  std::copy(rs.params.begin(), rs.params.end(), p.begin());
-  std::copy(rs.buffers.begin(), rs.buffers.end(), b.begin());
-  model.push_host_params();
-  model.push_host_buffers();
-  model.load_optimizer_state(rs.optimizer);
-  if (rs.extra.contains("backend")) model.load_extra_state(rs.extra["backend"]);
-  schedule.load_state(rs.extra["schedule"]);
+  schedule.load_state(load_rank_state(world, dir, st, model));
   if (noise) noise->load_state(st.noise);
   st.preemptions.back()["resumed_utc"] = utc_timestamp();
   return true;
+}
+
+void init_from_checkpoint(const World& world, const fs::path& dir, const Json& cfg, TrainModel& model,
+                          optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st,
+                          int64_t total_steps) {
+  const Json header = read_header(dir);
+  if (header.is_null()) throw BadInput(dir.string() + ": --init-from: no checkpoint there");
+  Json saved = header["config"], mine = cfg;
+  // The hyperparameters may change, not the optimizer (its state would not fit another one).
+  for (Json* c : {&saved, &mine}) {
+    for (const char* key : kInitFromMayDiffer) (*c)[Json::json_pointer(key)] = nullptr;
+    for (auto& [key, value] : (*c)["optimizer"].items())
+      if (key != "name") value = nullptr;
+  }
+  if (saved != mine)
+    throw BadInput(dir.string() + ": --init-from: the checkpoint's config differs at " + first_difference(saved, mine) +
+                   "; only /name, /seed, /output, /duration, /eval, /schedule, /lr_scaling and the optimizer's "
+                   "hyperparameters may change");
+  if (header["ranks"].get<int>() != world.size())
+    throw BadInput(dir.string() + ": --init-from: checkpoint was written by " + std::to_string(header["ranks"].get<int>()) +
+                   " ranks, this run has " + std::to_string(world.size()));
+  st = TrainState::from_json(header["state"]);
+  if (st.step >= total_steps)
+    throw BadInput(dir.string() + ": --init-from: the checkpoint is at step " + std::to_string(st.step) +
+                   " and /duration ends this run at step " + std::to_string(total_steps) + "; nothing would be trained");
+  st.preemptions = Json::array();  // another run's preemptions are not this run's
+  const Json schedule_state = load_rank_state(world, dir, st, model);
+  const Json& was = header["config"];
+  if (was["optimizer"]["lr"] == cfg["optimizer"]["lr"] && was["schedule"] == cfg["schedule"] &&
+      was["lr_scaling"] == cfg["lr_scaling"])
+    schedule.load_state(schedule_state);
+  if (noise) noise->load_state(st.noise);
 }
 
 }  // namespace dtbench

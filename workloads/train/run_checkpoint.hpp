@@ -27,4 +27,18 @@ void save_checkpoint(const World& world, const std::filesystem::path& dir, const
 bool resume_from_checkpoint(const World& world, const std::filesystem::path& dir, const Json& cfg, TrainModel& model,
                             optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st);
 
+// --init-from (population-based training's exploit step, Jaderberg et al. 2017): starts this run from another
+// run's checkpoint `dir`, which must exist: weights, batch-norm statistics, optimizer and backend state, the
+// step and the run state (curve, time to accuracy, timings), with this config's hyperparameters. The configs
+// may differ only in the keys of kInitFromMayDiffer (run_checkpoint.cpp): name, seed, output, duration,
+// evaluation, the optimizer's hyperparameters (not which optimizer), the schedule and learning-rate scaling. A
+// different seed draws the data order (and dropout masks) from the checkpoint's step on with this run's seed:
+// a population-based training member keeps its own data stream when it takes another's weights. The schedule
+// state is loaded only when the learning rate, schedule and scaling are unchanged (a changed one starts its
+// schedule afresh at the checkpoint's step). BadInput naming the first other difference, a different rank
+// count, or a checkpoint at or past this run's last step.
+void init_from_checkpoint(const World& world, const std::filesystem::path& dir, const Json& cfg, TrainModel& model,
+                          optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st,
+                          int64_t total_steps);
+
 }  // namespace dtbench

@@ -20,6 +20,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--resume", args->resume,
                 "Continue from this run's checkpoint if there is one (else start fresh); a preempted record is "
                 "replaced by the resumed run's");
+  cmd->add_option("--init-from", args->init_from,
+                  "Start from another run's checkpoint folder (weights, optimizer state, step, curve) with this "
+                  "config's hyperparameters (population-based training); see output.keep_checkpoint");
   cmd->add_flag("--print-config", args->print_config, "Print the fully resolved config and exit");
   cmd->add_option("--baseline", args->baseline, "A 1-rank record of the same workload, for scaling efficiency");
   cmd->add_flag("--mllog-stdout", args->mllog_stdout, "Also print :::MLLOG lines to stdout");

@@ -92,6 +92,10 @@ Run::Run(const TrainArgs& args, Json user) : args_(args) {
   if (cfg_["threads"].get<int64_t>() > 0) omp_set_num_threads(static_cast<int>(cfg_["threads"].get<int64_t>()));
   config::check_rules(cfg_, world_.size(), /*on_this_machine=*/true);  // the machine's rules (CUDA, devices)
   fault_ = FaultInjection(args.inject_fault);  // validated before any work
+  if (!args.init_from.empty() && args.resume)
+    throw BadInput("--init-from and --resume exclude each other (--resume continues this run's own checkpoint)");
+  if (!args.init_from.empty() && asynchronous())
+    throw BadInput("--init-from: asynchronous SGD keeps no checkpoint to start from (/parallel/mode \"async\")");
 }
 
 // Data, model and schedule, how the ranks combine their work, and the checkpoint to resume from.
@@ -111,10 +115,15 @@ void Run::set_up() {
   });
   if (!asynchronous())
     parallel_ = std::make_unique<DataParallel>(cfg_, world_, *model_, per_rank_, global_, steps_per_epoch, total_steps);
+  std::optional<NoiseScaleEstimator> none;
   if (args_.resume) {
-    std::optional<NoiseScaleEstimator> none;
     resumed_ = resume_from_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_,
                                       parallel_ ? parallel_->noise() : none, st_);
+  } else if (!args_.init_from.empty()) {
+    same_on_all_ranks([&] {
+      init_from_checkpoint(world_, args_.init_from, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_,
+                           total_steps);
+    });
   }
 }
 
@@ -288,7 +297,11 @@ int Run::finish(RunStatus status, const std::string& detail) {
   write_trace();
   write_record(status, detail);
   console_->line("record: " + paths_.record.string() + " (status " + to_string(status) + ")");
-  if (world_.root()) {
+  if (cfg_["output"]["keep_checkpoint"].get<bool>() && status != RunStatus::diverged) {
+    // Another run starts from it (--init-from): the final state, in the format of a preemption's.
+    std::optional<NoiseScaleEstimator> none;
+    save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_);
+  } else if (world_.root()) {
     std::error_code ec;
     fs::remove_all(paths_.checkpoint, ec);  // the run is over: its checkpoint is no longer needed
   }

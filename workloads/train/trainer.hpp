@@ -21,6 +21,7 @@ struct TrainArgs {
   std::string config;                // config file; empty = defaults
   std::vector<std::string> sets;     // key.path=value overrides
   bool resume = false;               // continue from this run's checkpoint if there is one
+  std::string init_from;             // start from another run's checkpoint folder (run_checkpoint.hpp)
   bool print_config = false;         // print the resolved config and exit
   std::string baseline;              // a 1-rank record for scaling efficiency
   bool mllog_stdout = false;         // echo :::MLLOG lines to stdout

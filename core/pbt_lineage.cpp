@@ -1,0 +1,154 @@
+#include "core/pbt_lineage.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+
+namespace dtbench::pbt {
+
+namespace {
+
+const Json& field(const Json& j, const char* key, const std::string& where) {
+  if (!j.is_object() || !j.contains(key)) throw BadInput(where + "/" + key + ": missing");
+  return j.at(key);
+}
+
+template <class T>
+T get(const Json& j, const char* key, const std::string& where) {
+  try {
+    return field(j, key, where).get<T>();
+  } catch (const Json::exception&) {
+    throw BadInput(where + "/" + key + ": wrong type, got " + j.at(key).dump());
+  }
+}
+
+}  // namespace
+
+std::string run_name(int member, int64_t interval) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "m%02d-i%03lld", member, static_cast<long long>(interval));
+  return buf;
+}
+
+Json Lineage::to_json() const {
+  Json out = {{"format", "dtbench-pbt-lineage"}, {"version", 1}, {"name", name}, {"mode", mode},
+              {"population", population}, {"ready_steps", ready_steps}, {"total_steps", total_steps},
+              {"seed", seed}, {"spec", spec}, {"intervals", Json::array()}};
+  for (const Interval& iv : intervals) {
+    Json ji = {{"interval", iv.index}, {"start_step", iv.start_step}, {"end_step", iv.end_step},
+               {"members", Json::array()}, {"events", Json::array()}};
+    for (const MemberInterval& m : iv.members) {
+      ji["members"].push_back({{"member", m.member}, {"run", m.run},
+                               {"init_from", m.init_from.empty() ? Json(nullptr) : Json(m.init_from)},
+                               {"hyperparameters", m.hyperparameters}, {"status", m.status}, {"exit_code", m.exit_code},
+                               {"test_accuracy", m.test_accuracy ? Json(*m.test_accuracy) : Json(nullptr)},
+                               {"wall_seconds", m.wall_seconds}});
+    }
+    for (const Event& e : iv.events) {
+      Json je = {{"kind", e.kind}, {"member", e.member}, {"from", e.from}, {"hyperparameters_before", e.before},
+                 {"hyperparameters_after", e.after}};
+      if (e.kind == "replace_failed") je["exit_code"] = e.exit_code;
+      ji["events"].push_back(je);
+    }
+    out["intervals"].push_back(ji);
+  }
+  const int b = best_member();
+  if (b >= 0) {
+    const MemberInterval& m = intervals.back().members[size_t(b)];
+    out["best"] = {{"member", b}, {"run", m.run}, {"test_accuracy", *m.test_accuracy}};
+  }
+  return out;
+}
+
+Lineage Lineage::from_json(const Json& j, const std::string& where) {
+  if (get<std::string>(j, "format", where) != "dtbench-pbt-lineage")
+    throw BadInput(where + "/format: not a dtbench PBT lineage");
+  if (get<int>(j, "version", where) != 1) throw BadInput(where + "/version: only version 1 is known");
+  Lineage l;
+  l.name = get<std::string>(j, "name", where);
+  l.mode = get<std::string>(j, "mode", where);
+  l.population = get<int>(j, "population", where);
+  l.ready_steps = get<int64_t>(j, "ready_steps", where);
+  l.total_steps = get<int64_t>(j, "total_steps", where);
+  l.seed = get<uint64_t>(j, "seed", where);
+  l.spec = field(j, "spec", where);
+  const Json& ivs = field(j, "intervals", where);
+  if (!ivs.is_array()) throw BadInput(where + "/intervals: expected an array");
+  for (size_t i = 0; i < ivs.size(); ++i) {
+    const std::string wi = where + "/intervals/" + std::to_string(i);
+    Interval iv;
+    iv.index = get<int64_t>(ivs[i], "interval", wi);
+    iv.start_step = get<int64_t>(ivs[i], "start_step", wi);
+    iv.end_step = get<int64_t>(ivs[i], "end_step", wi);
+    const Json& ms = field(ivs[i], "members", wi);
+    if (!ms.is_array() || ms.size() != size_t(l.population))
+      throw BadInput(wi + "/members: expected an array of " + std::to_string(l.population) + " members");
+    for (size_t k = 0; k < ms.size(); ++k) {
+      const std::string wm = wi + "/members/" + std::to_string(k);
+      MemberInterval m;
+      m.member = get<int>(ms[k], "member", wm);
+      m.run = get<std::string>(ms[k], "run", wm);
+      const Json& from = field(ms[k], "init_from", wm);
+      m.init_from = from.is_null() ? "" : get<std::string>(ms[k], "init_from", wm);
+      m.hyperparameters = field(ms[k], "hyperparameters", wm);
+      m.status = get<std::string>(ms[k], "status", wm);
+      m.exit_code = get<int>(ms[k], "exit_code", wm);
+      const Json& acc = field(ms[k], "test_accuracy", wm);
+      if (!acc.is_null()) m.test_accuracy = get<double>(ms[k], "test_accuracy", wm);
+      m.wall_seconds = get<double>(ms[k], "wall_seconds", wm);
+      iv.members.push_back(std::move(m));
+    }
+    const Json& es = field(ivs[i], "events", wi);
+    if (!es.is_array()) throw BadInput(wi + "/events: expected an array");
+    for (size_t k = 0; k < es.size(); ++k) {
+      const std::string we = wi + "/events/" + std::to_string(k);
+      Event e;
+      e.kind = get<std::string>(es[k], "kind", we);
+      e.member = get<int>(es[k], "member", we);
+      e.from = get<int>(es[k], "from", we);
+      e.before = field(es[k], "hyperparameters_before", we);
+      e.after = field(es[k], "hyperparameters_after", we);
+      if (e.kind == "replace_failed") e.exit_code = get<int>(es[k], "exit_code", we);
+      iv.events.push_back(std::move(e));
+    }
+    l.intervals.push_back(std::move(iv));
+  }
+  return l;
+}
+
+int Lineage::best_member() const {
+  if (intervals.empty()) return -1;
+  int best = -1;
+  for (const MemberInterval& m : intervals.back().members)
+    if (m.test_accuracy && (best < 0 || *m.test_accuracy > *intervals.back().members[size_t(best)].test_accuracy))
+      best = m.member;
+  return best;
+}
+
+std::vector<MemberInterval> Lineage::ancestry(int member) const {
+  std::vector<MemberInterval> out;
+  if (intervals.empty()) return out;
+  const MemberInterval* at = &intervals.back().members.at(size_t(member));
+  for (size_t i = intervals.size(); i-- > 0;) {
+    out.insert(out.begin(), *at);
+    if (i == 0) break;
+    const Interval& before = intervals[i - 1];
+    const auto it = std::find_if(before.members.begin(), before.members.end(),
+                                 [&](const MemberInterval& m) { return m.run == at->init_from; });
+    if (it == before.members.end())
+      throw BadInput("lineage: run " + at->run + " continued " + at->init_from + ", which interval " +
+                     std::to_string(before.index) + " does not hold");
+    at = &*it;
+  }
+  return out;
+}
+
+Lineage read_lineage(const std::filesystem::path& file) {
+  return Lineage::from_json(read_json_file(file.string(), "the PBT lineage"), file.string() + ": ");
+}
+
+void write_lineage(const std::filesystem::path& file, const Lineage& l) { write_json_atomic(file, l.to_json(), false); }
+
+}  // namespace dtbench::pbt

@@ -1,0 +1,204 @@
+#include "pbt/spec.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "config/run_config.hpp"
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "slurm/expand.hpp"
+
+namespace dtbench::pbt {
+namespace fs = std::filesystem;
+using config::fail;
+using config::shown;
+
+namespace {
+
+// The keys of the spec that the schema machinery checks; base, hyperparameters, explore/perturb and program
+// are checked by hand below.
+config::Node fixed_schema() {
+  using namespace config;
+  return object({
+      {"name", text("", {}, "campaign name")},
+      {"mode", text("pbt", {"pbt", "random_search"})},
+      {"population", integer(0, 0, 100000, "members")},
+      {"ready_steps", integer(0, 0, 1e12, "steps between ready points")},
+      {"seed", integer(1, 0, 9007199254740991.0)},
+      {"exploit", object({{"truncation", number(0.25, 0, 0.5, true, false)}})},
+      {"explore", object({{"resample_probability", number(0, 0, 1)}})},
+      {"local", object({{"concurrency", integer(1, 1, 1024)}})},
+  });
+}
+
+// The pointer of a dot path's value in a run config: "optimizer.lr" -> "/optimizer/lr".
+std::string pointer_of(const std::string& key) {
+  std::string p = "/" + key;
+  std::replace(p.begin(), p.end(), '.', '/');
+  return p;
+}
+
+// The base with `key` set to `value`, resolved as a 1-rank run config (BadInput as config::resolve throws).
+Json resolve_with(const Json& base, const std::string& key, const Json& value) {
+  Json user = base;
+  slurm::set_path(user, key, value, "/base");
+  return config::resolve(user, 1);
+}
+
+Prior parse_prior(const std::string& key, const Json& j, const Json& base, const Json& resolved) {
+  const std::string ptr = "/hyperparameters/" + config::pointer_token(key);
+  const std::string first = key.substr(0, key.find('.'));
+  if ((first != "optimizer" && first != "schedule" && first != "lr_scaling") || key == "optimizer.name" ||
+      key.find('.') == std::string::npos)
+    fail(ptr, "only the optimizer's hyperparameters, the schedule's and lr_scaling's keys can change while a member "
+              "continues another's checkpoint (not batch sizes, models or data)");
+  if (!j.is_object()) fail(ptr, "expected an object {\"prior\": ..., \"min\": ..., \"max\": ...}, got " + shown(j));
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "prior" && it.key() != "min" && it.key() != "max")
+      config::throw_unknown_key(ptr, config::pointer_token(it.key()), {"prior", "min", "max"});
+  Prior p;
+  p.key = key;
+  if (!j.contains("prior") || !j["prior"].is_string() ||
+      (j["prior"] != "uniform" && j["prior"] != "log_uniform"))
+    fail(ptr + "/prior", "expected one of \"uniform\", \"log_uniform\", got " + (j.contains("prior") ? shown(j["prior"]) : std::string("nothing")));
+  p.kind = j["prior"].get<std::string>();
+  for (const char* bound : {"min", "max"}) {
+    if (!j.contains(bound) || !j[bound].is_number()) fail(ptr + "/" + bound, "expected a number, got " + (j.contains(bound) ? shown(j[bound]) : std::string("nothing")));
+    // Each bound must be a value the run config takes for this key.
+    try {
+      resolve_with(base, key, j[bound]);
+    } catch (const BadInput& e) {
+      fail(ptr + "/" + bound, std::string("not a value of ") + key + " in the base config: " + e.what());
+    }
+  }
+  p.min = j["min"].get<double>();
+  p.max = j["max"].get<double>();
+  if (!(p.min < p.max)) fail(ptr + "/max", "must be greater than min (" + config::fmt_number(p.min) + "), got " + config::fmt_number(p.max));
+  if (p.kind == "log_uniform" && !(p.min > 0)) fail(ptr + "/min", "a log-uniform prior needs min > 0, got " + config::fmt_number(p.min));
+  const Json::json_pointer where(pointer_of(key));
+  if (!resolved.contains(where)) fail(ptr, "the base config has no key " + key);
+  p.integer = resolved.at(where).is_number_integer();
+  return p;
+}
+
+}  // namespace
+
+int Spec::cut() const {
+  const int n = static_cast<int>(std::lround(truncation * population));
+  return std::clamp(n, 1, population / 2);
+}
+
+Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
+  if (!doc.is_object()) fail("", "a spec must be a JSON object, got " + shown(doc));
+  Json fixed = doc;
+  for (const char* key : {"base", "hyperparameters", "program"}) fixed.erase(key);
+  if (fixed.contains("explore") && fixed["explore"].is_object()) fixed["explore"].erase("perturb");
+  const Json r = config::resolve_node(fixed_schema(), &fixed, "");
+
+  Spec s;
+  s.source = doc;
+  s.name = r["name"].get<std::string>();
+  if (s.name.empty()) fail("/name", "missing: give the campaign a name");
+  if (s.name.find_first_of("/\\\n\r\t") != std::string::npos) fail("/name", "must not hold a path separator or control character, got " + shown(doc["name"]));
+  s.mode = r["mode"].get<std::string>();
+  s.population = static_cast<int>(r["population"].get<int64_t>());
+  if (s.population < 2)
+    fail("/population", "a population of " + std::to_string(s.population) +
+                            " has no member to copy from; give at least 2 members");
+  s.seed = r["seed"].get<uint64_t>();
+  s.truncation = r["exploit"]["truncation"].get<double>();
+  s.resample_probability = r["explore"]["resample_probability"].get<double>();
+  s.concurrency = static_cast<int>(r["local"]["concurrency"].get<int64_t>());
+
+  if (doc.contains("explore") && doc["explore"].is_object() && doc["explore"].contains("perturb")) {
+    const Json& p = doc["explore"]["perturb"];
+    if (!p.is_array() || p.empty()) fail("/explore/perturb", "expected a non-empty array of factors, got " + shown(p));
+    s.perturb.clear();
+    for (size_t i = 0; i < p.size(); ++i) {
+      if (!p[i].is_number() || !(p[i].get<double>() > 0) || !std::isfinite(p[i].get<double>()))
+        fail("/explore/perturb/" + std::to_string(i), "expected a factor > 0, got " + shown(p[i]));
+      s.perturb.push_back(p[i].get<double>());
+    }
+  }
+
+  if (!doc.contains("base")) fail("/base", "missing: give the members' run config (an object or its file)");
+  if (doc["base"].is_string()) {
+    fs::path file = doc["base"].get<std::string>();
+    if (file.is_relative()) file = spec_dir / file;
+    try {
+      s.base = read_json_file(file.string(), "the base config");
+    } catch (const BadInput& e) {
+      fail("/base", e.what());
+    }
+    s.source["base"] = s.base;
+  } else {
+    s.base = doc["base"];
+  }
+  if (!s.base.is_object()) fail("/base", "expected a run config object or its file name, got " + shown(doc["base"]));
+  const char* kSet = "set by dtbench pbt (each member's interval is a run named after it, under --out/runs); remove it";
+  if (s.base.contains("name")) fail("/base/name", kSet);
+  if (s.base.contains("output") && s.base["output"].is_object())
+    for (const char* key : {"dir", "record", "keep_checkpoint"})
+      if (s.base["output"].contains(key)) fail(std::string("/base/output/") + key, kSet);
+  Json resolved;
+  try {
+    resolved = config::resolve(s.base, 1);
+  } catch (const BadInput& e) {
+    fail("/base", e.what());
+  }
+  s.total_steps = resolved["duration"]["steps"].get<int64_t>();
+  if (s.total_steps <= 0)
+    fail("/base/duration/steps", "give each member's length in steps (ready points count steps), not epochs");
+  if (resolved["parallel"]["mode"] == "async")
+    fail("/base/parallel/mode", "asynchronous SGD keeps no checkpoint for a member to continue from");
+  if (resolved["eval"]["stop_at_target"].get<bool>())
+    fail("/base/eval/stop_at_target", "members train to the end of each interval; a member that stopped early could "
+                                      "not be compared at the ready point");
+  s.ready_steps = r["ready_steps"].get<int64_t>();
+  if (s.ready_steps < 1) fail("/ready_steps", "give the ready interval in steps (>= 1)");
+  if (s.ready_steps > s.total_steps)
+    fail("/ready_steps", std::to_string(s.ready_steps) + " is longer than the run, " + std::to_string(s.total_steps) +
+                             " steps (/base/duration/steps): no member would ever be ready");
+
+  if (!doc.contains("hyperparameters") || !doc["hyperparameters"].is_object() || doc["hyperparameters"].empty())
+    fail("/hyperparameters", "expected an object of key: prior with at least one key, got " +
+                                 (doc.contains("hyperparameters") ? shown(doc["hyperparameters"]) : std::string("nothing")));
+  for (auto it = doc["hyperparameters"].begin(); it != doc["hyperparameters"].end(); ++it)
+    s.hyperparameters.push_back(parse_prior(it.key(), it.value(), s.base, resolved));
+
+  if (doc.contains("program")) {
+    const Json& p = doc["program"];
+    if (!p.is_array() || p.empty()) fail("/program", "expected a non-empty array of strings, got " + shown(p));
+    for (size_t i = 0; i < p.size(); ++i) {
+      if (!p[i].is_string() || p[i].get<std::string>().empty())
+        fail("/program/" + std::to_string(i), "expected a non-empty string, got " + shown(p[i]));
+      s.program.push_back(p[i].get<std::string>());
+    }
+  }
+  return s;
+}
+
+Spec load_spec(const fs::path& path) {
+  const Json doc = read_json_file(path.string(), "the PBT spec");
+  try {
+    return parse_spec(doc, path.parent_path());
+  } catch (const BadInput& e) {
+    throw BadInput(path.string() + ": " + e.what());
+  }
+}
+
+Json member_config(const Spec& spec, const Json& hyperparameters, int member, int64_t end_step, const std::string& run,
+                   const fs::path& runs_dir) {
+  Json cfg = spec.base;
+  for (auto it = hyperparameters.begin(); it != hyperparameters.end(); ++it) slurm::set_path(cfg, it.key(), it.value(), "/base");
+  const Json resolved_seed = config::resolve(spec.base, 1)["seed"];
+  cfg["seed"] = resolved_seed.get<int64_t>() + member;
+  cfg["duration"] = {{"steps", end_step}};
+  cfg["name"] = run;
+  if (!cfg.contains("output")) cfg["output"] = Json::object();
+  cfg["output"]["dir"] = runs_dir.string();
+  cfg["output"]["keep_checkpoint"] = true;
+  return cfg;
+}
+
+}  // namespace dtbench::pbt

@@ -1,0 +1,215 @@
+#!/usr/bin/python3
+"""End-to-end checks of population-based training (dtbench pbt) and the --init-from it builds on.
+
+  init_from   a run continued with --init-from from another's kept checkpoint (output.keep_checkpoint) with the
+              same hyperparameters ends with the very weights of one uninterrupted run; with another learning
+              rate it differs, and its curve holds the first run's evaluations; a change outside the allowed keys,
+              a checkpoint at the run's last step, and a missing folder are exit 2 naming what is wrong.
+  campaign    4 members of an MLP on synthetic data, 3 intervals of 10 steps, 2 at a time, with member 2's
+              second interval made to fail: the lineage says who continued whom (every exploited member's next
+              run starts from its source's checkpoint, with each hyperparameter the source's times 0.8 or 1.2),
+              the failure is reported and replaced, old checkpoints are removed, `dtbench table` prints the
+              tables; a campaign whose members all fail in interval 2 exits 1 and a rerun continues it from its
+              lineage to the same result; another spec on the same folder is exit 2 and --dry-run writes nothing.
+"""
+import argparse
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+
+import numpy as np
+
+args = None
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1",
+           OMPI_MCA_btl_tcp_if_include="lo", OMPI_MCA_oob_tcp_if_include="lo")
+
+
+def run(cmd, expect=0, env=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env or ENV)
+    if expect is not None and p.returncode != expect:
+        print(" ".join(cmd))
+        print(p.stdout[-3000:], p.stderr[-3000:])
+        raise SystemExit(f"exit {p.returncode}, expected {expect}")
+    return p
+
+
+def base(steps=20):
+    return {"seed": 5, "model": {"arch": "mlp", "hidden": 16},
+            "data": {"dataset": "synthetic", "synthetic": {"channels": 1, "height": 8, "width": 8, "classes": 4,
+                                                           "train_size": 480, "test_size": 100}},
+            "batch": {"global": 16}, "duration": {"steps": steps},
+            "optimizer": {"name": "sgd", "lr": 0.05, "momentum": 0.9}, "eval": {"every_steps": 5}}
+
+
+def write(name, doc):
+    path = os.path.join(args.work, name)
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+    return path
+
+
+def train(name, cfg, *extra, expect=0):
+    cfg = dict(cfg, name=name, output=dict(cfg.get("output", {}), dir=os.path.join(args.work, "runs")))
+    return run([args.dtbench, "train", write(name + ".json", cfg), *extra], expect=expect)
+
+
+def weights(name):
+    return np.fromfile(os.path.join(args.work, "runs", name + ".weights"), dtype=np.float32)
+
+
+def check_init_from():
+    ckpt = os.path.join(args.work, "runs", "first.ckpt")
+    train("straight", dict(base(20), output={"save_weights": True}))
+    train("first", dict(base(10), output={"keep_checkpoint": True}))
+    assert os.path.isfile(os.path.join(ckpt, "header.json")), "no checkpoint kept"
+    train("second", dict(base(20), output={"save_weights": True}), "--init-from", ckpt)
+    assert np.array_equal(weights("straight").view(np.uint32), weights("second").view(np.uint32)), \
+        "10 + 10 steps through --init-from differ from 20 steps"
+    print("--init-from with the same hyperparameters: bitwise the uninterrupted run")
+    other = base(20)
+    other["optimizer"] = dict(other["optimizer"], lr=0.02, momentum=0.5)
+    train("other-lr", dict(other, output={"save_weights": True}), "--init-from", ckpt)
+    assert not np.array_equal(weights("straight"), weights("other-lr")), "another learning rate changed nothing"
+    rec = json.load(open(os.path.join(args.work, "runs", "other-lr.json")))
+    steps = [p["step"] for p in rec["curve"]]
+    assert steps == [5, 10, 15, 20], steps  # the first run's evaluations, then its own
+    assert abs(rec["curve"][-1]["lr"] - 0.02) < 1e-12, rec["curve"][-1]["lr"]
+    print("--init-from with another lr and momentum: the curve continues the first run's, at the new lr")
+    wider = base(20)
+    wider["model"] = {"arch": "mlp", "hidden": 32}
+    p = train("wider", wider, "--init-from", ckpt, expect=2)
+    assert "--init-from: the checkpoint's config differs at /model/hidden" in p.stderr, p.stderr
+    p = train("short", base(10), "--init-from", ckpt, expect=2)
+    assert "the checkpoint is at step 10 and /duration ends this run at step 10" in p.stderr, p.stderr
+    p = train("nowhere", base(20), "--init-from", os.path.join(args.work, "missing.ckpt"), expect=2)
+    assert "--init-from: no checkpoint there" in p.stderr, p.stderr
+    for name in ("wider", "short", "nowhere"):
+        assert not os.path.exists(os.path.join(args.work, "runs", name + ".json")), f"{name}: a record was written"
+    print("--init-from refusals: exit 2, nothing written")
+
+
+def spec(program):
+    return {"name": "tiny", "population": 4, "ready_steps": 10, "seed": 3, "base": base(30),
+            "exploit": {"truncation": 0.25}, "explore": {"perturb": [0.8, 1.2]},
+            "hyperparameters": {"optimizer.lr": {"prior": "log_uniform", "min": 0.005, "max": 0.5},
+                                "optimizer.momentum": {"prior": "uniform", "min": 0.0, "max": 0.95}},
+            "local": {"concurrency": 2}, "program": program}
+
+
+def check_lineage(camp, l):
+    assert len(l["intervals"]) == 3, len(l["intervals"])
+    for i, iv in enumerate(l["intervals"]):
+        assert (iv["start_step"], iv["end_step"]) == (10 * i, 10 * i + 10)
+        if i + 1 == len(l["intervals"]):
+            assert iv["events"] == []
+            continue
+        nxt = l["intervals"][i + 1]["members"]
+        moved = {e["member"]: e for e in iv["events"]}
+        for m, after in enumerate(nxt):
+            if m in moved:
+                e = moved[m]
+                src = iv["members"][e["from"]]
+                assert after["init_from"] == src["run"], (after, src)
+                assert src["status"] == "completed"
+                for k, v in src["hyperparameters"].items():
+                    f = e["hyperparameters_after"][k] / v
+                    lo, hi = (0.005, 0.5) if k == "optimizer.lr" else (0.0, 0.95)
+                    clamped = e["hyperparameters_after"][k] in (lo, hi)
+                    assert clamped or abs(f - 0.8) < 1e-9 or abs(f - 1.2) < 1e-9, (k, f)
+                assert after["hyperparameters"] == e["hyperparameters_after"]
+            else:
+                assert after["init_from"] == iv["members"][m]["run"], after
+                assert after["hyperparameters"] == iv["members"][m]["hyperparameters"]
+        # Truncation: the bottom member (1 of 4) copies the top one; a failed member is replaced as well.
+        done = [m for m in iv["members"] if m["status"] == "completed"]
+        best = max(done, key=lambda m: (m["test_accuracy"], -m["member"]))
+        for e in iv["events"]:
+            assert e["from"] == best["member"], (e, best)
+    for iv in l["intervals"][:-1]:
+        for m in iv["members"]:
+            assert not os.path.exists(os.path.join(camp, "runs", m["run"] + ".ckpt")), m["run"] + ": checkpoint left"
+    for m in l["intervals"][-1]["members"]:
+        assert os.path.isfile(os.path.join(camp, "runs", m["run"] + ".ckpt", "header.json"))
+
+
+def check_campaign():
+    wrapper = os.path.join(args.work, "member.sh")
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\nrun=$(basename "$1" .json)\n'
+                'if [ "$run" = m02-i001 ]; then echo "injected failure of $run" >&2; exit 7; fi\n'
+                'case "$run" in *-i002) if [ -n "$PBT_FAIL_ALL" ]; then echo injected >&2; exit 9; fi;; esac\n'
+                f'exec {args.dtbench} train "$@"\n')
+    os.chmod(wrapper, os.stat(wrapper).st_mode | stat.S_IEXEC)
+    spec_file = write("pbt.json", spec([wrapper]))
+    camp = os.path.join(args.work, "camp")
+
+    p = run([args.dtbench, "pbt", spec_file, "--out", camp, "--dry-run"])
+    assert not os.path.exists(camp), "--dry-run wrote the campaign folder"
+    assert p.stdout.count("member ") == 4, p.stdout
+
+    # Every member fails in interval 2: exit 1, two intervals recorded.
+    p = run([args.dtbench, "pbt", spec_file, "--out", camp], expect=1, env=dict(ENV, PBT_FAIL_ALL="1"))
+    assert "no member has an evaluation at this ready point" in p.stderr, p.stderr
+    l = json.load(open(os.path.join(camp, "lineage.json")))
+    assert len(l["intervals"]) == 2
+    first_two = l["intervals"]
+    m2 = first_two[1]["members"][2]
+    assert m2["status"] == "failed" and m2["exit_code"] == 7 and m2["test_accuracy"] is None, m2
+    replaced = [e for e in first_two[1]["events"] if e["member"] == 2]
+    assert replaced and replaced[0]["kind"] == "replace_failed" and replaced[0]["exit_code"] == 7, first_two[1]["events"]
+    assert "member 2 failed in interval 1" in p.stderr and "injected failure of m02-i001" in p.stderr, p.stderr
+
+    # The rerun continues from the lineage: interval 2 only.
+    p = run([args.dtbench, "pbt", spec_file, "--out", camp])
+    l = json.load(open(os.path.join(camp, "lineage.json")))
+    assert l["intervals"][:2] == first_two, "the recorded intervals changed"
+    check_lineage(camp, l)
+    assert l["best"]["run"].endswith("-i002")
+    print("campaign: lineage consistent, failure replaced, interrupted campaign continued")
+    # Its final runs' records hold each member's whole curve: evaluations every 5 steps from step 5.
+    rec = json.load(open(os.path.join(camp, "runs", l["best"]["run"] + ".json")))
+    assert [p["step"] for p in rec["curve"]] == [5, 10, 15, 20, 25, 30], [p["step"] for p in rec["curve"]]
+
+    before = open(os.path.join(camp, "lineage.json")).read()
+    run([args.dtbench, "pbt", spec_file, "--out", camp])
+    assert open(os.path.join(camp, "lineage.json")).read() == before, "a finished campaign changed on rerun"
+    t = run([args.dtbench, "table", camp])
+    assert "Best member" in t.stdout and "population-based training" in t.stdout, t.stdout
+    print(t.stdout)
+
+    other = spec([wrapper])
+    other["population"] = 3
+    p = run([args.dtbench, "pbt", write("other.json", other), "--out", camp], expect=2)
+    assert "holds the campaign of another spec" in p.stderr, p.stderr
+
+    # Random search: the same members, never exploited (member 2's failure is still replaced).
+    rs = spec([wrapper])
+    rs["mode"] = "random_search"
+    camp_rs = os.path.join(args.work, "camp-rs")
+    run([args.dtbench, "pbt", write("rs.json", rs), "--out", camp_rs])
+    l = json.load(open(os.path.join(camp_rs, "lineage.json")))
+    kinds = [e["kind"] for iv in l["intervals"] for e in iv["events"]]
+    assert kinds == ["replace_failed"], kinds
+    first = [m["hyperparameters"] for m in l["intervals"][0]["members"]]
+    assert first == [m["hyperparameters"] for m in first_two[0]["members"]], "random search drew other members"
+    print("random search: same initial members, only the failure replaced")
+
+
+def main():
+    global args
+    ap = argparse.ArgumentParser()
+    ap.add_argument("check", choices=["init_from", "campaign"])
+    ap.add_argument("--dtbench", required=True)
+    ap.add_argument("--work", required=True)
+    args = ap.parse_args()
+    args.work = os.path.join(args.work, args.check)
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    globals()["check_" + args.check]()
+
+
+if __name__ == "__main__":
+    main()
