@@ -55,7 +55,7 @@ std::vector<TextTable> pbt_tables(const pbt::Lineage& l, Format) {
   for (const std::string& k : keys) schedule.header.push_back(k), schedule.right.push_back(true);
   const std::vector<pbt::MemberInterval> chain = l.ancestry(best);
   for (size_t i = 0; i < chain.size(); ++i) {
-    const pbt::Interval& iv = l.intervals[i];
+    const pbt::Interval& iv = l.intervals[i + (l.intervals.size() - chain.size())];
     std::vector<std::string> row = {std::to_string(iv.index),
                                     std::to_string(iv.start_step) + "-" + std::to_string(iv.end_step), chain[i].run,
                                     chain[i].init_from.empty() ? std::string("-") : chain[i].init_from,

@@ -523,6 +523,8 @@ def pbt_ancestry(lineage, member):
     at = ivs[-1]["members"][member]
     chain = [at]
     for i in range(len(ivs) - 1, 0, -1):
+        if not at["init_from"]:
+            break  # a random-search member that diverged earlier: no run since
         at = next(m for m in ivs[i - 1]["members"] if m["run"] == at["init_from"])
         chain.insert(0, at)
     return chain

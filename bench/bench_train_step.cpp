@@ -27,6 +27,7 @@
 #include "core/rng.hpp"
 #include "core/timer.hpp"
 #include "workloads/cpu/model.hpp"
+#include "workloads/models/checkpointing.hpp"
 
 namespace {
 
@@ -192,6 +193,8 @@ int main(int argc, char** argv) {
     out["loss_last"] = loss;
     out["reorders_in_plan"] = model.num_reorders(batch, true);
     out["checkpoint_segments"] = segments;
+    out["segment_of_units"] = segments > 0 ? dtbench::models::segment_of_units(dtbench::models::checkpoint_unit_costs(spec), segments)
+                                           : std::vector<int>{};
     out["plan_bytes"] = model.plan_bytes(batch, true);
     out["peak_rss_bytes"] = peak_rss_bytes();
     out["flops_per_image_train"] = model.flops_per_sample_train();

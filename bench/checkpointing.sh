@@ -3,11 +3,12 @@
 #
 # Part 1. ResNet-50 (3 x 224 x 224, 1000 classes) at each batch of BATCHES (16 32): bench_train_step with 0 (off),
 # 1, 2, 4 (= round(sqrt(17 units)), the default) and 8 segments, and bench/torch_peer.py without checkpointing and
-# with 4 segments (torch.utils.checkpoint over the same units), ROUNDS rounds, the order of the settings reversed
-# every other round. Each run builds its plan, takes one untimed step and STEPS timed ones; it reports the median
-# step, the bytes the training plan holds (dtbench) and the process's peak resident memory (VmHWM; ru_maxrss for
-# PyTorch). The summary gives per setting the median over rounds, and the step-time ratio to the same side's run
-# without checkpointing in the same round (paired, then the median).
+# with 4 segments (torch.utils.checkpoint over the same units cut the same way; the summary checks the cut),
+# ROUNDS rounds, the order of the settings reversed every other round. Each run builds its plan, takes one
+# untimed step and STEPS timed ones; it reports the median step, the bytes the training plan holds (dtbench) and
+# the process's peak resident memory (VmHWM; ru_maxrss for PyTorch). The summary gives per setting the median
+# over rounds, and the step-time ratio to the same side's run without checkpointing in the same round (paired,
+# then the median).
 #
 # Part 2. The largest batch that fits a memory limit of LIMIT_GIB GiB (4), enforced by a cgroup v1 memory
 # controller as Slurm's cgroup plugin does (memory and memory+swap limits): for dtbench with 0 and 4 segments and
@@ -17,7 +18,8 @@
 #
 # It builds nothing: build bench_train_step first (cmake --preset ci && cmake --build build/ci --target
 # bench_train_step). Usage: bench/checkpointing.sh [BUILD_DIR] (default build/ci); environment: THREADS (2),
-# ROUNDS (3), STEPS (3), BATCHES ("16 32"), LIMIT_GIB (4), PART ("1 2"), OUT (a file to append the raw JSON to).
+# ROUNDS (3), STEPS (3), BATCHES ("16 32"), LIMIT_GIB (4), PART ("1 2"), OUT (a file to append the raw JSON to),
+# SETTINGS and LIMIT_SETTINGS (IMPL:SEGMENTS lists for parts 1 and 2, e.g. "pytorch:0 pytorch:4"; defaults as above).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -59,7 +61,7 @@ run() {
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), $(nproc) CPUs, OMP_NUM_THREADS=$threads, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 if [[ " $parts " == *" 1 "* ]]; then
-  settings=("dtbench 0" "dtbench 1" "dtbench 2" "dtbench 4" "dtbench 8" "pytorch 0" "pytorch 4")
+  read -r -a settings <<<"${SETTINGS:-dtbench:0 dtbench:1 dtbench:2 dtbench:4 dtbench:8 pytorch:0 pytorch:4}"
   for b in $batches; do
     for ((r = 1; r <= rounds; r++)); do
       order=("${settings[@]}")
@@ -68,7 +70,7 @@ if [[ " $parts " == *" 1 "* ]]; then
         for ((i = ${#settings[@]} - 1; i >= 0; i--)); do order+=("${settings[i]}"); done
       fi
       for s in "${order[@]}"; do
-        read -r impl k <<<"$s"
+        impl=${s%%:*} k=${s##*:}
         echo "# batch $b round $r: $impl, $k segments (load $(cut -d' ' -f1 /proc/loadavg))" >&2
         run "$impl" "$k" "$b" 1 "$steps" | sed "s/^{/{\"part\":1,\"round\":$r,\"load1\":$(cut -d' ' -f1 /proc/loadavg),/" >>"$raw"
       done
@@ -89,8 +91,8 @@ if [[ " $parts " == *" 2 "* ]]; then
     fits() {
       (echo "$BASHPID" >"$cg/cgroup.procs" && exec > /dev/null 2>&1 && run "$1" "$2" "$3" 1 1)
     }
-    for s in "dtbench 0" "dtbench 4" "pytorch 0" "pytorch 4"; do
-      read -r impl k <<<"$s"
+    for s in ${LIMIT_SETTINGS:-dtbench:0 dtbench:4 pytorch:0 pytorch:4}; do
+      impl=${s%%:*} k=${s##*:}
       lo=0 hi=258  # lo: the largest even batch known to fit (0: none yet); hi: the smallest known not to
       while ((hi - lo > 2)); do
         mid=$(((lo + hi) / 4 * 2))
@@ -109,6 +111,10 @@ if [[ -n "${OUT:-}" ]]; then cat "$raw" >>"$OUT"; fi
 import json, statistics, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 one = [r for r in rows if r["part"] == 1]
+for k in sorted({r["checkpoint_segments"] for r in one if r["checkpoint_segments"]}):
+    cuts = {tuple(r.get("segment_of_units", [])) for r in one if r["checkpoint_segments"] == k}
+    print("%d segments: %s" % (k, "the same cut on both sides, " + str(list(next(iter(cuts))))
+                               if len(cuts) == 1 else "THE CUTS DIFFER: " + str(sorted(cuts))))
 if one:
     print("| batch | implementation | segments | step s (median of rounds) | step / without (paired median) | plan GB | peak RSS GB | rounds | load1 |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -117,9 +123,10 @@ if one:
         rs = [r for r in one if (r["batch"], r["impl"], r["checkpoint_segments"]) == (b, impl, k)]
         base = {r["round"]: r["step_s_median"] for r in one
                 if (r["batch"], r["impl"], r["checkpoint_segments"]) == (b, impl, 0)}
-        ratio = statistics.median(r["step_s_median"] / base[r["round"]] for r in rs if r["round"] in base)
+        paired = [r["step_s_median"] / base[r["round"]] for r in rs if r["round"] in base]
+        ratio = "%.2f" % statistics.median(paired) if paired else "-"
         plan = "%.2f" % (rs[0]["plan_bytes"] / 1e9) if "plan_bytes" in rs[0] else "-"
-        print("| %d | %s | %s | %.2f | %.2f | %s | %.2f | %d | %s |" % (
+        print("| %d | %s | %s | %.2f | %s | %s | %.2f | %d | %s |" % (
             b, impl, k if k else "off", statistics.median(r["step_s_median"] for r in rs), ratio, plan,
             statistics.median(r["peak_rss_bytes"] for r in rs) / 1e9, len(rs),
             "-".join("%.1f" % x for x in (min(r["load1"] for r in rs), max(r["load1"] for r in rs)))))

@@ -66,6 +66,7 @@ Lineage Lineage::from_json(const Json& j, const std::string& where) {
   if (get<std::string>(j, "format", where) != "dtbench-pbt-lineage")
     throw BadInput(where + "/format: not a dtbench PBT lineage");
   if (get<int>(j, "version", where) != 1) throw BadInput(where + "/version: only version 1 is known");
+  if (get<int>(j, "population", where) < 2) throw BadInput(where + "/population: expected at least 2");
   Lineage l;
   l.name = get<std::string>(j, "name", where);
   l.mode = get<std::string>(j, "mode", where);
@@ -89,6 +90,7 @@ Lineage Lineage::from_json(const Json& j, const std::string& where) {
       const std::string wm = wi + "/members/" + std::to_string(k);
       MemberInterval m;
       m.member = get<int>(ms[k], "member", wm);
+      if (m.member != static_cast<int>(k)) throw BadInput(wm + "/member: expected " + std::to_string(k) + " (members in order)");
       m.run = get<std::string>(ms[k], "run", wm);
       const Json& from = field(ms[k], "init_from", wm);
       m.init_from = from.is_null() ? "" : get<std::string>(ms[k], "init_from", wm);
@@ -108,6 +110,10 @@ Lineage Lineage::from_json(const Json& j, const std::string& where) {
       e.kind = get<std::string>(es[k], "kind", we);
       e.member = get<int>(es[k], "member", we);
       e.from = get<int>(es[k], "from", we);
+      for (const auto& [key, v] : {std::pair<const char*, int>{"member", e.member}, {"from", e.from}})
+        if (v < 0 || v >= l.population)
+          throw BadInput(we + "/" + key + ": " + std::to_string(v) + " is not a member of a population of " +
+                         std::to_string(l.population));
       e.before = field(es[k], "hyperparameters_before", we);
       e.after = field(es[k], "hyperparameters_after", we);
       if (e.kind == "replace_failed") e.exit_code = get<int>(es[k], "exit_code", we);
@@ -133,7 +139,8 @@ std::vector<MemberInterval> Lineage::ancestry(int member) const {
   const MemberInterval* at = &intervals.back().members.at(size_t(member));
   for (size_t i = intervals.size(); i-- > 0;) {
     out.insert(out.begin(), *at);
-    if (i == 0) break;
+    // The first interval, or a random-search member that diverged earlier (no run since): the chain ends.
+    if (i == 0 || at->init_from.empty()) break;
     const Interval& before = intervals[i - 1];
     const auto it = std::find_if(before.members.begin(), before.members.end(),
                                  [&](const MemberInterval& m) { return m.run == at->init_from; });

@@ -39,7 +39,7 @@ struct MemberInterval {
   std::string status;     // "completed" | "failed" | "diverged"
   int exit_code = 0;
   std::optional<double> test_accuracy;  // the evaluation at the ready point; none when failed
-  double wall_seconds = 0;              // the run's own wall time
+  double wall_seconds = 0;              // the record's wall time, from the start of its ancestry (carried on)
 };
 
 struct Event {
@@ -69,8 +69,9 @@ struct Lineage {
   // The member with the highest test accuracy at the last ready point (lowest index on ties); -1 when none.
   int best_member() const;
   // The ancestry of member m's final weights, one entry per interval, first to last: the run of m in the last
-  // interval, the run it continued from (init_from) in the one before, and so on. Their hyperparameters are
-  // the schedule that trained those weights.
+  // interval, the run it continued from (init_from) in the one before, and so on (shorter for a random-search
+  // member that diverged: its chain stops at the entries without a run). Their hyperparameters are the schedule
+  // that trained those weights.
   std::vector<MemberInterval> ancestry(int member) const;
 };
 

@@ -1,5 +1,9 @@
 #include "pbt/pbt_command.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
@@ -11,6 +15,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -71,6 +76,24 @@ std::string tail_of(const fs::path& file, size_t bytes) {
   return s;
 }
 
+// An exclusive lock on a campaign folder for the life of the process (flock: released if the process dies).
+class DirLock {
+ public:
+  explicit DirLock(const fs::path& file) : fd_(::open(file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
+    if (fd_ < 0) throw RunFailed(file.string() + ": cannot create the campaign's lock file");
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      throw RunFailed(file.parent_path().string() + ": another dtbench pbt is running on this folder");
+    }
+  }
+  ~DirLock() { ::close(fd_); }
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 // A short folder (Unix socket paths are limited to about 100 bytes) per campaign and member slot.
 std::string session_base(const fs::path& dir, int member) {
   char buf[64];
@@ -91,17 +114,22 @@ pbt::MemberInterval train_member(const pbt::Spec& spec, const fs::path& dir, int
   const fs::path record = runs / (out.run + ".json");
   const fs::path ckpt = runs / (out.run + ".ckpt");
   const RecordFile earlier = fs::exists(record) ? read_run_record(record) : RecordFile{};
-  if (!(earlier.record && earlier.record->done() && fs::exists(ckpt / "header.json"))) {
+  // A finished attempt of an interrupted campaign counts: one with its checkpoint, or one that diverged (which
+  // keeps none).
+  const bool finished = earlier.record && earlier.record->done() &&
+                        (fs::exists(ckpt / "header.json") || earlier.record->status == RunStatus::diverged);
+  if (!finished) {
     std::error_code ec;
-    fs::remove(record, ec);  // an unfinished attempt's: run it again from the start of the interval
+    // An unfinished attempt's outputs: run it again from the start of the interval.
+    for (const char* ext : {".json", ".weights", ".mllog"}) fs::remove(runs / (out.run + ext), ec);
     fs::remove_all(ckpt, ec);
     const fs::path config = dir / "configs" / (out.run + ".json");
-    write_json_atomic(config, pbt::member_config(spec, plan.hyperparameters, m, end_step, out.run, runs), false);
+    write_json_atomic(config, pbt::member_config(spec, plan.hyperparameters, m, out.run, runs), false);
     // Each member slot its own Open MPI session folder: Open MPI 4.1 removes the shared per-host folder when the
     // last job on the host ends, and a member starting at that moment would fail (open-mpi/ompi#8510).
     std::vector<std::string> argv = {"env", "OMPI_MCA_orte_tmpdir_base=" + session_base(dir, m)};
     argv.insert(argv.end(), program.begin(), program.end());
-    argv.push_back(config.string());
+    argv.insert(argv.end(), {config.string(), "--stop-at", std::to_string(end_step)});
     if (!plan.init_from.empty()) argv.insert(argv.end(), {"--init-from", (runs / (plan.init_from + ".ckpt")).string()});
     out.exit_code = slurm::run_to_files(argv, runs / (out.run + ".out"), runs / (out.run + ".err"));
   }
@@ -111,7 +139,9 @@ pbt::MemberInterval train_member(const pbt::Spec& spec, const fs::path& dir, int
     out.wall_seconds = r.record->wall_seconds;
     return out;
   }
-  const bool ok = out.exit_code == 0 && r.record && r.record->status == RunStatus::completed &&
+  // Completed, or reached eval.target_accuracy (a member keeps training past its target).
+  const bool ok = out.exit_code == 0 && r.record &&
+                  (r.record->status == RunStatus::completed || r.record->status == RunStatus::reached_target) &&
                   !r.record->curve.empty() && r.record->curve.back().step == end_step && fs::exists(ckpt / "header.json");
   out.status = ok ? "completed" : "failed";
   if (ok) {
@@ -127,6 +157,7 @@ int run_pbt(const Args& a) {
   const pbt::Spec spec = pbt::load_spec(a.spec);  // BadInput (exit 2) before anything is written
   const fs::path dir = fs::absolute(a.out);
   const fs::path lineage_file = dir / "lineage.json";
+  std::optional<DirLock> lock;
   Lineage l;
   if (fs::exists(lineage_file)) {
     l = pbt::read_lineage(lineage_file);
@@ -150,6 +181,7 @@ int run_pbt(const Args& a) {
     return 0;
   }
   fs::create_directories(dir / "runs");
+  lock.emplace(dir / ".lock");  // one campaign process per folder
   fs::create_directories(dir / "configs");
   write_json_atomic(dir / "spec.json", spec.source, false);
 
@@ -192,9 +224,14 @@ int run_pbt(const Args& a) {
                      static_cast<long long>(i), m.run.c_str(), m.exit_code,
                      tail_of(dir / "runs" / (m.run + ".err"), 400).c_str());
     }
-    Rng select_rng = pbt::stream(spec, i, spec.population);
-    const std::vector<int> source = pbt::select(spec, scores, select_rng);
-    if (i + 1 < spec.intervals()) {
+    // Not one evaluation: nothing to select from, nor a result. The interval is not recorded, so that a rerun
+    // tries its runs again (a diverged run's record is reused: it diverges again).
+    if (std::none_of(scores.begin(), scores.end(), [](double v) { return std::isfinite(v); }))
+      throw RunFailed("population-based training: no member has an evaluation at ready point " + std::to_string(i) +
+                      " (every run failed or diverged)");
+    if (i + 1 < spec.intervals()) {  // the last ready point ends the campaign: nothing to select
+      Rng select_rng = pbt::stream(spec, i, spec.population);
+      const std::vector<int> source = pbt::select(spec, scores, select_rng);
       for (int m = 0; m < spec.population; ++m) {
         const int from = source[size_t(m)];
         if (from == m) continue;

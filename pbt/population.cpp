@@ -64,7 +64,9 @@ std::vector<int> select(const Spec& spec, const std::vector<double>& scores, Rng
   for (int rank = 0; rank < n; ++rank) {
     const int m = order[size_t(rank)];
     const double s = scores[size_t(m)];
-    const bool replace = std::isnan(s) || (spec.mode == "pbt" && (!finite(s) || rank >= n - cut));
+    // The bottom cut among the evaluated members (ranks alive - cut .. alive - 1), and every failed or diverged
+    // one; random search replaces only the failed members.
+    const bool replace = std::isnan(s) || (spec.mode == "pbt" && (!finite(s) || rank >= alive - cut));
     if (replace) source[size_t(m)] = order[rng.below(uint64_t(cut))];
   }
   return source;

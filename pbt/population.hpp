@@ -26,9 +26,9 @@ Json explore(const Spec& spec, const Json& hyperparameters, Rng& rng);
 // Truncation selection. scores[m]: member m's test accuracy at this ready point, NaN when its run failed,
 // -infinity when it diverged (or diverged earlier: a random-search member stays diverged). Returns, for each
 // member, the member whose checkpoint it continues from: itself when it is kept, a member of the top
-// `spec.cut()` among those with a finite score otherwise. PBT replaces the bottom cut, every failed and every
-// diverged member; random search only the failed ones (a diverged member is not trained further). Throws
-// RunFailed when no member has a finite score.
+// `spec.cut()` among those with a finite score otherwise. PBT replaces the bottom `spec.cut()` of the members
+// with a finite score and, besides them, every failed and every diverged member; random search only the failed
+// ones (a diverged member is not trained further). Throws RunFailed when no member has a finite score.
 std::vector<int> select(const Spec& spec, const std::vector<double>& scores, Rng& rng);
 
 // The stream of ready point `interval` (0-based) and `member`: Rng(seed, {interval, member}).

@@ -7,6 +7,7 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "slurm/expand.hpp"
+#include "slurm/spec.hpp"
 
 namespace dtbench::pbt {
 namespace fs = std::filesystem;
@@ -122,19 +123,8 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   }
 
   if (!doc.contains("base")) fail("/base", "missing: give the members' run config (an object or its file)");
-  if (doc["base"].is_string()) {
-    fs::path file = doc["base"].get<std::string>();
-    if (file.is_relative()) file = spec_dir / file;
-    try {
-      s.base = read_json_file(file.string(), "the base config");
-    } catch (const BadInput& e) {
-      fail("/base", e.what());
-    }
-    s.source["base"] = s.base;
-  } else {
-    s.base = doc["base"];
-  }
-  if (!s.base.is_object()) fail("/base", "expected a run config object or its file name, got " + shown(doc["base"]));
+  s.base = slurm::load_base(doc["base"], spec_dir);
+  s.source["base"] = s.base;
   const char* kSet = "set by dtbench pbt (each member's interval is a run named after it, under --out/runs); remove it";
   if (s.base.contains("name")) fail("/base/name", kSet);
   if (s.base.contains("output") && s.base["output"].is_object())
@@ -187,13 +177,13 @@ Spec load_spec(const fs::path& path) {
   }
 }
 
-Json member_config(const Spec& spec, const Json& hyperparameters, int member, int64_t end_step, const std::string& run,
+Json member_config(const Spec& spec, const Json& hyperparameters, int member, const std::string& run,
                    const fs::path& runs_dir) {
   Json cfg = spec.base;
   for (auto it = hyperparameters.begin(); it != hyperparameters.end(); ++it) slurm::set_path(cfg, it.key(), it.value(), "/base");
   const Json resolved_seed = config::resolve(spec.base, 1)["seed"];
   cfg["seed"] = resolved_seed.get<int64_t>() + member;
-  cfg["duration"] = {{"steps", end_step}};
+  cfg["duration"] = {{"steps", spec.total_steps}};
   cfg["name"] = run;
   if (!cfg.contains("output")) cfg["output"] = Json::object();
   cfg["output"]["dir"] = runs_dir.string();

@@ -70,9 +70,10 @@ struct Spec {
 Spec parse_spec(const Json& doc, const std::filesystem::path& spec_dir);
 Spec load_spec(const std::filesystem::path& path);
 
-// The run config of one member's interval: the base with the member's hyperparameters, its seed, the
-// interval's last step, its name, records under `runs_dir` and a checkpoint kept at the end.
-Json member_config(const Spec& spec, const Json& hyperparameters, int member, int64_t end_step, const std::string& run,
+// The run config of one member's interval: the base with the member's hyperparameters, its seed, its name,
+// records under `runs_dir` and a checkpoint kept at the end. /duration stays the whole campaign's length, so
+// that schedules and warmups span it; the interval's run stops at its ready point (dtbench train --stop-at).
+Json member_config(const Spec& spec, const Json& hyperparameters, int member, const std::string& run,
                    const std::filesystem::path& runs_dir);
 
 }  // namespace dtbench::pbt

@@ -259,6 +259,21 @@ void check_slurm_section(const Json& s, const std::string& ptr) {
                                       s["time"].get<std::string>() + " (" + std::to_string(limit) + " s)");
 }
 
+Json load_base(const Json& base, const fs::path& spec_dir) {
+  Json out = base;
+  if (base.is_string()) {
+    fs::path file = fs::path(base.get<std::string>());
+    if (file.is_relative()) file = spec_dir / file;
+    try {
+      out = read_json_file(file.string(), "the base config");
+    } catch (const BadInput& e) {
+      fail("/base", e.what());
+    }
+  }
+  if (!out.is_object()) fail("/base", "expected a run config object or its file name, got " + shown(base));
+  return out;
+}
+
 Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   if (!doc.is_object()) fail("", "a spec must be a JSON object, got " + shown(doc));
   static const std::vector<std::string> top = {"name", "description", "base", "axes", "zip",
@@ -280,20 +295,8 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   }
 
   if (doc.contains("base")) {
-    const Json& b = doc["base"];
-    if (b.is_string()) {
-      fs::path file = fs::path(b.get<std::string>());
-      if (file.is_relative()) file = spec_dir / file;
-      try {
-        spec.base = read_json_file(file.string(), "the base config");
-      } catch (const BadInput& e) {
-        fail("/base", e.what());
-      }
-      spec.source["base"] = spec.base;
-    } else {
-      spec.base = b;
-    }
-    if (!spec.base.is_object()) fail("/base", "expected a run config object or its file name, got " + shown(b));
+    spec.base = load_base(doc["base"], spec_dir);
+    spec.source["base"] = spec.base;
   }
   // The sweep names each run and puts its record under --out/runs; the other output keys (save_weights) are the
   // base's to set.

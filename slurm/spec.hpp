@@ -54,6 +54,10 @@ struct Spec {
 // Throws BadInput "/pointer: message".
 Spec parse_spec(const Json& doc, const std::filesystem::path& spec_dir);
 
+// A spec's /base: the run config object given, or the one in the file it names (relative to `spec_dir`).
+// Throws BadInput "/base: ..." (sweep specs and dtbench pbt's specs share it).
+Json load_base(const Json& base, const std::filesystem::path& spec_dir);
+
 // Reads and parses a spec file; messages are prefixed with the file name (and line and column for
 // invalid JSON), as for run configs.
 Spec load_spec(const std::filesystem::path& path);

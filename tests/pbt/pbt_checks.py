@@ -19,6 +19,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -61,38 +62,55 @@ def weights(name):
 
 
 def check_init_from():
+    # A cosine schedule over the whole run and a split at step 7, where no evaluation falls: the first run stops
+    # there (--stop-at, its schedule still spanning 20 steps) and keeps its checkpoint; the second continues it.
+    cosine = dict(base(20), schedule={"name": "cosine"})
     ckpt = os.path.join(args.work, "runs", "first.ckpt")
-    train("straight", dict(base(20), output={"save_weights": True}))
-    train("first", dict(base(10), output={"keep_checkpoint": True}))
+    train("straight", dict(cosine, output={"save_weights": True}))
+    train("first", dict(cosine, output={"keep_checkpoint": True}), "--stop-at", "7")
     assert os.path.isfile(os.path.join(ckpt, "header.json")), "no checkpoint kept"
-    train("second", dict(base(20), output={"save_weights": True}), "--init-from", ckpt)
+    first = json.load(open(os.path.join(args.work, "runs", "first.json")))
+    assert first["status"] == "completed" and first["status_detail"] == "stopped at step 7 of 20 (--stop-at)", first["status_detail"]
+    assert [p["step"] for p in first["curve"]] == [5, 7] and first["extra"]["stop_at"] == 7
+    train("second", dict(cosine, output={"save_weights": True}), "--init-from", ckpt)
     assert np.array_equal(weights("straight").view(np.uint32), weights("second").view(np.uint32)), \
-        "10 + 10 steps through --init-from differ from 20 steps"
-    print("--init-from with the same hyperparameters: bitwise the uninterrupted run")
-    other = base(20)
-    other["optimizer"] = dict(other["optimizer"], lr=0.02, momentum=0.5)
+        "7 + 13 steps through --stop-at and --init-from differ from 20 steps"
+    second = json.load(open(os.path.join(args.work, "runs", "second.json")))
+    assert second["extra"]["init_from"] == ckpt, second["extra"]
+    straight = json.load(open(os.path.join(args.work, "runs", "straight.json")))
+    assert [p["lr"] for p in second["curve"] if p["step"] != 7] == [p["lr"] for p in straight["curve"]]
+    # The kept checkpoint carries the elapsed time on: the continued curve's wall times do not restart.
+    walls = [p["wall_seconds"] for p in second["curve"]]
+    assert walls == sorted(walls), walls
+    print("--stop-at 7 then --init-from, cosine schedule: bitwise the uninterrupted run")
+    other = dict(cosine, optimizer=dict(cosine["optimizer"], lr=0.02, momentum=0.5))
     train("other-lr", dict(other, output={"save_weights": True}), "--init-from", ckpt)
     assert not np.array_equal(weights("straight"), weights("other-lr")), "another learning rate changed nothing"
     rec = json.load(open(os.path.join(args.work, "runs", "other-lr.json")))
     steps = [p["step"] for p in rec["curve"]]
-    assert steps == [5, 10, 15, 20], steps  # the first run's evaluations, then its own
-    assert abs(rec["curve"][-1]["lr"] - 0.02) < 1e-12, rec["curve"][-1]["lr"]
+    assert steps == [5, 7, 10, 15, 20], steps  # the first run's evaluations, then its own
+    # Its own points follow the same cosine at the new base lr: 0.02 / 0.05 of the straight run's.
+    for p, q in zip(rec["curve"][2:], straight["curve"][1:]):
+        assert abs(p["lr"] - q["lr"] * 0.4) <= 1e-12 * max(1.0, q["lr"]), (p["lr"], q["lr"])
     print("--init-from with another lr and momentum: the curve continues the first run's, at the new lr")
-    wider = base(20)
-    wider["model"] = {"arch": "mlp", "hidden": 32}
+    wider = dict(cosine, model={"arch": "mlp", "hidden": 32})
     p = train("wider", wider, "--init-from", ckpt, expect=2)
     assert "--init-from: the checkpoint's config differs at /model/hidden" in p.stderr, p.stderr
-    p = train("short", base(10), "--init-from", ckpt, expect=2)
-    assert "the checkpoint is at step 10 and /duration ends this run at step 10" in p.stderr, p.stderr
-    p = train("nowhere", base(20), "--init-from", os.path.join(args.work, "missing.ckpt"), expect=2)
+    p = train("short", cosine, "--init-from", ckpt, "--stop-at", "7", expect=2)
+    assert "the checkpoint is at step 7 and this run ends at step 7" in p.stderr, p.stderr
+    p = train("past", cosine, "--stop-at", "21", expect=2)
+    assert "--stop-at 21 is past the run's last step, 20" in p.stderr, p.stderr
+    p = train("nowhere", cosine, "--init-from", os.path.join(args.work, "missing.ckpt"), expect=2)
     assert "--init-from: no checkpoint there" in p.stderr, p.stderr
-    for name in ("wider", "short", "nowhere"):
+    for name in ("wider", "short", "past", "nowhere"):
         assert not os.path.exists(os.path.join(args.work, "runs", name + ".json")), f"{name}: a record was written"
-    print("--init-from refusals: exit 2, nothing written")
+    print("--init-from and --stop-at refusals: exit 2, nothing written")
 
 
 def spec(program):
-    return {"name": "tiny", "population": 4, "ready_steps": 10, "seed": 3, "base": base(30),
+    # A target the members reach early (records "reached-target"): they keep training and are not failures.
+    b = dict(base(30), eval={"every_steps": 5, "target_accuracy": 0.3})
+    return {"name": "tiny", "population": 4, "ready_steps": 10, "seed": 3, "base": b,
             "exploit": {"truncation": 0.25}, "explore": {"perturb": [0.8, 1.2]},
             "hyperparameters": {"optimizer.lr": {"prior": "log_uniform", "min": 0.005, "max": 0.5},
                                 "optimizer.momentum": {"prior": "uniform", "min": 0.0, "max": 0.95}},
@@ -141,6 +159,8 @@ def check_campaign():
         f.write('#!/bin/sh\nrun=$(basename "$1" .json)\n'
                 'if [ "$run" = m02-i001 ]; then echo "injected failure of $run" >&2; exit 7; fi\n'
                 'case "$run" in *-i002) if [ -n "$PBT_FAIL_ALL" ]; then echo injected >&2; exit 9; fi;; esac\n'
+                # PBT_KILL: the campaign process itself is killed when member 2's last interval starts.
+                'if [ -n "$PBT_KILL" ] && [ "$run" = m02-i002 ]; then kill -KILL $PPID; exit 1; fi\n'
                 f'exec {args.dtbench} train "$@"\n')
     os.chmod(wrapper, os.stat(wrapper).st_mode | stat.S_IEXEC)
     spec_file = write("pbt.json", spec([wrapper]))
@@ -152,7 +172,7 @@ def check_campaign():
 
     # Every member fails in interval 2: exit 1, two intervals recorded.
     p = run([args.dtbench, "pbt", spec_file, "--out", camp], expect=1, env=dict(ENV, PBT_FAIL_ALL="1"))
-    assert "no member has an evaluation at this ready point" in p.stderr, p.stderr
+    assert "no member has an evaluation at ready point 2" in p.stderr, p.stderr
     l = json.load(open(os.path.join(camp, "lineage.json")))
     assert len(l["intervals"]) == 2
     first_two = l["intervals"]
@@ -172,6 +192,11 @@ def check_campaign():
     # Its final runs' records hold each member's whole curve: evaluations every 5 steps from step 5.
     rec = json.load(open(os.path.join(camp, "runs", l["best"]["run"] + ".json")))
     assert [p["step"] for p in rec["curve"]] == [5, 10, 15, 20, 25, 30], [p["step"] for p in rec["curve"]]
+    assert rec["status"] == "reached-target", rec["status"]
+    # Every interval's run spans the whole campaign (its schedule) and stops at its ready point.
+    mid = json.load(open(os.path.join(camp, "runs", "m00-i001.json")))
+    assert mid["config"]["duration"]["steps"] == 30 and mid["extra"]["stop_at"] == 20, (mid["config"]["duration"], mid["extra"])
+    assert sum(m["status"] == "failed" for iv in l["intervals"] for m in iv["members"]) == 1
 
     before = open(os.path.join(camp, "lineage.json")).read()
     run([args.dtbench, "pbt", spec_file, "--out", camp])
@@ -179,6 +204,28 @@ def check_campaign():
     t = run([args.dtbench, "table", camp])
     assert "Best member" in t.stdout and "population-based training" in t.stdout, t.stdout
     print(t.stdout)
+
+    # A campaign killed in the middle of its last interval and run again ends with the lineage of one that was not
+    # (wall times aside): the runs that had finished are kept, the others run again from the same checkpoints.
+    killed = os.path.join(args.work, "camp-killed")
+    p = subprocess.run([args.dtbench, "pbt", spec_file, "--out", killed], capture_output=True, text=True,
+                       timeout=300, env=dict(ENV, PBT_KILL="1"))
+    assert p.returncode == 128 + 9 or p.returncode == -9, p.returncode
+    for _ in range(600):  # members started before the kill finish on their own
+        if subprocess.run(["pgrep", "-f", killed + "/configs"], capture_output=True).returncode != 0:
+            break
+        time.sleep(0.1)
+    assert len(json.load(open(os.path.join(killed, "lineage.json")))["intervals"]) == 2
+    run([args.dtbench, "pbt", spec_file, "--out", killed])
+
+    def no_walls(lineage):
+        for iv in lineage["intervals"]:
+            for m in iv["members"]:
+                m.pop("wall_seconds")
+        return lineage
+    assert no_walls(json.load(open(os.path.join(killed, "lineage.json")))) == \
+        no_walls(json.load(open(os.path.join(camp, "lineage.json")))), "the killed and rerun campaign chose otherwise"
+    print("campaign killed mid-interval and rerun: the same lineage as the uninterrupted one")
 
     other = spec([wrapper])
     other["population"] = 3

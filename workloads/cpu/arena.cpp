@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <new>
+#include <string>
+
+#include "core/error.hpp"
 
 namespace dtbench::cpu {
 
@@ -37,10 +40,15 @@ void* Arena::take(size_t bytes) {
   }
   const size_t begin = round_up(used_, 64);
   const size_t end = begin + std::max<size_t>(bytes, 1);
-  if (end > reserved_) throw std::bad_alloc();
+  if (end > reserved_)
+    throw RunFailed("gradient checkpointing: a segment needs more than the " + std::to_string(reserved_ >> 20) +
+                    " MiB of address space its arena reserves (the machine's memory, or an eighth of the address-space "
+                    "limit, ulimit -v); raise the limit or use more segments");
   if (end > committed_) {
     const size_t want = round_up(end, page_size());
-    if (mprotect(base_ + committed_, want - committed_, PROT_READ | PROT_WRITE) != 0) throw std::bad_alloc();
+    if (mprotect(base_ + committed_, want - committed_, PROT_READ | PROT_WRITE) != 0)
+      throw RunFailed("gradient checkpointing: cannot commit " + std::to_string((want - committed_) >> 20) +
+                      " MiB more for a segment's arena (out of memory or over the commit limit)");
     committed_ = want;
   }
   used_ = end;

@@ -20,8 +20,8 @@ class Arena {
   Arena& operator=(const Arena&) = delete;
 
   // `bytes` bytes at the next 64-byte boundary of the current group, zero-filled where never used before.
-  // Throws std::bad_alloc when the reservation (the machine's physical memory, or an eighth of a limit on the
-  // address space) is exhausted.
+  // Throws RunFailed when the reservation (the machine's physical memory, or an eighth of a limit on the
+  // address space) is exhausted or the pages cannot be committed; std::bad_alloc when nothing can be reserved.
   void* take(size_t bytes);
   // The next take() starts a new group at the base.
   void reset() { used_ = 0; }

@@ -96,7 +96,9 @@ class Plan {
   float* grads() const { return grads_; }
   float* buffers() const { return buffers_; }
 
-  // A memory owned by the plan, allocated now (zero-filled, so the padding of blocked layouts is zero).
+  // A memory owned by the plan, allocated now (zero-filled, so the padding of blocked layouts is zero). In a
+  // checkpointing segment it lies in an arena: zero when built, but holding other segments' bytes by the time a
+  // step runs, so only what the segment's forward writes (oneDNN writes the padding of its outputs) counts.
   dnnl::memory alloc(const dnnl::memory::desc& md);
 
   // Append an operation to the forward or backward list.

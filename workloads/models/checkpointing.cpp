@@ -51,7 +51,7 @@ std::vector<double> checkpoint_unit_costs(const ModelSpec& spec) {
       cost += 2.0 * c.out_c * bh * bw;  // convolution and batch norm
     }
     if (b.downsample) cost += 2.0 * b.down_conv.out_c * bh * bw;
-    cost += double(b.convs.back().out_c) * bh * bw;  // the residual addition
+    // The residual addition writes in place (into the last batch norm's output): no tensor of its own.
     costs.push_back(cost);
     h = bh, w = bw;
   }

@@ -27,8 +27,8 @@ int checkpoint_units(const ModelSpec& spec);
 // The default number of segments for n units: round(sqrt(n)), at least 1.
 int default_checkpoint_segments(int units);
 
-// The activation size of each unit, in values per image: the outputs of its convolutions, batch norms, pooling
-// and residual addition (fused ReLUs write no tensor of their own). A unit's memory in a plan, forward and
+// The activation size of each unit, in values per image: the outputs of its convolutions, batch norms and
+// pooling (fused ReLUs and the in-place residual addition write no tensor of their own). A unit's memory in a plan, forward and
 // backward, is about proportional to it; the segments are balanced by it.
 std::vector<double> checkpoint_unit_costs(const ModelSpec& spec);
 

@@ -88,6 +88,8 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
   r.extra["per_rank_timing"] = per_rank;
   r.extra["steps_per_epoch"] = f.steps_per_epoch;
   r.extra["total_steps"] = f.total_steps;
+  if (!f.init_from.empty()) r.extra["init_from"] = f.init_from;
+  if (f.stop_at > 0) r.extra["stop_at"] = f.stop_at;
   r.extra["parameters"] = model.params().size();
   r.extra["flops_per_sample_train"] = model.flops_per_sample_train();
   r.extra["achieved_gflops"] = st.sum.total > 0 ? model.flops_per_sample_train() *

@@ -37,6 +37,8 @@ struct RunFacts {
   std::filesystem::path weights;     // /output/save_weights: the final weights beside the record; else empty
   std::optional<Baseline> baseline;  // --baseline
   bool resume = false;   // --resume: a preempted record at the path is replaced by its continuation
+  std::string init_from;  // --init-from: the checkpoint folder the run started from (extra.init_from)
+  int64_t stop_at = 0;    // --stop-at (extra.stop_at)
 };
 
 // Collective: every rank calls it; rank 0 writes. `parallel` is null for asynchronous SGD, whose

@@ -102,7 +102,7 @@ bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json&
 
 void init_from_checkpoint(const World& world, const fs::path& dir, const Json& cfg, TrainModel& model,
                           optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st,
-                          int64_t total_steps) {
+                          int64_t stop_step) {
   const Json header = read_header(dir);
   if (header.is_null()) throw BadInput(dir.string() + ": --init-from: no checkpoint there");
   Json saved = header["config"], mine = cfg;
@@ -120,9 +120,10 @@ void init_from_checkpoint(const World& world, const fs::path& dir, const Json& c
     throw BadInput(dir.string() + ": --init-from: checkpoint was written by " + std::to_string(header["ranks"].get<int>()) +
                    " ranks, this run has " + std::to_string(world.size()));
   st = TrainState::from_json(header["state"]);
-  if (st.step >= total_steps)
+  if (st.step >= stop_step)
     throw BadInput(dir.string() + ": --init-from: the checkpoint is at step " + std::to_string(st.step) +
-                   " and /duration ends this run at step " + std::to_string(total_steps) + "; nothing would be trained");
+                   " and this run ends at step " + std::to_string(stop_step) + " (/duration, --stop-at); nothing would "
+                   "be trained");
   st.preemptions = Json::array();  // another run's preemptions are not this run's
   const Json schedule_state = load_rank_state(world, dir, st, model);
   const Json& was = header["config"];

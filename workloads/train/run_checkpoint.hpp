@@ -36,9 +36,12 @@ bool resume_from_checkpoint(const World& world, const std::filesystem::path& dir
 // a population-based training member keeps its own data stream when it takes another's weights. The schedule
 // state is loaded only when the learning rate, schedule and scaling are unchanged (a changed one starts its
 // schedule afresh at the checkpoint's step). BadInput naming the first other difference, a different rank
-// count, or a checkpoint at or past this run's last step.
+// count, or a checkpoint at or past `stop_step`, where this run stops.
+// With the same config the continuation computes what one run would (bitwise, tests/pbt), but for the
+// evaluation the first run made where it stopped: a plateau schedule observes it, and local SGD on several ranks
+// averages the models for it.
 void init_from_checkpoint(const World& world, const std::filesystem::path& dir, const Json& cfg, TrainModel& model,
                           optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st,
-                          int64_t total_steps);
+                          int64_t stop_step);
 
 }  // namespace dtbench

@@ -23,6 +23,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--init-from", args->init_from,
                   "Start from another run's checkpoint folder (weights, optimizer state, step, curve) with this "
                   "config's hyperparameters (population-based training); see output.keep_checkpoint");
+  cmd->add_option("--stop-at", args->stop_at,
+                  "Stop after this many steps (evaluating there), while the schedule and /duration still describe the "
+                  "whole run: one interval of population-based training")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--print-config", args->print_config, "Print the fully resolved config and exit");
   cmd->add_option("--baseline", args->baseline, "A 1-rank record of the same workload, for scaling efficiency");
   cmd->add_flag("--mllog-stdout", args->mllog_stdout, "Also print :::MLLOG lines to stdout");

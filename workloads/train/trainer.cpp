@@ -96,6 +96,8 @@ Run::Run(const TrainArgs& args, Json user) : args_(args) {
     throw BadInput("--init-from and --resume exclude each other (--resume continues this run's own checkpoint)");
   if (!args.init_from.empty() && asynchronous())
     throw BadInput("--init-from: asynchronous SGD keeps no checkpoint to start from (/parallel/mode \"async\")");
+  if (args.stop_at > 0 && asynchronous())
+    throw BadInput("--stop-at: asynchronous SGD runs to its end (/parallel/mode \"async\")");
 }
 
 // Data, model and schedule, how the ranks combine their work, and the checkpoint to resume from.
@@ -106,7 +108,10 @@ void Run::set_up() {
   const int64_t total_steps = cfg_["duration"]["steps"].get<int64_t>() > 0
                                   ? cfg_["duration"]["steps"].get<int64_t>()
                                   : cfg_["duration"]["epochs"].get<int64_t>() * steps_per_epoch;
-  cadence_ = Cadence(cfg_["eval"], steps_per_epoch, total_steps);
+  if (args_.stop_at > total_steps)
+    throw BadInput("--stop-at " + std::to_string(args_.stop_at) + " is past the run's last step, " +
+                   std::to_string(total_steps) + " (/duration)");
+  cadence_ = Cadence(cfg_["eval"], steps_per_epoch, total_steps, args_.stop_at);
   console_ = std::make_unique<Console>(world_.root(), total_steps);
   model_ = make_train_model(cfg_, data_->train(), world_);
   sched_ = same_on_all_ranks([&] {
@@ -122,7 +127,7 @@ void Run::set_up() {
   } else if (!args_.init_from.empty()) {
     same_on_all_ranks([&] {
       init_from_checkpoint(world_, args_.init_from, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_,
-                           total_steps);
+                           cadence_.stop_step);
     });
   }
 }
@@ -198,6 +203,11 @@ int Run::execute() {
     st_.elapsed = now_seconds() - run_start_;
   } else if (std::optional<int64_t> stopped_at = train_sync(status, detail)) {
     return preempt(*stopped_at);
+  } else {
+    st_.elapsed = now_seconds() - run_start_;  // a kept checkpoint carries it on (--init-from)
+    if (status == RunStatus::completed && cadence_.stop_step < cadence_.total_steps && st_.step == cadence_.stop_step)
+      detail = "stopped at step " + std::to_string(cadence_.stop_step) + " of " +
+               std::to_string(cadence_.total_steps) + " (--stop-at)";
   }
   return finish(status, detail);
 }
@@ -207,7 +217,7 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
                        static_cast<int>(cfg_["batch"]["micro_batches"].get<int64_t>()), cadence_.total_steps);
   const bool stop_at_target = cfg_["eval"]["stop_at_target"].get<bool>();
   try {
-    for (int64_t step = st_.step; step < cadence_.total_steps; ++step) {
+    for (int64_t step = st_.step; step < cadence_.stop_step; ++step) {
       const int64_t epoch = cadence_.epoch_of(step);
       if (log_ && cadence_.starts_epoch(step)) log_->start(mllog::kEpochStart, nullptr, {{mllog::kEpochNum, epoch}});
       step_runner.run(step, st_);
@@ -220,7 +230,7 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
       } else {
         console_->progress(done, st_.images_per_second(global_));
       }
-      if (step_runner.stop_signal() && done < cadence_.total_steps) {
+      if (step_runner.stop_signal() && done < cadence_.stop_step) {
         st_.preemptions.push_back({{"signal", step_runner.stop_signal()}, {"at_step", done}, {"utc", utc_timestamp()}});
         return done;
       }
@@ -293,15 +303,18 @@ int Run::finish(RunStatus status, const std::string& detail) {
   const bool success = status == RunStatus::reached_target || (status == RunStatus::completed && !target);
   if (log_) log_->end_open(mllog::kEpochStop);  // a run that ended within an epoch (a step budget, the target)
   if (log_) log_->end(mllog::kRunStop, nullptr, {{mllog::kStatus, success ? mllog::kStatusSuccess : mllog::kStatusAborted}});
+  const bool keep = cfg_["output"]["keep_checkpoint"].get<bool>() && status != RunStatus::diverged;
+  if (keep) {
+    // Another run starts from it (--init-from): the final state, in the format of a preemption's. Written before
+    // the weights and the record, so that a finished record always has its checkpoint.
+    std::optional<NoiseScaleEstimator> none;
+    save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_);
+  }
   save_weights();  // before the record, which names the weights file
   write_trace();
   write_record(status, detail);
   console_->line("record: " + paths_.record.string() + " (status " + to_string(status) + ")");
-  if (cfg_["output"]["keep_checkpoint"].get<bool>() && status != RunStatus::diverged) {
-    // Another run starts from it (--init-from): the final state, in the format of a preemption's.
-    std::optional<NoiseScaleEstimator> none;
-    save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_);
-  } else if (world_.root()) {
+  if (!keep && world_.root()) {
     std::error_code ec;
     fs::remove_all(paths_.checkpoint, ec);  // the run is over: its checkpoint is no longer needed
   }
@@ -322,7 +335,8 @@ void Run::write_trace() const {
 
 void Run::write_record(RunStatus status, const std::string& detail) {
   const RunFacts facts{cfg_,          world_.size(), global_,        per_rank_, cadence_.steps_per_epoch,
-                       cadence_.total_steps, paths_.record, paths_.weights, baseline_, args_.resume};
+                       cadence_.total_steps, paths_.record, paths_.weights, baseline_, args_.resume,
+                       args_.init_from,   args_.stop_at};
   write_run_record(world_, facts, st_, status, detail, *model_, parallel_.get(), asynchronous_stats_,
                    now_seconds() - run_start_, started_utc_);
 }

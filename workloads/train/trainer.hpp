@@ -22,6 +22,7 @@ struct TrainArgs {
   std::vector<std::string> sets;     // key.path=value overrides
   bool resume = false;               // continue from this run's checkpoint if there is one
   std::string init_from;             // start from another run's checkpoint folder (run_checkpoint.hpp)
+  int64_t stop_at = 0;               // stop after this step, the schedule still spanning /duration; 0 = at the end
   bool print_config = false;         // print the resolved config and exit
   std::string baseline;              // a 1-rank record for scaling efficiency
   bool mllog_stdout = false;         // echo :::MLLOG lines to stdout
