@@ -173,8 +173,11 @@ TEST(Pbt, TruncationSelection) {
   pbt::Spec random = s;
   random.mode = "random_search";
   src = pbt::select(random, with_failure, rng);
-  for (int m = 0; m < 8; ++m)
-    if (m != 3) EXPECT_EQ(src[size_t(m)], m);
+  for (int m = 0; m < 8; ++m) {
+    if (m != 3) {
+      EXPECT_EQ(src[size_t(m)], m);
+    }
+  }
   EXPECT_TRUE(src[3] == 1 || src[3] == 4);
   EXPECT_THROW(pbt::select(s, std::vector<double>(8, std::nan("")), rng), RunFailed);
   // A diverged member (-inf) is replaced besides the bottom cut (2 and 5); random search leaves it, diverged.

@@ -13,9 +13,9 @@ namespace dtbench {
 struct Cadence {
   int64_t steps_per_epoch = 1;
   int64_t total_steps = 0;
+  int64_t stop_step = 0;     // where this run stops: total_steps, or earlier with --stop-at
   int64_t every_steps = 0;   // /eval/every_steps (0 = off)
   int64_t every_epochs = 0;  // /eval/every_epochs (0 = off)
-  int64_t stop_step = 0;     // where this run stops: total_steps, or earlier with --stop-at
 
   Cadence() = default;
   // From the resolved config's /eval section and the run's shape.
