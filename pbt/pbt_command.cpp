@@ -133,7 +133,8 @@ pbt::MemberInterval train_member(const pbt::Spec& spec, const fs::path& dir, int
     if (!plan.init_from.empty()) argv.insert(argv.end(), {"--init-from", (runs / (plan.init_from + ".ckpt")).string()});
     out.exit_code = slurm::run_to_files(argv, runs / (out.run + ".out"), runs / (out.run + ".err"));
   }
-  const RecordFile r = fs::exists(record) ? read_run_record(record) : RecordFile{};
+  // A reused record was read above; a run's record is read once it has run.
+  const RecordFile r = finished ? earlier : fs::exists(record) ? read_run_record(record) : RecordFile{};
   if (out.exit_code == 0 && r.record && r.record->status == RunStatus::diverged) {
     out.status = "diverged";  // a legitimate outcome: no evaluation to compare, no checkpoint to continue
     out.wall_seconds = r.record->wall_seconds;

@@ -137,6 +137,7 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
     fail("/base", e.what());
   }
   s.total_steps = resolved["duration"]["steps"].get<int64_t>();
+  s.base_seed = resolved["seed"].get<int64_t>();
   if (s.total_steps <= 0)
     fail("/base/duration/steps", "give each member's length in steps (ready points count steps), not epochs");
   if (resolved["parallel"]["mode"] == "async")
@@ -181,8 +182,7 @@ Json member_config(const Spec& spec, const Json& hyperparameters, int member, co
                    const fs::path& runs_dir) {
   Json cfg = spec.base;
   for (auto it = hyperparameters.begin(); it != hyperparameters.end(); ++it) slurm::set_path(cfg, it.key(), it.value(), "/base");
-  const Json resolved_seed = config::resolve(spec.base, 1)["seed"];
-  cfg["seed"] = resolved_seed.get<int64_t>() + member;
+  cfg["seed"] = spec.base_seed + member;
   cfg["duration"] = {{"steps", spec.total_steps}};
   cfg["name"] = run;
   if (!cfg.contains("output")) cfg["output"] = Json::object();

@@ -52,6 +52,7 @@ struct Spec {
   int population = 0;
   int64_t ready_steps = 0;
   int64_t total_steps = 0;   // /base/duration/steps
+  int64_t base_seed = 0;     // /base/seed, resolved: member m trains with base_seed + m
   uint64_t seed = 1;
   double truncation = 0.25;
   std::vector<double> perturb{0.8, 1.2};
