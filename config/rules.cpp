@@ -238,6 +238,18 @@ std::vector<Rule> build_rules() {
          return when(c["model"]["checkpointing"].get<bool>() && c["backend"] == "gpu",
                      "gradient checkpointing is implemented for the cpu backend only");
        }},
+      // K-FAC (optim/kfac.hpp) preconditions with the factors its step's backward took.
+      {"/optimizer/name", Needs::config,
+       [](const Json& c, int) {
+         return when(c["optimizer"]["name"] == "kfac" && c["backend"] == "gpu",
+                     "\"kfac\" is implemented for the cpu backend only");
+       }},
+      {"/optimizer/name", Needs::config,
+       [](const Json& c, int) {
+         return when(c["optimizer"]["name"] == "kfac" && c["parallel"]["mode"] == "async",
+                     "\"kfac\" runs with synchronous or local SGD, not asynchronous (the parameter server "
+                     "receives gradients, not the Kronecker factors of the backward that made them)");
+       }},
       {"/batch/global", Needs::ranks,
        [](const Json& c, int ranks) {
          const int64_t global = c["batch"]["global"].get<int64_t>();

@@ -34,6 +34,7 @@ struct TensorInfo {
   size_t offset = 0;  // first element in the flat buffer
   size_t size = 0;    // number of elements
   TensorKind kind = TensorKind::conv_weight;
+  size_t rows = 0;    // a weight's output channels or features (its leading dimension); 0 = not given
 };
 
 class ParamTable {

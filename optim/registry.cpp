@@ -10,6 +10,7 @@
 #include "optim/dcasgd.hpp"
 #include "optim/ftrl.hpp"
 #include "optim/lamb.hpp"
+#include "optim/kfac.hpp"
 #include "optim/lars.hpp"
 #include "optim/nadam.hpp"
 #include "optim/options.hpp"
@@ -21,6 +22,7 @@
 namespace dtbench::optim {
 
 using config::boolean;
+using config::integer;
 using config::inf;
 using config::nonneg;
 using config::number;
@@ -207,6 +209,23 @@ std::vector<OptimizerEntry> build_registry() {
          return std::make_unique<Lamb>(std::move(t), c, lamb_options(in));
        },
        FusedKernel::lamb},
+      {"kfac",
+       {{"lr", positive(0.1)}, {"weight_decay", nonneg(5e-4)}, {"momentum", unit_open(0.9)},
+        {"damping", positive(1e-3, "Tikhonov damping gamma, split between the two factors")},
+        {"factor_decay", unit_open(0.95, "running-average decay of the Kronecker factors")},
+        {"factor_interval", integer(10, 1, inf, "steps between factor statistics")},
+        {"inverse_interval", integer(100, 1, inf, "steps between inverses of the damped factors")},
+        {"kl_clip", nonneg(1e-3, "KL clip of the preconditioned step (Ba et al. 2017); 0 = off")}},
+       [](const SectionReader& in, ParamTable t, const CommonOptions& c, uint64_t, Noise) -> std::unique_ptr<Optimizer> {
+         KfacOptions o;
+         o.momentum = in.number("momentum");
+         o.damping = in.number("damping");
+         o.factor_decay = in.number("factor_decay");
+         o.factor_interval = in.integer("factor_interval");
+         o.inverse_interval = in.integer("inverse_interval");
+         o.kl_clip = in.number("kl_clip");
+         return std::make_unique<Kfac>(std::move(t), c, o);
+       }},
   };
 }
 

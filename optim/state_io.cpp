@@ -24,6 +24,11 @@ void StateWriter::put_floats(std::span<const float> v) {
   put_raw(v.data(), v.size_bytes());
 }
 
+void StateWriter::put_doubles(std::span<const double> v) {
+  put_u64(v.size());
+  put_raw(v.data(), v.size_bytes());
+}
+
 void StateReader::get_raw(void* p, size_t n, const char* what) {
   if (n > bytes_.size() - pos_) {
     throw BadInput("optimizer state: truncated at byte " + std::to_string(pos_) + " reading " + what + " (" +
@@ -57,14 +62,22 @@ std::string StateReader::get_string() {
   return s;
 }
 
-void StateReader::get_floats(std::span<float> out, const char* what) {
+void StateReader::get_array(void* p, size_t count, size_t element_bytes, const char* what) {
   const size_t at = pos_;
   const uint64_t n = get_u64();
-  if (n != out.size()) {
+  if (n != count) {
     throw BadInput("optimizer state: " + std::string(what) + " at byte " + std::to_string(at) + " has " +
-                   std::to_string(n) + " elements, expected " + std::to_string(out.size()));
+                   std::to_string(n) + " elements, expected " + std::to_string(count));
   }
-  get_raw(out.data(), out.size_bytes(), what);
+  get_raw(p, count * element_bytes, what);
+}
+
+void StateReader::get_floats(std::span<float> out, const char* what) {
+  get_array(out.data(), out.size(), sizeof(float), what);
+}
+
+void StateReader::get_doubles(std::span<double> out, const char* what) {
+  get_array(out.data(), out.size(), sizeof(double), what);
 }
 
 void StateReader::expect_end() const {

@@ -20,6 +20,7 @@ class StateWriter {
   void put_string(const std::string& s);
   // Length-prefixed float array.
   void put_floats(std::span<const float> v);
+  void put_doubles(std::span<const double> v);
   std::vector<uint8_t> take() { return std::move(bytes_); }
 
  private:
@@ -37,12 +38,14 @@ class StateReader {
   // Reads a length-prefixed float array into `out`, which must already have the stored length
   // (throws BadInput naming the offset otherwise).
   void get_floats(std::span<float> out, const char* what);
+  void get_doubles(std::span<double> out, const char* what);
   // Throws BadInput unless every byte was consumed.
   void expect_end() const;
   size_t offset() const { return pos_; }
 
  private:
   void get_raw(void* p, size_t n, const char* what);
+  void get_array(void* p, size_t count, size_t element_bytes, const char* what);
   std::span<const uint8_t> bytes_;
   size_t pos_ = 0;
 };

@@ -83,6 +83,9 @@ class TrainModel {
   // growth tracker); null where there is none.
   virtual Json extra_state() const { return nullptr; }
   virtual void load_extra_state(const Json& /*state*/) {}
+  // K-FAC (optim/kfac.hpp): the curvature statistics this step's backwards took (host memory), which the trainer
+  // averages across ranks in place before optimizer_step(); empty on steps without and for other optimizers.
+  virtual std::span<float> curvature_statistics() { return {}; }
   // The optimizer as a host object, for asynchronous SGD's parameter server; nullptr where there is none.
   virtual optim::Optimizer* host_optimizer() { return nullptr; }
 

@@ -41,6 +41,7 @@ Conv::Conv(Plan& plan, std::string name, const ConvShape& s, size_t weight_offse
 memory Conv::backward(Plan& plan, const memory& dy, bool need_dx) {
   const dt ct = plan.compute_type();
   const memory::dims xd = x_.get_desc().dims(), yd = y_.get_desc().dims();
+  plan.observe_layer(name_, x_, dy, weight_offset_, shape_.kernel, shape_.stride, shape_.pad);
 
   // Weight gradient first: it is what a trainer waits for to start reducing.
   memory::desc diff_w_md = any_md(weight_dims_, dt::f32);

@@ -1,6 +1,7 @@
 // /backend "cpu": the oneDNN model (model.hpp) and a host optimizer (optim/) behind TrainModel.
 #include <omp.h>
 
+#include "optim/kfac.hpp"
 #include "workloads/backend/train_model.hpp"
 #include "workloads/cpu/model.hpp"
 #include "workloads/models/optimizer_table.hpp"
@@ -13,7 +14,8 @@ class CpuTrainModel final : public TrainModel {
  public:
   CpuTrainModel(const models::ModelSpec& spec, uint64_t seed, const Json& optimizer_section)
       : model_(spec, seed),
-        opt_(optim::make_optimizer(optimizer_section, models::optimizer_table(model_.param_table()), seed)) {}
+        opt_(optim::make_optimizer(optimizer_section, models::optimizer_table(model_.param_table()), seed)),
+        kfac_(dynamic_cast<optim::Kfac*>(opt_.get())) {}
 
   std::string backend() const override { return "cpu"; }
   bool host_memory() const override { return true; }
@@ -26,7 +28,13 @@ class CpuTrainModel final : public TrainModel {
   double forward(const float* x, const int32_t* labels, int n, bool train) override {
     return model_.forward(x, labels, n, train);
   }
-  void backward(const std::function<void(size_t, size_t)>& on_ready) override { model_.backward(on_ready); }
+  void backward(const std::function<void(size_t, size_t)>& on_ready) override {
+    if (kfac_ != nullptr && kfac_->wants_statistics()) {
+      model_.backward(on_ready, [this](const optim::LayerActivity& a) { kfac_->observe(a); });
+      return;
+    }
+    model_.backward(on_ready);
+  }
   int correct() const override { return model_.correct(); }
 
   void accumulate_grads(bool first) override {
@@ -62,6 +70,9 @@ class CpuTrainModel final : public TrainModel {
   std::vector<uint8_t> optimizer_state() const override { return opt_->save_state(); }
   void load_optimizer_state(std::span<const uint8_t> bytes) override { opt_->load_state(bytes); }
   optim::Optimizer* host_optimizer() override { return opt_.get(); }
+  std::span<float> curvature_statistics() override {
+    return kfac_ != nullptr ? kfac_->statistics() : std::span<float>();
+  }
 
   std::unique_ptr<Reducer> make_reducer(const std::string& name, Comm& comm, const ReducerOptions& o) override {
     if (name == "nccl") throw BadInput("/reducer/name: \"nccl\" needs the gpu backend");
@@ -72,6 +83,7 @@ class CpuTrainModel final : public TrainModel {
  private:
   cpu::Model model_;
   std::unique_ptr<optim::Optimizer> opt_;
+  optim::Kfac* kfac_;  // opt_ when it is K-FAC, else null
   std::vector<float> accumulated_;  // the micro-batches' gradient sum so far
 };
 

@@ -39,6 +39,7 @@ Linear::Linear(Plan& plan, std::string name, int out_features, size_t weight_off
 memory Linear::backward(Plan& plan, const memory& dy, bool need_dx) {
   const dt ct = plan.compute_type();
   const memory::dims yd = y_.get_desc().dims();
+  plan.observe_layer(name_, x_, dy, weight_offset_, 0, 1, 0);
   dnnl::inner_product_backward_weights::desc bwd(x_.get_desc(), any_md(weight_dims_, dt::f32),
                                                  plain_md({out_}), any_md(yd, ct));
   dnnl::inner_product_backward_weights::primitive_desc bw_pd(bwd, plan.engine(), fwd_pd_);

@@ -131,11 +131,11 @@ const float* Model::logits() const {
 int Model::correct() const { return impl_->last == nullptr ? 0 : impl_->last->loss->correct(); }
 int Model::last_batch() const { return impl_->last_n; }
 
-void Model::backward(const OnReady& on_ready) {
+void Model::backward(const OnReady& on_ready, const OnLayerActivity& on_activity) {
   if (impl_->last == nullptr || !impl_->last_train) {
     throw std::logic_error("model: backward() needs a training forward first");
   }
-  impl_->last->plan->run_backward(on_ready);
+  impl_->last->plan->run_backward(on_ready, on_activity);
 }
 
 double Model::macs_per_sample() const { return impl_->desc.macs_per_sample; }

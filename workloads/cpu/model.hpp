@@ -48,7 +48,8 @@ class Model {
   // accumulation). on_ready(offset, size) is called as each parameter tensor's gradient becomes final, in
   // reverse layer order; every tensor is announced exactly once and its range is not written again in this
   // backward.
-  void backward(const OnReady& on_ready = {});
+  // on_activity: K-FAC's statistics of this backward (Plan::observe_layer); empty: none taken.
+  void backward(const OnReady& on_ready = {}, const OnLayerActivity& on_activity = {});
 
   // Convolution and fully connected FLOPs of one image's training step (ModelDescription's).
   double flops_per_sample_train() const;

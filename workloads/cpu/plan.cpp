@@ -173,6 +173,29 @@ void Plan::announce(size_t offset, size_t size) {
   });
 }
 
+void Plan::observe_layer(const std::string& name, const memory& x, const memory& dy, size_t weight_offset,
+                         int kernel, int stride, int pad) {
+  backward_host(name + ".activity", [this, x, dy, weight_offset, kernel, stride, pad]() {
+    if (on_activity_ == nullptr || !*on_activity_) return;
+    const memory::dims xd = x.get_desc().dims(), yd = dy.get_desc().dims();
+    const std::vector<float> xs = read_plain(ctx_, x), ds = read_plain(ctx_, dy);
+    optim::LayerActivity a;
+    a.weight_offset = weight_offset;
+    a.n = static_cast<int>(xd[0]);
+    a.x = xs.data();
+    a.dy = ds.data();
+    a.out_c = static_cast<int>(yd[1]);
+    if (kernel == 0) {
+      a.in_c = static_cast<int>(xs.size() / size_t(xd[0]));
+    } else {
+      a.in_c = static_cast<int>(xd[1]), a.in_h = static_cast<int>(xd[2]), a.in_w = static_cast<int>(xd[3]);
+      a.out_h = static_cast<int>(yd[2]), a.out_w = static_cast<int>(yd[3]);
+      a.kernel = kernel, a.stride = stride, a.pad = pad;
+    }
+    (*on_activity_)(a);
+  });
+}
+
 void Plan::run_list(std::vector<Op>& ops) {
   for (Op& op : ops) {
     try {
@@ -197,16 +220,19 @@ void Plan::run_list(std::vector<Op>& ops) {
 
 void Plan::run_forward() { run_list(forward_ops_); }
 
-void Plan::run_backward(const OnReady& on_ready) {
+void Plan::run_backward(const OnReady& on_ready, const OnLayerActivity& on_activity) {
   if (!training_) throw std::logic_error("plan: backward on an evaluation plan");
   on_ready_ = &on_ready;
+  on_activity_ = &on_activity;
   try {
     run_list(backward_ops_);
   } catch (...) {
     on_ready_ = nullptr;
+    on_activity_ = nullptr;
     throw;
   }
   on_ready_ = nullptr;
+  on_activity_ = nullptr;
 }
 
 std::vector<OpTime> Plan::profile() const {

@@ -51,6 +51,7 @@ enum class Precision { fp32, bf16 };
 
 using Args = std::unordered_map<int, dnnl::memory>;
 using models::CrossReplicaSum;  // workloads/models/hooks.hpp
+using models::OnLayerActivity;
 using models::OnReady;
 
 // One engine and one stream, shared by all plans of a model.
@@ -137,6 +138,11 @@ class Plan {
 
   // Backward operation: the gradient range [offset, offset + size) of the flat buffer is final.
   void announce(size_t offset, size_t size);
+  // Backward operation, to append before a conv or fc layer's own backward: when run_backward was given an
+  // on_activity, hands it the layer's input x and output gradient dy in plain fp32 (K-FAC's statistics); a no-op
+  // otherwise. kernel 0 means fully connected (x flattened per image), else the convolution's geometry.
+  void observe_layer(const std::string& name, const dnnl::memory& x, const dnnl::memory& dy, size_t weight_offset,
+                     int kernel, int stride, int pad);
 
   // Keeps an object (a layer holding primitive descriptors) alive as long as the plan.
   template <class T, class... A>
@@ -148,8 +154,8 @@ class Plan {
   }
 
   void run_forward();
-  // on_ready may be empty.
-  void run_backward(const OnReady& on_ready);
+  // on_ready and on_activity may be empty.
+  void run_backward(const OnReady& on_ready, const OnLayerActivity& on_activity = {});
 
   void set_profiling(bool on) { profiling_ = on; }
   // Per-operation times, forward list then backward list, in execution order.
@@ -185,6 +191,7 @@ class Plan {
   std::vector<Op> backward_ops_;
   std::vector<std::shared_ptr<void>> kept_;
   const OnReady* on_ready_ = nullptr;  // set only while run_backward runs
+  const OnLayerActivity* on_activity_ = nullptr;  // likewise
   bool profiling_ = false;
   size_t num_reorders_ = 0;
   Region region_ = Region::own;

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <functional>
 
+#include "optim/kfac_factors.hpp"
+
 namespace dtbench::models {
 
 // Backward calls it as each parameter tensor's gradient [offset, offset + size) is final (bucketing hook).
@@ -11,5 +13,8 @@ using OnReady = std::function<void(size_t offset, size_t size)>;
 // Sums n doubles in place across the replicas of a data-parallel run (an allreduce); every replica calls it
 // at the same point of its step with the same n (synchronised batch norm).
 using CrossReplicaSum = std::function<void(double* data, size_t n)>;
+// K-FAC's statistics (optim/kfac.hpp): a backward asked for them calls it once for every conv and fc layer with
+// the layer's input and the gradient of its output, so the trainer and the optimizer need not know layer types.
+using OnLayerActivity = std::function<void(const optim::LayerActivity&)>;
 
 }  // namespace dtbench::models

@@ -13,7 +13,7 @@ optim::ParamTable optimizer_table(const std::vector<ParamInfo>& params) {
     return optim::TensorKind::conv_weight;
   };
   std::vector<optim::TensorInfo> tensors;
-  for (const auto& t : params) tensors.push_back({t.name, t.offset, t.size, kind(t.kind)});
+  for (const auto& t : params) tensors.push_back({t.name, t.offset, t.size, kind(t.kind), t.shape.empty() ? 0 : size_t(t.shape[0])});
   return optim::ParamTable(std::move(tensors));
 }
 

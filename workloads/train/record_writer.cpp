@@ -82,6 +82,8 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
   // An asynchronous worker pushes a gradient and pulls the weights.
   r.bytes_communicated_per_step =
       parallel ? parallel->bytes_communicated_per_step(buffer_bytes, mode) : 2 * buffer_bytes;
+  if (parallel && st.curvature_exchanges > 0 && st.step > 0)  // K-FAC's factors, averaged like the gradients
+    r.bytes_communicated_per_step += parallel->bytes_communicated_per_step(st.curvature_bytes / double(st.step), "sync");
   r.curve = st.curve;
   r.target_accuracy = f.config["eval"]["target_accuracy"].get<double>();
   r.time_to_accuracy = st.tta;
@@ -113,6 +115,14 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
     r.extra["weights"] = {{"file", f.weights.filename().string()},
                           {"floats", parameters + model.buffers().size()},
                           {"parameters", parameters}};
+  }
+  if (st.curvature_exchanges > 0) {
+    r.extra["kfac_statistics"] = {
+        {"exchanges", st.curvature_exchanges},
+        {"bytes_allreduced", st.curvature_bytes},
+        {"bytes_per_exchange", st.curvature_bytes / double(st.curvature_exchanges)},
+        {"note", "the Kronecker factors (every layer's A and G, fp32) averaged across ranks on statistics steps; "
+                 "bytes_communicated_per_step includes them"}};
   }
   if (!st.preemptions.empty()) r.extra["preemptions"] = st.preemptions;
   if (!asynchronous.is_null()) r.extra["async"] = asynchronous;

@@ -45,7 +45,8 @@ Json TrainState::to_json() const {
           {"tta", t},
           {"preemptions", preemptions},
           {"noise", noise},
-          {"split", {{"wait_slowest", wait_slowest}, {"after_last", after_last}, {"steps", split_steps}}}};
+          {"split", {{"wait_slowest", wait_slowest}, {"after_last", after_last}, {"steps", split_steps}}},
+          {"curvature", {{"exchanges", curvature_exchanges}, {"bytes", curvature_bytes}}}};
 }
 
 TrainState TrainState::from_json(const Json& j) {
@@ -66,6 +67,10 @@ TrainState TrainState::from_json(const Json& j) {
     s.wait_slowest = split.at("wait_slowest");
     s.after_last = split.at("after_last");
     s.split_steps = split.at("steps");
+    if (j.contains("curvature")) {  // checkpoints before K-FAC have none
+      s.curvature_exchanges = j["curvature"].at("exchanges");
+      s.curvature_bytes = j["curvature"].at("bytes");
+    }
     return s;
   } catch (const BadInput& e) {
     throw BadInput(std::string("checkpoint header: ") + e.what());

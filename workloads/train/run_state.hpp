@@ -27,6 +27,9 @@ struct TrainState {
   // summed communication after it, over split_steps steps.
   double wait_slowest = 0, after_last = 0;
   int64_t split_steps = 0;
+  // K-FAC: the statistics allreduces so far and the bytes of their buffers (sync_step.cpp).
+  int64_t curvature_exchanges = 0;
+  double curvature_bytes = 0;
 
   // One more timed step: its phases and the (rank-mean) training loss.
   void add_step(const StepTiming& t, double loss);

@@ -161,6 +161,18 @@ void SyncStep::run(int64_t step, TrainState& st) {
     throw Diverged(step, "loss became NaN or Inf at step " + std::to_string(step + 1) + " (on " +
                              std::to_string(static_cast<int>(agree[2])) + " of " + std::to_string(ranks) + " ranks)");
 
+  // K-FAC: the Kronecker factors this rank's backward took, averaged across ranks like the gradients.
+  if (std::span<float> f = model_.curvature_statistics(); !f.empty() && !local && ranks > 1) {
+    Stopwatch exchange;
+    par_.reducer().allreduce(f.data(), f.size());
+    for (float& v : f) v /= static_cast<float>(ranks);
+    t.comm += exchange.seconds();
+    t.exposed_comm += exchange.seconds();
+    st.curvature_exchanges++;
+    st.curvature_bytes += static_cast<double>(f.size_bytes());
+    seq.end("K-FAC factors allreduce", "communication");
+  }
+
   auto& noise = par_.noise();
   if (noise && !local) noise->observe(agree[1] / ranks, model_.grads_norm_sq());
 

@@ -1,0 +1,155 @@
+#include "optim/kfac_factors.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include <oneapi/dnnl/dnnl.h>
+
+namespace dtbench::optim {
+
+void sgemm(bool trans_a, bool trans_b, size_t m, size_t n, size_t k, float alpha, const float* a, const float* b,
+           float beta, float* c) {
+  const auto lda = static_cast<dnnl_dim_t>(trans_a ? m : k);
+  const auto ldb = static_cast<dnnl_dim_t>(trans_b ? k : n);
+  const dnnl_status_t s = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', static_cast<dnnl_dim_t>(m),
+                                     static_cast<dnnl_dim_t>(n), static_cast<dnnl_dim_t>(k), alpha, a, lda, b, ldb,
+                                     beta, c, static_cast<dnnl_dim_t>(n));
+  if (s != dnnl_success) throw std::runtime_error("dnnl_sgemm failed with status " + std::to_string(int(s)));
+}
+
+namespace {
+
+// a += alpha m m^T for m (dim x width, row-major) and a symmetric dim x dim: only the blocks on and below the
+// diagonal are multiplied (about half the work of one sgemm for large dim), then mirrored.
+void add_gram(const float* m, size_t dim, size_t width, float alpha, float* a) {
+  constexpr size_t kBlock = 96;
+  for (size_t i = 0; i < dim; i += kBlock)
+    for (size_t j = 0; j <= i; j += kBlock) {
+      const size_t bi = std::min(kBlock, dim - i), bj = std::min(kBlock, dim - j);
+      const dnnl_status_t st = dnnl_sgemm('N', 'T', dnnl_dim_t(bi), dnnl_dim_t(bj), dnnl_dim_t(width), alpha,
+                                          m + i * width, dnnl_dim_t(width), m + j * width, dnnl_dim_t(width), 1.0f,
+                                          a + i * dim + j, dnnl_dim_t(dim));
+      if (st != dnnl_success) throw std::runtime_error("dnnl_sgemm failed with status " + std::to_string(int(st)));
+    }
+  for (size_t i = 0; i < dim; ++i)
+    for (size_t j = (i / kBlock + 1) * kBlock; j < dim; ++j) a[i * dim + j] = a[j * dim + i];
+}
+
+}  // namespace
+
+void im2col(const LayerActivity& act, int first, int count, float* patches) {
+  // Row j = c k^2 + r k + s holds input channel c shifted by kernel offset (r, s) at every output location of
+  // every image, so each row is written in runs along q; rows are independent and spread over the threads.
+  const int kk = act.kernel * act.kernel;
+  const int64_t rows = int64_t(act.in_c) * kk;
+  const size_t locations = size_t(act.out_h) * size_t(act.out_w);
+  const size_t image = size_t(act.in_c) * size_t(act.in_h) * size_t(act.in_w);
+  const size_t width = size_t(count) * locations;
+#pragma omp parallel for schedule(static)
+  for (int64_t j = 0; j < rows; ++j) {
+    const int c = int(j / kk), r = int(j % kk) / act.kernel, s = int(j % kk) % act.kernel;
+    // The output columns q whose input column q stride - pad + s lies inside the image: [q0, q1).
+    int q0 = 0;
+    while (q0 < act.out_w && q0 * act.stride - act.pad + s < 0) ++q0;
+    int q1 = act.out_w;
+    while (q1 > q0 && (q1 - 1) * act.stride - act.pad + s >= act.in_w) --q1;
+    for (int i = 0; i < count; ++i) {
+      const float* x = act.x + size_t(first + i) * image + size_t(c) * size_t(act.in_h) * size_t(act.in_w);
+      float* out = patches + size_t(j) * width + size_t(i) * locations;
+      for (int p = 0; p < act.out_h; ++p) {
+        float* o = out + size_t(p) * size_t(act.out_w);
+        const int h = p * act.stride - act.pad + r;
+        if (h < 0 || h >= act.in_h) {
+          std::fill(o, o + act.out_w, 0.0f);
+          continue;
+        }
+        const float* xr = x + size_t(h) * size_t(act.in_w) - act.pad + s;
+        std::fill(o, o + q0, 0.0f);
+        for (int q = q0; q < q1; ++q) o[q] = xr[q * act.stride];
+        std::fill(o + q1, o + act.out_w, 0.0f);
+      }
+    }
+  }
+}
+
+void add_kronecker_factors(const LayerActivity& act, std::span<float> a, std::span<float> g) {
+  const size_t cols = size_t(act.in_c) * size_t(act.kernel) * size_t(act.kernel);
+  const size_t rows = size_t(act.out_c);
+  const size_t locations = size_t(act.out_h) * size_t(act.out_w);
+  if (a.size() != cols * cols || g.size() != rows * rows || act.n < 1)
+    throw std::invalid_argument("add_kronecker_factors: factor sizes do not match the layer");
+  const float n = static_cast<float>(act.n);
+
+  if (locations == 1 && act.kernel == 1 && act.pad == 0) {
+    // Fully connected (or a 1 x 1 image): the patches are the input rows, Omega = X^T X / N.
+    sgemm(true, false, cols, cols, size_t(act.n), 1.0f / n, act.x, act.x, 1.0f, a.data());
+  } else {
+    // Omega = P P^T / N over the patch columns of a few images at a time (at most about 4 MiB of patches).
+    const size_t per_image = locations * cols;
+    const int chunk = static_cast<int>(std::max<size_t>(1, (size_t(1) << 20) / std::max<size_t>(per_image, 1)));
+    std::vector<float> patches(size_t(std::min(chunk, act.n)) * per_image);
+    for (int first = 0; first < act.n; first += chunk) {
+      const int count = std::min(chunk, act.n - first);
+      im2col(act, first, count, patches.data());
+      add_gram(patches.data(), cols, size_t(count) * locations, 1.0f / n, a.data());
+    }
+  }
+
+  // Gamma = (N / T) D D^T with D = rows x (N T), image i's dy (rows x T) in columns [i T, (i + 1) T).
+  const size_t width = size_t(act.n) * locations;
+  std::vector<float> d(rows * width);
+  for (size_t k = 0; k < rows; ++k)
+    for (int i = 0; i < act.n; ++i)
+      std::copy_n(act.dy + (size_t(i) * rows + k) * locations, locations, d.data() + k * width + size_t(i) * locations);
+  add_gram(d.data(), rows, width, n / static_cast<float>(locations), g.data());
+}
+
+FactorDamping factored_damping(std::span<const double> a, size_t cols, std::span<const double> g, size_t rows,
+                               double gamma) {
+  double ta = 0, tg = 0;
+  for (size_t i = 0; i < cols; ++i) ta += a[i * cols + i];
+  for (size_t i = 0; i < rows; ++i) tg += g[i * rows + i];
+  double pi = 1.0;
+  if (ta > 0 && tg > 0) pi = std::sqrt((ta / double(cols)) / (tg / double(rows)));
+  const double root = std::sqrt(gamma);
+  return {pi * root, root / pi};
+}
+
+bool damped_inverse(std::span<const double> m, size_t dim, double d, std::span<float> inv) {
+  // L L^T = m + d I (lower triangle of l), then L^-1 by forward substitution, then inv = L^-T L^-1.
+  std::vector<double> l(dim * dim, 0.0);
+  for (size_t j = 0; j < dim; ++j) {
+    double diag = m[j * dim + j] + d;
+    for (size_t k = 0; k < j; ++k) diag -= l[j * dim + k] * l[j * dim + k];
+    if (!(diag > 0)) return false;
+    const double ljj = std::sqrt(diag);
+    l[j * dim + j] = ljj;
+    for (size_t i = j + 1; i < dim; ++i) {
+      double s = m[i * dim + j];  // symmetric: the lower triangle is read
+      for (size_t k = 0; k < j; ++k) s -= l[i * dim + k] * l[j * dim + k];
+      l[i * dim + j] = s / ljj;
+    }
+  }
+  std::vector<double> li(dim * dim, 0.0);  // L^-1, lower triangular
+  for (size_t j = 0; j < dim; ++j) {
+    li[j * dim + j] = 1.0 / l[j * dim + j];
+    for (size_t i = j + 1; i < dim; ++i) {
+      double s = 0;
+      for (size_t k = j; k < i; ++k) s += l[i * dim + k] * li[k * dim + j];
+      li[i * dim + j] = -s / l[i * dim + i];
+    }
+  }
+  // inv[i][j] = sum_k li[k][i] li[k][j] over k >= max(i, j).
+  for (size_t i = 0; i < dim; ++i)
+    for (size_t j = 0; j <= i; ++j) {
+      double s = 0;
+      for (size_t k = i; k < dim; ++k) s += li[k * dim + i] * li[k * dim + j];
+      inv[i * dim + j] = inv[j * dim + i] = static_cast<float>(s);
+    }
+  return true;
+}
+
+}  // namespace dtbench::optim
