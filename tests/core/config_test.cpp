@@ -99,7 +99,7 @@ TEST(Config, WrongTypes) {
 TEST(Config, UnknownNames) {
   EXPECT_EQ(error_of({{"optimizer", {{"name", "sgdd"}}}}),
             "/optimizer/name: expected one of \"sgd\", \"adam\", \"adamw\", \"adamax\", \"nadam\", \"adagrad\", "
-            "\"rmsprop\", \"adadelta\", \"ftrl\", \"sgld\", \"dcasgd\", \"lars\", \"lamb\", got \"sgdd\"");
+            "\"rmsprop\", \"adadelta\", \"ftrl\", \"sgld\", \"dcasgd\", \"lars\", \"lamb\", \"kfac\", got \"sgdd\"");
   EXPECT_EQ(error_of({{"reducer", {{"name", "allgather"}}}}).rfind("/reducer/name: expected one of \"parameter_server\"", 0),
             0u);
   EXPECT_EQ(error_of({{"schedule", {{"name", "linear"}}}}).rfind("/schedule/name: expected one of \"constant\"", 0), 0u);
@@ -312,7 +312,8 @@ TEST(Config, SchemaNamesAreTheRegistries) {
 }
 
 TEST(Config, EveryRegisteredOptimizerAndScheduleResolvesAndBuilds) {
-  const dtbench::optim::ParamTable table({{"conv.weight", 0, 8, dtbench::optim::TensorKind::conv_weight},
+  // K-FAC needs each weight's rows (output channels): 2 x 4.
+  const dtbench::optim::ParamTable table({{"conv.weight", 0, 8, dtbench::optim::TensorKind::conv_weight, 2},
                                           {"bn.gamma", 8, 2, dtbench::optim::TensorKind::bn}});
   for (const std::string& name : dtbench::optim::optimizer_names()) {
     const Json c = config::resolve({{"optimizer", {{"name", name}}}}, 0);

@@ -115,9 +115,11 @@ std::vector<std::string> case_names() {
 INSTANTIATE_TEST_SUITE_P(Reference, Trajectory, ::testing::ValuesIn(case_names()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
-// The vectors must cover every optimizer the factory knows.
+// The vectors must cover every optimizer the factory knows, but K-FAC, whose reference needs a network's layer
+// inputs and output gradients (tests/workloads/test_kfac.cpp against workloads/reference/make_kfac_reference.py).
 TEST(Trajectory, EveryOptimizerHasAReference) {
   for (const std::string& name : optimizer_names()) {
+    if (name == "kfac") continue;
     bool covered = false;
     for (const Json& c : reference().manifest["cases"]) covered = covered || c["optimizer"]["name"] == name;
     EXPECT_TRUE(covered) << name;

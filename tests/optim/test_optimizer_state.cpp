@@ -10,6 +10,7 @@
 
 #include "core/rng.hpp"
 #include "optim/clip.hpp"
+#include "optim/kfac.hpp"
 #include "optim/lamb.hpp"
 #include "optim/lars.hpp"
 #include "optim/optimizer.hpp"
@@ -30,16 +31,27 @@ Json config_for(const std::string& name) {
   if (name == "lamb") c["trust_clip"] = 5.0;
   if (name == "adam") c["clip_grad_norm"] = 1.0;
   if (name == "lars") c["clip_grad_value"] = 0.5;
+  if (name == "kfac") {  // statistics and inverses inside the tests' few steps
+    c["factor_interval"] = 2;
+    c["inverse_interval"] = 3;
+    c["clip_grad_norm"] = 1.0;
+  }
   return c;
 }
 
 // Several tensors of each kind; `scale` multiplies the sizes (scale 40 puts the buffer above
-// Optimizer::kParallelMinElements, so the OpenMP path runs).
+// Optimizer::kParallelMinElements, so the OpenMP path runs). Every weight is a matrix of about square shape,
+// rows x cols (K-FAC's factors are cols^2 and rows^2), its size rounded down to one.
 ParamTable make_table(size_t scale) {
   std::vector<TensorInfo> t;
   size_t offset = 0;
   auto add = [&](const std::string& name, size_t size, TensorKind kind) {
-    t.push_back({name, offset, size, kind});
+    size_t rows = 0;
+    if (kind == TensorKind::conv_weight || kind == TensorKind::fc_weight) {
+      rows = static_cast<size_t>(std::sqrt(double(size)));
+      size = rows * (size / rows);
+    }
+    t.push_back({name, offset, size, kind, rows});
     offset += size;
   };
   add("conv1.weight", 1728 * scale, TensorKind::conv_weight);
@@ -59,9 +71,26 @@ std::vector<float> random_vector(size_t n, uint64_t seed, double scale) {
   return v;
 }
 
+// K-FAC's statistics for the next step, where a model's backward would give them: every weight as a fully
+// connected layer of 3 images with random inputs and output gradients (seeded by the step).
+void feed_statistics(Optimizer& opt, int step) {
+  auto* kfac = dynamic_cast<Kfac*>(&opt);
+  if (kfac == nullptr || !kfac->wants_statistics()) return;
+  for (const Kfac::Layer& l : kfac->layers()) {
+    LayerActivity a;
+    a.weight_offset = opt.table()[l.tensor].offset;
+    a.n = 3, a.in_c = int(l.cols), a.out_c = int(l.rows);
+    const std::vector<float> x = random_vector(3 * l.cols, 500 + uint64_t(step), 1.0);
+    const std::vector<float> dy = random_vector(3 * l.rows, 700 + uint64_t(step), 0.1);
+    a.x = x.data(), a.dy = dy.data();
+    kfac->observe(a);
+  }
+}
+
 // Runs `steps` steps from fixed weights and per-step random gradients.
 void run(Optimizer& opt, std::vector<float>& w, int first_step, int steps) {
   for (int s = first_step; s < first_step + steps; ++s) {
+    feed_statistics(opt, s);
     std::vector<float> g = random_vector(w.size(), 1000 + static_cast<uint64_t>(s), 0.1);
     if (opt.uses_weight_backup()) {
       std::vector<float> bak = w;
@@ -146,6 +175,7 @@ TEST_P(EveryOptimizer, NonFiniteGradientIsRefusedBeforeAnyWrite) {
       EXPECT_EQ(opt->save_state(), state);
       EXPECT_EQ(opt->steps_taken(), 2);
       g[fc.offset + 17] = 0.0f;
+      feed_statistics(*opt, 2);
       opt->step(w, g, 0.01);
       for (float x : w) ASSERT_TRUE(std::isfinite(x));
     }
