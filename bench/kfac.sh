@@ -5,6 +5,8 @@
 #             median of each run's mean step time (the record's timing.total) and of its backward and optimizer
 #             phases, where K-FAC's statistics and its inverses and preconditioning land. STEPS32 (200) and
 #             STEPS1024 (50) steps per run; the inverse is computed at step 1 of each run (and 101, 201, ...).
+#             At batch 1024 also "kfac128": K-FAC with its factors estimated from 128 of the 1024 images
+#             (/optimizer/statistics_images). BATCHES ("32 1024") picks the batches.
 #   tta:      the four runs of results/kfac/configs (batch 128 and 1024, each optimizer, cosine over 10 epochs,
 #             evaluation every half epoch, stop at 91% test accuracy): steps and seconds to 91%.
 # Usage: bench/kfac.sh BUILD_DIR [overhead|tta|all]   (records: results/kfac/overhead/ and results/kfac/)
@@ -20,16 +22,19 @@ echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$part" = overhead ] || [ "$part" = all ]; then
   mkdir -p "$out"
   for round in $(seq 1 "$rounds"); do
-    for batch in 32 1024; do
+    for batch in ${BATCHES:-32 1024}; do
       steps=$([ "$batch" = 32 ] && echo "${STEPS32:-200}" || echo "${STEPS1024:-50}")
       # Alternate which optimizer goes first from round to round.
-      order=$([ $((round % 2)) = 1 ] && echo "sgd kfac" || echo "kfac sgd")
+      opts=$([ "$batch" = 32 ] && echo "sgd kfac" || echo "sgd kfac kfac128")
+      order=$([ $((round % 2)) = 1 ] && echo "$opts" || echo "$opts" | tr ' ' '\n' | tac | tr '\n' ' ')
       for opt in $order; do
         name=overhead-b$batch-$opt-r$round
         rm -f "$out/$name.json" "$out/$name.mllog"
+        extra=()
+        [ "$opt" = kfac128 ] && extra=(--set optimizer.statistics_images=128)
         "$dtbench" train --set name="$name" --set model.arch=resnet20 --set data.dataset=fashion-mnist \
-          --set batch.global="$batch" --set duration.steps="$steps" --set optimizer.name="$opt" \
-          --set optimizer.lr=0.1 --set eval.every_epochs=0 --set output.dir="$out" >/dev/null
+          --set batch.global="$batch" --set duration.steps="$steps" --set optimizer.name="${opt%128}" \
+          --set optimizer.lr=0.1 --set eval.every_epochs=0 --set output.dir="$out" "${extra[@]}" >/dev/null
       done
     done
   done
@@ -46,7 +51,9 @@ print("| batch | optimizer | runs | steps | step (ms) | backward (ms) | optimize
 print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 for b in sorted({k[0] for k in rows}):
     sgd = statistics.median(x[0] for x in rows[(b, "sgd")])
-    for opt in ("sgd", "kfac"):
+    for opt in ("sgd", "kfac", "kfac128"):
+        if (b, opt) not in rows:
+            continue
         v = rows[(b, opt)]
         med = [statistics.median(x[i] for x in v) * 1e3 for i in range(3)]
         ratio = statistics.median(x[0] for x in v) / sgd

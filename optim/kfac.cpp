@@ -15,6 +15,8 @@ void check_options(const KfacOptions& o) {
   if (o.inverse_interval < 1)
     throw BadInput("/optimizer/inverse_interval: must be >= 1, got " + std::to_string(o.inverse_interval));
   require_nonnegative(o.kl_clip, "/optimizer/kl_clip");
+  if (o.statistics_images < 0)
+    throw BadInput("/optimizer/statistics_images: must be >= 0, got " + std::to_string(o.statistics_images));
 }
 
 Kfac::Kfac(ParamTable table, CommonOptions common, KfacOptions options)
@@ -44,7 +46,12 @@ Kfac::Kfac(ParamTable table, CommonOptions common, KfacOptions options)
 
 bool Kfac::wants_statistics() const { return steps_taken() % options_.factor_interval == 0; }
 
-void Kfac::observe(const LayerActivity& act) {
+void Kfac::observe(const LayerActivity& full) {
+  LayerActivity act = full;
+  if (options_.statistics_images > 0 && options_.statistics_images < full.n) {  // the first images only
+    act.batch = full.batch > 0 ? full.batch : full.n;
+    act.n = static_cast<int>(options_.statistics_images);
+  }
   if (stats_finished_) throw std::logic_error("kfac: observe() after statistics() in the same step");
   for (size_t l = 0; l < layers_.size(); ++l) {
     const TensorInfo& info = table()[layers_[l].tensor];

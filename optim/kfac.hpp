@@ -5,7 +5,10 @@
 // batch norm) takes the plain gradient. With step t (1-based), lr the step's learning rate, mu the momentum and
 // lambda the tensor's weight decay:
 //   - statistics: on steps with (t - 1) % factor_interval == 0 the backward reports every layer's input and output
-//     gradient (observe(); the trainer asks wants_statistics() before the backward), and the step's Omega and
+//     gradient (observe(); the trainer asks wants_statistics() before the backward), of which the first
+//     statistics_images images (all when 0) enter the estimate (the Fisher is an expectation: a subsample of the
+//     batch estimates it at a fraction of the cost, which grows with the batch; the gradient uses every image),
+//     and the step's Omega and
 //     Gamma (averaged over micro-batches, then over ranks by the trainer through statistics()) enter running
 //     averages  F = xi F + (1 - xi) F_step  (the first observation sets F), xi = factor_decay;
 //   - inverses: on steps with (t - 1) % inverse_interval == 0 they are recomputed from the running averages
@@ -41,6 +44,7 @@ struct KfacOptions {
   int64_t factor_interval = 10;    // >= 1 steps between statistics
   int64_t inverse_interval = 100;  // >= 1 steps between inverses
   double kl_clip = 1e-3;           // >= 0, 0 = off
+  int64_t statistics_images = 0;   // >= 0: estimate the factors from at most this many images per rank; 0 = all
 };
 
 // Checks the options (BadInput naming the key "/optimizer/...").

@@ -82,6 +82,7 @@ void add_kronecker_factors(const LayerActivity& act, std::span<float> a, std::sp
   if (a.size() != cols * cols || g.size() != rows * rows || act.n < 1)
     throw std::invalid_argument("add_kronecker_factors: factor sizes do not match the layer");
   const float n = static_cast<float>(act.n);
+  const float batch = static_cast<float>(act.batch > 0 ? act.batch : act.n);  // N, which scales Ds = N dy
 
   if (locations == 1 && act.kernel == 1 && act.pad == 0) {
     // Fully connected (or a 1 x 1 image): the patches are the input rows, Omega = X^T X / N.
@@ -98,13 +99,13 @@ void add_kronecker_factors(const LayerActivity& act, std::span<float> a, std::sp
     }
   }
 
-  // Gamma = (N / T) D D^T with D = rows x (N T), image i's dy (rows x T) in columns [i T, (i + 1) T).
+  // Gamma = (N^2 / (n T)) D D^T with D = rows x (n T), image i's dy (rows x T) in columns [i T, (i + 1) T).
   const size_t width = size_t(act.n) * locations;
   std::vector<float> d(rows * width);
   for (size_t k = 0; k < rows; ++k)
     for (int i = 0; i < act.n; ++i)
       std::copy_n(act.dy + (size_t(i) * rows + k) * locations, locations, d.data() + k * width + size_t(i) * locations);
-  add_gram(d.data(), rows, width, n / static_cast<float>(locations), g.data());
+  add_gram(d.data(), rows, width, batch * batch / (n * static_cast<float>(locations)), g.data());
 }
 
 FactorDamping factored_damping(std::span<const double> a, size_t cols, std::span<const double> g, size_t rows,

@@ -33,6 +33,9 @@ namespace dtbench::optim {
 struct LayerActivity {
   size_t weight_offset = 0;   // the layer's weight tensor in the flat parameter buffer
   int n = 0;                  // images
+  // The images N of the mean loss that dy differentiates; 0: n. Larger than n when the factors are estimated
+  // from the first n images of the batch only: then Omega = (1/n) sum over them, Gamma = (N^2 / (n T)) sum dy dy^T.
+  int batch = 0;
   const float* x = nullptr;   // n x in_c x in_h x in_w
   int in_c = 0, in_h = 1, in_w = 1;
   const float* dy = nullptr;  // n x out_c x out_h x out_w, the gradient of the mean loss
@@ -40,7 +43,7 @@ struct LayerActivity {
   int kernel = 1, stride = 1, pad = 0;
 };
 
-// Adds this activity's Omega and Gamma (as defined above, for these n images) to a (cols x cols) and
+// Adds this activity's Omega and Gamma (as defined above, over its n images) to a (cols x cols) and
 // g (rows x rows), row-major fp32. cols must be in_c kernel^2 and rows out_c.
 void add_kronecker_factors(const LayerActivity& act, std::span<float> a, std::span<float> g);
 

@@ -215,7 +215,8 @@ std::vector<OptimizerEntry> build_registry() {
         {"factor_decay", unit_open(0.95, "running-average decay of the Kronecker factors")},
         {"factor_interval", integer(10, 1, inf, "steps between factor statistics")},
         {"inverse_interval", integer(100, 1, inf, "steps between inverses of the damped factors")},
-        {"kl_clip", nonneg(1e-3, "KL clip of the preconditioned step (Ba et al. 2017); 0 = off")}},
+        {"kl_clip", nonneg(1e-3, "KL clip of the preconditioned step (Ba et al. 2017); 0 = off")},
+        {"statistics_images", integer(0, 0, inf, "estimate the factors from this many images per rank; 0 = all")}},
        [](const SectionReader& in, ParamTable t, const CommonOptions& c, uint64_t, Noise) -> std::unique_ptr<Optimizer> {
          KfacOptions o;
          o.momentum = in.number("momentum");
@@ -224,6 +225,7 @@ std::vector<OptimizerEntry> build_registry() {
          o.factor_interval = in.integer("factor_interval");
          o.inverse_interval = in.integer("inverse_interval");
          o.kl_clip = in.number("kl_clip");
+         o.statistics_images = in.integer("statistics_images");
          return std::make_unique<Kfac>(std::move(t), c, o);
        }},
   };

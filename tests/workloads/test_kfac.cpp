@@ -25,6 +25,7 @@ void direct_factors(const optim::LayerActivity& a, std::vector<double>& omega, s
   const int kk = a.kernel * a.kernel;
   const size_t cols = size_t(a.in_c * kk), rows = size_t(a.out_c);
   const double t = double(a.out_h * a.out_w);
+  const double big_n = a.batch > 0 ? a.batch : a.n;  // Ds = N dy: Gamma = (1/n) sum (1/T) sum Ds Ds^T
   omega.assign(cols * cols, 0.0);
   gamma.assign(rows * rows, 0.0);
   std::vector<double> patch(cols);
@@ -46,7 +47,7 @@ void direct_factors(const optim::LayerActivity& a, std::vector<double>& omega, s
           return double(a.dy[((size_t(n) * rows + k) * size_t(a.out_h) + size_t(p)) * size_t(a.out_w) + size_t(q)]);
         };
         for (size_t i = 0; i < rows; ++i)
-          for (size_t j = 0; j < rows; ++j) gamma[i * rows + j] += double(a.n) / t * dy(i) * dy(j);
+          for (size_t j = 0; j < rows; ++j) gamma[i * rows + j] += big_n * big_n / (double(a.n) * t) * dy(i) * dy(j);
       }
 }
 
@@ -62,12 +63,14 @@ double max_rel(const std::vector<float>& got, const std::vector<double>& want) {
 // Every geometry the networks use: 3 x 3 padded, strided, 1 x 1 strided shortcuts, 5 x 5, and fully connected.
 TEST(KfacFactors, MatchTheirDefinition) {
   struct Case {
-    int n, in_c, in_h, out_c, kernel, stride, pad;
+    int n, in_c, in_h, out_c, kernel, stride, pad, batch = 0;
   };
+  // The last two estimate from a subsample: the first n of `batch` images.
   for (const Case& k : {Case{3, 4, 7, 5, 3, 1, 1}, Case{2, 3, 9, 4, 3, 2, 1}, Case{2, 6, 8, 3, 1, 2, 0},
-                        Case{2, 2, 6, 3, 5, 1, 2}, Case{5, 7, 1, 4, 1, 1, 0}, Case{70, 5, 4, 6, 3, 1, 1}}) {
+                        Case{2, 2, 6, 3, 5, 1, 2}, Case{5, 7, 1, 4, 1, 1, 0}, Case{70, 5, 4, 6, 3, 1, 1},
+                        Case{3, 4, 5, 5, 3, 1, 1, 8}, Case{2, 6, 1, 3, 1, 1, 0, 5}}) {
     optim::LayerActivity a;
-    a.n = k.n, a.in_c = k.in_c, a.in_h = a.in_w = k.in_h, a.out_c = k.out_c;
+    a.n = k.n, a.in_c = k.in_c, a.in_h = a.in_w = k.in_h, a.out_c = k.out_c, a.batch = k.batch;
     a.kernel = k.kernel, a.stride = k.stride, a.pad = k.pad;
     a.out_h = a.out_w = (k.in_h + 2 * k.pad - k.kernel) / k.stride + 1;
     Rng rng(7, {uint64_t(k.n), uint64_t(k.in_c)});
@@ -256,6 +259,30 @@ TEST(Kfac, SaveRestoreIsExact) {
   EXPECT_THROW(kb.load_state(cut), BadInput);
 }
 
+// statistics_images: the factors of the first m images of a batch of N, with dy scaled for N (kfac_factors.hpp).
+TEST(Kfac, StatisticsFromTheFirstImages) {
+  models::ModelSpec spec;
+  spec.arch = "mlp";
+  spec.hidden = 16;
+  spec.in_h = spec.in_w = 4;
+  cpu::Model model(spec, 1);
+  const optim::ParamTable table = models::optimizer_table(model.param_table());
+  optim::KfacOptions sub;
+  sub.statistics_images = 2;
+  optim::Kfac subsampled(table, {}, sub), manual(table, {}, {});
+  const Batch b = make_batch(3, 0, 16, 5);
+  model.forward(b.x.data(), b.labels.data(), 5, true);
+  model.backward({}, [&](const optim::LayerActivity& a) {
+    subsampled.observe(a);
+    optim::LayerActivity first = a;
+    first.n = 2, first.batch = 5;
+    manual.observe(first);
+  });
+  const std::span<float> s = subsampled.statistics(), m = manual.statistics();
+  ASSERT_EQ(s.size(), m.size());
+  for (size_t i = 0; i < s.size(); ++i) ASSERT_EQ(s[i], m[i]) << i;
+}
+
 TEST(Kfac, RefusesBadOptionsAndMissingStatistics) {
   models::ModelSpec spec;
   spec.arch = "mlp";
@@ -272,6 +299,7 @@ TEST(Kfac, RefusesBadOptionsAndMissingStatistics) {
   EXPECT_THROW(optim::Kfac(table, {}, with([](auto& o) { o.inverse_interval = 0; })), BadInput);
   EXPECT_THROW(optim::Kfac(table, {}, with([](auto& o) { o.factor_decay = 1; })), BadInput);
   EXPECT_THROW(optim::Kfac(table, {}, with([](auto& o) { o.kl_clip = -1; })), BadInput);
+  EXPECT_THROW(optim::Kfac(table, {}, with([](auto& o) { o.statistics_images = -1; })), BadInput);
   // A step whose backward reported no statistics is a programming error, not a silent plain step.
   optim::Kfac kfac(table, {}, {});
   EXPECT_THROW(kfac.step(model.params(), model.grads(), 0.1), std::logic_error);
