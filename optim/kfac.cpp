@@ -91,39 +91,76 @@ std::span<float> Kfac::statistics() {
   return stats_;
 }
 
-void Kfac::refresh_inverses() {
+void Kfac::next_factors(std::vector<std::vector<double>>& a, std::vector<std::vector<double>>& g) const {
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const float* s = stats_.data() + stats_offset_[l];
+    const size_t n = layers_[l].cols * layers_[l].cols + layers_[l].rows * layers_[l].rows;
+    for (size_t i = 0; i < n; ++i)
+      if (!std::isfinite(s[i]))
+        throw NonFiniteGradient(table()[layers_[l].tensor].name + " (K-FAC statistics)", i, s[i], steps_taken() + 1);
+  }
+  const double xi = have_factors_ ? options_.factor_decay : 0.0;
+  a = a_, g = g_;
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const float* s = stats_.data() + stats_offset_[l];
+    const size_t na = a[l].size();
+    for (size_t i = 0; i < na; ++i) a[l][i] = xi * a[l][i] + (1 - xi) * double(s[i]);
+    for (size_t i = 0; i < g[l].size(); ++i) g[l][i] = xi * g[l][i] + (1 - xi) * double(s[na + i]);
+  }
+}
+
+void Kfac::inverses_of(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& g,
+                       std::vector<std::vector<float>>& a_inv, std::vector<std::vector<float>>& g_inv) const {
   const int64_t n = static_cast<int64_t>(layers_.size());
+  a_inv = a_inv_, g_inv = g_inv_;
   std::vector<char> failed(layers_.size(), 0);
   // Layers are independent; each inverse is a serial Cholesky, so the layers are spread over the threads.
 #pragma omp parallel for schedule(dynamic)
   for (int64_t l = 0; l < n; ++l) {
     const Layer& L = layers_[size_t(l)];
-    const FactorDamping d = factored_damping(a_[size_t(l)], L.cols, g_[size_t(l)], L.rows, options_.damping);
-    failed[size_t(l)] = !damped_inverse(a_[size_t(l)], L.cols, d.a, a_inv_[size_t(l)]) ||
-                        !damped_inverse(g_[size_t(l)], L.rows, d.g, g_inv_[size_t(l)]);
+    const FactorDamping d = factored_damping(a[size_t(l)], L.cols, g[size_t(l)], L.rows, options_.damping);
+    failed[size_t(l)] = !damped_inverse(a[size_t(l)], L.cols, d.a, a_inv[size_t(l)]) ||
+                        !damped_inverse(g[size_t(l)], L.rows, d.g, g_inv[size_t(l)]);
   }
   for (size_t l = 0; l < layers_.size(); ++l)
-    if (failed[l])  // positive semidefinite factors plus a positive damping cannot fail but through NaN or Inf
-      throw NonFiniteGradient(table()[layers_[l].tensor].name + " (K-FAC factor)", 0, NAN, steps_taken() + 1);
+    if (failed[l])  // finite positive semidefinite factors plus a positive damping fail only by rounding
+      throw RunFailed("K-FAC: the damped factors of '" + table()[layers_[l].tensor].name + "' at step " +
+                      std::to_string(steps_taken() + 1) +
+                      " are not positive definite in double precision; raise /optimizer/damping");
 }
+
+void Kfac::drop_statistics() {
+  std::fill(observations_.begin(), observations_.end(), 0);
+  stats_finished_ = false;
+}
+
+void Kfac::refused() { drop_statistics(); }
 
 void Kfac::update(float* w, const float* g, const StepContext& ctx) {
   const int64_t t = ctx.t;
-  if ((t - 1) % options_.factor_interval == 0) {
-    finish_statistics();
-    const double xi = have_factors_ ? options_.factor_decay : 0.0;
-    for (size_t l = 0; l < layers_.size(); ++l) {
-      const float* s = stats_.data() + stats_offset_[l];
-      const size_t na = a_[l].size();
-      for (size_t i = 0; i < na; ++i) a_[l][i] = xi * a_[l][i] + (1 - xi) * double(s[i]);
-      for (size_t i = 0; i < g_[l].size(); ++i) g_[l][i] = xi * g_[l][i] + (1 - xi) * double(s[na + i]);
+  // Everything that may throw comes first, into temporaries; the optimizer changes only after it.
+  const bool statistics_step = (t - 1) % options_.factor_interval == 0;
+  const bool inverse_step = (t - 1) % options_.inverse_interval == 0;
+  std::vector<std::vector<double>> a_next, g_next;
+  std::vector<std::vector<float>> a_inv_next, g_inv_next;
+  try {
+    if (statistics_step) {
+      finish_statistics();
+      next_factors(a_next, g_next);
+    } else if (!have_factors_) {
+      throw std::logic_error("kfac: a step before any statistics");
     }
-    have_factors_ = true;
-    std::fill(observations_.begin(), observations_.end(), 0);
-    stats_finished_ = false;
+    if (inverse_step) inverses_of(statistics_step ? a_next : a_, statistics_step ? g_next : g_, a_inv_next, g_inv_next);
+  } catch (...) {
+    drop_statistics();
+    throw;
   }
-  if (!have_factors_) throw std::logic_error("kfac: a step before any statistics");
-  if ((t - 1) % options_.inverse_interval == 0) refresh_inverses();
+  if (statistics_step) {
+    a_.swap(a_next), g_.swap(g_next);
+    have_factors_ = true;
+    drop_statistics();  // consumed: the next statistics step starts afresh
+  }
+  if (inverse_step) a_inv_.swap(a_inv_next), g_inv_.swap(g_inv_next);
 
   // The direction: nu P for weights, the clipped gradient elsewhere.
   const ParamTable& table = this->table();
@@ -185,8 +222,7 @@ void Kfac::load_extra(StateReader& in) {
     in.get_floats(g_inv_[l], "K-FAC inverse of G");
   }
   in.get_floats(momentum_, "momentum buffer");
-  std::fill(observations_.begin(), observations_.end(), 0);
-  stats_finished_ = false;
+  drop_statistics();
 }
 
 }  // namespace dtbench::optim

@@ -23,7 +23,7 @@ void sgemm(bool trans_a, bool trans_b, size_t m, size_t n, size_t k, float alpha
 namespace {
 
 // a += alpha m m^T for m (dim x width, row-major) and a symmetric dim x dim: only the blocks on and below the
-// diagonal are multiplied (about half the work of one sgemm for large dim), then mirrored.
+// diagonal are multiplied (about half the work of one sgemm for large dim), then the lower triangle mirrored.
 void add_gram(const float* m, size_t dim, size_t width, float alpha, float* a) {
   constexpr size_t kBlock = 96;
   for (size_t i = 0; i < dim; i += kBlock)
@@ -34,8 +34,10 @@ void add_gram(const float* m, size_t dim, size_t width, float alpha, float* a) {
                                           a + i * dim + j, dnnl_dim_t(dim));
       if (st != dnnl_success) throw std::runtime_error("dnnl_sgemm failed with status " + std::to_string(int(st)));
     }
+  // The lower triangle to the upper, inside the diagonal blocks too, where sgemm's rounding of (i, j) and (j, i)
+  // may differ: the factors are then exactly symmetric.
   for (size_t i = 0; i < dim; ++i)
-    for (size_t j = (i / kBlock + 1) * kBlock; j < dim; ++j) a[i * dim + j] = a[j * dim + i];
+    for (size_t j = i + 1; j < dim; ++j) a[i * dim + j] = a[j * dim + i];
 }
 
 }  // namespace
@@ -66,9 +68,11 @@ void im2col(const LayerActivity& act, int first, int count, float* patches) {
           std::fill(o, o + act.out_w, 0.0f);
           continue;
         }
-        const float* xr = x + size_t(h) * size_t(act.in_w) - act.pad + s;
+        // Input column q stride - pad + s of row h (signed: the offset is formed only for q inside the image).
+        const float* xr = x + size_t(h) * size_t(act.in_w);
+        const std::ptrdiff_t shift = std::ptrdiff_t(s) - act.pad;
         std::fill(o, o + q0, 0.0f);
-        for (int q = q0; q < q1; ++q) o[q] = xr[q * act.stride];
+        for (int q = q0; q < q1; ++q) o[q] = xr[std::ptrdiff_t(q) * act.stride + shift];
         std::fill(o + q1, o + act.out_w, 0.0f);
       }
     }
@@ -84,7 +88,7 @@ void add_kronecker_factors(const LayerActivity& act, std::span<float> a, std::sp
   const float n = static_cast<float>(act.n);
   const float batch = static_cast<float>(act.batch > 0 ? act.batch : act.n);  // N, which scales Ds = N dy
 
-  if (locations == 1 && act.kernel == 1 && act.pad == 0) {
+  if (locations == 1 && act.in_h == 1 && act.in_w == 1 && act.kernel == 1 && act.pad == 0) {
     // Fully connected (or a 1 x 1 image): the patches are the input rows, Omega = X^T X / N.
     sgemm(true, false, cols, cols, size_t(act.n), 1.0f / n, act.x, act.x, 1.0f, a.data());
   } else {

@@ -159,7 +159,13 @@ double Optimizer::check_gradient(const float* g, bool need_norm) const {
 void Optimizer::run_step(float* w, const float* g, double lr, const float* backup) {
   check_learning_rate(lr, "Optimizer::step");
   const bool need_norm = common_.clip_grad_norm > 0.0;
-  const double norm = check_gradient(g, need_norm);
+  double norm = 0;
+  try {
+    norm = check_gradient(g, need_norm);
+  } catch (const NonFiniteGradient&) {
+    refused();
+    throw;
+  }
   StepContext ctx;
   ctx.lr = lr;
   ctx.t = t_ + 1;

@@ -135,6 +135,9 @@ class Optimizer {
 
   // One update. w and g are the whole flat buffers; index them with chunk ranges.
   virtual void update(float* w, const float* g, const StepContext& ctx) = 0;
+  // step() refused this step (a non-finite gradient) before update(): drop whatever was gathered for it (K-FAC's
+  // statistics), so that the step can be tried again.
+  virtual void refused() {}
   // The optimizer's own state after the common header.
   virtual void save_extra(StateWriter& out) const = 0;
   virtual void load_extra(StateReader& in) = 0;

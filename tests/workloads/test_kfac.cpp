@@ -65,9 +65,13 @@ TEST(KfacFactors, MatchTheirDefinition) {
   struct Case {
     int n, in_c, in_h, out_c, kernel, stride, pad, batch = 0;
   };
-  // The last two estimate from a subsample: the first n of `batch` images.
+  // Then: a 1 x 1 stride-2 convolution down to a 1 x 1 output (not the fully connected shortcut); factors wider
+  // than one block of the symmetric product (24 x 9 = 216 columns, 130 rows: three and two blocks of 96, the
+  // upper triangle mirrored); images over several patch chunks (9 of 28 x 28 with 144 columns: 7 per chunk); and
+  // two estimated from a subsample, the first n of `batch` images.
   for (const Case& k : {Case{3, 4, 7, 5, 3, 1, 1}, Case{2, 3, 9, 4, 3, 2, 1}, Case{2, 6, 8, 3, 1, 2, 0},
                         Case{2, 2, 6, 3, 5, 1, 2}, Case{5, 7, 1, 4, 1, 1, 0}, Case{70, 5, 4, 6, 3, 1, 1},
+                        Case{2, 6, 2, 3, 1, 2, 0}, Case{2, 24, 3, 130, 3, 1, 1}, Case{9, 16, 28, 4, 3, 1, 1},
                         Case{3, 4, 5, 5, 3, 1, 1, 8}, Case{2, 6, 1, 3, 1, 1, 0, 5}}) {
     optim::LayerActivity a;
     a.n = k.n, a.in_c = k.in_c, a.in_h = a.in_w = k.in_h, a.out_c = k.out_c, a.batch = k.batch;
@@ -88,6 +92,8 @@ TEST(KfacFactors, MatchTheirDefinition) {
     EXPECT_LE(max_rel(gamma, want_gamma), 1e-5) << k.kernel << " " << k.stride;
     for (size_t i = 0; i < cols; ++i)
       for (size_t j = 0; j < cols; ++j) ASSERT_EQ(omega[i * cols + j], omega[j * cols + i]);  // mirrored exactly
+    for (size_t i = 0; i < rows; ++i)
+      for (size_t j = 0; j < rows; ++j) ASSERT_EQ(gamma[i * rows + j], gamma[j * rows + i]);
   }
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Makes the K-FAC reference data for tests/optim/test_kfac_reference.cpp.
+"""Makes the K-FAC reference data for tests/workloads/test_kfac.cpp.
 
 K-FAC written in NumPy from the papers, independently of dtbench's C++ (optim/kfac.hpp, optim/kfac_factors.hpp):
 Martens and Grosse 2015 (arXiv:1503.05671) for fully connected layers, Grosse and Martens 2016 (KFC,
