@@ -9,7 +9,9 @@
 #             (/optimizer/statistics_images). BATCHES ("32 1024") picks the batches.
 #   tta:      the four runs of results/kfac/configs (batch 128 and 1024, each optimizer, cosine over 10 epochs,
 #             evaluation every half epoch, stop at 91% test accuracy): steps and seconds to 91%.
-# Usage: bench/kfac.sh BUILD_DIR [overhead|tta|all]   (records: results/kfac/overhead/ and results/kfac/)
+# Usage: bench/kfac.sh BUILD_DIR [overhead|tta|all]   (records: results/kfac/overhead/ and results/kfac/tta/;
+# the figure: /usr/bin/python3 analysis/plot.py curves results/kfac/tta --out results/kfac/figures
+#             --series optimizer.name,batch.global)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:?usage: bench/kfac.sh BUILD_DIR [overhead|tta|all]}
@@ -65,7 +67,7 @@ if [ "$part" = tta ] || [ "$part" = all ]; then
   for b in 128 1024; do
     for opt in sgd kfac; do
       name=resnet20-fmnist-b$b-$opt
-      rm -f "results/kfac/$name.json" "results/kfac/$name.mllog"
+      rm -f "results/kfac/tta/$name.json" "results/kfac/tta/$name.mllog"
       "$dtbench" train "results/kfac/configs/$name.json" | tail -3
     done
   done
@@ -75,7 +77,7 @@ print("| batch | optimizer | status | steps to 91% | epochs to 91% | seconds to 
 print("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |")
 for b in (128, 1024):
     for opt in ("sgd", "kfac"):
-        r = json.load(open(f"results/kfac/resnet20-fmnist-b{b}-{opt}.json"))
+        r = json.load(open(f"results/kfac/tta/resnet20-fmnist-b{b}-{opt}.json"))
         tta = r["time_to_accuracy"]
         best = max(p["test_accuracy"] for p in r["curve"])
         cells = [tta["step"], f'{tta["epoch"]:.1f}', f'{tta["seconds"]:.0f}'] if tta else ["-", "-", "-"]
