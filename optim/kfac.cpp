@@ -100,19 +100,21 @@ void Kfac::next_factors(std::vector<std::vector<double>>& a, std::vector<std::ve
         throw NonFiniteGradient(table()[layers_[l].tensor].name + " (K-FAC statistics)", i, s[i], steps_taken() + 1);
   }
   const double xi = have_factors_ ? options_.factor_decay : 0.0;
-  a = a_, g = g_;
+  a.resize(layers_.size()), g.resize(layers_.size());
   for (size_t l = 0; l < layers_.size(); ++l) {
     const float* s = stats_.data() + stats_offset_[l];
-    const size_t na = a[l].size();
-    for (size_t i = 0; i < na; ++i) a[l][i] = xi * a[l][i] + (1 - xi) * double(s[i]);
-    for (size_t i = 0; i < g[l].size(); ++i) g[l][i] = xi * g[l][i] + (1 - xi) * double(s[na + i]);
+    const size_t na = a_[l].size(), ng = g_[l].size();
+    a[l].resize(na), g[l].resize(ng);
+    for (size_t i = 0; i < na; ++i) a[l][i] = xi * a_[l][i] + (1 - xi) * double(s[i]);
+    for (size_t i = 0; i < ng; ++i) g[l][i] = xi * g_[l][i] + (1 - xi) * double(s[na + i]);
   }
 }
 
 void Kfac::inverses_of(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& g,
                        std::vector<std::vector<float>>& a_inv, std::vector<std::vector<float>>& g_inv) const {
   const int64_t n = static_cast<int64_t>(layers_.size());
-  a_inv = a_inv_, g_inv = g_inv_;
+  a_inv.resize(layers_.size()), g_inv.resize(layers_.size());
+  for (size_t l = 0; l < layers_.size(); ++l) a_inv[l].resize(a_inv_[l].size()), g_inv[l].resize(g_inv_[l].size());
   std::vector<char> failed(layers_.size(), 0);
   // Layers are independent; each inverse is a serial Cholesky, so the layers are spread over the threads.
 #pragma omp parallel for schedule(dynamic)
@@ -164,8 +166,9 @@ void Kfac::update(float* w, const float* g, const StepContext& ctx) {
 
   // The direction: nu P for weights, the clipped gradient elsewhere.
   const ParamTable& table = this->table();
-  for (const Chunk& c : chunks())
+  for_each_chunk([&](const Chunk& c) {
     for (size_t i = c.begin; i < c.end; ++i) direction_[i] = ctx.clip(g[i]);
+  });
   double vg = 0;  // sum over weights of <P, dW>
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& L = layers_[l];
