@@ -7,12 +7,14 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,7 +28,9 @@
 #include "core/pbt_lineage.hpp"
 #include "pbt/population.hpp"
 #include "pbt/spec.hpp"
+#include "slurm/campaign.hpp"
 #include "slurm/process.hpp"
+#include "slurm/sbatch_script.hpp"
 
 namespace dtbench {
 namespace fs = std::filesystem;
@@ -38,6 +42,9 @@ struct Args {
   std::string spec;
   std::string out;
   bool dry_run = false;
+  bool submit = false;         // members as Slurm jobs (sbatch), polled until they leave the queue
+  double poll_seconds = 2;
+  double timeout_seconds = 0;  // per interval with --submit; 0 = never give up
 };
 
 // What member m trains in the next interval: its hyperparameters and the run whose checkpoint it continues.
@@ -102,56 +109,282 @@ std::string session_base(const fs::path& dir, int member) {
   return buf;
 }
 
-// One member's interval: reuses a finished record of an earlier attempt, else runs it.
-pbt::MemberInterval train_member(const pbt::Spec& spec, const fs::path& dir, int m, int64_t interval, int64_t end_step,
-                                 const Plan& plan, const std::vector<std::string>& program) {
-  pbt::MemberInterval out;
-  out.member = m;
-  out.run = pbt::run_name(m, interval);
-  out.init_from = plan.init_from;
-  out.hyperparameters = plan.hyperparameters;
+// One member's interval and where its files are. An earlier attempt's outputs decide what happens to them:
+// a finished record is reused; a preempted run (record "preempted", its checkpoint written) is resumed, as a
+// sweep resumes it; anything else is removed and the interval trained again from its start.
+struct MemberRun {
+  enum class Attempt { reuse, resume, fresh };
+  pbt::MemberInterval result;
+  Attempt attempt = Attempt::fresh;
+  fs::path config, record, ckpt, out, err;
+  std::vector<std::string> args;  // after the config and --resume: --stop-at N [--init-from CKPT]
+  RecordFile earlier;
+  std::uintmax_t out_offset = 0;  // with --submit: the size of `out` when its latest job was submitted
+};
+
+MemberRun prepare_member(const pbt::Spec& spec, const fs::path& dir, int m, int64_t interval, int64_t end_step,
+                         const Plan& plan, bool leave_files) {
+  MemberRun r;
+  r.result.member = m;
+  r.result.run = pbt::run_name(m, interval);
+  r.result.init_from = plan.init_from;
+  r.result.hyperparameters = plan.hyperparameters;
   const fs::path runs = dir / "runs";
-  const fs::path record = runs / (out.run + ".json");
-  const fs::path ckpt = runs / (out.run + ".ckpt");
-  const RecordFile earlier = fs::exists(record) ? read_run_record(record) : RecordFile{};
+  r.config = dir / "configs" / (r.result.run + ".json");
+  r.record = runs / (r.result.run + ".json");
+  r.ckpt = runs / (r.result.run + ".ckpt");
+  r.out = runs / (r.result.run + ".out");
+  r.err = runs / (r.result.run + ".err");
+  r.args = {"--stop-at", std::to_string(end_step)};
+  if (!plan.init_from.empty()) r.args.insert(r.args.end(), {"--init-from", (runs / (plan.init_from + ".ckpt")).string()});
+  if (leave_files) return r;  // its Slurm job is still queued: it owns them
+  r.earlier = fs::exists(r.record) ? read_run_record(r.record) : RecordFile{};
+  const bool has_ckpt = fs::exists(r.ckpt / "header.json");
+  const RunRecord* rec = r.earlier.record ? &*r.earlier.record : nullptr;
   // A finished attempt of an interrupted campaign counts: one with its checkpoint, or one that diverged (which
   // keeps none).
-  const bool finished = earlier.record && earlier.record->done() &&
-                        (fs::exists(ckpt / "header.json") || earlier.record->status == RunStatus::diverged);
-  if (!finished) {
-    std::error_code ec;
-    // An unfinished attempt's outputs: run it again from the start of the interval.
-    for (const char* ext : {".json", ".weights", ".mllog"}) fs::remove(runs / (out.run + ext), ec);
-    fs::remove_all(ckpt, ec);
-    const fs::path config = dir / "configs" / (out.run + ".json");
-    write_json_atomic(config, pbt::member_config(spec, plan.hyperparameters, m, out.run, runs), false);
-    // Each member slot its own Open MPI session folder: Open MPI 4.1 removes the shared per-host folder when the
-    // last job on the host ends, and a member starting at that moment would fail (open-mpi/ompi#8510).
-    std::vector<std::string> argv = {"env", "OMPI_MCA_orte_tmpdir_base=" + session_base(dir, m)};
-    argv.insert(argv.end(), program.begin(), program.end());
-    argv.insert(argv.end(), {config.string(), "--stop-at", std::to_string(end_step)});
-    if (!plan.init_from.empty()) argv.insert(argv.end(), {"--init-from", (runs / (plan.init_from + ".ckpt")).string()});
-    out.exit_code = slurm::run_to_files(argv, runs / (out.run + ".out"), runs / (out.run + ".err"));
+  if (rec && rec->done() && (has_ckpt || rec->status == RunStatus::diverged)) {
+    r.attempt = MemberRun::Attempt::reuse;
+    return r;
   }
-  // A reused record was read above; a run's record is read once it has run.
-  const RecordFile r = finished ? earlier : fs::exists(record) ? read_run_record(record) : RecordFile{};
-  if (out.exit_code == 0 && r.record && r.record->status == RunStatus::diverged) {
+  if (rec && rec->status == RunStatus::preempted && has_ckpt) {
+    r.attempt = MemberRun::Attempt::resume;
+  } else {
+    std::error_code ec;
+    for (const char* ext : {".json", ".weights", ".mllog"}) fs::remove(runs / (r.result.run + ext), ec);
+    fs::remove_all(r.ckpt, ec);
+  }
+  write_json_atomic(r.config, pbt::member_config(spec, plan.hyperparameters, m, r.result.run, runs), false);
+  return r;
+}
+
+// A run that ended preempted (record "preempted", checkpoint written): it resumes, as a sweep's run does, at most
+// kMaxResumes times an interval (a run preempted at every start is a failure).
+constexpr int kMaxResumes = 3;
+bool ended_preempted(const MemberRun& r) {
+  if (!fs::exists(r.record) || !fs::exists(r.ckpt / "header.json")) return false;
+  const RecordFile f = read_run_record(r.record);
+  return f.record && f.record->status == RunStatus::preempted;
+}
+
+// The member's result from its record (read once it has run). exit_code: the launcher's, or -1 unknown.
+pbt::MemberInterval collect_member(MemberRun& r, int64_t end_step, int exit_code) {
+  pbt::MemberInterval out = r.result;
+  const bool reused = r.attempt == MemberRun::Attempt::reuse;
+  out.exit_code = reused ? 0 : exit_code;
+  const RecordFile rf = reused ? r.earlier : fs::exists(r.record) ? read_run_record(r.record) : RecordFile{};
+  const RunRecord* rec = rf.record ? &*rf.record : nullptr;
+  if (out.exit_code == 0 && rec && rec->status == RunStatus::diverged) {
     out.status = "diverged";  // a legitimate outcome: no evaluation to compare, no checkpoint to continue
-    out.wall_seconds = r.record->wall_seconds;
+    out.wall_seconds = rec->wall_seconds;
     return out;
   }
   // Completed, or reached eval.target_accuracy (a member keeps training past its target).
-  const bool ok = out.exit_code == 0 && r.record &&
-                  (r.record->status == RunStatus::completed || r.record->status == RunStatus::reached_target) &&
-                  !r.record->curve.empty() && r.record->curve.back().step == end_step && fs::exists(ckpt / "header.json");
+  const bool ok = out.exit_code == 0 && rec &&
+                  (rec->status == RunStatus::completed || rec->status == RunStatus::reached_target) &&
+                  !rec->curve.empty() && rec->curve.back().step == end_step && fs::exists(r.ckpt / "header.json");
   out.status = ok ? "completed" : "failed";
   if (ok) {
-    out.test_accuracy = r.record->curve.back().test_accuracy;
-    out.wall_seconds = r.record->wall_seconds;
-  } else if (out.exit_code == 0) {
-    out.exit_code = 1;  // ran, but left no usable record (a diverged run, a missing checkpoint)
+    out.test_accuracy = rec->curve.back().test_accuracy;
+    out.wall_seconds = rec->wall_seconds;
+  } else if (out.exit_code == 0 || out.exit_code < 0) {
+    out.exit_code = 1;  // ran, but left no usable record (a missing checkpoint), or its exit status is unknown
   }
   return out;
+}
+
+// Here: `env OMPI_MCA_orte_tmpdir_base=... [mpirun -np K ARGS...] PROGRAM... CONFIG --resume ARGS...`, tied to
+// this process (SIGTERM when it dies: the member checkpoints as preempted and a rerun resumes it).
+int run_here(const pbt::Spec& spec, const fs::path& dir, const MemberRun& r, const std::vector<std::string>& program) {
+  // Each member slot its own Open MPI session folder: Open MPI 4.1 removes the shared per-host folder when the
+  // last job on the host ends, and a member starting at that moment would fail (open-mpi/ompi#8510).
+  std::vector<std::string> argv = {"env", "OMPI_MCA_orte_tmpdir_base=" + session_base(dir, r.result.member)};
+  if (spec.ranks > 1) {
+    argv.insert(argv.end(), {"mpirun", "-np", std::to_string(spec.ranks)});
+    for (const Json& w : spec.local["mpirun_args"]) argv.push_back(w.get<std::string>());
+  }
+  argv.insert(argv.end(), program.begin(), program.end());
+  argv.insert(argv.end(), {r.config.string(), "--resume"});
+  argv.insert(argv.end(), r.args.begin(), r.args.end());
+  return slurm::run_to_files(argv, r.out, r.err, SIGTERM);
+}
+
+// The exit code the job script printed last ("launcher exited with N") after byte `offset` of its output (where
+// the latest job's output begins; earlier attempts' come before), -1 when it printed none (a job cancelled before
+// its launch).
+int job_exit_code(const fs::path& out, std::uintmax_t offset) {
+  std::ifstream in(out);
+  in.seekg(static_cast<std::streamoff>(offset));
+  const std::string mark = "launcher exited with ";
+  int code = -1;
+  for (std::string line; std::getline(in, line);) {
+    const size_t at = line.find(mark);
+    if (at == std::string::npos) continue;
+    try {
+      code = std::stoi(line.substr(at + mark.size()));
+    } catch (const std::exception&) {
+      code = -1;
+    }
+  }
+  return code;
+}
+
+void train_here(const pbt::Spec& spec, const fs::path& dir, int64_t i, int64_t end_step, const std::vector<Plan>& plans,
+                const std::vector<std::string>& program, pbt::Interval& iv) {
+  // A bounded pool: each thread takes the next member until none is left.
+  std::atomic<int> next{0};
+  std::vector<std::thread> pool;
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  for (int t = 0; t < std::min(spec.concurrency, spec.population); ++t) {
+    pool.emplace_back([&] {
+      for (int m; (m = next++) < spec.population;) {
+        try {
+          if (plans[size_t(m)].diverged) continue;
+          MemberRun r = prepare_member(spec, dir, m, i, end_step, plans[size_t(m)], false);
+          int rc = 0;
+          if (r.attempt != MemberRun::Attempt::reuse) {
+            rc = run_here(spec, dir, r, program);
+            for (int resumes = 0; rc == 3 && resumes < kMaxResumes && ended_preempted(r); ++resumes) {
+              std::printf("member %d: preempted in interval %lld; resuming from its checkpoint\n", m,
+                          static_cast<long long>(i));
+              std::fflush(stdout);
+              rc = run_here(spec, dir, r, program);
+            }
+          }
+          iv.members[size_t(m)] = collect_member(r, end_step, rc);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(error_mutex);
+          if (!error) error = std::current_exception();
+        }
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+// The latest submission of each run in DIR/jobs.json.
+std::map<std::string, slurm::Submission> latest_submissions(const fs::path& jobs) {
+  std::map<std::string, slurm::Submission> latest;
+  for (const slurm::Submission& s : slurm::read_submissions(jobs)) latest[s.run] = s;
+  return latest;
+}
+
+// Polls the queue until none of `waiting`'s latest jobs is in it, printing the count of each job state as it
+// changes.
+void wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& waiting,
+                   const std::map<std::string, slurm::Submission>& latest) {
+  if (waiting.empty()) return;
+  std::printf("interval %lld: %zu member job%s in the queue\n", static_cast<long long>(i), waiting.size(),
+              waiting.size() == 1 ? "" : "s");
+  std::fflush(stdout);
+  Stopwatch sw;
+  std::string last;
+  for (;;) {
+    const std::vector<slurm::ActiveJob> active = slurm::query_queue();
+    std::map<std::string, int> states;
+    size_t live = 0;
+    for (const std::string& run : waiting)
+      if (const slurm::ActiveJob* j = slurm::find_active(latest.at(run), active)) states[j->state]++, ++live;
+    if (live == 0) return;
+    std::string line;
+    for (const auto& [state, n] : states) line += (line.empty() ? "" : ", ") + std::to_string(n) + " " + state;
+    if (line != last) {
+      std::printf("[%.0f s] interval %lld: %s\n", sw.seconds(), static_cast<long long>(i), line.c_str());
+      std::fflush(stdout);
+      last = line;
+    }
+    if (a.timeout_seconds > 0 && sw.seconds() > a.timeout_seconds)
+      throw RunFailed("--timeout: member jobs of interval " + std::to_string(i) + " still queued after " +
+                      std::to_string(static_cast<long>(a.timeout_seconds)) + " s; rerun to wait for them");
+    std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_seconds));
+  }
+}
+
+// With --submit: every member interval not finished is an sbatch job (DIR/scripts/<run>.sbatch, the sweeps'
+// script: --requeue, USR1 before the time limit, --resume), all of an interval submitted at once; then the queue
+// is polled until none of them is left in it. A member whose job an earlier `dtbench pbt --submit` left queued is
+// waited for, not submitted again.
+void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, int64_t i, int64_t end_step,
+                    const std::vector<Plan>& plans, const std::vector<std::string>& program, pbt::Interval& iv) {
+  const slurm::Layout l = slurm::make_layout(dir, program, slurm::generated_by());
+  const fs::path jobs = dir / "jobs.json";
+  auto latest = latest_submissions(jobs);
+  std::vector<slurm::ActiveJob> active = latest.empty() ? std::vector<slurm::ActiveJob>{} : slurm::query_queue();
+  std::vector<MemberRun> runs(size_t(spec.population));
+  std::vector<std::string> waiting;  // runs whose jobs are in the queue
+  std::vector<int> to_submit;        // members to submit
+  fs::create_directories(l.scripts);
+  for (int m = 0; m < spec.population; ++m) {
+    if (plans[size_t(m)].diverged) continue;
+    const std::string run = pbt::run_name(m, i);
+    const auto s = latest.find(run);
+    const bool queued = s != latest.end() && slurm::find_active(s->second, active);
+    MemberRun& r = runs[size_t(m)] = prepare_member(spec, dir, m, i, end_step, plans[size_t(m)], queued);
+    if (queued) {
+      std::printf("member %d: job %s of an earlier dtbench pbt is still queued; waiting for it\n", m,
+                  s->second.job_id.c_str());
+      r.attempt = MemberRun::Attempt::resume;
+      waiting.push_back(run);
+      continue;
+    }
+    if (r.attempt != MemberRun::Attempt::reuse) to_submit.push_back(m);
+  }
+  std::vector<int> resumes(size_t(spec.population), 0);
+  for (;;) {
+    for (const int m : to_submit) {
+      const MemberRun& r = runs[size_t(m)];
+      const std::string& run = r.result.run;
+      slurm::JobScript j;
+      j.comments = {"dtbench pbt, campaign " + Json(spec.name).dump() + ": member " + std::to_string(m) +
+                        ", interval " + std::to_string(i) + " (to step " + std::to_string(end_step) + ")",
+                    "Written by " + l.generated_by + ". dtbench pbt submits it and reads its record."};
+      j.job_name = spec.name + "/" + run;
+      j.slurm = spec.slurm;
+      j.out = r.out, j.err = r.err, j.config = r.config, j.extra_args = r.args;
+      const fs::path script = l.scripts / (run + ".sbatch");
+      slurm::write_script(script, slurm::job_script(j, l));
+      std::error_code ec;
+      const std::uintmax_t size = fs::file_size(r.out, ec);  // absent before the first job
+      runs[size_t(m)].out_offset = ec ? 0 : size;
+      const std::string id = slurm::submit_job({"sbatch", "--parsable", script.string()});
+      slurm::append_submissions(jobs, {{run, id, -1}}, script.lexically_relative(dir).string());
+      latest[run] = {run, id, -1};
+      waiting.push_back(run);
+    }
+    wait_for_jobs(a, i, waiting, latest);
+    // A job that left the queue preempted (scancel, a signal without Slurm's requeue) resumes in a new job.
+    to_submit.clear();
+    waiting.clear();
+    for (int m = 0; m < spec.population; ++m) {
+      MemberRun& r = runs[size_t(m)];
+      if (plans[size_t(m)].diverged || r.attempt == MemberRun::Attempt::reuse) continue;
+      if (job_exit_code(r.out, r.out_offset) == 3 && resumes[size_t(m)] < kMaxResumes && ended_preempted(r)) {
+        ++resumes[size_t(m)];
+        r.attempt = MemberRun::Attempt::resume;
+        std::printf("member %d: its job ended preempted; submitting it again to resume from its checkpoint\n", m);
+        to_submit.push_back(m);
+      }
+    }
+    if (to_submit.empty()) break;
+  }
+  for (int m = 0; m < spec.population; ++m) {
+    if (plans[size_t(m)].diverged) continue;
+    MemberRun& r = runs[size_t(m)];
+    iv.members[size_t(m)] = collect_member(r, end_step, r.attempt == MemberRun::Attempt::reuse ? 0 : job_exit_code(r.out, r.out_offset));
+  }
+}
+
+// Run here, a campaign must not have member jobs left in Slurm's queue: they would write the same files.
+void refuse_if_queued(const fs::path& dir) {
+  const auto latest = latest_submissions(dir / "jobs.json");
+  if (latest.empty() || !slurm::on_path("squeue")) return;
+  const std::vector<slurm::ActiveJob> active = slurm::query_queue();
+  for (const auto& [run, s] : latest)
+    if (slurm::find_active(s, active))
+      throw BadInput(dir.string() + ": member " + run + "'s Slurm job " + s.job_id +
+                     " is still queued; continue with --submit, or wait for it");
 }
 
 int run_pbt(const Args& a) {
@@ -172,10 +405,18 @@ int run_pbt(const Args& a) {
       spec.program.empty() ? std::vector<std::string>{slurm::dtbench_binary(), "train"} : spec.program;
   std::vector<Plan> plans = l.intervals.empty() ? first_plans(spec) : next_plans(l);
 
-  std::printf("%s: %s, %d members, %lld intervals of %lld steps (%lld steps each), %d at a time\n", spec.name.c_str(),
+  const std::string where = a.submit ? "Slurm jobs of " + std::to_string(spec.ranks) + " rank" + (spec.ranks == 1 ? "" : "s")
+                                     : std::to_string(spec.concurrency) + " at a time here, " + std::to_string(spec.ranks) +
+                                           " rank" + (spec.ranks == 1 ? "" : "s") + " each";
+  std::printf("%s: %s, %d members, %lld intervals of %lld steps (%lld steps each), %s\n", spec.name.c_str(),
               spec.mode == "pbt" ? "population-based training" : "random search", spec.population,
               static_cast<long long>(spec.intervals()), static_cast<long long>(spec.ready_steps),
-              static_cast<long long>(spec.total_steps), spec.concurrency);
+              static_cast<long long>(spec.total_steps), where.c_str());
+  if (a.submit && !slurm::on_path("sbatch"))
+    throw BadInput("--submit needs sbatch and squeue on PATH (is this a Slurm login node?)");
+  if (!a.submit && spec.ranks > 1 && !slurm::on_path("mpirun"))
+    throw BadInput("members of " + std::to_string(spec.ranks) + " ranks (/slurm) run here with mpirun, which is not on "
+                   "PATH (Open MPI: scripts/setup.sh installs it); or use --submit");
   if (a.dry_run) {
     for (int m = 0; m < spec.population; ++m)
       std::printf("  member %d: %s\n", m, plans[size_t(m)].hyperparameters.dump().c_str());
@@ -183,6 +424,7 @@ int run_pbt(const Args& a) {
   }
   fs::create_directories(dir / "runs");
   lock.emplace(dir / ".lock");  // one campaign process per folder
+  if (!a.submit) refuse_if_queued(dir);
   fs::create_directories(dir / "configs");
   write_json_atomic(dir / "spec.json", spec.source, false);
 
@@ -192,30 +434,14 @@ int run_pbt(const Args& a) {
     iv.start_step = i * spec.ready_steps;
     iv.end_step = std::min((i + 1) * spec.ready_steps, spec.total_steps);
     iv.members.resize(size_t(spec.population));
-    // A bounded pool: each thread takes the next member until none is left.
-    std::atomic<int> next{0};
-    std::vector<std::thread> pool;
-    std::exception_ptr error;
-    std::mutex error_mutex;
-    for (int t = 0; t < std::min(spec.concurrency, spec.population); ++t) {
-      pool.emplace_back([&] {
-        for (int m; (m = next++) < spec.population;) {
-          try {
-            if (plans[size_t(m)].diverged) {
-              pbt::MemberInterval& mi = iv.members[size_t(m)];
-              mi.member = m, mi.hyperparameters = plans[size_t(m)].hyperparameters, mi.status = "diverged";
-              continue;
-            }
-            iv.members[size_t(m)] = train_member(spec, dir, m, i, iv.end_step, plans[size_t(m)], program);
-          } catch (...) {
-            std::lock_guard<std::mutex> lock(error_mutex);
-            if (!error) error = std::current_exception();
-          }
-        }
-      });
+    for (int m = 0; m < spec.population; ++m) {  // a diverged random-search member is not trained further
+      pbt::MemberInterval& mi = iv.members[size_t(m)];
+      mi.member = m, mi.hyperparameters = plans[size_t(m)].hyperparameters, mi.status = "diverged";
     }
-    for (std::thread& t : pool) t.join();
-    if (error) std::rethrow_exception(error);
+    if (a.submit)
+      train_on_slurm(a, spec, dir, i, iv.end_step, plans, program, iv);
+    else
+      train_here(spec, dir, i, iv.end_step, plans, program, iv);
 
     std::vector<double> scores;
     for (const pbt::MemberInterval& m : iv.members) {
@@ -289,6 +515,13 @@ void add_pbt_command(CLI::App& app) {
   cmd->add_option("spec", a->spec, "PBT spec (JSON; pbt/spec.hpp)")->required();
   cmd->add_option("--out", a->out, "Campaign folder (created; rerun on it to continue)")->required();
   cmd->add_flag("--dry-run", a->dry_run, "Validate the spec and print the first interval's members; write nothing");
+  cmd->add_flag("--submit", a->submit,
+                "Train each member interval as a Slurm job (sbatch, the spec's /slurm section) and wait for them");
+  cmd->add_option("--poll", a->poll_seconds, "Seconds between queue polls with --submit")->check(CLI::Range(0.1, 3600.0));
+  cmd->add_option("--timeout", a->timeout_seconds,
+                  "With --submit: give up (exit 1) when an interval's jobs are still queued after this many seconds; "
+                  "0 = never")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([a] {
     const int code = run_pbt(*a);
     if (code != 0) throw ExitRequest(code);

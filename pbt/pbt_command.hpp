@@ -1,5 +1,9 @@
-// `dtbench pbt SPEC --out DIR [--dry-run]`: population-based training (spec.hpp) with its members trained as
-// local `dtbench train` processes, at most /local/concurrency at once.
+// `dtbench pbt SPEC --out DIR [--dry-run] [--submit [--poll S] [--timeout S]]`: population-based training
+// (spec.hpp). Each member interval is a `dtbench train` run of K = /slurm/nodes x /slurm/tasks_per_node ranks:
+// here, at most /local/concurrency at once (mpirun -np K when K > 1), tied to this process (SIGTERM when it
+// dies: the member checkpoints as preempted); or with --submit an sbatch job each (DIR/scripts/<run>.sbatch: the
+// sweeps' script, --requeue and USR1 before the time limit), every member of an interval submitted at once and
+// the queue polled until they have left it (DIR/jobs.json lists every submission).
 //
 //   DIR/spec.json      the spec as given (base inlined)
 //   DIR/lineage.json   who continued whom with which hyperparameters at each ready point (lineage.hpp)
@@ -12,10 +16,11 @@
 // (--stop-at; its config's /duration is the whole campaign, so that schedules and warmups span it), then
 // exploits and explores (population.hpp). A member whose run fails is reported (its exit code and the
 // tail of its error output) and replaced by a copy of a top member, never dropped. Rerunning the command on the
-// same DIR continues an interrupted campaign: recorded intervals are kept, and in the interval under way only
-// the member runs without a finished record are run again, to the same lineage (tests/pbt). A member process
-// outlives a killed dtbench pbt; wait for it before running again. Exit 2 for a bad spec or a DIR holding another
-// spec's campaign (nothing written); exit 1 when every member of an interval failed.
+// same DIR continues an interrupted campaign: recorded intervals are kept, and in the interval under way a member
+// run with a finished record is kept, a preempted one resumes from its checkpoint (every launch passes --resume),
+// one whose job is still queued is waited for, and any other runs again from the interval's start; the lineage is
+// the same (tests/pbt). Exit 2 for a bad spec, a DIR holding another spec's campaign (nothing written) or, without
+// --submit, member jobs of DIR still in Slurm's queue; exit 1 when every member of an interval failed.
 #pragma once
 
 namespace CLI {

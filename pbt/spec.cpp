@@ -28,7 +28,6 @@ config::Node fixed_schema() {
       {"seed", integer(1, 0, 9007199254740991.0)},
       {"exploit", object({{"truncation", number(0.25, 0, 0.5, true, false)}})},
       {"explore", object({{"resample_probability", number(0, 0, 1)}})},
-      {"local", object({{"concurrency", integer(1, 1, 1024)}})},
   });
 }
 
@@ -39,14 +38,36 @@ std::string pointer_of(const std::string& key) {
   return p;
 }
 
-// The base with `key` set to `value`, resolved as a 1-rank run config (BadInput as config::resolve throws).
-Json resolve_with(const Json& base, const std::string& key, const Json& value) {
+// The base with `key` set to `value`, resolved as a run config of `ranks` ranks (BadInput as config::resolve
+// throws).
+Json resolve_with(const Json& base, const std::string& key, const Json& value, int64_t ranks) {
   Json user = base;
   slurm::set_path(user, key, value, "/base");
-  return config::resolve(user, 1);
+  return config::resolve(user, static_cast<int>(ranks));
 }
 
-Prior parse_prior(const std::string& key, const Json& j, const Json& base, const Json& resolved) {
+// /local: concurrency (pbt's own) and mpirun_args (as a sweep's).
+void parse_local(const Json* local, Spec& s) {
+  Json rest = Json::object();
+  if (local) {
+    if (!local->is_object()) fail("/local", "expected an object, got " + shown(*local));
+    for (auto it = local->begin(); it != local->end(); ++it) {
+      if (it.key() == "concurrency") {
+        const Json& c = it.value();
+        if (!c.is_number_integer() || c.get<int64_t>() < 1 || c.get<int64_t>() > 1024)
+          fail("/local/concurrency", "expected an integer from 1 to 1024, got " + shown(c));
+        s.concurrency = static_cast<int>(c.get<int64_t>());
+      } else if (it.key() == "mpirun_args") {
+        rest["mpirun_args"] = it.value();
+      } else {
+        config::throw_unknown_key("/local", config::pointer_token(it.key()), {"concurrency", "mpirun_args"});
+      }
+    }
+  }
+  s.local = slurm::resolve_local(&rest, "/local");
+}
+
+Prior parse_prior(const std::string& key, const Json& j, const Json& base, const Json& resolved, int64_t ranks) {
   const std::string ptr = "/hyperparameters/" + config::pointer_token(key);
   const std::string first = key.substr(0, key.find('.'));
   if ((first != "optimizer" && first != "schedule" && first != "lr_scaling") || key == "optimizer.name" ||
@@ -67,7 +88,7 @@ Prior parse_prior(const std::string& key, const Json& j, const Json& base, const
     if (!j.contains(bound) || !j[bound].is_number()) fail(ptr + "/" + bound, "expected a number, got " + (j.contains(bound) ? shown(j[bound]) : std::string("nothing")));
     // Each bound must be a value the run config takes for this key.
     try {
-      resolve_with(base, key, j[bound]);
+      resolve_with(base, key, j[bound], ranks);
     } catch (const BadInput& e) {
       fail(ptr + "/" + bound, std::string("not a value of ") + key + " in the base config: " + e.what());
     }
@@ -92,7 +113,7 @@ int Spec::cut() const {
 Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   if (!doc.is_object()) fail("", "a spec must be a JSON object, got " + shown(doc));
   Json fixed = doc;
-  for (const char* key : {"base", "hyperparameters", "program"}) fixed.erase(key);
+  for (const char* key : {"base", "hyperparameters", "program", "local", "slurm"}) fixed.erase(key);
   if (fixed.contains("explore") && fixed["explore"].is_object()) fixed["explore"].erase("perturb");
   const Json r = config::resolve_node(fixed_schema(), &fixed, "");
 
@@ -109,7 +130,14 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   s.seed = r["seed"].get<uint64_t>();
   s.truncation = r["exploit"]["truncation"].get<double>();
   s.resample_probability = r["explore"]["resample_probability"].get<double>();
-  s.concurrency = static_cast<int>(r["local"]["concurrency"].get<int64_t>());
+  parse_local(doc.contains("local") ? &doc["local"] : nullptr, s);
+  s.slurm = slurm::resolve_slurm(doc.contains("slurm") ? &doc["slurm"] : nullptr, "/slurm");
+  if (s.slurm["array"].get<bool>())
+    fail("/slurm/array", "members are submitted one job each at every ready point; job arrays are for sweeps");
+  s.ranks = s.slurm["nodes"].get<int64_t>() * s.slurm["tasks_per_node"].get<int64_t>();
+  if (s.ranks > 65536)
+    fail("/slurm/tasks_per_node", "a member of " + std::to_string(s.ranks) +
+                                      " ranks (nodes x tasks_per_node) is more than 65536");
 
   if (doc.contains("explore") && doc["explore"].is_object() && doc["explore"].contains("perturb")) {
     const Json& p = doc["explore"]["perturb"];
@@ -132,7 +160,7 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
       if (s.base["output"].contains(key)) fail(std::string("/base/output/") + key, kSet);
   Json resolved;
   try {
-    resolved = config::resolve(s.base, 1);
+    resolved = config::resolve(s.base, static_cast<int>(s.ranks));
   } catch (const BadInput& e) {
     fail("/base", e.what());
   }
@@ -155,7 +183,7 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
     fail("/hyperparameters", "expected an object of key: prior with at least one key, got " +
                                  (doc.contains("hyperparameters") ? shown(doc["hyperparameters"]) : std::string("nothing")));
   for (auto it = doc["hyperparameters"].begin(); it != doc["hyperparameters"].end(); ++it)
-    s.hyperparameters.push_back(parse_prior(it.key(), it.value(), s.base, resolved));
+    s.hyperparameters.push_back(parse_prior(it.key(), it.value(), s.base, resolved, s.ranks));
 
   if (doc.contains("program")) {
     const Json& p = doc["program"];

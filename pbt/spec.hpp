@@ -18,7 +18,14 @@
 //       "optimizer.lr": {"prior": "log_uniform", "min": 0.001, "max": 1},
 //       "optimizer.momentum": {"prior": "uniform", "min": 0, "max": 0.99}
 //     },
-//     "local": {"concurrency": 2},             members trained at once, each a `dtbench train` process
+//     "local": {"concurrency": 2,              members trained at once here, each a `dtbench train` process
+//               "mpirun_args": [...]},         (mpirun -np K ARGS... when a member has K > 1 ranks; default
+//                                              ["--oversubscribe"])
+//     "slurm": {"nodes": 1, "tasks_per_node": 2, "time": "00:30:00", ...},
+//                                              a member's resources and launch, as a sweep's /slurm
+//                                              (slurm/README.md): with `dtbench pbt --submit` each member
+//                                              interval is an sbatch job with the sweeps' requeue and resume;
+//                                              a member has K = nodes x tasks_per_node ranks in both modes
 //     "program": ["/path/to/dtbench", "train"] default: this dtbench binary
 //   }
 //
@@ -59,6 +66,9 @@ struct Spec {
   double resample_probability = 0.0;
   std::vector<Prior> hyperparameters;
   int concurrency = 1;
+  Json local;                // resolved /local without concurrency: {"mpirun_args": [...]}
+  Json slurm;                // resolved /slurm (every default filled in)
+  int64_t ranks = 1;         // of every member: /slurm/nodes x /slurm/tasks_per_node
   std::vector<std::string> program;  // empty = this dtbench binary followed by "train"
   Json source;                       // the spec as given, with a base file inlined
 

@@ -8,6 +8,8 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/run_record.hpp"
+#include "slurm/process.hpp"
+#include "slurm/shell.hpp"
 
 namespace dtbench::slurm {
 namespace fs = std::filesystem;
@@ -82,6 +84,11 @@ CampaignIndex campaign_index(const Spec& spec, const std::vector<Point>& points,
   return idx;
 }
 
+void write_script(const fs::path& path, const std::string& text) {
+  write_file_atomic(path, text, false);
+  ::chmod(path.c_str(), 0755);
+}
+
 void write_campaign(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays) {
   for (const auto& dir : {l.out, l.configs, l.scripts, l.runs}) {
     std::error_code ec;
@@ -91,10 +98,6 @@ void write_campaign(const Spec& spec, const std::vector<Point>& points, const La
   write_json_atomic(l.out / "spec.json", spec.source, false);
   for (const auto& p : points)
     for (const auto& r : p.runs) write_json_atomic(config_path(l, r), r.config, false);
-  auto write_script = [](const fs::path& path, const std::string& text) {
-    write_file_atomic(path, text, false);
-    ::chmod(path.c_str(), 0755);
-  };
   if (arrays) {
     auto groups = array_groups(points);
     for (size_t g = 0; g < groups.size(); ++g) write_script(array_script_path(l, g), array_script(spec, groups[g], g, l));
@@ -182,6 +185,22 @@ const ActiveJob* find_active(const Submission& s, const std::vector<ActiveJob>& 
     }
   }
   return nullptr;
+}
+
+std::vector<ActiveJob> query_queue() {
+  ProcessResult r = run_capture({"squeue", "-h", "-o", "%A|%F|%K|%T"});
+  if (r.exit_code != 0) throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
+  return parse_squeue(r.out);
+}
+
+std::string submit_job(const std::vector<std::string>& argv) {
+  ProcessResult r = run_capture(argv);
+  if (r.exit_code != 0)
+    throw RunFailed(display_line(argv) + " failed (exit " + std::to_string(r.exit_code) + "): " + r.err + r.out);
+  std::string id = r.out.substr(0, r.out.find_first_of(";\n"));  // --parsable: "ID" or "ID;cluster"
+  if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
+    throw RunFailed(display_line(argv) + " printed no job id: " + r.out);
+  return id;
 }
 
 }  // namespace dtbench::slurm

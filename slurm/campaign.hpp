@@ -42,6 +42,9 @@ CampaignIndex campaign_index(const Spec& spec, const std::vector<Point>& points,
 // Writes spec.json, campaign.json, every run config and every script (replacing earlier versions).
 void write_campaign(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays);
 
+// Writes a job script atomically, executable (0755).
+void write_script(const std::filesystem::path& path, const std::string& text);
+
 // Moves a failed run's record aside to runs/failed/<run>.<UTC time>.json.
 std::filesystem::path move_failed_record(const Layout& l, const Run& r);
 
@@ -67,5 +70,12 @@ std::vector<ActiveJob> parse_squeue(const std::string& text);
 
 // The active job of a submission, or nullptr when it has left the queue.
 const ActiveJob* find_active(const Submission& s, const std::vector<ActiveJob>& active);
+
+// The jobs Slurm holds now (runs squeue). Throws RunFailed when squeue fails.
+std::vector<ActiveJob> query_queue();
+
+// Runs `sbatch --parsable ...` (argv) and returns the job id it printed. Throws RunFailed when sbatch fails or
+// prints no id.
+std::string submit_job(const std::vector<std::string>& argv);
 
 }  // namespace dtbench::slurm

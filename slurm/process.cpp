@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,6 +36,50 @@ int wait_for(pid_t pid) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return -1;
+}
+
+// The absolute path of `program` as execvp would find it ("" when none): resolved before fork, so that the
+// child only makes async-signal-safe calls.
+std::string find_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    std::filesystem::path candidate = std::filesystem::path(dir.empty() ? std::string(".") : dir) / program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return "";
+}
+
+// run_to_files with PR_SET_PDEATHSIG: posix_spawn cannot set it, so fork and exec by hand. The signal comes when
+// the thread that forked ends, which here outlives the child (it waits for it).
+int run_tied_to_parent(const std::vector<std::string>& argv, const std::filesystem::path& out,
+                       const std::filesystem::path& err, int signal) {
+  const std::string exe = find_program(argv[0]);
+  if (exe.empty()) throw RunFailed(argv[0] + ": cannot start: not found on PATH");
+  const int fd_out = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int fd_err = ::open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_out < 0 || fd_err < 0) {
+    const int e = errno;
+    if (fd_out >= 0) ::close(fd_out);
+    if (fd_err >= 0) ::close(fd_err);
+    throw RunFailed((fd_out < 0 ? out : err).string() + ": cannot open: " + std::strerror(e));
+  }
+  auto args = c_argv(argv);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // the child: async-signal-safe calls only
+    if (::prctl(PR_SET_PDEATHSIG, signal) != 0 || ::getppid() != parent) ::_exit(127);  // parent already gone
+    if (::dup2(fd_out, 1) < 0 || ::dup2(fd_err, 2) < 0) ::_exit(127);
+    ::execve(exe.c_str(), args.data(), environ);
+    ::_exit(127);
+  }
+  const int e = errno;
+  ::close(fd_out);
+  ::close(fd_err);
+  if (pid < 0) throw RunFailed(argv[0] + ": cannot start: " + std::strerror(e));
+  return wait_for(pid);
 }
 
 }  // namespace
@@ -85,7 +131,8 @@ ProcessResult run_capture(const std::vector<std::string>& argv) {
 }
 
 int run_to_files(const std::vector<std::string>& argv, const std::filesystem::path& out,
-                 const std::filesystem::path& err) {
+                 const std::filesystem::path& err, int parent_death_signal) {
+  if (parent_death_signal != 0) return run_tied_to_parent(argv, out, err, parent_death_signal);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -99,16 +146,8 @@ int run_to_files(const std::vector<std::string>& argv, const std::filesystem::pa
 }
 
 bool on_path(const std::string& program) {
-  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
-  const char* path = std::getenv("PATH");
-  if (!path) return false;
-  std::stringstream dirs(path);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    std::filesystem::path candidate = std::filesystem::path(dir.empty() ? std::string(".") : dir) / program;
-    if (::access(candidate.c_str(), X_OK) == 0) return true;
-  }
-  return false;
+  const std::string p = find_program(program);
+  return !p.empty() && ::access(p.c_str(), X_OK) == 0;
 }
 
 std::string dtbench_binary() {

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "core/provenance.hpp"
 #include "slurm/shell.hpp"
 
 namespace dtbench::slurm {
@@ -37,7 +38,8 @@ void sbatch_resources(std::ostringstream& s, const Json& slurm) {
 }
 
 // Environment set-up, the launch in the background, signal forwarding and self-requeue.
-void body(std::ostringstream& s, const Json& slurm, const Layout& l, const std::string& config_expr) {
+void body(std::ostringstream& s, const Json& slurm, const Layout& l, const std::string& config_expr,
+          const std::vector<std::string>& extra = {}) {
   s << "set -u\n";
   if (!slurm["setup"].empty()) {
     s << "# Environment set-up from the spec (/slurm/setup):\n";
@@ -45,7 +47,7 @@ void body(std::ostringstream& s, const Json& slurm, const Layout& l, const std::
   }
   s << "echo \"dtbench-sweep: job ${SLURM_JOB_ID:-none} restart ${SLURM_RESTART_COUNT:-0} on "
        "${SLURM_JOB_NODELIST:-$(hostname)} at $(date -u +%Y-%m-%dT%H:%M:%SZ)\"\n";
-  std::vector<std::string> words = launch_words(slurm, l, "@CONFIG@");
+  std::vector<std::string> words = launch_words(slurm, l, "@CONFIG@", extra);
   s << "launch=(";
   for (size_t i = 0; i < words.size(); ++i) {
     s << (i ? " " : "");
@@ -78,6 +80,11 @@ exit "$rc"
 
 }  // namespace
 
+std::string generated_by() {
+  Json p = provenance();
+  return "dtbench " + p["dtbench"].value("version", "?") + " (git " + p["dtbench"].value("git_sha", "?") + ")";
+}
+
 Layout make_layout(const fs::path& out, std::vector<std::string> program, std::string generated_by) {
   Layout l;
   l.out = out;
@@ -96,7 +103,8 @@ fs::path array_script_path(const Layout& l, size_t group) {
   return l.scripts / ("array-" + std::to_string(group) + ".sbatch");
 }
 
-std::vector<std::string> launch_words(const Json& slurm, const Layout& l, const std::string& config) {
+std::vector<std::string> launch_words(const Json& slurm, const Layout& l, const std::string& config,
+                                      const std::vector<std::string>& extra) {
   std::vector<std::string> w;
   if (slurm["launcher"] == "srun") {
     // --kill-on-bad-exit: a rank that dies ends the whole step instead of leaving the others waiting
@@ -110,23 +118,36 @@ std::vector<std::string> launch_words(const Json& slurm, const Layout& l, const 
   for (const auto& a : l.program) w.push_back(a);
   w.push_back(config);
   w.push_back("--resume");
+  w.insert(w.end(), extra.begin(), extra.end());
   return w;
 }
 
-std::string run_script(const Spec& spec, const Point& p, const Run& r, const Layout& l) {
+std::string job_script(const JobScript& j, const Layout& l) {
   std::ostringstream s;
   s << "#!/bin/bash\n";
-  s << "# dtbench sweep, campaign " << Json(spec.name).dump() << ": run " << r.name << " (seed " << r.seed << ")\n";
-  s << "# point " << p.id << ": " << values_json(p) << "\n";
-  s << "# Written by " << l.generated_by << ". Submit again with: sbatch " << shell_quote(script_path(l, r).string()) << "\n";
-  s << "#SBATCH --job-name=" << sbatch_quote(spec.name + "/" + r.name, "/name") << "\n";
-  sbatch_resources(s, p.slurm);
-  fs::path rec = record_path(l, r);
-  s << "#SBATCH --output=" << sbatch_quote_path(rec.parent_path().string() + "/" + r.name + ".out") << "\n";
-  s << "#SBATCH --error=" << sbatch_quote_path(rec.parent_path().string() + "/" + r.name + ".err") << "\n";
-  s << "config=" << shell_quote(config_path(l, r).string()) << "\n";
-  body(s, p.slurm, l, "\"$config\"");
+  for (const std::string& c : j.comments) s << "# " << c << "\n";
+  s << "#SBATCH --job-name=" << sbatch_quote(j.job_name, "/name") << "\n";
+  sbatch_resources(s, j.slurm);
+  s << "#SBATCH --output=" << sbatch_quote_path(j.out.string()) << "\n";
+  s << "#SBATCH --error=" << sbatch_quote_path(j.err.string()) << "\n";
+  s << "config=" << shell_quote(j.config.string()) << "\n";
+  body(s, j.slurm, l, "\"$config\"", j.extra_args);
   return s.str();
+}
+
+std::string run_script(const Spec& spec, const Point& p, const Run& r, const Layout& l) {
+  JobScript j;
+  j.comments = {"dtbench sweep, campaign " + Json(spec.name).dump() + ": run " + r.name + " (seed " +
+                    std::to_string(r.seed) + ")",
+                "point " + p.id + ": " + values_json(p),
+                "Written by " + l.generated_by + ". Submit again with: sbatch " + shell_quote(script_path(l, r).string())};
+  j.job_name = spec.name + "/" + r.name;
+  j.slurm = p.slurm;
+  const fs::path rec = record_path(l, r);
+  j.out = rec.parent_path() / (r.name + ".out");
+  j.err = rec.parent_path() / (r.name + ".err");
+  j.config = config_path(l, r);
+  return job_script(j, l);
 }
 
 std::vector<ArrayGroup> array_groups(const std::vector<Point>& points) {

@@ -33,6 +33,9 @@ struct Layout {
   std::string generated_by;       // "dtbench 0.1.0 (git abc123)" for the header comment
 };
 
+// "dtbench 0.1.0 (git abc123)": the Layout's generated_by for this binary.
+std::string generated_by();
+
 Layout make_layout(const std::filesystem::path& out, std::vector<std::string> program, std::string generated_by);
 
 std::filesystem::path config_path(const Layout& l, const Run& r);
@@ -40,11 +43,23 @@ std::filesystem::path record_path(const Layout& l, const Run& r);
 std::filesystem::path script_path(const Layout& l, const Run& r);
 std::filesystem::path array_script_path(const Layout& l, size_t group);
 
-// The launch words inside a job: "srun --mpi=pmix [args] PROGRAM... CONFIG --resume" or
-// "mpirun [args] PROGRAM... CONFIG --resume", unquoted (callers quote).
-std::vector<std::string> launch_words(const Json& slurm, const Layout& l, const std::string& config);
+// The launch words inside a job: "srun --mpi=pmix [args] PROGRAM... CONFIG --resume [EXTRA...]" or
+// "mpirun [args] PROGRAM... CONFIG --resume [EXTRA...]", unquoted (callers quote).
+std::vector<std::string> launch_words(const Json& slurm, const Layout& l, const std::string& config,
+                                      const std::vector<std::string>& extra = {});
 
-// The script of one run.
+// One job that trains one run: its comment lines, job name, resources (a resolved Slurm section), output and
+// error files (appended to, beside the record), config and the arguments after --resume.
+struct JobScript {
+  std::vector<std::string> comments;  // each written as "# LINE"
+  std::string job_name;
+  Json slurm;
+  std::filesystem::path out, err, config;
+  std::vector<std::string> extra_args;
+};
+std::string job_script(const JobScript& j, const Layout& l);
+
+// The script of one run of a sweep.
 std::string run_script(const Spec& spec, const Point& p, const Run& r, const Layout& l);
 
 // One job array over `runs` (all from points with the same Slurm section); task i runs runs[i].

@@ -143,29 +143,6 @@ const Field* find_field(const std::string& key) {
   return nullptr;
 }
 
-Json resolve_slurm(const Json* user, const std::string& ptr) {
-  if (user && !user->is_object()) fail(ptr, "expected an object, got " + shown(*user));
-  if (user)
-    for (auto it = user->begin(); it != user->end(); ++it)
-      if (!find_field(it.key())) throw_unknown_key(ptr, pointer_token(it.key()), keys_of(slurm_fields()));
-  Json out = Json::object();
-  for (const auto& f : slurm_fields())
-    out[f.key] = (user && user->contains(f.key)) ? f.check((*user)[f.key], ptr + "/" + f.key) : f.def;
-  check_slurm_section(out, ptr);
-  return out;
-}
-
-Json resolve_local(const Json* user, const std::string& ptr) {
-  Json out = {{"mpirun_args", Json::array({"--oversubscribe"})}};
-  if (!user) return out;
-  if (!user->is_object()) fail(ptr, "expected an object, got " + shown(*user));
-  for (auto it = user->begin(); it != user->end(); ++it) {
-    if (it.key() != "mpirun_args") throw_unknown_key(ptr, pointer_token(it.key()), {"mpirun_args"});
-    out["mpirun_args"] = string_list(it.value(), ptr + "/mpirun_args", non_empty_arg);
-  }
-  return out;
-}
-
 // Axis keys: dot-separated words of letters, digits and '_'.
 void check_axis_key(const std::string& key, const std::string& ptr) {
   static const std::regex ok("[A-Za-z0-9_]+(\\.[A-Za-z0-9_]+)*");
@@ -202,6 +179,29 @@ std::vector<Json> axis_values(const Json& v, const std::string& key, const std::
 }
 
 }  // namespace
+
+Json resolve_slurm(const Json* user, const std::string& ptr) {
+  if (user && !user->is_object()) fail(ptr, "expected an object, got " + shown(*user));
+  if (user)
+    for (auto it = user->begin(); it != user->end(); ++it)
+      if (!find_field(it.key())) throw_unknown_key(ptr, pointer_token(it.key()), keys_of(slurm_fields()));
+  Json out = Json::object();
+  for (const auto& f : slurm_fields())
+    out[f.key] = (user && user->contains(f.key)) ? f.check((*user)[f.key], ptr + "/" + f.key) : f.def;
+  check_slurm_section(out, ptr);
+  return out;
+}
+
+Json resolve_local(const Json* user, const std::string& ptr) {
+  Json out = {{"mpirun_args", Json::array({"--oversubscribe"})}};
+  if (!user) return out;
+  if (!user->is_object()) fail(ptr, "expected an object, got " + shown(*user));
+  for (auto it = user->begin(); it != user->end(); ++it) {
+    if (it.key() != "mpirun_args") throw_unknown_key(ptr, pointer_token(it.key()), {"mpirun_args"});
+    out["mpirun_args"] = string_list(it.value(), ptr + "/mpirun_args", non_empty_arg);
+  }
+  return out;
+}
 
 int64_t slurm_time_seconds(const std::string& text) {
   // At most 9 digits a field, so that no field and no sum of them overflows (999999999 days fits an int64_t).

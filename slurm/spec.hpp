@@ -62,6 +62,12 @@ Json load_base(const Json& base, const std::filesystem::path& spec_dir);
 // invalid JSON), as for run configs.
 Spec load_spec(const std::filesystem::path& path);
 
+// A "slurm" section (nullptr: absent) with every default filled in and every key checked, and a "local"
+// section ({"mpirun_args": [...]}, default ["--oversubscribe"]). Throws BadInput naming `ptr`/KEY. Sweep specs
+// and dtbench pbt's specs share both.
+Json resolve_slurm(const Json* user, const std::string& ptr);
+Json resolve_local(const Json* user, const std::string& ptr);
+
 // The Slurm section with every default (what `dtbench sweep --explain` would print).
 Json slurm_defaults();
 

@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "core/error.hpp"
-#include "core/provenance.hpp"
 #include "core/timer.hpp"
 #include "slurm/campaign.hpp"
 #include "slurm/expand.hpp"
@@ -30,11 +29,6 @@ namespace {
 std::string count(size_t n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
 std::vector<std::string> default_program() { return {dtbench_binary(), "train"}; }
-
-std::string generated_by() {
-  Json p = provenance();
-  return "dtbench " + p["dtbench"].value("version", "?") + " (git " + p["dtbench"].value("git_sha", "?") + ")";
-}
 
 // Every file the sweep writes must stay inside --out; run names are file-safe by construction,
 // this is the guard that keeps it so.
@@ -61,12 +55,6 @@ std::vector<Item> survey(const std::vector<Point>& points, const Layout& l) {
       items.push_back(it);
     }
   return items;
-}
-
-std::vector<ActiveJob> active_jobs() {
-  ProcessResult r = run_capture({"squeue", "-h", "-o", "%A|%F|%K|%T"});
-  if (r.exit_code != 0) throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
-  return parse_squeue(r.out);
 }
 
 // The latest submission of each run.
@@ -100,16 +88,6 @@ std::vector<std::string> local_argv(const Spec& spec, const Layout& l, const Ite
   argv.push_back(config_path(l, *it.run).string());
   argv.push_back("--resume");
   return argv;
-}
-
-std::string submit(const std::vector<std::string>& argv) {
-  ProcessResult r = run_capture(argv);
-  if (r.exit_code != 0)
-    throw RunFailed(display_line(argv) + " failed (exit " + std::to_string(r.exit_code) + "): " + r.err + r.out);
-  std::string id = r.out.substr(0, r.out.find_first_of(";\n"));  // --parsable: "ID" or "ID;cluster"
-  if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
-    throw RunFailed(display_line(argv) + " printed no job id: " + r.out);
-  return id;
 }
 
 // After --wait or --local: every run must have a complete record.
@@ -167,7 +145,7 @@ void run_submit(const std::vector<Item>& items, const std::vector<Point>& points
       }
       if (subs.empty()) continue;
       fs::path script = array_script_path(l, g);
-      std::string id = submit({"sbatch", "--parsable", "--array=" + list, script.string()});
+      std::string id = submit_job({"sbatch", "--parsable", "--array=" + list, script.string()});
       for (auto& s : subs) s.job_id = id;
       append_submissions(jobs, subs, script.lexically_relative(l.out).string());
       out << "submitted job array " << id << " (tasks " << list << ") from " << script.string() << std::endl;
@@ -177,7 +155,7 @@ void run_submit(const std::vector<Item>& items, const std::vector<Point>& points
     for (const auto& it : items) {
       if (!needs_run(it.state)) continue;
       fs::path script = script_path(l, *it.run);
-      std::string id = submit({"sbatch", "--parsable", script.string()});
+      std::string id = submit_job({"sbatch", "--parsable", script.string()});
       append_submissions(jobs, {{it.run->name, id, -1}}, script.lexically_relative(l.out).string());
       out << "submitted job " << id << ": " << it.run->name << std::endl;
       ++n;
@@ -194,7 +172,7 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
   double last_print = -1e9;
   bool tty = ::isatty(STDOUT_FILENO) && &out == &std::cout;
   for (;;) {
-    auto active = active_jobs();
+    auto active = query_queue();
     std::map<std::string, size_t> states;
     size_t live = 0;
     for (const auto& [run, s] : latest) {
@@ -253,7 +231,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   if (o.submit || (o.dry_run && fs::exists(l.out / "jobs.json") && on_path("squeue"))) {
     auto latest = latest_submissions(l.out / "jobs.json");
     if (!latest.empty()) {
-      auto active = active_jobs();
+      auto active = query_queue();
       for (auto& it : items) {
         auto s = latest.find(it.run->name);
         if (s != latest.end() && needs_run(it.state) && find_active(s->second, active)) {

@@ -159,8 +159,11 @@ def check_campaign():
         f.write('#!/bin/sh\nrun=$(basename "$1" .json)\n'
                 'if [ "$run" = m02-i001 ]; then echo "injected failure of $run" >&2; exit 7; fi\n'
                 'case "$run" in *-i002) if [ -n "$PBT_FAIL_ALL" ]; then echo injected >&2; exit 9; fi;; esac\n'
-                # PBT_KILL: the campaign process itself is killed when member 2's last interval starts.
+                # PBT_KILL: the campaign process itself is killed when member 2's last interval starts, and
+                # member 1's second interval is preempted once at step 13 (it must resume from its checkpoint).
                 'if [ -n "$PBT_KILL" ] && [ "$run" = m02-i002 ]; then kill -KILL $PPID; exit 1; fi\n'
+                f'if [ -n "$PBT_KILL" ] && [ "$run" = m01-i001 ] && mkdir {args.work}/preempted-once 2>/dev/null; then '
+                f'exec {args.dtbench} train "$@" --inject-fault sigusr1@13; fi\n'
                 f'exec {args.dtbench} train "$@"\n')
     os.chmod(wrapper, os.stat(wrapper).st_mode | stat.S_IEXEC)
     spec_file = write("pbt.json", spec([wrapper]))
@@ -211,6 +214,10 @@ def check_campaign():
     p = subprocess.run([args.dtbench, "pbt", spec_file, "--out", killed], capture_output=True, text=True,
                        timeout=300, env=dict(ENV, PBT_KILL="1"))
     assert p.returncode == 128 + 9 or p.returncode == -9, p.returncode
+    assert "member 1: preempted in interval 1; resuming from its checkpoint" in p.stdout, p.stdout
+    resumed = json.load(open(os.path.join(killed, "runs", "m01-i001.json")))
+    stops = [e["at_step"] for e in resumed["extra"].get("preemptions", [])]
+    assert len(stops) == 1 and 13 <= stops[0] < 20, resumed["extra"].get("preemptions")
     for _ in range(600):  # members started before the kill finish on their own
         if subprocess.run(["pgrep", "-f", killed + "/configs"], capture_output=True).returncode != 0:
             break
@@ -225,7 +232,8 @@ def check_campaign():
         return lineage
     assert no_walls(json.load(open(os.path.join(killed, "lineage.json")))) == \
         no_walls(json.load(open(os.path.join(camp, "lineage.json")))), "the killed and rerun campaign chose otherwise"
-    print("campaign killed mid-interval and rerun: the same lineage as the uninterrupted one")
+    print("campaign killed mid-interval (and a member preempted and resumed) and rerun: the same lineage as the "
+          "uninterrupted one")
 
     other = spec([wrapper])
     other["population"] = 3

@@ -45,6 +45,20 @@ TEST(PbtSpec, ParsesAndDerives) {
   Json odd = good_spec();
   odd["ready_steps"] = 15;
   EXPECT_EQ(pbt::parse_spec(odd, ".").intervals(), 3);  // 15, 30, 40
+  EXPECT_EQ(s.ranks, 1);
+  EXPECT_EQ(s.concurrency, 1);
+  EXPECT_EQ(s.local["mpirun_args"], Json::array({"--oversubscribe"}));
+  EXPECT_EQ(s.slurm["launcher"], "srun");  // the sweeps' defaults
+  Json wide = good_spec();
+  wide["slurm"] = {{"nodes", 2}, {"tasks_per_node", 3}, {"time", "00:10:00"}};
+  wide["local"] = {{"concurrency", 2}, {"mpirun_args", {"--bind-to", "none"}}};
+  wide["base"]["batch"] = {{"global", 96}};
+  const pbt::Spec w = pbt::parse_spec(wide, ".");
+  EXPECT_EQ(w.ranks, 6);
+  EXPECT_EQ(w.concurrency, 2);
+  EXPECT_EQ(w.local["mpirun_args"], Json::array({"--bind-to", "none"}));
+  EXPECT_EQ(w.slurm["time"], "00:10:00");
+  EXPECT_EQ(w.slurm["signal_seconds"], 120);
 }
 
 TEST(PbtSpec, BadSpecsNameTheKey) {
@@ -94,6 +108,29 @@ TEST(PbtSpec, BadSpecsNameTheKey) {
   j = good_spec();
   j["populaton"] = 4;
   EXPECT_EQ(error_of(j).rfind("/populaton: unknown key", 0), 0u) << error_of(j);
+  // The members' ranks and launch.
+  j = good_spec();
+  j["slurm"] = {{"tasks_per_node", 3}};
+  j["base"]["batch"] = {{"global", 128}};
+  EXPECT_EQ(error_of(j), "/base: /batch/global: 128 is not divisible by the rank count 3") << error_of(j);
+  j = good_spec();
+  j["slurm"] = {{"nodes", 0}};
+  EXPECT_EQ(error_of(j).rfind("/slurm/nodes: expected", 0), 0u) << error_of(j);
+  j = good_spec();
+  j["slurm"] = {{"array", true}};
+  EXPECT_EQ(error_of(j).rfind("/slurm/array: members are submitted one job each", 0), 0u) << error_of(j);
+  j = good_spec();
+  j["slurm"] = {{"nodes", 100000}, {"tasks_per_node", 100000}};
+  EXPECT_EQ(error_of(j).rfind("/slurm/tasks_per_node: a member of 10000000000 ranks", 0), 0u) << error_of(j);
+  j = good_spec();
+  j["local"] = {{"concurency", 2}};
+  EXPECT_EQ(error_of(j).rfind("/local/concurency: unknown key", 0), 0u) << error_of(j);
+  j = good_spec();
+  j["local"] = {{"concurrency", 0}};
+  EXPECT_EQ(error_of(j), "/local/concurrency: expected an integer from 1 to 1024, got 0");
+  j = good_spec();
+  j["local"] = {{"mpirun_args", {""}}};
+  EXPECT_EQ(error_of(j).rfind("/local/mpirun_args/0: ", 0), 0u) << error_of(j);
   j = good_spec();
   j.erase("hyperparameters");
   EXPECT_EQ(error_of(j).rfind("/hyperparameters: expected an object of key: prior", 0), 0u);

@@ -2,8 +2,13 @@
 // sbatch_quote against the escaping rules of sbatch's #SBATCH parser (src/sbatch/opt.c,
 // _get_argument); the Slurm end-to-end test submits such a line to a real sbatch.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
 
 #include "core/error.hpp"
 #include "slurm/process.hpp"
@@ -114,4 +119,43 @@ TEST(ControlChars, TabIsAllowedLineBreaksAreNot) {
   EXPECT_TRUE(has_control_chars("a\rb"));
   EXPECT_TRUE(has_control_chars(std::string("a\0b", 3)));
   EXPECT_FALSE(has_control_chars("ünïcødé"));
+}
+
+// run_to_files with a parent-death signal: when the process that started the child dies (SIGKILL, no chance to
+// clean up), the child gets SIGTERM (what lets a killed dtbench pbt's members checkpoint instead of running on).
+// The "parent" is a forked copy of this test, so that the test itself survives; the child's trap writes a mark.
+TEST(RunToFiles, ParentDeathSignalReachesTheChild) {
+  char tmpl[] = "/tmp/dtbench-pdeathsig-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::filesystem::path dir = tmpl;
+  const std::string mark = (dir / "mark").string(), ready = (dir / "ready").string();
+  const std::string script = "trap 'echo TERM > " + mark + "; exit 3' TERM; touch " + ready +
+                             "; for i in $(seq 300); do sleep 0.1; done; echo timeout > " + mark;
+  for (const int signal : {SIGTERM, 0}) {
+    std::filesystem::remove(mark), std::filesystem::remove(ready);
+    const pid_t parent = ::fork();
+    ASSERT_GE(parent, 0);
+    if (parent == 0) {  // the parent of the child: waits for it, and is killed before it ends
+      run_to_files({"/bin/sh", "-c", script}, dir / "out", dir / "err", signal);
+      ::_exit(0);
+    }
+    for (int i = 0; i < 200 && !std::filesystem::exists(ready); ++i) ::usleep(20000);
+    ASSERT_TRUE(std::filesystem::exists(ready)) << "the child did not start";
+    ::kill(parent, SIGKILL);
+    ::waitpid(parent, nullptr, 0);
+    for (int i = 0; i < 100 && !std::filesystem::exists(mark); ++i) ::usleep(20000);
+    if (signal == SIGTERM) {
+      ASSERT_TRUE(std::filesystem::exists(mark)) << "no SIGTERM within 2 s of the parent's death";
+      std::ifstream in(mark);
+      std::string text;
+      in >> text;
+      EXPECT_EQ(text, "TERM");
+    } else {
+      // Without it the orphan runs on (the behaviour the signal is there to prevent); end it by hand.
+      EXPECT_FALSE(std::filesystem::exists(mark));
+      run_capture({"pkill", "-TERM", "-f", ready});
+      for (int i = 0; i < 100 && !std::filesystem::exists(mark); ++i) ::usleep(20000);
+    }
+  }
+  std::filesystem::remove_all(dir);
 }

@@ -22,7 +22,8 @@ void add_train_command(CLI::App& app) {
                 "replaced by the resumed run's");
   cmd->add_option("--init-from", args->init_from,
                   "Start from another run's checkpoint folder (weights, optimizer state, step, curve) with this "
-                  "config's hyperparameters (population-based training); see output.keep_checkpoint");
+                  "config's hyperparameters (population-based training); see output.keep_checkpoint. With --resume: only "
+                  "when this run has no checkpoint of its own yet");
   cmd->add_option("--stop-at", args->stop_at,
                   "Stop after this many steps (evaluating there), while the schedule and /duration still describe the "
                   "whole run: one interval of population-based training")

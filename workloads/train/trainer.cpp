@@ -92,8 +92,6 @@ Run::Run(const TrainArgs& args, Json user) : args_(args) {
   if (cfg_["threads"].get<int64_t>() > 0) omp_set_num_threads(static_cast<int>(cfg_["threads"].get<int64_t>()));
   config::check_rules(cfg_, world_.size(), /*on_this_machine=*/true);  // the machine's rules (CUDA, devices)
   fault_ = FaultInjection(args.inject_fault);  // validated before any work
-  if (!args.init_from.empty() && args.resume)
-    throw BadInput("--init-from and --resume exclude each other (--resume continues this run's own checkpoint)");
   if (!args.init_from.empty() && asynchronous())
     throw BadInput("--init-from: asynchronous SGD keeps no checkpoint to start from (/parallel/mode \"async\")");
   if (args.stop_at > 0 && asynchronous())
@@ -121,10 +119,12 @@ void Run::set_up() {
   if (!asynchronous())
     parallel_ = std::make_unique<DataParallel>(cfg_, world_, *model_, per_rank_, global_, steps_per_epoch, total_steps);
   std::optional<NoiseScaleEstimator> none;
-  if (args_.resume) {
+  if (args_.resume)
     resumed_ = resume_from_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_,
                                       parallel_ ? parallel_->noise() : none, st_);
-  } else if (!args_.init_from.empty()) {
+  // With --resume as well, --init-from is where a run starts that has no checkpoint of its own yet (a requeued
+  // population-based training member continues its own).
+  if (!resumed_ && !args_.init_from.empty()) {
     same_on_all_ranks([&] {
       init_from_checkpoint(world_, args_.init_from, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_,
                            cadence_.stop_step);

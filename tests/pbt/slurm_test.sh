@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# dtbench pbt --submit on a real Slurm cluster started here (slurm/local-cluster.sh): 3 members of 2 ranks, each
+# member interval a job on 2 of the cluster's emulated nodes (srun --mpi=pmix), 3 intervals of 10 steps of an MLP.
+# Member 1's second interval is preempted by the trainer at step 13 (its job leaves the queue with exit 3): dtbench
+# pbt must submit it again and the job resume from its checkpoint. While member 2's second interval waits, the
+# campaign process is killed: run here, the campaign is refused (a job is queued); continued with --submit, it
+# waits for that job, which `scontrol requeue` then restarts (Slurm's own requeue). The campaign
+# must then hold the very lineage of the same spec trained here with mpirun (2 ranks, no faults but the same
+# preemption, resumed here), every record must name its Slurm job, and a rerun must submit nothing.
+# Skipped (exit 77) without root, Slurm or munge.
+# Usage: slurm_test.sh DTBENCH SOURCE_DIR
+set -euo pipefail
+dtbench=$1 src=$2
+# shellcheck disable=SC1091
+source "$src/tests/slurm/lib.sh"
+require_cluster
+py=/usr/bin/python3
+work=$(mktemp -d /tmp/dtbench-pbt-slurm.XXXXXX)
+cd "$work"
+SECONDS=0
+
+echo "== start the cluster"
+start_cluster "$src" "$work"
+
+cat >member.sh <<SH
+#!/bin/sh
+run=\$(basename "\$1" .json)
+# Before the step past 13 the trainer signals itself (a resumed run is past it: the fault does not fire again).
+if [ "\$run" = m01-i001 ]; then exec "$dtbench" train "\$@" --inject-fault sigusr1@13; fi
+# The first start of this job waits to be requeued.
+if [ -n "\${PBT_REQUEUE:-}" ] && [ "\$run" = m02-i001 ] && [ "\${SLURM_RESTART_COUNT:-0}" = 0 ]; then
+  touch "$work/m02-waiting"; sleep 120; exit 1
+fi
+exec "$dtbench" train "\$@"
+SH
+chmod 755 member.sh
+WORK=$work $py - <<'PY'
+import json, os
+work = os.environ["WORK"]
+base = {"seed": 5, "model": {"arch": "mlp", "hidden": 16}, "threads": 1,
+        "data": {"dataset": "synthetic", "synthetic": {"channels": 1, "height": 8, "width": 8, "classes": 8,
+                                                       "train_size": 480, "test_size": 100}},
+        "batch": {"global": 16}, "duration": {"steps": 30},
+        "optimizer": {"name": "sgd", "lr": 0.05, "momentum": 0.9}, "eval": {"every_steps": 5}}
+spec = {"name": "pbt-slurm", "population": 3, "ready_steps": 10, "seed": 3, "base": base,
+        "hyperparameters": {"optimizer.lr": {"prior": "log_uniform", "min": 0.002, "max": 0.2}},
+        "slurm": {"nodes": 2, "tasks_per_node": 1, "time": "00:10:00", "mpi": "pmix"},
+        "local": {"concurrency": 1}, "program": [os.path.join(work, "member.sh")]}
+json.dump(spec, open("spec.json", "w"), indent=1)
+PY
+
+echo "== the campaign as Slurm jobs, one requeued by Slurm, one preempted"
+camp=$work/camp
+PBT_REQUEUE=1 "$dtbench" pbt spec.json --out "$camp" --submit --poll 0.5 --timeout 600 >pbt.out 2>&1 &
+pbt=$!
+deadline=$((SECONDS + 300))
+until [ -f "$work/m02-waiting" ]; do
+  [ $SECONDS -lt $deadline ] || { cat pbt.out; fail "member 2's second interval never started"; }
+  kill -0 $pbt 2>/dev/null || { cat pbt.out; fail "dtbench pbt ended before member 2's second interval started"; }
+  sleep 0.2
+done
+job=$($py -c 'import json,sys; print([s["job_id"] for s in json.load(open(sys.argv[1]))["submissions"] if s["run"] == "m02-i001"][-1])' "$camp/jobs.json")
+# The campaign process dies while its jobs are queued: run here, the campaign is refused; continued with
+# --submit, it waits for the queued job instead of submitting it again.
+kill -KILL $pbt
+wait $pbt 2>/dev/null || true
+expect 2 "is still queued; continue with --submit, or wait for it" -- "$dtbench" pbt spec.json --out "$camp"
+PBT_REQUEUE=1 "$dtbench" pbt spec.json --out "$camp" --submit --poll 0.5 --timeout 600 >pbt2.out 2>&1 &
+pbt=$!
+wait_for_text pbt2.out "member 2: job $job of an earlier dtbench pbt is still queued; waiting for it" 60
+scontrol requeue "$job"
+echo "    requeued job $job (member 2, interval 1)"
+set +e
+wait $pbt
+rc=$?
+set -e
+sed 's/^/    /' pbt.out pbt2.out
+[ "$rc" = 0 ] || fail "dtbench pbt --submit exited $rc"
+
+echo "== the same spec here (mpirun -np 2)"
+expect 0 "member 1: preempted in interval 1; resuming from its checkpoint" -- "$dtbench" pbt spec.json --out "$work/here"
+
+CAMP=$camp HERE=$work/here JOB=$job $py - <<'PY'
+import json, os
+camp, here = os.environ["CAMP"], os.environ["HERE"]
+def lineage(d):
+    l = json.load(open(os.path.join(d, "lineage.json")))
+    for iv in l["intervals"]:
+        for m in iv["members"]:
+            m.pop("wall_seconds")
+    return l
+ls, lh = lineage(camp), lineage(here)
+assert ls == lh, "the Slurm campaign chose otherwise than the one trained here"
+assert len(ls["intervals"]) == 3 and all(m["status"] == "completed" for iv in ls["intervals"] for m in iv["members"])
+subs = json.load(open(os.path.join(camp, "jobs.json")))["submissions"]
+runs = [s["run"] for s in subs]
+assert runs.count("m01-i001") == 2 and len(runs) == 10, runs  # 9 member intervals, member 1's twice
+for iv in ls["intervals"]:
+    for m in iv["members"]:
+        r = json.load(open(os.path.join(camp, "runs", m["run"] + ".json")))
+        slurm = r["provenance"]["slurm"]
+        assert r["ranks"] == 2 and slurm["job_id"] == [s["job_id"] for s in subs if s["run"] == m["run"]][-1], (m, slurm)
+        assert slurm["node_list"], slurm
+        h = json.load(open(os.path.join(here, "runs", m["run"] + ".json")))
+        walls = lambda c: [{k: v for k, v in p.items() if k != "wall_seconds"} for p in c]
+        assert h["ranks"] == 2 and walls(h["curve"]) == walls(r["curve"]), m["run"]  # losses bitwise
+pre = json.load(open(os.path.join(camp, "runs", "m01-i001.json")))
+stops = [p["at_step"] for p in pre["extra"]["preemptions"]]
+assert len(stops) == 1 and 13 <= stops[0] < 20, pre["extra"]["preemptions"]  # the next step boundary
+req = json.load(open(os.path.join(camp, "runs", "m02-i001.json")))
+assert req["provenance"]["slurm"]["job_id"] == os.environ["JOB"] and req["provenance"]["slurm"]["restart_count"] == "1", req["provenance"]["slurm"]
+print("    lineage equal to the campaign trained here; member 1 resumed in a second job after step 13; member 2's job "
+      "restarted by Slurm; every record names its job and 2 ranks")
+PY
+
+echo "== a rerun of the finished campaign submits nothing"
+before=$(cat "$camp/lineage.json")
+expect 0 "best: member" -- "$dtbench" pbt spec.json --out "$camp" --submit --poll 0.5
+[ "$(cat "$camp/lineage.json")" = "$before" ] || fail "the lineage changed"
+[ "$($py -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["submissions"]))' "$camp/jobs.json")" = 10 ] ||
+  fail "the rerun submitted jobs"
+
+echo "== stop the cluster"
+stop_cluster_checked
+echo "PASS in $SECONDS s"
