@@ -290,6 +290,16 @@ std::vector<Rule> build_rules() {
          return when(c["reducer"]["name"] == "parameter_server" && servers > ranks,
                      std::to_string(servers) + " servers is more than the rank count " + std::to_string(ranks));
        }},
+      {"/reducer/ranks_per_node", Needs::config,
+       [](const Json& c, int) {
+         return when(c["reducer"]["ranks_per_node"].get<int64_t>() != 0 && c["reducer"]["name"] != "hierarchical",
+                     "nodes of ranks apply to the hierarchical reducer only (/reducer/name \"hierarchical\")");
+       }},
+      {"/reducer/leader", Needs::config,
+       [](const Json& c, int) {
+         return when(c["reducer"]["leader"] != "ring" && c["reducer"]["name"] != "hierarchical",
+                     "a leader algorithm applies to the hierarchical reducer only (/reducer/name \"hierarchical\")");
+       }},
       {"/backend", Needs::machine,
        [](const Json& c, int) {
          return when(c["backend"] == "gpu" && !cuda_built,

@@ -57,6 +57,8 @@ enum ReducerTag : int {
   kTagButterfly = 103,
   kTagRing = 104,
   kTagHalvingDoubling = 105,
+  kTagHierarchical = 106,  // within a node (the leaders' algorithm uses its own tag)
+  kTagSubBarrier = 107,    // SubComm::barrier
   kTagDriver = 199,  // the allreduce benchmark driver's own small messages
 };
 

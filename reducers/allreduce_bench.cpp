@@ -19,6 +19,7 @@
 #include "core/provenance.hpp"
 #include "core/timer.hpp"
 #include "reducers/exchange.hpp"
+#include "reducers/hierarchical.hpp"
 #include "reducers/mpi_comm.hpp"
 #include "reducers/pattern.hpp"
 #include "reducers/registry.hpp"
@@ -107,6 +108,15 @@ void validate(const AllreduceOptions& o) {
     throw BadInput("--small-segment-bytes must be >= 4, got " + std::to_string(o.reducer_options.small_segment_bytes));
   if (o.reducer_options.servers < 1)
     throw BadInput("--servers must be >= 1, got " + std::to_string(o.reducer_options.servers));
+  if (o.reducer_options.ranks_per_node < 0)
+    throw BadInput("--ranks-per-node must be >= 0, got " + std::to_string(o.reducer_options.ranks_per_node));
+  if (std::find(o.reducers.begin(), o.reducers.end(), "hierarchical") != o.reducers.end()) {
+    try {
+      Hierarchical::check_leader(o.reducer_options.leader);
+    } catch (const BadInput& e) {
+      throw BadInput(std::string("--leader: ") + e.what());
+    }
+  }
 }
 
 namespace {
@@ -215,8 +225,11 @@ Json run_allreduce_sweep(Comm& comm, const AllreduceOptions& o, std::ostream* ta
   CheckPattern pattern(p);
   pattern.fill(comm.rank(), buf.data(), max_count);  // touches every page before timing
 
+  // The launcher's nodes, resolved once: the hierarchical reducer groups by them and its traffic formula needs them.
+  ReducerOptions ro = o.reducer_options;
+  if (ro.ranks_per_node == 0 && ro.nodes.empty()) ro.nodes = comm.nodes();
   std::vector<std::unique_ptr<Reducer>> reducers;
-  for (const auto& name : o.reducers) reducers.push_back(make_reducer(name, comm, o.reducer_options));
+  for (const auto& name : o.reducers) reducers.push_back(make_reducer(name, comm, ro));
 #ifdef DTBENCH_HAVE_CUDA
   // NCCL reduces device buffers, as nccl-tests does: it gets a device copy of the same data.
   gpu::DeviceBuffer device_buf;
@@ -267,7 +280,7 @@ Json run_allreduce_sweep(Comm& comm, const AllreduceOptions& o, std::ostream* ta
       const double t = max_over_ranks(comm, last / o.iters);
       std::nth_element(iter_times.begin(), iter_times.begin() + o.iters / 2, iter_times.end());
       const double t_median = max_over_ranks(comm, iter_times[static_cast<size_t>(o.iters / 2)]);
-      Json traffic = count_traffic(comm, *r, data, count, o.async, o.reducer_options);
+      Json traffic = count_traffic(comm, *r, data, count, o.async, ro);
 
       uint64_t wrong = 0;
       for (int i = 0; i < o.check_iters; ++i) {
@@ -319,8 +332,8 @@ Json run_allreduce_sweep(Comm& comm, const AllreduceOptions& o, std::ostream* ta
     }
     *table << std::flush;
   }
-  return {{"ranks", p}, {"transport", comm.transport()}, {"rows", rows}, {"reduction", reduction},
-          {"wrong", wrong_total}};
+  return {{"ranks", p}, {"transport", comm.transport()}, {"nodes", comm.nodes()}, {"rows", rows},
+          {"reduction", reduction}, {"wrong", wrong_total}};
 }
 
 namespace {
@@ -331,6 +344,8 @@ struct CliOptions {
   int iters = 20, warmup = 5, check = 1;
   std::string reducer = "all";
   int servers = 1;
+  std::string leader = "ring";
+  int ranks_per_node = 0;
   std::string segment = "1M";
   std::string small_segment = "4032";
   std::string small_transfer = "16K";
@@ -363,6 +378,7 @@ Json options_json(const AllreduceOptions& o, const CliOptions& cli) {
           {"segment_bytes", o.reducer_options.segment_bytes},
           {"small_segment_bytes", o.reducer_options.small_segment_bytes},
           {"small_transfer_bytes", o.reducer_options.small_transfer_bytes}, {"async", o.async},
+          {"leader", o.reducer_options.leader},     {"ranks_per_node", o.reducer_options.ranks_per_node},
           {"transport", cli.transport}};
 }
 
@@ -376,6 +392,8 @@ void run_command(const CliOptions& cli) {
   o.check_iters = cli.check;
   o.async = cli.async;
   o.reducer_options.servers = cli.servers;
+  o.reducer_options.leader = cli.leader;
+  o.reducer_options.ranks_per_node = cli.ranks_per_node;
   o.reducer_options.segment_bytes = parse_bytes(cli.segment, "--segment-bytes");
   o.reducer_options.small_segment_bytes = parse_bytes(cli.small_segment, "--small-segment-bytes");
   o.reducer_options.small_transfer_bytes = parse_bytes(cli.small_transfer, "--small-transfer-bytes");
@@ -449,6 +467,10 @@ void add_allreduce_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--reducer", cli->reducer, "Reducer name, comma-separated names, or all")->capture_default_str();
   cmd->add_option("--servers", cli->servers, "parameter_server: number of server shards")->capture_default_str();
+  cmd->add_option("--leader", cli->leader, "hierarchical: the algorithm the node leaders run")->capture_default_str();
+  cmd->add_option("--ranks-per-node", cli->ranks_per_node,
+                  "hierarchical: emulate nodes of this many consecutive ranks (0: the launcher's nodes)")
+      ->capture_default_str();
   cmd->add_option("--segment-bytes", cli->segment, "ring, butterfly, halving_doubling: segment size")
       ->capture_default_str();
   cmd->add_option("--small-segment-bytes", cli->small_segment, "Segment size of small transfers (eager messages)")

@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace dtbench {
 
@@ -66,6 +67,11 @@ class Comm {
 
   // A short name for provenance ("mpi", "thread").
   virtual std::string transport() const = 0;
+
+  // The node of every rank (index = rank) as the launcher placed them, numbered 0, 1, ... in the order of
+  // each node's lowest rank: what the hierarchical reducer groups by. By default every rank is on node 0
+  // (the thread transport: one process); MpiComm asks MPI and Slurm (mpi_comm.hpp).
+  virtual std::vector<int> nodes() const { return std::vector<int>(static_cast<size_t>(size()), 0); }
 
   // The counters of the transfers that completed since construction or the last reset_traffic().
   CommTraffic traffic() const {

@@ -25,7 +25,7 @@
 namespace dtbench {
 namespace {
 
-struct CliOptions {
+struct ModelCliOptions {
   std::vector<std::string> fit;
   std::string ranks = "2,16,256,4096";
   std::string bytes = "100M";
@@ -81,7 +81,7 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
 
 // The batch-split table (reducers/batch_split.hpp) on `network`: a profile of `profiles`, or "fitted"
 // (the parameters `fit` has for --reducer, with its segmenting).
-Json print_batch_split(const CliOptions& cli, const std::string& network, double model_bytes,
+Json print_batch_split(const ModelCliOptions& cli, const std::string& network, double model_bytes,
                        const std::optional<Profiles>& profiles, const FittedModel* fit) {
   BatchSplitInput in;
   in.global_batch = cli.batch;
@@ -119,13 +119,13 @@ Json print_batch_split(const CliOptions& cli, const std::string& network, double
   return j;
 }
 
-void write_output(const CliOptions& cli, Json out) {
+void write_output(const ModelCliOptions& cli, Json out) {
   if (cli.json.empty()) return;
   out["provenance"] = provenance();
   write_json_atomic(cli.json, out, false);
 }
 
-void run_command(const CliOptions& cli) {
+void run_model_command(const ModelCliOptions& cli) {
   const bool split = cli.compute_us_per_image >= 0;
   if (cli.fit.empty() && !split)
     throw BadInput("--fit: give at least one `dtbench allreduce --json` file (or --compute-us-per-image with --network)");
@@ -256,7 +256,7 @@ void run_command(const CliOptions& cli) {
 }  // namespace
 
 void add_model_command(CLI::App& app) {
-  auto cli = std::make_shared<CliOptions>();
+  auto cli = std::make_shared<ModelCliOptions>();
   auto* cmd = app.add_subcommand("model", "Fit the alpha-beta-gamma cost model to an allreduce sweep and predict");
   cmd->add_option("--fit", cli->fit, "`dtbench allreduce --json` file(s) to fit (repeatable)");
   cmd->add_option("--ranks", cli->ranks, "Rank counts to predict, comma-separated")->capture_default_str();
@@ -281,7 +281,7 @@ void add_model_command(CLI::App& app) {
   cmd->add_option("--eager-bytes", cli->eager, "Messages up to this size pay alpha, larger ones alpha_rndv")
       ->capture_default_str();
   cmd->add_option("--json", cli->json, "Write the fit, predictions and answers to this JSON file");
-  cmd->callback([cli] { run_command(*cli); });
+  cmd->callback([cli] { run_model_command(*cli); });
 }
 
 }  // namespace dtbench

@@ -30,6 +30,31 @@ MpiComm::MpiComm(MPI_Comm parent) {
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  nodes_ = find_nodes();
+}
+
+std::vector<int> MpiComm::find_nodes() const {
+  // The node's lowest rank among the ranks that share memory and SLURM_NODEID with this one.
+  MPI_Comm shared = MPI_COMM_NULL, node = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &shared), "MPI_Comm_split_type");
+  int slurm_node = 0;
+  if (const char* id = std::getenv("SLURM_NODEID")) slurm_node = std::max(0, std::atoi(id));
+  check(MPI_Comm_split(shared, slurm_node, rank_, &node), "MPI_Comm_split");
+  int lowest = rank_;
+  check(MPI_Allreduce(&rank_, &lowest, 1, MPI_INT, MPI_MIN, node), "MPI_Allreduce");
+  MPI_Comm_free(&node);
+  MPI_Comm_free(&shared);
+  std::vector<int> lowest_of(static_cast<size_t>(size_));
+  check(MPI_Allgather(&lowest, 1, MPI_INT, lowest_of.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+  // Number the nodes in the order of their lowest ranks.
+  std::vector<int> out(static_cast<size_t>(size_)), index(static_cast<size_t>(size_), -1);
+  int next = 0;
+  for (int r = 0; r < size_; ++r) {
+    int& k = index[static_cast<size_t>(lowest_of[static_cast<size_t>(r)])];
+    if (k < 0) k = next++;
+    out[static_cast<size_t>(r)] = k;
+  }
+  return out;
 }
 
 MpiComm::~MpiComm() {

@@ -27,6 +27,10 @@ class MpiComm : public Comm {
   void barrier() override;
   [[noreturn]] void abort(const std::string& reason) override;
   std::string transport() const override { return "mpi"; }
+  // Ranks share a node when they share memory (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED) and, under Slurm,
+  // have the same SLURM_NODEID: a test cluster whose emulated nodes run on one host (slurm/local-cluster.sh)
+  // places ranks on distinct nodes that still share memory. Found once, in the constructor (collective).
+  std::vector<int> nodes() const override { return nodes_; }
 
   // The duplicated communicator, for the reducer that calls MPI_Allreduce itself (its bytes are not
   // counted in traffic(): they move inside the library).
@@ -50,6 +54,7 @@ class MpiComm : public Comm {
   void do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
                    int tag) override;
   void check(int rc, const char* call) const;
+  std::vector<int> find_nodes() const;
   // Posts the receives, then the sends, then waits: MPI_PROC_NULL for a side that is absent.
   void transfer(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
                 int tag, const char* call);
@@ -58,6 +63,7 @@ class MpiComm : public Comm {
   int rank_ = 0;
   int size_ = 1;
   int poll_sleep_us_ = 0;
+  std::vector<int> nodes_;
 };
 
 }  // namespace dtbench

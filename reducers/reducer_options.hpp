@@ -1,8 +1,11 @@
-// The options every reducer is built with (make_reducer): the parameter server's shard count and the
-// segmenting rule of the ring, butterfly and halving_doubling transfers.
+// The options every reducer is built with (make_reducer): the parameter server's shard count, the
+// hierarchical reducer's leader algorithm and nodes, and the segmenting rule of the ring, butterfly and
+// halving_doubling transfers.
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
 namespace dtbench {
 
@@ -15,6 +18,12 @@ namespace dtbench {
 // (BENCHMARKS.md, "Reducers"). small_transfer_bytes = 0 turns the rule off.
 struct ReducerOptions {
   int servers = 1;                         // parameter_server: shard count S, 1 <= S <= ranks
+  // hierarchical: the algorithm the node leaders run among themselves, and where the nodes are:
+  // ranks_per_node g > 0 puts ranks [k g, (k+1) g) on node k (nodes emulated within one launch); 0 takes
+  // `nodes` (the node of each rank) when it is given, else the launcher's placement (Comm::nodes()).
+  std::string leader = "ring";
+  int ranks_per_node = 0;
+  std::vector<int> nodes;
   size_t segment_bytes = size_t{1} << 20;  // segment size of large transfers
   size_t small_segment_bytes = 4032;       // segment size of small transfers (under the eager limit)
   size_t small_transfer_bytes = 16384;     // transfers up to this size count as small

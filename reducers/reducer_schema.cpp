@@ -8,8 +8,15 @@ config::Node reducer_schema() {
   using namespace config;
   Node name = text("ring");
   for (const ReducerInfo& r : reducer_registry()) name.choices.push_back(r.name);  // every name, once
+  Node leader = text("ring", {}, "hierarchical: the algorithm the node leaders run among themselves");
+  for (const std::string& n : reducer_names())
+    if (n != "mpi" && n != "hierarchical") leader.choices.push_back(n);  // the flat algorithms a SubComm runs
   return object({{"name", name},
                  {"servers", integer(1, 1, 1e6, "parameter_server: number of server shards")},
+                 {"leader", leader},
+                 {"ranks_per_node", integer(0, 0, 1e6,
+                                            "hierarchical: nodes of this many consecutive ranks (emulated); 0 = "
+                                            "the launcher's nodes (shared memory and SLURM_NODEID)")},
                  {"bucket_mib", positive(1, "gradient bucket size in MiB (PyTorch DDP uses 25; the small CPU models need smaller ones to overlap at all)")},
                  {"overlap", boolean(true, "start each bucket's allreduce during backward")},
                  {"poll_us", integer(0, 0, 100000,

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "reducers/butterfly.hpp"
 #include "reducers/halving_doubling.hpp"
+#include "reducers/hierarchical.hpp"
 #include "reducers/mpi_reducer.hpp"
 #include "reducers/parameter_server.hpp"
 #include "reducers/ring.hpp"
@@ -51,6 +52,10 @@ const std::vector<ReducerInfo>& reducer_registry() {
        &HalvingDoubling::traffic,
        [](Comm& c, const ReducerOptions& o) -> std::unique_ptr<Allreduce> {
          return std::make_unique<HalvingDoubling>(c, o);
+       }},
+      {"hierarchical", ReducerKind::kHost, allreduce_bus_factor, &Hierarchical::cost, &Hierarchical::traffic,
+       [](Comm& c, const ReducerOptions& o) -> std::unique_ptr<Allreduce> {
+         return std::make_unique<Hierarchical>(c, o);
        }},
       {"mpi", ReducerKind::kHost, allreduce_bus_factor, &MpiReducer::cost, nullptr,
        [](Comm& c, const ReducerOptions&) -> std::unique_ptr<Allreduce> { return std::make_unique<MpiReducer>(c); }},

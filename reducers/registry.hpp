@@ -33,7 +33,7 @@ struct ReducerInfo {
   AllreduceFactory make;             // nullptr: not built by make_reducer (asynchronous)
 };
 
-// Every reducer, in a fixed order: parameter_server, tree, butterfly, ring, halving_doubling, mpi, nccl,
+// Every reducer, in a fixed order: parameter_server, tree, butterfly, ring, halving_doubling, hierarchical, mpi, nccl,
 // async_parameter_server.
 const std::vector<ReducerInfo>& reducer_registry();
 
@@ -42,7 +42,7 @@ const ReducerInfo* find_reducer(const std::string& name);
 // The entry of `name`; BadInput (listing the valid names) when there is none.
 const ReducerInfo& reducer_info(const std::string& name);
 
-// The host reducer names, in registry order: parameter_server, tree, butterfly, ring, halving_doubling,
+// The host reducer names, in registry order: parameter_server, tree, butterfly, ring, halving_doubling, hierarchical,
 // mpi (what `--reducer all` means).
 const std::vector<std::string>& reducer_names();
 

@@ -16,9 +16,11 @@ struct ReducerCase {
   ReducerOptions options;
   int servers_fraction = 0;  // parameter_server: 0 = options.servers as is; k > 0: servers = ceil(ranks / k)
   size_t max_count = SIZE_MAX;  // one-float segments cost a handoff per float: they stop at 1000
+  int round_robin_nodes = 0;    // hierarchical: k > 0 places rank r on node r mod k (mpirun --map-by node)
   ReducerOptions for_ranks(int nranks) const {
     ReducerOptions o = options;
     if (servers_fraction > 0) o.servers = (nranks + servers_fraction - 1) / servers_fraction;
+    for (int r = 0; round_robin_nodes > 0 && r < nranks; ++r) o.nodes.push_back(r % round_robin_nodes);
     return o;
   }
 };
@@ -29,6 +31,15 @@ inline std::vector<ReducerCase> reducer_cases(bool with_mpi) {
   small.small_transfer_bytes = 0;
   single.segment_bytes = 4;  // one float: segment counts reach chunk lengths, some segments are empty
   single.small_segment_bytes = 4;
+  // Hierarchical: every rank on one node (the thread transport's placement; under mpiexec, MpiComm's), nodes
+  // of 2 and of 3 consecutive ranks (3 divides few rank counts: a short last node), one rank per node (the
+  // leaders' algorithm alone), and round-robin nodes; each with another leader algorithm.
+  auto hierarchical = [](int per_node, const std::string& leader) {
+    ReducerOptions o;
+    o.ranks_per_node = per_node;
+    o.leader = leader;
+    return o;
+  };
   std::vector<ReducerCase> cases = {
       {"parameter_server_1", "parameter_server", {}, 0},
       {"parameter_server_half", "parameter_server", {}, 2},
@@ -43,6 +54,11 @@ inline std::vector<ReducerCase> reducer_cases(bool with_mpi) {
       {"halving_doubling", "halving_doubling", {}, 0},
       {"halving_doubling_seg4k", "halving_doubling", small, 0},
       {"halving_doubling_seg1", "halving_doubling", single, 0, 1000},
+      {"hierarchical_one_node", "hierarchical", {}, 0},
+      {"hierarchical_2_per_node_ring", "hierarchical", hierarchical(2, "ring"), 0},
+      {"hierarchical_3_per_node_tree", "hierarchical", hierarchical(3, "tree"), 0},
+      {"hierarchical_1_per_node_halving_doubling", "hierarchical", hierarchical(1, "halving_doubling"), 0},
+      {"hierarchical_round_robin_parameter_server", "hierarchical", hierarchical(0, "parameter_server"), 0, SIZE_MAX, 3},
   };
   if (with_mpi) cases.push_back({"mpi", "mpi", {}, 0});
   return cases;

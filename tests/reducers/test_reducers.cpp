@@ -15,6 +15,7 @@
 #include "reducers/pattern.hpp"
 #include "reducers/reducer.hpp"
 #include "reducers/registry.hpp"
+#include "reducers/sub_comm.hpp"
 #include "reducers/thread_comm.hpp"
 #include "tests/reducers/reducer_cases.hpp"
 
@@ -179,8 +180,8 @@ TEST(ReducerRegistry, ListsEveryConfigNameOnceAndTheHostOnesAsReducerNames) {
     EXPECT_EQ(find_reducer(r.name), &r);
     EXPECT_DOUBLE_EQ(r.bus_factor(3), 4.0 / 3.0) << r.name;
   }
-  EXPECT_EQ(all, (std::vector<std::string>{"parameter_server", "tree", "butterfly", "ring", "halving_doubling", "mpi",
-                                           "nccl", "async_parameter_server"}));
+  EXPECT_EQ(all, (std::vector<std::string>{"parameter_server", "tree", "butterfly", "ring", "halving_doubling", "hierarchical",
+                                           "mpi", "nccl", "async_parameter_server"}));
   EXPECT_EQ(host, reducer_names());
   EXPECT_EQ(find_reducer("allgather"), nullptr);
   EXPECT_EQ(find_reducer("nccl")->kind, ReducerKind::kGpuOnly);
@@ -199,6 +200,44 @@ TEST(ReducerFactory, MpiNeedsTheMpiTransportAndServersMustFit) {
     z.segment_bytes = 0;
     EXPECT_THROW(make_reducer("ring", comm, z), BadInput);
   });
+}
+
+TEST(ReducerFactory, HierarchicalRefusesLeadersThatCannotRunOnASubsetOfTheRanks) {
+  run_ranks(2, [](Comm& comm) {
+    ReducerOptions o;
+    for (const char* leader : {"mpi", "nccl", "hierarchical", "async_parameter_server", "nosuch"}) {
+      o.leader = leader;
+      EXPECT_THROW(make_reducer("hierarchical", comm, o), BadInput) << leader;
+    }
+    o.leader = "tree";
+    o.ranks_per_node = -1;
+    EXPECT_THROW(make_reducer("hierarchical", comm, o), BadInput);
+  });
+}
+
+// A SubComm of ranks {1, 3, 4} of 5: an algorithm on it sums those ranks' buffers only, its transfers are
+// counted by the parent too, its barrier returns, and its nodes are renumbered from the parent's.
+TEST(SubComm, AnAlgorithmOnSomeRanksSumsThoseRanksOnly) {
+  const std::vector<int> members = {1, 3, 4};
+  run_ranks(5, [&](Comm& comm) {
+    if (std::find(members.begin(), members.end(), comm.rank()) == members.end()) {
+      EXPECT_THROW(SubComm(comm, members), RunFailed);
+      return;
+    }
+    SubComm sub(comm, members);
+    EXPECT_EQ(sub.size(), 3);
+    EXPECT_EQ(members[static_cast<size_t>(sub.rank())], comm.rank());
+    EXPECT_EQ(sub.nodes(), (std::vector<int>{0, 0, 0}));
+    auto ring = make_allreduce("ring", sub);
+    std::vector<float> buf(10, static_cast<float>(comm.rank()));
+    comm.reset_traffic();
+    ring->run(buf.data(), buf.size());
+    for (float x : buf) EXPECT_EQ(x, 1.0f + 3.0f + 4.0f);
+    EXPECT_EQ(comm.traffic(), sub.traffic());  // every byte went through the parent's counting transfers
+    EXPECT_GT(sub.traffic().sent_bytes, 0u);
+    sub.barrier();
+  });
+  EXPECT_THROW(run_ranks(2, [](Comm& comm) { SubComm(comm, {1, 0}); }), RunFailed);  // not ascending
 }
 
 }  // namespace

@@ -147,6 +147,21 @@ TEST(Traffic, HalvingDoublingMovesTwoKMinusOneOverKOfTheBufferAndFoldsTheRest) {
             (std::vector<RankBytes>{{28, 28}, {28, 28}, {32, 32}, {32, 32}}));
 }
 
+TEST(Traffic, HierarchicalSendsOneBufferPerRankWithinANodeAndTheLeadersRunTheirAlgorithm) {
+  const uint64_t S = kAllK * sizeof(float);
+  ReducerOptions o;
+  o.ranks_per_node = 3;  // 6 ranks: nodes {0, 1, 2} and {3, 4, 5}; leaders 0 and 3 run a 2-rank ring (S each way)
+  EXPECT_EQ(bytes_of(counted("hierarchical", o, 6, kAllK)), times_s({3, 1, 1, 3, 1, 1}, S));
+  o.ranks_per_node = 2;  // 5 ranks: {0, 1}, {2, 3}, {4}; leaders 0, 2, 4 run a 3-rank ring (4/3 S each way)
+  EXPECT_EQ(bytes_of(counted("hierarchical", o, 5, kAllK)),
+            (std::vector<RankBytes>{{S + 4 * S / 3, S + 4 * S / 3}, {S, S}, {S + 4 * S / 3, S + 4 * S / 3}, {S, S},
+                                    {4 * S / 3, 4 * S / 3}}));
+  o.ranks_per_node = 0;  // one node (the thread transport's): the leader receives and sends K - 1 buffers
+  EXPECT_EQ(bytes_of(counted("hierarchical", o, 4, kAllK)), times_s({3, 1, 1, 1}, S));
+  o.nodes = {0, 1, 0, 1};  // round-robin: leaders 0 and 1, with 2 and 3 in their nodes
+  EXPECT_EQ(bytes_of(counted("hierarchical", o, 4, kAllK)), times_s({2, 2, 1, 1}, S));
+}
+
 // Every configuration of the reducer tests (segment sizes included: segments partition a transfer,
 // so they never change the bytes) against its formula, on 1..9 ranks and sizes no K divides.
 TEST(Traffic, EveryReducerMatchesItsFormula) {
@@ -180,6 +195,14 @@ TEST(Traffic, TheFormulaRefusesWhatItCannotAnswer) {
   o.servers = 3;
   EXPECT_THROW(expected_traffic("parameter_server", 2, 4, o), BadInput);
   EXPECT_EQ(expected_traffic("ring", 1, 400), (std::vector<RankBytes>{{0, 0}}));
+  ReducerOptions h;
+  h.leader = "mpi";  // MPI_Allreduce cannot run on a subset of the ranks
+  EXPECT_THROW(expected_traffic("hierarchical", 4, 400, h), BadInput);
+  h.leader = "ring";
+  h.nodes = {1, 0};  // not numbered in the order of each node's lowest rank
+  EXPECT_THROW(expected_traffic("hierarchical", 2, 400, h), BadInput);
+  h.nodes = {0, 0, 0};  // not one per rank
+  EXPECT_THROW(expected_traffic("hierarchical", 2, 400, h), BadInput);
 }
 
 }  // namespace

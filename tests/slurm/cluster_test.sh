@@ -32,6 +32,22 @@ echo "== srun --mpi=pmix across 4 emulated nodes"
 "$dtbench" config --set name=hello --set duration.steps=3 --set data.dataset=synthetic --set batch.global=8 \
   --set output.dir="$work/hello" >"$work/hello.json"
 srun -N4 --ntasks-per-node=1 --mpi=pmix "$steps" --step-seconds=0.01 "$work/hello.json" | sed 's/^/    /'
+
+echo "== the hierarchical reducer's nodes are the emulated nodes (SLURM_NODEID), though all share this host"
+srun -N2 --ntasks-per-node=2 --mpi=pmix "$dtbench" allreduce --reducer hierarchical,ring -b 4K -e 64K -n 2 -w 1 \
+  --json "$work/hierarchical.json" | sed 's/^/    /'
+/usr/bin/python3 - "$work/hierarchical.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["nodes"] == [0, 0, 1, 1], doc["nodes"]  # ranks 0, 1 on the first node, 2, 3 on the second
+rows = [r for r in doc["rows"] if r["reducer"] == "hierarchical"]
+assert rows and doc["wrong"] == 0
+for r in rows:
+    t, S = r["traffic"], r["bytes"]
+    # Leaders 0 and 2: one buffer in and out within their node plus a 2-rank ring between them (S each way).
+    assert t["sent_bytes"] == t["expected_sent_bytes"] == [2 * S, S, 2 * S, S], (S, t)
+print(f"    nodes {doc['nodes']}; hierarchical traffic per rank = [2S, S, 2S, S] at {len(rows)} sizes")
+PY
 REC="$work/hello/hello.json" $py -c '
 import json, os
 r = json.load(open(os.environ["REC"]))

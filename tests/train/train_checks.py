@@ -142,6 +142,12 @@ def check_equivalence():
         print(f"K={k}: max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
         assert err <= 2e-6 * scale, f"K={k}: weights differ by {err} (tolerance {2e-6 * scale})"
         ref[k] = wk
+    # The hierarchical reducer (2 emulated nodes of 2 ranks, a tree between the 2 leaders) on K = 4: same bound.
+    err, scale, _, _ = one_vs_k(4, mlp_config("eq1-hier", batch={"global": 4 * b}),
+                                mlp_config("eqk-hier", batch={"per_rank": b},
+                                           reducer={"name": "hierarchical", "ranks_per_node": 2, "leader": "tree"}))
+    print(f"hierarchical K=4 (2 nodes of 2): max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
+    assert err <= 2e-6 * scale, f"hierarchical K=4: weights differ by {err} (tolerance {2e-6 * scale})"
     # The same for Shallue et al.'s Simple CNN (no batch norm either) at small widths, K = 2; same tolerance.
     cnn = {"arch": "simple_cnn", "conv_filters": [4, 8], "hidden": 16}
     err, scale, _, _ = one_vs_k(2, mlp_config("eq1-cnn", model=cnn, batch={"global": 2 * b}),
@@ -511,6 +517,7 @@ def check_paths():
             ("tree-sgd-nooverlap", {"reducer": {"name": "tree", "overlap": False, "bucket_mib": 0.05}}),
             ("butterfly-lars", {"reducer": {"name": "butterfly"}, "optimizer": {"name": "lars", "lr": 1.0}}),
             ("hd-lamb", {"reducer": {"name": "halving_doubling"}, "optimizer": {"name": "lamb", "lr": 0.01}}),
+            ("hierarchical-sgd", {"reducer": {"name": "hierarchical", "ranks_per_node": 1, "leader": "tree"}}),
             ("mpi-warmup", {"reducer": {"name": "mpi"}, "lr_scaling": {"rule": "linear", "reference_batch": 32},
                             "schedule": {"name": "cosine", "unit": "step", "warmup": {"steps": 6}}}),
             ("local-sgd", {"parallel": {"mode": "local_sgd", "local_steps": 4}}),

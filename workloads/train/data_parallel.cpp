@@ -25,6 +25,8 @@ DataParallel::DataParallel(const Json& cfg, const World& world, TrainModel& mode
   comm_->set_poll_sleep_us(static_cast<int>(red["poll_us"].get<int64_t>()));
   ReducerOptions ro;
   ro.servers = static_cast<int>(red["servers"].get<int64_t>());
+  ro.leader = red["leader"].get<std::string>();
+  ro.ranks_per_node = static_cast<int>(red["ranks_per_node"].get<int64_t>());
   reducer_ = model.make_reducer(red["name"].get<std::string>(), *comm_, ro);
   std::vector<TensorRange> ranges;
   for (const auto& t : model.param_table()) ranges.push_back({t.offset, t.size});

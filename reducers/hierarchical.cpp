@@ -1,0 +1,149 @@
+#include "reducers/hierarchical.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "reducers/exchange.hpp"
+#include "reducers/registry.hpp"
+
+namespace dtbench {
+namespace {
+
+// The leader algorithm's options among L leaders: the same segmenting, at most L servers, no nodes of its own.
+ReducerOptions leader_options(const ReducerOptions& o, int leaders) {
+  ReducerOptions l = o;
+  l.ranks_per_node = 0;
+  l.nodes.clear();
+  l.servers = std::clamp(o.servers, 1, leaders);
+  return l;
+}
+
+}  // namespace
+
+void Hierarchical::check_leader(const std::string& leader) {
+  const ReducerInfo* info = find_reducer(leader);
+  if (info == nullptr || info->kind != ReducerKind::kHost || leader == "mpi" || leader == "hierarchical") {
+    std::string valid;
+    for (const std::string& n : reducer_names())
+      if (n != "mpi" && n != "hierarchical") valid += (valid.empty() ? "" : ", ") + n;
+    throw BadInput("hierarchical: leader reducer '" + leader + "' cannot run among the node leaders (" +
+                   (leader == "mpi" ? "MPI_Allreduce needs an MPI communicator of its own" : "not a flat host algorithm") +
+                   "); valid leaders: " + valid);
+  }
+}
+
+namespace {
+
+// Ranks per node (g_k) and the ranks of each node, from a layout.
+std::vector<std::vector<int>> groups_of(const std::vector<int>& nodes) {
+  std::vector<std::vector<int>> g;
+  for (int r = 0; r < static_cast<int>(nodes.size()); ++r) {
+    const size_t k = static_cast<size_t>(nodes[size_t(r)]);
+    if (g.size() <= k) g.resize(k + 1);
+    g[k].push_back(r);
+  }
+  return g;
+}
+
+}  // namespace
+
+std::vector<int> Hierarchical::node_layout(int ranks, const ReducerOptions& o, const Comm* comm) {
+  if (o.ranks_per_node < 0) throw BadInput("hierarchical: ranks_per_node must be >= 0, got " + std::to_string(o.ranks_per_node));
+  std::vector<int> nodes(static_cast<size_t>(ranks), 0);
+  if (o.ranks_per_node > 0) {
+    for (int r = 0; r < ranks; ++r) nodes[size_t(r)] = r / o.ranks_per_node;
+    return nodes;
+  }
+  if (!o.nodes.empty()) {
+    nodes = o.nodes;
+  } else if (comm != nullptr) {
+    nodes = comm->nodes();
+  }
+  // Numbered 0, 1, ... in the order of each node's lowest rank: the first rank of a new node takes the next
+  // number.
+  int next = 0;
+  bool ok = static_cast<int>(nodes.size()) == ranks;
+  for (int r = 0; ok && r < ranks; ++r) {
+    if (nodes[size_t(r)] == next) ++next;
+    else ok = nodes[size_t(r)] >= 0 && nodes[size_t(r)] < next;
+  }
+  if (!ok)
+    throw BadInput("hierarchical: the node layout must give each of the " + std::to_string(ranks) +
+                   " ranks a node, numbered 0, 1, ... in the order of each node's lowest rank");
+  return nodes;
+}
+
+Hierarchical::Hierarchical(Comm& comm, const ReducerOptions& o) : Allreduce(comm) {
+  check_leader(o.leader);
+  const std::vector<int> nodes = node_layout(comm.size(), o, &comm);
+  const std::vector<std::vector<int>> groups = groups_of(nodes);
+  local_ = groups[size_t(nodes[size_t(comm.rank())])];
+  if (local_[0] == comm.rank() && groups.size() > 1) {
+    std::vector<int> leaders;
+    for (const auto& g : groups) leaders.push_back(g[0]);
+    leaders_comm_ = std::make_unique<SubComm>(comm, leaders);
+    leaders_algorithm_ = make_allreduce(o.leader, *leaders_comm_, leader_options(o, leaders_comm_->size()));
+  }
+}
+
+void Hierarchical::run(float* data, size_t count) {
+  Comm& c = comm();
+  if (count == 0) return;
+  const size_t bytes = count * sizeof(float);
+  const bool leader = local_[0] == c.rank();
+  // Reduce within the node, in ascending rank order.
+  if (leader) {
+    float* scratch = local_.size() > 1 ? scratch_.get(count) : nullptr;
+    for (size_t i = 1; i < local_.size(); ++i) {
+      c.recv(local_[i], scratch, bytes, kTagHierarchical);
+      sum_into(data, scratch, count);
+    }
+    if (leaders_algorithm_) leaders_algorithm_->run(data, count);
+    for (size_t i = 1; i < local_.size(); ++i) c.send(local_[i], data, bytes, kTagHierarchical);
+  } else {
+    c.send(local_[0], data, bytes, kTagHierarchical);
+    c.recv(local_[0], data, bytes, kTagHierarchical);
+  }
+}
+
+CostTerms Hierarchical::cost(int p, double n, const ReducerOptions& o, double eager) {
+  // The largest node's leader is the critical path: g - 1 receives and additions, the leaders' allreduce
+  // of L ranks, g - 1 sends.
+  const std::vector<std::vector<int>> groups = groups_of(node_layout(p, o, nullptr));
+  double g = 0;
+  for (const auto& grp : groups) g = std::max(g, static_cast<double>(grp.size()));
+  CostTerms t;
+  t.messages(2 * (g - 1), n, eager);
+  t.beta = 2 * (g - 1) * n;
+  t.gamma = (g - 1) * n;
+  t.concurrency = 2;  // a leader and one of its ranks at a time
+  const int L = static_cast<int>(groups.size());
+  if (L > 1 && n > 0) {
+    const CostTerms l = reducer_info(o.leader).cost(L, n, leader_options(o, L), eager);
+    t.alpha += l.alpha, t.alpha_rndv += l.alpha_rndv, t.beta += l.beta, t.gamma += l.gamma;
+    t.concurrency = std::max(t.concurrency, l.concurrency);
+  }
+  return t;
+}
+
+std::vector<RankBytes> Hierarchical::traffic(int p, size_t bytes, const ReducerOptions& o) {
+  // From run(): a rank other than its node's leader sends and receives one buffer; a leader receives and
+  // sends one per other rank of its node, plus its own bytes in the leaders' algorithm (as rank j of L).
+  check_leader(o.leader);
+  const std::vector<std::vector<int>> groups = groups_of(node_layout(p, o, nullptr));
+  std::vector<RankBytes> out(static_cast<size_t>(p));
+  if (bytes == 0) return out;
+  std::vector<RankBytes> among_leaders;
+  const int L = static_cast<int>(groups.size());
+  if (L > 1) among_leaders = reducer_info(o.leader).traffic(L, bytes, leader_options(o, L));
+  for (size_t k = 0; k < groups.size(); ++k) {
+    const std::vector<int>& g = groups[k];
+    const uint64_t within = (g.size() - 1) * uint64_t{bytes};
+    out[size_t(g[0])] = {within, within};
+    if (!among_leaders.empty()) out[size_t(g[0])].sent += among_leaders[k].sent, out[size_t(g[0])].received += among_leaders[k].received;
+    for (size_t i = 1; i < g.size(); ++i) out[size_t(g[i])] = {bytes, bytes};
+  }
+  return out;
+}
+
+}  // namespace dtbench

@@ -1,0 +1,55 @@
+// Two-level (hierarchical) allreduce: the ranks of each node reduce to their node's leader, the leaders
+// allreduce among themselves with any of the flat algorithms, and each leader broadcasts the sum within
+// its node. This is the seeds' hierarchical aggregation, and the "hierarchical all-reduce" of Jia et al.
+// 2018 ("Highly Scalable Deep Learning Training System with Mixed-Precision", arXiv 1807.11205, section
+// 3.3: reduce within groups, ring allreduce among the group masters, broadcast within groups) and of
+// Horovod's HOROVOD_HIERARCHICAL_ALLREDUCE: the slow links between nodes carry one buffer per node
+// instead of one per rank.
+//
+// Terms: a node is a set of ranks (ReducerOptions: emulated by ranks_per_node, given as `nodes`, or the
+// launcher's placement, Comm::nodes()); its leader is its lowest rank; g the ranks of a node, L the nodes.
+// Within a node the leader receives every other rank's buffer in ascending rank order and adds each to
+// its own ((x_leader + x_a) + x_b ...: a fixed order), and sends the final sum back to each; the leaders
+// run options.leader on a SubComm of the leaders (reducers/sub_comm.hpp). The order is fixed, so every
+// rank ends with the same bits.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "reducers/allreduce.hpp"
+#include "reducers/cost_terms.hpp"
+#include "reducers/scratch.hpp"
+#include "reducers/sub_comm.hpp"
+#include "reducers/traffic.hpp"
+
+namespace dtbench {
+
+class Hierarchical : public Allreduce {
+ public:
+  // BadInput for a leader algorithm that cannot run on a subset of the ranks (mpi, nccl, hierarchical,
+  // an unknown name), a ranks_per_node < 0, or `nodes` not one entry per rank numbered as Comm::nodes().
+  Hierarchical(Comm& comm, const ReducerOptions& options);
+  std::string name() const override { return "hierarchical"; }
+  void run(float* data, size_t count) override;
+  // The alpha-beta-gamma terms and the exact bytes of each rank (reducers/cost_terms.hpp, traffic.hpp), for
+  // the nodes the options give (ranks_per_node or nodes; neither: one node).
+  static CostTerms cost(int ranks, double bytes, const ReducerOptions& options, double eager_bytes);
+  static std::vector<RankBytes> traffic(int ranks, size_t bytes, const ReducerOptions& options);
+
+  // BadInput unless `leader` is a flat host algorithm that runs on a SubComm: parameter_server, tree,
+  // butterfly, ring, halving_doubling.
+  static void check_leader(const std::string& leader);
+
+  // The node of each of `ranks` ranks as the options give it; `comm` (may be null) supplies the launcher's
+  // placement when they give none. BadInput as the constructor.
+  static std::vector<int> node_layout(int ranks, const ReducerOptions& options, const Comm* comm);
+
+ private:
+  std::vector<int> local_;  // the ranks of this rank's node, ascending; local_[0] is its leader
+  std::unique_ptr<SubComm> leaders_comm_;        // on a leader, when there are several nodes
+  std::unique_ptr<Allreduce> leaders_algorithm_;
+  Scratch scratch_;
+};
+
+}  // namespace dtbench
