@@ -287,8 +287,16 @@ std::vector<Rule> build_rules() {
       {"/reducer/servers", Needs::ranks,
        [](const Json& c, int ranks) {
          const int64_t servers = c["reducer"]["servers"].get<int64_t>();
-         return when(c["reducer"]["name"] == "parameter_server" && servers > ranks,
+         const bool served = c["reducer"]["name"] == "parameter_server" || c["reducer"]["name"] == "async_parameter_server";
+         return when(served && servers > ranks,
                      std::to_string(servers) + " servers is more than the rank count " + std::to_string(ranks));
+       }},
+      {"/optimizer/clip_grad_norm", Needs::config,
+       [](const Json& c, int) {
+         return when(c["reducer"]["name"] == "async_parameter_server" && c["reducer"]["servers"].get<int64_t>() > 1 &&
+                         c["optimizer"].value("clip_grad_norm", 0.0) > 0,
+                     "a sharded parameter server (/reducer/servers > 1) sees each shard's gradient apart: it cannot "
+                     "clip by the whole gradient's norm (use clip_grad_value, or one server)");
        }},
       {"/reducer/ranks_per_node", Needs::config,
        [](const Json& c, int) {

@@ -566,22 +566,28 @@ def check_ssp():
     """Stale-synchronous parallel on K = 3 workers (an MLP): with s = 0 the workers advance in lockstep rounds,
     all starting each round from the weights after the previous round's K updates, so the i-th gradient applied
     in a round is exactly i updates stale: the staleness histogram is updates/K at 0, 1, ..., K-1 and 0 beyond.
-    With s = 1 every staleness is at most (K - 1)(2s + 1) = 6. Both records say their bound."""
+    With s = 1 every staleness is at most (K - 1)(2s + 1) = 6. Both records say their bound. The same with the
+    parameters sharded over S = 2 and 3 servers (ranks 0..S-1, each with its own clocks): every server sees the
+    same lockstep rounds, so each shard's histogram is the one above and the record's sum is S times it; every
+    server applies all K x steps pushes."""
     k, steps = 3, 20
-    for s in (0, 1):
-        name = f"ssp{s}"
+    for s, servers in ((0, 1), (1, 1), (0, 2), (0, 3), (1, 3)):
+        name = f"ssp{s}-servers{servers}"
         cfg = mlp_config(name, batch={"per_rank": 8}, duration={"steps": steps},
                          parallel={"mode": "async", "bounded_staleness": True, "staleness_bound": s},
-                         reducer={"name": "async_parameter_server"})
+                         reducer={"name": "async_parameter_server", "servers": servers})
         mpirun(k, write_config(name, cfg))
-        a = validate(os.path.join(args.work, "records", name + ".json"))["extra"]["async"]
+        rec = validate(os.path.join(args.work, "records", name + ".json"))
+        a = rec["extra"]["async"]
         hist = a["staleness_histogram"]
-        print(f"s={s}: updates {a['updates']}, staleness max {a['staleness_max']}, histogram {hist}, "
-              f"held replies {a['held_replies']}")
-        assert a["staleness_bound"] == s and a["updates"] == k * steps
+        print(f"s={s}, {servers} servers: updates {a['updates']}, staleness max {a['staleness_max']}, "
+              f"histogram {hist}, held replies {a['held_replies']}, per server {a['per_server']}")
+        assert a["staleness_bound"] == s and a["updates"] == k * steps and a["servers"] == servers
+        assert [p["updates"] for p in a["per_server"]] == [k * steps] * servers, a["per_server"]
         if s == 0:
-            assert hist == [steps] * k + [0] * (len(hist) - k), hist
+            assert hist == [servers * steps] * k + [0] * (len(hist) - k), hist
         assert a["staleness_max"] <= (k - 1) * (2 * s + 1), a["staleness_max"]
+        assert rec["curve"][-1]["train_loss"] < rec["curve"][0]["train_loss"] * 1.5, rec["curve"]
 
 
 def trace_problems(doc, ranks, asynchronous=False):

@@ -6,6 +6,7 @@
 
 #include "core/timer.hpp"
 #include "core/trace.hpp"
+#include "optim/optimizer.hpp"
 #include "workloads/train/async_ps.hpp"
 #include "workloads/train/mllog_keys.hpp"
 #include "workloads/train/stop_signal.hpp"
@@ -14,18 +15,28 @@ namespace dtbench {
 
 AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::Schedule& schedule, TrainingData& data,
                            const Cadence& cadence, long per_rank, bool stop_at_target, int64_t staleness_bound,
-                           TrainState& st,
+                           int servers, const Json& optimizer_section, uint64_t seed, TrainState& st,
                            mllog::Logger* log, const std::function<void(int64_t, double)>& evaluate,
                            const std::function<void(int64_t)>& progress) {
   const int ranks = world.size();
   const int64_t total_steps = cadence.total_steps;
   OwnedComm ps(world.comm());
+  // Rank s < servers serves shard s; one server (rank 0) uses the model's own optimizer.
+  const optim::ParamTable& table = model.host_optimizer()->table();
+  const std::vector<ParamShard> shards = shard_params(table, servers);
+  std::unique_ptr<optim::Optimizer> shard_optimizer;
   std::unique_ptr<AsyncServer> server;
   std::thread server_thread;
   std::exception_ptr server_error;
-  if (world.root()) {
-    server = std::make_unique<AsyncServer>(ps.get(), model.params(), *model.host_optimizer(), schedule,
-                                           total_steps * ranks, staleness_bound);
+  if (world.rank() < servers) {
+    const ParamShard& mine = shards[static_cast<size_t>(world.rank())];
+    optim::Optimizer* opt = model.host_optimizer();
+    if (servers > 1) {
+      shard_optimizer = optim::make_optimizer(optimizer_section, shard_table(table, mine), seed);
+      opt = shard_optimizer.get();
+    }
+    server = std::make_unique<AsyncServer>(ps.get(), model.params().subspan(mine.begin, mine.end - mine.begin), *opt,
+                                           schedule, total_steps * ranks, staleness_bound);
     server_thread = std::thread([&] {
       try {
         server->run();
@@ -34,10 +45,9 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
       }
     });
   }
-  AsyncWorker worker(ps.get());
+  AsyncWorker worker(ps.get(), shards);
   const double updates_per_epoch = static_cast<double>(cadence.steps_per_epoch * ranks);
   AsyncOutcome out;
-  int64_t version = 0;
   bool stopped = false, diverged = false;
   for (int64_t step = 0; step < total_steps; ++step) {
     if (received_stop_signal()) {
@@ -63,7 +73,8 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     t.backward = phase.seconds();
     seq.end("backward", "step");
     phase.reset();
-    const AsyncReply reply = worker.push_pull(model.grads(), model.params(), version, version);
+    const AsyncReply reply = worker.push_pull(model.grads(), model.params());
+    const int64_t version = worker.version();
     t.exposed_comm = t.comm = phase.seconds();
     seq.end("push gradient, pull weights", "communication");
     if (seq.active()) seq.enclose("step " + std::to_string(step + 1), "step");
@@ -79,18 +90,16 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     if (log && cadence.ends_epoch(done)) log->end(mllog::kEpochStop, nullptr, {{mllog::kEpochNum, epoch}});
     if (world.root() && cadence.evaluates_after(done)) {
       evaluate(version / ranks, static_cast<double>(version) / updates_per_epoch);
-      if (stop_at_target && st.tta) server->request_finish();  // the workers stop at their next push
+      if (stop_at_target && st.tta) server->request_finish();  // server 0: the workers stop at their next push
     } else {
       progress(done);
     }
   }
   if (server_thread.joinable()) server_thread.join();
   if (server_error) std::rethrow_exception(server_error);
-  if (world.root()) {
-    const AsyncStats& s = server->stats();
-    out.stats = s.to_json();
-    if (s.diverged) diverged = true, out.detail = s.diverged_detail;
-  }
+  out.stats = merged_stats(ps.get(), server ? &server->stats() : nullptr, servers);
+  if (world.root() && out.stats["diverged"].get<bool>()) diverged = true, out.detail = out.stats["diverged_detail"];
+  if (world.root()) out.stats.erase("diverged"), out.stats.erase("diverged_detail");
   int flags[2] = {diverged ? 1 : 0, stopped ? 1 : 0};
   world.max(flags);
   if (flags[0]) {

@@ -1,6 +1,7 @@
 // The loop of asynchronous SGD (async_ps.hpp): every rank is a worker that computes a gradient on its
-// shard, pushes it to the parameter server on rank 0 and pulls the weights back, with no barrier; rank 0
-// also runs the server thread and evaluates alone on its current weights. Each worker runs its share of
+// shard of the data, pushes it to the parameter servers (rank 0, or ranks 0..S-1 each owning a shard of the
+// parameters) and pulls the weights back, with no barrier; the server ranks also run a server thread, and
+// rank 0 evaluates alone on its current weights. Each worker runs its share of
 // the steps (the same shards as synchronous training). Asynchronous runs are not checkpointed.
 #pragma once
 
@@ -28,9 +29,11 @@ struct AsyncOutcome {
 
 // evaluate(steps_done, epoch): rank 0's solo evaluation, which fills st.curve and st.tta; progress(done):
 // the console's progress line. log is null except on rank 0. staleness_bound: SSP's s, < 0 for none.
+// servers: the shard servers S (ranks 0..S-1); with S > 1 each builds an optimizer over its shard from
+// optimizer_section and seed (as the model built its own).
 AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::Schedule& schedule, TrainingData& data,
                            const Cadence& cadence, long per_rank, bool stop_at_target, int64_t staleness_bound,
-                           TrainState& st,
+                           int servers, const Json& optimizer_section, uint64_t seed, TrainState& st,
                            mllog::Logger* log, const std::function<void(int64_t, double)>& evaluate,
                            const std::function<void(int64_t)>& progress);
 

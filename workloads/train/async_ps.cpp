@@ -130,22 +130,121 @@ void AsyncServer::run() {
   stats_.staleness_mean = version > 0 ? staleness_sum / static_cast<double>(version) : 0.0;
 }
 
-AsyncReply AsyncWorker::push_pull(std::span<const float> grads, std::span<float> params, int64_t my_version,
-                            int64_t& version) {
-  int64_t header[2] = {my_version, 0};
-  check(MPI_Send(header, 2, MPI_INT64_T, 0, kTagHeader, comm_), "MPI_Send(header)");
-  check(MPI_Send(grads.data(), static_cast<int>(grads.size()), MPI_FLOAT, 0, kTagGrad, comm_), "MPI_Send(gradient)");
-  int64_t reply[2];
-  check(MPI_Recv(reply, 2, MPI_INT64_T, 0, kTagReplyHeader, comm_, MPI_STATUS_IGNORE), "MPI_Recv(reply)");
-  check(MPI_Recv(params.data(), static_cast<int>(params.size()), MPI_FLOAT, 0, kTagWeights, comm_, MPI_STATUS_IGNORE),
-        "MPI_Recv(weights)");
-  version = reply[0];
-  return static_cast<AsyncReply>(reply[1]);
+AsyncReply AsyncWorker::push_pull(std::span<const float> grads, std::span<float> params) {
+  // Put every shard's gradient first, then get every shard's weights: the servers work at once.
+  for (size_t k = 0; k < shards_.size(); ++k) {
+    const ParamShard& sh = shards_[k];
+    int64_t header[2] = {versions_[k], 0};
+    const int server = static_cast<int>(k);
+    check(MPI_Send(header, 2, MPI_INT64_T, server, kTagHeader, comm_), "MPI_Send(header)");
+    check(MPI_Send(grads.data() + sh.begin, static_cast<int>(sh.end - sh.begin), MPI_FLOAT, server, kTagGrad, comm_),
+          "MPI_Send(gradient)");
+  }
+  AsyncReply answer = AsyncReply::go_on;
+  for (size_t k = 0; k < shards_.size(); ++k) {
+    const ParamShard& sh = shards_[k];
+    const int server = static_cast<int>(k);
+    int64_t reply[2];
+    check(MPI_Recv(reply, 2, MPI_INT64_T, server, kTagReplyHeader, comm_, MPI_STATUS_IGNORE), "MPI_Recv(reply)");
+    check(MPI_Recv(params.data() + sh.begin, static_cast<int>(sh.end - sh.begin), MPI_FLOAT, server, kTagWeights, comm_,
+                   MPI_STATUS_IGNORE),
+          "MPI_Recv(weights)");
+    versions_[k] = reply[0];
+    const auto r = static_cast<AsyncReply>(reply[1]);
+    if (r == AsyncReply::diverged || (r == AsyncReply::finished && answer == AsyncReply::go_on)) answer = r;
+  }
+  return answer;
 }
 
 void AsyncWorker::leave() {
   int64_t header[2] = {0, 1};
-  check(MPI_Send(header, 2, MPI_INT64_T, 0, kTagHeader, comm_), "MPI_Send(leave)");
+  for (size_t k = 0; k < shards_.size(); ++k)
+    check(MPI_Send(header, 2, MPI_INT64_T, static_cast<int>(k), kTagHeader, comm_), "MPI_Send(leave)");
+}
+
+std::vector<ParamShard> shard_params(const optim::ParamTable& table, int servers) {
+  const auto& t = table.tensors();
+  if (servers < 1 || static_cast<size_t>(servers) > t.size())
+    throw BadInput("/reducer/servers: " + std::to_string(servers) + " server shards for a model of " +
+                   std::to_string(t.size()) + " tensors; a shard holds whole tensors");
+  // The tensors must tile [0, buffer_size) in table order: a shard is then one contiguous range.
+  size_t at = 0;
+  for (const auto& x : t) {
+    if (x.offset != at) throw RunFailed("sharded parameter server: the parameter table's tensors are not contiguous in order");
+    at += x.size;
+  }
+  const double total = static_cast<double>(at);
+  std::vector<ParamShard> shards;
+  size_t begin = 0, i = 0, sum = 0;
+  for (int s = 0; s < servers; ++s) {
+    const int after = servers - s - 1;  // shards still to cut after this one: each needs a tensor
+    const double target = total * (s + 1) / servers;
+    // At least one tensor; then more while the running count is below the target and tensors remain.
+    do {
+      sum += t[i].size;
+      ++i;
+    } while (i + static_cast<size_t>(after) < t.size() && static_cast<double>(sum) < target);
+    if (s + 1 == servers) sum = at, i = t.size();
+    shards.push_back({begin, sum});
+    begin = sum;
+  }
+  return shards;
+}
+
+optim::ParamTable shard_table(const optim::ParamTable& table, const ParamShard& shard) {
+  std::vector<optim::TensorInfo> in;
+  for (optim::TensorInfo x : table.tensors())
+    if (x.offset >= shard.begin && x.offset + x.size <= shard.end) {
+      x.offset -= shard.begin;
+      in.push_back(std::move(x));
+    }
+  return optim::ParamTable(std::move(in));
+}
+
+Json merged_stats(MPI_Comm comm, const AsyncStats* mine, int servers) {
+  // Per server: updates, staleness mean, max, held replies, diverged, then the 17 histogram bins.
+  constexpr int kFields = 5 + 17;
+  std::vector<double> row(kFields, 0.0);
+  if (mine) {
+    row[0] = static_cast<double>(mine->updates), row[1] = mine->staleness_mean;
+    row[2] = static_cast<double>(mine->staleness_max), row[3] = static_cast<double>(mine->held_replies);
+    row[4] = mine->diverged ? 1 : 0;
+    for (size_t b = 0; b < 17 && b < mine->staleness_histogram.size(); ++b)
+      row[5 + b] = static_cast<double>(mine->staleness_histogram[b]);
+  }
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::vector<double> all(rank == 0 ? static_cast<size_t>(size) * kFields : 0);
+  check(MPI_Gather(row.data(), kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, 0, comm), "MPI_Gather(stats)");
+  if (rank != 0) return nullptr;
+  AsyncStats m = *mine;  // rank 0 always runs server 0: its bound and divergence detail
+  m.updates = INT64_MAX, m.staleness_max = 0, m.held_replies = 0;
+  m.staleness_histogram.assign(17, 0);
+  double weighted = 0, shard_updates = 0;
+  Json per = Json::array();
+  for (int s = 0; s < servers; ++s) {
+    const double* r = all.data() + static_cast<size_t>(s) * kFields;
+    m.updates = std::min(m.updates, static_cast<int64_t>(r[0]));  // pushes applied to every shard
+    weighted += r[0] * r[1];
+    shard_updates += r[0];
+    m.staleness_max = std::max(m.staleness_max, static_cast<int64_t>(r[2]));
+    m.held_replies += static_cast<int64_t>(r[3]);
+    if (r[4] != 0 && !m.diverged) {
+      m.diverged = true;
+      m.diverged_detail = "a non-finite gradient in server " + std::to_string(s) + "'s shard";
+    }
+    for (size_t b = 0; b < 17; ++b) m.staleness_histogram[b] += static_cast<int64_t>(r[5 + b]);
+    per.push_back({{"updates", static_cast<int64_t>(r[0])}, {"staleness_mean", r[1]},
+                   {"staleness_max", static_cast<int64_t>(r[2])}, {"held_replies", static_cast<int64_t>(r[3])}});
+  }
+  m.staleness_mean = shard_updates > 0 ? weighted / shard_updates : 0.0;
+  Json j = m.to_json();
+  j["servers"] = servers;
+  j["per_server"] = per;
+  j["diverged"] = m.diverged;
+  j["diverged_detail"] = m.diverged_detail;
+  return j;
 }
 
 }  // namespace dtbench

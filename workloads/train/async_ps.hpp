@@ -22,6 +22,15 @@
 // no bound (s < 0 here, the default) is plain asynchronous SGD. A gradient's staleness (updates applied
 // between its worker's pull and its push) is then at most (K - 1)(2s + 1): each other worker pushes at most
 // 2s + 1 times in between (from s clocks behind to s + 1 ahead).
+//
+// Sharded servers (the seeds' hierarchical parameter server; Li et al. 2014, "Scaling Distributed Machine
+// Learning with the Parameter Server", OSDI: the keys are split into ranges over the server nodes, workers
+// push (put) gradients and pull (get) weights by range, and every server keeps a clock per worker): with
+// /reducer/servers S > 1, ranks 0..S-1 each run a server that owns one shard, a contiguous range of whole
+// tensors balanced by size (shard_params), with an optimizer of its own over that range. A worker's step
+// puts each shard's gradient to its server, then gets each shard's weights back. Versions, clocks, SSP's
+// holds and staleness are per server; every worker pushes to every server once a step, so the clocks of
+// one worker agree across servers and the bound holds for the whole model.
 #pragma once
 
 #include <mpi.h>
@@ -34,6 +43,7 @@
 
 #include "core/json.hpp"
 #include "optim/optimizer.hpp"
+#include "optim/param_table.hpp"
 #include "optim/schedule.hpp"
 
 namespace dtbench {
@@ -50,11 +60,28 @@ struct AsyncStats {
   Json to_json() const;
 };
 
-// The server half: runs on its own thread on rank 0 until `total_updates` gradients were applied (or
-// a non-finite gradient ended the run), answering every worker request with the current weights.
+// The servers' statistics merged on rank 0 (null elsewhere): `updates` the pushes every shard applied (the
+// least of the servers' counts), the staleness over every shard's updates (histograms summed, so S per push;
+// mean weighted by updates; max), holds summed, `servers` and each one's figures in `per_server`, and
+// `diverged` with its detail. Collective over `comm`; `mine` is this rank's server's (nullptr on a rank
+// without one; rank 0 always has one).
+Json merged_stats(MPI_Comm comm, const AsyncStats* mine, int servers);
+
+// One server's range of the flat parameter buffer: [begin, end), whole tensors.
+struct ParamShard {
+  size_t begin = 0, end = 0;
+};
+// S contiguous shards of whole tensors, cut where the running element count first reaches s/S of the total.
+// BadInput when S exceeds the tensors; RunFailed when the table's tensors do not tile its buffer in order.
+std::vector<ParamShard> shard_params(const optim::ParamTable& table, int servers);
+// The table of the tensors in `shard`, offsets taken from shard.begin: a shard server's optimizer's.
+optim::ParamTable shard_table(const optim::ParamTable& table, const ParamShard& shard);
+
+// The server half: runs on its own thread on its rank until `total_updates` gradients were applied to its
+// shard (or a non-finite gradient ended the run), answering every worker request with its current weights.
 class AsyncServer {
  public:
-  // staleness_bound: SSP's s (>= 0), or < 0 for no bound.
+  // initial: the shard's weights; staleness_bound: SSP's s (>= 0), or < 0 for no bound.
   AsyncServer(MPI_Comm comm, std::span<const float> initial, optim::Optimizer& opt, const optim::Schedule& sched,
               int64_t total_updates, int64_t staleness_bound = -1);
   void run();  // the server thread's body
@@ -79,17 +106,23 @@ class AsyncServer {
 // (its target was reached).
 enum class AsyncReply { go_on = 0, diverged = 1, finished = 2 };
 
-// The worker half: push a gradient, pull fresh weights. Returns the server's answer (anything but go_on:
-// stop, then leave() if this worker had requests left); `version` receives the server's update count.
+// The worker half: put each shard's gradient to its server (server s is rank s), then get each shard's
+// weights back. Returns the most severe answer (diverged, then finished, then go_on; anything but go_on:
+// stop, then leave() if this worker had requests left).
 class AsyncWorker {
  public:
-  explicit AsyncWorker(MPI_Comm comm) : comm_(comm) {}
-  AsyncReply push_pull(std::span<const float> grads, std::span<float> params, int64_t my_version, int64_t& version);
-  // Tells the server this worker sends no more requests (after a stop, before its share is done).
+  AsyncWorker(MPI_Comm comm, std::vector<ParamShard> shards)
+      : comm_(comm), shards_(std::move(shards)), versions_(shards_.size(), 0) {}
+  AsyncReply push_pull(std::span<const float> grads, std::span<float> params);
+  // The update count of server 0's shard when this worker last pulled (its evaluations count by it).
+  int64_t version() const { return versions_[0]; }
+  // Tells every server this worker sends no more requests (after a stop, before its share is done).
   void leave();
 
  private:
   MPI_Comm comm_;
+  std::vector<ParamShard> shards_;
+  std::vector<int64_t> versions_;  // each server's version at this worker's last pull
 };
 
 }  // namespace dtbench

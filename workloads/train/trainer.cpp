@@ -23,6 +23,7 @@
 #include "core/trace.hpp"
 #include "optim/schedule.hpp"
 #include "workloads/train/async_loop.hpp"
+#include "workloads/train/async_ps.hpp"
 #include "workloads/train/cadence.hpp"
 #include "workloads/train/console.hpp"
 #include "workloads/train/data_parallel.hpp"
@@ -118,6 +119,10 @@ void Run::set_up() {
   });
   if (!asynchronous())
     parallel_ = std::make_unique<DataParallel>(cfg_, world_, *model_, per_rank_, global_, steps_per_epoch, total_steps);
+  else  // the servers' shards hold whole tensors: refused here, before any output, when there are too few
+    same_on_all_ranks([&] {
+      return shard_params(model_->host_optimizer()->table(), static_cast<int>(cfg_["reducer"]["servers"].get<int64_t>()));
+    });
   std::optional<NoiseScaleEstimator> none;
   if (args_.resume)
     resumed_ = resume_from_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_,
@@ -196,7 +201,9 @@ int Run::execute() {
   if (asynchronous()) {
     AsyncOutcome out = run_async_sgd(
         world_, *model_, *sched_, *data_, cadence_, per_rank_, cfg_["eval"]["stop_at_target"].get<bool>(),
-        cfg_["parallel"]["bounded_staleness"].get<bool>() ? cfg_["parallel"]["staleness_bound"].get<int64_t>() : -1, st_,
+        cfg_["parallel"]["bounded_staleness"].get<bool>() ? cfg_["parallel"]["staleness_bound"].get<int64_t>() : -1,
+        static_cast<int>(cfg_["reducer"]["servers"].get<int64_t>()), cfg_["optimizer"],
+        static_cast<uint64_t>(cfg_["seed"].get<int64_t>()), st_,
         log_.get(), [this](int64_t done, double epoch) { evaluate(done, epoch, true); },
         [this](int64_t done) { console_->progress(done, st_.images_per_second(global_)); });
     status = out.status, detail = out.detail, asynchronous_stats_ = out.stats;
