@@ -15,7 +15,7 @@ namespace dtbench {
 
 AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::Schedule& schedule, TrainingData& data,
                            const Cadence& cadence, long per_rank, bool stop_at_target, int64_t staleness_bound,
-                           int servers, const Json& optimizer_section, uint64_t seed, TrainState& st,
+                           int servers, int poll_us, const Json& optimizer_section, uint64_t seed, TrainState& st,
                            mllog::Logger* log, const std::function<void(int64_t, double)>& evaluate,
                            const std::function<void(int64_t)>& progress) {
   const int ranks = world.size();
@@ -36,7 +36,7 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
       opt = shard_optimizer.get();
     }
     server = std::make_unique<AsyncServer>(ps.get(), model.params().subspan(mine.begin, mine.end - mine.begin), *opt,
-                                           schedule, total_steps * ranks, staleness_bound);
+                                           schedule, total_steps * ranks, staleness_bound, poll_us);
     server_thread = std::thread([&] {
       try {
         server->run();
@@ -45,7 +45,7 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
       }
     });
   }
-  AsyncWorker worker(ps.get(), shards);
+  AsyncWorker worker(ps.get(), shards, poll_us);
   const double updates_per_epoch = static_cast<double>(cadence.steps_per_epoch * ranks);
   AsyncOutcome out;
   bool stopped = false, diverged = false;

@@ -30,10 +30,10 @@ struct AsyncOutcome {
 // evaluate(steps_done, epoch): rank 0's solo evaluation, which fills st.curve and st.tta; progress(done):
 // the console's progress line. log is null except on rank 0. staleness_bound: SSP's s, < 0 for none.
 // servers: the shard servers S (ranks 0..S-1); with S > 1 each builds an optimizer over its shard from
-// optimizer_section and seed (as the model built its own).
+// optimizer_section and seed (as the model built its own). poll_us: reducer.poll_us, the servers' waits.
 AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::Schedule& schedule, TrainingData& data,
                            const Cadence& cadence, long per_rank, bool stop_at_target, int64_t staleness_bound,
-                           int servers, const Json& optimizer_section, uint64_t seed, TrainState& st,
+                           int servers, int poll_us, const Json& optimizer_section, uint64_t seed, TrainState& st,
                            mllog::Logger* log, const std::function<void(int64_t, double)>& evaluate,
                            const std::function<void(int64_t)>& progress);
 

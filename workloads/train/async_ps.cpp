@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <ctime>
 
 #include "core/error.hpp"
 #include "core/trace.hpp"
@@ -21,6 +22,24 @@ void check(int rc, const char* call) {
   if (rc != MPI_SUCCESS) throw RunFailed(std::string("asynchronous parameter server: ") + call + " failed");
 }
 
+// Completes `reqs`: in MPI_Waitall (which polls, keeping the core busy), or with poll_us > 0 by testing and
+// sleeping poll_us microseconds between tests, leaving the core to the other thread of this rank (its server or
+// its worker) meanwhile. `status` receives the first request's status when not null.
+void wait_all(std::vector<MPI_Request>& reqs, int poll_us, const char* call, MPI_Status* status = nullptr) {
+  std::vector<MPI_Status> st(reqs.size());
+  if (poll_us <= 0) {
+    check(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), st.data()), call);
+  } else {
+    const timespec pause{0, static_cast<long>(poll_us) * 1000L};
+    for (int done = 0;;) {
+      check(MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, st.data()), call);
+      if (done) break;
+      nanosleep(&pause, nullptr);
+    }
+  }
+  if (status && !st.empty()) *status = st[0];
+}
+
 }  // namespace
 
 Json AsyncStats::to_json() const {
@@ -34,9 +53,9 @@ Json AsyncStats::to_json() const {
 }
 
 AsyncServer::AsyncServer(MPI_Comm comm, std::span<const float> initial, optim::Optimizer& opt,
-                         const optim::Schedule& sched, int64_t total_updates, int64_t staleness_bound)
+                         const optim::Schedule& sched, int64_t total_updates, int64_t staleness_bound, int poll_us)
     : comm_(comm), w_(initial.begin(), initial.end()), grad_(initial.size()), opt_(opt), sched_(sched),
-      total_updates_(total_updates), staleness_bound_(staleness_bound) {
+      total_updates_(total_updates), staleness_bound_(staleness_bound), poll_us_(poll_us) {
   stats_.staleness_bound = staleness_bound;
   int size = 1;
   MPI_Comm_size(comm_, &size);
@@ -83,7 +102,11 @@ void AsyncServer::run() {
   while (requests_left > 0) {
     int64_t header[2];
     MPI_Status st;
-    check(MPI_Recv(header, 2, MPI_INT64_T, MPI_ANY_SOURCE, kTagHeader, comm_, &st), "MPI_Recv(header)");
+    {
+      std::vector<MPI_Request> req(1);
+      check(MPI_Irecv(header, 2, MPI_INT64_T, MPI_ANY_SOURCE, kTagHeader, comm_, &req[0]), "MPI_Irecv(header)");
+      wait_all(req, poll_us_, "MPI_Irecv(header)", &st);
+    }
     const int src = st.MPI_SOURCE;
     if (header[1] == 1) {  // the worker leaves: it sends no more requests
       requests_left -= left[static_cast<size_t>(src)];
@@ -131,26 +154,26 @@ void AsyncServer::run() {
 }
 
 AsyncReply AsyncWorker::push_pull(std::span<const float> grads, std::span<float> params) {
-  // Put every shard's gradient first, then get every shard's weights: the servers work at once.
-  for (size_t k = 0; k < shards_.size(); ++k) {
+  // Put every shard's gradient, then get every shard's weights, all posted at once: the servers work at once.
+  const size_t n = shards_.size();
+  std::vector<int64_t> headers(2 * n), replies(2 * n);
+  std::vector<MPI_Request> reqs(4 * n);
+  for (size_t k = 0; k < n; ++k) {
     const ParamShard& sh = shards_[k];
-    int64_t header[2] = {versions_[k], 0};
-    const int server = static_cast<int>(k);
-    check(MPI_Send(header, 2, MPI_INT64_T, server, kTagHeader, comm_), "MPI_Send(header)");
-    check(MPI_Send(grads.data() + sh.begin, static_cast<int>(sh.end - sh.begin), MPI_FLOAT, server, kTagGrad, comm_),
-          "MPI_Send(gradient)");
+    const int server = static_cast<int>(k), len = static_cast<int>(sh.end - sh.begin);
+    headers[2 * k] = versions_[k], headers[2 * k + 1] = 0;
+    check(MPI_Irecv(&replies[2 * k], 2, MPI_INT64_T, server, kTagReplyHeader, comm_, &reqs[4 * k]), "MPI_Irecv(reply)");
+    check(MPI_Irecv(params.data() + sh.begin, len, MPI_FLOAT, server, kTagWeights, comm_, &reqs[4 * k + 1]),
+          "MPI_Irecv(weights)");
+    check(MPI_Isend(&headers[2 * k], 2, MPI_INT64_T, server, kTagHeader, comm_, &reqs[4 * k + 2]), "MPI_Isend(header)");
+    check(MPI_Isend(grads.data() + sh.begin, len, MPI_FLOAT, server, kTagGrad, comm_, &reqs[4 * k + 3]),
+          "MPI_Isend(gradient)");
   }
+  wait_all(reqs, poll_us_, "push and pull");
   AsyncReply answer = AsyncReply::go_on;
-  for (size_t k = 0; k < shards_.size(); ++k) {
-    const ParamShard& sh = shards_[k];
-    const int server = static_cast<int>(k);
-    int64_t reply[2];
-    check(MPI_Recv(reply, 2, MPI_INT64_T, server, kTagReplyHeader, comm_, MPI_STATUS_IGNORE), "MPI_Recv(reply)");
-    check(MPI_Recv(params.data() + sh.begin, static_cast<int>(sh.end - sh.begin), MPI_FLOAT, server, kTagWeights, comm_,
-                   MPI_STATUS_IGNORE),
-          "MPI_Recv(weights)");
-    versions_[k] = reply[0];
-    const auto r = static_cast<AsyncReply>(reply[1]);
+  for (size_t k = 0; k < n; ++k) {
+    versions_[k] = replies[2 * k];
+    const auto r = static_cast<AsyncReply>(replies[2 * k + 1]);
     if (r == AsyncReply::diverged || (r == AsyncReply::finished && answer == AsyncReply::go_on)) answer = r;
   }
   return answer;

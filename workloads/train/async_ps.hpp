@@ -81,9 +81,11 @@ optim::ParamTable shard_table(const optim::ParamTable& table, const ParamShard& 
 // shard (or a non-finite gradient ended the run), answering every worker request with its current weights.
 class AsyncServer {
  public:
-  // initial: the shard's weights; staleness_bound: SSP's s (>= 0), or < 0 for no bound.
+  // initial: the shard's weights; staleness_bound: SSP's s (>= 0), or < 0 for no bound; poll_us > 0: wait for
+  // requests by testing and sleeping that many microseconds between tests (reducer.poll_us) instead of in
+  // MPI_Recv, which polls and keeps a core busy.
   AsyncServer(MPI_Comm comm, std::span<const float> initial, optim::Optimizer& opt, const optim::Schedule& sched,
-              int64_t total_updates, int64_t staleness_bound = -1);
+              int64_t total_updates, int64_t staleness_bound = -1, int poll_us = 0);
   void run();  // the server thread's body
   const AsyncStats& stats() const { return stats_; }
   // Any thread (rank 0's evaluation, on reaching the target): apply no more updates and answer every
@@ -98,6 +100,7 @@ class AsyncServer {
   const optim::Schedule& sched_;
   int64_t total_updates_;
   int64_t staleness_bound_;
+  int poll_us_;
   AsyncStats stats_;
   std::atomic<bool> finish_{false};
 };
@@ -111,8 +114,9 @@ enum class AsyncReply { go_on = 0, diverged = 1, finished = 2 };
 // stop, then leave() if this worker had requests left).
 class AsyncWorker {
  public:
-  AsyncWorker(MPI_Comm comm, std::vector<ParamShard> shards)
-      : comm_(comm), shards_(std::move(shards)), versions_(shards_.size(), 0) {}
+  // poll_us > 0: wait by testing and sleeping (reducer.poll_us), as the server does.
+  AsyncWorker(MPI_Comm comm, std::vector<ParamShard> shards, int poll_us = 0)
+      : comm_(comm), shards_(std::move(shards)), versions_(shards_.size(), 0), poll_us_(poll_us) {}
   AsyncReply push_pull(std::span<const float> grads, std::span<float> params);
   // The update count of server 0's shard when this worker last pulled (its evaluations count by it).
   int64_t version() const { return versions_[0]; }
@@ -123,6 +127,7 @@ class AsyncWorker {
   MPI_Comm comm_;
   std::vector<ParamShard> shards_;
   std::vector<int64_t> versions_;  // each server's version at this worker's last pull
+  int poll_us_;
 };
 
 }  // namespace dtbench

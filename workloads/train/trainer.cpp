@@ -202,7 +202,8 @@ int Run::execute() {
     AsyncOutcome out = run_async_sgd(
         world_, *model_, *sched_, *data_, cadence_, per_rank_, cfg_["eval"]["stop_at_target"].get<bool>(),
         cfg_["parallel"]["bounded_staleness"].get<bool>() ? cfg_["parallel"]["staleness_bound"].get<int64_t>() : -1,
-        static_cast<int>(cfg_["reducer"]["servers"].get<int64_t>()), cfg_["optimizer"],
+        static_cast<int>(cfg_["reducer"]["servers"].get<int64_t>()),
+        static_cast<int>(cfg_["reducer"]["poll_us"].get<int64_t>()), cfg_["optimizer"],
         static_cast<uint64_t>(cfg_["seed"].get<int64_t>()), st_,
         log_.get(), [this](int64_t done, double epoch) { evaluate(done, epoch, true); },
         [this](int64_t done) { console_->progress(done, st_.images_per_second(global_)); });
