@@ -283,33 +283,25 @@ def curves(runs, keys, zips, out, wanted=None):
 # Steps to target against batch size: S(B) = S_min (1 + B_crit / B)
 
 def fit_critical_batch(batches, steps):
-    """Least-squares fit of log S = log S_min + log(1 + B_crit / B); returns (S_min, B_crit, rms of log S)."""
+    """S(B) = S_min (1 + B_crit / B) = a + c / B by least squares on relative error (weights 1/S^2, closed form):
+    the estimator of the critical-batch criterion (reproduce/criteria/critical_batch.cpp), so that the figure and
+    the claim report give the same S_min and B_crit. Returns (S_min, B_crit, rms of log S); ValueError when fewer
+    than two batch sizes, a singular system, or a fit without S_min > 0 and B_crit >= 0."""
     pts = [(float(b), float(s)) for b, s in zip(batches, steps) if b > 0 and s > 0]
     if len({b for b, _ in pts}) < 2:
         raise ValueError("the fit needs steps at two or more batch sizes")
-    logs = [math.log(s) for _, s in pts]
-
-    def best_for(bc):
-        shift = [math.log(1 + bc / b) for b, _ in pts]
-        log_smin = sum(l - d for l, d in zip(logs, shift)) / len(pts)
-        err = sum((l - log_smin - d) ** 2 for l, d in zip(logs, shift))
-        return err, log_smin
-
-    lo, hi = math.log(min(b for b, _ in pts) / 1e4), math.log(max(b for b, _ in pts) * 1e4)
-    grid = [lo + (hi - lo) * i / 2000 for i in range(2001)]
-    errs = [best_for(math.exp(g))[0] for g in grid]
-    i = min(range(len(grid)), key=errs.__getitem__)
-    a, b = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    phi = (math.sqrt(5) - 1) / 2
-    for _ in range(100):  # golden section on the bracket around the best grid point
-        c, d = b - phi * (b - a), a + phi * (b - a)
-        if best_for(math.exp(c))[0] < best_for(math.exp(d))[0]:
-            b = d
-        else:
-            a = c
-    bc = math.exp((a + b) / 2)
-    err, log_smin = best_for(bc)
-    return math.exp(log_smin), bc, math.sqrt(err / len(pts))
+    m11 = m12 = m22 = r1 = r2 = 0.0
+    for b, s in pts:
+        x1, x2 = 1 / s, 1 / (b * s)  # the row of (a, c) for the target 1 = (a + c / B) / S
+        m11, m12, m22, r1, r2 = m11 + x1 * x1, m12 + x1 * x2, m22 + x2 * x2, r1 + x1, r2 + x2
+    det = m11 * m22 - m12 * m12
+    if abs(det) <= 1e-300:
+        raise ValueError("the fit's system is singular")
+    a, c = (r1 * m22 - r2 * m12) / det, (m11 * r2 - m12 * r1) / det
+    if not (a > 0 and c >= 0):
+        raise ValueError(f"no fit with S_min > 0 and B_crit >= 0 (S = {a:.4g} + {c:.4g} / B)")
+    err = sum((math.log(s) - math.log(a + c / b)) ** 2 for b, s in pts)
+    return a, c / a, math.sqrt(err / len(pts))
 
 
 def batch(runs, keys, zips, out, wanted=None):
@@ -329,7 +321,11 @@ def batch(runs, keys, zips, out, wanted=None):
         return []
     bsizes = sorted(by_b)
     med = [median(by_b[b]) for b in bsizes]
-    smin, bcrit, rms = fit_critical_batch(bsizes, med)
+    try:
+        smin, bcrit, rms = fit_critical_batch(bsizes, med)
+    except ValueError as e:
+        print(f"batch: no S(B) fit ({e}); skipped")
+        return []
     fig, ax = plt.subplots(figsize=(7.5, 5))
     b_est = median(bsimple) if bsimple else None
     shown = bsizes + ([b_est] if b_est else [])

@@ -24,8 +24,8 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-# --- The fit: exact data from S(B) = 1000 (1 + 512 / B) must give the parameters back to 1e-4
-# (the golden-section search stops far below that); data with +-5% multiplicative noise within 15%.
+# --- The fit: exact data from S(B) = 1000 (1 + 512 / B) must give the parameters back to 1e-4 (a closed form:
+# only rounding remains); data with +-5% multiplicative noise within 15%; steps growing with B have no fit.
 bs = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 exact = [1000 * (1 + 512 / b) for b in bs]
 smin, bcrit, rms = plot.fit_critical_batch(bs, exact)
@@ -36,6 +36,11 @@ check(abs(smin / 1000 - 1) < 0.15 and abs(bcrit / 512 - 1) < 0.15, f"noisy fit {
 try:
     plot.fit_critical_batch([64, 64], [10, 11])
     check(False, "the fit accepted a single batch size")
+except ValueError:
+    pass
+try:  # the criterion's own refusal (reproduce_test.cpp): steps that grow with the batch
+    plot.fit_critical_batch([16, 64, 256], [100, 400, 1600])
+    check(False, "the fit accepted steps growing with the batch")
 except ValueError:
     pass
 
