@@ -291,6 +291,13 @@ std::vector<Rule> build_rules() {
          return when(served && servers > ranks,
                      std::to_string(servers) + " servers is more than the rank count " + std::to_string(ranks));
        }},
+      {"/optimizer/name", Needs::config,
+       [](const Json& c, int) {
+         return when(c["reducer"]["name"] == "async_parameter_server" && c["reducer"]["servers"].get<int64_t>() > 1 &&
+                         c["optimizer"]["name"] == "sgld",
+                     "\"sgld\" draws its noise by position in the whole parameter buffer; a sharded parameter "
+                     "server (/reducer/servers > 1) would draw the same noise in every shard: use one server");
+       }},
       {"/optimizer/clip_grad_norm", Needs::config,
        [](const Json& c, int) {
          return when(c["reducer"]["name"] == "async_parameter_server" && c["reducer"]["servers"].get<int64_t>() > 1 &&

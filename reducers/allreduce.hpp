@@ -57,8 +57,9 @@ enum ReducerTag : int {
   kTagButterfly = 103,
   kTagRing = 104,
   kTagHalvingDoubling = 105,
-  kTagHierarchical = 106,  // within a node (the leaders' algorithm uses its own tag)
-  kTagSubBarrier = 107,    // SubComm::barrier
+  kTagNcclBootstrap = 106,  // the NCCL unique id, sent from rank 0 (nccl_reducer.cpp)
+  kTagHierarchical = 107,   // within a node (the leaders' algorithm uses its own tag)
+  kTagSubBarrier = 108,     // SubComm::barrier
   kTagDriver = 199,  // the allreduce benchmark driver's own small messages
 };
 

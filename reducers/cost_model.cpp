@@ -183,6 +183,9 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
       if (r.at("wrong").get<uint64_t>() != 0) continue;  // a wrong result's time means nothing
       const double bytes = r.at("bytes").get<double>(), t = row_seconds(r);
       if ((max_bytes > 0 && bytes > max_bytes) || bytes <= 0 || ranks < 2 || t <= 0) continue;
+      // A reducer without a cost formula (hierarchical, nccl) is not fitted: its rows are left out.
+      const ReducerInfo* info = find_reducer(r.at("reducer").get<std::string>());
+      if (info == nullptr || info->cost == nullptr) continue;
       times[{r.at("reducer").get<std::string>(), ranks, cores, bytes}].push_back(t);
     }
   }

@@ -106,26 +106,6 @@ void Hierarchical::run(float* data, size_t count) {
   }
 }
 
-CostTerms Hierarchical::cost(int p, double n, const ReducerOptions& o, double eager) {
-  // The largest node's leader is the critical path: g - 1 receives and additions, the leaders' allreduce
-  // of L ranks, g - 1 sends.
-  const std::vector<std::vector<int>> groups = groups_of(node_layout(p, o, nullptr));
-  double g = 0;
-  for (const auto& grp : groups) g = std::max(g, static_cast<double>(grp.size()));
-  CostTerms t;
-  t.messages(2 * (g - 1), n, eager);
-  t.beta = 2 * (g - 1) * n;
-  t.gamma = (g - 1) * n;
-  t.concurrency = 2;  // a leader and one of its ranks at a time
-  const int L = static_cast<int>(groups.size());
-  if (L > 1 && n > 0) {
-    const CostTerms l = reducer_info(o.leader).cost(L, n, leader_options(o, L), eager);
-    t.alpha += l.alpha, t.alpha_rndv += l.alpha_rndv, t.beta += l.beta, t.gamma += l.gamma;
-    t.concurrency = std::max(t.concurrency, l.concurrency);
-  }
-  return t;
-}
-
 std::vector<RankBytes> Hierarchical::traffic(int p, size_t bytes, const ReducerOptions& o) {
   // From run(): a rank other than its node's leader sends and receives one buffer; a leader receives and
   // sends one per other rank of its node, plus its own bytes in the leaders' algorithm (as rank j of L).

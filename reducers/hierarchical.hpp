@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "reducers/allreduce.hpp"
-#include "reducers/cost_terms.hpp"
 #include "reducers/scratch.hpp"
 #include "reducers/sub_comm.hpp"
 #include "reducers/traffic.hpp"
@@ -32,9 +31,8 @@ class Hierarchical : public Allreduce {
   Hierarchical(Comm& comm, const ReducerOptions& options);
   std::string name() const override { return "hierarchical"; }
   void run(float* data, size_t count) override;
-  // The alpha-beta-gamma terms and the exact bytes of each rank (reducers/cost_terms.hpp, traffic.hpp), for
-  // the nodes the options give (ranks_per_node or nodes; neither: one node).
-  static CostTerms cost(int ranks, double bytes, const ReducerOptions& options, double eager_bytes);
+  // The exact bytes of each rank (reducers/traffic.hpp), for the nodes the options give (ranks_per_node or
+  // nodes; neither: one node). No cost formula (registry.cpp says why).
   static std::vector<RankBytes> traffic(int ranks, size_t bytes, const ReducerOptions& options);
 
   // BadInput unless `leader` is a flat host algorithm that runs on a SubComm: parameter_server, tree,

@@ -9,8 +9,6 @@
 namespace dtbench {
 
 namespace {
-// The bootstrap message's tag, beside the algorithms' tags in allreduce.hpp (101..105, 199).
-constexpr int kTagNcclBootstrap = 106;
 
 // Selects the rank's device: its local rank's (the rank itself on the thread transport), as device.hpp says.
 int select_nccl_device(const Comm& comm) {

@@ -19,7 +19,7 @@ struct ProcessResult {
 ProcessResult run_capture(const std::vector<std::string>& argv);
 
 // Runs argv[0] with standard output and error appended to the given files; returns the exit code
-// as above. With parent_death_signal (e.g. SIGTERM) the child gets that signal when this process dies (Linux
+// as above. With parent_death_signal (e.g. SIGUSR1) the child gets that signal when this process dies (Linux
 // PR_SET_PDEATHSIG), so that it does not outlive a killed campaign.
 int run_to_files(const std::vector<std::string>& argv, const std::filesystem::path& out,
                  const std::filesystem::path& err, int parent_death_signal = 0);

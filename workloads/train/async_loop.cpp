@@ -96,8 +96,9 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     }
   }
   if (server_thread.joinable()) server_thread.join();
-  if (server_error) std::rethrow_exception(server_error);
+  // Every rank takes part in the collective before a server's error is rethrown, so that no rank waits in it.
   out.stats = merged_stats(ps.get(), server ? &server->stats() : nullptr, servers);
+  if (server_error) std::rethrow_exception(server_error);
   if (world.root() && out.stats["diverged"].get<bool>()) diverged = true, out.detail = out.stats["diverged_detail"];
   if (world.root()) out.stats.erase("diverged"), out.stats.erase("diverged_detail");
   int flags[2] = {diverged ? 1 : 0, stopped ? 1 : 0};

@@ -96,7 +96,9 @@ bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json&
   st = TrainState::from_json(header["state"]);
   schedule.load_state(load_rank_state(world, dir, st, model));
   if (noise) noise->load_state(st.noise);
-  st.preemptions.back()["resumed_utc"] = utc_timestamp();
+  // A kept final checkpoint (output.keep_checkpoint) carries no preemption: a requeued run that had already
+  // finished resumes at its end.
+  if (!st.preemptions.empty()) st.preemptions.back()["resumed_utc"] = utc_timestamp();
   return true;
 }
 
