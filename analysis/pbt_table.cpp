@@ -28,6 +28,8 @@ std::vector<TextTable> pbt_tables(const pbt::Lineage& l, Format) {
                     " steps, " + std::to_string(last.end_step) + " of " + std::to_string(l.total_steps) + " steps";
   members.header = {"member", "test accuracy", "exploited", "failed"};
   members.right = {true, true, true, true};
+  const bool validated = l.select_on == "validation";
+  if (validated) members.header.insert(members.header.begin() + 2, "validation accuracy"), members.right.push_back(true);
   for (const std::string& k : keys) members.header.push_back(k), members.right.push_back(true);
   for (const pbt::MemberInterval& m : last.members) {
     int exploited = 0, failed = 0;
@@ -38,9 +40,14 @@ std::vector<TextTable> pbt_tables(const pbt::Lineage& l, Format) {
     std::vector<std::string> row = {std::to_string(m.member),
                                     m.test_accuracy ? format_number(*m.test_accuracy) : m.status,
                                     std::to_string(exploited), std::to_string(failed)};
+    if (validated)
+      row.insert(row.begin() + 2, m.validation_accuracy ? format_number(*m.validation_accuracy) : m.status);
     for (const std::string& k : keys) row.push_back(json_cell(m.hyperparameters.value(k, Json())));
     members.rows.push_back(std::move(row));
   }
+  if (validated)
+    members.notes.push_back("members were ranked (selection and best) by their accuracy on the validation set held "
+                            "out of the training set (/data/validation_size), not on the test set");
   members.notes.push_back("exploited: ready points at which the member took a top member's checkpoint (as one of "
                           "the bottom or after diverging); failed: intervals whose run failed (the member was then "
                           "replaced by a copy)");

@@ -47,6 +47,9 @@ Node build_run_schema() {
       {"data", object({{"dataset", text("fashion-mnist", {"fashion-mnist", "mnist", "cifar10", "cifar100", "synthetic"})},
                        {"path", text("", {}, "folder of the data files; empty = the data set's default location")},
                        {"normalize", boolean(true)},
+                       {"validation_size", integer(0, 0, 1e9,
+                                                   "images held out of the training set (its last ones): never "
+                                                   "trained on, evaluated beside the test set at every evaluation")},
                        {"augment", object({{"random_crop_padding", integer(0, 0, 64)},
                                            {"horizontal_flip", boolean(false)}})},
                        {"synthetic", object({{"channels", integer(3, 1, 4096)},

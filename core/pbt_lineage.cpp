@@ -35,7 +35,7 @@ std::string run_name(int member, int64_t interval) {
 Json Lineage::to_json() const {
   Json out = {{"format", "dtbench-pbt-lineage"}, {"version", 1}, {"name", name}, {"mode", mode},
               {"population", population}, {"ready_steps", ready_steps}, {"total_steps", total_steps},
-              {"seed", seed}, {"spec", spec}, {"intervals", Json::array()}};
+              {"seed", seed}, {"select_on", select_on}, {"spec", spec}, {"intervals", Json::array()}};
   for (const Interval& iv : intervals) {
     Json ji = {{"interval", iv.index}, {"start_step", iv.start_step}, {"end_step", iv.end_step},
                {"members", Json::array()}, {"events", Json::array()}};
@@ -45,6 +45,8 @@ Json Lineage::to_json() const {
                                {"hyperparameters", m.hyperparameters}, {"status", m.status}, {"exit_code", m.exit_code},
                                {"test_accuracy", m.test_accuracy ? Json(*m.test_accuracy) : Json(nullptr)},
                                {"wall_seconds", m.wall_seconds}});
+      if (select_on == "validation")
+        ji["members"].back()["validation_accuracy"] = m.validation_accuracy ? Json(*m.validation_accuracy) : Json(nullptr);
     }
     for (const Event& e : iv.events) {
       Json je = {{"kind", e.kind}, {"member", e.member}, {"from", e.from}, {"hyperparameters_before", e.before},
@@ -57,7 +59,9 @@ Json Lineage::to_json() const {
   const int b = best_member();
   if (b >= 0) {
     const MemberInterval& m = intervals.back().members[size_t(b)];
-    out["best"] = {{"member", b}, {"run", m.run}, {"test_accuracy", *m.test_accuracy}};
+    out["best"] = {{"member", b}, {"run", m.run},
+                   {"test_accuracy", m.test_accuracy ? Json(*m.test_accuracy) : Json(nullptr)}};
+    if (select_on == "validation") out["best"]["validation_accuracy"] = *m.validation_accuracy;
   }
   return out;
 }
@@ -74,6 +78,11 @@ Lineage Lineage::from_json(const Json& j, const std::string& where) {
   l.ready_steps = get<int64_t>(j, "ready_steps", where);
   l.total_steps = get<int64_t>(j, "total_steps", where);
   l.seed = get<uint64_t>(j, "seed", where);
+  if (j.contains("select_on")) {
+    l.select_on = get<std::string>(j, "select_on", where);
+    if (l.select_on != "test" && l.select_on != "validation")
+      throw BadInput(where + "/select_on: expected \"test\" or \"validation\", got \"" + l.select_on + "\"");
+  }
   l.spec = field(j, "spec", where);
   const Json& ivs = field(j, "intervals", where);
   if (!ivs.is_array()) throw BadInput(where + "/intervals: expected an array");
@@ -99,6 +108,8 @@ Lineage Lineage::from_json(const Json& j, const std::string& where) {
       m.exit_code = get<int>(ms[k], "exit_code", wm);
       const Json& acc = field(ms[k], "test_accuracy", wm);
       if (!acc.is_null()) m.test_accuracy = get<double>(ms[k], "test_accuracy", wm);
+      if (ms[k].contains("validation_accuracy") && !ms[k]["validation_accuracy"].is_null())
+        m.validation_accuracy = get<double>(ms[k], "validation_accuracy", wm);
       m.wall_seconds = get<double>(ms[k], "wall_seconds", wm);
       iv.members.push_back(std::move(m));
     }
@@ -124,12 +135,15 @@ Lineage Lineage::from_json(const Json& j, const std::string& where) {
   return l;
 }
 
+std::optional<double> Lineage::score(const MemberInterval& m) const {
+  return select_on == "validation" ? m.validation_accuracy : m.test_accuracy;
+}
+
 int Lineage::best_member() const {
   if (intervals.empty()) return -1;
   int best = -1;
   for (const MemberInterval& m : intervals.back().members)
-    if (m.test_accuracy && (best < 0 || *m.test_accuracy > *intervals.back().members[size_t(best)].test_accuracy))
-      best = m.member;
+    if (score(m) && (best < 0 || *score(m) > *score(intervals.back().members[size_t(best)]))) best = m.member;
   return best;
 }
 

@@ -34,7 +34,9 @@ double loss(const JsonFields& f, const char* key) {
 }
 
 EvalPoint eval_point_from(const JsonFields& f) {
-  f.only({"epoch", "step", "samples", "wall_seconds", "train_loss", "test_loss", "test_accuracy", "lr", "b_simple"});
+  f.only({"epoch", "step", "samples", "wall_seconds", "train_loss", "test_loss", "test_accuracy", "lr", "b_simple",
+          "validation_loss", "validation_accuracy"});
+  const bool validated = f.has("validation_accuracy") || f.has("validation_loss");
   return {.epoch = f.number("epoch"),
           .step = f.integer("step"),
           .samples = f.integer("samples"),
@@ -43,7 +45,9 @@ EvalPoint eval_point_from(const JsonFields& f) {
           .test_loss = loss(f, "test_loss"),
           .test_accuracy = f.number("test_accuracy"),
           .lr = f.number("lr"),
-          .b_simple = f.at("b_simple").is_null() ? std::nullopt : std::optional(f.number("b_simple"))};
+          .b_simple = f.at("b_simple").is_null() ? std::nullopt : std::optional(f.number("b_simple")),
+          .validation_loss = validated ? std::optional(loss(f, "validation_loss")) : std::nullopt,
+          .validation_accuracy = validated ? std::optional(f.number("validation_accuracy")) : std::nullopt};
 }
 
 StepTiming timing_from(const JsonFields& f) {
@@ -62,7 +66,7 @@ StepTiming timing_from(const JsonFields& f) {
 }  // namespace
 
 Json to_json(const EvalPoint& p) {
-  return {{"epoch", p.epoch},
+  Json j = {{"epoch", p.epoch},
           {"step", p.step},
           {"samples", p.samples},
           {"wall_seconds", p.wall_seconds},
@@ -71,6 +75,11 @@ Json to_json(const EvalPoint& p) {
           {"test_accuracy", p.test_accuracy},
           {"lr", p.lr},
           {"b_simple", p.b_simple ? Json(*p.b_simple) : Json(nullptr)}};
+  if (p.validation_accuracy) {
+    j["validation_loss"] = p.validation_loss ? Json(*p.validation_loss) : Json(nullptr);
+    j["validation_accuracy"] = *p.validation_accuracy;
+  }
+  return j;
 }
 
 EvalPoint eval_point_from_json(const Json& j, const std::string& pointer) {

@@ -25,7 +25,7 @@ struct StepTiming {
   bool operator==(const StepTiming&) const = default;
 };
 
-// One evaluation on the test set.
+// One evaluation on the test set (and the validation set, when the run holds one out).
 struct EvalPoint {
   double epoch = 0;
   int64_t step = 0;
@@ -36,6 +36,9 @@ struct EvalPoint {
   double test_accuracy = 0;
   double lr = 0;
   std::optional<double> b_simple;  // gradient noise scale estimate (McCandlish et al. 2018)
+  // On the images held out of the training set (/data/validation_size); absent without them. The record writes
+  // them only when present, so records without a validation set read as before.
+  std::optional<double> validation_loss, validation_accuracy;
   bool operator==(const EvalPoint&) const = default;
 };
 

@@ -86,11 +86,14 @@ std::string tail_of(const fs::path& file, size_t bytes) {
 // An exclusive lock on a campaign folder for the life of the process (flock: released if the process dies).
 class DirLock {
  public:
-  explicit DirLock(const fs::path& file) : fd_(::open(file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
+  // Not close-on-exec: the member processes inherit the descriptor, so the lock is held until the last of them
+  // has exited, and a rerun cannot start while members of a killed campaign still write their files.
+  explicit DirLock(const fs::path& file) : fd_(::open(file.c_str(), O_CREAT | O_RDWR, 0644)) {
     if (fd_ < 0) throw RunFailed(file.string() + ": cannot create the campaign's lock file");
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       ::close(fd_);
-      throw RunFailed(file.parent_path().string() + ": another dtbench pbt is running on this folder");
+      throw RunFailed(file.parent_path().string() + ": another dtbench pbt, or member runs of one that ended, still "
+                      "work on this folder; wait for them");
     }
   }
   ~DirLock() { ::close(fd_); }
@@ -186,6 +189,7 @@ pbt::MemberInterval collect_member(MemberRun& r, int64_t end_step, int exit_code
   out.status = ok ? "completed" : "failed";
   if (ok) {
     out.test_accuracy = rec->curve.back().test_accuracy;
+    out.validation_accuracy = rec->curve.back().validation_accuracy;
     out.wall_seconds = rec->wall_seconds;
   } else if (out.exit_code == 0 || out.exit_code < 0) {
     out.exit_code = 1;  // ran, but left no usable record (a missing checkpoint), or its exit status is unknown
@@ -194,7 +198,8 @@ pbt::MemberInterval collect_member(MemberRun& r, int64_t end_step, int exit_code
 }
 
 // Here: `env OMPI_MCA_orte_tmpdir_base=... [mpirun -np K ARGS...] PROGRAM... CONFIG --resume ARGS...`, tied to
-// this process (SIGTERM when it dies: the member checkpoints as preempted and a rerun resumes it).
+// this process (SIGUSR1 when it dies: the member checkpoints as preempted and a rerun resumes it; mpirun forwards
+// SIGUSR1 to the ranks, where SIGTERM would make it kill them).
 int run_here(const pbt::Spec& spec, const fs::path& dir, const MemberRun& r, const std::vector<std::string>& program) {
   // Each member slot its own Open MPI session folder: Open MPI 4.1 removes the shared per-host folder when the
   // last job on the host ends, and a member starting at that moment would fail (open-mpi/ompi#8510).
@@ -206,7 +211,7 @@ int run_here(const pbt::Spec& spec, const fs::path& dir, const MemberRun& r, con
   argv.insert(argv.end(), program.begin(), program.end());
   argv.insert(argv.end(), {r.config.string(), "--resume"});
   argv.insert(argv.end(), r.args.begin(), r.args.end());
-  return slurm::run_to_files(argv, r.out, r.err, SIGTERM);
+  return slurm::run_to_files(argv, r.out, r.err, SIGUSR1);
 }
 
 // The exit code the job script printed last ("launcher exited with N") after byte `offset` of its output (where
@@ -360,7 +365,8 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
     for (int m = 0; m < spec.population; ++m) {
       MemberRun& r = runs[size_t(m)];
       if (plans[size_t(m)].diverged || r.attempt == MemberRun::Attempt::reuse) continue;
-      if (job_exit_code(r.out, r.out_offset) == 3 && resumes[size_t(m)] < kMaxResumes && ended_preempted(r)) {
+      // By the record, not the exit code: a cancelled job's batch shell may die before it prints one.
+      if (resumes[size_t(m)] < kMaxResumes && ended_preempted(r)) {
         ++resumes[size_t(m)];
         r.attempt = MemberRun::Attempt::resume;
         std::printf("member %d: its job ended preempted; submitting it again to resume from its checkpoint\n", m);
@@ -400,6 +406,7 @@ int run_pbt(const Args& a) {
   } else {
     l.name = spec.name, l.mode = spec.mode, l.population = spec.population;
     l.ready_steps = spec.ready_steps, l.total_steps = spec.total_steps, l.seed = spec.seed, l.spec = spec.source;
+    l.select_on = spec.select_on;
   }
   const std::vector<std::string> program =
       spec.program.empty() ? std::vector<std::string>{slurm::dtbench_binary(), "train"} : spec.program;
@@ -412,16 +419,16 @@ int run_pbt(const Args& a) {
               spec.mode == "pbt" ? "population-based training" : "random search", spec.population,
               static_cast<long long>(spec.intervals()), static_cast<long long>(spec.ready_steps),
               static_cast<long long>(spec.total_steps), where.c_str());
-  if (a.submit && !slurm::on_path("sbatch"))
-    throw BadInput("--submit needs sbatch and squeue on PATH (is this a Slurm login node?)");
-  if (!a.submit && spec.ranks > 1 && !slurm::on_path("mpirun"))
-    throw BadInput("members of " + std::to_string(spec.ranks) + " ranks (/slurm) run here with mpirun, which is not on "
-                   "PATH (Open MPI: scripts/setup.sh installs it); or use --submit");
   if (a.dry_run) {
     for (int m = 0; m < spec.population; ++m)
       std::printf("  member %d: %s\n", m, plans[size_t(m)].hyperparameters.dump().c_str());
     return 0;
   }
+  if (a.submit && (!slurm::on_path("sbatch") || !slurm::on_path("squeue")))
+    throw BadInput("--submit needs sbatch and squeue on PATH (is this a Slurm login node?)");
+  if (!a.submit && spec.ranks > 1 && !slurm::on_path("mpirun"))
+    throw BadInput("members of " + std::to_string(spec.ranks) + " ranks (/slurm) run here with mpirun, which is not on "
+                   "PATH (Open MPI: scripts/setup.sh installs it); or use --submit");
   fs::create_directories(dir / "runs");
   lock.emplace(dir / ".lock");  // one campaign process per folder
   if (!a.submit) refuse_if_queued(dir);
@@ -445,7 +452,7 @@ int run_pbt(const Args& a) {
 
     std::vector<double> scores;
     for (const pbt::MemberInterval& m : iv.members) {
-      scores.push_back(m.status == "diverged" ? -HUGE_VAL : m.test_accuracy ? *m.test_accuracy : std::nan(""));
+      scores.push_back(m.status == "diverged" ? -HUGE_VAL : l.score(m) ? *l.score(m) : std::nan(""));
       if (m.status == "failed")
         std::fprintf(stderr, "dtbench pbt: member %d failed in interval %lld (run %s, exit %d): %s\n", m.member,
                      static_cast<long long>(i), m.run.c_str(), m.exit_code,
@@ -484,9 +491,9 @@ int run_pbt(const Args& a) {
     plans = next_plans(l);
     const pbt::Interval& done = l.intervals.back();
     const int best = l.best_member();
-    std::printf("interval %lld (steps %lld-%lld): best member %d at %.4f, %zu replaced, %d failed, %d diverged\n",
+    std::printf("interval %lld (steps %lld-%lld): best member %d at %.4f (%s), %zu replaced, %d failed, %d diverged\n",
                 static_cast<long long>(i), static_cast<long long>(done.start_step), static_cast<long long>(done.end_step),
-                best, best >= 0 ? *done.members[size_t(best)].test_accuracy : 0.0, done.events.size(),
+                best, best >= 0 ? *l.score(done.members[size_t(best)]) : 0.0, l.select_on.c_str(), done.events.size(),
                 static_cast<int>(std::count_if(done.members.begin(), done.members.end(),
                                                [](const pbt::MemberInterval& m) { return m.status == "failed"; })),
                 static_cast<int>(std::count_if(done.members.begin(), done.members.end(),
@@ -499,9 +506,10 @@ int run_pbt(const Args& a) {
   }
   const int best = l.best_member();
   if (best >= 0) {
-    std::printf("best: member %d, test accuracy %.4f (%s); lineage %s\n", best,
-                *l.intervals.back().members[size_t(best)].test_accuracy, l.intervals.back().members[size_t(best)].run.c_str(),
-                lineage_file.string().c_str());
+    const pbt::MemberInterval& b = l.intervals.back().members[size_t(best)];
+    std::printf("best: member %d, test accuracy %.4f", best, b.test_accuracy ? *b.test_accuracy : 0.0);
+    if (b.validation_accuracy) std::printf(", validation accuracy %.4f", *b.validation_accuracy);
+    std::printf(" (%s; ranked on %s); lineage %s\n", b.run.c_str(), l.select_on.c_str(), lineage_file.string().c_str());
   }
   return 0;
 }

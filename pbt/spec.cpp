@@ -23,6 +23,8 @@ config::Node fixed_schema() {
   return object({
       {"name", text("", {}, "campaign name")},
       {"mode", text("pbt", {"pbt", "random_search"})},
+      {"select_on", text("", {"", "validation", "test"}, "the accuracy that ranks members; \"\" = validation "
+                                                         "when the base holds a validation set out, else test")},
       {"population", integer(0, 0, 100000, "members")},
       {"ready_steps", integer(0, 0, 1e12, "steps between ready points")},
       {"seed", integer(1, 0, 9007199254740991.0)},
@@ -173,6 +175,12 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   if (resolved["eval"]["stop_at_target"].get<bool>())
     fail("/base/eval/stop_at_target", "members train to the end of each interval; a member that stopped early could "
                                       "not be compared at the ready point");
+  const bool held_out = resolved["data"]["validation_size"].get<int64_t>() > 0;
+  s.select_on = r["select_on"].get<std::string>();
+  if (s.select_on.empty()) s.select_on = held_out ? "validation" : "test";
+  if (s.select_on == "validation" && !held_out)
+    fail("/select_on", "selecting on the validation set needs one: give /base/data/validation_size (images held "
+                       "out of the training set)");
   s.ready_steps = r["ready_steps"].get<int64_t>();
   if (s.ready_steps < 1) fail("/ready_steps", "give the ready interval in steps (>= 1)");
   if (s.ready_steps > s.total_steps)

@@ -9,6 +9,9 @@
 //                                              length (steps, not epochs: ready intervals count steps)
 //     "population": 8,                         members, >= 2
 //     "ready_steps": 100,                      a member is ready (evaluated, maybe exploited) every this many steps
+//     "select_on": "validation",               the accuracy that ranks members: "validation" (the default when
+//                                              /base/data/validation_size > 0: images held out of the training
+//                                              set) or "test" (the default otherwise)
 //     "seed": 1,                               of the priors, the selection and the perturbations; each member
 //                                              trains with /base/seed + its index
 //     "exploit": {"truncation": 0.25},         the bottom fraction copies a random member of the top fraction
@@ -55,6 +58,7 @@ struct Prior {
 struct Spec {
   std::string name;
   std::string mode = "pbt";  // "pbt" | "random_search"
+  std::string select_on;     // "validation" | "test"
   Json base = Json::object();
   int population = 0;
   int64_t ready_steps = 0;

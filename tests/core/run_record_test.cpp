@@ -38,7 +38,7 @@ RunRecord full_record() {
   r.timing = {0.001, 0.02, 0.04, 0.002, 0.01, 0.001, 0.064};
   r.images_per_second = 2000;
   r.bytes_communicated_per_step = 1.1e6;
-  r.curve.push_back({0.21, 100, 12800, 12.4, 0.5, 0.45, 0.91, 0.1, 512.0});
+  r.curve.push_back({0.21, 100, 12800, 12.4, 0.5, 0.45, 0.91, 0.1, 512.0, std::nullopt, std::nullopt});
   r.target_accuracy = 0.9;
   r.time_to_accuracy = TimeToAccuracy{12.4, 100, 0.21, 12800};
   return r;
@@ -89,7 +89,7 @@ TEST(RunRecord, ReadsBackExactlyWhatWasWritten) {
   Scratch s;
   RunRecord r = full_record();
   r.status_detail = "target 0.9 reached at step 100";
-  r.curve.push_back({0.42, 200, 25600, 24.8, 0.3, 0.35, 0.93, 0.05, std::nullopt});
+  r.curve.push_back({0.42, 200, 25600, 24.8, 0.3, 0.35, 0.93, 0.05, std::nullopt, 0.38, 0.92});
   r.extra["per_rank_timing"] = Json::array({Json::object({{"rank", 0}, {"total", 0.064}})});
   r.extra["scaling_efficiency"] = 0.93;
   fs::path file = s.dir / "full.json";

@@ -218,7 +218,7 @@ def check_campaign():
     resumed = json.load(open(os.path.join(killed, "runs", "m01-i001.json")))
     stops = [e["at_step"] for e in resumed["extra"].get("preemptions", [])]
     assert len(stops) == 1 and 13 <= stops[0] < 20, resumed["extra"].get("preemptions")
-    for _ in range(600):  # members started before the kill finish on their own
+    for _ in range(600):  # members started before the kill stop (SIGUSR1 when their parent dies) as preempted
         if subprocess.run(["pgrep", "-f", killed + "/configs"], capture_output=True).returncode != 0:
             break
         time.sleep(0.1)
@@ -251,6 +251,25 @@ def check_campaign():
     first = [m["hyperparameters"] for m in l["intervals"][0]["members"]]
     assert first == [m["hyperparameters"] for m in first_two[0]["members"]], "random search drew other members"
     print("random search: same initial members, only the failure replaced")
+
+    # Selection on a validation set held out of the training set: the lineage says so, every member has both
+    # accuracies, and each exploited member copies the member with the best validation accuracy.
+    val = spec([args.dtbench, "train"])
+    val["base"]["data"]["validation_size"] = 120
+    camp_val = os.path.join(args.work, "camp-val")
+    p = run([args.dtbench, "pbt", write("val.json", val), "--out", camp_val])
+    assert "ranked on validation" in p.stdout, p.stdout
+    l = json.load(open(os.path.join(camp_val, "lineage.json")))
+    assert l["select_on"] == "validation" and "validation_accuracy" in l["best"], l.get("best")
+    for iv in l["intervals"]:
+        done = [m for m in iv["members"] if m["status"] == "completed"]
+        assert all(m["validation_accuracy"] is not None and m["test_accuracy"] is not None for m in done)
+        best = max(done, key=lambda m: (m["validation_accuracy"], -m["member"]))
+        for e in iv["events"]:
+            assert e["from"] == best["member"], (e, best)
+    rec = json.load(open(os.path.join(camp_val, "runs", l["best"]["run"] + ".json")))
+    assert rec["curve"][-1]["validation_accuracy"] == l["best"]["validation_accuracy"]
+    print("selection on the validation set: lineage, accuracies and exploits consistent")
 
 
 def main():

@@ -59,6 +59,12 @@ TEST(PbtSpec, ParsesAndDerives) {
   EXPECT_EQ(w.local["mpirun_args"], Json::array({"--bind-to", "none"}));
   EXPECT_EQ(w.slurm["time"], "00:10:00");
   EXPECT_EQ(w.slurm["signal_seconds"], 120);
+  EXPECT_EQ(s.select_on, "test");  // the base holds no validation set out
+  Json held = good_spec();
+  held["base"]["data"] = {{"validation_size", 1000}};
+  EXPECT_EQ(pbt::parse_spec(held, ".").select_on, "validation");
+  held["select_on"] = "test";
+  EXPECT_EQ(pbt::parse_spec(held, ".").select_on, "test");
 }
 
 TEST(PbtSpec, BadSpecsNameTheKey) {
@@ -108,6 +114,12 @@ TEST(PbtSpec, BadSpecsNameTheKey) {
   j = good_spec();
   j["populaton"] = 4;
   EXPECT_EQ(error_of(j).rfind("/populaton: unknown key", 0), 0u) << error_of(j);
+  j = good_spec();
+  j["select_on"] = "validation";
+  EXPECT_EQ(error_of(j).rfind("/select_on: selecting on the validation set needs one: give /base/data/validation_size", 0),
+            0u) << error_of(j);
+  j["select_on"] = "train";
+  EXPECT_EQ(error_of(j).rfind("/select_on: expected one of", 0), 0u) << error_of(j);
   // The members' ranks and launch.
   j = good_spec();
   j["slurm"] = {{"tasks_per_node", 3}};

@@ -1,5 +1,6 @@
-// Evaluation on the test set: sharded over all ranks (their sums allreduced), or, for asynchronous SGD,
-// by rank 0 alone on its current weights while the other ranks go on training ("solo").
+// Evaluation on the test set, or on the validation set held out of the training set: sharded over all ranks
+// (their sums allreduced), or, for asynchronous SGD, by rank 0 alone on its current weights while the other
+// ranks go on training ("solo").
 #pragma once
 
 #include <cstdint>
@@ -13,10 +14,11 @@
 namespace dtbench {
 
 struct EvalResult {
-  double test_loss = 0, test_accuracy = 0;
+  double loss = 0, accuracy = 0;
 };
 
-// Forward passes (train = false) over this rank's test indices in batches of eval_batch.
-EvalResult evaluate_test_set(TrainModel& model, TrainingData& data, const World& world, size_t eval_batch, bool solo);
+// Forward passes (train = false) over this rank's indices of `set` in batches of eval_batch.
+EvalResult evaluate_set(TrainModel& model, TrainingData& data, EvalSet set, const World& world, size_t eval_batch,
+                        bool solo);
 
 }  // namespace dtbench

@@ -258,16 +258,21 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   trace::Span traced("evaluation", "evaluation");
   if (!solo && parallel_->local_step(steps_done - 1)) parallel_->average_models(*model_);
   if (log_) log_->start(mllog::kEvalStart, nullptr, {{mllog::kEpochNum, epoch}});
-  const EvalResult e = evaluate_test_set(*model_, *data_, world_, static_cast<size_t>(cfg_["eval"]["batch"].get<int64_t>()),
-                                         solo);
+  const size_t eval_batch = static_cast<size_t>(cfg_["eval"]["batch"].get<int64_t>());
+  const EvalResult e = evaluate_set(*model_, *data_, EvalSet::test, world_, eval_batch, solo);
   EvalPoint p;
   p.epoch = epoch;
   p.step = steps_done;
   p.samples = steps_done * global_;
   p.wall_seconds = now_seconds() - run_start_;
   p.train_loss = st_.train_loss_steps ? st_.train_loss_sum / static_cast<double>(st_.train_loss_steps) : 0.0;
-  p.test_loss = e.test_loss;
-  p.test_accuracy = e.test_accuracy;
+  p.test_loss = e.loss;
+  p.test_accuracy = e.accuracy;
+  if (data_->has_validation()) {
+    const EvalResult v = evaluate_set(*model_, *data_, EvalSet::validation, world_, eval_batch, solo);
+    p.validation_loss = v.loss;
+    p.validation_accuracy = v.accuracy;
+  }
   p.lr = sched_->lr(std::max<int64_t>(steps_done - 1, 0));
   if (parallel_ && parallel_->noise()) p.b_simple = parallel_->noise()->b_simple();
   st_.train_loss_sum = 0;

@@ -1,12 +1,29 @@
 #include "workloads/train/training_data.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "core/error.hpp"
 
 namespace dtbench {
 
 TrainingData::TrainingData(const Json& cfg, int ranks, int rank, long per_rank) : ranks_(ranks), rank_(rank) {
   const uint64_t seed = static_cast<uint64_t>(cfg["seed"].get<int64_t>());
   data_ = data::load(cfg["data"], seed);
+  const size_t held = static_cast<size_t>(cfg["data"]["validation_size"].get<int64_t>());
+  if (held > 0) {
+    data::Dataset& t = data_.train;
+    if (held >= t.size())
+      throw BadInput("/data/validation_size: " + std::to_string(held) + " images leave none of the training set's " +
+                     std::to_string(t.size()) + " to train on");
+    const size_t keep = t.size() - held;
+    validation_ = t;  // shape and name
+    validation_.name = t.name + " (validation)";
+    validation_.images.assign(t.images.begin() + static_cast<std::ptrdiff_t>(keep * t.image_bytes()), t.images.end());
+    validation_.labels.assign(t.labels.begin() + static_cast<std::ptrdiff_t>(keep), t.labels.end());
+    t.images.resize(keep * t.image_bytes());
+    t.labels.resize(keep);
+  }
   sharder_ = std::make_unique<data::EpochSharder>(data_.train.size(), ranks, static_cast<size_t>(per_rank), seed);
   train_maker_ = std::make_unique<data::BatchMaker>(data_.norm, data_.augment, seed);
   eval_maker_ = std::make_unique<data::BatchMaker>(data_.norm, data::AugmentOptions{}, seed);
@@ -23,12 +40,13 @@ void TrainingData::make_train_batch(int64_t step) {
   train_maker_->make(data_.train, idx, epoch, x_.data(), y_.data());
 }
 
-std::vector<uint32_t> TrainingData::eval_indices(bool solo) const {
-  return data::eval_indices(data_.test.size(), solo ? 1 : ranks_, solo ? 0 : rank_);
+std::vector<uint32_t> TrainingData::eval_indices(EvalSet set, bool solo) const {
+  const size_t n = set == EvalSet::test ? data_.test.size() : validation_.size();
+  return data::eval_indices(n, solo ? 1 : ranks_, solo ? 0 : rank_);
 }
 
-void TrainingData::make_eval_batch(std::span<const uint32_t> idx) {
-  eval_maker_->make(data_.test, idx, 0, x_.data(), y_.data());
+void TrainingData::make_eval_batch(EvalSet set, std::span<const uint32_t> idx) {
+  eval_maker_->make(set == EvalSet::test ? data_.test : validation_, idx, 0, x_.data(), y_.data());
 }
 
 }  // namespace dtbench

@@ -17,21 +17,28 @@
 
 namespace dtbench {
 
+// The sets evaluations run on: the test set, and the validation set held out of the training set.
+enum class EvalSet { test, validation };
+
 class TrainingData {
  public:
-  // Loads /data of the resolved config; per_rank is this rank's batch, eval_batch /eval/batch.
+  // Loads /data of the resolved config; per_rank is this rank's batch, eval_batch /eval/batch. With
+  // /data/validation_size v > 0 the last v training images become the validation set (as Keras's
+  // validation_split takes the last samples): never in a training batch. BadInput when v leaves no training image.
   TrainingData(const Json& cfg, int ranks, int rank, long per_rank);
 
   const data::Dataset& train() const { return data_.train; }
   const data::Dataset& test() const { return data_.test; }
+  const data::Dataset& validation() const { return validation_; }
+  bool has_validation() const { return validation_.size() > 0; }
   int64_t steps_per_epoch() const { return static_cast<int64_t>(sharder_->steps_per_epoch()); }
 
   // Makes this rank's part of training step `step` (counted from the run's start) into x() and labels().
   void make_train_batch(int64_t step);
-  // This rank's test indices (all of them when `solo`, for rank 0 evaluating alone) and, for each
-  // batch of them, the batch made into x() and labels().
-  std::vector<uint32_t> eval_indices(bool solo) const;
-  void make_eval_batch(std::span<const uint32_t> idx);
+  // This rank's indices of an evaluation set (all of them when `solo`, for rank 0 evaluating alone) and,
+  // for each batch of them, the batch made into x() and labels().
+  std::vector<uint32_t> eval_indices(EvalSet set, bool solo) const;
+  void make_eval_batch(EvalSet set, std::span<const uint32_t> idx);
 
   const float* x() const { return x_.data(); }
   const int32_t* labels() const { return y_.data(); }
@@ -41,6 +48,7 @@ class TrainingData {
  private:
   int ranks_, rank_;
   data::TrainTest data_;
+  data::Dataset validation_;  // empty without /data/validation_size
   std::unique_ptr<data::EpochSharder> sharder_;
   std::unique_ptr<data::BatchMaker> train_maker_, eval_maker_;
   std::vector<float> x_;

@@ -1,0 +1,64 @@
+// The validation set held out of the training set (/data/validation_size): the last v training images, in
+// order, byte for byte; the training set keeps the rest; the epoch's shards draw only from it; and a size that
+// leaves nothing to train on is refused naming the key.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+
+#include "config/run_config.hpp"
+#include "core/error.hpp"
+#include "workloads/train/training_data.hpp"
+
+namespace dtbench {
+namespace {
+
+Json synthetic(int64_t validation) {
+  Json user = {{"model", {{"arch", "mlp"}}},
+               {"data", {{"dataset", "synthetic"},
+                         {"validation_size", validation},
+                         {"synthetic", {{"channels", 1}, {"height", 4}, {"width", 4}, {"classes", 3},
+                                        {"train_size", 100}, {"test_size", 10}}}}},
+               {"batch", {{"global", 8}}}};
+  return config::resolve(user, 1);
+}
+
+TEST(ValidationSplit, TheLastImagesAreHeldOutAndNeverTrainedOn) {
+  TrainingData all(synthetic(0), 1, 0, 8), split(synthetic(30), 1, 0, 8);
+  ASSERT_FALSE(all.has_validation());
+  ASSERT_TRUE(split.has_validation());
+  const size_t bytes = all.train().image_bytes();
+  ASSERT_EQ(split.train().size(), 70u);
+  ASSERT_EQ(split.validation().size(), 30u);
+  EXPECT_EQ(0, std::memcmp(split.train().images.data(), all.train().images.data(), 70 * bytes));
+  EXPECT_EQ(0, std::memcmp(split.validation().images.data(), all.train().image(70), 30 * bytes));
+  for (size_t i = 0; i < 30; ++i) EXPECT_EQ(split.validation().labels[i], all.train().labels[70 + i]);
+  EXPECT_EQ(split.steps_per_epoch(), 70 / 8);  // the epoch counts the images left to train on
+  EXPECT_EQ(split.eval_indices(EvalSet::validation, true).size(), 30u);
+  EXPECT_EQ(split.eval_indices(EvalSet::test, true).size(), 10u);
+  // Each training batch of an epoch is made from the first 70 images only: its pixels match one of them.
+  std::set<std::vector<float>> held;
+  for (size_t i = 0; i < 30; ++i) {
+    split.make_eval_batch(EvalSet::validation, std::vector<uint32_t>{static_cast<uint32_t>(i)});
+    held.insert(std::vector<float>(split.x(), split.x() + split.sample_floats()));
+  }
+  for (int64_t step = 0; step < split.steps_per_epoch(); ++step) {
+    split.make_train_batch(step);
+    for (int j = 0; j < 8; ++j) {
+      const float* x = split.x() + static_cast<size_t>(j) * split.sample_floats();
+      EXPECT_EQ(held.count(std::vector<float>(x, x + split.sample_floats())), 0u) << "step " << step << " sample " << j;
+    }
+  }
+}
+
+TEST(ValidationSplit, ASizeThatLeavesNothingToTrainOnIsRefused) {
+  try {
+    TrainingData d(synthetic(100), 1, 0, 8);
+    FAIL() << "accepted";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), "/data/validation_size: 100 images leave none of the training set's 100 to train on");
+  }
+}
+
+}  // namespace
+}  // namespace dtbench
