@@ -307,10 +307,24 @@ void wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& wai
   }
 }
 
+// A job of this member's script that Slurm holds though jobs.json does not list it: its dtbench pbt died
+// between sbatch and the jobs.json line (DIR/runs/<run>.submitting, written before sbatch and removed after
+// the line, says so). Found by job name and batch script (squeue %o, the script's path); "" when none.
+std::string unlisted_job(const std::string& job_name, const fs::path& script) {
+  const slurm::ProcessResult r = slurm::run_capture({"squeue", "-h", "-n", job_name, "-o", "%A|%o"});
+  if (r.exit_code != 0) throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t bar = line.find('|');
+    if (bar != std::string::npos && line.substr(bar + 1) == script.string()) return line.substr(0, bar);
+  }
+  return "";
+}
+
 // With --submit: every member interval not finished is an sbatch job (DIR/scripts/<run>.sbatch, the sweeps'
 // script: --requeue, USR1 before the time limit, --resume), all of an interval submitted at once; then the queue
 // is polled until none of them is left in it. A member whose job an earlier `dtbench pbt --submit` left queued is
-// waited for, not submitted again.
+// waited for, not submitted again, whether jobs.json lists it or the earlier process died before listing it.
 void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, int64_t i, int64_t end_step,
                     const std::vector<Plan>& plans, const std::vector<std::string>& program, pbt::Interval& iv) {
   const slurm::Layout l = slurm::make_layout(dir, program, slurm::generated_by());
@@ -324,6 +338,19 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
   for (int m = 0; m < spec.population; ++m) {
     if (plans[size_t(m)].diverged) continue;
     const std::string run = pbt::run_name(m, i);
+    const fs::path marker = dir / "runs" / (run + ".submitting");
+    if (fs::exists(marker)) {
+      const fs::path script = l.scripts / (run + ".sbatch");
+      const std::string id = unlisted_job(spec.name + "/" + run, script);
+      if (!id.empty()) {
+        std::printf("member %d: job %s was submitted by an earlier dtbench pbt that did not list it; listed now\n", m,
+                    id.c_str());
+        slurm::append_submissions(jobs, {{run, id, -1}}, script.lexically_relative(dir).string());
+        latest[run] = {run, id, -1};
+        active = slurm::query_queue();
+      }
+      fs::remove(marker);
+    }
     const auto s = latest.find(run);
     const bool queued = s != latest.end() && slurm::find_active(s->second, active);
     MemberRun& r = runs[size_t(m)] = prepare_member(spec, dir, m, i, end_step, plans[size_t(m)], queued);
@@ -353,8 +380,11 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
       std::error_code ec;
       const std::uintmax_t size = fs::file_size(r.out, ec);  // absent before the first job
       runs[size_t(m)].out_offset = ec ? 0 : size;
+      const fs::path marker = dir / "runs" / (run + ".submitting");
+      write_file_atomic(marker, "", false);  // until jobs.json lists the job: a rerun then looks for it
       const std::string id = slurm::submit_job({"sbatch", "--parsable", script.string()});
       slurm::append_submissions(jobs, {{run, id, -1}}, script.lexically_relative(dir).string());
+      fs::remove(marker);
       latest[run] = {run, id, -1};
       waiting.push_back(run);
     }

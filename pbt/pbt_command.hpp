@@ -22,8 +22,9 @@
 // one whose job is still queued is waited for, and any other runs again from the interval's start; the lineage is
 // the same (tests/pbt). Exit 2 for a bad spec, a DIR holding another spec's campaign (nothing written) or, without
 // --submit, member jobs of DIR still in Slurm's queue; exit 1 when every member of an interval failed.
-// Known gap: a dtbench pbt --submit killed between a member's sbatch and its line in jobs.json leaves a job the
-// rerun does not know, and the rerun submits that member again (two jobs writing one run).
+// A dtbench pbt --submit killed between a member's sbatch and its line in jobs.json leaves
+// DIR/runs/<run>.submitting behind: the rerun looks for that run's job in the queue (by name and script) and
+// waits for it instead of submitting the member again.
 #pragma once
 
 namespace CLI {

@@ -6,7 +6,9 @@
 # campaign process is killed: run here, the campaign is refused (a job is queued); continued with --submit, it
 # waits for that job, which `scontrol requeue` then restarts (Slurm's own requeue). The campaign
 # must then hold the very lineage of the same spec trained here with mpirun (2 ranks, no faults but the same
-# preemption, resumed here), every record must name its Slurm job, and a rerun must submit nothing.
+# preemption, resumed here), every record must name its Slurm job, and a rerun must submit nothing. Last, a
+# campaign killed as if between a member's sbatch and its jobs.json line: the rerun finds the job by its name and
+# script, lists it and waits for it instead of submitting the member again.
 # Skipped (exit 77) without root, Slurm or munge.
 # Usage: slurm_test.sh DTBENCH SOURCE_DIR
 set -euo pipefail
@@ -111,6 +113,60 @@ req = json.load(open(os.path.join(camp, "runs", "m02-i001.json")))
 assert req["provenance"]["slurm"]["job_id"] == os.environ["JOB"] and req["provenance"]["slurm"]["restart_count"] == "1", req["provenance"]["slurm"]
 print("    lineage equal to the campaign trained here; member 1 resumed in a second job after step 13; member 2's job "
       "restarted by Slurm; every record names its job and 2 ranks")
+PY
+
+echo "== killed between sbatch and its jobs.json line: the rerun finds the job instead of submitting it again"
+camp3=$work/camp3
+PBT_REQUEUE=1 "$dtbench" pbt spec.json --out "$camp3" --submit --poll 0.5 --timeout 600 >pbt3.out 2>&1 &
+pbt=$!
+deadline=$((SECONDS + 300))
+until grep -qF '"m02-i001"' "$camp3/jobs.json" 2>/dev/null; do
+  [ $SECONDS -lt $deadline ] || { cat pbt3.out; fail "member 2's second interval was never submitted"; }
+  sleep 0.2
+done
+kill -KILL $pbt
+wait $pbt 2>/dev/null || true
+# As if the process had died right after sbatch: the job is not listed, the marker is left.
+job3=$($py - "$camp3/jobs.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+job = [s["job_id"] for s in doc["submissions"] if s["run"] == "m02-i001"][-1]
+doc["submissions"] = [s for s in doc["submissions"] if s["run"] != "m02-i001"]
+json.dump(doc, open(sys.argv[1], "w"))
+print(job)
+PY
+)
+touch "$camp3/runs/m02-i001.submitting"
+PBT_REQUEUE=1 "$dtbench" pbt spec.json --out "$camp3" --submit --poll 0.5 --timeout 600 >pbt4.out 2>&1 &
+pbt=$!
+wait_for_text pbt4.out "member 2: job $job3 was submitted by an earlier dtbench pbt that did not list it" 60
+# Its first start waits to be requeued (member.sh): requeue it once it runs.
+deadline=$((SECONDS + 300))
+until [ "$(squeue -h -j "$job3" -o %T 2>/dev/null)" = RUNNING ]; do
+  [ $SECONDS -lt $deadline ] || fail "job $job3 never ran"
+  sleep 0.2
+done
+scontrol requeue "$job3"
+set +e
+wait $pbt
+rc=$?
+set -e
+sed 's/^/    /' pbt4.out
+[ "$rc" = 0 ] || fail "the rerun exited $rc"
+[ ! -e "$camp3/runs/m02-i001.submitting" ] || fail "the marker was left"
+CAMP=$camp CAMP3=$camp3 JOB=$job3 $py - <<'PY'
+import json, os
+subs = json.load(open(os.path.join(os.environ["CAMP3"], "jobs.json")))["submissions"]
+m2 = [s["job_id"] for s in subs if s["run"] == "m02-i001"]
+assert m2 == [os.environ["JOB"]], m2  # listed again, never submitted again
+def lineage(d):
+    l = json.load(open(os.path.join(d, "lineage.json")))
+    for iv in l["intervals"]:
+        for m in iv["members"]:
+            m.pop("wall_seconds")
+    return l
+assert lineage(os.environ["CAMP3"]) == lineage(os.environ["CAMP"]), "the continued campaign chose otherwise"
+print("    the unlisted job was found and listed, not submitted again; the lineage is the first campaign's")
 PY
 
 echo "== a rerun of the finished campaign submits nothing"
