@@ -269,13 +269,6 @@ void train_here(const pbt::Spec& spec, const fs::path& dir, int64_t i, int64_t e
   if (error) std::rethrow_exception(error);
 }
 
-// The latest submission of each run in DIR/jobs.json.
-std::map<std::string, slurm::Submission> latest_submissions(const fs::path& jobs) {
-  std::map<std::string, slurm::Submission> latest;
-  for (const slurm::Submission& s : slurm::read_submissions(jobs)) latest[s.run] = s;
-  return latest;
-}
-
 // Polls the queue until none of `waiting`'s latest jobs is in it, printing the count of each job state as it
 // changes.
 void wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& waiting,
@@ -329,7 +322,7 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
                     const std::vector<Plan>& plans, const std::vector<std::string>& program, pbt::Interval& iv) {
   const slurm::Layout l = slurm::make_layout(dir, program, slurm::generated_by());
   const fs::path jobs = dir / "jobs.json";
-  auto latest = latest_submissions(jobs);
+  auto latest = slurm::latest_submissions(jobs);
   std::vector<slurm::ActiveJob> active = latest.empty() ? std::vector<slurm::ActiveJob>{} : slurm::query_queue();
   std::vector<MemberRun> runs(size_t(spec.population));
   std::vector<std::string> waiting;  // runs whose jobs are in the queue
@@ -414,7 +407,7 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
 
 // Run here, a campaign must not have member jobs left in Slurm's queue: they would write the same files.
 void refuse_if_queued(const fs::path& dir) {
-  const auto latest = latest_submissions(dir / "jobs.json");
+  const auto latest = slurm::latest_submissions(dir / "jobs.json");
   if (latest.empty() || !slurm::on_path("squeue")) return;
   const std::vector<slurm::ActiveJob> active = slurm::query_queue();
   for (const auto& [run, s] : latest)

@@ -20,12 +20,18 @@ ReducerOptions leader_options(const ReducerOptions& o, int leaders) {
 
 }  // namespace
 
+std::vector<std::string> Hierarchical::leader_names() {
+  std::vector<std::string> out;
+  for (const std::string& n : reducer_names())
+    if (n != "mpi" && n != "hierarchical") out.push_back(n);
+  return out;
+}
+
 void Hierarchical::check_leader(const std::string& leader) {
-  const ReducerInfo* info = find_reducer(leader);
-  if (info == nullptr || info->kind != ReducerKind::kHost || leader == "mpi" || leader == "hierarchical") {
+  const std::vector<std::string> names = leader_names();
+  if (std::find(names.begin(), names.end(), leader) == names.end()) {
     std::string valid;
-    for (const std::string& n : reducer_names())
-      if (n != "mpi" && n != "hierarchical") valid += (valid.empty() ? "" : ", ") + n;
+    for (const std::string& n : names) valid += (valid.empty() ? "" : ", ") + n;
     throw BadInput("hierarchical: leader reducer '" + leader + "' cannot run among the node leaders (" +
                    (leader == "mpi" ? "MPI_Allreduce needs an MPI communicator of its own" : "not a flat host algorithm") +
                    "); valid leaders: " + valid);

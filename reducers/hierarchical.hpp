@@ -38,6 +38,8 @@ class Hierarchical : public Allreduce {
   // BadInput unless `leader` is a flat host algorithm that runs on a SubComm: parameter_server, tree,
   // butterfly, ring, halving_doubling.
   static void check_leader(const std::string& leader);
+  // Those leaders, in registry order (the config schema's choices for /reducer/leader).
+  static std::vector<std::string> leader_names();
 
   // The node of each of `ranks` ranks as the options give it; `comm` (may be null) supplies the launcher's
   // placement when they give none. BadInput as the constructor.

@@ -187,6 +187,12 @@ const ActiveJob* find_active(const Submission& s, const std::vector<ActiveJob>& 
   return nullptr;
 }
 
+std::map<std::string, Submission> latest_submissions(const fs::path& jobs_json) {
+  std::map<std::string, Submission> latest;
+  for (const auto& s : read_submissions(jobs_json)) latest[s.run] = s;
+  return latest;
+}
+
 std::vector<ActiveJob> query_queue() {
   ProcessResult r = run_capture({"squeue", "-h", "-o", "%A|%F|%K|%T"});
   if (r.exit_code != 0) throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + r.err);

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,8 @@ struct Submission {
 std::vector<Submission> read_submissions(const std::filesystem::path& jobs_json);
 void append_submissions(const std::filesystem::path& jobs_json, const std::vector<Submission>& subs,
                         const std::string& script);
+// The latest submission of each run (run -> submission), from jobs.json (empty when it does not exist).
+std::map<std::string, Submission> latest_submissions(const std::filesystem::path& jobs_json);
 
 // A job Slurm still knows as pending, running, completing or suspended: from `squeue -h -o
 // %A|%F|%K|%T`. Task ranges such as "0-5" or "1,3%2" of pending arrays are expanded.

@@ -57,13 +57,6 @@ std::vector<Item> survey(const std::vector<Point>& points, const Layout& l) {
   return items;
 }
 
-// The latest submission of each run.
-std::map<std::string, Submission> latest_submissions(const fs::path& jobs_json) {
-  std::map<std::string, Submission> latest;
-  for (const auto& s : read_submissions(jobs_json)) latest[s.run] = s;
-  return latest;
-}
-
 std::map<RunState, size_t> count_states(const std::vector<Item>& items) {
   std::map<RunState, size_t> n;
   for (const auto& it : items) n[it.state]++;

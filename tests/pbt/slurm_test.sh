@@ -21,6 +21,20 @@ work=$(mktemp -d /tmp/dtbench-pbt-slurm.XXXXXX)
 cd "$work"
 SECONDS=0
 
+# same_lineage A B: the lineages of campaign folders A and B are equal but for the members' wall times.
+same_lineage() {
+  $py - "$1" "$2" <<'PY'
+import json, os, sys
+def lineage(d):
+    l = json.load(open(os.path.join(d, "lineage.json")))
+    for iv in l["intervals"]:
+        for m in iv["members"]:
+            m.pop("wall_seconds")
+    return l
+sys.exit(0 if lineage(sys.argv[1]) == lineage(sys.argv[2]) else 1)
+PY
+}
+
 echo "== start the cluster"
 start_cluster "$src" "$work"
 
@@ -82,17 +96,11 @@ sed 's/^/    /' pbt.out pbt2.out
 echo "== the same spec here (mpirun -np 2)"
 expect 0 "member 1: preempted in interval 1; resuming from its checkpoint" -- "$dtbench" pbt spec.json --out "$work/here"
 
+same_lineage "$camp" "$work/here" || fail "the Slurm campaign chose otherwise than the one trained here"
 CAMP=$camp HERE=$work/here JOB=$job $py - <<'PY'
 import json, os
 camp, here = os.environ["CAMP"], os.environ["HERE"]
-def lineage(d):
-    l = json.load(open(os.path.join(d, "lineage.json")))
-    for iv in l["intervals"]:
-        for m in iv["members"]:
-            m.pop("wall_seconds")
-    return l
-ls, lh = lineage(camp), lineage(here)
-assert ls == lh, "the Slurm campaign chose otherwise than the one trained here"
+ls = json.load(open(os.path.join(camp, "lineage.json")))
 assert len(ls["intervals"]) == 3 and all(m["status"] == "completed" for iv in ls["intervals"] for m in iv["members"])
 subs = json.load(open(os.path.join(camp, "jobs.json")))["submissions"]
 runs = [s["run"] for s in subs]
@@ -154,18 +162,12 @@ set -e
 sed 's/^/    /' pbt4.out
 [ "$rc" = 0 ] || fail "the rerun exited $rc"
 [ ! -e "$camp3/runs/m02-i001.submitting" ] || fail "the marker was left"
-CAMP=$camp CAMP3=$camp3 JOB=$job3 $py - <<'PY'
+same_lineage "$camp3" "$camp" || fail "the continued campaign chose otherwise"
+CAMP3=$camp3 JOB=$job3 $py - <<'PY'
 import json, os
 subs = json.load(open(os.path.join(os.environ["CAMP3"], "jobs.json")))["submissions"]
 m2 = [s["job_id"] for s in subs if s["run"] == "m02-i001"]
 assert m2 == [os.environ["JOB"]], m2  # listed again, never submitted again
-def lineage(d):
-    l = json.load(open(os.path.join(d, "lineage.json")))
-    for iv in l["intervals"]:
-        for m in iv["members"]:
-            m.pop("wall_seconds")
-    return l
-assert lineage(os.environ["CAMP3"]) == lineage(os.environ["CAMP"]), "the continued campaign chose otherwise"
 print("    the unlisted job was found and listed, not submitted again; the lineage is the first campaign's")
 PY
 
