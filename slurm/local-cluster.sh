@@ -30,7 +30,10 @@ cmd=${1:-}
 shift
 dir=${DTBENCH_SLURM_DIR:-/tmp/dtbench-slurm-$(id -u)}
 nodes=4
+# At least 2 CPUs a node, whatever this machine has (SlurmdParameters=config_overrides lets a node claim more
+# than it has): on a 1-CPU machine, 2 tasks per node (the hierarchical reducer's test) could not be placed.
 cpus=$(nproc)
+[ "$cpus" -ge 2 ] || cpus=2
 port=${DTBENCH_SLURM_PORT:-17000}
 while [ $# -gt 0 ]; do
   case "$1" in
