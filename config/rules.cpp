@@ -75,6 +75,8 @@ Result bad_file_name(const std::string& given, const std::string& file) {
                   "system's 255 bytes)");
 }
 
+bool model_parallel(const Json& c) { return c["parallel"]["model_parallel"].get<int64_t>() > 1; }
+
 const std::string async_pair =
     "asynchronous SGD needs /parallel/mode \"async\" together with /reducer/name \"async_parameter_server\"";
 
@@ -250,12 +252,55 @@ std::vector<Rule> build_rules() {
                      "\"kfac\" runs with synchronous or local SGD, not asynchronous (the parameter server "
                      "receives gradients, not the Kronecker factors of the backward that made them)");
        }},
+      // Tensor model parallelism (workloads/cpu/parallel_linear.hpp): K ranks are K/M groups of M, each group one
+      // data-parallel replica holding the model's fully connected layers split by output units.
+      {"/parallel/model_parallel", Needs::ranks,
+       [](const Json& c, int ranks) {
+         const int64_t m = c["parallel"]["model_parallel"].get<int64_t>();
+         return when(ranks % m != 0, "a model-parallel group of " + std::to_string(m) +
+                                         " ranks does not divide the rank count " + std::to_string(ranks));
+       }},
+      {"/parallel/model_parallel", Needs::config,
+       [](const Json& c, int) {
+         const std::string arch = c["model"]["arch"].get<std::string>();
+         return when(model_parallel(c) && arch != "mlp" && arch != "simple_cnn",
+                     "tensor model parallelism splits the fully connected layers of archs mlp and simple_cnn; arch \"" +
+                         arch + "\" is not supported (splitting convolutions is not built yet)");
+       }},
+      {"/parallel/model_parallel", Needs::config,
+       [](const Json& c, int) {
+         return when(model_parallel(c) && c["parallel"]["mode"] != "sync",
+                     "tensor model parallelism runs with /parallel/mode \"sync\" (local and asynchronous SGD are "
+                     "built for whole replicas)");
+       }},
+      {"/parallel/model_parallel", Needs::config,
+       [](const Json& c, int) {
+         return when(model_parallel(c) && c["backend"] == "gpu",
+                     "tensor model parallelism is implemented for the cpu backend only");
+       }},
+      {"/optimizer/name", Needs::config,
+       [](const Json& c, int) {
+         const std::string name = c["optimizer"]["name"].get<std::string>();
+         const bool whole = name == "lars" || name == "lamb" || name == "kfac" || name == "sgld";
+         return when(model_parallel(c) && whole,
+                     "\"" + name + "\" needs whole tensors (layer-wise norms, Kronecker factors, or noise drawn by "
+                     "position), and a model-parallel rank holds only some rows of each fully connected layer "
+                     "(/parallel/model_parallel > 1): use an element-wise optimizer");
+       }},
+      {"/optimizer/clip_grad_norm", Needs::config,
+       [](const Json& c, int) {
+         return when(model_parallel(c) && c["optimizer"].value("clip_grad_norm", 0.0) > 0,
+                     "a model-parallel rank (/parallel/model_parallel > 1) holds only part of the gradient: it "
+                     "cannot clip by the whole gradient's norm (use clip_grad_value)");
+       }},
       {"/batch/global", Needs::ranks,
        [](const Json& c, int ranks) {
          const int64_t global = c["batch"]["global"].get<int64_t>();
-         return when(global > 0 && global % ranks != 0, std::to_string(global) +
-                                                            " is not divisible by the rank count " +
-                                                            std::to_string(ranks));
+         const int r = replicas(c, ranks);
+         return when(global > 0 && global % r != 0,
+                     std::to_string(global) + " is not divisible by the " +
+                         (r == ranks ? "rank count " : "data-parallel replicas (ranks / model_parallel), ") +
+                         std::to_string(r));
        }},
       // Gradient accumulation (K ranks x m micro-batches is the step of K*m ranks x 1): only where that
       // equality holds.
@@ -288,8 +333,10 @@ std::vector<Rule> build_rules() {
        [](const Json& c, int ranks) {
          const int64_t servers = c["reducer"]["servers"].get<int64_t>();
          const bool served = c["reducer"]["name"] == "parameter_server" || c["reducer"]["name"] == "async_parameter_server";
-         return when(served && servers > ranks,
-                     std::to_string(servers) + " servers is more than the rank count " + std::to_string(ranks));
+         const int r = replicas(c, ranks);  // the reducer runs among the replicas
+         return when(served && servers > r, std::to_string(servers) + " servers is more than the " +
+                                                (r == ranks ? "rank count " : "data-parallel replicas ") +
+                                                std::to_string(r));
        }},
       {"/optimizer/name", Needs::config,
        [](const Json& c, int) {

@@ -80,7 +80,12 @@ Node build_run_schema() {
                            {"bounded_staleness", boolean(false, "async: stale-synchronous parallel (Ho et al. 2013), "
                                                                 "no worker more than staleness_bound pushes ahead of the "
                                                                 "slowest; false = unbounded")},
-                           {"staleness_bound", integer(0, 0, 1e9, "SSP's s: 0 = lockstep rounds")}})},
+                           {"staleness_bound", integer(0, 0, 1e9, "SSP's s: 0 = lockstep rounds")},
+                           {"model_parallel", integer(1, 1, 4096,
+                                                      "tensor model parallelism: ranks per model-parallel group (M); "
+                                                      "a group's ranks see the same batch and each owns 1/M of "
+                                                      "every fully connected layer's output units; the K/M "
+                                                      "groups are the data-parallel replicas")}})},
       {"eval", object({{"every_epochs", integer(1, 0, 1e6, "evaluate every E epochs")},
                        {"every_steps", integer(0, 0, 1e12, "evaluate every S steps instead")},
                        {"target_accuracy", number(0, 0, 1, false, false, "time-to-accuracy target; 0 = none")},
@@ -146,16 +151,21 @@ Json load(const std::string& path, const std::vector<std::string>& overrides, in
   }
 }
 
+int replicas(const Json& c, int ranks) {
+  const int64_t group = c["parallel"]["model_parallel"].get<int64_t>();
+  return static_cast<int>(std::max<int64_t>(ranks / std::max<int64_t>(group, 1), 1));
+}
+
 long per_rank_batch(const Json& c, int ranks) {
   int64_t per = c["batch"]["per_rank"].get<int64_t>();
   if (per > 0) return per;
-  return c["batch"]["global"].get<int64_t>() / std::max(ranks, 1);
+  return c["batch"]["global"].get<int64_t>() / replicas(c, ranks);
 }
 
 long global_batch(const Json& c, int ranks) {
   int64_t global = c["batch"]["global"].get<int64_t>();
   if (global > 0) return global;
-  return c["batch"]["per_rank"].get<int64_t>() * std::max(ranks, 1);
+  return c["batch"]["per_rank"].get<int64_t>() * replicas(c, ranks);
 }
 
 }  // namespace dtbench::config

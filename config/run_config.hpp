@@ -32,9 +32,13 @@ Json resolve(const Json& user, int ranks);
 // then resolves. An empty path means "defaults only".
 Json load(const std::string& path, const std::vector<std::string>& overrides, int ranks);
 
-// Per-rank batch of a resolved config on `ranks` ranks.
+// Data-parallel replicas of a resolved config on `ranks` ranks: ranks / /parallel/model_parallel (the ranks
+// themselves without model parallelism).
+int replicas(const Json& resolved, int ranks);
+// Per-rank batch of a resolved config on `ranks` ranks: per replica, which every rank of a model-parallel group
+// sees whole.
 long per_rank_batch(const Json& resolved, int ranks);
-// Global batch of a resolved config on `ranks` ranks.
+// Global batch of a resolved config on `ranks` ranks (replicas x per-rank batch).
 long global_batch(const Json& resolved, int ranks);
 
 }  // namespace dtbench::config

@@ -160,6 +160,82 @@ def check_equivalence():
     print("K=3 twice: bitwise identical")
 
 
+
+def shard_rows(rows, m, j):
+    """models::shard_rows: the output units [begin, end) of shard j of m."""
+    return rows * j // m, rows * (j + 1) // m
+
+
+def check_model_parallel():
+    # Tensor model parallelism (workloads/cpu/parallel_linear.hpp): K ranks as K/M replicas of M-rank groups
+    # against one rank with the whole batch, 20 steps. Same 2e-6 bound as check_equivalence and for the same
+    # reason: a split layer's input gradient is summed over the shards instead of inside one GEMM, and the
+    # replicas' gradients are summed by the reducer (fp32 order). A wrong row offset, a missing shard's partial
+    # sum or 1/K instead of 1/replicas moves the weights by 1e-3 or more. Uneven shards: hidden 32 and 4 classes
+    # over 3 ranks.
+    b = 8
+    for arch, k, m in (("mlp", 2, 2), ("mlp", 4, 2), ("mlp", 3, 3), ("mlp", 4, 4), ("simple_cnn", 4, 2)):
+        model = {"arch": "simple_cnn", "conv_filters": [4, 8], "hidden": 16} if arch == "simple_cnn" else None
+        over = {"model": model} if model else {}
+        r = k // m
+        err, scale, _, _ = one_vs_k(k, mlp_config(f"mp1-{arch}-k{k}m{m}", batch={"global": r * b}, **over),
+                                    mlp_config(f"mpk-{arch}-k{k}m{m}", batch={"per_rank": b},
+                                               parallel={"model_parallel": m}, **over))
+        print(f"{arch} K={k} as {r} replica(s) of M={m}: max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
+        assert err <= 2e-6 * scale, f"{arch} K={k} M={m}: weights differ by {err} (tolerance {2e-6 * scale})"
+
+    # The record: layout, parameters per rank, and rank 0's activation bytes against the layer shapes. MLP of
+    # 64 inputs, hidden H = 32, C = 4 classes, M = 2 on K = 4 (2 replicas of b = 8); shard 0 holds rows
+    # shard_rows(.., 2, 0). A training step receives N (H - H_0) after fc1, N (C - C_0) after fc2 and (M-1) N H
+    # for fc2's input gradient (fc1 needs none); an evaluation forward of n images n (H - H_0) + n (C - C_0).
+    rec = validate(os.path.join(args.work, "records", "mpk-mlp-k4m2.json"))
+    mp = rec["extra"]["model_parallel"]
+    H, C, I, M, steps = 32, 4, 64, 2, 20
+    h0, c0 = (lambda r: r[1] - r[0])(shard_rows(H, M, 0)), (lambda r: r[1] - r[0])(shard_rows(C, M, 0))
+    assert mp["group_size"] == M and mp["replicas"] == 2 and rec["ranks"] == 4, mp
+    assert mp["parameters_whole_model"] == H * I + H + C * H + C, mp
+    assert mp["parameters_per_rank"] == h0 * I + h0 + c0 * H + c0 == rec["extra"]["parameters"], mp
+    evals = len(rec["curve"])
+    test_per_replica = 200 // 2  # eval.batch 500 holds it in one forward
+    floats = steps * (b * (H - h0) + b * (C - c0) + (M - 1) * b * H) + evals * test_per_replica * (H - h0 + C - c0)
+    assert mp["activation_allgathers"] == steps * 3 + evals * 2, mp
+    assert abs(mp["activation_bytes_received_per_step"] - 4 * floats / steps) < 1e-6, (mp, 4 * floats / steps)
+    assert rec["global_batch"] == 2 * b and rec["per_rank_batch"] == b, (rec["global_batch"], rec["per_rank_batch"])
+    print(f"record: {mp['parameters_per_rank']} of {mp['parameters_whole_model']} parameters per rank; "
+          f"{mp['activation_bytes_received_per_step']:.0f} activation bytes received per step, as the shapes say")
+
+    # Preempted and resumed: every rank checkpoints its own shard; the resumed run ends bitwise where the
+    # uninterrupted one does.
+    base = mlp_config("mp-full", batch={"per_rank": 8}, duration={"steps": 16}, parallel={"model_parallel": 2})
+    mpirun(4, write_config("mp-full", base), "--save-weights", os.path.join(args.work, "mp-full.bin"))
+    cut = write_config("mp-cut", dict(base, name="mp-cut"))
+    mpirun(4, cut, "--inject-fault", "sigusr1@7", expect=3)
+    mpirun(4, cut, "--resume", "--save-weights", os.path.join(args.work, "mp-cut.bin"))
+    a, c = load_weights(os.path.join(args.work, "mp-full.bin")), load_weights(os.path.join(args.work, "mp-cut.bin"))
+    assert np.array_equal(a.view(np.uint32), c.view(np.uint32)), "model-parallel: resumed weights differ"
+    print("M=2 on K=4: preempted after step 7, resumed, bitwise identical to the uninterrupted run")
+
+    # Bad configs: exit 2 naming the key, nothing written.
+    records = os.path.join(args.work, "records")
+    cases = [
+        (3, mlp_config("mpbad1", batch={"per_rank": 8}, parallel={"model_parallel": 2}),
+         "/parallel/model_parallel: a model-parallel group of 2 ranks does not divide the rank count 3"),
+        (2, mlp_config("mpbad2", optimizer={"name": "lars", "lr": 0.1}, parallel={"model_parallel": 2}),
+         "/optimizer/name: \"lars\" needs whole tensors"),
+        (3, mlp_config("mpbad3", model={"arch": "mlp", "hidden": 2}, batch={"per_rank": 8},
+                       parallel={"model_parallel": 3}),
+         "/parallel/model_parallel: a group of 3 ranks needs at least as many hidden units (2)"),
+        (4, mlp_config("mpbad4", batch={"global": 9}, parallel={"model_parallel": 2}),
+         "/batch/global: 9 is not divisible by the data-parallel replicas (ranks / model_parallel), 2"),
+    ]
+    for k, cfg, message in cases:
+        p = mpirun(k, write_config(cfg["name"], cfg), expect=2)
+        assert message in p.stderr, (message, p.stderr)
+        assert not os.path.exists(os.path.join(records, cfg["name"] + ".json")), "a record was written"
+        assert p.stderr.count("dtbench: error") == 1, "the error should be reported once, by rank 0"
+        print("exit 2:", message)
+
+
 # ResNet-8 (nine batch norms) on small synthetic images, for synchronised batch norm.
 def resnet_config(name, **over):
     cfg = mlp_config(name, model={"arch": "resnet8"},

@@ -93,6 +93,8 @@ class TrainModel {
   virtual std::unique_ptr<Reducer> make_reducer(const std::string& name, Comm& comm, const ReducerOptions& o) = 0;
   // Synchronised batch norm (workloads/cpu/sync_batch_norm.hpp); the cpu backend only.
   virtual void set_cross_replica_sum(models::CrossReplicaSum sum) = 0;
+  // Tensor model parallelism (workloads/cpu/parallel_linear.hpp); the cpu backend only.
+  virtual void set_model_parallel_group(models::ModelParallelGroup group) = 0;
 };
 
 // cpu: cpu::Model (workloads/cpu/cpu_train_model.cpp) and optim::make_optimizer(optimizer_section).

@@ -1,5 +1,6 @@
 // The fully connected end of the MLP and of the Simple CNN: x (N x anything, flattened) -> fc1 (hidden) -> ReLU
-// -> [dropout] -> fc2 (classes), with the parameters fc1.weight, fc1.bias, fc2.weight, fc2.bias.
+// -> [dropout] -> fc2 (classes), with the parameters fc1.weight, fc1.bias, fc2.weight, fc2.bias. With tensor model
+// parallelism (spec.shards > 1) fc1 and fc2 are ParallelLinear layers holding this rank's output units.
 #pragma once
 
 #include <functional>
@@ -22,7 +23,7 @@ class ClassifierHead {
   Built build(Plan& plan, const dnnl::memory& x) const;
 
  private:
-  int hidden_, classes_;
+  int hidden_, classes_, shards_, shard_;
   float dropout_;
   DropoutSource dropout_source_;
   size_t fc1_weight_ = 0, fc1_bias_ = 0, fc2_weight_ = 0, fc2_bias_ = 0;

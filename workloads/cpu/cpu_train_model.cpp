@@ -79,6 +79,9 @@ class CpuTrainModel final : public TrainModel {
     return dtbench::make_reducer(name, comm, o);
   }
   void set_cross_replica_sum(cpu::CrossReplicaSum sum) override { model_.set_cross_replica_sum(std::move(sum)); }
+  void set_model_parallel_group(cpu::ModelParallelGroup group) override {
+    model_.set_model_parallel_group(std::move(group));
+  }
 
  private:
   cpu::Model model_;

@@ -149,6 +149,14 @@ void Model::set_cross_replica_sum(CrossReplicaSum sum) {
   impl_->ctx.cross_replica_sum = std::move(sum);
 }
 
+void Model::set_model_parallel_group(ModelParallelGroup group) {
+  if (group.size != impl_->spec.shards || group.rank != impl_->spec.shard)
+    throw std::logic_error("model: the model-parallel group does not match the spec's shards");
+  impl_->plans.clear();
+  impl_->last = nullptr;
+  impl_->ctx.model_parallel = std::move(group);
+}
+
 void Model::set_profiling(bool on) {
   impl_->profiling = on;
   for (auto& [key, e] : impl_->plans) e.plan->set_profiling(on);

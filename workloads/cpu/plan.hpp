@@ -51,6 +51,7 @@ enum class Precision { fp32, bf16 };
 
 using Args = std::unordered_map<int, dnnl::memory>;
 using models::CrossReplicaSum;  // workloads/models/hooks.hpp
+using models::ModelParallelGroup;
 using models::OnLayerActivity;
 using models::OnReady;
 
@@ -61,6 +62,8 @@ struct Context {
   // Set: training plans build synchronised batch norm (sync_batch_norm.hpp), whose statistics are those of
   // the global batch. Empty: per-replica statistics.
   CrossReplicaSum cross_replica_sum;
+  // Tensor model parallelism (parallel_linear.hpp): the group whose ranks hold the other output units.
+  models::ModelParallelGroup model_parallel;
 };
 
 // Time spent in one operation of a plan, accumulated while profiling is on.

@@ -124,6 +124,10 @@ void GpuTrainModel::set_cross_replica_sum(models::CrossReplicaSum) {
   throw BadInput("/parallel/sync_bn: synchronised batch norm is implemented for the cpu backend only");
 }
 
+void GpuTrainModel::set_model_parallel_group(models::ModelParallelGroup) {
+  throw BadInput("/parallel/model_parallel: tensor model parallelism is implemented for the cpu backend only");
+}
+
 }  // namespace gpu
 
 void validate_gpu_model_spec(const models::ModelSpec& spec) { gpu::validate(spec); }

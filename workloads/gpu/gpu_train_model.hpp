@@ -92,6 +92,7 @@ class GpuTrainModel final : public TrainModel {
   // reducer stays comparable on GPUs. Both order themselves after the model's stream.
   std::unique_ptr<Reducer> make_reducer(const std::string& name, Comm& comm, const ReducerOptions& o) override;
   void set_cross_replica_sum(models::CrossReplicaSum) override;
+  void set_model_parallel_group(models::ModelParallelGroup) override;
 
   int device() const { return device_; }
   cudaStream_t stream() const { return model_.stream(); }

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 #include "optim/kfac_factors.hpp"
 
@@ -13,6 +14,13 @@ using OnReady = std::function<void(size_t offset, size_t size)>;
 // Sums n doubles in place across the replicas of a data-parallel run (an allreduce); every replica calls it
 // at the same point of its step with the same n (synchronised batch norm).
 using CrossReplicaSum = std::function<void(double* data, size_t n)>;
+// Tensor model parallelism: the ranks of one model-parallel group, which see the same batch. allgather puts
+// every member's `counts[j]` floats, in member order, into `all` (sum of counts); every member calls it at the
+// same point of its step with the same counts, and `mine` holds counts[rank] floats.
+struct ModelParallelGroup {
+  int size = 1, rank = 0;
+  std::function<void(const float* mine, float* all, const std::vector<size_t>& counts)> allgather;
+};
 // K-FAC's statistics (optim/kfac.hpp): a backward asked for them calls it once for every conv and fc layer with
 // the layer's input and the gradient of its output, so the trainer and the optimizer need not know layer types.
 using OnLayerActivity = std::function<void(const optim::LayerActivity&)>;

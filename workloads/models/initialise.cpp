@@ -45,7 +45,11 @@ void initialise(const ModelSpec& spec, const ModelDescription& d, uint64_t seed,
         // 1/sqrt(fan_in)), fan_in (inputs x kernel area) of the layer the bias belongs to (the weight just
         // before it in the table).
         const ParamInfo& weight = t.kind == ParamInfo::bias ? table[i - 1] : t;
+        const size_t row = t.size / size_t(t.shape[0]);
         const double bound = 1.0 / std::sqrt(double(weight.size / size_t(weight.shape[0])));
+        // A shard's rows are drawn where the whole tensor's stream has them: the rows before are drawn and
+        // dropped, so the shards of a model-parallel group hold exactly the whole model's initial weights.
+        for (size_t k = 0; k < size_t(t.row_begin) * row; ++k) rng.uniform();
         for (size_t k = 0; k < t.size; ++k) w[k] = float(bound * (2.0 * rng.uniform() - 1.0));
         break;
       }

@@ -24,6 +24,16 @@ class ParamLayout {
     d_.params.push_back(ParamInfo{std::move(name), d_.param_count(), size, kind, std::move(shape)});
   }
 
+  // A fully connected layer's weight (rows x inputs) and bias, of which shard `shard` of `shards` holds the
+  // rows `shard_rows` gives (all of them when shards is 1).
+  void add_fc(const std::string& layer, int64_t rows, int64_t inputs, int shards, int shard) {
+    const RowRange r = shard_rows(rows, shards, shard);
+    add_param(layer + ".weight", ParamInfo::fc_weight, {r.size(), inputs});
+    add_param(layer + ".bias", ParamInfo::bias, {r.size()});
+    if (shards == 1) return;
+    for (size_t i = d_.params.size() - 2; i < d_.params.size(); ++i) d_.params[i].row_begin = r.begin, d_.params[i].full_rows = rows;
+  }
+
   // Weight and bias, then the running mean and variance.
   void add_bn(const TopoBn& bn) {
     const int64_t c = bn.channels;
@@ -76,10 +86,8 @@ ModelDescription describe_mlp(const ModelSpec& spec) {
   ModelDescription d;
   ParamLayout layout(d);
   const int64_t inputs = int64_t(spec.in_c) * spec.in_h * spec.in_w;
-  layout.add_param("fc1.weight", ParamInfo::fc_weight, {spec.hidden, inputs});
-  layout.add_param("fc1.bias", ParamInfo::bias, {spec.hidden});
-  layout.add_param("fc2.weight", ParamInfo::fc_weight, {spec.classes, spec.hidden});
-  layout.add_param("fc2.bias", ParamInfo::bias, {spec.classes});
+  layout.add_fc("fc1", spec.hidden, inputs, spec.shards, spec.shard);
+  layout.add_fc("fc2", spec.classes, spec.hidden, spec.shards, spec.shard);
   d.macs_per_sample = double(inputs) * spec.hidden + double(spec.hidden) * spec.classes;
   return d;
 }
@@ -95,10 +103,8 @@ ModelDescription describe_simple_cnn(const ModelSpec& spec) {
   layout.add_param("conv2.weight", ParamInfo::conv_weight, {c2, c1, 5, 5});
   layout.add_param("conv2.bias", ParamInfo::bias, {c2});
   const int64_t features = c2 * (spec.in_h / 4) * (spec.in_w / 4);
-  layout.add_param("fc1.weight", ParamInfo::fc_weight, {spec.hidden, features});
-  layout.add_param("fc1.bias", ParamInfo::bias, {spec.hidden});
-  layout.add_param("fc2.weight", ParamInfo::fc_weight, {spec.classes, spec.hidden});
-  layout.add_param("fc2.bias", ParamInfo::bias, {spec.classes});
+  layout.add_fc("fc1", spec.hidden, features, spec.shards, spec.shard);
+  layout.add_fc("fc2", spec.classes, spec.hidden, spec.shards, spec.shard);
   const double pixels = double(spec.in_h) * spec.in_w;  // conv1 at full resolution, conv2 after one pool
   d.macs_per_sample = pixels * double(d.params[0].size) + pixels / 4 * double(d.params[2].size) +
                       double(features) * spec.hidden + double(spec.hidden) * spec.classes;

@@ -17,6 +17,7 @@ struct ModelDescription {
   std::vector<ParamInfo> params;   // the parameter table (names, offsets, sizes, kinds, shapes), canonical layout
   std::vector<ParamInfo> buffers;  // batch-norm running statistics ("X.running_mean", "X.running_var")
   double macs_per_sample = 0;      // convolution and fully connected multiply-adds of one image's forward
+                                   // (of the whole model, in a model-parallel shard's description too)
   // Forward 2 x MACs, backward twice the forward (data and weight gradients), so 6 x MACs.
   double flops_per_sample_train() const { return 6 * macs_per_sample; }
   size_t param_count() const;

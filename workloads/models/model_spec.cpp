@@ -26,6 +26,10 @@ bool is_resnet(const std::string& arch) { return kCifarArchs.count(arch) || kIma
 
 }  // namespace
 
+RowRange shard_rows(int64_t rows, int shards, int shard) {
+  return {rows * shard / shards, rows * (shard + 1) / shards};
+}
+
 // The rule for inputs: every stage that downsamples halves the resolution, and we require each halving to be
 // exact, so the input height and width must be multiples of the total downsampling factor: 4 for the
 // CIFAR-style networks (two stride-2 stages; 28 -> 7, 32 -> 8) and the Simple CNN (two 2x2 max pools), 32 for
@@ -51,6 +55,19 @@ void validate(const ModelSpec& s) {
   }
   if (!(s.dropout >= 0.0f && s.dropout < 1.0f)) {
     throw BadInput(where + "dropout must be in [0, 1), got " + std::to_string(s.dropout));
+  }
+  if (s.shards < 1 || s.shard < 0 || s.shard >= s.shards)
+    throw BadInput(where + "shard " + std::to_string(s.shard) + " of " + std::to_string(s.shards) + " is out of range");
+  if (s.shards > 1) {
+    const std::string key = "/parallel/model_parallel: ";
+    if (s.arch != "mlp" && s.arch != "simple_cnn")
+      throw BadInput(key + "tensor model parallelism splits the fully connected layers of archs mlp and simple_cnn "
+                     "(simple_cnn's convolutions run whole on every rank of a group); arch " + s.arch +
+                     " is not supported: splitting convolutions is not built yet");
+    if (s.hidden < s.shards || s.classes < s.shards)
+      throw BadInput(key + "a group of " + std::to_string(s.shards) + " ranks needs at least as many hidden units (" +
+                     std::to_string(s.hidden) + ") and classes (" + std::to_string(s.classes) +
+                     "): each rank owns at least one output unit of every fully connected layer");
   }
   if (s.ghost_batch < 0) throw BadInput(where + "ghost_batch must be >= 0, got " + std::to_string(s.ghost_batch));
   const int units = checkpoint_units(s);

@@ -21,7 +21,18 @@ struct ParamInfo {
   size_t size = 0;
   Kind kind = conv_weight;
   std::vector<int64_t> shape;  // canonical layout in the flat buffer (OIHW, out x in, C)
+  // Tensor model parallelism (ModelSpec::shards > 1): this rank holds rows [row_begin, row_begin + shape[0]) of
+  // a tensor of full_rows rows (output units). full_rows 0: the whole tensor, replicated on every rank.
+  int64_t row_begin = 0, full_rows = 0;
 };
+
+// The output units [begin, end) that shard `shard` of `shards` owns of a layer with `rows` of them: contiguous,
+// balanced (sizes differ by at most one), in shard order.
+struct RowRange {
+  int64_t begin = 0, end = 0;
+  int64_t size() const { return end - begin; }
+};
+RowRange shard_rows(int64_t rows, int shards, int shard);
 
 std::string to_string(ParamInfo::Kind kind);
 
@@ -37,6 +48,9 @@ struct ModelSpec {
   float dropout = 0.0f;             // [0, 1): before the last fully connected layer; 0 = none
   int ghost_batch = 0;              // ResNets: batch-norm statistics over ghost batches of this size; 0 = none
   int checkpoint_segments = 0;      // gradient checkpointing (checkpointing.hpp): segments; 0 = off
+  // Tensor model parallelism (workloads/cpu/parallel_linear.hpp): the fully connected layers of mlp and
+  // simple_cnn split by output units over a group of `shards` ranks, of which this is rank `shard`.
+  int shards = 1, shard = 0;
 };
 
 // Throws BadInput naming the field (e.g. "model spec: arch ...") when the spec cannot be built: unknown arch

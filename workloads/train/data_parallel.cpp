@@ -3,8 +3,8 @@
 namespace dtbench {
 
 DataParallel::DataParallel(const Json& cfg, const World& world, TrainModel& model, long per_rank, long global_batch,
-                           int64_t steps_per_epoch, int64_t total_steps)
-    : ranks_(world.size()) {
+                           int64_t steps_per_epoch, int64_t total_steps, const ModelParallel* model_parallel)
+    : ranks_(model_parallel ? model_parallel->replicas() : world.size()) {
   const Json& par = cfg["parallel"];
   const std::string mode = par["mode"].get<std::string>();
   local_steps_ = par["local_steps"].get<int64_t>();
@@ -21,7 +21,7 @@ DataParallel::DataParallel(const Json& cfg, const World& world, TrainModel& mode
   }
 
   const Json& red = cfg["reducer"];
-  comm_ = std::make_unique<MpiComm>(world.comm());
+  comm_ = std::make_unique<MpiComm>(model_parallel ? model_parallel->replica_comm() : world.comm());
   comm_->set_poll_sleep_us(static_cast<int>(red["poll_us"].get<int64_t>()));
   ReducerOptions ro;
   ro.servers = static_cast<int>(red["servers"].get<int64_t>());
@@ -35,7 +35,8 @@ DataParallel::DataParallel(const Json& cfg, const World& world, TrainModel& mode
   // backend, whose records leave B_simple out.
   const bool host = model.host_memory();
   buckets_ = std::make_unique<GradientBuckets>(ranges, bucket_bytes, *reducer_, red["overlap"].get<bool>(), host);
-  if (ranks_ > 1 && host) noise_.emplace(static_cast<double>(per_rank), static_cast<double>(global_batch));
+  // A model-parallel rank's local gradient norm is its shard's, not the replica's: no noise scale there.
+  if (ranks_ > 1 && host && !model_parallel) noise_.emplace(static_cast<double>(per_rank), static_cast<double>(global_batch));
   // The split compares backward end times across ranks: only meaningful when they share a clock (one
   // host) and backward is timed on the host.
   same_clock_ = ranks_ > 1 && world.on_one_host() && host;

@@ -14,6 +14,7 @@
 #include "reducers/mpi_comm.hpp"
 #include "reducers/reducer.hpp"
 #include "workloads/train/buckets.hpp"
+#include "workloads/train/model_parallel.hpp"
 #include "workloads/train/noise_scale.hpp"
 #include "workloads/backend/train_model.hpp"
 #include "workloads/train/world.hpp"
@@ -24,8 +25,13 @@ class DataParallel {
  public:
   // From the resolved config's /parallel and /reducer sections; the model's parameter table gives the
   // buckets. steps_per_epoch and total_steps place post-local SGD's switch.
+  // With tensor model parallelism (model_parallel not null) the replicas are the model-parallel groups and the
+  // reducer runs on the ranks holding this rank's shard (model_parallel.hpp).
   DataParallel(const Json& cfg, const World& world, TrainModel& model, long per_rank, long global_batch,
-               int64_t steps_per_epoch, int64_t total_steps);
+               int64_t steps_per_epoch, int64_t total_steps, const ModelParallel* model_parallel);
+
+  // The data-parallel replicas whose gradients are averaged: the ranks, or the model-parallel groups.
+  int replicas() const { return ranks_; }
 
   // Whether `step` is a local step (no gradient allreduce): local SGD, or post-local SGD after its switch.
   bool local_step(int64_t step) const { return ranks_ > 1 && step >= switch_step_; }
@@ -46,7 +52,7 @@ class DataParallel {
   double bytes_communicated_per_step(double buffer_bytes, const std::string& mode) const;
 
  private:
-  int ranks_;
+  int ranks_;  // replicas
   int64_t switch_step_ = 0, local_steps_ = 1;
   std::unique_ptr<OwnedComm> bn_comm_;  // synchronised batch norm's allreduces
   std::unique_ptr<MpiComm> comm_;

@@ -53,15 +53,27 @@ std::unique_ptr<TrainModel> build(const models::ModelSpec& spec, uint64_t seed, 
 
 }  // namespace
 
-std::unique_ptr<TrainModel> make_train_model(const Json& cfg, const data::Dataset& train, const World& world) {
-  const models::ModelSpec spec = model_spec(cfg, train);
+models::ModelSpec train_model_spec(const Json& cfg, const data::Dataset& train, const ModelParallel* model_parallel) {
+  models::ModelSpec spec = model_spec(cfg, train);
+  if (model_parallel) spec.shards = model_parallel->group_size(), spec.shard = model_parallel->shard();
+  return spec;
+}
+
+std::unique_ptr<TrainModel> make_train_model(const Json& cfg, const data::Dataset& train, const World& world,
+                                             ModelParallel* model_parallel) {
+  const models::ModelSpec spec = train_model_spec(cfg, train, model_parallel);
   // Every rank has the same config and data shape, so a spec the network cannot take fails alike on all of
   // them: one message and exit 2, not one abort per rank.
   same_on_all_ranks([&] { validate_spec(spec, cfg["backend"] == "gpu"); });
   auto model = build(spec, static_cast<uint64_t>(cfg["seed"].get<int64_t>()), cfg, world.rank());
   // Every rank built the same weights from the same seed; broadcasting rank 0's makes that a fact rather
   // than an assumption (and covers models initialised from anything else).
-  world.broadcast(model->host_params());
+  if (model_parallel) {
+    model->set_model_parallel_group(model_parallel->group());
+    model_parallel->broadcast_from_first_replica(model->host_params());  // shards differ within a replica
+  } else {
+    world.broadcast(model->host_params());
+  }
   world.broadcast(model->host_buffers());
   model->push_host_params();
   model->push_host_buffers();

@@ -9,11 +9,20 @@
 #include "core/json.hpp"
 #include "workloads/data/dataset.hpp"
 #include "workloads/backend/train_model.hpp"
+#include "workloads/models/model_spec.hpp"
+#include "workloads/train/model_parallel.hpp"
 #include "workloads/train/world.hpp"
 
 namespace dtbench {
 
-// Throws SameOnAllRanks (exit 2) when the network cannot take this spec (e.g. ResNet-18 on 28x28 images).
-std::unique_ptr<TrainModel> make_train_model(const Json& cfg, const data::Dataset& train, const World& world);
+// The model spec of a run: the config's model on the data's shape, split for this rank when `model_parallel` is
+// given (else whole).
+models::ModelSpec train_model_spec(const Json& cfg, const data::Dataset& train, const ModelParallel* model_parallel);
+
+// Throws SameOnAllRanks (exit 2) when the network cannot take this spec (e.g. ResNet-18 on 28x28 images). With
+// tensor model parallelism (model_parallel not null) each rank holds its shard, joined to its group, and the
+// first replica's shards are broadcast to the others.
+std::unique_ptr<TrainModel> make_train_model(const Json& cfg, const data::Dataset& train, const World& world,
+                                             ModelParallel* model_parallel);
 
 }  // namespace dtbench

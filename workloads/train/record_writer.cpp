@@ -94,10 +94,13 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
   if (f.stop_at > 0) r.extra["stop_at"] = f.stop_at;
   r.extra["parameters"] = model.params().size();
   r.extra["flops_per_sample_train"] = model.flops_per_sample_train();
+  // A model-parallel rank does about 1/M of its group's work on the group's batch.
+  const double group = f.model_parallel.is_null() ? 1.0 : f.model_parallel["group_size"].get<double>();
   r.extra["achieved_gflops"] = st.sum.total > 0 ? model.flops_per_sample_train() *
                                                       static_cast<double>(f.per_rank * st.timed_steps) /
-                                                      st.sum.total / 1e9
+                                                      st.sum.total / 1e9 / group
                                                 : 0.0;
+  if (!f.model_parallel.is_null()) r.extra["model_parallel"] = f.model_parallel;
   r.extra["bytes_allreduced_per_step"] = mode == "sync" ? buffer_bytes : 0.0;
   if (parallel) r.extra["buckets"] = parallel->bucket_count();
   r.extra["exposed_comm_share"] = mean.total > 0 ? mean.exposed_comm / mean.total : 0.0;
@@ -111,7 +114,7 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
   }
   if (!f.weights.empty() && status != RunStatus::preempted) {
     // Written by the trainer as the run ends (trainer.cpp, Run::save_weights): parameters, then buffers.
-    const size_t parameters = model.params().size();
+    const size_t parameters = f.whole_parameters > 0 ? f.whole_parameters : model.params().size();
     r.extra["weights"] = {{"file", f.weights.filename().string()},
                           {"floats", parameters + model.buffers().size()},
                           {"parameters", parameters}};

@@ -39,6 +39,10 @@ struct RunFacts {
   bool resume = false;   // --resume: a preempted record at the path is replaced by its continuation
   std::string init_from;  // --init-from: the checkpoint folder the run started from (extra.init_from)
   int64_t stop_at = 0;    // --stop-at (extra.stop_at)
+  // Tensor model parallelism: extra.model_parallel (ModelParallel::record), and the whole model's parameter count
+  // (the weights file's); null and 0 without it.
+  Json model_parallel = nullptr;
+  size_t whole_parameters = 0;
 };
 
 // Collective: every rank calls it; rank 0 writes. `parallel` is null for asynchronous SGD, whose

@@ -129,14 +129,14 @@ void SyncStep::run(int64_t step, TrainState& st) {
 
   const double backward_end = now_seconds();
   double small_norm_sq = 0;
-  const int ranks = world_.size();
+  const int ranks = world_.size(), replicas = par_.replicas();
   if (!local) {
     const double busy_before = par_.reducer().busy_seconds();
     t.exposed_comm = buckets.finish();
     seq.end("wait for allreduces", "communication");
     t.comm = par_.reducer().busy_seconds() - busy_before;
     small_norm_sq = buckets.local_norm_sq();
-    if (ranks > 1) model_.scale(grads, 1.0f / static_cast<float>(ranks));
+    if (replicas > 1) model_.scale(grads, 1.0f / static_cast<float>(replicas));
   }
   // gpu: backward() only enqueued. The device's own backward time replaces the host's enqueue time. Of
   // the host's window from the enqueue to the end of the allreduces (enqueue, staging, wait), the part

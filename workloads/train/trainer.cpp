@@ -31,6 +31,8 @@
 #include "workloads/train/fault_injection.hpp"
 #include "workloads/train/mllog.hpp"
 #include "workloads/train/mllog_keys.hpp"
+#include "workloads/models/model_description.hpp"
+#include "workloads/train/model_parallel.hpp"
 #include "workloads/train/model_setup.hpp"
 #include "workloads/train/record_writer.hpp"
 #include "workloads/train/run_checkpoint.hpp"
@@ -75,6 +77,7 @@ class Run {
   std::unique_ptr<TrainModel> model_;   // with its optimizer; cpu or gpu (train_model.hpp)
   std::unique_ptr<optim::Schedule> sched_;
   std::unique_ptr<DataParallel> parallel_;  // null for asynchronous SGD
+  std::unique_ptr<ModelParallel> model_parallel_;  // null without tensor model parallelism
   Cadence cadence_;
   std::unique_ptr<Console> console_;
   TrainState st_;  // everything a checkpoint carries besides the buffers
@@ -102,7 +105,12 @@ Run::Run(const TrainArgs& args, Json user) : args_(args) {
 // Data, model and schedule, how the ranks combine their work, and the checkpoint to resume from.
 void Run::set_up() {
   // Every rank reads the same data files and config: their errors are the same everywhere.
-  data_ = same_on_all_ranks([&] { return std::make_unique<TrainingData>(cfg_, world_.size(), world_.rank(), per_rank_); });
+  if (const int64_t m = cfg_["parallel"]["model_parallel"].get<int64_t>(); m > 1)
+    model_parallel_ = std::make_unique<ModelParallel>(world_, static_cast<int>(m));
+  // A model-parallel group's ranks read the same batches: the data is sharded over the replicas.
+  const int replicas = model_parallel_ ? model_parallel_->replicas() : world_.size();
+  const int replica = model_parallel_ ? model_parallel_->replica() : world_.rank();
+  data_ = same_on_all_ranks([&] { return std::make_unique<TrainingData>(cfg_, replicas, replica, per_rank_); });
   const int64_t steps_per_epoch = data_->steps_per_epoch();
   const int64_t total_steps = cfg_["duration"]["steps"].get<int64_t>() > 0
                                   ? cfg_["duration"]["steps"].get<int64_t>()
@@ -112,13 +120,14 @@ void Run::set_up() {
                    std::to_string(total_steps) + " (/duration)");
   cadence_ = Cadence(cfg_["eval"], steps_per_epoch, total_steps, args_.stop_at);
   console_ = std::make_unique<Console>(world_.root(), total_steps);
-  model_ = make_train_model(cfg_, data_->train(), world_);
+  model_ = make_train_model(cfg_, data_->train(), world_, model_parallel_.get());
   sched_ = same_on_all_ranks([&] {
     return optim::make_schedule(cfg_["optimizer"], cfg_["lr_scaling"], cfg_["schedule"],
                                 optim::RunShape{global_, steps_per_epoch, total_steps});
   });
   if (!asynchronous())
-    parallel_ = std::make_unique<DataParallel>(cfg_, world_, *model_, per_rank_, global_, steps_per_epoch, total_steps);
+    parallel_ = std::make_unique<DataParallel>(cfg_, world_, *model_, per_rank_, global_, steps_per_epoch, total_steps,
+                                               model_parallel_.get());
   else  // the servers' shards hold whole tensors: refused here, before any output, when there are too few
     same_on_all_ranks([&] {
       return shard_params(model_->host_optimizer()->table(), static_cast<int>(cfg_["reducer"]["servers"].get<int64_t>()));
@@ -347,18 +356,28 @@ void Run::write_trace() const {
 }
 
 void Run::write_record(RunStatus status, const std::string& detail) {
-  const RunFacts facts{cfg_,          world_.size(), global_,        per_rank_, cadence_.steps_per_epoch,
+  RunFacts facts{cfg_,          world_.size(), global_,        per_rank_, cadence_.steps_per_epoch,
                        cadence_.total_steps, paths_.record, paths_.weights, baseline_, args_.resume,
                        args_.init_from,   args_.stop_at};
+  if (model_parallel_) {
+    models::ModelSpec whole = train_model_spec(cfg_, data_->train(), nullptr);
+    facts.whole_parameters = models::describe(whole).param_count();
+    facts.model_parallel = model_parallel_->record(st_.step, model_->params().size(), facts.whole_parameters);
+  }
   write_run_record(world_, facts, st_, status, detail, *model_, parallel_.get(), asynchronous_stats_,
                    now_seconds() - run_start_, started_utc_);
 }
 
 // Rank 0's final weights, then its batch-norm statistics, as raw float32: to --save-weights FILE and to
-// <record name>.weights (/output/save_weights; a new file, never replacing one).
+// <record name>.weights (/output/save_weights; a new file, never replacing one). With tensor model parallelism the
+// weights are the whole model's, gathered from the first replica's shards (collective).
 void Run::save_weights() const {
-  if ((args_.save_weights.empty() && paths_.weights.empty()) || !world_.root()) return;
-  auto p = model_->host_params();
+  if (args_.save_weights.empty() && paths_.weights.empty()) return;
+  std::vector<float> whole;
+  if (model_parallel_)
+    whole = model_parallel_->gather_whole(model_->host_params(), train_model_spec(cfg_, data_->train(), model_parallel_.get()));
+  if (!world_.root()) return;
+  const std::span<const float> p = model_parallel_ ? std::span<const float>(whole) : model_->host_params();
   std::string bytes(reinterpret_cast<const char*>(p.data()), p.size() * sizeof(float));
   auto b = model_->host_buffers();
   bytes.append(reinterpret_cast<const char*>(b.data()), b.size() * sizeof(float));

@@ -1,0 +1,59 @@
+// Tensor model parallelism's side of a run; the layers are workloads/cpu/parallel_linear.hpp.
+//
+// The 2-D layout: K ranks form K/M data-parallel replicas, each a model-parallel group of M consecutive ranks
+// (rank k is shard k mod M of replica k / M). A group's ranks see the same batch and hold different output units
+// of every fully connected layer; they exchange activations every layer and step, so they are consecutive ranks,
+// which a launcher that fills nodes in order puts on one node (Shoeybi et al. 2019's layout). The gradient of a
+// shard is averaged over the replicas holding that shard: the reducer runs on the replica communicator, the ranks
+// with the same shard index. Layers a shard holds whole (simple_cnn's convolutions) get the same gradient on
+// every rank of a group, so averaging them over the same replica communicator keeps every copy equal.
+#pragma once
+
+#include <mpi.h>
+
+#include <span>
+#include <vector>
+
+#include "core/json.hpp"
+#include "workloads/models/hooks.hpp"
+#include "workloads/models/model_spec.hpp"
+#include "workloads/train/world.hpp"
+
+namespace dtbench {
+
+class ModelParallel {
+ public:
+  // group_size M divides the world's size (config rules).
+  ModelParallel(const World& world, int group_size);
+  ~ModelParallel();
+  ModelParallel(const ModelParallel&) = delete;
+  ModelParallel& operator=(const ModelParallel&) = delete;
+
+  int group_size() const { return m_; }
+  int shard() const { return rank_ % m_; }
+  int replica() const { return rank_ / m_; }
+  int replicas() const { return size_ / m_; }
+  // The ranks that hold this rank's shard, one per replica, in replica order (the gradient reducer's).
+  MPI_Comm replica_comm() const { return replica_; }
+
+  // The group for TrainModel::set_model_parallel_group: MPI_Allgatherv on the group's own communicator (the
+  // compute thread's, while the reducer's thread may be reducing), timed.
+  models::ModelParallelGroup group();
+  // Rank r of each replica's shard receives replica 0's shard r: the shards of every replica start equal.
+  void broadcast_from_first_replica(std::span<float> data) const;
+  // Collective over every rank: rank 0 returns the whole model's parameters in the canonical layout of spec
+  // with one shard, assembled from group 0's shards (spec: this run's, with its shards); the others an empty
+  // vector.
+  std::vector<float> gather_whole(std::span<const float> mine, const models::ModelSpec& spec) const;
+
+  // extra.model_parallel of the record: the layout and this rank's exchanges per step (rank 0's view).
+  Json record(int64_t steps, size_t params_per_rank, size_t params_whole) const;
+
+ private:
+  int m_ = 1, rank_ = 0, size_ = 1;
+  MPI_Comm group_ = MPI_COMM_NULL, replica_ = MPI_COMM_NULL;
+  double seconds_ = 0, floats_received_ = 0;
+  int64_t allgathers_ = 0;
+};
+
+}  // namespace dtbench
