@@ -8,9 +8,11 @@
 # P is large against B H: wide layers, small batches (the seeds: data parallelism for few weights, model
 # parallelism for huge models).
 #
-# Prints each round's images per second, then per point the medians over rounds, the median of the per-round
-# ratio MP/DP, parameters per rank and the largest rank's peak RSS (GNU time's maximum resident set size of
-# mpirun's children), and the load average.
+# Prints per point the medians over rounds of images per second, the median of the per-round ratio MP/DP,
+# parameters per rank, the model's memory per rank (the record's memory_per_rank: weights, gradients, optimizer
+# state, the training plan's activations), the largest rank's peak RSS (GNU time's maximum resident set size of
+# mpirun's children, the data set included), MP's activation bytes received per training step, and the load
+# average.
 #
 # Usage: bench/model_parallel.sh DTBENCH [K]
 # Environment: ROUNDS (3), HIDDEN ("1024 8192"), BATCHES ("32 512"), STEPS (40), OUT (a folder to keep the
@@ -52,8 +54,8 @@ hidden, batches = [int(x) for x in sys.argv[4].split()], [int(x) for x in sys.ar
 print(f"{k} ranks; data parallel (DP: {k} replicas) against model parallel (MP: one group of {k}); "
       f"medians over {rounds} rounds")
 print("| hidden | global batch | DP img/s | MP img/s | MP/DP per round, median [min, max] | DP params/rank | "
-      "MP params/rank | DP peak RSS MiB | MP peak RSS MiB | MP activation MiB/step |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+      "MP params/rank | DP model MiB/rank | MP model MiB/rank | DP peak RSS MiB | MP peak RSS MiB | MP activation MiB/step |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for h in hidden:
     for b in batches:
         rec = {m: [json.load(open(f"{out}/{m}-h{h}-b{b}-r{r}/run.json")) for r in range(1, rounds + 1)] for m in ("dp", "mp")}
@@ -62,9 +64,13 @@ for h in hidden:
         ips = {m: [x["throughput"]["images_per_second"] for x in rec[m]] for m in rec}
         ratio = [q / p for p, q in zip(ips["dp"], ips["mp"])]
         mp = rec["mp"][0]["extra"]["model_parallel"]
+        # Weights, gradients, optimizer state and the training plan's activations (the record's memory_per_rank).
+        model = {m: sum(rec[m][0]["extra"]["memory_per_rank"][key] for key in
+                        ("weights_and_gradients_bytes", "optimizer_state_bytes", "activation_bytes")) / 2**20 for m in rec}
         print(f"| {h} | {b} | {statistics.median(ips['dp']):.0f} | {statistics.median(ips['mp']):.0f} | "
               f"{statistics.median(ratio):.2f}x [{min(ratio):.2f}, {max(ratio):.2f}] | "
-              f"{rec['dp'][0]['extra']['parameters']} | {mp['parameters_per_rank']} | {statistics.median(rss['dp']):.0f} | "
-              f"{statistics.median(rss['mp']):.0f} | {mp['activation_bytes_received_per_step'] / 2**20:.2f} |")
+              f"{rec['dp'][0]['extra']['parameters']} | {mp['parameters_per_rank']} | {model['dp']:.1f} | {model['mp']:.1f} | "
+              f"{statistics.median(rss['dp']):.0f} | {statistics.median(rss['mp']):.0f} | "
+              f"{mp['activation_bytes_received_per_step'] / 2**20:.2f} |")
 print("load average:", open("/proc/loadavg").read().split()[:3])
 PY

@@ -197,9 +197,14 @@ def check_model_parallel():
     assert mp["parameters_per_rank"] == h0 * I + h0 + c0 * H + c0 == rec["extra"]["parameters"], mp
     evals = len(rec["curve"])
     test_per_replica = 200 // 2  # eval.batch 500 holds it in one forward
-    floats = steps * (b * (H - h0) + b * (C - c0) + (M - 1) * b * H) + evals * test_per_replica * (H - h0 + C - c0)
-    assert mp["activation_allgathers"] == steps * 3 + evals * 2, mp
+    floats = steps * (b * (H - h0) + b * (C - c0) + (M - 1) * b * H)
+    assert mp["activation_allgathers"] == steps * 3 and mp["evaluation_allgathers"] == evals * 2, mp
     assert abs(mp["activation_bytes_received_per_step"] - 4 * floats / steps) < 1e-6, (mp, 4 * floats / steps)
+    assert mp["evaluation_bytes_received"] == 4 * evals * test_per_replica * (H - h0 + C - c0), mp
+    # Memory: the weights and gradients are the shard's; SGD with momentum keeps one more copy.
+    mem = rec["extra"]["memory_per_rank"]
+    assert mem["weights_and_gradients_bytes"] == 8 * mp["parameters_per_rank"] and mem["activation_bytes"] > 0, mem
+    assert mem["optimizer_state_bytes"] >= 4 * mp["parameters_per_rank"], mem
     assert rec["global_batch"] == 2 * b and rec["per_rank_batch"] == b, (rec["global_batch"], rec["per_rank_batch"])
     print(f"record: {mp['parameters_per_rank']} of {mp['parameters_whole_model']} parameters per rank; "
           f"{mp['activation_bytes_received_per_step']:.0f} activation bytes received per step, as the shapes say")

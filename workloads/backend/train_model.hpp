@@ -36,6 +36,9 @@ class TrainModel {
   virtual std::span<float> buffers() = 0;  // batch-norm running statistics
   virtual const std::vector<models::ParamInfo>& param_table() const = 0;
   virtual double flops_per_sample_train() const = 0;
+  // Bytes the training plans hold (activations, their gradients, workspaces, reordered weights: the largest
+  // training plan's cpu::Plan::held_bytes); 0 where it is not measured (the gpu backend).
+  virtual size_t activation_bytes() const { return 0; }
 
   // A step: forward (returns the mean loss; x and labels on the host) then backward, which calls
   // on_ready(offset, size) as each gradient tensor is final (cpu) or enqueued (gpu; reducers made by

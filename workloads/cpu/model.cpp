@@ -177,4 +177,11 @@ size_t Model::plan_bytes(int n, bool train) const {
   return it == impl_->plans.end() ? 0 : it->second.plan->held_bytes();
 }
 
+size_t Model::training_plan_bytes() const {
+  size_t most = 0;
+  for (const auto& [key, e] : impl_->plans)
+    if (key.second) most = std::max(most, e.plan->held_bytes());
+  return most;
+}
+
 }  // namespace dtbench::cpu

@@ -39,9 +39,10 @@ models::ModelParallelGroup ModelParallel::group() {
       n[j] = static_cast<int>(counts[j]), at[j] = static_cast<int>(total), total += counts[j];
     }
     MPI_Allgatherv(mine, n[static_cast<size_t>(shard())], MPI_FLOAT, all, n.data(), at.data(), MPI_FLOAT, group_);
-    seconds_ += now_seconds() - t0;
-    floats_received_ += static_cast<double>(total - counts[static_cast<size_t>(shard())]);
-    ++allgathers_;
+    Exchanges& e = evaluating_ ? evaluation_ : training_;
+    e.seconds += now_seconds() - t0;
+    e.floats_received += static_cast<double>(total - counts[static_cast<size_t>(shard())]);
+    ++e.allgathers;
   };
   return g;
 }
@@ -89,11 +90,13 @@ Json ModelParallel::record(int64_t steps, size_t params_per_rank, size_t params_
           {"layout", "rank k is shard k mod group_size of replica k / group_size"},
           {"parameters_per_rank", params_per_rank},
           {"parameters_whole_model", params_whole},
-          {"activation_allgathers", allgathers_},
-          {"activation_seconds_per_step", seconds_ * per_step},
-          {"activation_bytes_received_per_step", floats_received_ * 4.0 * per_step},
-          {"note", "rank 0's exchanges within its model-parallel group, evaluation forwards included, divided by "
-                   "the training steps"}};
+          {"activation_allgathers", training_.allgathers},
+          {"activation_seconds_per_step", training_.seconds * per_step},
+          {"activation_bytes_received_per_step", training_.floats_received * 4.0 * per_step},
+          {"evaluation_allgathers", evaluation_.allgathers},
+          {"evaluation_bytes_received", evaluation_.floats_received * 4.0},
+          {"note", "rank 0's exchanges within its model-parallel group: the training steps' per step, the "
+                   "evaluations' in all"}};
 }
 
 }  // namespace dtbench

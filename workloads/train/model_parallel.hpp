@@ -46,14 +46,21 @@ class ModelParallel {
   // vector.
   std::vector<float> gather_whole(std::span<const float> mine, const models::ModelSpec& spec) const;
 
-  // extra.model_parallel of the record: the layout and this rank's exchanges per step (rank 0's view).
+  // Between set_evaluating(true) and (false) the exchanges are evaluation forwards', counted apart.
+  void set_evaluating(bool on) { evaluating_ = on; }
+
+  // extra.model_parallel of the record: the layout and this rank's exchanges per training step (rank 0's view).
   Json record(int64_t steps, size_t params_per_rank, size_t params_whole) const;
 
  private:
   int m_ = 1, rank_ = 0, size_ = 1;
   MPI_Comm group_ = MPI_COMM_NULL, replica_ = MPI_COMM_NULL;
-  double seconds_ = 0, floats_received_ = 0;
-  int64_t allgathers_ = 0;
+  struct Exchanges {
+    double seconds = 0, floats_received = 0;
+    int64_t allgathers = 0;
+  };
+  Exchanges training_, evaluation_;
+  bool evaluating_ = false;
 };
 
 }  // namespace dtbench

@@ -101,6 +101,13 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
                                                       st.sum.total / 1e9 / group
                                                 : 0.0;
   if (!f.model_parallel.is_null()) r.extra["model_parallel"] = f.model_parallel;
+  // Rank 0's memory for the model: what model parallelism divides, and what it does not (activations).
+  r.extra["memory_per_rank"] = {{"weights_and_gradients_bytes", 2 * model.params().size_bytes()},
+                                {"optimizer_state_bytes", model.optimizer_state().size()},
+                                {"activation_bytes", model.activation_bytes()},
+                                {"note", "rank 0's fp32 weights and gradients, its optimizer state as checkpointed, "
+                                         "and the largest training plan's activations, their gradients and "
+                                         "workspaces (cpu backend; 0 on the gpu backend, not measured)"}};
   r.extra["bytes_allreduced_per_step"] = mode == "sync" ? buffer_bytes : 0.0;
   if (parallel) r.extra["buckets"] = parallel->bucket_count();
   r.extra["exposed_comm_share"] = mean.total > 0 ? mean.exposed_comm / mean.total : 0.0;

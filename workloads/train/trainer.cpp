@@ -78,6 +78,7 @@ class Run {
   std::unique_ptr<optim::Schedule> sched_;
   std::unique_ptr<DataParallel> parallel_;  // null for asynchronous SGD
   std::unique_ptr<ModelParallel> model_parallel_;  // null without tensor model parallelism
+  int64_t attempt_first_step_ = 0;  // the step this attempt started at (after a resume, the checkpoint's)
   Cadence cadence_;
   std::unique_ptr<Console> console_;
   TrainState st_;  // everything a checkpoint carries besides the buffers
@@ -195,6 +196,7 @@ int Run::execute() {
   if (log_) log_->start(mllog::kInitStart);
   paths_ = run_paths(cfg_);
   set_up();
+  attempt_first_step_ = st_.step;
   check_outputs_and_open_log();
   started_utc_ = utc_timestamp();
   log_init_stop();
@@ -268,6 +270,7 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   if (!solo && parallel_->local_step(steps_done - 1)) parallel_->average_models(*model_);
   if (log_) log_->start(mllog::kEvalStart, nullptr, {{mllog::kEpochNum, epoch}});
   const size_t eval_batch = static_cast<size_t>(cfg_["eval"]["batch"].get<int64_t>());
+  if (model_parallel_) model_parallel_->set_evaluating(true);
   const EvalResult e = evaluate_set(*model_, *data_, EvalSet::test, world_, eval_batch, solo);
   EvalPoint p;
   p.epoch = epoch;
@@ -282,6 +285,7 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
     p.validation_loss = v.loss;
     p.validation_accuracy = v.accuracy;
   }
+  if (model_parallel_) model_parallel_->set_evaluating(false);
   p.lr = sched_->lr(std::max<int64_t>(steps_done - 1, 0));
   if (parallel_ && parallel_->noise()) p.b_simple = parallel_->noise()->b_simple();
   st_.train_loss_sum = 0;
@@ -362,7 +366,9 @@ void Run::write_record(RunStatus status, const std::string& detail) {
   if (model_parallel_) {
     models::ModelSpec whole = train_model_spec(cfg_, data_->train(), nullptr);
     facts.whole_parameters = models::describe(whole).param_count();
-    facts.model_parallel = model_parallel_->record(st_.step, model_->params().size(), facts.whole_parameters);
+    // This attempt's exchanges over this attempt's steps (a resumed run counts from where it resumed).
+    facts.model_parallel = model_parallel_->record(st_.step - attempt_first_step_, model_->params().size(),
+                                                   facts.whole_parameters);
   }
   write_run_record(world_, facts, st_, status, detail, *model_, parallel_.get(), asynchronous_stats_,
                    now_seconds() - run_start_, started_utc_);
