@@ -19,6 +19,7 @@
 #include "reducers/batch_split.hpp"
 #include "reducers/commands.hpp"
 #include "reducers/cost_model.hpp"
+#include "reducers/parallelism_choice.hpp"
 #include "reducers/profiles.hpp"
 #include "reducers/sweep_document.hpp"
 
@@ -41,6 +42,7 @@ struct ModelCliOptions {
   std::string eager = "4064";
   std::string fit_max;
   std::string json;
+  std::string layers;  // data against model parallelism: the fully connected stack's widths
 };
 
 // A `dtbench allreduce --json` file, checked whole (reducers/sweep_document.hpp), with the option that named
@@ -79,8 +81,30 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
   return out;
 }
 
-// The batch-split table (reducers/batch_split.hpp) on `network`: a profile of `profiles`, or "fitted"
-// (the parameters `fit` has for --reducer, with its segmenting).
+// The network of the batch split and of the parallelism table: a profile of `profiles`, or "fitted" (the
+// parameters `fit` has for --reducer, with its segmenting).
+struct Link {
+  CostParams params;
+  ReducerOptions options = BatchSplitInput::unsegmented_options();
+  double eager_bytes = kDefaultEagerBytes;
+};
+
+Link link_of(const ModelCliOptions& cli, const std::string& network, const std::optional<Profiles>& profiles,
+             const FittedModel* fit) {
+  Link link;
+  if (network == "fitted") {
+    const auto it = fit->params.find(cli.reducer);
+    if (it == fit->params.end()) throw BadInput("--reducer " + cli.reducer + ": not in the fitted sweeps");
+    link.params = it->second;
+    link.options = fit->options;
+    link.eager_bytes = fit->eager_bytes;
+  } else {
+    link.params = profiles->network(network).params(profiles->gamma_s_per_byte);
+  }
+  return link;
+}
+
+// The batch-split table (reducers/batch_split.hpp) on `network`.
 Json print_batch_split(const ModelCliOptions& cli, const std::string& network, double model_bytes,
                        const std::optional<Profiles>& profiles, const FittedModel* fit) {
   BatchSplitInput in;
@@ -89,15 +113,8 @@ Json print_batch_split(const ModelCliOptions& cli, const std::string& network, d
   in.seconds_per_image = cli.compute_us_per_image * 1e-6;
   in.backward_share = cli.backward_share;
   in.reducer = cli.reducer;
-  if (network == "fitted") {
-    const auto it = fit->params.find(cli.reducer);
-    if (it == fit->params.end()) throw BadInput("--reducer " + cli.reducer + ": not in the fitted sweeps");
-    in.link = it->second;
-    in.options = fit->options;
-    in.eager_bytes = fit->eager_bytes;
-  } else {
-    in.link = profiles->network(network).params(profiles->gamma_s_per_byte);
-  }
+  const Link link = link_of(cli, network, profiles, fit);
+  in.link = link.params, in.options = link.options, in.eager_bytes = link.eager_bytes;
   const BatchSplit bs = batch_split(in);
   std::printf("\n# batch %d split over nodes: %.1f us/image compute, %.0f gradient bytes, %s on %s\n", cli.batch,
               cli.compute_us_per_image, model_bytes, cli.reducer.c_str(), network.c_str());
@@ -119,6 +136,34 @@ Json print_batch_split(const ModelCliOptions& cli, const std::string& network, d
   return j;
 }
 
+// Data against tensor model parallelism (reducers/parallelism_choice.hpp) for --layers at --batch over --ranks.
+Json print_parallelism(const ModelCliOptions& cli, const std::vector<int64_t>& widths, const std::vector<int>& ranks,
+                       const std::string& network, const std::optional<Profiles>& profiles, const FittedModel* fit) {
+  ParallelismInput in;
+  in.widths = widths;
+  in.global_batch = cli.batch;
+  in.seconds_per_image = cli.compute_us_per_image * 1e-6;
+  in.backward_share = cli.backward_share;
+  in.reducer = cli.reducer;
+  const Link link = link_of(cli, network, profiles, fit);
+  in.link = link.params, in.options = link.options, in.eager_bytes = link.eager_bytes;
+  const ParallelismChoice c = choose_parallelism(in, ranks);
+  std::printf("\n# data (DP: K replicas, %s) against tensor model (MP: one group of K) parallelism: %.0f weights, "
+              "batch %d, %.1f us/image, on %s\n",
+              cli.reducer.c_str(), c.weights, cli.batch, cli.compute_us_per_image, network.c_str());
+  std::printf("# %8s %14s %14s %14s %14s %14s %8s\n", "ranks", "compute (us)", "DP comm (us)", "DP step (us)",
+              "MP comm (us)", "MP step (us)", "faster");
+  for (const auto& r : c.rows)
+    std::printf("  %8d %14.1f %14.1f %14s %14.1f %14s %8s\n", r.ranks, r.compute_s * 1e6, r.dp_comm_s * 1e6,
+                r.dp_possible ? std::to_string(static_cast<int64_t>(std::lround(r.dp_step_s * 1e6))).c_str() : "-",
+                r.mp_comm_s * 1e6,
+                r.mp_possible ? std::to_string(static_cast<int64_t>(std::lround(r.mp_step_s * 1e6))).c_str() : "-",
+                r.faster().c_str());
+  Json j = c.to_json();
+  j["network"] = network;
+  return j;
+}
+
 void write_output(const ModelCliOptions& cli, Json out) {
   if (cli.json.empty()) return;
   out["provenance"] = provenance();
@@ -127,13 +172,26 @@ void write_output(const ModelCliOptions& cli, Json out) {
 
 void run_model_command(const ModelCliOptions& cli) {
   const bool split = cli.compute_us_per_image >= 0;
+  if (!cli.layers.empty() && !split) throw BadInput("--layers needs --compute-us-per-image (and --network or --fit)");
   if (cli.fit.empty() && !split)
     throw BadInput("--fit: give at least one `dtbench allreduce --json` file (or --compute-us-per-image with --network)");
   if (cli.fit.empty() && !cli.check.empty()) throw BadInput("--check needs --fit");
   const std::vector<int> ranks = parse_int_list(cli.ranks, "--ranks");
   const double bytes = static_cast<double>(parse_bytes(cli.bytes, "--bytes"));
-  const double model_bytes =
-      cli.model_bytes.empty() ? bytes : static_cast<double>(parse_bytes(cli.model_bytes, "--model-bytes"));
+  // --layers: a fully connected stack, whose fp32 gradient is the batch split's default model bytes.
+  std::vector<int64_t> widths;
+  if (!cli.layers.empty()) {
+    for (int w : parse_int_list(cli.layers, "--layers")) widths.push_back(w);
+    if (widths.size() < 2) throw BadInput("--layers: give the inputs and at least one layer's outputs, got '" + cli.layers + "'");
+    if (!cli.model_bytes.empty()) throw BadInput("--model-bytes: the layers' weights give the gradient bytes; drop one");
+    for (int k : ranks)
+      if (k < 2) throw BadInput("--ranks: the parallelism table needs rank counts >= 2, got " + std::to_string(k));
+  }
+  double layer_bytes = 0;
+  for (size_t l = 1; l < widths.size(); ++l) layer_bytes += 4.0 * double(widths[l - 1] + 1) * double(widths[l]);
+  const double model_bytes = !widths.empty() ? layer_bytes
+                             : cli.model_bytes.empty() ? bytes
+                                                       : static_cast<double>(parse_bytes(cli.model_bytes, "--model-bytes"));
   // The batch split's network: a published profile, or the one fitted here.
   const std::string network = !cli.network.empty() ? cli.network : cli.fit.empty() ? "" : "fitted";
   std::optional<Profiles> profiles;
@@ -168,8 +226,10 @@ void run_model_command(const ModelCliOptions& cli) {
   for (const auto& f : cli.holdout) holdout.push_back(read_sweep_file(f, "--holdout"));
   if (!cli.json.empty()) check_output_file(cli.json, "--json");
   if (cli.fit.empty()) {  // the batch split on a published network needs no fit
-    write_output(cli, {{"kind", "dtbench.model"},
-                       {"batch_split", print_batch_split(cli, network, model_bytes, profiles, nullptr)}});
+    Json out = {{"kind", "dtbench.model"},
+                {"batch_split", print_batch_split(cli, network, model_bytes, profiles, nullptr)}};
+    if (!widths.empty()) out["parallelism"] = print_parallelism(cli, widths, ranks, network, profiles, nullptr);
+    write_output(cli, out);
     return;
   }
 
@@ -223,6 +283,7 @@ void run_model_command(const ModelCliOptions& cli) {
   out["predictions"] = preds;
 
   if (split) out["batch_split"] = print_batch_split(cli, network, model_bytes, profiles, &m);
+  if (!widths.empty()) out["parallelism"] = print_parallelism(cli, widths, ranks, network, profiles, &m);
 
   size_t outside = 0;
   if (!measured.empty()) {
@@ -272,6 +333,9 @@ void add_model_command(CLI::App& app) {
   cmd->add_option("--backward-share", cli->backward_share,
                   "Batch split: the share of a step's compute that can overlap the allreduce (backward)")
       ->capture_default_str();
+  cmd->add_option("--layers", cli->layers,
+                  "Data against model parallelism: a fully connected stack's widths, inputs first (e.g. 784,8192,10), "
+                  "timed at --batch over --ranks with --compute-us-per-image on --network");
   cmd->add_option("--check", cli->check, "Compare predictions with this measured sweep (sizes inside the fit range)");
   cmd->add_option("--holdout", cli->holdout,
                   "Held-out `dtbench allreduce --json` file(s), not fitted: report the model's rms error on them "

@@ -1,0 +1,66 @@
+// Data parallelism against tensor model parallelism for a stack of fully connected layers on K ranks (issue 17;
+// the seeds: data parallelism for models with few weights, model parallelism for huge ones), from the same cost
+// terms as the batch split (batch_split.hpp): a network's alpha, beta and gamma.
+//
+// Terms: layers of widths w_0 (inputs), w_1, ..., w_L (outputs); layer l maps I_l = w_{l-1} inputs to O_l = w_l
+// outputs and has P_l = (I_l + 1) O_l weights (with its bias); P = sum P_l. Global batch B, t_img the forward and
+// backward of one image by the whole stack on one rank.
+//
+//   compute = B t_img / K                      either way: the same multiply-adds split K ways (DP: B/K images of
+//                                              every unit; MP: every image, 1/K of the units)
+//   DP comm = T_reducer(K, 4 P)                the allreduce of every gradient (the reducer's cost formula)
+//   DP step = compute + max(0, DP comm - backward_share x compute)     overlapped with backward (batch_split.hpp)
+//   MP comm = sum_l AG(K, 4 B O_l)             layer l's outputs gathered (ParallelLinear's forward)
+//           + sum_{l>1} [AG(K, 4 K B I_l) + (K-1) 4 B I_l gamma]   its input gradient: the K partial sums gathered,
+//                                              then summed (ParallelLinear's backward; the first layer needs none)
+//   AG(K, n) = (K-1) alpha + (K-1)/K n beta     a ring allgather of n bytes in all, K-1 messages of n/K on the path
+//   MP step = compute + MP comm                 the exchanges sit between layers: nothing overlaps them
+// Not modelled: the optimizer step (MP's is 1/K of DP's), the loss and activations' element-wise layers, memory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/json.hpp"
+#include "reducers/cost_model.hpp"
+
+namespace dtbench {
+
+struct ParallelismInput {
+  std::vector<int64_t> widths;   // w_0 (inputs), ..., w_L (outputs): at least one layer
+  int global_batch = 0;          // B
+  double seconds_per_image = 0;  // t_img
+  double backward_share = 2.0 / 3.0;
+  std::string reducer = "ring";  // data parallelism's reducer (a cost formula in reducers/registry.hpp)
+  CostParams link;
+  ReducerOptions options;
+  double eager_bytes = kDefaultEagerBytes;
+};
+
+struct ParallelismRow {
+  int ranks = 0;
+  double compute_s = 0;
+  double dp_comm_s = 0, dp_step_s = 0;
+  double mp_comm_s = 0, mp_step_s = 0;
+  bool dp_possible = true;  // K <= B: every replica holds at least one image
+  bool mp_possible = true;  // K <= every layer's outputs: every rank holds at least one unit
+  // The faster of the possible ones: "data", "model", or "none".
+  std::string faster() const;
+};
+
+struct ParallelismChoice {
+  ParallelismInput input;
+  double weights = 0;  // P
+  std::vector<ParallelismRow> rows;
+  Json to_json() const;
+};
+
+// MP comm on K ranks alone (the formula above), for the tests and the table.
+double model_parallel_comm_seconds(const ParallelismInput& input, int ranks);
+
+// One row per rank count (each >= 2). BadInput for fewer than two widths or a width < 1, a batch or a figure
+// that is not > 0, or a reducer without a cost formula.
+ParallelismChoice choose_parallelism(const ParallelismInput& input, const std::vector<int>& ranks);
+
+}  // namespace dtbench
