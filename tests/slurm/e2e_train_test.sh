@@ -2,7 +2,8 @@
 # The trainer under Slurm, end to end (issue 7): starts the local cluster, submits a small sweep
 # (2 reducers x 2 node counts, a few dozen steps of ResNet-8 on Fashion-MNIST, srun --mpi=pmix),
 # waits, and checks that every record exists, is schema-valid, names its Slurm job id and node list,
-# and that the regenerated table holds every point. Then a longer run is preempted with
+# and that the regenerated table holds every point. A sweep over parallel.model_parallel runs the 2-D layout
+# (2 replicas of 2-rank model-parallel groups) as Slurm jobs. Then a longer run is preempted with
 # `scontrol requeue`: it must checkpoint, be requeued, resume and complete. The cluster is stopped.
 # Skipped (exit 77) until `dtbench train --help` works, or without root, Slurm, munge or the data.
 # Usage: e2e_train_test.sh DTBENCH MPI_STEPS SOURCE_DIR BINARY_DIR
@@ -72,6 +73,37 @@ for p in camp["points"]:
 EOF
 expect 0 "ranks" -- "$dtbench" table "$out"
 [ "$(grep -c '1/1 done' <<<"$LAST_OUT")" = 4 ] || fail "the table lacks a point"
+
+echo "== a sweep over the model-parallel group size: 2 nodes x 2 tasks as 4 data-parallel ranks, or 2 replicas of 2"
+$py - <<'EOF'
+import json
+base = {"seed": 5, "model": {"arch": "mlp", "hidden": 32}, "threads": 1,
+        "data": {"dataset": "synthetic", "synthetic": {"channels": 1, "height": 8, "width": 8, "classes": 4,
+                                                       "train_size": 960, "test_size": 200}},
+        "batch": {"global": 16}, "duration": {"steps": 20}, "optimizer": {"name": "sgd", "lr": 0.05, "momentum": 0.9},
+        "eval": {"every_steps": 10}}
+json.dump({"name": "e2e-mp", "base": base, "axes": {"parallel.model_parallel": [1, 2]},
+           "slurm": {"nodes": 2, "tasks_per_node": 2, "time": "00:10:00", "mpi": "pmix"}},
+          open("mp.json", "w"), indent=2)
+EOF
+mout=$work/mp
+expect 0 "submitted 2 runs" -- "$dtbench" sweep mp.json --out "$mout" --submit --wait --poll 1 --timeout 600
+OUT=$mout $py - <<'EOF'
+import json, os
+out = os.environ["OUT"]
+camp = json.load(open(os.path.join(out, "campaign.json")))
+rec = {p["values"]["parallel.model_parallel"]: json.load(open(os.path.join(out, p["runs"][0]["record"])))
+       for p in camp["points"]}
+assert rec[1]["ranks"] == rec[2]["ranks"] == 4 and rec[1]["global_batch"] == rec[2]["global_batch"] == 16
+mp = rec[2]["extra"]["model_parallel"]
+assert mp["group_size"] == 2 and mp["replicas"] == 2 and rec[2]["per_rank_batch"] == 8, (mp, rec[2]["per_rank_batch"])
+assert "model_parallel" not in rec[1]["extra"] and rec[1]["per_rank_batch"] == 4
+# The same global batch, the same math: the test losses agree to fp32 rounding (the MLP has no batch norm).
+a, b = rec[1]["curve"][-1]["test_loss"], rec[2]["curve"][-1]["test_loss"]
+assert abs(a - b) <= 1e-5 * abs(a), (a, b)
+print(f"    M=1: 4 replicas; M=2: 2 replicas of 2, job {rec[2]['provenance']['slurm']['job_id']} on "
+      f"{rec[2]['provenance']['slurm']['node_list']}; final test loss {a:.6f} and {b:.6f}")
+EOF
 
 echo "== a training run preempted by scontrol requeue resumes and completes"
 pout=$work/preempt
