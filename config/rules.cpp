@@ -267,6 +267,26 @@ std::vector<Rule> build_rules() {
                      "tensor model parallelism splits the fully connected layers of archs mlp and simple_cnn; arch \"" +
                          arch + "\" is not supported (splitting convolutions is not built yet)");
        }},
+      // Every rank of a group owns at least one unit of each split layer (the data's classes, known here only for
+      // synthetic data, are checked again with the model).
+      {"/parallel/model_parallel", Needs::config,
+       [](const Json& c, int) -> Result {
+         const int64_t m = c["parallel"]["model_parallel"].get<int64_t>();
+         if (m == 1 || !c["model"].contains("hidden")) return std::nullopt;
+         const int64_t hidden = c["model"]["hidden"].get<int64_t>();
+         const bool synthetic = c["data"]["dataset"] == "synthetic";
+         const int64_t classes = synthetic ? c["data"]["synthetic"]["classes"].get<int64_t>() : m;
+         return when(hidden < m || classes < m,
+                     "a group of " + std::to_string(m) + " ranks needs at least as many hidden units (" +
+                         std::to_string(hidden) + ")" + (synthetic ? " and classes (" + std::to_string(classes) + ")" : "") +
+                         ": each rank owns at least one output unit of every fully connected layer");
+       }},
+      {"/reducer/ranks_per_node", Needs::config,
+       [](const Json& c, int) {
+         return when(model_parallel(c) && c["reducer"]["ranks_per_node"].get<int64_t>() != 0,
+                     "emulated nodes of consecutive ranks do not apply under model parallelism (the reducer runs "
+                     "on every M-th rank); the launcher's nodes do (leave it 0)");
+       }},
       {"/parallel/model_parallel", Needs::config,
        [](const Json& c, int) {
          return when(model_parallel(c) && c["parallel"]["mode"] != "sync",

@@ -184,6 +184,21 @@ def check_model_parallel():
         print(f"{arch} K={k} as {r} replica(s) of M={m}: max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
         assert err <= 2e-6 * scale, f"{arch} K={k} M={m}: weights differ by {err} (tolerance {2e-6 * scale})"
 
+    # Layers held whole (simple_cnn's convolutions) keep the same bits on every rank of a group, also with 3
+    # replicas and uneven shards (5 classes over 2 ranks): each shard's replicas average them in buckets of that
+    # shard's own shapes, so in another order, and the group's rank 0 shares its copy of their gradient.
+    cnn = {"arch": "simple_cnn", "conv_filters": [4, 8], "hidden": 16}
+    data5 = {"dataset": "synthetic", "synthetic": {"channels": 1, "height": 8, "width": 8, "classes": 5,
+                                                   "train_size": 960, "test_size": 200}}
+    err, scale, _, _ = one_vs_k(6, mlp_config("mp1-cnn5", model=cnn, data=data5, batch={"global": 3 * b}),
+                                mlp_config("mpk-cnn5", model=cnn, data=data5, batch={"per_rank": b},
+                                           parallel={"model_parallel": 2}))
+    rec = validate(os.path.join(args.work, "records", "mpk-cnn5.json"))
+    assert rec["extra"]["model_parallel"]["whole_tensors_equal_in_groups"] is True, rec["extra"]["model_parallel"]
+    print(f"simple_cnn, 5 classes, K=6 as 3 replicas of M=2: max |w_1 - w_K| = {err:.3g} (largest weight "
+          f"{scale:.3g}); the convolutions equal bit for bit within each group")
+    assert err <= 2e-6 * scale, f"simple_cnn K=6 M=2: weights differ by {err} (tolerance {2e-6 * scale})"
+
     # The record: layout, parameters per rank, and rank 0's activation bytes against the layer shapes. MLP of
     # 64 inputs, hidden H = 32, C = 4 classes, M = 2 on K = 4 (2 replicas of b = 8); shard 0 holds rows
     # shard_rows(.., 2, 0). A training step receives N (H - H_0) after fc1, N (C - C_0) after fc2 and (M-1) N H

@@ -36,6 +36,8 @@ class TrainModel {
   virtual std::span<float> buffers() = 0;  // batch-norm running statistics
   virtual const std::vector<models::ParamInfo>& param_table() const = 0;
   virtual double flops_per_sample_train() const = 0;
+  // This rank's part of them (a model-parallel shard's); the whole model's without model parallelism.
+  virtual double rank_flops_per_sample_train() const { return flops_per_sample_train(); }
   // Bytes the training plans hold (activations, their gradients, workspaces, reordered weights: the largest
   // training plan's cpu::Plan::held_bytes); 0 where it is not measured (the gpu backend).
   virtual size_t activation_bytes() const { return 0; }

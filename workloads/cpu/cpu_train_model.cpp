@@ -24,6 +24,7 @@ class CpuTrainModel final : public TrainModel {
   std::span<float> buffers() override { return model_.buffers(); }
   const std::vector<models::ParamInfo>& param_table() const override { return model_.param_table(); }
   double flops_per_sample_train() const override { return model_.flops_per_sample_train(); }
+  double rank_flops_per_sample_train() const override { return model_.rank_flops_per_sample_train(); }
   size_t activation_bytes() const override { return model_.training_plan_bytes(); }
 
   double forward(const float* x, const int32_t* labels, int n, bool train) override {

@@ -140,6 +140,7 @@ void Model::backward(const OnReady& on_ready, const OnLayerActivity& on_activity
 
 double Model::macs_per_sample() const { return impl_->desc.macs_per_sample; }
 double Model::flops_per_sample_train() const { return impl_->desc.flops_per_sample_train(); }
+double Model::rank_flops_per_sample_train() const { return impl_->desc.rank_flops_per_sample_train(); }
 
 void Model::set_cross_replica_sum(CrossReplicaSum sum) {
   for (auto it = impl_->plans.begin(); it != impl_->plans.end();) {

@@ -53,6 +53,7 @@ class Model {
 
   // Convolution and fully connected FLOPs of one image's training step (ModelDescription's).
   double flops_per_sample_train() const;
+  double rank_flops_per_sample_train() const;  // this shard's part (model parallelism), else the same
   double macs_per_sample() const;
 
   // Synchronised batch norm: training forwards take batch-norm statistics over all replicas, summed with

@@ -115,9 +115,16 @@ ModelDescription describe_simple_cnn(const ModelSpec& spec) {
 
 ModelDescription describe(const ModelSpec& spec) {
   validate(spec);
-  if (spec.arch == "mlp") return describe_mlp(spec);
-  if (spec.arch == "simple_cnn") return describe_simple_cnn(spec);
-  return describe_resnet(spec);
+  ModelDescription d = spec.arch == "mlp"          ? describe_mlp(spec)
+                       : spec.arch == "simple_cnn" ? describe_simple_cnn(spec)
+                                                   : describe_resnet(spec);
+  d.rank_macs_per_sample = d.macs_per_sample;
+  if (spec.shards > 1) {  // the split layers (fc1, fc2) count this shard's rows: a weight's MACs per image are its size
+    for (const ParamInfo& p : d.params)
+      if (p.kind == ParamInfo::fc_weight)
+        d.rank_macs_per_sample -= double(p.size) / double(p.shape[0]) * double(p.full_rows - p.shape[0]);
+  }
+  return d;
 }
 
 }  // namespace dtbench::models

@@ -18,8 +18,12 @@ struct ModelDescription {
   std::vector<ParamInfo> buffers;  // batch-norm running statistics ("X.running_mean", "X.running_var")
   double macs_per_sample = 0;      // convolution and fully connected multiply-adds of one image's forward
                                    // (of the whole model, in a model-parallel shard's description too)
+  // This rank's part of them: a model-parallel shard's split layers count its rows only (macs_per_sample
+  // without model parallelism).
+  double rank_macs_per_sample = 0;
   // Forward 2 x MACs, backward twice the forward (data and weight gradients), so 6 x MACs.
   double flops_per_sample_train() const { return 6 * macs_per_sample; }
+  double rank_flops_per_sample_train() const { return 6 * rank_macs_per_sample; }
   size_t param_count() const;
   size_t buffer_count() const;
 };

@@ -4,7 +4,7 @@ namespace dtbench {
 
 DataParallel::DataParallel(const Json& cfg, const World& world, TrainModel& model, long per_rank, long global_batch,
                            int64_t steps_per_epoch, int64_t total_steps, const ModelParallel* model_parallel)
-    : ranks_(model_parallel ? model_parallel->replicas() : world.size()) {
+    : ranks_(model_parallel ? model_parallel->replicas() : world.size()), model_parallel_(model_parallel) {
   const Json& par = cfg["parallel"];
   const std::string mode = par["mode"].get<std::string>();
   local_steps_ = par["local_steps"].get<int64_t>();

@@ -32,6 +32,8 @@ class DataParallel {
 
   // The data-parallel replicas whose gradients are averaged: the ranks, or the model-parallel groups.
   int replicas() const { return ranks_; }
+  // Tensor model parallelism's side of the run; null without it.
+  const ModelParallel* model_parallel() const { return model_parallel_; }
 
   // Whether `step` is a local step (no gradient allreduce): local SGD, or post-local SGD after its switch.
   bool local_step(int64_t step) const { return ranks_ > 1 && step >= switch_step_; }
@@ -53,6 +55,7 @@ class DataParallel {
 
  private:
   int ranks_;  // replicas
+  const ModelParallel* model_parallel_ = nullptr;
   int64_t switch_step_ = 0, local_steps_ = 1;
   std::unique_ptr<OwnedComm> bn_comm_;  // synchronised batch norm's allreduces
   std::unique_ptr<MpiComm> comm_;

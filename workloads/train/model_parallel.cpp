@@ -1,6 +1,8 @@
 #include "workloads/train/model_parallel.hpp"
 
+#include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <string>
 
 #include "core/error.hpp"
@@ -51,17 +53,49 @@ void ModelParallel::broadcast_from_first_replica(std::span<float> data) const {
   if (!data.empty()) MPI_Bcast(data.data(), static_cast<int>(data.size()), MPI_FLOAT, 0, replica_);
 }
 
+void ModelParallel::share_whole_gradients(std::span<float> grads, const std::vector<models::ParamInfo>& table) const {
+  std::vector<float> whole;
+  for (const models::ParamInfo& p : table)
+    if (p.full_rows == 0) whole.insert(whole.end(), grads.begin() + long(p.offset), grads.begin() + long(p.offset + p.size));
+  if (whole.empty()) return;  // the MLP: every tensor is split
+  MPI_Bcast(whole.data(), static_cast<int>(whole.size()), MPI_FLOAT, 0, group_);
+  const float* from = whole.data();
+  for (const models::ParamInfo& p : table)
+    if (p.full_rows == 0) {
+      std::copy_n(from, p.size, grads.begin() + long(p.offset));
+      from += p.size;
+    }
+}
+
+bool ModelParallel::whole_tensors_equal(std::span<const float> params, const std::vector<models::ParamInfo>& table) const {
+  // FNV-1a of this rank's whole tensors' bytes, gathered in the group and compared.
+  uint64_t h = 1469598103934665603ULL;
+  for (const models::ParamInfo& p : table) {
+    if (p.full_rows != 0) continue;
+    const auto* b = reinterpret_cast<const unsigned char*>(params.data() + p.offset);
+    for (size_t i = 0; i < p.size * sizeof(float); ++i) h = (h ^ b[i]) * 1099511628211ULL;
+  }
+  std::vector<uint64_t> all(static_cast<size_t>(m_));
+  MPI_Allgather(&h, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, group_);
+  int equal = std::all_of(all.begin(), all.end(), [&](uint64_t x) { return x == all[0]; }) ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &equal, 1, MPI_INT, MPI_MIN, replica_);  // every group, the same answer
+  return equal == 1;
+}
+
 std::vector<float> ModelParallel::gather_whole(std::span<const float> mine, const models::ModelSpec& spec) const {
   if (replica() != 0) return {};
-  // Group 0's shards, each as its own table lays it out, on rank 0 (shard order = group rank order).
-  int count = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<size_t>(m_)), at(static_cast<size_t>(m_));
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, group_);
+  // Group 0's shards, each as its own table lays it out, on rank 0 (shard order = group rank order). Every
+  // member learns every count, so that all refuse alike a model over MPI's int counts.
+  const int64_t count = static_cast<int64_t>(mine.size());
+  std::vector<int64_t> counts(static_cast<size_t>(m_));
+  MPI_Allgather(&count, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, group_);
+  std::vector<int> n(static_cast<size_t>(m_)), at(static_cast<size_t>(m_));
   int64_t total = 0;
-  for (int j = 0; j < m_; ++j) at[static_cast<size_t>(j)] = static_cast<int>(total), total += counts[static_cast<size_t>(j)];
+  for (size_t j = 0; j < counts.size(); ++j) at[j] = static_cast<int>(std::min<int64_t>(total, INT_MAX)), total += counts[j];
   if (total > INT_MAX) throw RunFailed("model parallelism: the whole model is over MPI's int count of floats");
+  for (size_t j = 0; j < counts.size(); ++j) n[j] = static_cast<int>(counts[j]);
   std::vector<float> shards(rank_ == 0 ? static_cast<size_t>(total) : 0);
-  MPI_Gatherv(mine.data(), count, MPI_FLOAT, shards.data(), counts.data(), at.data(), MPI_FLOAT, 0, group_);
+  MPI_Gatherv(mine.data(), static_cast<int>(count), MPI_FLOAT, shards.data(), n.data(), at.data(), MPI_FLOAT, 0, group_);
   if (rank_ != 0) return {};
 
   models::ModelSpec whole_spec = spec;
@@ -83,7 +117,7 @@ std::vector<float> ModelParallel::gather_whole(std::span<const float> mine, cons
   return out;
 }
 
-Json ModelParallel::record(int64_t steps, size_t params_per_rank, size_t params_whole) const {
+Json ModelParallel::record(int64_t steps, size_t params_per_rank, size_t params_whole, bool whole_equal) const {
   const double per_step = steps > 0 ? 1.0 / static_cast<double>(steps) : 0.0;
   return {{"group_size", m_},
           {"replicas", replicas()},
@@ -95,8 +129,11 @@ Json ModelParallel::record(int64_t steps, size_t params_per_rank, size_t params_
           {"activation_bytes_received_per_step", training_.floats_received * 4.0 * per_step},
           {"evaluation_allgathers", evaluation_.allgathers},
           {"evaluation_bytes_received", evaluation_.floats_received * 4.0},
-          {"note", "rank 0's exchanges within its model-parallel group: the training steps' per step, the "
-                   "evaluations' in all"}};
+          {"whole_tensors_equal_in_groups", whole_equal},
+          {"note", "rank 0's exchanges within its model-parallel group in this attempt: the training steps' per "
+                   "step, the evaluations' in all (they are in the step's forward and backward times, not in "
+                   "comm); whole_tensors_equal_in_groups: the tensors every rank of a group holds whole (simple_cnn's "
+                   "convolutions) have the same bits on every rank at the end"}};
 }
 
 }  // namespace dtbench

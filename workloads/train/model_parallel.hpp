@@ -41,6 +41,11 @@ class ModelParallel {
   models::ModelParallelGroup group();
   // Rank r of each replica's shard receives replica 0's shard r: the shards of every replica start equal.
   void broadcast_from_first_replica(std::span<float> data) const;
+  // The gradients of the tensors that every rank of a group holds whole (ParamInfo::full_rows 0), from the
+  // group's rank 0 to the others (collective over the group).
+  void share_whole_gradients(std::span<float> grads, const std::vector<models::ParamInfo>& table) const;
+  // Whether every rank of each group holds the same bits of those tensors (collective over the world).
+  bool whole_tensors_equal(std::span<const float> params, const std::vector<models::ParamInfo>& table) const;
   // Collective over every rank: rank 0 returns the whole model's parameters in the canonical layout of spec
   // with one shard, assembled from group 0's shards (spec: this run's, with its shards); the others an empty
   // vector.
@@ -49,8 +54,9 @@ class ModelParallel {
   // Between set_evaluating(true) and (false) the exchanges are evaluation forwards', counted apart.
   void set_evaluating(bool on) { evaluating_ = on; }
 
-  // extra.model_parallel of the record: the layout and this rank's exchanges per training step (rank 0's view).
-  Json record(int64_t steps, size_t params_per_rank, size_t params_whole) const;
+  // extra.model_parallel of the record: the layout and this rank's exchanges per training step (rank 0's view);
+  // whole_equal: whole_tensors_equal's answer.
+  Json record(int64_t steps, size_t params_per_rank, size_t params_whole, bool whole_equal) const;
 
  private:
   int m_ = 1, rank_ = 0, size_ = 1;

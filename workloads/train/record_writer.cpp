@@ -82,6 +82,10 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
   // An asynchronous worker pushes a gradient and pulls the weights.
   r.bytes_communicated_per_step =
       parallel ? parallel->bytes_communicated_per_step(buffer_bytes, mode) : 2 * buffer_bytes;
+  // Model parallelism's activations: rank 0's received bytes, which an allgather's ranks also send (exactly so
+  // for equal shards).
+  if (!f.model_parallel.is_null())
+    r.bytes_communicated_per_step += f.model_parallel["activation_bytes_received_per_step"].get<double>();
   if (parallel && st.curvature_exchanges > 0 && st.step > 0)  // K-FAC's factors, averaged like the gradients
     r.bytes_communicated_per_step += parallel->bytes_communicated_per_step(st.curvature_bytes / double(st.step), "sync");
   r.curve = st.curve;
@@ -94,11 +98,10 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
   if (f.stop_at > 0) r.extra["stop_at"] = f.stop_at;
   r.extra["parameters"] = model.params().size();
   r.extra["flops_per_sample_train"] = model.flops_per_sample_train();
-  // A model-parallel rank does about 1/M of its group's work on the group's batch.
-  const double group = f.model_parallel.is_null() ? 1.0 : f.model_parallel["group_size"].get<double>();
-  r.extra["achieved_gflops"] = st.sum.total > 0 ? model.flops_per_sample_train() *
+  // A model-parallel rank does its shard's part of the work on its group's whole batch.
+  r.extra["achieved_gflops"] = st.sum.total > 0 ? model.rank_flops_per_sample_train() *
                                                       static_cast<double>(f.per_rank * st.timed_steps) /
-                                                      st.sum.total / 1e9 / group
+                                                      st.sum.total / 1e9
                                                 : 0.0;
   if (!f.model_parallel.is_null()) r.extra["model_parallel"] = f.model_parallel;
   // Rank 0's memory for the model: what model parallelism divides, and what it does not (activations).

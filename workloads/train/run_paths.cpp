@@ -7,9 +7,11 @@ namespace dtbench {
 namespace fs = std::filesystem;
 
 std::string derived_run_name(const Json& c, int ranks, long global_batch) {
+  const int64_t m = c["parallel"]["model_parallel"].get<int64_t>();  // model-parallel runs are named apart
   return c["model"]["arch"].get<std::string>() + "-" + c["optimizer"]["name"].get<std::string>() + "-" +
-         c["reducer"]["name"].get<std::string>() + "-k" + std::to_string(ranks) + "-b" +
-         std::to_string(global_batch) + "-s" + std::to_string(c["seed"].get<int64_t>());
+         c["reducer"]["name"].get<std::string>() + "-k" + std::to_string(ranks) +
+         (m > 1 ? "-mp" + std::to_string(m) : std::string()) + "-b" + std::to_string(global_batch) + "-s" +
+         std::to_string(c["seed"].get<int64_t>());
 }
 
 RunPaths run_paths(const Json& cfg) {

@@ -137,6 +137,10 @@ void SyncStep::run(int64_t step, TrainState& st) {
     t.comm = par_.reducer().busy_seconds() - busy_before;
     small_norm_sq = buckets.local_norm_sq();
     if (replicas > 1) model_.scale(grads, 1.0f / static_cast<float>(replicas));
+    // The tensors every rank of a model-parallel group holds whole got the same gradient on each, but each
+    // shard's replicas averaged them in buckets of their own shapes, so in another order: rank 0 of the group's
+    // copy makes them equal again, and so the weights stay equal.
+    if (const ModelParallel* mp = par_.model_parallel()) mp->share_whole_gradients(grads, model_.param_table());
   }
   // gpu: backward() only enqueued. The device's own backward time replaces the host's enqueue time. Of
   // the host's window from the enqueue to the end of the allreduces (enqueue, staging, wait), the part
@@ -152,14 +156,21 @@ void SyncStep::run(int64_t step, TrainState& st) {
   }
 
   // Per-step consensus: summed loss, summed local gradient norms, non-finite count, ranks that got a
-  // stop signal and the sum of their signal numbers (so every rank learns which signal it was).
+  // stop signal and the sum of their signal numbers (so every rank learns which signal it was), and, with
+  // model parallelism, the ranks whose shard of the gradient is not finite (the optimizer would refuse it on
+  // those ranks alone, and leave the others waiting in the next step's exchanges).
   const int sig = received_stop_signal();
-  double agree[5] = {loss, small_norm_sq, std::isfinite(loss) ? 0.0 : 1.0, sig ? 1.0 : 0.0, static_cast<double>(sig)};
+  const bool shard_not_finite = par_.model_parallel() != nullptr && !local && !std::isfinite(model_.grads_norm_sq());
+  double agree[6] = {loss, small_norm_sq, std::isfinite(loss) ? 0.0 : 1.0, sig ? 1.0 : 0.0, static_cast<double>(sig),
+                     shard_not_finite ? 1.0 : 0.0};
   world_.sum(agree);
   seq.end("consensus", "communication");
   if (agree[2] > 0)
     throw Diverged(step, "loss became NaN or Inf at step " + std::to_string(step + 1) + " (on " +
                              std::to_string(static_cast<int>(agree[2])) + " of " + std::to_string(ranks) + " ranks)");
+  if (agree[5] > 0)
+    throw Diverged(step, "gradient became non-finite at step " + std::to_string(step + 1) + " (in the shards of " +
+                             std::to_string(static_cast<int>(agree[5])) + " of " + std::to_string(ranks) + " ranks)");
 
   // K-FAC: the Kronecker factors this rank's backward took, averaged across ranks like the gradients.
   if (std::span<float> f = model_.curvature_statistics(); !f.empty() && !local && ranks > 1) {

@@ -367,8 +367,9 @@ void Run::write_record(RunStatus status, const std::string& detail) {
     models::ModelSpec whole = train_model_spec(cfg_, data_->train(), nullptr);
     facts.whole_parameters = models::describe(whole).param_count();
     // This attempt's exchanges over this attempt's steps (a resumed run counts from where it resumed).
+    const bool whole_equal = model_parallel_->whole_tensors_equal(model_->host_params(), model_->param_table());
     facts.model_parallel = model_parallel_->record(st_.step - attempt_first_step_, model_->params().size(),
-                                                   facts.whole_parameters);
+                                                   facts.whole_parameters, whole_equal);
   }
   write_run_record(world_, facts, st_, status, detail, *model_, parallel_.get(), asynchronous_stats_,
                    now_seconds() - run_start_, started_utc_);
