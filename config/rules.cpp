@@ -252,20 +252,13 @@ std::vector<Rule> build_rules() {
                      "\"kfac\" runs with synchronous or local SGD, not asynchronous (the parameter server "
                      "receives gradients, not the Kronecker factors of the backward that made them)");
        }},
-      // Tensor model parallelism (workloads/cpu/parallel_linear.hpp): K ranks are K/M groups of M, each group one
-      // data-parallel replica holding the model's fully connected layers split by output units.
+      // Tensor model parallelism (workloads/cpu/split_layer.hpp): K ranks are K/M groups of M, each group one
+      // data-parallel replica holding the model's convolution and fully connected layers split by output units.
       {"/parallel/model_parallel", Needs::ranks,
        [](const Json& c, int ranks) {
          const int64_t m = c["parallel"]["model_parallel"].get<int64_t>();
          return when(ranks % m != 0, "a model-parallel group of " + std::to_string(m) +
                                          " ranks does not divide the rank count " + std::to_string(ranks));
-       }},
-      {"/parallel/model_parallel", Needs::config,
-       [](const Json& c, int) {
-         const std::string arch = c["model"]["arch"].get<std::string>();
-         return when(model_parallel(c) && arch != "mlp" && arch != "simple_cnn",
-                     "tensor model parallelism splits the fully connected layers of archs mlp and simple_cnn; arch \"" +
-                         arch + "\" is not supported (splitting convolutions is not built yet)");
        }},
       // Every rank of a group owns at least one unit of each split layer (the data's classes, known here only for
       // synthetic data, are checked again with the model).

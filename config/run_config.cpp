@@ -84,7 +84,8 @@ Node build_run_schema() {
                            {"model_parallel", integer(1, 1, 4096,
                                                       "tensor model parallelism: ranks per model-parallel group (M); "
                                                       "a group's ranks see the same batch and each owns 1/M of "
-                                                      "every fully connected layer's output units; the K/M "
+                                                      "every convolution's and fully connected layer's output "
+                                                      "units; the K/M "
                                                       "groups are the data-parallel replicas")}})},
       {"eval", object({{"every_epochs", integer(1, 0, 1e6, "evaluate every E epochs")},
                        {"every_steps", integer(0, 0, 1e12, "evaluate every S steps instead")},

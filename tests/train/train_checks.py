@@ -167,7 +167,7 @@ def shard_rows(rows, m, j):
 
 
 def check_model_parallel():
-    # Tensor model parallelism (workloads/cpu/parallel_linear.hpp): K ranks as K/M replicas of M-rank groups
+    # Tensor model parallelism (workloads/cpu/split_layer.hpp): K ranks as K/M replicas of M-rank groups
     # against one rank with the whole batch, 20 steps. Same 2e-6 bound as check_equivalence and for the same
     # reason: a split layer's input gradient is summed over the shards instead of inside one GEMM, and the
     # replicas' gradients are summed by the reducer (fp32 order). A wrong row offset, a missing shard's partial
@@ -184,20 +184,34 @@ def check_model_parallel():
         print(f"{arch} K={k} as {r} replica(s) of M={m}: max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
         assert err <= 2e-6 * scale, f"{arch} K={k} M={m}: weights differ by {err} (tolerance {2e-6 * scale})"
 
-    # Layers held whole (simple_cnn's convolutions) keep the same bits on every rank of a group, also with 3
-    # replicas and uneven shards (5 classes over 2 ranks): each shard's replicas average them in buckets of that
-    # shard's own shapes, so in another order, and the group's rank 0 shares its copy of their gradient.
-    cnn = {"arch": "simple_cnn", "conv_filters": [4, 8], "hidden": 16}
-    data5 = {"dataset": "synthetic", "synthetic": {"channels": 1, "height": 8, "width": 8, "classes": 5,
+    # ResNet-8, every convolution and the classifier split by output channels, batch norm whole on every rank.
+    # Two steps, not twenty, and 1e-6 of the largest value, as check_sync_bn and for its reason: networks with
+    # batch norm and ReLU are chaotic in fp32, so a summation-order difference (here the split layers' input
+    # gradients summed over the shards) grows over steps, while a wrong channel offset or a missing partial sum is
+    # off by 1e-3 or more at once. One replica of M = 2 has the whole batch's statistics; 3 replicas of 2 with
+    # uneven shards (5 classes) take them synchronised. There, each shard's replicas average the batch-norm
+    # parameters (held whole) in buckets of that shard's own shapes, so in another order (1 KiB buckets put the
+    # last batch norm's parameters beside the classifier's 2 or 3 rows, so the ring cuts them differently): the
+    # group's rank 0 shares its copy, and the record says whether they ended equal bit for bit.
+    steps = 2
+    err, scale, _, _ = one_vs_k(2, resnet_config("mp1-resnet", batch={"global": b}, duration={"steps": steps},
+                                                 parallel={"sync_bn": False}),
+                                resnet_config("mpk-resnet", batch={"global": b}, duration={"steps": steps},
+                                              parallel={"sync_bn": False, "model_parallel": 2}))
+    print(f"resnet8 K=2 as 1 replica of M=2: max |w_1 - w_K| = {err:.3g} after {steps} steps (largest value {scale:.3g})")
+    assert err <= 1e-6 * scale, f"resnet8 K=2 M=2: weights differ by {err} (tolerance {1e-6 * scale})"
+    data5 = {"dataset": "synthetic", "synthetic": {"channels": 2, "height": 8, "width": 8, "classes": 5,
                                                    "train_size": 960, "test_size": 200}}
-    err, scale, _, _ = one_vs_k(6, mlp_config("mp1-cnn5", model=cnn, data=data5, batch={"global": 3 * b}),
-                                mlp_config("mpk-cnn5", model=cnn, data=data5, batch={"per_rank": b},
-                                           parallel={"model_parallel": 2}))
-    rec = validate(os.path.join(args.work, "records", "mpk-cnn5.json"))
+    err, scale, _, _ = one_vs_k(6, resnet_config("mp1-resnet5", data=data5, batch={"global": 3 * b},
+                                                 duration={"steps": steps}),
+                                resnet_config("mpk-resnet5", data=data5, batch={"per_rank": b}, duration={"steps": steps},
+                                              parallel={"sync_bn": True, "model_parallel": 2},
+                                              reducer={"bucket_mib": 0.001}))
+    rec = validate(os.path.join(args.work, "records", "mpk-resnet5.json"))
     assert rec["extra"]["model_parallel"]["whole_tensors_equal_in_groups"] is True, rec["extra"]["model_parallel"]
-    print(f"simple_cnn, 5 classes, K=6 as 3 replicas of M=2: max |w_1 - w_K| = {err:.3g} (largest weight "
-          f"{scale:.3g}); the convolutions equal bit for bit within each group")
-    assert err <= 2e-6 * scale, f"simple_cnn K=6 M=2: weights differ by {err} (tolerance {2e-6 * scale})"
+    print(f"resnet8, 5 classes, K=6 as 3 replicas of M=2, synchronised batch norm: max |w_1 - w_K| = {err:.3g} "
+          f"after {steps} steps (largest value {scale:.3g}); batch norm's parameters equal bit for bit in each group")
+    assert err <= 1e-6 * scale, f"resnet8 K=6 M=2: weights differ by {err} (tolerance {1e-6 * scale})"
 
     # The record: layout, parameters per rank, and rank 0's activation bytes against the layer shapes. MLP of
     # 64 inputs, hidden H = 32, C = 4 classes, M = 2 on K = 4 (2 replicas of b = 8); shard 0 holds rows

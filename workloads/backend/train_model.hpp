@@ -98,7 +98,7 @@ class TrainModel {
   virtual std::unique_ptr<Reducer> make_reducer(const std::string& name, Comm& comm, const ReducerOptions& o) = 0;
   // Synchronised batch norm (workloads/cpu/sync_batch_norm.hpp); the cpu backend only.
   virtual void set_cross_replica_sum(models::CrossReplicaSum sum) = 0;
-  // Tensor model parallelism (workloads/cpu/parallel_linear.hpp); the cpu backend only.
+  // Tensor model parallelism (workloads/cpu/split_layer.hpp); the cpu backend only.
   virtual void set_model_parallel_group(models::ModelParallelGroup group) = 0;
 };
 

@@ -1,8 +1,7 @@
 #include "workloads/cpu/classifier_head.hpp"
 
 #include "workloads/cpu/dropout.hpp"
-#include "workloads/cpu/linear.hpp"
-#include "workloads/cpu/parallel_linear.hpp"
+#include "workloads/cpu/split_layer.hpp"
 #include "workloads/cpu/relu.hpp"
 
 namespace dtbench::cpu {
@@ -25,29 +24,9 @@ ClassifierHead::ClassifierHead(const models::ModelSpec& spec, const models::Tabl
   fc2_bias_ = t.param("fc2.bias", {class_rows});
 }
 
-namespace {
-
-// A fully connected layer whole (Linear) or this rank's output units of it (ParallelLinear).
-struct HeadFc {
-  memory y;
-  std::function<memory(Plan&, const memory& dy, bool need_dx)> backward;
-};
-
-HeadFc head_fc(Plan& plan, const std::string& name, int out, int shards, int shard, size_t weight, size_t bias,
-                   const memory& x, bool logits) {
-  if (shards == 1) {
-    Linear* fc = &plan.keep<Linear>(plan, name, out, weight, bias, x, logits);
-    return {fc->y(), [fc](Plan& p, const memory& dy, bool need_dx) { return fc->backward(p, dy, need_dx); }};
-  }
-  ParallelLinear* fc =
-      &plan.keep<ParallelLinear>(plan, name, out, models::shard_rows(out, shards, shard), weight, bias, x);
-  return {fc->y(), [fc](Plan& p, const memory& dy, bool need_dx) { return fc->backward(p, dy, need_dx); }};
-}
-
-}  // namespace
-
 ClassifierHead::Built ClassifierHead::build(Plan& plan, const memory& input) const {
-  const HeadFc fc1 = head_fc(plan, "fc1", hidden_, shards_, shard_, fc1_weight_, fc1_bias_, input, false);
+  const LayerNode fc1 = fully_connected_layer(plan, "fc1", hidden_, models::shard_rows(hidden_, shards_, shard_),
+                                              fc1_weight_, fc1_bias_, input, false);
   Relu* relu = &plan.keep<Relu>(plan, "relu", fc1.y);
   memory x = relu->y();
   Dropout* drop = nullptr;
@@ -56,7 +35,8 @@ ClassifierHead::Built ClassifierHead::build(Plan& plan, const memory& input) con
                                dropout_source_.step, x);
     x = drop->y();
   }
-  const HeadFc fc2 = head_fc(plan, "fc2", classes_, shards_, shard_, fc2_weight_, fc2_bias_, x, true);
+  const LayerNode fc2 = fully_connected_layer(plan, "fc2", classes_, models::shard_rows(classes_, shards_, shard_),
+                                              fc2_weight_, fc2_bias_, x, true);
   Built out;
   out.logits = fc2.y;
   out.backward = [=](Plan& p, const memory& dlogits, bool need_dx) {

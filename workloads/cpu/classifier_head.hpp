@@ -1,6 +1,6 @@
 // The fully connected end of the MLP and of the Simple CNN: x (N x anything, flattened) -> fc1 (hidden) -> ReLU
 // -> [dropout] -> fc2 (classes), with the parameters fc1.weight, fc1.bias, fc2.weight, fc2.bias. With tensor model
-// parallelism (spec.shards > 1) fc1 and fc2 are ParallelLinear layers holding this rank's output units.
+// parallelism (spec.shards > 1) fc1 and fc2 hold this rank's output units (split_layer.hpp).
 #pragma once
 
 #include <functional>

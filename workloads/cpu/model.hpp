@@ -61,7 +61,7 @@ class Model {
   // per-replica statistics (the default). Training plans built before are dropped and rebuilt.
   void set_cross_replica_sum(CrossReplicaSum sum);
   // Tensor model parallelism (spec.shards > 1): the group whose ranks hold the other output units of the fully
-  // connected layers (parallel_linear.hpp); every forward, training or not, calls its allgather. Plans built
+  // connected layers (split_layer.hpp); every forward, training or not, calls its allgather. Plans built
   // before are dropped.
   void set_model_parallel_group(ModelParallelGroup group);
 

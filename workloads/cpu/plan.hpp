@@ -62,7 +62,7 @@ struct Context {
   // Set: training plans build synchronised batch norm (sync_batch_norm.hpp), whose statistics are those of
   // the global batch. Empty: per-replica statistics.
   CrossReplicaSum cross_replica_sum;
-  // Tensor model parallelism (parallel_linear.hpp): the group whose ranks hold the other output units.
+  // Tensor model parallelism (split_layer.hpp): the group whose ranks hold the other output units.
   models::ModelParallelGroup model_parallel;
 };
 

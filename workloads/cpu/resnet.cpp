@@ -13,6 +13,7 @@
 #include "workloads/cpu/network.hpp"
 #include "workloads/models/checkpointing.hpp"
 #include "workloads/cpu/residual_add.hpp"
+#include "workloads/cpu/split_layer.hpp"
 #include "workloads/models/resnet_topology.hpp"
 
 namespace dtbench::cpu {
@@ -23,7 +24,8 @@ namespace {
 
 struct ConvParams {
   std::string name;
-  ConvShape shape;
+  ConvShape shape;  // the whole layer's
+  models::RowRange own;  // this rank's output channels (all without model parallelism)
   size_t weight = 0, bias = 0;
 };
 
@@ -42,9 +44,10 @@ struct Block {
   BnParams down_bn;
 };
 
-ConvParams conv_params(const models::TableIndex& t, const models::TopoConv& c) {
+ConvParams conv_params(const models::TableIndex& t, const models::TopoConv& c, const models::ModelSpec& spec) {
   const ConvShape s{c.in_c, c.out_c, c.kernel, c.stride, c.pad, false};
-  return {c.name, s, t.param(c.name + ".weight", {s.out_c, s.in_c, s.kernel, s.kernel})};
+  const models::RowRange own = models::shard_rows(s.out_c, spec.shards, spec.shard);
+  return {c.name, s, own, t.param(c.name + ".weight", {own.size(), s.in_c, s.kernel, s.kernel})};
 }
 
 BnParams bn_params(const models::TableIndex& t, const models::TopoBn& b) {
@@ -63,29 +66,30 @@ class ResNet : public Network {
         dropout_source_(dropout_source) {
     const models::ResNetTopology topo = models::resnet_topology(spec);
     imagenet_ = topo.imagenet;
-    stem_ = conv_params(t, topo.stem);
+    stem_ = conv_params(t, topo.stem, spec);
     stem_bn_ = bn_params(t, topo.stem_bn);
     for (const models::TopoBlock& tb : topo.blocks) {
       Block b;
       b.name = tb.name;
       for (size_t i = 0; i < tb.convs.size(); ++i) {
-        b.convs.push_back(conv_params(t, tb.convs[i]));
+        b.convs.push_back(conv_params(t, tb.convs[i], spec));
         b.bns.push_back(bn_params(t, tb.bns[i]));
       }
       if (tb.downsample) {
         b.downsample = true;
-        b.down_conv = conv_params(t, tb.down_conv);
+        b.down_conv = conv_params(t, tb.down_conv, spec);
         b.down_bn = bn_params(t, tb.down_bn);
       }
       blocks_.push_back(std::move(b));
     }
-    fc_weight_ = t.param("fc.weight", {spec.classes, topo.features});
-    fc_bias_ = t.param("fc.bias", {spec.classes});
+    fc_own_ = models::shard_rows(spec.classes, spec.shards, spec.shard);
+    fc_weight_ = t.param("fc.weight", {fc_own_.size(), topo.features});
+    fc_bias_ = t.param("fc.bias", {fc_own_.size()});
   }
 
   BuiltNetwork build(Plan& plan, const memory& input) const override {
-    auto make_conv = [&](const ConvParams& p, const memory& x) -> Conv& {
-      return plan.keep<Conv>(plan, p.name, p.shape, p.weight, p.bias, x);
+    auto make_conv = [&](const ConvParams& p, const memory& x) -> LayerNode& {
+      return plan.keep<LayerNode>(convolution_layer(plan, p.name, p.shape, p.own, p.weight, p.bias, x));
     };
     auto make_bn = [&](const BnParams& p, bool relu, const memory& x) -> BatchNorm& {
       BatchNormShape shape{p.channels, relu};
@@ -95,8 +99,8 @@ class ResNet : public Network {
 
     // Checkpoint units: the stem is unit 0, block i unit i + 1.
     const CheckpointSegments segments(plan, unit_costs_, checkpoint_segments_);
-    Conv* stem = &make_conv(stem_, input);
-    BatchNorm* stem_bn = &make_bn(stem_bn_, true, stem->y());
+    LayerNode* stem = &make_conv(stem_, input);
+    BatchNorm* stem_bn = &make_bn(stem_bn_, true, stem->y);
     memory x = stem_bn->y();
     MaxPool* pool = nullptr;
     if (imagenet_) {
@@ -107,9 +111,9 @@ class ResNet : public Network {
 
     struct BlockNodes {
       std::string name;
-      std::vector<Conv*> convs;
+      std::vector<LayerNode*> convs;
       std::vector<BatchNorm*> bns;
-      Conv* down_conv = nullptr;
+      LayerNode* down_conv = nullptr;
       BatchNorm* down_bn = nullptr;
       ResidualAdd* add = nullptr;
     };
@@ -121,13 +125,13 @@ class ResNet : public Network {
       for (size_t i = 0; i < b.convs.size(); ++i) {
         n.convs.push_back(&make_conv(b.convs[i], t));
         const bool last = i + 1 == b.convs.size();
-        n.bns.push_back(&make_bn(b.bns[i], !last, n.convs.back()->y()));
+        n.bns.push_back(&make_bn(b.bns[i], !last, n.convs.back()->y));
         t = n.bns.back()->y();
       }
       memory shortcut = x;
       if (b.downsample) {
         n.down_conv = &make_conv(b.down_conv, x);
-        n.down_bn = &make_bn(b.down_bn, false, n.down_conv->y());
+        n.down_bn = &make_bn(b.down_bn, false, n.down_conv->y);
         shortcut = n.down_bn->y();
       }
       n.add = &plan.keep<ResidualAdd>(plan, n.name + ".add", t, shortcut, true, true);
@@ -142,12 +146,12 @@ class ResNet : public Network {
                                       dropout_source_.step, x);
       x = drop->y();
     }
-    Linear* fc = &plan.keep<Linear>(plan, "fc", classes_, fc_weight_, fc_bias_, x, true);
+    const LayerNode fc = fully_connected_layer(plan, "fc", classes_, fc_own_, fc_weight_, fc_bias_, x, true);
 
     BuiltNetwork out;
-    out.logits = fc->y();
+    out.logits = fc.y;
     out.backward = [=](Plan& p, const memory& dlogits) {
-      memory g = fc->backward(p, dlogits, true);
+      memory g = fc.backward(p, dlogits, true);
       if (drop != nullptr) g = drop->backward(p, g);
       g = gap->backward(p, g);
       for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
@@ -186,6 +190,7 @@ class ResNet : public Network {
   ConvParams stem_;
   BnParams stem_bn_;
   std::vector<Block> blocks_;
+  models::RowRange fc_own_;  // this rank's classes (all without model parallelism)
   size_t fc_weight_ = 0, fc_bias_ = 0;
 };
 

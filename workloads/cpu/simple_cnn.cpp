@@ -20,6 +20,7 @@
 #include "workloads/cpu/network.hpp"
 #include "workloads/models/checkpointing.hpp"
 #include "workloads/cpu/relu.hpp"
+#include "workloads/cpu/split_layer.hpp"
 
 namespace dtbench::cpu {
 
@@ -34,23 +35,25 @@ class SimpleCnn : public Network {
         conv2_{spec.conv_filters[0], spec.conv_filters[1], 5, 1, 2, true},
         head_(spec, t, int64_t(spec.conv_filters[1]) * (spec.in_h / 4) * (spec.in_w / 4), dropout_source),
         checkpoint_segments_(spec.checkpoint_segments),
-        unit_costs_(models::checkpoint_unit_costs(spec)) {
-    conv1_weight_ = t.param("conv1.weight", {conv1_.out_c, conv1_.in_c, 5, 5});
-    conv1_bias_ = t.param("conv1.bias", {conv1_.out_c});
-    conv2_weight_ = t.param("conv2.weight", {conv2_.out_c, conv2_.in_c, 5, 5});
-    conv2_bias_ = t.param("conv2.bias", {conv2_.out_c});
+        unit_costs_(models::checkpoint_unit_costs(spec)),
+        own1_(models::shard_rows(conv1_.out_c, spec.shards, spec.shard)),
+        own2_(models::shard_rows(conv2_.out_c, spec.shards, spec.shard)) {
+    conv1_weight_ = t.param("conv1.weight", {own1_.size(), conv1_.in_c, 5, 5});
+    conv1_bias_ = t.param("conv1.bias", {own1_.size()});
+    conv2_weight_ = t.param("conv2.weight", {own2_.size(), conv2_.in_c, 5, 5});
+    conv2_bias_ = t.param("conv2.bias", {own2_.size()});
   }
 
   BuiltNetwork build(Plan& plan, const memory& input) const override {
     const PoolShape pool{2, 2, 0};
     // Checkpoint units: the two convolution - ReLU - pooling stages.
     const CheckpointSegments segments(plan, unit_costs_, checkpoint_segments_);
-    Conv* conv1 = &plan.keep<Conv>(plan, "conv1", conv1_, conv1_weight_, conv1_bias_, input);
-    Relu* relu1 = &plan.keep<Relu>(plan, "relu1", conv1->y());
+    const LayerNode conv1 = convolution_layer(plan, "conv1", conv1_, own1_, conv1_weight_, conv1_bias_, input);
+    Relu* relu1 = &plan.keep<Relu>(plan, "relu1", conv1.y);
     MaxPool* pool1 = &plan.keep<MaxPool>(plan, "pool1", pool, relu1->y());
     const memory x1 = segments.after_forward(plan, 0, pool1->y());
-    Conv* conv2 = &plan.keep<Conv>(plan, "conv2", conv2_, conv2_weight_, conv2_bias_, x1);
-    Relu* relu2 = &plan.keep<Relu>(plan, "relu2", conv2->y());
+    const LayerNode conv2 = convolution_layer(plan, "conv2", conv2_, own2_, conv2_weight_, conv2_bias_, x1);
+    Relu* relu2 = &plan.keep<Relu>(plan, "relu2", conv2.y);
     MaxPool* pool2 = &plan.keep<MaxPool>(plan, "pool2", pool, relu2->y());
     const ClassifierHead::Built head = head_.build(plan, segments.after_forward(plan, 1, pool2->y()));
     BuiltNetwork out;
@@ -60,11 +63,11 @@ class SimpleCnn : public Network {
       g = segments.before_backward(p, 1, g);
       g = pool2->backward(p, g);
       g = relu2->backward(p, g);
-      g = conv2->backward(p, g, true);
+      g = conv2.backward(p, g, true);
       g = segments.before_backward(p, 0, g);
       g = pool1->backward(p, g);
       g = relu1->backward(p, g);
-      conv1->backward(p, g, false);
+      conv1.backward(p, g, false);
     };
     return out;
   }
@@ -75,6 +78,7 @@ class SimpleCnn : public Network {
   size_t conv1_weight_ = 0, conv1_bias_ = 0, conv2_weight_ = 0, conv2_bias_ = 0;
   int checkpoint_segments_;  // gradient checkpointing (plan.hpp); 0 = off
   std::vector<double> unit_costs_;  // models::checkpoint_unit_costs
+  models::RowRange own1_, own2_;    // this rank's output channels (all of them without model parallelism)
 };
 
 }  // namespace

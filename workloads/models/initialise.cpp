@@ -33,8 +33,12 @@ void initialise(const ModelSpec& spec, const ModelDescription& d, uint64_t seed,
         // The ResNets: He et al. 2015, normal with variance 2 / fan_out (torchvision's mode="fan_out"). The
         // Simple CNN, for which Shallue et al. give none: PyTorch's nn.Conv2d default, as for fc weights.
         if (spec.arch != "simple_cnn") {
-          const double fan_out = double(t.shape[0]) * double(t.shape[2]) * double(t.shape[3]);
+          // fan_out of the whole layer; a model-parallel shard's rows come from where the whole tensor's stream
+          // has them, as below.
+          const double out = double(t.full_rows > 0 ? t.full_rows : t.shape[0]);
+          const double fan_out = out * double(t.shape[2]) * double(t.shape[3]);
           const double stddev = std::sqrt(2.0 / fan_out);
+          for (size_t k = 0; k < size_t(t.row_begin) * (t.size / size_t(t.shape[0])); ++k) rng.normal();
           for (size_t k = 0; k < t.size; ++k) w[k] = float(stddev * rng.normal());
           break;
         }

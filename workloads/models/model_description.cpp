@@ -1,6 +1,9 @@
 #include "workloads/models/model_description.hpp"
 
+#include <string>
 #include <utility>
+
+#include "core/error.hpp"
 
 #include "workloads/models/resnet_topology.hpp"
 
@@ -24,14 +27,24 @@ class ParamLayout {
     d_.params.push_back(ParamInfo{std::move(name), d_.param_count(), size, kind, std::move(shape)});
   }
 
-  // A fully connected layer's weight (rows x inputs) and bias, of which shard `shard` of `shards` holds the
-  // rows `shard_rows` gives (all of them when shards is 1).
-  void add_fc(const std::string& layer, int64_t rows, int64_t inputs, int shards, int shard) {
+  // A tensor whose first dimension is a layer's output units (shape[0] of them), of which shard `shard` of
+  // `shards` holds the rows `shard_rows` gives (all of them when shards is 1). Returns the rows held.
+  int64_t add_rows(std::string name, ParamInfo::Kind kind, std::vector<int64_t> shape, int shards, int shard) {
+    const int64_t rows = shape[0];
     const RowRange r = shard_rows(rows, shards, shard);
-    add_param(layer + ".weight", ParamInfo::fc_weight, {r.size(), inputs});
-    add_param(layer + ".bias", ParamInfo::bias, {r.size()});
-    if (shards == 1) return;
-    for (size_t i = d_.params.size() - 2; i < d_.params.size(); ++i) d_.params[i].row_begin = r.begin, d_.params[i].full_rows = rows;
+    shape[0] = r.size();
+    add_param(std::move(name), kind, std::move(shape));
+    if (shards > 1) d_.params.back().row_begin = r.begin, d_.params.back().full_rows = rows;
+    return r.size();
+  }
+
+  // A fully connected layer's weight (rows x inputs) and bias; adds its multiply-adds per image, the whole
+  // layer's and this shard's.
+  void add_fc(const std::string& layer, int64_t rows, int64_t inputs, int shards, int shard) {
+    const int64_t own = add_rows(layer + ".weight", ParamInfo::fc_weight, {rows, inputs}, shards, shard);
+    add_rows(layer + ".bias", ParamInfo::bias, {rows}, shards, shard);
+    d_.macs_per_sample += double(rows) * double(inputs);
+    d_.rank_macs_per_sample += double(own) * double(inputs);
   }
 
   // Weight and bias, then the running mean and variance.
@@ -57,9 +70,12 @@ ModelDescription describe_resnet(const ModelSpec& spec) {
   int h = spec.in_h, w = spec.in_w;
   // Parameters in the table's order; MACs of one image's forward pass, following the spatial size.
   auto conv = [&](const TopoConv& c, int& ch, int& cw) {
-    layout.add_param(c.name + ".weight", ParamInfo::conv_weight, {c.out_c, c.in_c, c.kernel, c.kernel});
+    const int64_t own = layout.add_rows(c.name + ".weight", ParamInfo::conv_weight, {c.out_c, c.in_c, c.kernel, c.kernel},
+                                        spec.shards, spec.shard);
     ch = out_size(ch, c.kernel, c.stride, c.pad), cw = out_size(cw, c.kernel, c.stride, c.pad);
-    d.macs_per_sample += double(ch) * double(cw) * double(d.params.back().size);
+    const double per_row = double(ch) * double(cw) * double(c.in_c) * c.kernel * c.kernel;
+    d.macs_per_sample += per_row * c.out_c;
+    d.rank_macs_per_sample += per_row * double(own);
   };
   conv(topo.stem, h, w);
   layout.add_bn(topo.stem_bn);
@@ -75,9 +91,7 @@ ModelDescription describe_resnet(const ModelSpec& spec) {
       layout.add_bn(b.down_bn);
     }
   }
-  layout.add_param("fc.weight", ParamInfo::fc_weight, {spec.classes, topo.features});
-  layout.add_param("fc.bias", ParamInfo::bias, {spec.classes});
-  d.macs_per_sample += double(topo.features) * double(spec.classes);
+  layout.add_fc("fc", spec.classes, topo.features, spec.shards, spec.shard);
   return d;
 }
 
@@ -88,7 +102,6 @@ ModelDescription describe_mlp(const ModelSpec& spec) {
   const int64_t inputs = int64_t(spec.in_c) * spec.in_h * spec.in_w;
   layout.add_fc("fc1", spec.hidden, inputs, spec.shards, spec.shard);
   layout.add_fc("fc2", spec.classes, spec.hidden, spec.shards, spec.shard);
-  d.macs_per_sample = double(inputs) * spec.hidden + double(spec.hidden) * spec.classes;
   return d;
 }
 
@@ -98,16 +111,18 @@ ModelDescription describe_simple_cnn(const ModelSpec& spec) {
   ModelDescription d;
   ParamLayout layout(d);
   const int64_t c1 = spec.conv_filters[0], c2 = spec.conv_filters[1];
-  layout.add_param("conv1.weight", ParamInfo::conv_weight, {c1, spec.in_c, 5, 5});
-  layout.add_param("conv1.bias", ParamInfo::bias, {c1});
-  layout.add_param("conv2.weight", ParamInfo::conv_weight, {c2, c1, 5, 5});
-  layout.add_param("conv2.bias", ParamInfo::bias, {c2});
+  const double pixels = double(spec.in_h) * spec.in_w;  // conv1 at full resolution, conv2 after one pool
+  auto conv = [&](const std::string& name, int64_t out, int64_t in, double positions) {
+    const int64_t own = layout.add_rows(name + ".weight", ParamInfo::conv_weight, {out, in, 5, 5}, spec.shards, spec.shard);
+    layout.add_rows(name + ".bias", ParamInfo::bias, {out}, spec.shards, spec.shard);
+    d.macs_per_sample += positions * double(out * in * 25);
+    d.rank_macs_per_sample += positions * double(own * in * 25);
+  };
+  conv("conv1", c1, spec.in_c, pixels);
+  conv("conv2", c2, c1, pixels / 4);
   const int64_t features = c2 * (spec.in_h / 4) * (spec.in_w / 4);
   layout.add_fc("fc1", spec.hidden, features, spec.shards, spec.shard);
   layout.add_fc("fc2", spec.classes, spec.hidden, spec.shards, spec.shard);
-  const double pixels = double(spec.in_h) * spec.in_w;  // conv1 at full resolution, conv2 after one pool
-  d.macs_per_sample = pixels * double(d.params[0].size) + pixels / 4 * double(d.params[2].size) +
-                      double(features) * spec.hidden + double(spec.hidden) * spec.classes;
   return d;
 }
 
@@ -118,12 +133,12 @@ ModelDescription describe(const ModelSpec& spec) {
   ModelDescription d = spec.arch == "mlp"          ? describe_mlp(spec)
                        : spec.arch == "simple_cnn" ? describe_simple_cnn(spec)
                                                    : describe_resnet(spec);
-  d.rank_macs_per_sample = d.macs_per_sample;
-  if (spec.shards > 1) {  // the split layers (fc1, fc2) count this shard's rows: a weight's MACs per image are its size
-    for (const ParamInfo& p : d.params)
-      if (p.kind == ParamInfo::fc_weight)
-        d.rank_macs_per_sample -= double(p.size) / double(p.shape[0]) * double(p.full_rows - p.shape[0]);
-  }
+  // Tensor model parallelism: every rank of a group owns at least one output unit of every split layer.
+  for (const ParamInfo& p : d.params)
+    if (p.full_rows > 0 && p.full_rows < spec.shards)
+      throw BadInput("/parallel/model_parallel: a group of " + std::to_string(spec.shards) + " ranks is more than " +
+                     p.name + "'s " + std::to_string(p.full_rows) +
+                     " output units (each rank owns at least one of every split layer's)");
   return d;
 }
 

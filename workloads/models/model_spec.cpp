@@ -58,17 +58,7 @@ void validate(const ModelSpec& s) {
   }
   if (s.shards < 1 || s.shard < 0 || s.shard >= s.shards)
     throw BadInput(where + "shard " + std::to_string(s.shard) + " of " + std::to_string(s.shards) + " is out of range");
-  if (s.shards > 1) {
-    const std::string key = "/parallel/model_parallel: ";
-    if (s.arch != "mlp" && s.arch != "simple_cnn")
-      throw BadInput(key + "tensor model parallelism splits the fully connected layers of archs mlp and simple_cnn "
-                     "(simple_cnn's convolutions run whole on every rank of a group); arch " + s.arch +
-                     " is not supported: splitting convolutions is not built yet");
-    if (s.hidden < s.shards || s.classes < s.shards)
-      throw BadInput(key + "a group of " + std::to_string(s.shards) + " ranks needs at least as many hidden units (" +
-                     std::to_string(s.hidden) + ") and classes (" + std::to_string(s.classes) +
-                     "): each rank owns at least one output unit of every fully connected layer");
-  }
+  // (describe() checks that every split layer has at least one output unit per shard.)
   if (s.ghost_batch < 0) throw BadInput(where + "ghost_batch must be >= 0, got " + std::to_string(s.ghost_batch));
   const int units = checkpoint_units(s);
   if (s.checkpoint_segments < 0 || s.checkpoint_segments > units) {

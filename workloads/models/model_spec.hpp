@@ -48,8 +48,8 @@ struct ModelSpec {
   float dropout = 0.0f;             // [0, 1): before the last fully connected layer; 0 = none
   int ghost_batch = 0;              // ResNets: batch-norm statistics over ghost batches of this size; 0 = none
   int checkpoint_segments = 0;      // gradient checkpointing (checkpointing.hpp): segments; 0 = off
-  // Tensor model parallelism (workloads/cpu/parallel_linear.hpp): the fully connected layers of mlp and
-  // simple_cnn split by output units over a group of `shards` ranks, of which this is rank `shard`.
+  // Tensor model parallelism (workloads/cpu/split_layer.hpp): every convolution and fully connected layer
+  // split by output units over a group of `shards` ranks, of which this is rank `shard`.
   int shards = 1, shard = 0;
 };
 

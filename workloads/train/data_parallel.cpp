@@ -15,8 +15,10 @@ DataParallel::DataParallel(const Json& cfg, const World& world, TrainModel& mode
   if (mode == "sync") switch_step_ = total_steps + 1;
   if (par["sync_bn"].get<bool>()) {
     // Its own communicator: the batch-norm allreduces run on the compute thread while the reducer's
-    // bucket allreduces may be in flight on the communication thread.
-    bn_comm_ = std::make_unique<OwnedComm>(world.comm());
+    // bucket allreduces may be in flight on the communication thread. With model parallelism, one rank per
+    // replica (the ranks of a group hold the same batch: summed over the world, each image would count M times,
+    // and the running variance's M / (M - 1) would be another).
+    bn_comm_ = std::make_unique<OwnedComm>(model_parallel ? model_parallel->replica_comm() : world.comm());
     model.set_cross_replica_sum([bn = bn_comm_.get()](double* data, size_t n) { bn->sum(data, n); });
   }
 

@@ -132,8 +132,8 @@ Json ModelParallel::record(int64_t steps, size_t params_per_rank, size_t params_
           {"whole_tensors_equal_in_groups", whole_equal},
           {"note", "rank 0's exchanges within its model-parallel group in this attempt: the training steps' per "
                    "step, the evaluations' in all (they are in the step's forward and backward times, not in "
-                   "comm); whole_tensors_equal_in_groups: the tensors every rank of a group holds whole (simple_cnn's "
-                   "convolutions) have the same bits on every rank at the end"}};
+                   "comm); whole_tensors_equal_in_groups: the tensors every rank of a group holds whole (batch "
+                   "norm's) have the same bits on every rank at the end"}};
 }
 
 }  // namespace dtbench

@@ -1,12 +1,13 @@
-// Tensor model parallelism's side of a run; the layers are workloads/cpu/parallel_linear.hpp.
+// Tensor model parallelism's side of a run; the layers are workloads/cpu/split_layer.hpp.
 //
 // The 2-D layout: K ranks form K/M data-parallel replicas, each a model-parallel group of M consecutive ranks
 // (rank k is shard k mod M of replica k / M). A group's ranks see the same batch and hold different output units
-// of every fully connected layer; they exchange activations every layer and step, so they are consecutive ranks,
-// which a launcher that fills nodes in order puts on one node (Shoeybi et al. 2019's layout). The gradient of a
-// shard is averaged over the replicas holding that shard: the reducer runs on the replica communicator, the ranks
-// with the same shard index. Layers a shard holds whole (simple_cnn's convolutions) get the same gradient on
-// every rank of a group, so averaging them over the same replica communicator keeps every copy equal.
+// of every convolution and fully connected layer; they exchange activations every layer and step, so they are
+// consecutive ranks, which a launcher that fills nodes in order puts on one node (Shoeybi et al. 2019's layout).
+// The gradient of a shard is averaged over the replicas holding that shard: the reducer runs on the replica
+// communicator, the ranks with the same shard index. Tensors a shard holds whole (batch norm's) get the same gradient on every rank of a
+// group, but each shard's replicas average them in buckets of that shard's shapes, so in another order: the
+// group's rank 0 shares its average (share_whole_gradients), which keeps every copy equal.
 #pragma once
 
 #include <mpi.h>
