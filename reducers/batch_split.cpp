@@ -25,11 +25,9 @@ Json BatchSplit::to_json() const {
               {"seconds_per_image", input.seconds_per_image},
               {"backward_share", input.backward_share},
               {"reducer", input.reducer},
-              {"alpha_s", input.link.alpha},
-              {"beta_s_per_byte", input.link.beta},
-              {"gamma_s_per_byte", input.link.gamma},
               {"crossover_per_node", crossover_per_node},
               {"rows", Json::array()}};
+  out.update(link_json(input.link));
   for (const auto& r : rows)
     out["rows"].push_back({{"nodes", r.nodes},
                            {"per_node", r.per_node},

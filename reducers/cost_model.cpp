@@ -129,6 +129,10 @@ double row_seconds(const Json& r) {
   return (r.contains("time_median_us") ? r.at("time_median_us") : r.at("time_us")).get<double>() * 1e-6;
 }
 
+Json link_json(const CostParams& link) {
+  return {{"alpha_s", link.alpha}, {"beta_s_per_byte", link.beta}, {"gamma_s_per_byte", link.gamma}};
+}
+
 Json FittedModel::to_json() const {
   Json p = Json::object();
   for (const auto& [name, c] : params)

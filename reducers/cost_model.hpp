@@ -60,6 +60,9 @@ struct CostParams {
   double cache_bytes = 0;  // buffers above it pay beta_mem; 0: no memory regime
 };
 
+// A network's alpha, beta and gamma as the batch split and the parallelism table report them.
+Json link_json(const CostParams& link);
+
 // Which regimes an allreduce runs in: the ranks queued beside each one on its core, ranks / cores - 1
 // when ranks outnumber cores (a message waits for its peer behind them), the time-sharing factor
 // max(1, concurrency / cores) of its critical path, and whether its buffer exceeds the cache.

@@ -76,10 +76,8 @@ Json ParallelismChoice::to_json() const {
               {"seconds_per_image", input.seconds_per_image},
               {"backward_share", input.backward_share},
               {"reducer", input.reducer},
-              {"alpha_s", input.link.alpha},
-              {"beta_s_per_byte", input.link.beta},
-              {"gamma_s_per_byte", input.link.gamma},
               {"rows", Json::array()}};
+  out.update(link_json(input.link));
   for (const auto& r : rows)
     out["rows"].push_back({{"ranks", r.ranks},
                            {"compute_s", r.compute_s},
