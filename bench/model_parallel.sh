@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tensor model parallelism against data parallelism at the same rank count (parallel.model_parallel,
-# workloads/cpu/parallel_linear.hpp): K ranks as one model-parallel group (M = K) against K data-parallel
-# replicas (M = 1), the same MLP on Fashion-MNIST and the same global batch, alternated DP MP DP MP ... for
+# workloads/cpu/split_layer.hpp): K ranks as one model-parallel group (M = K) against K data-parallel
+# replicas (M = 1), the same MLP (or ARCH) on Fashion-MNIST and the same global batch, alternated DP MP DP MP ... for
 # each (hidden width, global batch) point. Data parallelism allreduces every weight's gradient each step
 # (2 (K-1)/K x 4 P bytes for P weights); model parallelism exchanges activations instead (per step about
 # 4 B ((K-1)/K (H + C) + (K-1) H) bytes for a global batch B, hidden width H, C classes), so it should win where
@@ -15,14 +15,17 @@
 # average.
 #
 # Usage: bench/model_parallel.sh DTBENCH [K]
-# Environment: ROUNDS (3), HIDDEN ("1024 8192"), BATCHES ("32 512"), STEPS (40), OUT (a folder to keep the
-# records in; default a temporary one).
+# Environment: ROUNDS (3), ARCH (mlp; another arch, e.g. resnet20, has no hidden width: HIDDEN is then ignored),
+# HIDDEN ("1024 8192"), BATCHES ("32 512"), STEPS (40), OUT (a folder to keep the records in; default a temporary
+# one).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin=$1
 k=${2:-2}
 rounds=${ROUNDS:-3}
+arch=${ARCH:-mlp}
 hidden=${HIDDEN:-"1024 8192"}
+[[ $arch == mlp ]] || hidden=0  # 0: the arch's own widths
 batches=${BATCHES:-"32 512"}
 steps=${STEPS:-40}
 out=${OUT:-$(mktemp -d)}
@@ -31,9 +34,10 @@ source "$root/scripts/mpi-env.sh"
 run() {  # mode hidden batch round
   local mode=$1 h=$2 b=$3 r=$4 m=1
   [[ $mode == mp ]] && m=$k
-  local dir="$out/$mode-h$h-b$b-r$r"
+  local dir="$out/$mode-h$h-b$b-r$r" width=()
+  [[ $h == 0 ]] || width=(--set model.hidden="$h")
   /usr/bin/time -f "%M" -o "$out/rss" mpirun -np "$k" --oversubscribe --bind-to none "$bin" train \
-    --set model.arch=mlp --set model.hidden="$h" --set data.dataset=fashion-mnist --set batch.global="$b" \
+    --set model.arch="$arch" "${width[@]}" --set data.dataset=fashion-mnist --set batch.global="$b" \
     --set duration.steps="$steps" --set eval.every_steps="$steps" --set threads=1 --set optimizer.name=sgd \
     --set optimizer.momentum=0.9 --set optimizer.lr=0.01 --set parallel.model_parallel="$m" \
     --set output.dir="$dir" --set name=run >/dev/null
@@ -47,12 +51,12 @@ for h in $hidden; do
     done
   done
 done
-/usr/bin/python3 - "$out" "$rounds" "$k" "$hidden" "$batches" <<'PY'
+/usr/bin/python3 - "$out" "$rounds" "$k" "$hidden" "$batches" "$arch" <<'PY'
 import json, statistics, sys
 out, rounds, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 hidden, batches = [int(x) for x in sys.argv[4].split()], [int(x) for x in sys.argv[5].split()]
-print(f"{k} ranks; data parallel (DP: {k} replicas) against model parallel (MP: one group of {k}); "
-      f"medians over {rounds} rounds")
+print(f"{sys.argv[6]}, {k} ranks; data parallel (DP: {k} replicas) against model parallel (MP: one group of {k}); "
+      f"medians over {rounds} rounds (hidden 0: the arch's own widths)")
 print("| hidden | global batch | DP img/s | MP img/s | MP/DP per round, median [min, max] | DP params/rank | "
       "MP params/rank | DP model MiB/rank | MP model MiB/rank | DP peak RSS MiB | MP peak RSS MiB | MP activation MiB/step |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")

@@ -1,6 +1,8 @@
 #include "config/rules.hpp"
 
+#include <cstdint>
 #include <map>
+#include <utility>
 
 #include "config/run_config.hpp"
 #include "core/config.hpp"
@@ -76,6 +78,28 @@ Result bad_file_name(const std::string& given, const std::string& file) {
 }
 
 bool model_parallel(const Json& c) { return c["parallel"]["model_parallel"].get<int64_t>() > 1; }
+
+// The split layer with the fewest output units, as the config knows it: the hidden width, the Simple CNN's
+// filters, a ResNet's first stage (16 channels in the CIFAR ResNets, 64 in ResNet-18/50) and the data's classes.
+std::pair<std::string, int64_t> narrowest_split_layer(const Json& c) {
+  std::pair<std::string, int64_t> least{"", INT64_MAX};
+  auto consider = [&](const std::string& layer, int64_t units) {
+    if (units < least.second) least = {layer, units};
+  };
+  const Json& model = c["model"];
+  const std::string arch = model["arch"].get<std::string>();
+  if (model.contains("hidden")) consider("hidden units", model["hidden"].get<int64_t>());
+  if (model.contains("conv_filters"))
+    for (const Json& f : model["conv_filters"]) consider("filters of a convolution", f.get<int64_t>());
+  if (arch == "resnet18" || arch == "resnet50") consider("channels of the stem", 64);
+  else if (arch.rfind("resnet", 0) == 0) consider("channels of the first stage", 16);
+  const std::string data = c["data"]["dataset"].get<std::string>();
+  const int64_t classes = data == "synthetic" ? c["data"]["synthetic"]["classes"].get<int64_t>()
+                          : data == "cifar100" ? 100
+                                               : 10;
+  consider("classes", classes);
+  return least;
+}
 
 const std::string async_pair =
     "asynchronous SGD needs /parallel/mode \"async\" together with /reducer/name \"async_parameter_server\"";
@@ -260,19 +284,16 @@ std::vector<Rule> build_rules() {
          return when(ranks % m != 0, "a model-parallel group of " + std::to_string(m) +
                                          " ranks does not divide the rank count " + std::to_string(ranks));
        }},
-      // Every rank of a group owns at least one unit of each split layer (the data's classes, known here only for
-      // synthetic data, are checked again with the model).
+      // Every rank of a group owns at least one output unit of each split layer (the models layer checks it again
+      // on the model it builds).
       {"/parallel/model_parallel", Needs::config,
        [](const Json& c, int) -> Result {
          const int64_t m = c["parallel"]["model_parallel"].get<int64_t>();
-         if (m == 1 || !c["model"].contains("hidden")) return std::nullopt;
-         const int64_t hidden = c["model"]["hidden"].get<int64_t>();
-         const bool synthetic = c["data"]["dataset"] == "synthetic";
-         const int64_t classes = synthetic ? c["data"]["synthetic"]["classes"].get<int64_t>() : m;
-         return when(hidden < m || classes < m,
-                     "a group of " + std::to_string(m) + " ranks needs at least as many hidden units (" +
-                         std::to_string(hidden) + ")" + (synthetic ? " and classes (" + std::to_string(classes) + ")" : "") +
-                         ": each rank owns at least one output unit of every fully connected layer");
+         if (m == 1) return std::nullopt;
+         const auto [layer, units] = narrowest_split_layer(c);
+         return when(units < m, "a group of " + std::to_string(m) + " ranks is more than the " + std::to_string(units) +
+                                    " " + layer + " (each rank owns at least one output unit of every convolution "
+                                    "and fully connected layer)");
        }},
       {"/reducer/ranks_per_node", Needs::config,
        [](const Json& c, int) {
@@ -297,7 +318,8 @@ std::vector<Rule> build_rules() {
          const bool whole = name == "lars" || name == "lamb" || name == "kfac" || name == "sgld";
          return when(model_parallel(c) && whole,
                      "\"" + name + "\" needs whole tensors (layer-wise norms, Kronecker factors, or noise drawn by "
-                     "position), and a model-parallel rank holds only some rows of each fully connected layer "
+                     "position), and a model-parallel rank holds only some rows of each convolution and fully "
+                     "connected layer "
                      "(/parallel/model_parallel > 1): use an element-wise optimizer");
        }},
       {"/optimizer/clip_grad_norm", Needs::config,

@@ -10,9 +10,9 @@
 //                                              every unit; MP: every image, 1/K of the units)
 //   DP comm = T_reducer(K, 4 P)                the allreduce of every gradient (the reducer's cost formula)
 //   DP step = compute + max(0, DP comm - backward_share x compute)     overlapped with backward (batch_split.hpp)
-//   MP comm = sum_l AG(K, 4 B O_l)             layer l's outputs gathered (ParallelLinear's forward)
+//   MP comm = sum_l AG(K, 4 B O_l)             layer l's outputs gathered (workloads/cpu/split_layer.hpp's forward)
 //           + sum_{l>1} [AG(K, 4 K B I_l) + (K-1) 4 B I_l gamma]   its input gradient: the K partial sums gathered,
-//                                              then summed (ParallelLinear's backward; the first layer needs none)
+//                                              then summed (split_layer's backward; the first layer needs none)
 //   AG(K, n) = (K-1) alpha + (K-1)/K n beta     a ring allgather of n bytes in all, K-1 messages of n/K on the path
 //   MP step = compute + MP comm                 the exchanges sit between layers: nothing overlaps them
 // Not modelled: the optimizer step (MP's is 1/K of DP's), the loss and activations' element-wise layers, memory.

@@ -258,7 +258,7 @@ def check_model_parallel():
          "/optimizer/name: \"lars\" needs whole tensors"),
         (3, mlp_config("mpbad3", model={"arch": "mlp", "hidden": 2}, batch={"per_rank": 8},
                        parallel={"model_parallel": 3}),
-         "/parallel/model_parallel: a group of 3 ranks needs at least as many hidden units (2)"),
+         "/parallel/model_parallel: a group of 3 ranks is more than the 2 hidden units"),
         (4, mlp_config("mpbad4", batch={"global": 9}, parallel={"model_parallel": 2}),
          "/batch/global: 9 is not divisible by the data-parallel replicas (ranks / model_parallel), 2"),
     ]

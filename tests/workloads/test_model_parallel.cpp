@@ -66,8 +66,10 @@ models::ModelSpec small_spec(const std::string& arch) {
   s.arch = arch;
   s.in_c = 2, s.in_h = 8, s.in_w = 8;
   s.classes = 5;
-  s.hidden = arch == "resnet8" ? 0 : 7;
+  const bool resnet = arch.rfind("resnet8", 0) == 0;
+  s.hidden = resnet ? 0 : 7;
   if (arch == "simple_cnn") s.conv_filters = {5, 6};
+  if (arch == "resnet8+checkpointing") s.arch = "resnet8", s.checkpoint_segments = 2;  // segments rerun the gathers
   return s;
 }
 
@@ -185,13 +187,14 @@ Result run_model(const models::ModelSpec& spec, const std::vector<float>& x, con
 
 TEST(ModelParallelModel, ShardsComputeTheWholeModel) {
   const int n = 6;
-  // bf16: the split layers' outputs stay fp32 where the whole model rounds them to bf16 (8 bits of mantissa,
-  // 2^-8 = 3.9e-3 relative), and each shard's partial input gradient is rounded before the sum: a few bf16
+  // bf16: a split fully connected layer's outputs stay fp32 where the whole model rounds them to bf16 (8 bits of
+  // mantissa, 2^-8 = 3.9e-3 relative), and each shard's partial input gradient is rounded before the sum: a few bf16
   // roundings: observed between 3e-3 and 1e-2 of the largest magnitude, bounded at 3e-2; a wrong offset or a missing
   // partial sum is off by more.
   for (const auto& [arch, precision, tol] : {std::tuple<const char*, const char*, double>{"mlp", "fp32", 1e-5},
                                              {"simple_cnn", "fp32", 1e-5},
                                              {"resnet8", "fp32", 1e-5},
+                                             {"resnet8+checkpointing", "fp32", 1e-5},
                                              {"mlp", "bf16", 3e-2},
                                              {"simple_cnn", "bf16", 3e-2},
                                              {"resnet8", "bf16", 3e-2}}) {

@@ -60,9 +60,9 @@ class Model {
   // `sum` (an allreduce every replica calls at the same layers; workloads/cpu/sync_batch_norm.hpp). Empty:
   // per-replica statistics (the default). Training plans built before are dropped and rebuilt.
   void set_cross_replica_sum(CrossReplicaSum sum);
-  // Tensor model parallelism (spec.shards > 1): the group whose ranks hold the other output units of the fully
-  // connected layers (split_layer.hpp); every forward, training or not, calls its allgather. Plans built
-  // before are dropped.
+  // Tensor model parallelism (spec.shards > 1): the group whose ranks hold the other output units of the
+  // convolution and fully connected layers (split_layer.hpp); every forward, training or not, calls its allgather.
+  // Plans built before are dropped.
   void set_model_parallel_group(ModelParallelGroup group);
 
   // Per-operation timing of the plan for (n, train) (bench tool); profiling adds a stream wait per operation.

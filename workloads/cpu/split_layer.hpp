@@ -15,8 +15,10 @@
 //                                                     the parts are allgathered and summed in member order, so
 //                                                     every rank gets the same bits
 // Shapes: y and dy plain fp32 N x O (x P x Q); dx plain fp32 in x's dimensions. Per layer and step each rank
-// receives (m-1)/m N O S floats in the forward, with equal shards, and (m-1) N I floats in the backward (none
-// for a network's first layer, which needs no dx).
+// receives (m-1)/m N O S floats in the forward, with equal shards, and (m-1) N I floats in the backward, I being
+// the elements of one image's input (C x H x W for a convolution); none for a network's first layer, which needs
+// no dx. Each split layer holds its own gather buffers (the whole output, the M partial input gradients): memory
+// that grows with M, on top of the whole batch's activations that every rank holds.
 #pragma once
 
 #include <functional>

@@ -67,14 +67,17 @@ void ModelParallel::share_whole_gradients(std::span<float> grads, const std::vec
     }
 }
 
-bool ModelParallel::whole_tensors_equal(std::span<const float> params, const std::vector<models::ParamInfo>& table) const {
-  // FNV-1a of this rank's whole tensors' bytes, gathered in the group and compared.
+bool ModelParallel::whole_tensors_equal(std::span<const float> params, const std::vector<models::ParamInfo>& table,
+                                        std::span<const float> buffers) const {
+  // FNV-1a of this rank's whole tensors' bytes and its buffers, gathered in the group and compared.
   uint64_t h = 1469598103934665603ULL;
-  for (const models::ParamInfo& p : table) {
-    if (p.full_rows != 0) continue;
-    const auto* b = reinterpret_cast<const unsigned char*>(params.data() + p.offset);
-    for (size_t i = 0; i < p.size * sizeof(float); ++i) h = (h ^ b[i]) * 1099511628211ULL;
-  }
+  auto hash = [&h](const float* data, size_t n) {
+    const auto* b = reinterpret_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n * sizeof(float); ++i) h = (h ^ b[i]) * 1099511628211ULL;
+  };
+  for (const models::ParamInfo& p : table)
+    if (p.full_rows == 0) hash(params.data() + p.offset, p.size);
+  hash(buffers.data(), buffers.size());
   std::vector<uint64_t> all(static_cast<size_t>(m_));
   MPI_Allgather(&h, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, group_);
   int equal = std::all_of(all.begin(), all.end(), [&](uint64_t x) { return x == all[0]; }) ? 1 : 0;
@@ -133,7 +136,7 @@ Json ModelParallel::record(int64_t steps, size_t params_per_rank, size_t params_
           {"note", "rank 0's exchanges within its model-parallel group in this attempt: the training steps' per "
                    "step, the evaluations' in all (they are in the step's forward and backward times, not in "
                    "comm); whole_tensors_equal_in_groups: the tensors every rank of a group holds whole (batch "
-                   "norm's) have the same bits on every rank at the end"}};
+                   "norm's) and the running statistics have the same bits on every rank at the end"}};
 }
 
 }  // namespace dtbench

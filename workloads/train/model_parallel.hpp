@@ -45,8 +45,10 @@ class ModelParallel {
   // The gradients of the tensors that every rank of a group holds whole (ParamInfo::full_rows 0), from the
   // group's rank 0 to the others (collective over the group).
   void share_whole_gradients(std::span<float> grads, const std::vector<models::ParamInfo>& table) const;
-  // Whether every rank of each group holds the same bits of those tensors (collective over the world).
-  bool whole_tensors_equal(std::span<const float> params, const std::vector<models::ParamInfo>& table) const;
+  // Whether every rank of each group holds the same bits of those tensors and of the batch-norm running
+  // statistics (buffers) (collective over the world).
+  bool whole_tensors_equal(std::span<const float> params, const std::vector<models::ParamInfo>& table,
+                           std::span<const float> buffers) const;
   // Collective over every rank: rank 0 returns the whole model's parameters in the canonical layout of spec
   // with one shard, assembled from group 0's shards (spec: this run's, with its shards); the others an empty
   // vector.

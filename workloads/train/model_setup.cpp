@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "workloads/models/checkpointing.hpp"
+#include "workloads/models/model_description.hpp"
 
 namespace dtbench {
 namespace {
@@ -37,6 +38,9 @@ void validate_spec(const models::ModelSpec& spec, bool gpu) {
 #endif
   (void)gpu;
   models::validate(spec);
+  // With model parallelism, describe() also checks that every split layer has a unit for every rank (the same
+  // answer on every rank: it depends on the widths and the group's size only).
+  if (spec.shards > 1) models::describe(spec);
 }
 
 std::unique_ptr<TrainModel> build(const models::ModelSpec& spec, uint64_t seed, const Json& cfg, int rank) {

@@ -367,7 +367,8 @@ void Run::write_record(RunStatus status, const std::string& detail) {
     models::ModelSpec whole = train_model_spec(cfg_, data_->train(), nullptr);
     facts.whole_parameters = models::describe(whole).param_count();
     // This attempt's exchanges over this attempt's steps (a resumed run counts from where it resumed).
-    const bool whole_equal = model_parallel_->whole_tensors_equal(model_->host_params(), model_->param_table());
+    const bool whole_equal =
+        model_parallel_->whole_tensors_equal(model_->host_params(), model_->param_table(), model_->host_buffers());
     facts.model_parallel = model_parallel_->record(st_.step - attempt_first_step_, model_->params().size(),
                                                    facts.whole_parameters, whole_equal);
   }
