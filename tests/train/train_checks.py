@@ -249,6 +249,16 @@ def check_model_parallel():
     assert np.array_equal(a.view(np.uint32), c.view(np.uint32)), "model-parallel: resumed weights differ"
     print("M=2 on K=4: preempted after step 7, resumed, bitwise identical to the uninterrupted run")
 
+    # A gradient not finite in one shard's rows only: every rank ends the run as diverged at that step (the
+    # optimizer alone would refuse it on that shard's ranks and leave the others waiting in the next step's
+    # exchanges: a hang, which the timeout turns into a failure).
+    p = mpirun(4, write_config("mp-nan", mlp_config("mp-nan", batch={"per_rank": 8}, parallel={"model_parallel": 2})),
+               "--inject-fault", "nan-grad@1:5", timeout=120)
+    rec = validate(os.path.join(args.work, "records", "mp-nan.json"))
+    assert rec["status"] == "diverged" and rec["steps"] == 4, (rec["status"], rec["steps"])
+    assert "gradient became non-finite at step 5 (in the shards of 2 of 4 ranks)" in rec["status_detail"], rec["status_detail"]
+    print("a non-finite gradient in shard 1 at step 5: every rank stopped, the record says", repr(rec["status_detail"]))
+
     # Bad configs: exit 2 naming the key, nothing written.
     records = os.path.join(args.work, "records")
     cases = [

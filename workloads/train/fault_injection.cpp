@@ -13,8 +13,10 @@ FaultInjection::FaultInjection(const std::string& f) {
     kind_ = Kind::sigusr1;
   else if (std::sscanf(f.c_str(), "kill@%d:%lld", &victim_, &step_) == 2)
     kind_ = Kind::kill;
+  else if (std::sscanf(f.c_str(), "nan-grad@%d:%lld", &victim_, &step_) == 2)
+    kind_ = Kind::nan_grad;
   else
-    throw BadInput("--inject-fault: expected sigusr1@STEP or kill@RANK:STEP, got \"" + f + "\"");
+    throw BadInput("--inject-fault: expected sigusr1@STEP, kill@RANK:STEP or nan-grad@SHARD:STEP, got \"" + f + "\"");
 }
 
 void FaultInjection::after_step(int64_t done, int rank) const {

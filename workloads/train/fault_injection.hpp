@@ -1,5 +1,8 @@
 // --inject-fault, for tests of the preemption and failure paths: "sigusr1@STEP" raises SIGUSR1 on rank 0
-// once STEP steps are done (as Slurm would send it); "kill@RANK:STEP" kills rank RANK with SIGKILL then.
+// once STEP steps are done (as Slurm would send it); "kill@RANK:STEP" kills rank RANK with SIGKILL then;
+// "nan-grad@SHARD:STEP" makes the averaged gradient of step STEP (1-based) not finite on the ranks holding
+// model-parallel shard SHARD (every rank without model parallelism, whose one shard is 0), as an overflow in
+// that shard's rows would.
 #pragma once
 
 #include <cstdint>
@@ -13,9 +16,11 @@ class FaultInjection {
   explicit FaultInjection(const std::string& spec);
   // Called after each step with the number of steps done.
   void after_step(int64_t done, int rank) const;
+  // Whether step `step` (1-based) of the ranks holding `shard` gets a non-finite gradient.
+  bool poisons_gradient(int64_t step, int shard) const { return kind_ == Kind::nan_grad && step == step_ && shard == victim_; }
 
  private:
-  enum class Kind { none, sigusr1, kill } kind_ = Kind::none;
+  enum class Kind { none, sigusr1, kill, nan_grad } kind_ = Kind::none;
   long long step_ = -1;
   int victim_ = -1;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/timer.hpp"
 #include "core/trace.hpp"
@@ -141,6 +142,8 @@ void SyncStep::run(int64_t step, TrainState& st) {
     // shard's replicas averaged them in buckets of their own shapes, so in another order: rank 0 of the group's
     // copy makes them equal again, and so the weights stay equal.
     if (const ModelParallel* mp = par_.model_parallel()) mp->share_whole_gradients(grads, model_.param_table());
+    const int shard = par_.model_parallel() ? par_.model_parallel()->shard() : 0;
+    if (fault_ && fault_->poisons_gradient(step + 1, shard)) grads[0] = std::numeric_limits<float>::quiet_NaN();
   }
   // gpu: backward() only enqueued. The device's own backward time replaces the host's enqueue time. Of
   // the host's window from the enqueue to the end of the allreduces (enqueue, staging, wait), the part

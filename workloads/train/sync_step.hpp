@@ -18,6 +18,7 @@
 #include "core/run_record.hpp"
 #include "optim/schedule.hpp"
 #include "workloads/train/data_parallel.hpp"
+#include "workloads/train/fault_injection.hpp"
 #include "workloads/train/run_state.hpp"
 #include "workloads/backend/train_model.hpp"
 #include "workloads/train/training_data.hpp"
@@ -42,6 +43,8 @@ class SyncStep {
   void run(int64_t step, TrainState& st);
   // The stop signal the ranks agreed on at the last step (0 = none).
   int stop_signal() const { return stop_signal_; }
+  // --inject-fault's non-finite gradient (fault_injection.hpp); null: none.
+  void set_fault(const FaultInjection* fault) { fault_ = fault; }
 
  private:
   void make_batch(int64_t step);
@@ -52,6 +55,7 @@ class SyncStep {
   void trace_ready(size_t offset);  // --trace: a gradient tensor became final in the last backward
 
   const World& world_;
+  const FaultInjection* fault_ = nullptr;
   TrainModel& model_;
   TrainingData& data_;
   DataParallel& par_;

@@ -234,6 +234,7 @@ int Run::execute() {
 std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
   SyncStep step_runner(world_, *model_, *data_, *parallel_, *sched_, per_rank_,
                        static_cast<int>(cfg_["batch"]["micro_batches"].get<int64_t>()), cadence_.total_steps);
+  step_runner.set_fault(&fault_);
   const bool stop_at_target = cfg_["eval"]["stop_at_target"].get<bool>();
   try {
     for (int64_t step = st_.step; step < cadence_.stop_step; ++step) {
