@@ -114,8 +114,11 @@ TEST(ModelParallelDescription, ShardsHoldTheWholeModelsRowsAndInitialWeights) {
         const models::ModelDescription part = models::describe(s);
         ASSERT_EQ(part.params.size(), whole.params.size());
         EXPECT_EQ(part.macs_per_sample, whole.macs_per_sample);  // the whole model's, per image
-        if (m == 1) EXPECT_EQ(part.rank_macs_per_sample, whole.macs_per_sample);
-        if (m > 1) EXPECT_LT(part.rank_macs_per_sample, whole.macs_per_sample);
+        if (m == 1) {
+          EXPECT_EQ(part.rank_macs_per_sample, whole.macs_per_sample);
+        } else {
+          EXPECT_LT(part.rank_macs_per_sample, whole.macs_per_sample);
+        }
         std::vector<float> pp(part.param_count()), pb(part.buffer_count());
         models::initialise(s, part, 77, pp, pb);
         for (size_t i = 0; i < part.params.size(); ++i) {

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "workloads/cpu/network.hpp"
 #include "workloads/cpu/softmax_cross_entropy.hpp"
+#include "workloads/cpu/split_layer.hpp"
 
 namespace dtbench::cpu {
 
@@ -182,7 +183,7 @@ size_t Model::training_plan_bytes() const {
   size_t most = 0;
   for (const auto& [key, e] : impl_->plans)
     if (key.second) most = std::max(most, e.plan->held_bytes());
-  return most;
+  return most + split_layer_scratch_bytes();  // model parallelism's exchange buffer, shared by the plans
 }
 
 }  // namespace dtbench::cpu

@@ -71,7 +71,7 @@ class Model {
   size_t num_reorders(int n, bool train) const;
   // Bytes of memory the plan for (n, train) holds (Plan::held_bytes; 0 before its first use).
   size_t plan_bytes(int n, bool train) const;
-  // The largest plan_bytes of the training plans built so far.
+  // The largest plan_bytes of the training plans built so far, with model parallelism's exchange buffer.
   size_t training_plan_bytes() const;
 
  private:

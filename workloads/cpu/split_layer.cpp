@@ -13,6 +13,16 @@ using dnnl::memory;
 
 namespace {
 
+// Where every split layer's allgather lands before its blocks are placed or summed: one buffer per compute
+// thread, as large as the largest exchange, instead of one per layer (the exchanges run one at a time, inside
+// host operations on the thread that runs the plan). It grows during the first step and then stays.
+thread_local std::vector<float> exchange_scratch;
+
+float* scratch(size_t floats) {
+  if (exchange_scratch.size() < floats) exchange_scratch.resize(floats);
+  return exchange_scratch.data();
+}
+
 int64_t inner_size(const memory::dims& d) {
   int64_t s = 1;
   for (size_t i = 2; i < d.size(); ++i) s *= d[i];
@@ -34,12 +44,11 @@ class SplitExchange {
     for (int j = 0; j < group_->size; ++j)
       counts_.push_back(static_cast<size_t>(n_ * models::shard_rows(units, group_->size, j).size() * inner_));
     const memory mine = plan.forward_as(local_y, plain_md(own_dims_), name_ + ".own");
-    const memory gathered = plan.alloc(plain_md({n_ * units * inner_}));
     y_ = plan.alloc(plain_md(dims_));
-    plan.forward_host(name_ + ".allgather", [this, mine, gathered]() {
-      const float* all = static_cast<const float*>(gathered.get_data_handle());
-      group_->allgather(static_cast<const float*>(mine.get_data_handle()), static_cast<float*>(gathered.get_data_handle()),
-                        counts_);
+    plan.forward_host(name_ + ".allgather", [this, mine]() {
+      float* gathered = scratch(static_cast<size_t>(n_ * units_ * inner_));
+      const float* all = gathered;
+      group_->allgather(static_cast<const float*>(mine.get_data_handle()), gathered, counts_);
       // Member j's block is N x O_j x S: image i's units go to [r_j, r_{j+1}) of image i in y.
       float* y = static_cast<float*>(y_.get_data_handle());
       for (int j = 0; j < group_->size; ++j) {
@@ -73,13 +82,12 @@ class SplitExchange {
     const memory part = plan.backward_as(dx_part, plain_md(dx_part.get_desc().dims()), name_ + ".diff_src");
     const size_t count = num_elements(part.get_desc());
     const int m = group_->size;
-    const memory parts = plan.alloc(plain_md({static_cast<int64_t>(count) * m}));
     const memory dx = plan.alloc(plain_md(dx_part.get_desc().dims()));
     const models::ModelParallelGroup* g = group_;
-    plan.backward_host(name_ + ".diff_src.allgather", [part, parts, dx, count, m, g]() {
-      const float* all = static_cast<const float*>(parts.get_data_handle());
-      g->allgather(static_cast<const float*>(part.get_data_handle()), static_cast<float*>(parts.get_data_handle()),
-                   std::vector<size_t>(static_cast<size_t>(m), count));
+    plan.backward_host(name_ + ".diff_src.allgather", [part, dx, count, m, g]() {
+      float* parts = scratch(count * static_cast<size_t>(m));
+      const float* all = parts;
+      g->allgather(static_cast<const float*>(part.get_data_handle()), parts, std::vector<size_t>(static_cast<size_t>(m), count));
       float* sum = static_cast<float*>(dx.get_data_handle());
       std::copy_n(all, count, sum);
       for (int j = 1; j < m; ++j)
@@ -111,6 +119,8 @@ LayerNode split(Plan& plan, const std::string& name, Layer* local, int64_t units
 bool whole(int64_t units, models::RowRange own) { return own.begin == 0 && own.end == units; }
 
 }  // namespace
+
+size_t split_layer_scratch_bytes() { return exchange_scratch.capacity() * sizeof(float); }
 
 LayerNode fully_connected_layer(Plan& plan, const std::string& name, int out, models::RowRange own,
                                 size_t weight_offset, size_t bias_offset, const memory& x, bool plain_f32_output) {

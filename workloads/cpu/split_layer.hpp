@@ -17,8 +17,8 @@
 // Shapes: y and dy plain fp32 N x O (x P x Q); dx plain fp32 in x's dimensions. Per layer and step each rank
 // receives (m-1)/m N O S floats in the forward, with equal shards, and (m-1) N I floats in the backward, I being
 // the elements of one image's input (C x H x W for a convolution); none for a network's first layer, which needs
-// no dx. Each split layer holds its own gather buffers (the whole output, the M partial input gradients): memory
-// that grows with M, on top of the whole batch's activations that every rank holds.
+// no dx. The allgathers land in one buffer per compute thread, as large as the largest exchange (M partial input
+// gradients, or a whole output); every rank also holds the whole batch's activations.
 #pragma once
 
 #include <functional>
@@ -45,5 +45,8 @@ LayerNode fully_connected_layer(Plan& plan, const std::string& name, int out, mo
 // output channels `own` with the group's exchanges.
 LayerNode convolution_layer(Plan& plan, const std::string& name, const ConvShape& shape, models::RowRange own,
                             size_t weight_offset, size_t bias_offset, const dnnl::memory& x);
+
+// Bytes of the calling thread's exchange buffer (0 without model parallelism): memory the plans do not count.
+size_t split_layer_scratch_bytes();
 
 }  // namespace dtbench::cpu
