@@ -17,9 +17,11 @@ namespace {
 // thread, as large as the largest exchange, instead of one per layer (the exchanges run one at a time, inside
 // host operations on the thread that runs the plan). It grows during the first step and then stays.
 thread_local std::vector<float> exchange_scratch;
+thread_local size_t training_high_water = 0;  // floats the training plans' exchanges needed (the record's figure)
 
-float* scratch(size_t floats) {
+float* scratch(size_t floats, bool training) {
   if (exchange_scratch.size() < floats) exchange_scratch.resize(floats);
+  if (training) training_high_water = std::max(training_high_water, floats);
   return exchange_scratch.data();
 }
 
@@ -45,8 +47,8 @@ class SplitExchange {
       counts_.push_back(static_cast<size_t>(n_ * models::shard_rows(units, group_->size, j).size() * inner_));
     const memory mine = plan.forward_as(local_y, plain_md(own_dims_), name_ + ".own");
     y_ = plan.alloc(plain_md(dims_));
-    plan.forward_host(name_ + ".allgather", [this, mine]() {
-      float* gathered = scratch(static_cast<size_t>(n_ * units_ * inner_));
+    plan.forward_host(name_ + ".allgather", [this, mine, training = plan.training()]() {
+      float* gathered = scratch(static_cast<size_t>(n_ * units_ * inner_), training);
       const float* all = gathered;
       group_->allgather(static_cast<const float*>(mine.get_data_handle()), gathered, counts_);
       // Member j's block is N x O_j x S: image i's units go to [r_j, r_{j+1}) of image i in y.
@@ -85,7 +87,7 @@ class SplitExchange {
     const memory dx = plan.alloc(plain_md(dx_part.get_desc().dims()));
     const models::ModelParallelGroup* g = group_;
     plan.backward_host(name_ + ".diff_src.allgather", [part, dx, count, m, g]() {
-      float* parts = scratch(count * static_cast<size_t>(m));
+      float* parts = scratch(count * static_cast<size_t>(m), true);  // backward: training plans only
       const float* all = parts;
       g->allgather(static_cast<const float*>(part.get_data_handle()), parts, std::vector<size_t>(static_cast<size_t>(m), count));
       float* sum = static_cast<float*>(dx.get_data_handle());
@@ -120,7 +122,7 @@ bool whole(int64_t units, models::RowRange own) { return own.begin == 0 && own.e
 
 }  // namespace
 
-size_t split_layer_scratch_bytes() { return exchange_scratch.capacity() * sizeof(float); }
+size_t split_layer_scratch_bytes() { return training_high_water * sizeof(float); }
 
 LayerNode fully_connected_layer(Plan& plan, const std::string& name, int out, models::RowRange own,
                                 size_t weight_offset, size_t bias_offset, const memory& x, bool plain_f32_output) {

@@ -46,7 +46,8 @@ LayerNode fully_connected_layer(Plan& plan, const std::string& name, int out, mo
 LayerNode convolution_layer(Plan& plan, const std::string& name, const ConvShape& shape, models::RowRange own,
                             size_t weight_offset, size_t bias_offset, const dnnl::memory& x);
 
-// Bytes of the calling thread's exchange buffer (0 without model parallelism): memory the plans do not count.
+// Bytes of the calling thread's exchange buffer that training steps needed (0 without model parallelism): memory
+// the plans do not count. (Evaluation forwards of larger batches may have grown the buffer further.)
 size_t split_layer_scratch_bytes();
 
 }  // namespace dtbench::cpu
