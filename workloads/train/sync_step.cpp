@@ -159,21 +159,14 @@ void SyncStep::run(int64_t step, TrainState& st) {
   }
 
   // Per-step consensus: summed loss, summed local gradient norms, non-finite count, ranks that got a
-  // stop signal and the sum of their signal numbers (so every rank learns which signal it was), and, with
-  // model parallelism, the ranks whose shard of the gradient is not finite (the optimizer would refuse it on
-  // those ranks alone, and leave the others waiting in the next step's exchanges).
+  // stop signal and the sum of their signal numbers (so every rank learns which signal it was).
   const int sig = received_stop_signal();
-  const bool shard_not_finite = par_.model_parallel() != nullptr && !local && !std::isfinite(model_.grads_norm_sq());
-  double agree[6] = {loss, small_norm_sq, std::isfinite(loss) ? 0.0 : 1.0, sig ? 1.0 : 0.0, static_cast<double>(sig),
-                     shard_not_finite ? 1.0 : 0.0};
+  double agree[5] = {loss, small_norm_sq, std::isfinite(loss) ? 0.0 : 1.0, sig ? 1.0 : 0.0, static_cast<double>(sig)};
   world_.sum(agree);
   seq.end("consensus", "communication");
   if (agree[2] > 0)
     throw Diverged(step, "loss became NaN or Inf at step " + std::to_string(step + 1) + " (on " +
                              std::to_string(static_cast<int>(agree[2])) + " of " + std::to_string(ranks) + " ranks)");
-  if (agree[5] > 0)
-    throw Diverged(step, "gradient became non-finite at step " + std::to_string(step + 1) + " (in the shards of " +
-                             std::to_string(static_cast<int>(agree[5])) + " of " + std::to_string(ranks) + " ranks)");
 
   // K-FAC: the Kronecker factors this rank's backward took, averaged across ranks like the gradients.
   if (std::span<float> f = model_.curvature_statistics(); !f.empty() && !local && ranks > 1) {
@@ -191,10 +184,25 @@ void SyncStep::run(int64_t step, TrainState& st) {
   if (noise && !local) noise->observe(agree[1] / ranks, model_.grads_norm_sq());
 
   phase.reset();
+  // The optimizer refuses a non-finite gradient before any write. Without model parallelism every rank holds the
+  // same averaged gradient and refuses alike; with it, only the ranks of the shard whose rows overflowed would,
+  // leaving the others waiting in the next step's exchanges: they agree on it (one small sum, no pass over the
+  // gradient), and all stop.
+  std::string refused;
   try {
     if (model_.step_allowed()) model_.optimizer_step(sched_.lr(step));
   } catch (const optim::NonFiniteGradient& e) {
-    throw Diverged(step, std::string("gradient became non-finite at step ") + std::to_string(step + 1) + ": " + e.what());
+    refused = e.what();
+    if (par_.model_parallel() == nullptr)
+      throw Diverged(step, "gradient became non-finite at step " + std::to_string(step + 1) + ": " + refused);
+  }
+  if (par_.model_parallel() != nullptr) {
+    double shards_refused[1] = {refused.empty() ? 0.0 : 1.0};
+    world_.sum(shards_refused);
+    if (shards_refused[0] > 0)
+      throw Diverged(step, "gradient became non-finite at step " + std::to_string(step + 1) + " (in the shards of " +
+                               std::to_string(static_cast<int>(shards_refused[0])) + " of " + std::to_string(ranks) +
+                               " ranks)");
   }
   t.optimizer = phase.seconds();
   seq.end("optimizer", "step");
