@@ -11,6 +11,29 @@
 
 namespace dtbench {
 
+namespace {
+
+// MPI's int counts and displacements of blocks of `counts` floats laid end to end; RunFailed naming `what` when
+// they do not fit.
+struct MpiBlocks {
+  std::vector<int> counts, displacements;
+  size_t total = 0;
+};
+
+MpiBlocks mpi_blocks(const std::vector<size_t>& counts, const std::string& what) {
+  MpiBlocks b;
+  for (size_t c : counts) {
+    b.counts.push_back(static_cast<int>(c));
+    b.displacements.push_back(static_cast<int>(b.total));
+    b.total += c;
+    if (b.total > INT_MAX)
+      throw RunFailed("model parallelism: " + what + " of " + std::to_string(b.total) + "+ floats is over MPI's int count");
+  }
+  return b;
+}
+
+}  // namespace
+
 ModelParallel::ModelParallel(const World& world, int group_size)
     : m_(group_size), rank_(world.rank()), size_(world.size()) {
   if (m_ < 1 || size_ % m_ != 0)
@@ -33,17 +56,12 @@ models::ModelParallelGroup ModelParallel::group() {
   g.rank = shard();
   g.allgather = [this](const float* mine, float* all, const std::vector<size_t>& counts) {
     const double t0 = now_seconds();
-    std::vector<int> n(counts.size()), at(counts.size());
-    size_t total = 0;
-    for (size_t j = 0; j < counts.size(); ++j) {
-      if (counts[j] > INT_MAX || total > INT_MAX)  // MPI counts and displacements are ints
-        throw RunFailed("model parallelism: an activation of " + std::to_string(counts[j]) + " floats is over MPI's int count");
-      n[j] = static_cast<int>(counts[j]), at[j] = static_cast<int>(total), total += counts[j];
-    }
-    MPI_Allgatherv(mine, n[static_cast<size_t>(shard())], MPI_FLOAT, all, n.data(), at.data(), MPI_FLOAT, group_);
+    const MpiBlocks b = mpi_blocks(counts, "an exchanged activation");
+    MPI_Allgatherv(mine, b.counts[static_cast<size_t>(shard())], MPI_FLOAT, all, b.counts.data(),
+                   b.displacements.data(), MPI_FLOAT, group_);
     Exchanges& e = evaluating_ ? evaluation_ : training_;
     e.seconds += now_seconds() - t0;
-    e.floats_received += static_cast<double>(total - counts[static_cast<size_t>(shard())]);
+    e.floats_received += static_cast<double>(b.total - counts[static_cast<size_t>(shard())]);
     ++e.allgathers;
   };
   return g;
@@ -89,16 +107,13 @@ std::vector<float> ModelParallel::gather_whole(std::span<const float> mine, cons
   if (replica() != 0) return {};
   // Group 0's shards, each as its own table lays it out, on rank 0 (shard order = group rank order). Every
   // member learns every count, so that all refuse alike a model over MPI's int counts.
-  const int64_t count = static_cast<int64_t>(mine.size());
-  std::vector<int64_t> counts(static_cast<size_t>(m_));
-  MPI_Allgather(&count, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, group_);
-  std::vector<int> n(static_cast<size_t>(m_)), at(static_cast<size_t>(m_));
-  int64_t total = 0;
-  for (size_t j = 0; j < counts.size(); ++j) at[j] = static_cast<int>(std::min<int64_t>(total, INT_MAX)), total += counts[j];
-  if (total > INT_MAX) throw RunFailed("model parallelism: the whole model is over MPI's int count of floats");
-  for (size_t j = 0; j < counts.size(); ++j) n[j] = static_cast<int>(counts[j]);
-  std::vector<float> shards(rank_ == 0 ? static_cast<size_t>(total) : 0);
-  MPI_Gatherv(mine.data(), static_cast<int>(count), MPI_FLOAT, shards.data(), n.data(), at.data(), MPI_FLOAT, 0, group_);
+  const uint64_t count = mine.size();
+  std::vector<uint64_t> sizes(static_cast<size_t>(m_));
+  MPI_Allgather(&count, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, group_);
+  const MpiBlocks b = mpi_blocks(std::vector<size_t>(sizes.begin(), sizes.end()), "the whole model");
+  std::vector<float> shards(rank_ == 0 ? b.total : 0);
+  MPI_Gatherv(mine.data(), static_cast<int>(count), MPI_FLOAT, shards.data(), b.counts.data(), b.displacements.data(),
+              MPI_FLOAT, 0, group_);
   if (rank_ != 0) return {};
 
   models::ModelSpec whole_spec = spec;
@@ -109,7 +124,7 @@ std::vector<float> ModelParallel::gather_whole(std::span<const float> mine, cons
     models::ModelSpec s = spec;
     s.shard = j;
     const models::ModelDescription part = models::describe(s);
-    const float* base = shards.data() + at[static_cast<size_t>(j)];
+    const float* base = shards.data() + b.displacements[static_cast<size_t>(j)];
     for (size_t i = 0; i < part.params.size(); ++i) {
       const models::ParamInfo& p = part.params[i];
       if (p.full_rows == 0 && j > 0) continue;  // held whole by every shard: shard 0's copy
