@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <span>
 #include <string>
 #include <vector>
@@ -100,7 +101,22 @@ class TrainModel {
   virtual void set_cross_replica_sum(models::CrossReplicaSum sum) = 0;
   // Tensor model parallelism (workloads/cpu/split_layer.hpp); the cpu backend only.
   virtual void set_model_parallel_group(models::ModelParallelGroup group) = 0;
+
+  // Pipeline parallelism (spec.stages > 1; workloads/train/pipeline.hpp), the cpu backend only (config rules
+  // refuse the others): the micro-batch slot that forward() and backward() use, the stage's output and input
+  // gradient, and the gradient of the output from the next stage (workloads/cpu/model.hpp has the contract).
+  virtual void set_slot(int /*slot*/) { throw std::logic_error("pipeline parallelism: cpu backend only"); }
+  virtual const float* stage_output() { throw std::logic_error("pipeline parallelism: cpu backend only"); }
+  virtual void set_output_gradient(const float* /*dy*/) { throw std::logic_error("pipeline parallelism: cpu backend only"); }
+  virtual const float* input_gradient() { throw std::logic_error("pipeline parallelism: cpu backend only"); }
+  virtual size_t stage_output_floats(int /*n*/) const { return 0; }
+  virtual size_t stage_input_floats(int /*n*/) const { return 0; }
 };
+
+// Pipeline parallelism's measured layer costs: the seconds of each pipeline unit (models::pipeline_units) in a
+// training step of batch n of the whole model `whole` (one stage) on the cpu backend, the fastest of `steps`
+// profiled steps on synthetic images, forward and backward together.
+std::vector<double> measure_cpu_unit_seconds(const models::ModelSpec& whole, int n, int steps, uint64_t seed);
 
 // cpu: cpu::Model (workloads/cpu/cpu_train_model.cpp) and optim::make_optimizer(optimizer_section).
 std::unique_ptr<TrainModel> make_cpu_train_model(const models::ModelSpec& spec, uint64_t seed,

@@ -1,19 +1,24 @@
 #include "workloads/cpu/classifier_head.hpp"
 
+#include <optional>
+
 #include "workloads/cpu/dropout.hpp"
-#include "workloads/cpu/split_layer.hpp"
 #include "workloads/cpu/relu.hpp"
+#include "workloads/cpu/split_layer.hpp"
+#include "workloads/models/pipeline_units.hpp"
 
 namespace dtbench::cpu {
 
 using dnnl::memory;
 
 ClassifierHead::ClassifierHead(const models::ModelSpec& spec, const models::TableIndex& t, int64_t features,
-                               DropoutSource dropout_source)
-    : hidden_(spec.hidden),
+                               DropoutSource dropout_source, int first_unit)
+    : spec_(spec),
+      hidden_(spec.hidden),
       classes_(spec.classes),
       shards_(spec.shards),
       shard_(spec.shard),
+      first_unit_(first_unit),
       dropout_(spec.dropout),
       dropout_source_(dropout_source) {
   const int64_t hidden_rows = models::shard_rows(spec.hidden, shards_, shard_).size();
@@ -25,25 +30,44 @@ ClassifierHead::ClassifierHead(const models::ModelSpec& spec, const models::Tabl
 }
 
 ClassifierHead::Built ClassifierHead::build(Plan& plan, const memory& input) const {
-  const LayerNode fc1 = fully_connected_layer(plan, "fc1", hidden_, models::shard_rows(hidden_, shards_, shard_),
-                                              fc1_weight_, fc1_bias_, input, false);
-  Relu* relu = &plan.keep<Relu>(plan, "relu", fc1.y);
-  memory x = relu->y();
+  const int u1 = first_unit_, u2 = first_unit_ + 1;
+  memory x = input;
+  std::optional<LayerNode> fc1, fc2;
+  Relu* relu = nullptr;
   Dropout* drop = nullptr;
-  if (dropout_ > 0.0f && plan.training()) {
-    drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, models::kDropoutStream,
-                               dropout_source_.step, x);
-    x = drop->y();
+  if (models::holds_unit(spec_, u1)) {
+    plan.set_unit(u1);
+    fc1 = fully_connected_layer(plan, "fc1", hidden_, models::shard_rows(hidden_, shards_, shard_), fc1_weight_,
+                                fc1_bias_, x, false);
+    relu = &plan.keep<Relu>(plan, "relu", fc1->y);
+    x = relu->y();
+    if (dropout_ > 0.0f && plan.training()) {
+      drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, models::kDropoutStream,
+                                 dropout_source_.step, x);
+      x = drop->y();
+    }
   }
-  const LayerNode fc2 = fully_connected_layer(plan, "fc2", classes_, models::shard_rows(classes_, shards_, shard_),
-                                              fc2_weight_, fc2_bias_, x, true);
+  if (models::holds_unit(spec_, u2)) {
+    plan.set_unit(u2);
+    fc2 = fully_connected_layer(plan, "fc2", classes_, models::shard_rows(classes_, shards_, shard_), fc2_weight_,
+                                fc2_bias_, x, true);
+    x = fc2->y;
+  }
   Built out;
-  out.logits = fc2.y;
-  out.backward = [=](Plan& p, const memory& dlogits, bool need_dx) {
-    memory g = fc2.backward(p, dlogits, true);
-    if (drop != nullptr) g = drop->backward(p, g);
-    g = relu->backward(p, g);
-    return fc1.backward(p, g, need_dx);
+  out.output = x;
+  out.backward = [=](Plan& p, const memory& dy, bool need_dx) {
+    memory g = dy;
+    if (fc2) {
+      p.set_unit(u2);
+      g = fc2->backward(p, g, fc1.has_value() || need_dx);
+    }
+    if (fc1) {
+      p.set_unit(u1);
+      if (drop != nullptr) g = drop->backward(p, g);
+      g = relu->backward(p, g);
+      g = fc1->backward(p, g, need_dx);
+    }
+    return g;
   };
   return out;
 }

@@ -6,6 +6,7 @@
 // the batch.
 #include "workloads/cpu/classifier_head.hpp"
 #include "workloads/cpu/network.hpp"
+#include "workloads/models/pipeline_units.hpp"
 
 namespace dtbench::cpu {
 
@@ -16,18 +17,23 @@ namespace {
 class Mlp : public Network {
  public:
   Mlp(const models::ModelSpec& spec, const models::TableIndex& t, DropoutSource dropout_source)
-      : head_(spec, t, int64_t(spec.in_c) * spec.in_h * spec.in_w, dropout_source) {}
+      : head_(spec, t, int64_t(spec.in_c) * spec.in_h * spec.in_w, dropout_source, 0),
+        need_dx_(!models::first_stage(spec)) {}
 
   BuiltNetwork build(Plan& plan, const memory& input) const override {
     const ClassifierHead::Built head = head_.build(plan, input);
     BuiltNetwork out;
-    out.logits = head.logits;
-    out.backward = [=](Plan& p, const memory& dlogits) { head.backward(p, dlogits, false); };
+    out.output = head.output;
+    out.backward = [=, need_dx = need_dx_](Plan& p, const memory& dy) {
+      const memory dx = head.backward(p, dy, need_dx);
+      return need_dx ? dx : memory();
+    };
     return out;
   }
 
  private:
   ClassifierHead head_;
+  bool need_dx_;  // a pipeline stage after the first: its input's gradient goes to the stage before
 };
 
 }  // namespace

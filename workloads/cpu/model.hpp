@@ -65,6 +65,24 @@ class Model {
   // Plans built before are dropped.
   void set_model_parallel_group(ModelParallelGroup group);
 
+  // Pipeline parallelism (spec.stages > 1; workloads/models/pipeline_units.hpp). forward() takes the stage's input
+  // (the previous stage's output, stage_input_floats(n) floats) and returns 0 on a stage before the last (the loss
+  // is the last stage's); labels are read on the last stage only. Micro-batches in flight at once each have a
+  // slot: forward and backward use the current slot's plans (built at their first use), so a later forward leaves
+  // an earlier slot's activations for its backward. Without pipelining the slot stays 0.
+  void set_slot(int slot);
+  // A stage before the last: its output after this slot's last forward (stage_output_floats(n) floats, plain),
+  // and, before backward(), the gradient of that output the next stage sent back.
+  const float* stage_output();
+  void set_output_gradient(const float* dy);
+  // A stage after the first: the gradient of its input after this slot's last backward.
+  const float* input_gradient();
+  size_t stage_output_floats(int n) const;  // 0 on the last stage
+  size_t stage_input_floats(int n) const;
+  // Seconds of each pipeline unit's operations, forward and backward (the fastest call of each operation, while
+  // profiling was on), in the slot-0 training plan for batch n; units this stage does not hold are 0.
+  std::vector<double> unit_seconds(int n) const;
+
   // Per-operation timing of the plan for (n, train) (bench tool); profiling adds a stream wait per operation.
   void set_profiling(bool on);
   std::vector<OpTime> profile(int n, bool train) const;

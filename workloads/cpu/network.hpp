@@ -38,15 +38,18 @@ class CheckpointSegments {
 };
 
 struct BuiltNetwork {
-  dnnl::memory logits;  // N x classes plain fp32
-  // Appends the backward of every layer given the gradient of the logits (training plans).
-  std::function<void(Plan&, const dnnl::memory& dlogits)> backward;
+  // The logits (N x classes plain fp32); on a pipeline stage before the last, the output of its last unit.
+  dnnl::memory output;
+  // Appends the backward of every layer given the gradient of the output (training plans). Returns the gradient
+  // of the input on a pipeline stage after the first, else an empty memory.
+  std::function<dnnl::memory(Plan&, const dnnl::memory& dy)> backward;
 };
 
 class Network {
  public:
   virtual ~Network() = default;
-  // input: N x C x H x W in any layout.
+  // input: N x C x H x W in any layout; on a pipeline stage (spec.stages > 1), the input of its first unit
+  // (models::unit_input_dims). Builds the units the stage holds (models::holds_unit), each under Plan::set_unit.
   virtual BuiltNetwork build(Plan& plan, const dnnl::memory& input) const = 0;
 };
 

@@ -130,21 +130,25 @@ Plan::Op Plan::make_op(std::string name, dnnl::primitive p, Args args) {
   return op;
 }
 
+void Plan::append(std::vector<Op>& list, Op op) {
+  op.unit = unit_;
+  list.push_back(std::move(op));
+}
 void Plan::forward(std::string name, dnnl::primitive p, Args args) {
-  forward_ops_.push_back(make_op(std::move(name), std::move(p), std::move(args)));
+  append(forward_ops_, make_op(std::move(name), std::move(p), std::move(args)));
 }
 void Plan::backward(std::string name, dnnl::primitive p, Args args) {
-  backward_ops_.push_back(make_op(std::move(name), std::move(p), std::move(args)));
+  append(backward_ops_, make_op(std::move(name), std::move(p), std::move(args)));
 }
 void Plan::forward_host(std::string name, std::function<void()> fn) {
-  forward_ops_.push_back(Op{std::move(name), std::move(fn)});
+  append(forward_ops_, Op{std::move(name), std::move(fn)});
 }
 void Plan::forward_state(std::string name, std::function<void()> fn) {
-  forward_ops_.push_back(Op{std::move(name), std::move(fn)});
+  append(forward_ops_, Op{std::move(name), std::move(fn)});
   forward_ops_.back().rerun = false;
 }
 void Plan::backward_host(std::string name, std::function<void()> fn) {
-  backward_ops_.push_back(Op{std::move(name), std::move(fn)});
+  append(backward_ops_, Op{std::move(name), std::move(fn)});
 }
 
 memory Plan::forward_as(const memory& x, const memory::desc& md, const std::string& name) {
@@ -237,8 +241,8 @@ void Plan::run_backward(const OnReady& on_ready, const OnLayerActivity& on_activ
 
 std::vector<OpTime> Plan::profile() const {
   std::vector<OpTime> out;
-  for (const Op& op : forward_ops_) out.push_back({op.name, false, op.seconds, op.min_seconds, op.calls});
-  for (const Op& op : backward_ops_) out.push_back({op.name, true, op.seconds, op.min_seconds, op.calls});
+  for (const Op& op : forward_ops_) out.push_back({op.name, false, op.seconds, op.min_seconds, op.calls, op.unit});
+  for (const Op& op : backward_ops_) out.push_back({op.name, true, op.seconds, op.min_seconds, op.calls, op.unit});
   return out;
 }
 

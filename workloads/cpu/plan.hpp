@@ -73,6 +73,7 @@ struct OpTime {
   double seconds = 0.0;      // total over all calls
   double min_seconds = 0.0;  // fastest call (the least disturbed by other processes)
   int64_t calls = 0;
+  int unit = -1;  // the pipeline unit it belongs to (Plan::set_unit); -1: none given
 };
 
 class Plan {
@@ -156,6 +157,10 @@ class Plan {
     return ref;
   }
 
+  // Pipeline units (workloads/models/pipeline_units.hpp): the operations appended from now on, forward or
+  // backward, belong to unit u (OpTime::unit; how a pipeline's stages are balanced by measured cost).
+  void set_unit(int u) { unit_ = u; }
+
   void run_forward();
   // on_ready and on_activity may be empty.
   void run_backward(const OnReady& on_ready, const OnLayerActivity& on_activity = {});
@@ -174,12 +179,14 @@ class Plan {
     double min_seconds = 0.0;
     int64_t calls = 0;
     bool rerun = true;  // false: never part of a segment's recomputation (forward_state)
+    int unit = -1;
   };
   enum class Region { own, forward_arena, backward_arena, gradient_arena };  // where alloc() places a memory
   struct Segment {
     size_t first_op = 0, end_op = 0;  // its forward operations: forward_ops_[first_op, end_op)
   };
   void run_list(std::vector<Op>& ops);
+  void append(std::vector<Op>& list, Op op);
   Op make_op(std::string name, dnnl::primitive p, Args args);
   dnnl::memory view(float* base, size_t offset, const dnnl::memory::desc& md) const;
 
@@ -202,6 +209,7 @@ class Plan {
   std::vector<Segment> segments_;
   int backward_segments_entered_ = 0;
   size_t own_bytes_ = 0;
+  int unit_ = -1;
 };
 
 // Plain (row-major, PyTorch) layout for a tensor of these dimensions: x, nc, nchw.

@@ -12,6 +12,7 @@
 #include "workloads/cpu/max_pool.hpp"
 #include "workloads/cpu/network.hpp"
 #include "workloads/models/checkpointing.hpp"
+#include "workloads/models/pipeline_units.hpp"
 #include "workloads/cpu/residual_add.hpp"
 #include "workloads/cpu/split_layer.hpp"
 #include "workloads/models/resnet_topology.hpp"
@@ -58,7 +59,8 @@ BnParams bn_params(const models::TableIndex& t, const models::TopoBn& b) {
 class ResNet : public Network {
  public:
   ResNet(const models::ModelSpec& spec, const models::TableIndex& t, DropoutSource dropout_source)
-      : classes_(spec.classes),
+      : spec_(spec),
+        classes_(spec.classes),
         dropout_(spec.dropout),
         ghost_batch_(spec.ghost_batch),
         checkpoint_segments_(spec.checkpoint_segments),
@@ -97,20 +99,30 @@ class ResNet : public Network {
       return plan.keep<BatchNorm>(plan, p.name, shape, p.gamma, p.beta, p.running, x);
     };
 
-    // Checkpoint units: the stem is unit 0, block i unit i + 1.
+    // Checkpoint and pipeline units: the stem is unit 0, block i unit i + 1; the head (pooling, dropout, fc) is
+    // pipeline unit blocks + 1. A pipeline stage builds its own units only.
     const CheckpointSegments segments(plan, unit_costs_, checkpoint_segments_);
-    LayerNode* stem = &make_conv(stem_, input);
-    BatchNorm* stem_bn = &make_bn(stem_bn_, true, stem->y);
-    memory x = stem_bn->y();
+    const int head_unit = 1 + static_cast<int>(blocks_.size());
+    auto holds = [this](int u) { return models::holds_unit(spec_, u); };
+    memory x = input;
+    LayerNode* stem = nullptr;
+    BatchNorm* stem_bn = nullptr;
     MaxPool* pool = nullptr;
-    if (imagenet_) {
-      pool = &plan.keep<MaxPool>(plan, "maxpool", pool_, x);
-      x = pool->y();
+    if (holds(0)) {
+      plan.set_unit(0);
+      stem = &make_conv(stem_, input);
+      stem_bn = &make_bn(stem_bn_, true, stem->y);
+      x = stem_bn->y();
+      if (imagenet_) {
+        pool = &plan.keep<MaxPool>(plan, "maxpool", pool_, x);
+        x = pool->y();
+      }
+      x = segments.after_forward(plan, 0, x);
     }
-    x = segments.after_forward(plan, 0, x);
 
     struct BlockNodes {
       std::string name;
+      int unit = 0;
       std::vector<LayerNode*> convs;
       std::vector<BatchNorm*> bns;
       LayerNode* down_conv = nullptr;
@@ -118,9 +130,13 @@ class ResNet : public Network {
       ResidualAdd* add = nullptr;
     };
     std::vector<BlockNodes> nodes;
-    for (const Block& b : blocks_) {
+    for (size_t bi = 0; bi < blocks_.size(); ++bi) {
+      const Block& b = blocks_[bi];
       BlockNodes n;
       n.name = b.name;
+      n.unit = 1 + static_cast<int>(bi);
+      if (!holds(n.unit)) continue;
+      plan.set_unit(n.unit);
       memory t = x;
       for (size_t i = 0; i < b.convs.size(); ++i) {
         n.convs.push_back(&make_conv(b.convs[i], t));
@@ -135,27 +151,38 @@ class ResNet : public Network {
         shortcut = n.down_bn->y();
       }
       n.add = &plan.keep<ResidualAdd>(plan, n.name + ".add", t, shortcut, true, true);
-      x = segments.after_forward(plan, 1 + static_cast<int>(nodes.size()), n.add->y());
+      x = segments.after_forward(plan, n.unit, n.add->y());
       nodes.push_back(std::move(n));
     }
-    GlobalAvgPool* gap = &plan.keep<GlobalAvgPool>(plan, "avgpool", x);
-    x = gap->y();
+    GlobalAvgPool* gap = nullptr;
     Dropout* drop = nullptr;
-    if (dropout_ > 0.0f && plan.training()) {
-      drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, models::kDropoutStream,
-                                      dropout_source_.step, x);
-      x = drop->y();
+    LayerNode* fc = nullptr;
+    if (holds(head_unit)) {
+      plan.set_unit(head_unit);
+      gap = &plan.keep<GlobalAvgPool>(plan, "avgpool", x);
+      x = gap->y();
+      if (dropout_ > 0.0f && plan.training()) {
+        drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, models::kDropoutStream,
+                                   dropout_source_.step, x);
+        x = drop->y();
+      }
+      fc = &plan.keep<LayerNode>(fully_connected_layer(plan, "fc", classes_, fc_own_, fc_weight_, fc_bias_, x, true));
+      x = fc->y;
     }
-    const LayerNode fc = fully_connected_layer(plan, "fc", classes_, fc_own_, fc_weight_, fc_bias_, x, true);
 
     BuiltNetwork out;
-    out.logits = fc.y;
-    out.backward = [=](Plan& p, const memory& dlogits) {
-      memory g = fc.backward(p, dlogits, true);
-      if (drop != nullptr) g = drop->backward(p, g);
-      g = gap->backward(p, g);
+    out.output = x;
+    out.backward = [=](Plan& p, const memory& dy) {
+      memory g = dy;
+      if (fc != nullptr) {
+        p.set_unit(head_unit);
+        g = fc->backward(p, g, true);
+        if (drop != nullptr) g = drop->backward(p, g);
+        g = gap->backward(p, g);
+      }
       for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
-        g = segments.before_backward(p, 1 + static_cast<int>(nodes.rend() - it - 1), g);
+        p.set_unit(it->unit);
+        g = segments.before_backward(p, it->unit, g);
         // The shortcut's parameters come last in the table: announce them first (decreasing offsets).
         const memory ds = it->add->backward(p, g);
         memory from_shortcut = ds;
@@ -170,15 +197,19 @@ class ResNet : public Network {
         }
         accumulate_backward(p, it->name + ".grad_sum", g, from_shortcut);
       }
+      if (stem == nullptr) return g;  // a later pipeline stage: the gradient of its input
+      p.set_unit(0);
       g = segments.before_backward(p, 0, g);
       if (pool != nullptr) g = pool->backward(p, g);
       g = stem_bn->backward(p, g);
       stem->backward(p, g, false);
+      return memory();
     };
     return out;
   }
 
  private:
+  models::ModelSpec spec_;
   int classes_;
   float dropout_;
   int ghost_batch_;  // batch-norm ghost batch (batch_norm.hpp); 0 = none

@@ -14,11 +14,14 @@
 // It has no batch norm, so synchronised batch norm changes nothing and zero_init_residual is refused (as for
 // the MLP). The layers run unfused (no ReLU post-op on the convolutions): the network is small, and each layer
 // is one that the layer tests already check.
+#include <optional>
+
 #include "workloads/cpu/classifier_head.hpp"
 #include "workloads/cpu/conv.hpp"
 #include "workloads/cpu/max_pool.hpp"
 #include "workloads/cpu/network.hpp"
 #include "workloads/models/checkpointing.hpp"
+#include "workloads/models/pipeline_units.hpp"
 #include "workloads/cpu/relu.hpp"
 #include "workloads/cpu/split_layer.hpp"
 
@@ -33,7 +36,8 @@ class SimpleCnn : public Network {
   SimpleCnn(const models::ModelSpec& spec, const models::TableIndex& t, DropoutSource dropout_source)
       : conv1_{spec.in_c, spec.conv_filters[0], 5, 1, 2, true},
         conv2_{spec.conv_filters[0], spec.conv_filters[1], 5, 1, 2, true},
-        head_(spec, t, int64_t(spec.conv_filters[1]) * (spec.in_h / 4) * (spec.in_w / 4), dropout_source),
+        head_(spec, t, int64_t(spec.conv_filters[1]) * (spec.in_h / 4) * (spec.in_w / 4), dropout_source, 2),
+        spec_(spec),
         checkpoint_segments_(spec.checkpoint_segments),
         unit_costs_(models::checkpoint_unit_costs(spec)),
         own1_(models::shard_rows(conv1_.out_c, spec.shards, spec.shard)),
@@ -46,28 +50,51 @@ class SimpleCnn : public Network {
 
   BuiltNetwork build(Plan& plan, const memory& input) const override {
     const PoolShape pool{2, 2, 0};
-    // Checkpoint units: the two convolution - ReLU - pooling stages.
+    // Checkpoint units and pipeline units 0 and 1: the two convolution - ReLU - pooling stages; the head is pipeline
+    // units 2 and 3.
     const CheckpointSegments segments(plan, unit_costs_, checkpoint_segments_);
-    const LayerNode conv1 = convolution_layer(plan, "conv1", conv1_, own1_, conv1_weight_, conv1_bias_, input);
-    Relu* relu1 = &plan.keep<Relu>(plan, "relu1", conv1.y);
-    MaxPool* pool1 = &plan.keep<MaxPool>(plan, "pool1", pool, relu1->y());
-    const memory x1 = segments.after_forward(plan, 0, pool1->y());
-    const LayerNode conv2 = convolution_layer(plan, "conv2", conv2_, own2_, conv2_weight_, conv2_bias_, x1);
-    Relu* relu2 = &plan.keep<Relu>(plan, "relu2", conv2.y);
-    MaxPool* pool2 = &plan.keep<MaxPool>(plan, "pool2", pool, relu2->y());
-    const ClassifierHead::Built head = head_.build(plan, segments.after_forward(plan, 1, pool2->y()));
+    struct ConvUnit {
+      LayerNode conv;
+      Relu* relu = nullptr;
+      MaxPool* pool = nullptr;
+    };
+    std::optional<ConvUnit> unit1, unit2;
+    memory x = input;
+    auto conv_unit = [&](int u, const char* name, const ConvShape& shape, models::RowRange own, size_t weight,
+                         size_t bias, std::optional<ConvUnit>& unit) {
+      if (!models::holds_unit(spec_, u)) return;
+      plan.set_unit(u);
+      ConvUnit c{convolution_layer(plan, name, shape, own, weight, bias, x)};
+      const std::string n(name);
+      c.relu = &plan.keep<Relu>(plan, "relu" + n.substr(4), c.conv.y);
+      c.pool = &plan.keep<MaxPool>(plan, "pool" + n.substr(4), pool, c.relu->y());
+      x = segments.after_forward(plan, u, c.pool->y());
+      unit = std::move(c);
+    };
+    conv_unit(0, "conv1", conv1_, own1_, conv1_weight_, conv1_bias_, unit1);
+    conv_unit(1, "conv2", conv2_, own2_, conv2_weight_, conv2_bias_, unit2);
+    const ClassifierHead::Built head = head_.build(plan, x);
     BuiltNetwork out;
-    out.logits = head.logits;
-    out.backward = [=](Plan& p, const memory& dlogits) {
-      memory g = head.backward(p, dlogits, true);
-      g = segments.before_backward(p, 1, g);
-      g = pool2->backward(p, g);
-      g = relu2->backward(p, g);
-      g = conv2.backward(p, g, true);
-      g = segments.before_backward(p, 0, g);
-      g = pool1->backward(p, g);
-      g = relu1->backward(p, g);
-      conv1.backward(p, g, false);
+    out.output = head.output;
+    out.backward = [=](Plan& p, const memory& dy) {
+      // The head needs dx unless it is the whole stage's first unit on the first stage, which it never is.
+      memory g = head.backward(p, dy, true);
+      if (unit2) {
+        p.set_unit(1);
+        g = segments.before_backward(p, 1, g);
+        g = unit2->pool->backward(p, g);
+        g = unit2->relu->backward(p, g);
+        g = unit2->conv.backward(p, g, unit1.has_value() || !models::first_stage(spec_));
+      }
+      if (unit1) {
+        p.set_unit(0);
+        g = segments.before_backward(p, 0, g);
+        g = unit1->pool->backward(p, g);
+        g = unit1->relu->backward(p, g);
+        unit1->conv.backward(p, g, false);
+        return memory();
+      }
+      return g;
     };
     return out;
   }
@@ -75,6 +102,7 @@ class SimpleCnn : public Network {
  private:
   ConvShape conv1_, conv2_;
   ClassifierHead head_;
+  models::ModelSpec spec_;
   size_t conv1_weight_ = 0, conv1_bias_ = 0, conv2_weight_ = 0, conv2_bias_ = 0;
   int checkpoint_segments_;  // gradient checkpointing (plan.hpp); 0 = off
   std::vector<double> unit_costs_;  // models::checkpoint_unit_costs

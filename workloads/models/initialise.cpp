@@ -27,7 +27,7 @@ void initialise(const ModelSpec& spec, const ModelDescription& d, uint64_t seed,
   for (size_t i = 0; i < table.size(); ++i) {
     const ParamInfo& t = table[i];
     float* w = params.data() + t.offset;
-    Rng rng(seed, {kInitStream, uint64_t(i)});
+    Rng rng(seed, {kInitStream, uint64_t(t.init_index)});
     switch (t.kind) {
       case ParamInfo::conv_weight:
         // The ResNets: He et al. 2015, normal with variance 2 / fan_out (torchvision's mode="fan_out"). The
@@ -67,6 +67,7 @@ void initialise(const ModelSpec& spec, const ModelDescription& d, uint64_t seed,
     const TableIndex index(d);
     for (const TopoBlock& b : resnet_topology(spec).blocks) {
       const TopoBn& last = b.bns.back();
+      if (!index.holds(last.name + ".weight")) continue;  // another pipeline stage's block
       std::fill_n(params.data() + index.param(last.name + ".weight", {last.channels}), last.channels, 0.0f);
     }
   }

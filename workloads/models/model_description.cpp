@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 
+#include "workloads/models/pipeline_units.hpp"
 #include "workloads/models/resnet_topology.hpp"
 
 namespace dtbench::models {
@@ -16,24 +17,38 @@ size_t ModelDescription::buffer_count() const {
 
 namespace {
 
-// Hands out consecutive ranges of the flat parameter buffer and of the buffer array.
+// The module a tensor belongs to: "layer1.0.conv1.weight" -> "layer1.0.conv1".
+std::string layer_of(const std::string& tensor) { return tensor.substr(0, tensor.rfind('.')); }
+
+// Hands out consecutive ranges of the flat parameter buffer and of the buffer array. With pipeline stages
+// (spec.stages > 1) the tensors of units the stage does not hold are counted (init_index) but not added.
 class ParamLayout {
  public:
-  explicit ParamLayout(ModelDescription& d) : d_(d) {}
+  ParamLayout(ModelDescription& d, const ModelSpec& spec) : d_(d), spec_(spec) {}
 
-  void add_param(std::string name, ParamInfo::Kind kind, std::vector<int64_t> shape) {
+  bool holds(const std::string& tensor) const {
+    return spec_.stages == 1 || holds_unit(spec_, unit_of_layer(spec_, layer_of(tensor)));
+  }
+
+  // Adds the tensor if the stage holds it; returns whether it did.
+  bool add_param(std::string name, ParamInfo::Kind kind, std::vector<int64_t> shape) {
+    const size_t index = next_index_++;
+    if (!holds(name)) return false;
     size_t size = 1;
     for (int64_t n : shape) size *= size_t(n);
     d_.params.push_back(ParamInfo{std::move(name), d_.param_count(), size, kind, std::move(shape)});
+    d_.params.back().init_index = index;
+    return true;
   }
 
   // A tensor whose first dimension is a layer's output units (shape[0] of them), of which shard `shard` of
-  // `shards` holds the rows `shard_rows` gives (all of them when shards is 1). Returns the rows held.
+  // `shards` holds the rows `shard_rows` gives (all of them when shards is 1). Returns the rows held (0 for a
+  // tensor of another pipeline stage).
   int64_t add_rows(std::string name, ParamInfo::Kind kind, std::vector<int64_t> shape, int shards, int shard) {
     const int64_t rows = shape[0];
     const RowRange r = shard_rows(rows, shards, shard);
     shape[0] = r.size();
-    add_param(std::move(name), kind, std::move(shape));
+    if (!add_param(std::move(name), kind, std::move(shape))) return 0;
     if (shards > 1) d_.params.back().row_begin = r.begin, d_.params.back().full_rows = rows;
     return r.size();
   }
@@ -50,7 +65,10 @@ class ParamLayout {
   // Weight and bias, then the running mean and variance.
   void add_bn(const TopoBn& bn) {
     const int64_t c = bn.channels;
-    add_param(bn.name + ".weight", ParamInfo::bn, {c});
+    if (!add_param(bn.name + ".weight", ParamInfo::bn, {c})) {
+      next_index_++;  // the bias
+      return;
+    }
     add_param(bn.name + ".bias", ParamInfo::bn, {c});
     const size_t offset = d_.buffer_count();
     d_.buffers.push_back(ParamInfo{bn.name + ".running_mean", offset, size_t(c), ParamInfo::bn, {c}});
@@ -59,13 +77,15 @@ class ParamLayout {
 
  private:
   ModelDescription& d_;
+  const ModelSpec& spec_;
+  size_t next_index_ = 0;  // tensors of the whole model's table so far
 };
 
 int out_size(int in, int kernel, int stride, int pad) { return (in + 2 * pad - kernel) / stride + 1; }
 
 ModelDescription describe_resnet(const ModelSpec& spec) {
   ModelDescription d;
-  ParamLayout layout(d);
+  ParamLayout layout(d, spec);
   const ResNetTopology topo = resnet_topology(spec);
   int h = spec.in_h, w = spec.in_w;
   // Parameters in the table's order; MACs of one image's forward pass, following the spatial size.
@@ -98,7 +118,7 @@ ModelDescription describe_resnet(const ModelSpec& spec) {
 // x (flattened C x H x W) -> fc1 (hidden) -> ReLU -> [dropout] -> fc2 (classes).
 ModelDescription describe_mlp(const ModelSpec& spec) {
   ModelDescription d;
-  ParamLayout layout(d);
+  ParamLayout layout(d, spec);
   const int64_t inputs = int64_t(spec.in_c) * spec.in_h * spec.in_w;
   layout.add_fc("fc1", spec.hidden, inputs, spec.shards, spec.shard);
   layout.add_fc("fc2", spec.classes, spec.hidden, spec.shards, spec.shard);
@@ -109,7 +129,7 @@ ModelDescription describe_mlp(const ModelSpec& spec) {
 // -> conv2 (5x5, same) -> ReLU -> max pool 2x2/2 -> fc1 (hidden) -> ReLU -> [dropout] -> fc2 (classes).
 ModelDescription describe_simple_cnn(const ModelSpec& spec) {
   ModelDescription d;
-  ParamLayout layout(d);
+  ParamLayout layout(d, spec);
   const int64_t c1 = spec.conv_filters[0], c2 = spec.conv_filters[1];
   const double pixels = double(spec.in_h) * spec.in_w;  // conv1 at full resolution, conv2 after one pool
   auto conv = [&](const std::string& name, int64_t out, int64_t in, double positions) {
@@ -133,6 +153,7 @@ ModelDescription describe(const ModelSpec& spec) {
   ModelDescription d = spec.arch == "mlp"          ? describe_mlp(spec)
                        : spec.arch == "simple_cnn" ? describe_simple_cnn(spec)
                                                    : describe_resnet(spec);
+  d.partial = spec.stages > 1;
   // Tensor model parallelism: every rank of a group owns at least one output unit of every split layer.
   for (const ParamInfo& p : d.params)
     if (p.full_rows > 0 && p.full_rows < spec.shards)

@@ -18,9 +18,11 @@ struct ModelDescription {
   std::vector<ParamInfo> buffers;  // batch-norm running statistics ("X.running_mean", "X.running_var")
   double macs_per_sample = 0;      // convolution and fully connected multiply-adds of one image's forward
                                    // (of the whole model, in a model-parallel shard's description too)
-  // This rank's part of them: a model-parallel shard's split layers count its rows only (macs_per_sample
-  // without model parallelism).
+  // This rank's part of them: a model-parallel shard's split layers count its rows only, a pipeline stage its
+  // units only (macs_per_sample without model parallelism).
   double rank_macs_per_sample = 0;
+  // A pipeline stage's description: the tables hold its units' tensors only (pipeline_units.hpp).
+  bool partial = false;
   // Forward 2 x MACs, backward twice the forward (data and weight gradients), so 6 x MACs.
   double flops_per_sample_train() const { return 6 * macs_per_sample; }
   double rank_flops_per_sample_train() const { return 6 * rank_macs_per_sample; }
@@ -28,7 +30,8 @@ struct ModelDescription {
   size_t buffer_count() const;
 };
 
-// Rng stream ids: the initial weights of tensor i come from Rng(seed, {kInitStream, i}); dropout masks from
+// Rng stream ids: the initial weights of tensor i of the whole model's table come from Rng(seed, {kInitStream, i})
+// (ParamInfo::init_index); dropout masks from
 // Rng(seed, {kDropoutStream, step}).
 inline constexpr uint64_t kInitStream = 0x696e6974ULL;           // "init"
 inline constexpr uint64_t kDropoutStream = 0x64726f706f7574ULL;  // "dropout"

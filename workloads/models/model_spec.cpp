@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "workloads/models/checkpointing.hpp"
+#include "workloads/models/pipeline_units.hpp"
 
 namespace dtbench::models {
 
@@ -59,6 +60,17 @@ void validate(const ModelSpec& s) {
   if (s.shards < 1 || s.shard < 0 || s.shard >= s.shards)
     throw BadInput(where + "shard " + std::to_string(s.shard) + " of " + std::to_string(s.shards) + " is out of range");
   // (describe() checks that every split layer has at least one output unit per shard.)
+  if (s.stages > 1) {
+    const int units = pipeline_units(s);
+    if (s.stages > units)
+      throw BadInput("/parallel/pipeline_stages: " + std::to_string(s.stages) + " stages are more than arch " + s.arch +
+                     "'s " + std::to_string(units) + " pipeline units (layers a stage boundary may follow)");
+    if (s.stage < 0 || s.stage >= s.stages || s.first_unit < 0 || s.first_unit >= s.end_unit || s.end_unit > units)
+      throw BadInput(where + "pipeline stage " + std::to_string(s.stage) + " of " + std::to_string(s.stages) +
+                     " with units [" + std::to_string(s.first_unit) + ", " + std::to_string(s.end_unit) +
+                     ") is out of range");
+    if (s.shards > 1) throw BadInput(where + "tensor model parallelism and pipeline stages do not combine");
+  }
   if (s.ghost_batch < 0) throw BadInput(where + "ghost_batch must be >= 0, got " + std::to_string(s.ghost_batch));
   const int units = checkpoint_units(s);
   if (s.checkpoint_segments < 0 || s.checkpoint_segments > units) {

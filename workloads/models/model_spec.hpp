@@ -24,6 +24,9 @@ struct ParamInfo {
   // Tensor model parallelism (ModelSpec::shards > 1): this rank holds rows [row_begin, row_begin + shape[0]) of
   // a tensor of full_rows rows (output units). full_rows 0: the whole tensor, replicated on every rank.
   int64_t row_begin = 0, full_rows = 0;
+  // Position in the whole model's table: its initial weights' random stream (a pipeline stage's table holds some
+  // tensors only, and they start as the whole model's).
+  size_t init_index = 0;
 };
 
 // The output units [begin, end) that shard `shard` of `shards` owns of a layer with `rows` of them: contiguous,
@@ -51,6 +54,9 @@ struct ModelSpec {
   // Tensor model parallelism (workloads/cpu/split_layer.hpp): every convolution and fully connected layer
   // split by output units over a group of `shards` ranks, of which this is rank `shard`.
   int shards = 1, shard = 0;
+  // Pipeline parallelism (pipeline_units.hpp): the network cut into `stages` stages, of which this rank holds
+  // stage `stage`, the units [first_unit, end_unit). Ignored with one stage.
+  int stages = 1, stage = 0, first_unit = 0, end_unit = 0;
 };
 
 // Throws BadInput naming the field (e.g. "model spec: arch ...") when the spec cannot be built: unknown arch
