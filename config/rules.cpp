@@ -22,6 +22,15 @@ int checkpoint_units(const std::string& arch) {
   return it == units.end() ? 0 : it->second;
 }
 
+// Pipeline units (workloads/models/pipeline_units.hpp): a ResNet's stem, blocks and head; the Simple CNN's two
+// convolution stages, fc1 and fc2; the MLP's fc1 and fc2. Checked against the models layer likewise.
+int pipeline_units(const std::string& arch) {
+  if (arch == "mlp") return 2;
+  if (arch == "simple_cnn") return 4;
+  const int units = checkpoint_units(arch);
+  return units == 0 ? 0 : units + 1;
+}
+
 namespace {
 
 #ifdef DTBENCH_HAVE_CUDA
@@ -78,6 +87,7 @@ Result bad_file_name(const std::string& given, const std::string& file) {
 }
 
 bool model_parallel(const Json& c) { return c["parallel"]["model_parallel"].get<int64_t>() > 1; }
+bool pipelined(const Json& c) { return c["parallel"]["pipeline_stages"].get<int64_t>() > 1; }
 
 // The split layer with the fewest output units, as the config knows it: the hidden width, the Simple CNN's
 // filters, a ResNet's first stage (16 channels in the CIFAR ResNets, 64 in ResNet-18/50) and the data's classes.
@@ -295,6 +305,65 @@ std::vector<Rule> build_rules() {
                                     " " + layer + " (each rank owns at least one output unit of every convolution "
                                     "and fully connected layer)");
        }},
+      // Pipeline parallelism (workloads/train/pipeline.hpp): K ranks are K/S replicas of S stages.
+      {"/parallel/pipeline_stages", Needs::ranks,
+       [](const Json& c, int ranks) {
+         const int64_t s = c["parallel"]["pipeline_stages"].get<int64_t>();
+         return when(ranks % s != 0, std::to_string(s) + " pipeline stages do not divide the rank count " +
+                                         std::to_string(ranks));
+       }},
+      {"/parallel/pipeline_stages", Needs::config,
+       [](const Json& c, int) {
+         const std::string arch = c["model"]["arch"].get<std::string>();
+         const int64_t s = c["parallel"]["pipeline_stages"].get<int64_t>();
+         const int units = pipeline_units(arch);
+         return when(units > 0 && s > units,
+                     std::to_string(s) + " stages are more than arch \"" + arch + "\" has pipeline units, " +
+                         std::to_string(units) + " (the layers a stage boundary may follow: " +
+                         (arch == "mlp"          ? "fc1 and fc2)"
+                          : arch == "simple_cnn" ? "its two convolution stages, fc1 and fc2)"
+                                                 : "the stem, each residual block and the head)"));
+       }},
+      {"/parallel/pipeline_stages", Needs::config,
+       [](const Json& c, int) {
+         return when(pipelined(c) && model_parallel(c),
+                     "pipeline stages and tensor model parallelism (/parallel/model_parallel > 1) do not combine "
+                     "in one run: choose one form of model parallelism");
+       }},
+      {"/parallel/pipeline_stages", Needs::config,
+       [](const Json& c, int) {
+         return when(pipelined(c) && c["parallel"]["mode"] != "sync",
+                     "pipeline parallelism runs with /parallel/mode \"sync\" (local and asynchronous SGD are "
+                     "built for whole replicas)");
+       }},
+      {"/parallel/pipeline_stages", Needs::config,
+       [](const Json& c, int) {
+         return when(pipelined(c) && c["backend"] == "gpu", "pipeline parallelism is implemented for the cpu backend only");
+       }},
+      {"/parallel/pipeline_stages", Needs::config,
+       [](const Json& c, int) {
+         return when(pipelined(c) && c["model"]["checkpointing"].get<bool>(),
+                     "pipeline stages and gradient checkpointing (/model/checkpointing) do not combine yet");
+       }},
+      {"/optimizer/name", Needs::config,
+       [](const Json& c, int) {
+         const std::string name = c["optimizer"]["name"].get<std::string>();
+         return when(pipelined(c) && (name == "kfac" || name == "sgld"),
+                     "\"" + name + "\" is not built for pipeline stages (/parallel/pipeline_stages > 1): K-FAC's "
+                     "factors and SGLD's noise follow the whole model's layout");
+       }},
+      {"/optimizer/clip_grad_norm", Needs::config,
+       [](const Json& c, int) {
+         return when(pipelined(c) && c["optimizer"].value("clip_grad_norm", 0.0) > 0,
+                     "a pipeline stage (/parallel/pipeline_stages > 1) holds only its layers' gradients: it "
+                     "cannot clip by the whole gradient's norm (use clip_grad_value)");
+       }},
+      {"/reducer/ranks_per_node", Needs::config,
+       [](const Json& c, int) {
+         return when(pipelined(c) && c["reducer"]["ranks_per_node"].get<int64_t>() != 0,
+                     "emulated nodes of consecutive ranks do not apply under pipeline parallelism (the reducer "
+                     "runs on every S-th rank); the launcher's nodes do (leave it 0)");
+       }},
       {"/reducer/ranks_per_node", Needs::config,
        [](const Json& c, int) {
          return when(model_parallel(c) && c["reducer"]["ranks_per_node"].get<int64_t>() != 0,
@@ -334,7 +403,7 @@ std::vector<Rule> build_rules() {
          const int r = replicas(c, ranks);
          return when(global > 0 && global % r != 0,
                      std::to_string(global) + " is not divisible by the " +
-                         (r == ranks ? "rank count " : "data-parallel replicas (ranks / model_parallel), ") +
+                         (r == ranks ? "rank count " : "data-parallel replicas (ranks / model_parallel / pipeline_stages), ") +
                          std::to_string(r));
        }},
       // Gradient accumulation (K ranks x m micro-batches is the step of K*m ranks x 1): only where that

@@ -39,5 +39,7 @@ void check_rules(const Json& config, int ranks, bool on_this_machine);
 // Checkpoint units of an arch for gradient checkpointing (/model/checkpoint_segments can be at most this);
 // 0 for the mlp and for an unknown arch.
 int checkpoint_units(const std::string& arch);
+// Pipeline units of an arch (workloads/models/pipeline_units.hpp; tests/workloads compares the two).
+int pipeline_units(const std::string& arch);
 
 }  // namespace dtbench::config

@@ -86,7 +86,18 @@ Node build_run_schema() {
                                                       "a group's ranks see the same batch and each owns 1/M of "
                                                       "every convolution's and fully connected layer's output "
                                                       "units; the K/M "
-                                                      "groups are the data-parallel replicas")}})},
+                                                      "groups are the data-parallel replicas")},
+                           {"pipeline_stages", integer(1, 1, 4096,
+                                                       "pipeline parallelism: stages per replica (S); the network's "
+                                                       "layers are cut into S stages of balanced measured cost, "
+                                                       "one per rank, and /batch/micro_batches micro-batches flow "
+                                                       "through them; the K/S pipelines are the data-parallel "
+                                                       "replicas")},
+                           {"pipeline_schedule", text("1f1b", {"1f1b", "gpipe"},
+                                                      "pipeline stages' order of micro-batch forwards and "
+                                                      "backwards: 1f1b (one forward, one backward; at most S "
+                                                      "micro-batches in flight) or gpipe (all forwards, then all "
+                                                      "backwards)")}})},
       {"eval", object({{"every_epochs", integer(1, 0, 1e6, "evaluate every E epochs")},
                        {"every_steps", integer(0, 0, 1e12, "evaluate every S steps instead")},
                        {"target_accuracy", number(0, 0, 1, false, false, "time-to-accuracy target; 0 = none")},
@@ -153,7 +164,7 @@ Json load(const std::string& path, const std::vector<std::string>& overrides, in
 }
 
 int replicas(const Json& c, int ranks) {
-  const int64_t group = c["parallel"]["model_parallel"].get<int64_t>();
+  const int64_t group = c["parallel"]["model_parallel"].get<int64_t>() * c["parallel"]["pipeline_stages"].get<int64_t>();
   return static_cast<int>(std::max<int64_t>(ranks / std::max<int64_t>(group, 1), 1));
 }
 

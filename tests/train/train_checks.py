@@ -28,6 +28,10 @@ Checks (each small: synthetic data or a few dozen Fashion-MNIST steps, bounded i
                 bucket's allreduce on the communication track and the layer groups within backward; the same
                 for asynchronous SGD (the workers' phases, the server's updates); a trace file in a missing
                 folder: exit 2, nothing written.
+  pipeline      pipeline stages (MLP S = 2, alone and 2 replicas; Simple CNN S = 4; ResNet-8 S = 3 x 2 replicas)
+                against one rank with the whole batch (ResNet-8: ghost batch norm after 1 step, the same
+                micro-batches after 20); GPipe and 1F1B bitwise equal; the record's cut, bytes and bubble formula;
+                preempted and resumed bitwise; a non-finite gradient in one stage; bad configs exit 2.
   checkpointing gradient checkpointing on 2 ranks, with synchronised batch norm and with gradient accumulation:
                 the weights and running statistics after 20 steps are bitwise those of the run without.
   diverged      an absurd learning rate: status diverged at a step, record written, exit 0.
@@ -270,7 +274,7 @@ def check_model_parallel():
                        parallel={"model_parallel": 3}),
          "/parallel/model_parallel: a group of 3 ranks is more than the 2 hidden units"),
         (4, mlp_config("mpbad4", batch={"global": 9}, parallel={"model_parallel": 2}),
-         "/batch/global: 9 is not divisible by the data-parallel replicas (ranks / model_parallel), 2"),
+         "/batch/global: 9 is not divisible by the data-parallel replicas (ranks / model_parallel / pipeline_stages), 2"),
     ]
     for k, cfg, message in cases:
         p = mpirun(k, write_config(cfg["name"], cfg), expect=2)
@@ -290,6 +294,117 @@ def resnet_config(name, **over):
     for k, v in over.items():
         cfg[k] = v
     return cfg
+
+
+def check_pipeline():
+    # Pipeline stages (workloads/train/pipeline.hpp) against one rank with the whole batch. Without batch norm the
+    # step is the same sum of the same per-image gradients in another order (the micro-batches' sums, then the
+    # replicas'): 20 steps within 2e-6 of the largest weight, as check_equivalence and for its reason. A stage
+    # that drops a micro-batch, sends the wrong slot's tensor or scales by 1/M twice is off by 1e-3 or more.
+    # The MLP's 2 units on S = 2, alone and as 2 replicas, the Simple CNN's 4 units on S = 4; the schedules
+    # run the backwards in the same order, so GPipe and 1F1B end with the same bits.
+    b = 8
+    weights = {}
+    for arch, k, s, m, sched in (("mlp", 2, 2, 4, "1f1b"), ("mlp", 2, 2, 4, "gpipe"), ("mlp", 4, 2, 2, "1f1b"),
+                                 ("simple_cnn", 4, 4, 4, "1f1b")):
+        model = {"arch": "simple_cnn", "conv_filters": [4, 8], "hidden": 16} if arch == "simple_cnn" else None
+        over = {"model": model} if model else {}
+        r = k // s
+        name = f"pp-{arch}-k{k}s{s}m{m}-{sched}"
+        err, scale, _, wk = one_vs_k(k, mlp_config(f"pp1-{arch}-r{r}m{m}-{sched}", batch={"global": r * m * b}, **over),
+                                     mlp_config(name, batch={"global": r * m * b, "micro_batches": m},
+                                                parallel={"pipeline_stages": s, "pipeline_schedule": sched}, **over))
+        weights[(arch, k, s, m, sched)] = wk
+        print(f"{arch} K={k} as {r} replica(s) of S={s} stages, M={m} micro-batches, {sched}: "
+              f"max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
+        assert err <= 2e-6 * scale, f"{name}: weights differ by {err} (tolerance {2e-6 * scale})"
+        rec = validate(os.path.join(args.work, "records", name + ".json"))
+        pp = rec["extra"]["pipeline"]
+        assert pp["stages"] == s and pp["micro_batches"] == m and pp["replicas"] == r and pp["schedule"] == sched, pp
+        # The stages cut the units end to end, and hold the whole model's parameters between them.
+        cut = [(st["first_unit"], st["end_unit"]) for st in pp["per_stage"]]
+        assert cut[0][0] == 0 and all(a[1] == b_[0] and a[0] < a[1] for a, b_ in zip(cut, cut[1:])), cut
+        assert cut[-1][1] == len(pp["unit_seconds_measured"]), (cut, pp["unit_seconds_measured"])
+        assert sum(st["parameters"] for st in pp["per_stage"]) == pp["parameters_whole_model"], pp
+        assert abs(pp["bubble_fraction_ideal"] - (s - 1) / (m + s - 1)) < 1e-12, pp
+    a, g = weights[("mlp", 2, 2, 4, "1f1b")], weights[("mlp", 2, 2, 4, "gpipe")]
+    assert np.array_equal(a.view(np.uint32), g.view(np.uint32)), "GPipe and 1F1B end with other weights"
+    print("GPipe and 1F1B: the same weights bit for bit")
+
+    # The bytes a stage sends: the MLP on S = 2, M = 4 micro-batches of n = 8 (global 32): stage 0 sends fc1's
+    # output (n x hidden) forward and stage 1 its gradient back, M times a step: 4 M n H bytes each way.
+    rec = validate(os.path.join(args.work, "records", "pp-mlp-k2s2m4-1f1b.json"))
+    H, n, m = 32, 8, 4
+    for st in rec["extra"]["pipeline"]["per_stage"]:
+        assert st["bytes_sent_per_step"] == 4 * m * n * H, st
+    assert rec["extra"]["memory_per_rank"]["weights_and_gradients_bytes"] == 8 * rec["extra"]["pipeline"]["parameters_per_rank"]
+
+    # ResNet-8 on S = 3 stages of its 5 units (stem, 3 blocks, head), 2 replicas, M = 4: per-micro-batch batch
+    # norm is what one rank computes with ghost batch norm over groups of the micro-batch size, so after one
+    # step the weights agree to float32 rounding (1e-6 of the largest, as check_sync_bn). Networks with batch
+    # norm and ReLU are chaotic in float32 (check_sync_bn), so the 20-step check is against one rank with the
+    # same 2 x 4 micro-batches (gradient accumulation, check_accumulation), which sums in the same order per
+    # stage: 1e-6 of the largest weight after 20 steps.
+    data = {"dataset": "synthetic", "synthetic": {"channels": 2, "height": 8, "width": 8, "classes": 4,
+                                                  "train_size": 960, "test_size": 200}}
+    P = None
+    for steps, one in ((1, {"model": {"arch": "resnet8", "ghost_batch": 4}, "batch": {"global": 32}}),
+                       (20, {"batch": {"global": 32, "micro_batches": 8}})):
+        one_cfg = resnet_config(f"pp1-resnet-{steps}", data=data, duration={"steps": steps},
+                                parallel={"sync_bn": False}, **one)
+        k_cfg = resnet_config(f"ppk-resnet-{steps}", data=data, duration={"steps": steps},
+                              batch={"global": 32, "micro_batches": 4},
+                              parallel={"sync_bn": False, "pipeline_stages": 3})
+        _, _, w1, wk = one_vs_k(6, one_cfg, k_cfg)
+        rec = validate(os.path.join(args.work, "records", f"ppk-resnet-{steps}.json"))
+        P = rec["extra"]["pipeline"]["parameters_whole_model"]
+        err, scale = float(np.abs(w1[:P] - wk[:P]).max()), float(np.abs(w1[:P]).max())
+        what = "ghost batch norm of 4" if steps == 1 else "8 micro-batches of 4"
+        print(f"resnet8 K=6 as 2 replicas of S=3, M=4, {steps} step(s), against 1 rank with {what}: "
+              f"max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
+        assert err <= 1e-6 * scale, f"resnet8 pipeline, {steps} steps: weights differ by {err}"
+
+    # Preempted and resumed: every stage checkpoints its own part; bitwise the uninterrupted run.
+    base = mlp_config("pp-full", batch={"global": 16, "micro_batches": 2}, duration={"steps": 16},
+                      parallel={"pipeline_stages": 2})
+    mpirun(4, write_config("pp-full", base), "--save-weights", os.path.join(args.work, "pp-full.bin"))
+    cut = write_config("pp-cut", dict(base, name="pp-cut"))
+    mpirun(4, cut, "--inject-fault", "sigusr1@7", expect=3)
+    mpirun(4, cut, "--resume", "--save-weights", os.path.join(args.work, "pp-cut.bin"))
+    a, c = load_weights(os.path.join(args.work, "pp-full.bin")), load_weights(os.path.join(args.work, "pp-cut.bin"))
+    assert np.array_equal(a.view(np.uint32), c.view(np.uint32)), "pipeline: resumed weights differ"
+    print("S=2 on K=4: preempted after step 7, resumed, bitwise identical to the uninterrupted run")
+
+    # A non-finite gradient in stage 1 only: every rank stops as diverged at that step.
+    mpirun(2, write_config("pp-nan", mlp_config("pp-nan", batch={"global": 16, "micro_batches": 2},
+                                                parallel={"pipeline_stages": 2})),
+           "--inject-fault", "nan-grad@1:5", timeout=120)
+    rec = validate(os.path.join(args.work, "records", "pp-nan.json"))
+    assert rec["status"] == "diverged" and rec["steps"] == 4, (rec["status"], rec["steps"])
+    print("a non-finite gradient in stage 1 at step 5: every rank stopped, the record says", repr(rec["status_detail"]))
+
+    # Bad configs: exit 2 naming the key, nothing written.
+    records = os.path.join(args.work, "records")
+    cases = [
+        (3, mlp_config("ppbad1", batch={"global": 8}, parallel={"pipeline_stages": 2}),
+         "/parallel/pipeline_stages: 2 pipeline stages do not divide the rank count 3"),
+        (3, mlp_config("ppbad2", batch={"global": 8}, parallel={"pipeline_stages": 3}),
+         "/parallel/pipeline_stages: 3 stages are more than arch \"mlp\" has pipeline units, 2"),
+        (2, mlp_config("ppbad3", batch={"global": 8}, parallel={"pipeline_stages": 2, "model_parallel": 2}),
+         "/parallel/pipeline_stages: pipeline stages and tensor model parallelism"),
+        (2, mlp_config("ppbad4", batch={"global": 8}, parallel={"pipeline_stages": 2, "mode": "local_sgd"}),
+         "/parallel/pipeline_stages: pipeline parallelism runs with /parallel/mode \"sync\""),
+        (2, mlp_config("ppbad5", batch={"global": 8}, parallel={"pipeline_stages": 2, "pipeline_schedule": "zigzag"}),
+         "/parallel/pipeline_schedule"),
+        (4, mlp_config("ppbad6", batch={"global": 9}, parallel={"pipeline_stages": 2}),
+         "/batch/global: 9 is not divisible by the data-parallel replicas (ranks / model_parallel / pipeline_stages), 2"),
+    ]
+    for k, cfg, message in cases:
+        p = mpirun(k, write_config(cfg["name"], cfg), expect=2)
+        assert message in p.stderr, (message, p.stderr)
+        assert not os.path.exists(os.path.join(records, cfg["name"] + ".json")), "a record was written"
+        assert p.stderr.count("dtbench: error") == 1, "the error should be reported once, by rank 0"
+        print("exit 2:", message)
 
 
 def check_sync_bn():

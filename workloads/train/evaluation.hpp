@@ -8,6 +8,7 @@
 
 #include "core/run_record.hpp"
 #include "workloads/backend/train_model.hpp"
+#include "workloads/train/pipeline.hpp"
 #include "workloads/train/training_data.hpp"
 #include "workloads/train/world.hpp"
 
@@ -17,8 +18,9 @@ struct EvalResult {
   double loss = 0, accuracy = 0;
 };
 
-// Forward passes (train = false) over this rank's indices of `set` in batches of eval_batch.
+// Forward passes (train = false) over this rank's indices of `set` in batches of eval_batch. With pipeline
+// stages, each batch flows through the replica's stages and the last stage counts it.
 EvalResult evaluate_set(TrainModel& model, TrainingData& data, EvalSet set, const World& world, size_t eval_batch,
-                        bool solo);
+                        bool solo, Pipeline* pipeline = nullptr);
 
 }  // namespace dtbench

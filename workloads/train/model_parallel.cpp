@@ -34,8 +34,8 @@ MpiBlocks mpi_blocks(const std::vector<size_t>& counts, const std::string& what)
 
 }  // namespace
 
-ModelParallel::ModelParallel(const World& world, int group_size)
-    : m_(group_size), rank_(world.rank()), size_(world.size()) {
+ModelParallel::ModelParallel(const World& world, int group_size, Form form)
+    : m_(group_size), rank_(world.rank()), size_(world.size()), form_(form) {
   if (m_ < 1 || size_ % m_ != 0)
     throw RunFailed("model parallelism: a group of " + std::to_string(m_) + " does not divide " + std::to_string(size_));
   MPI_Comm_split(world.comm(), replica(), rank_, &group_);
@@ -72,6 +72,7 @@ void ModelParallel::broadcast_from_first_replica(std::span<float> data) const {
 }
 
 void ModelParallel::share_whole_gradients(std::span<float> grads, const std::vector<models::ParamInfo>& table) const {
+  if (form_ == Form::pipeline) return;
   std::vector<float> whole;
   for (const models::ParamInfo& p : table)
     if (p.full_rows == 0) whole.insert(whole.end(), grads.begin() + long(p.offset), grads.begin() + long(p.offset + p.size));
@@ -115,6 +116,8 @@ std::vector<float> ModelParallel::gather_whole(std::span<const float> mine, cons
   MPI_Gatherv(mine.data(), static_cast<int>(count), MPI_FLOAT, shards.data(), b.counts.data(), b.displacements.data(),
               MPI_FLOAT, 0, group_);
   if (rank_ != 0) return {};
+  // The stages' tables end to end are the whole model's (pipeline_units.hpp).
+  if (form_ == Form::pipeline) return shards;
 
   models::ModelSpec whole_spec = spec;
   whole_spec.shards = 1, whole_spec.shard = 0;

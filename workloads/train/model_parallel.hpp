@@ -1,4 +1,6 @@
-// Tensor model parallelism's side of a run; the layers are workloads/cpu/split_layer.hpp.
+// Model parallelism's side of a run, in either form the seeds name: tensor model parallelism (the layers are
+// workloads/cpu/split_layer.hpp) or pipeline stages (the schedules are pipeline.hpp, the cut
+// workloads/models/pipeline_units.hpp). Both use the same 2-D layout; "shard" below is a pipeline's stage.
 //
 // The 2-D layout: K ranks form K/M data-parallel replicas, each a model-parallel group of M consecutive ranks
 // (rank k is shard k mod M of replica k / M). A group's ranks see the same batch and hold different output units
@@ -13,6 +15,7 @@
 #include <mpi.h>
 
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/json.hpp"
@@ -24,14 +27,21 @@ namespace dtbench {
 
 class ModelParallel {
  public:
+  enum class Form { tensor, pipeline };
   // group_size M divides the world's size (config rules).
-  ModelParallel(const World& world, int group_size);
+  ModelParallel(const World& world, int group_size, Form form = Form::tensor);
   ~ModelParallel();
   ModelParallel(const ModelParallel&) = delete;
   ModelParallel& operator=(const ModelParallel&) = delete;
 
+  Form form() const { return form_; }
   int group_size() const { return m_; }
-  int shard() const { return rank_ % m_; }
+  int shard() const { return rank_ % m_; }  // the pipeline's stage
+  // The group's own communicator, rank = shard (pipeline.cpp's sends and receives).
+  MPI_Comm group_comm() const { return group_; }
+  // Pipeline: the units [first, end) of every stage (pipeline.hpp cuts them), set before the model is built.
+  void set_stage_units(std::vector<std::pair<int, int>> units) { stage_units_ = std::move(units); }
+  const std::vector<std::pair<int, int>>& stage_units() const { return stage_units_; }
   int replica() const { return rank_ / m_; }
   int replicas() const { return size_ / m_; }
   // The ranks that hold this rank's shard, one per replica, in replica order (the gradient reducer's).
@@ -42,16 +52,16 @@ class ModelParallel {
   models::ModelParallelGroup group();
   // Rank r of each replica's shard receives replica 0's shard r: the shards of every replica start equal.
   void broadcast_from_first_replica(std::span<float> data) const;
-  // The gradients of the tensors that every rank of a group holds whole (ParamInfo::full_rows 0), from the
-  // group's rank 0 to the others (collective over the group).
+  // Tensor form: the gradients of the tensors that every rank of a group holds whole (ParamInfo::full_rows 0),
+  // from the group's rank 0 to the others (collective over the group). Pipeline: nothing (no tensor is shared).
   void share_whole_gradients(std::span<float> grads, const std::vector<models::ParamInfo>& table) const;
   // Whether every rank of each group holds the same bits of those tensors and of the batch-norm running
   // statistics (buffers) (collective over the world).
   bool whole_tensors_equal(std::span<const float> params, const std::vector<models::ParamInfo>& table,
                            std::span<const float> buffers) const;
   // Collective over every rank: rank 0 returns the whole model's parameters in the canonical layout of spec
-  // with one shard, assembled from group 0's shards (spec: this run's, with its shards); the others an empty
-  // vector.
+  // with one shard (one stage), assembled from group 0's shards or stages (spec: this run's); the others an
+  // empty vector.
   std::vector<float> gather_whole(std::span<const float> mine, const models::ModelSpec& spec) const;
 
   // Between set_evaluating(true) and (false) the exchanges are evaluation forwards', counted apart.
@@ -63,6 +73,8 @@ class ModelParallel {
 
  private:
   int m_ = 1, rank_ = 0, size_ = 1;
+  Form form_ = Form::tensor;
+  std::vector<std::pair<int, int>> stage_units_;
   MPI_Comm group_ = MPI_COMM_NULL, replica_ = MPI_COMM_NULL;
   struct Exchanges {
     double seconds = 0, floats_received = 0;

@@ -59,7 +59,13 @@ std::unique_ptr<TrainModel> build(const models::ModelSpec& spec, uint64_t seed, 
 
 models::ModelSpec train_model_spec(const Json& cfg, const data::Dataset& train, const ModelParallel* model_parallel) {
   models::ModelSpec spec = model_spec(cfg, train);
-  if (model_parallel) spec.shards = model_parallel->group_size(), spec.shard = model_parallel->shard();
+  if (model_parallel && model_parallel->form() == ModelParallel::Form::tensor)
+    spec.shards = model_parallel->group_size(), spec.shard = model_parallel->shard();
+  if (model_parallel && model_parallel->form() == ModelParallel::Form::pipeline) {
+    spec.stages = model_parallel->group_size(), spec.stage = model_parallel->shard();
+    const auto [first, end] = model_parallel->stage_units().at(static_cast<size_t>(spec.stage));
+    spec.first_unit = first, spec.end_unit = end;
+  }
   return spec;
 }
 
@@ -73,12 +79,16 @@ std::unique_ptr<TrainModel> make_train_model(const Json& cfg, const data::Datase
   // Every rank built the same weights from the same seed; broadcasting rank 0's makes that a fact rather
   // than an assumption (and covers models initialised from anything else).
   if (model_parallel) {
-    model->set_model_parallel_group(model_parallel->group());
-    model_parallel->broadcast_from_first_replica(model->host_params());  // shards differ within a replica
+    if (model_parallel->form() == ModelParallel::Form::tensor) model->set_model_parallel_group(model_parallel->group());
+    model_parallel->broadcast_from_first_replica(model->host_params());  // shards (stages) differ within a replica
   } else {
     world.broadcast(model->host_params());
   }
-  world.broadcast(model->host_buffers());
+  // A pipeline's stages hold their own batch norms' statistics; a tensor group's ranks all of them.
+  if (model_parallel && model_parallel->form() == ModelParallel::Form::pipeline)
+    model_parallel->broadcast_from_first_replica(model->host_buffers());
+  else
+    world.broadcast(model->host_buffers());
   model->push_host_params();
   model->push_host_buffers();
   return model;

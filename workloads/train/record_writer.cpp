@@ -86,6 +86,12 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
   // for equal shards).
   if (!f.model_parallel.is_null())
     r.bytes_communicated_per_step += f.model_parallel["activation_bytes_received_per_step"].get<double>();
+  // Pipeline stages: the activations and gradients a stage sends per step, the stages' mean.
+  if (!f.pipeline.is_null()) {
+    double sent = 0;
+    for (const Json& st : f.pipeline["per_stage"]) sent += st["bytes_sent_per_step"].get<double>();
+    r.bytes_communicated_per_step += sent / static_cast<double>(f.pipeline["per_stage"].size());
+  }
   if (parallel && st.curvature_exchanges > 0 && st.step > 0)  // K-FAC's factors, averaged like the gradients
     r.bytes_communicated_per_step += parallel->bytes_communicated_per_step(st.curvature_bytes / double(st.step), "sync");
   r.curve = st.curve;
@@ -104,6 +110,7 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
                                                       st.sum.total / 1e9
                                                 : 0.0;
   if (!f.model_parallel.is_null()) r.extra["model_parallel"] = f.model_parallel;
+  if (!f.pipeline.is_null()) r.extra["pipeline"] = f.pipeline;
   // Rank 0's memory for the model: what model parallelism divides, and what it does not (activations).
   r.extra["memory_per_rank"] = {{"weights_and_gradients_bytes", 2 * model.params().size_bytes()},
                                 {"optimizer_state_bytes", model.optimizer_state().size()},

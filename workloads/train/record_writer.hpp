@@ -42,6 +42,8 @@ struct RunFacts {
   // Tensor model parallelism: extra.model_parallel (ModelParallel::record), and the whole model's parameter count
   // (the weights file's); null and 0 without it.
   Json model_parallel = nullptr;
+  // Pipeline stages: extra.pipeline (Pipeline::record).
+  Json pipeline = nullptr;
   size_t whole_parameters = 0;
 };
 

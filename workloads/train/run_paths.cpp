@@ -8,9 +8,15 @@ namespace fs = std::filesystem;
 
 std::string derived_run_name(const Json& c, int ranks, long global_batch) {
   const int64_t m = c["parallel"]["model_parallel"].get<int64_t>();  // model-parallel runs are named apart
+  const int64_t stages = c["parallel"]["pipeline_stages"].get<int64_t>();
+  // A pipeline's schedule and micro-batches are its axes: "-pp4-1f1b-m8".
+  const std::string pipeline = stages > 1 ? "-pp" + std::to_string(stages) + "-" +
+                                                c["parallel"]["pipeline_schedule"].get<std::string>() + "-m" +
+                                                std::to_string(c["batch"]["micro_batches"].get<int64_t>())
+                                          : std::string();
   return c["model"]["arch"].get<std::string>() + "-" + c["optimizer"]["name"].get<std::string>() + "-" +
          c["reducer"]["name"].get<std::string>() + "-k" + std::to_string(ranks) +
-         (m > 1 ? "-mp" + std::to_string(m) : std::string()) + "-b" + std::to_string(global_batch) + "-s" +
+         (m > 1 ? "-mp" + std::to_string(m) : std::string()) + pipeline + "-b" + std::to_string(global_batch) + "-s" +
          std::to_string(c["seed"].get<int64_t>());
 }
 

@@ -92,7 +92,21 @@ void SyncStep::run(int64_t step, TrainState& st) {
       if (tracing) trace_ready(off);
     };
   double loss = 0, last_backward = 0;
-  for (int j = 0; j < m; ++j) {
+  if (pipeline_ != nullptr) {
+    // The stages' schedule; the waits for the neighbours' tensors count in the forward and backward phases.
+    Pipeline::Hooks hooks;
+    if (m > 1) hooks.after_forward = [this](int j) { keep_first_running_statistics(j); };
+    hooks.before_last_backward = [&] {
+      if (!local) buckets.begin(grads.data());
+    };
+    hooks.last_ready = last_ready;
+    Pipeline::StepSeconds sec;
+    loss = pipeline_->train(model_, data_.x(), data_.labels(), data_.sample_floats(), n, hooks, sec);
+    t.forward = sec.forward + sec.forward_wait;
+    t.backward = sec.backward + sec.backward_wait;
+    seq.end("pipeline forwards and backwards", "step");
+  }
+  for (int j = 0; pipeline_ == nullptr && j < m; ++j) {
     phase.reset();
     const size_t first = static_cast<size_t>(j) * static_cast<size_t>(n);
     loss += staging() ? model_.forward_staged(n)
@@ -226,7 +240,8 @@ void SyncStep::run(int64_t step, TrainState& st) {
     st.after_last += t.exposed_comm - wait;
     st.split_steps++;
   }
-  st.add_step(t, agree[0] / ranks);
+  // The loss: every rank's own, or, with pipeline stages, the last stage's of each replica.
+  st.add_step(t, agree[0] / (pipeline_ != nullptr ? replicas : ranks));
   st.step = step + 1;
   if (tracing) {
     seq.end("bookkeeping", "step");

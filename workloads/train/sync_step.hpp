@@ -19,6 +19,7 @@
 #include "optim/schedule.hpp"
 #include "workloads/train/data_parallel.hpp"
 #include "workloads/train/fault_injection.hpp"
+#include "workloads/train/pipeline.hpp"
 #include "workloads/train/run_state.hpp"
 #include "workloads/backend/train_model.hpp"
 #include "workloads/train/training_data.hpp"
@@ -45,6 +46,9 @@ class SyncStep {
   int stop_signal() const { return stop_signal_; }
   // --inject-fault's non-finite gradient (fault_injection.hpp); null: none.
   void set_fault(const FaultInjection* fault) { fault_ = fault; }
+  // Pipeline stages (pipeline.hpp): the micro-batches run through the stages in the pipeline's schedule; null:
+  // none.
+  void set_pipeline(Pipeline* pipeline) { pipeline_ = pipeline; }
 
  private:
   void make_batch(int64_t step);
@@ -56,6 +60,7 @@ class SyncStep {
 
   const World& world_;
   const FaultInjection* fault_ = nullptr;
+  Pipeline* pipeline_ = nullptr;
   TrainModel& model_;
   TrainingData& data_;
   DataParallel& par_;

@@ -32,8 +32,10 @@
 #include "workloads/train/mllog.hpp"
 #include "workloads/train/mllog_keys.hpp"
 #include "workloads/models/model_description.hpp"
+#include "workloads/models/pipeline_units.hpp"
 #include "workloads/train/model_parallel.hpp"
 #include "workloads/train/model_setup.hpp"
+#include "workloads/train/pipeline.hpp"
 #include "workloads/train/record_writer.hpp"
 #include "workloads/train/run_checkpoint.hpp"
 #include "workloads/train/run_paths.hpp"
@@ -63,6 +65,7 @@ class Run {
   int finish(RunStatus status, const std::string& detail);
   void write_record(RunStatus status, const std::string& detail);
   void save_weights() const;
+  void cut_pipeline();
   void write_trace() const;
   bool asynchronous() const { return cfg_["parallel"]["mode"] == "async"; }
 
@@ -77,7 +80,9 @@ class Run {
   std::unique_ptr<TrainModel> model_;   // with its optimizer; cpu or gpu (train_model.hpp)
   std::unique_ptr<optim::Schedule> sched_;
   std::unique_ptr<DataParallel> parallel_;  // null for asynchronous SGD
-  std::unique_ptr<ModelParallel> model_parallel_;  // null without tensor model parallelism
+  std::unique_ptr<ModelParallel> model_parallel_;  // null without model parallelism (tensor or pipeline)
+  std::unique_ptr<Pipeline> pipeline_;             // null without pipeline stages
+  std::vector<double> unit_seconds_;               // pipeline: the measured unit costs the stages were cut by
   int64_t attempt_first_step_ = 0;  // the step this attempt started at (after a resume, the checkpoint's)
   Cadence cadence_;
   std::unique_ptr<Console> console_;
@@ -108,6 +113,8 @@ void Run::set_up() {
   // Every rank reads the same data files and config: their errors are the same everywhere.
   if (const int64_t m = cfg_["parallel"]["model_parallel"].get<int64_t>(); m > 1)
     model_parallel_ = std::make_unique<ModelParallel>(world_, static_cast<int>(m));
+  if (const int64_t s = cfg_["parallel"]["pipeline_stages"].get<int64_t>(); s > 1)
+    model_parallel_ = std::make_unique<ModelParallel>(world_, static_cast<int>(s), ModelParallel::Form::pipeline);
   // A model-parallel group's ranks read the same batches: the data is sharded over the replicas.
   const int replicas = model_parallel_ ? model_parallel_->replicas() : world_.size();
   const int replica = model_parallel_ ? model_parallel_->replica() : world_.rank();
@@ -121,7 +128,11 @@ void Run::set_up() {
                    std::to_string(total_steps) + " (/duration)");
   cadence_ = Cadence(cfg_["eval"], steps_per_epoch, total_steps, args_.stop_at);
   console_ = std::make_unique<Console>(world_.root(), total_steps);
+  if (model_parallel_ && model_parallel_->form() == ModelParallel::Form::pipeline) cut_pipeline();
   model_ = make_train_model(cfg_, data_->train(), world_, model_parallel_.get());
+  if (model_parallel_ && model_parallel_->form() == ModelParallel::Form::pipeline)
+    pipeline_ = std::make_unique<Pipeline>(*model_parallel_, cfg_["parallel"]["pipeline_schedule"].get<std::string>(),
+                                           static_cast<int>(cfg_["batch"]["micro_batches"].get<int64_t>()));
   sched_ = same_on_all_ranks([&] {
     return optim::make_schedule(cfg_["optimizer"], cfg_["lr_scaling"], cfg_["schedule"],
                                 optim::RunShape{global_, steps_per_epoch, total_steps});
@@ -145,6 +156,29 @@ void Run::set_up() {
                            cadence_.stop_step);
     });
   }
+}
+
+// Pipeline stages: rank 0 measures each pipeline unit's forward and backward for one micro-batch on the whole
+// model, every rank learns the costs, and the stages are cut where the costliest stage is cheapest (pipeline.hpp).
+void Run::cut_pipeline() {
+  const models::ModelSpec whole = train_model_spec(cfg_, data_->train(), nullptr);
+  same_on_all_ranks([&] { models::validate(whole); });
+  const int units = models::pipeline_units(whole);
+  const int micro = static_cast<int>(per_rank_ / cfg_["batch"]["micro_batches"].get<int64_t>());
+  std::vector<float> costs(static_cast<size_t>(units), 0.0f);
+  world_.checked_on_root([&] {
+    const std::vector<double> s =
+        measure_cpu_unit_seconds(whole, micro, 3, static_cast<uint64_t>(cfg_["seed"].get<int64_t>()));
+    for (size_t u = 0; u < costs.size() && u < s.size(); ++u) costs[u] = static_cast<float>(s[u]);
+  });
+  world_.broadcast(costs);
+  unit_seconds_.assign(costs.begin(), costs.end());
+  // A unit too fast to time still counts, so that no stage is cut empty of work by a zero.
+  std::vector<double> weights(unit_seconds_);
+  for (double& w : weights) w = std::max(w, 1e-9);
+  std::vector<std::pair<int, int>> cut;
+  for (int s = 0; s < model_parallel_->group_size(); ++s) cut.push_back(stage_units(weights, model_parallel_->group_size(), s));
+  model_parallel_->set_stage_units(std::move(cut));
 }
 
 // Every input is valid by now (config, data, model, checkpoint); rank 0 reads --baseline and proves each
@@ -235,6 +269,7 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
   SyncStep step_runner(world_, *model_, *data_, *parallel_, *sched_, per_rank_,
                        static_cast<int>(cfg_["batch"]["micro_batches"].get<int64_t>()), cadence_.total_steps);
   step_runner.set_fault(&fault_);
+  step_runner.set_pipeline(pipeline_.get());
   const bool stop_at_target = cfg_["eval"]["stop_at_target"].get<bool>();
   try {
     for (int64_t step = st_.step; step < cadence_.stop_step; ++step) {
@@ -272,7 +307,7 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   if (log_) log_->start(mllog::kEvalStart, nullptr, {{mllog::kEpochNum, epoch}});
   const size_t eval_batch = static_cast<size_t>(cfg_["eval"]["batch"].get<int64_t>());
   if (model_parallel_) model_parallel_->set_evaluating(true);
-  const EvalResult e = evaluate_set(*model_, *data_, EvalSet::test, world_, eval_batch, solo);
+  const EvalResult e = evaluate_set(*model_, *data_, EvalSet::test, world_, eval_batch, solo, pipeline_.get());
   EvalPoint p;
   p.epoch = epoch;
   p.step = steps_done;
@@ -282,7 +317,7 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   p.test_loss = e.loss;
   p.test_accuracy = e.accuracy;
   if (data_->has_validation()) {
-    const EvalResult v = evaluate_set(*model_, *data_, EvalSet::validation, world_, eval_batch, solo);
+    const EvalResult v = evaluate_set(*model_, *data_, EvalSet::validation, world_, eval_batch, solo, pipeline_.get());
     p.validation_loss = v.loss;
     p.validation_accuracy = v.accuracy;
   }
@@ -364,7 +399,11 @@ void Run::write_record(RunStatus status, const std::string& detail) {
   RunFacts facts{cfg_,          world_.size(), global_,        per_rank_, cadence_.steps_per_epoch,
                        cadence_.total_steps, paths_.record, paths_.weights, baseline_, args_.resume,
                        args_.init_from,   args_.stop_at};
-  if (model_parallel_) {
+  if (pipeline_) {
+    facts.whole_parameters = models::describe(train_model_spec(cfg_, data_->train(), nullptr)).param_count();
+    facts.pipeline = pipeline_->record(world_.comm(), unit_seconds_, model_parallel_->stage_units(),
+                                       model_->params().size(), facts.whole_parameters, model_->activation_bytes());
+  } else if (model_parallel_) {
     models::ModelSpec whole = train_model_spec(cfg_, data_->train(), nullptr);
     facts.whole_parameters = models::describe(whole).param_count();
     // This attempt's exchanges over this attempt's steps (a resumed run counts from where it resumed).
@@ -382,13 +421,15 @@ void Run::write_record(RunStatus status, const std::string& detail) {
 // weights are the whole model's, gathered from the first replica's shards (collective).
 void Run::save_weights() const {
   if (args_.save_weights.empty() && paths_.weights.empty()) return;
-  std::vector<float> whole;
+  std::vector<float> whole, whole_buffers;
   if (model_parallel_)
     whole = model_parallel_->gather_whole(model_->host_params(), train_model_spec(cfg_, data_->train(), model_parallel_.get()));
+  if (pipeline_)  // each stage holds its own batch norms' statistics too
+    whole_buffers = model_parallel_->gather_whole(model_->host_buffers(), {});
   if (!world_.root()) return;
   const std::span<const float> p = model_parallel_ ? std::span<const float>(whole) : model_->host_params();
   std::string bytes(reinterpret_cast<const char*>(p.data()), p.size() * sizeof(float));
-  auto b = model_->host_buffers();
+  const std::span<const float> b = pipeline_ ? std::span<const float>(whole_buffers) : model_->host_buffers();
   bytes.append(reinterpret_cast<const char*>(b.data()), b.size() * sizeof(float));
   if (!args_.save_weights.empty()) write_file_atomic(args_.save_weights, bytes, false);
   if (!paths_.weights.empty()) write_file_atomic(paths_.weights, bytes, true);

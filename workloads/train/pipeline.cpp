@@ -1,0 +1,216 @@
+#include "workloads/train/pipeline.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <stdexcept>
+
+#include "core/error.hpp"
+#include "core/timer.hpp"
+#include "workloads/models/checkpointing.hpp"
+
+namespace dtbench {
+
+namespace {
+
+int forward_tag(int micro) { return 2 * micro; }
+int backward_tag(int micro) { return 2 * micro + 1; }
+constexpr int kEvalTag = INT_MAX - 1;  // evaluation forwards (MPI guarantees tags up to 32767 at least; Open MPI's
+                                       // bound is INT_MAX)
+
+int mpi_count(size_t floats) {
+  if (floats > static_cast<size_t>(INT_MAX))
+    throw RunFailed("pipeline parallelism: an activation of " + std::to_string(floats) + " floats is over MPI's int count");
+  return static_cast<int>(floats);
+}
+
+}  // namespace
+
+std::vector<PipelineOp> pipeline_schedule(const std::string& schedule, int stages, int stage, int micro_batches) {
+  if (stages < 1 || stage < 0 || stage >= stages || micro_batches < 1)
+    throw std::logic_error("pipeline_schedule: stage " + std::to_string(stage) + " of " + std::to_string(stages) +
+                           " with " + std::to_string(micro_batches) + " micro-batches");
+  std::vector<PipelineOp> ops;
+  if (schedule == "gpipe") {
+    for (int j = 0; j < micro_batches; ++j) ops.push_back({true, j});
+    for (int j = 0; j < micro_batches; ++j) ops.push_back({false, j});
+    return ops;
+  }
+  if (schedule != "1f1b") throw std::logic_error("pipeline_schedule: unknown schedule " + schedule);
+  const int warmup = std::min(stages - stage - 1, micro_batches);
+  for (int j = 0; j < warmup; ++j) ops.push_back({true, j});
+  for (int j = 0; j + warmup < micro_batches; ++j) {
+    ops.push_back({true, j + warmup});
+    ops.push_back({false, j});
+  }
+  for (int j = micro_batches - warmup; j < micro_batches; ++j) ops.push_back({false, j});
+  return ops;
+}
+
+int pipeline_slots(const std::string& schedule, int stages, int stage, int micro_batches) {
+  return schedule == "gpipe" ? micro_batches : std::min(stages - stage, micro_batches);
+}
+
+double ideal_bubble_fraction(int stages, int micro_batches) {
+  return static_cast<double>(stages - 1) / static_cast<double>(micro_batches + stages - 1);
+}
+
+std::pair<int, int> stage_units(const std::vector<double>& unit_costs, int stages, int stage) {
+  const std::vector<int> of = models::segment_of_units(unit_costs, stages);
+  const auto first = std::find(of.begin(), of.end(), stage);
+  const auto end = std::find_if(first, of.end(), [stage](int s) { return s != stage; });
+  return {static_cast<int>(first - of.begin()), static_cast<int>(end - of.begin())};
+}
+
+Pipeline::Pipeline(const ModelParallel& layout, std::string schedule, int micro_batches)
+    : layout_(layout), schedule_(std::move(schedule)), micro_batches_(micro_batches) {
+  if (layout.form() != ModelParallel::Form::pipeline) throw std::logic_error("Pipeline: not a pipeline layout");
+}
+
+void Pipeline::wait_slot(int slot) {
+  std::vector<MPI_Request>& p = pending_[static_cast<size_t>(slot)];
+  if (!p.empty()) MPI_Waitall(static_cast<int>(p.size()), p.data(), MPI_STATUSES_IGNORE);
+  p.clear();
+}
+
+void Pipeline::receive(std::vector<float>& into, int from, int tag, double& waited) {
+  Stopwatch w;
+  MPI_Recv(into.data(), mpi_count(into.size()), MPI_FLOAT, from, tag, layout_.group_comm(), MPI_STATUS_IGNORE);
+  waited += w.seconds();
+}
+
+double Pipeline::train(TrainModel& model, const float* x, const int32_t* labels, size_t sample_floats, int n,
+                       const Hooks& hooks, StepSeconds& sec) {
+  const int S = stages(), s = stage(), M = micro_batches_;
+  const int slots = pipeline_slots(schedule_, S, s, M);
+  if (pending_.size() < static_cast<size_t>(slots)) pending_.resize(static_cast<size_t>(slots));
+  const size_t in_floats = model.stage_input_floats(n), out_floats = model.stage_output_floats(n);
+  const MPI_Comm comm = layout_.group_comm();
+  double loss = 0, sent = 0;
+  for (const PipelineOp& op : pipeline_schedule(schedule_, S, s, M)) {
+    const int slot = op.micro % slots;
+    const size_t first = static_cast<size_t>(op.micro) * static_cast<size_t>(n);
+    model.set_slot(slot);
+    if (op.forward) {
+      Stopwatch w;
+      wait_slot(slot);  // the slot's previous sends read the memories this forward rewrites
+      sec.forward_wait += w.seconds();
+      const float* in = x + first * sample_floats;
+      if (s > 0) {
+        received_.resize(in_floats);
+        receive(received_, s - 1, forward_tag(op.micro), sec.forward_wait);
+        in = received_.data();
+      }
+      Stopwatch c;
+      loss += model.forward(in, labels + first, n, true);
+      if (hooks.after_forward) hooks.after_forward(op.micro);
+      sec.forward += c.seconds();
+      if (s < S - 1) {
+        MPI_Request r;
+        MPI_Isend(model.stage_output(), mpi_count(out_floats), MPI_FLOAT, s + 1, forward_tag(op.micro), comm, &r);
+        pending_[static_cast<size_t>(slot)].push_back(r);
+        sent += static_cast<double>(out_floats) * sizeof(float);
+      }
+    } else {
+      if (s < S - 1) {
+        received_.resize(out_floats);
+        receive(received_, s + 1, backward_tag(op.micro), sec.backward_wait);
+        model.set_output_gradient(received_.data());
+      }
+      Stopwatch c;
+      if (op.micro == M - 1) {  // both schedules run the backwards in micro-batch order: this one is the last
+        if (hooks.before_last_backward) hooks.before_last_backward();
+        model.backward(hooks.last_ready);
+      } else {
+        model.backward(models::OnReady{});
+        model.accumulate_grads(op.micro == 0);
+      }
+      sec.backward += c.seconds();
+      if (s > 0) {
+        MPI_Request r;
+        MPI_Isend(model.input_gradient(), mpi_count(in_floats), MPI_FLOAT, s - 1, backward_tag(op.micro), comm, &r);
+        pending_[static_cast<size_t>(slot)].push_back(r);
+        sent += static_cast<double>(in_floats) * sizeof(float);
+      }
+    }
+  }
+  Stopwatch w;
+  for (int k = 0; k < slots; ++k) wait_slot(k);
+  sec.backward_wait += w.seconds();
+  compute_ += sec.forward + sec.backward;
+  wait_ += sec.forward_wait + sec.backward_wait;
+  bytes_sent_ += sent;
+  ++steps_;
+  return loss;
+}
+
+double Pipeline::evaluate(TrainModel& model, const float* x, const int32_t* labels, int n) {
+  const int S = stages(), s = stage();
+  model.set_slot(0);
+  const float* in = x;
+  if (s > 0) {
+    received_.resize(model.stage_input_floats(n));
+    double waited = 0;
+    receive(received_, s - 1, kEvalTag, waited);
+    in = received_.data();
+  }
+  const double loss = model.forward(in, labels, n, false);
+  if (s < S - 1)
+    MPI_Send(model.stage_output(), mpi_count(model.stage_output_floats(n)), MPI_FLOAT, s + 1, kEvalTag,
+             layout_.group_comm());
+  return loss;
+}
+
+Json Pipeline::record(MPI_Comm world, const std::vector<double>& unit_seconds,
+                      const std::vector<std::pair<int, int>>& units, size_t params_per_rank, size_t params_whole,
+                      size_t activation_bytes) const {
+  // Per rank: computing and waiting seconds, bytes sent, parameters, activation bytes, gathered on every rank of
+  // the world (rank 0 writes the record).
+  const double mine[5] = {compute_, wait_, bytes_sent_, static_cast<double>(params_per_rank),
+                          static_cast<double>(activation_bytes)};
+  int size = 1;
+  MPI_Comm_size(world, &size);
+  std::vector<double> all(5 * static_cast<size_t>(size));
+  MPI_Allgather(mine, 5, MPI_DOUBLE, all.data(), 5, MPI_DOUBLE, world);
+  const int S = stages();
+  const double per_step = steps_ > 0 ? 1.0 / static_cast<double>(steps_) : 0.0;
+  Json stages_json = Json::array();
+  double bubble_sum = 0;
+  for (int st = 0; st < S; ++st) {
+    // Stage st of every replica (world ranks st, st + S, ...): their mean.
+    double compute = 0, wait = 0, bytes = 0, params = 0, act = 0;
+    int count = 0;
+    for (int r = st; r < size; r += S, ++count) {
+      compute += all[5 * size_t(r)], wait += all[5 * size_t(r) + 1], bytes += all[5 * size_t(r) + 2];
+      params = all[5 * size_t(r) + 3], act = std::max(act, all[5 * size_t(r) + 4]);
+    }
+    const double bubble = compute + wait > 0 ? wait / (compute + wait) : 0.0;
+    bubble_sum += bubble;
+    stages_json.push_back({{"stage", st},
+                           {"first_unit", units[size_t(st)].first},
+                           {"end_unit", units[size_t(st)].second},
+                           {"parameters", params},
+                           {"activation_bytes", act},
+                           {"compute_seconds_per_step", compute / count * per_step},
+                           {"wait_seconds_per_step", wait / count * per_step},
+                           {"bytes_sent_per_step", bytes / count * per_step},
+                           {"bubble_fraction", bubble}});
+  }
+  return {{"stages", S},
+          {"schedule", schedule_},
+          {"micro_batches", micro_batches_},
+          {"replicas", layout_.replicas()},
+          {"layout", "rank k is stage k mod stages of replica k / stages"},
+          {"unit_seconds_measured", unit_seconds},
+          {"parameters_per_rank", params_per_rank},
+          {"parameters_whole_model", params_whole},
+          {"bubble_fraction_measured", bubble_sum / S},
+          {"bubble_fraction_ideal", ideal_bubble_fraction(S, micro_batches_)},
+          {"per_stage", stages_json},
+          {"note", "bubble_fraction: a stage's seconds waiting for its neighbours' activations and gradients (and "
+                   "for its sends) over its seconds in the step's forwards and backwards, averaged over the "
+                   "replicas, then over the stages; ideal: (S - 1) / (M + S - 1) for equal stages and free "
+                   "communication (GPipe); unit_seconds_measured: each unit's forward and backward seconds for one "
+                   "micro-batch, from which the stages were cut; parameters_per_rank: rank 0's"}};
+}
+
+}  // namespace dtbench
