@@ -43,6 +43,7 @@ struct ModelCliOptions {
   std::string fit_max;
   std::string json;
   std::string layers;  // data against model parallelism: the fully connected stack's widths
+  int micro_batches = 0;  // the pipeline's M (0: 4 per rank)
 };
 
 // A `dtbench allreduce --json` file, checked whole (reducers/sweep_document.hpp), with the option that named
@@ -145,20 +146,24 @@ Json print_parallelism(const ModelCliOptions& cli, const std::vector<int64_t>& w
   in.seconds_per_image = cli.compute_us_per_image * 1e-6;
   in.backward_share = cli.backward_share;
   in.reducer = cli.reducer;
+  in.micro_batches = cli.micro_batches;
   const Link link = link_of(cli, network, profiles, fit);
   in.link = link.params, in.options = link.options, in.eager_bytes = link.eager_bytes;
   const ParallelismChoice c = choose_parallelism(in, ranks);
-  std::printf("\n# data (DP: K replicas, %s) against tensor model (MP: one group of K) parallelism: %.0f weights, "
-              "batch %d, %.1f us/image, on %s\n",
+  std::printf("\n# data (DP: K replicas, %s) against tensor model (MP: one group of K) parallelism and pipeline "
+              "stages (PP: K stages, M micro-batches): %.0f weights, batch %d, %.1f us/image, on %s\n",
               cli.reducer.c_str(), c.weights, cli.batch, cli.compute_us_per_image, network.c_str());
-  std::printf("# %8s %14s %14s %14s %14s %14s %8s\n", "ranks", "compute (us)", "DP comm (us)", "DP step (us)",
-              "MP comm (us)", "MP step (us)", "faster");
+  std::printf("# %8s %14s %14s %14s %14s %14s %6s %14s %14s %14s %8s\n", "ranks", "compute (us)", "DP comm (us)",
+              "DP step (us)", "MP comm (us)", "MP step (us)", "PP M", "PP comm (us)", "PP idle (us)", "PP step (us)",
+              "faster");
+  auto step = [](bool possible, double s) {
+    return possible ? std::to_string(static_cast<int64_t>(std::lround(s * 1e6))) : std::string("-");
+  };
   for (const auto& r : c.rows)
-    std::printf("  %8d %14.1f %14.1f %14s %14.1f %14s %8s\n", r.ranks, r.compute_s * 1e6, r.dp_comm_s * 1e6,
-                r.dp_possible ? std::to_string(static_cast<int64_t>(std::lround(r.dp_step_s * 1e6))).c_str() : "-",
-                r.mp_comm_s * 1e6,
-                r.mp_possible ? std::to_string(static_cast<int64_t>(std::lround(r.mp_step_s * 1e6))).c_str() : "-",
-                r.faster().c_str());
+    std::printf("  %8d %14.1f %14.1f %14s %14.1f %14s %6d %14.1f %14.1f %14s %8s\n", r.ranks, r.compute_s * 1e6,
+                r.dp_comm_s * 1e6, step(r.dp_possible, r.dp_step_s).c_str(), r.mp_comm_s * 1e6,
+                step(r.mp_possible, r.mp_step_s).c_str(), r.micro_batches, r.pp_comm_s * 1e6, r.pp_idle_s * 1e6,
+                step(r.pp_possible, r.pp_step_s).c_str(), r.faster().c_str());
   Json j = c.to_json();
   j["network"] = network;
   return j;
@@ -336,6 +341,10 @@ void add_model_command(CLI::App& app) {
   cmd->add_option("--layers", cli->layers,
                   "Data against model parallelism: a fully connected stack's widths, inputs first (e.g. 784,8192,10), "
                   "timed at --batch over --ranks with --compute-us-per-image on --network");
+  cmd->add_option("--micro-batches", cli->micro_batches,
+                  "Data against model parallelism: the pipeline's micro-batches per step (0: 4 per rank, at most "
+                  "--batch)")
+      ->capture_default_str();
   cmd->add_option("--check", cli->check, "Compare predictions with this measured sweep (sizes inside the fit range)");
   cmd->add_option("--holdout", cli->holdout,
                   "Held-out `dtbench allreduce --json` file(s), not fitted: report the model's rms error on them "

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+
+#include "core/linear_partition.hpp"
 
 #include "core/error.hpp"
 
@@ -20,10 +23,42 @@ CostTerms allgather_terms(int ranks, double bytes, double eager_bytes) {
 }  // namespace
 
 std::string ParallelismRow::faster() const {
-  if (!dp_possible && !mp_possible) return "none";
-  if (!mp_possible) return "data";
-  if (!dp_possible) return "model";
-  return mp_step_s < dp_step_s ? "model" : "data";
+  std::string best = "none";
+  double fastest = 0;
+  for (const auto& [name, possible, step] : {std::tuple{"data", dp_possible, dp_step_s}, std::tuple{"model", mp_possible, mp_step_s},
+                                            std::tuple{"pipeline", pp_possible, pp_step_s}})
+    if (possible && (best == "none" || step < fastest)) best = name, fastest = step;
+  return best;
+}
+
+PipelineCost pipeline_cost(const ParallelismInput& in, int ranks) {
+  PipelineCost c;
+  const int layers = static_cast<int>(in.widths.size()) - 1;
+  c.micro_batches = in.micro_batches > 0 ? in.micro_batches : std::min(4 * ranks, in.global_batch);
+  const double m = c.micro_batches, b = in.global_batch;
+  std::vector<double> macs;
+  double total = 0;
+  for (int l = 1; l <= layers; ++l) total += macs.emplace_back(double(in.widths[size_t(l) - 1]) * double(in.widths[size_t(l)]));
+  if (ranks > layers) return c;  // not possible: the caller marks it
+  c.stage_of_layer = linear_partition(macs, ranks);
+  std::vector<double> stage(size_t(ranks), 0.0);
+  for (int l = 0; l < layers; ++l) stage[size_t(c.stage_of_layer[size_t(l)])] += b * in.seconds_per_image * macs[size_t(l)] / total;
+  const double c_max = *std::max_element(stage.begin(), stage.end());
+  double sum_x = 0, x_max = 0;
+  for (int l = 0; l + 1 < layers; ++l) {
+    if (c.stage_of_layer[size_t(l)] == c.stage_of_layer[size_t(l) + 1]) continue;  // not a stage boundary
+    const double bytes = 4 * (b / m) * double(in.widths[size_t(l) + 1]);
+    CostTerms t;
+    t.messages(1, bytes, in.eager_bytes);
+    t.beta = bytes;
+    const double x = predict_seconds(t, in.link);
+    sum_x += x, x_max = std::max(x_max, x);
+  }
+  const double slots = m + ranks - 1;
+  c.step_s = slots * std::max(c_max / m, x_max) + 2 * sum_x;
+  c.comm_s = 2 * sum_x + slots * std::max(0.0, x_max - c_max / m);
+  c.idle_s = slots * c_max / m - b * in.seconds_per_image / ranks;
+  return c;
 }
 
 double model_parallel_comm_seconds(const ParallelismInput& in, int ranks) {
@@ -45,6 +80,7 @@ ParallelismChoice choose_parallelism(const ParallelismInput& in, const std::vect
   for (int64_t w : in.widths)
     if (w < 1) throw BadInput("parallelism: every width must be >= 1, got " + std::to_string(w));
   if (in.global_batch < 1) throw BadInput("parallelism: the global batch must be >= 1");
+  if (in.micro_batches < 0) throw BadInput("parallelism: the micro-batches must be >= 0 (0: 4 per rank)");
   if (!(in.seconds_per_image > 0) || std::isinf(in.seconds_per_image))
     throw BadInput("parallelism: compute time per image must be a finite number > 0");
   if (!(in.backward_share > 0 && in.backward_share <= 1)) throw BadInput("parallelism: backward share must be in (0, 1]");
@@ -64,6 +100,10 @@ ParallelismChoice choose_parallelism(const ParallelismInput& in, const std::vect
     r.dp_step_s = r.compute_s + std::max(0.0, r.dp_comm_s - in.backward_share * r.compute_s);
     r.mp_comm_s = model_parallel_comm_seconds(in, k);
     r.mp_step_s = r.compute_s + r.mp_comm_s;
+    const PipelineCost pp = pipeline_cost(in, k);
+    r.micro_batches = pp.micro_batches;
+    r.pp_possible = k <= static_cast<int>(in.widths.size()) - 1 && pp.micro_batches <= in.global_batch;
+    r.pp_step_s = pp.step_s, r.pp_comm_s = pp.comm_s, r.pp_idle_s = pp.idle_s;
     out.rows.push_back(r);
   }
   return out;
@@ -87,6 +127,11 @@ Json ParallelismChoice::to_json() const {
                            {"model_parallel_comm_s", r.mp_comm_s},
                            {"model_parallel_step_s", r.mp_step_s},
                            {"model_parallel_possible", r.mp_possible},
+                           {"pipeline_micro_batches", r.micro_batches},
+                           {"pipeline_comm_s", r.pp_comm_s},
+                           {"pipeline_idle_s", r.pp_idle_s},
+                           {"pipeline_step_s", r.pp_step_s},
+                           {"pipeline_possible", r.pp_possible},
                            {"faster", r.faster()}});
   return out;
 }

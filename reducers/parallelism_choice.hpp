@@ -1,4 +1,4 @@
-// Data parallelism against tensor model parallelism for a stack of fully connected layers on K ranks (issue 17;
+// Data parallelism against tensor model parallelism and pipeline stages for a stack of fully connected layers on K ranks (issue 17;
 // the seeds: data parallelism for models with few weights, model parallelism for huge ones), from the same cost
 // terms as the batch split (batch_split.hpp): a network's alpha, beta and gamma.
 //
@@ -15,6 +15,17 @@
 //                                              then summed (split_layer's backward; the first layer needs none)
 //   AG(K, n) = (K-1) alpha + (K-1)/K n beta     a ring allgather of n bytes in all, K-1 messages of n/K on the path
 //   MP step = compute + MP comm                 the exchanges sit between layers: nothing overlaps them
+// Pipeline (PP: one pipeline of K stages, M micro-batches; Huang et al. 2019, workloads/train/pipeline.hpp): the
+// layers cut into K stages of balanced multiply-adds (core/linear_partition.hpp), stage s computing
+// C_s = B t_img MAC_s / MAC per step; after stage s a micro-batch's activation, 4 (B/M) w_s bytes, crosses to the
+// next stage in x_s = one message (alpha) + 4 (B/M) w_s beta, and its gradient comes back alike.
+//   PP step = (M + K - 1) max(C_max / M, x_max) + 2 sum_s x_s
+//                                                the schedule's M + K - 1 slots, each the slowest stage's micro-batch
+//                                                (or the slowest link's, when it is slower), plus the first
+//                                                micro-batch's way forward and the last one's way back
+//   PP comm = 2 sum_s x_s + (M + K - 1) max(0, x_max - C_max / M)    the transfers not hidden behind compute
+//   PP idle = (M + K - 1) C_max / M - B t_img / K                      the bubble and the stages' imbalance
+// PP is possible for K <= L layers and M <= B.
 // Not modelled: the optimizer step (MP's is 1/K of DP's), the loss and activations' element-wise layers, memory.
 #pragma once
 
@@ -36,6 +47,7 @@ struct ParallelismInput {
   CostParams link;
   ReducerOptions options;
   double eager_bytes = kDefaultEagerBytes;
+  int micro_batches = 0;  // the pipeline's M; 0: 4 K (GPipe's advice, M >= 4 K), at most B
 };
 
 struct ParallelismRow {
@@ -43,9 +55,12 @@ struct ParallelismRow {
   double compute_s = 0;
   double dp_comm_s = 0, dp_step_s = 0;
   double mp_comm_s = 0, mp_step_s = 0;
+  int micro_batches = 0;  // PP's M
+  double pp_comm_s = 0, pp_idle_s = 0, pp_step_s = 0;
   bool dp_possible = true;  // K <= B: every replica holds at least one image
   bool mp_possible = true;  // K <= every layer's outputs: every rank holds at least one unit
-  // The faster of the possible ones: "data", "model", or "none".
+  bool pp_possible = true;  // K <= layers, M <= B
+  // The fastest of the possible ones: "data", "model" (tensor), "pipeline", or "none".
   std::string faster() const;
 };
 
@@ -58,6 +73,14 @@ struct ParallelismChoice {
 
 // MP comm on K ranks alone (the formula above), for the tests and the table.
 double model_parallel_comm_seconds(const ParallelismInput& input, int ranks);
+
+// PP step on K ranks alone (the formula above), with its comm and idle parts.
+struct PipelineCost {
+  double step_s = 0, comm_s = 0, idle_s = 0;
+  int micro_batches = 0;
+  std::vector<int> stage_of_layer;
+};
+PipelineCost pipeline_cost(const ParallelismInput& input, int ranks);
 
 // One row per rank count (each >= 2). BadInput for fewer than two widths or a width < 1, a batch or a figure
 // that is not > 0, or a reducer without a cost formula.

@@ -1,8 +1,10 @@
-// Data against tensor model parallelism (reducers/parallelism_choice.hpp): the model-parallel exchanges on a
-// hand-computed stack, the data-parallel step from the ring's closed form, and the seeds' direction (model
+// Data against tensor model parallelism and pipeline stages (reducers/parallelism_choice.hpp): the model-parallel
+// exchanges and the pipeline's step on a hand-computed stack, the data-parallel step from the ring's closed form, and the seeds' direction (model
 // parallelism for wide layers at small batches, data parallelism for few weights). Exact up to double rounding:
 // the formulas are sums of a few products (tolerance 1e-15 s, far below one alpha).
 #include <gtest/gtest.h>
+
+#include <vector>
 
 #include "core/error.hpp"
 #include "reducers/parallelism_choice.hpp"
@@ -62,6 +64,50 @@ TEST(ParallelismChoice, SeedsDirection) {
   in.widths = {784, 64, 10};
   in.global_batch = 4096;
   for (const ParallelismRow& r : choose_parallelism(in, {2, 8}).rows) EXPECT_EQ(r.faster(), "data") << r.ranks;
+}
+
+TEST(ParallelismChoice, PipelineOnAHandComputedStack) {
+  // K = 2 stages of the 2 layers (4 -> 8: 32 MACs; 8 -> 2: 16 MACs), B = 16 at 1 us an image, M = 4: stage costs
+  // 16 us x 32/48 and x 16/48. The boundary after layer 1 carries 4 x (16/4) x 8 = 128 B each way: x = alpha + 128
+  // beta = 1.128 us, below the slowest stage's 10.667/4 us a micro-batch, so hidden: step = (4 + 1) x 10.667/4 us
+  // + 2 x 1.128 us; idle = 5 x 10.667/4 - 16/2 us (bubble and imbalance); comm = 2 x 1.128 us.
+  ParallelismInput in = small_stack();
+  in.micro_batches = 4;
+  const PipelineCost c = pipeline_cost(in, 2);
+  const double c_max = 16e-6 * 32 / 48, x = 1e-6 + 128e-9;
+  EXPECT_EQ(c.stage_of_layer, (std::vector<int>{0, 1}));
+  EXPECT_NEAR(c.step_s, 5 * c_max / 4 + 2 * x, 1e-15);
+  EXPECT_NEAR(c.idle_s, 5 * c_max / 4 - 8e-6, 1e-15);
+  EXPECT_NEAR(c.comm_s, 2 * x, 1e-15);
+  // M = 16 micro-batches of one image: the slowest stage's micro-batch (0.667 us) is now faster than the link
+  // (1 us + 32 beta), which paces all M + K - 1 slots.
+  in.micro_batches = 16;
+  const PipelineCost d = pipeline_cost(in, 2);
+  const double x1 = 1e-6 + 32e-9;
+  EXPECT_NEAR(d.step_s, 17 * x1 + 2 * x1, 1e-15);
+  EXPECT_NEAR(d.comm_s, 2 * x1 + 17 * (x1 - c_max / 16), 1e-15);
+  // Default M: 4 per rank, at most B.
+  in.micro_batches = 0;
+  EXPECT_EQ(pipeline_cost(in, 2).micro_batches, 8);
+  // More stages than layers: not possible.
+  const ParallelismChoice choice = choose_parallelism(small_stack(), {2, 3});
+  EXPECT_TRUE(choice.rows[0].pp_possible);
+  EXPECT_FALSE(choice.rows[1].pp_possible);
+}
+
+TEST(ParallelismChoice, PipelineForADeepStackOfWideLayers) {
+  // Eight 1024 x 1024 layers (8.4 M weights) at a batch of 64 on a 10 Gb/s Ethernet-like link, 100 us an image:
+  // data parallelism's allreduce of 34 MB dwarfs the compute, tensor model parallelism gathers activations at
+  // every layer, and a pipeline of 8 one-layer stages sends one 64 x 1024 activation per boundary and micro-batch.
+  ParallelismInput in;
+  in.link = {30e-6, 30e-6, 0.8e-9, 0.1e-9};
+  in.seconds_per_image = 100e-6;
+  in.widths = std::vector<int64_t>(9, 1024);
+  in.global_batch = 64;
+  const ParallelismRow r = choose_parallelism(in, {8}).rows[0];
+  EXPECT_EQ(r.faster(), "pipeline") << "DP " << r.dp_step_s << " MP " << r.mp_step_s << " PP " << r.pp_step_s;
+  EXPECT_LT(r.pp_step_s, r.mp_step_s);
+  EXPECT_LT(r.mp_step_s, r.dp_step_s);
 }
 
 TEST(ParallelismChoice, ImpossibleLayoutsAndBadInputs) {

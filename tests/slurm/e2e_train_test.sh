@@ -3,7 +3,8 @@
 # (2 reducers x 2 node counts, a few dozen steps of ResNet-8 on Fashion-MNIST, srun --mpi=pmix),
 # waits, and checks that every record exists, is schema-valid, names its Slurm job id and node list,
 # and that the regenerated table holds every point. A sweep over parallel.model_parallel runs the 2-D layout
-# (2 replicas of 2-rank model-parallel groups) as Slurm jobs. Then a longer run is preempted with
+# (2 replicas of 2-rank model-parallel groups) as Slurm jobs, and one over parallel.pipeline_stages 2 pipelines of 2
+# stages. Then a longer run is preempted with
 # `scontrol requeue`: it must checkpoint, be requeued, resume and complete. The cluster is stopped.
 # Skipped (exit 77) until `dtbench train --help` works, or without root, Slurm, munge or the data.
 # Usage: e2e_train_test.sh DTBENCH MPI_STEPS SOURCE_DIR BINARY_DIR
@@ -102,6 +103,33 @@ assert "model_parallel" not in rec[1]["extra"] and rec[1]["per_rank_batch"] == 4
 a, b = rec[1]["curve"][-1]["test_loss"], rec[2]["curve"][-1]["test_loss"]
 assert abs(a - b) <= 1e-5 * abs(a), (a, b)
 print(f"    M=1: 4 replicas; M=2: 2 replicas of 2, job {rec[2]['provenance']['slurm']['job_id']} on "
+      f"{rec[2]['provenance']['slurm']['node_list']}; final test loss {a:.6f} and {b:.6f}")
+EOF
+
+echo "== a sweep over pipeline stages: 2 nodes x 2 tasks as 4 data-parallel ranks, or 2 pipelines of 2 stages"
+$py - <<'EOF'
+import json
+mp = json.load(open("mp.json"))
+base = dict(mp["base"], batch={"global": 16, "micro_batches": 2})
+json.dump({"name": "e2e-pp", "base": base, "axes": {"parallel.pipeline_stages": [1, 2]}, "slurm": mp["slurm"]},
+          open("pp.json", "w"), indent=2)
+EOF
+ppout=$work/pp
+expect 0 "submitted 2 runs" -- "$dtbench" sweep pp.json --out "$ppout" --submit --wait --poll 1 --timeout 600
+OUT=$ppout $py - <<'EOF'
+import json, os
+out = os.environ["OUT"]
+camp = json.load(open(os.path.join(out, "campaign.json")))
+rec = {p["values"]["parallel.pipeline_stages"]: json.load(open(os.path.join(out, p["runs"][0]["record"])))
+       for p in camp["points"]}
+assert rec[1]["ranks"] == rec[2]["ranks"] == 4 and rec[1]["global_batch"] == rec[2]["global_batch"] == 16
+pp = rec[2]["extra"]["pipeline"]
+assert pp["stages"] == 2 and pp["replicas"] == 2 and pp["micro_batches"] == 2 and rec[2]["per_rank_batch"] == 8, pp
+assert "pipeline" not in rec[1]["extra"]
+# The same global batch, the same math (gradient accumulation's equality; the MLP has no batch norm).
+a, b = rec[1]["curve"][-1]["test_loss"], rec[2]["curve"][-1]["test_loss"]
+assert abs(a - b) <= 1e-5 * abs(a), (a, b)
+print(f"    S=1: 4 replicas; S=2: 2 pipelines of 2 stages, job {rec[2]['provenance']['slurm']['job_id']} on "
       f"{rec[2]['provenance']['slurm']['node_list']}; final test loss {a:.6f} and {b:.6f}")
 EOF
 

@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/timer.hpp"
-#include "workloads/models/checkpointing.hpp"
+#include "core/linear_partition.hpp"
 
 namespace dtbench {
 
@@ -55,7 +55,7 @@ double ideal_bubble_fraction(int stages, int micro_batches) {
 }
 
 std::pair<int, int> stage_units(const std::vector<double>& unit_costs, int stages, int stage) {
-  const std::vector<int> of = models::segment_of_units(unit_costs, stages);
+  const std::vector<int> of = linear_partition(unit_costs, stages);
   const auto first = std::find(of.begin(), of.end(), stage);
   const auto end = std::find_if(first, of.end(), [stage](int s) { return s != stage; });
   return {static_cast<int>(first - of.begin()), static_cast<int>(end - of.begin())};
@@ -175,15 +175,28 @@ Json Pipeline::record(MPI_Comm world, const std::vector<double>& unit_seconds,
   const double per_step = steps_ > 0 ? 1.0 / static_cast<double>(steps_) : 0.0;
   Json stages_json = Json::array();
   double bubble_sum = 0;
+  // A replica's pipeline spans, each step, the longest of its stages' forwards, backwards and waits (the stages
+  // end at different times: the last stage does not wait for the first one's last backward). A stage's bubble is
+  // the part of that span it does not compute.
+  auto span_of_replica = [&](int replica) {
+    double most = 0;
+    for (int st = 0; st < S; ++st) {
+      const size_t r = size_t(replica * S + st);
+      most = std::max(most, all[5 * r] + all[5 * r + 1]);
+    }
+    return most;
+  };
   for (int st = 0; st < S; ++st) {
     // Stage st of every replica (world ranks st, st + S, ...): their mean.
-    double compute = 0, wait = 0, bytes = 0, params = 0, act = 0;
+    double compute = 0, wait = 0, bytes = 0, params = 0, act = 0, bubble = 0;
     int count = 0;
     for (int r = st; r < size; r += S, ++count) {
       compute += all[5 * size_t(r)], wait += all[5 * size_t(r) + 1], bytes += all[5 * size_t(r) + 2];
       params = all[5 * size_t(r) + 3], act = std::max(act, all[5 * size_t(r) + 4]);
+      const double span = span_of_replica(r / S);
+      bubble += span > 0 ? 1.0 - all[5 * size_t(r)] / span : 0.0;
     }
-    const double bubble = compute + wait > 0 ? wait / (compute + wait) : 0.0;
+    bubble /= count;
     bubble_sum += bubble;
     stages_json.push_back({{"stage", st},
                            {"first_unit", units[size_t(st)].first},
@@ -206,9 +219,9 @@ Json Pipeline::record(MPI_Comm world, const std::vector<double>& unit_seconds,
           {"bubble_fraction_measured", bubble_sum / S},
           {"bubble_fraction_ideal", ideal_bubble_fraction(S, micro_batches_)},
           {"per_stage", stages_json},
-          {"note", "bubble_fraction: a stage's seconds waiting for its neighbours' activations and gradients (and "
-                   "for its sends) over its seconds in the step's forwards and backwards, averaged over the "
-                   "replicas, then over the stages; ideal: (S - 1) / (M + S - 1) for equal stages and free "
+          {"note", "bubble_fraction: the part of its pipeline's span (the longest of the replica's stages' "
+                   "seconds in the steps' forwards, backwards and waits for the neighbours' tensors) that a stage "
+                   "does not compute, averaged over the replicas, then over the stages; ideal: (S - 1) / (M + S - 1) for equal stages and free "
                    "communication (GPipe); unit_seconds_measured: each unit's forward and backward seconds for one "
                    "micro-batch, from which the stages were cut; parameters_per_rank: rank 0's"}};
 }

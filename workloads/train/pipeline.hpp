@@ -18,7 +18,9 @@
 //     backwards: at most S - s micro-batches in flight, the same bubble.
 // Both run the backwards in micro-batch order, so the gradient sums, and the weights, are the same bits.
 // The bubble: with equal stages of forward f and backward b per micro-batch, a step takes (M + S - 1)(f + b),
-// of which each stage computes M (f + b): its idle fraction is (S - 1) / (M + S - 1) (GPipe, section 2.2).
+// of which each stage computes M (f + b): its idle fraction is (S - 1) / (M + S - 1) (GPipe, section 2.2). The
+// record measures it as the part of the pipeline's span (its longest stage's forwards, backwards and waits) that a
+// stage does not compute; unequal stages add their imbalance to it.
 #pragma once
 
 #include <functional>
