@@ -87,24 +87,29 @@ json.dump({"name": "e2e-mp", "base": base, "axes": {"parallel.model_parallel": [
            "slurm": {"nodes": 2, "tasks_per_node": 2, "time": "00:10:00", "mpi": "pmix"}},
           open("mp.json", "w"), indent=2)
 EOF
-mout=$work/mp
-expect 0 "submitted 2 runs" -- "$dtbench" sweep mp.json --out "$mout" --submit --wait --poll 1 --timeout 600
-OUT=$mout $py - <<'EOF'
+# The two points of a sweep over AXIS (1 and 2) as Slurm jobs of 4 ranks with the same global batch: the record of 2
+# has extra.EXTRA with a group of 2 and 2 replicas, that of 1 none, and their final test losses agree to fp32 rounding
+# (the MLP has no batch norm, so the 2-D layout computes the same step).
+check_group_sweep() {  # SPEC AXIS EXTRA
+  local out=$work/${1%.json}
+  expect 0 "submitted 2 runs" -- "$dtbench" sweep "$1" --out "$out" --submit --wait --poll 1 --timeout 600
+  OUT=$out AXIS=$2 EXTRA=$3 $py - <<'EOF'
 import json, os
-out = os.environ["OUT"]
+out, axis, extra = os.environ["OUT"], os.environ["AXIS"], os.environ["EXTRA"]
 camp = json.load(open(os.path.join(out, "campaign.json")))
-rec = {p["values"]["parallel.model_parallel"]: json.load(open(os.path.join(out, p["runs"][0]["record"])))
-       for p in camp["points"]}
+rec = {p["values"][axis]: json.load(open(os.path.join(out, p["runs"][0]["record"]))) for p in camp["points"]}
 assert rec[1]["ranks"] == rec[2]["ranks"] == 4 and rec[1]["global_batch"] == rec[2]["global_batch"] == 16
-mp = rec[2]["extra"]["model_parallel"]
-assert mp["group_size"] == 2 and mp["replicas"] == 2 and rec[2]["per_rank_batch"] == 8, (mp, rec[2]["per_rank_batch"])
-assert "model_parallel" not in rec[1]["extra"] and rec[1]["per_rank_batch"] == 4
-# The same global batch, the same math: the test losses agree to fp32 rounding (the MLP has no batch norm).
+x = rec[2]["extra"][extra]
+size = x["group_size"] if extra == "model_parallel" else x["stages"]
+assert size == 2 and x["replicas"] == 2 and rec[2]["per_rank_batch"] == 8, (x, rec[2]["per_rank_batch"])
+assert extra not in rec[1]["extra"] and rec[1]["per_rank_batch"] == 4
 a, b = rec[1]["curve"][-1]["test_loss"], rec[2]["curve"][-1]["test_loss"]
 assert abs(a - b) <= 1e-5 * abs(a), (a, b)
-print(f"    M=1: 4 replicas; M=2: 2 replicas of 2, job {rec[2]['provenance']['slurm']['job_id']} on "
+print(f"    {axis} 1: 4 replicas; 2: 2 replicas of 2, job {rec[2]['provenance']['slurm']['job_id']} on "
       f"{rec[2]['provenance']['slurm']['node_list']}; final test loss {a:.6f} and {b:.6f}")
 EOF
+}
+check_group_sweep mp.json parallel.model_parallel model_parallel
 
 echo "== a sweep over pipeline stages: 2 nodes x 2 tasks as 4 data-parallel ranks, or 2 pipelines of 2 stages"
 $py - <<'EOF'
@@ -114,24 +119,7 @@ base = dict(mp["base"], batch={"global": 16, "micro_batches": 2})
 json.dump({"name": "e2e-pp", "base": base, "axes": {"parallel.pipeline_stages": [1, 2]}, "slurm": mp["slurm"]},
           open("pp.json", "w"), indent=2)
 EOF
-ppout=$work/pp
-expect 0 "submitted 2 runs" -- "$dtbench" sweep pp.json --out "$ppout" --submit --wait --poll 1 --timeout 600
-OUT=$ppout $py - <<'EOF'
-import json, os
-out = os.environ["OUT"]
-camp = json.load(open(os.path.join(out, "campaign.json")))
-rec = {p["values"]["parallel.pipeline_stages"]: json.load(open(os.path.join(out, p["runs"][0]["record"])))
-       for p in camp["points"]}
-assert rec[1]["ranks"] == rec[2]["ranks"] == 4 and rec[1]["global_batch"] == rec[2]["global_batch"] == 16
-pp = rec[2]["extra"]["pipeline"]
-assert pp["stages"] == 2 and pp["replicas"] == 2 and pp["micro_batches"] == 2 and rec[2]["per_rank_batch"] == 8, pp
-assert "pipeline" not in rec[1]["extra"]
-# The same global batch, the same math (gradient accumulation's equality; the MLP has no batch norm).
-a, b = rec[1]["curve"][-1]["test_loss"], rec[2]["curve"][-1]["test_loss"]
-assert abs(a - b) <= 1e-5 * abs(a), (a, b)
-print(f"    S=1: 4 replicas; S=2: 2 pipelines of 2 stages, job {rec[2]['provenance']['slurm']['job_id']} on "
-      f"{rec[2]['provenance']['slurm']['node_list']}; final test loss {a:.6f} and {b:.6f}")
-EOF
+check_group_sweep pp.json parallel.pipeline_stages pipeline
 
 echo "== a training run preempted by scontrol requeue resumes and completes"
 pout=$work/preempt

@@ -95,6 +95,17 @@ def train_weights(k, name, cfg):
     return load_weights(path)
 
 
+def expect_refused(cases):
+    """Each (ranks, config, message): exit 2 with the message, reported once, and no record written."""
+    records = os.path.join(args.work, "records")
+    for k, cfg, message in cases:
+        p = mpirun(k, write_config(cfg["name"], cfg), expect=2)
+        assert message in p.stderr, (message, p.stderr)
+        assert not os.path.exists(os.path.join(records, cfg["name"] + ".json")), "a record was written"
+        assert p.stderr.count("dtbench: error") == 1, "the error should be reported once, by rank 0"
+        print("exit 2:", message)
+
+
 def one_vs_k(k, one_cfg, k_cfg):
     """1 rank with one_cfg against k ranks with k_cfg: (max |w_1 - w_K|, largest |w_1|, w_1, w_K)."""
     w1 = train_weights(1, one_cfg["name"], one_cfg)
@@ -264,7 +275,6 @@ def check_model_parallel():
     print("a non-finite gradient in shard 1 at step 5: every rank stopped, the record says", repr(rec["status_detail"]))
 
     # Bad configs: exit 2 naming the key, nothing written.
-    records = os.path.join(args.work, "records")
     cases = [
         (3, mlp_config("mpbad1", batch={"per_rank": 8}, parallel={"model_parallel": 2}),
          "/parallel/model_parallel: a model-parallel group of 2 ranks does not divide the rank count 3"),
@@ -276,12 +286,7 @@ def check_model_parallel():
         (4, mlp_config("mpbad4", batch={"global": 9}, parallel={"model_parallel": 2}),
          "/batch/global: 9 is not divisible by the data-parallel replicas (ranks / model_parallel / pipeline_stages), 2"),
     ]
-    for k, cfg, message in cases:
-        p = mpirun(k, write_config(cfg["name"], cfg), expect=2)
-        assert message in p.stderr, (message, p.stderr)
-        assert not os.path.exists(os.path.join(records, cfg["name"] + ".json")), "a record was written"
-        assert p.stderr.count("dtbench: error") == 1, "the error should be reported once, by rank 0"
-        print("exit 2:", message)
+    expect_refused(cases)
 
 
 # ResNet-8 (nine batch norms) on small synthetic images, for synchronised batch norm.
@@ -384,7 +389,6 @@ def check_pipeline():
     print("a non-finite gradient in stage 1 at step 5: every rank stopped, the record says", repr(rec["status_detail"]))
 
     # Bad configs: exit 2 naming the key, nothing written.
-    records = os.path.join(args.work, "records")
     cases = [
         (3, mlp_config("ppbad1", batch={"global": 8}, parallel={"pipeline_stages": 2}),
          "/parallel/pipeline_stages: 2 pipeline stages do not divide the rank count 3"),
@@ -399,12 +403,7 @@ def check_pipeline():
         (4, mlp_config("ppbad6", batch={"global": 9}, parallel={"pipeline_stages": 2}),
          "/batch/global: 9 is not divisible by the data-parallel replicas (ranks / model_parallel / pipeline_stages), 2"),
     ]
-    for k, cfg, message in cases:
-        p = mpirun(k, write_config(cfg["name"], cfg), expect=2)
-        assert message in p.stderr, (message, p.stderr)
-        assert not os.path.exists(os.path.join(records, cfg["name"] + ".json")), "a record was written"
-        assert p.stderr.count("dtbench: error") == 1, "the error should be reported once, by rank 0"
-        print("exit 2:", message)
+    expect_refused(cases)
 
 
 def check_sync_bn():
