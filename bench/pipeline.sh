@@ -13,8 +13,8 @@
 # stages of costs c_s it is at least 1 - mean(c) / max(c) even for large M.
 #
 # Usage: bench/pipeline.sh DTBENCH [K]
-# Environment: ROUNDS (3), ARCH (resnet20), BATCH (128), MICRO ("1 2 4 8 16"), STEPS (12), OUT (a folder to keep
-# the records in; default a temporary one).
+# Environment: ROUNDS (3), ARCH (resnet20), HIDDEN (the mlp's or simple_cnn's hidden width; default the config's),
+# BATCH (128), MICRO ("1 2 4 8 16"), STEPS (12), OUT (a folder to keep the records in; default a temporary one).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin=$1
@@ -24,6 +24,8 @@ arch=${ARCH:-resnet20}
 batch=${BATCH:-128}
 micro=${MICRO:-"1 2 4 8 16"}
 steps=${STEPS:-12}
+width=()
+[[ -n ${HIDDEN:-} ]] && width=(--set model.hidden="$HIDDEN")
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 source "$root/scripts/mpi-env.sh"
@@ -33,7 +35,7 @@ run() {  # mode micro round
   [[ $mode == gpipe ]] && schedule=gpipe
   local dir="$out/$mode-m$2-r$r"
   mpirun -np "$k" --oversubscribe --bind-to none "$bin" train \
-    --set model.arch="$arch" --set data.dataset=fashion-mnist --set batch.global="$batch" \
+    --set model.arch="$arch" "${width[@]}" --set data.dataset=fashion-mnist --set batch.global="$batch" \
     --set batch.micro_batches="$m" --set parallel.sync_bn=false --set duration.steps="$steps" \
     --set eval.every_steps="$steps" --set threads=1 --set optimizer.name=sgd --set optimizer.momentum=0.9 \
     --set optimizer.lr=0.01 --set parallel.pipeline_stages="$stages" --set parallel.pipeline_schedule="$schedule" \

@@ -324,6 +324,27 @@ std::vector<Rule> build_rules() {
                           : arch == "simple_cnn" ? "its two convolution stages, fc1 and fc2)"
                                                  : "the stem, each residual block and the head)"));
        }},
+      // A pinned cut: S - 1 boundaries, strictly increasing, inside the arch's units.
+      {"/parallel/pipeline_cut", Needs::config,
+       [](const Json& c, int) -> Result {
+         const Json& cut = c["parallel"]["pipeline_cut"];
+         if (cut.empty()) return std::nullopt;
+         const int64_t s = c["parallel"]["pipeline_stages"].get<int64_t>();
+         const int units = pipeline_units(c["model"]["arch"].get<std::string>());
+         if (static_cast<int64_t>(cut.size()) != s - 1)
+           return when(true, "gives " + std::to_string(cut.size()) + " boundaries for " + std::to_string(s) +
+                                 " stages (/parallel/pipeline_stages): give S - 1, or none to cut by measured cost");
+         int64_t last = 0;
+         for (const Json& b : cut) {
+           const int64_t u = b.get<int64_t>();
+           if (u <= last || u >= units)
+             return when(true, "boundaries must increase strictly within 1.." + std::to_string(units - 1) +
+                                   " (the arch has " + std::to_string(units) + " pipeline units), got " + b.dump() +
+                                   " after " + std::to_string(last));
+           last = u;
+         }
+         return std::nullopt;
+       }},
       {"/parallel/pipeline_stages", Needs::config,
        [](const Json& c, int) {
          return when(pipelined(c) && model_parallel(c),

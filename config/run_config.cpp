@@ -93,6 +93,10 @@ Node build_run_schema() {
                                                        "one per rank, and /batch/micro_batches micro-batches flow "
                                                        "through them; the K/S pipelines are the data-parallel "
                                                        "replicas")},
+                           {"pipeline_cut", integers({}, "pipeline stages' first units after stage 0 (S - 1 "
+                                                         "increasing unit indices); empty = cut by the units' "
+                                                         "measured costs (extra.pipeline of a record shows the cut "
+                                                         "it made)")},
                            {"pipeline_schedule", text("1f1b", {"1f1b", "gpipe"},
                                                       "pipeline stages' order of micro-batch forwards and "
                                                       "backwards: 1f1b (one forward, one backward; at most S "

@@ -23,6 +23,10 @@
 //                                                the schedule's M + K - 1 slots, each the slowest stage's micro-batch
 //                                                (or the slowest link's, when it is slower), plus the first
 //                                                micro-batch's way forward and the last one's way back
+// This is 1F1B's steady state (the default schedule), where a slot holds one forward and one backward and sends one
+// message each way. GPipe's forward phase sends M messages while computing forwards only: where the link is slower
+// than a micro-batch's forward but faster than its forward and backward, the link paces it and this formula
+// under-predicts its step (by up to 2x as x approaches (f + b) / M).
 //   PP comm = 2 sum_s x_s + (M + K - 1) max(0, x_max - C_max / M)    the transfers not hidden behind compute
 //   PP idle = (M + K - 1) C_max / M - B t_img / K                      the bubble and the stages' imbalance
 // PP is possible for K <= L layers and M <= B.

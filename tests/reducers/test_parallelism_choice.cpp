@@ -69,7 +69,7 @@ TEST(ParallelismChoice, SeedsDirection) {
 TEST(ParallelismChoice, PipelineOnAHandComputedStack) {
   // K = 2 stages of the 2 layers (4 -> 8: 32 MACs; 8 -> 2: 16 MACs), B = 16 at 1 us an image, M = 4: stage costs
   // 16 us x 32/48 and x 16/48. The boundary after layer 1 carries 4 x (16/4) x 8 = 128 B each way: x = alpha + 128
-  // beta = 1.128 us, below the slowest stage's 10.667/4 us a micro-batch, so hidden: step = (4 + 1) x 10.667/4 us
+  // beta = 1.128 us, below the slowest stage's 10.667/4 us a micro-batch (forward and backward: 1F1B's slot), so hidden: step = (4 + 1) x 10.667/4 us
   // + 2 x 1.128 us; idle = 5 x 10.667/4 - 16/2 us (bubble and imbalance); comm = 2 x 1.128 us.
   ParallelismInput in = small_stack();
   in.micro_batches = 4;

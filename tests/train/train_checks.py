@@ -31,7 +31,8 @@ Checks (each small: synthetic data or a few dozen Fashion-MNIST steps, bounded i
   pipeline      pipeline stages (MLP S = 2, alone and 2 replicas; Simple CNN S = 4; ResNet-8 S = 3 x 2 replicas)
                 against one rank with the whole batch (ResNet-8: ghost batch norm after 1 step, the same
                 micro-batches after 20); GPipe and 1F1B bitwise equal; the record's cut, bytes and bubble formula;
-                preempted and resumed bitwise; a non-finite gradient in one stage; bad configs exit 2.
+                preempted and resumed bitwise with the checkpoint's cut (and a pinned /parallel/pipeline_cut);
+                --trace's spans per micro-batch; a non-finite gradient in one stage; bad configs exit 2.
   checkpointing gradient checkpointing on 2 ranks, with synchronised batch norm and with gradient accumulation:
                 the weights and running statistics after 20 steps are bitwise those of the run without.
   diverged      an absurd learning rate: status diverged at a step, record written, exit 0.
@@ -369,16 +370,45 @@ def check_pipeline():
               f"max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
         assert err <= 1e-6 * scale, f"resnet8 pipeline, {steps} steps: weights differ by {err}"
 
-    # Preempted and resumed: every stage checkpoints its own part; bitwise the uninterrupted run.
-    base = mlp_config("pp-full", batch={"global": 16, "micro_batches": 2}, duration={"steps": 16},
-                      parallel={"pipeline_stages": 2})
-    mpirun(4, write_config("pp-full", base), "--save-weights", os.path.join(args.work, "pp-full.bin"))
-    cut = write_config("pp-cut", dict(base, name="pp-cut"))
-    mpirun(4, cut, "--inject-fault", "sigusr1@7", expect=3)
-    mpirun(4, cut, "--resume", "--save-weights", os.path.join(args.work, "pp-cut.bin"))
+    # Preempted and resumed: every stage checkpoints its own part; bitwise the uninterrupted run. ResNet-8 on S = 3
+    # has several cuts of nearly equal cost: the resumed run must cut as the checkpoint's run did, from the unit
+    # costs that run measured (kept in the checkpoint), not from a new measurement. The pinned cut of the
+    # uninterrupted run is the one the interrupted run measured.
+    base = resnet_config("pp-cut", data=data, batch={"global": 16, "micro_batches": 2}, duration={"steps": 12},
+                         parallel={"sync_bn": False, "pipeline_stages": 3})
+    cut = write_config("pp-cut", base)
+    mpirun(3, cut, "--inject-fault", "sigusr1@5", expect=3)
+    first = validate(os.path.join(args.work, "records", "pp-cut.json"))["extra"]["pipeline"]
+    mpirun(3, cut, "--resume", "--save-weights", os.path.join(args.work, "pp-cut.bin"))
+    resumed = validate(os.path.join(args.work, "records", "pp-cut.json"))["extra"]["pipeline"]
+    assert resumed["unit_seconds_measured"] == first["unit_seconds_measured"], (first, resumed)
+    assert resumed["per_stage"][1]["first_unit"] == first["per_stage"][1]["first_unit"]
+    boundaries = [st["first_unit"] for st in first["per_stage"][1:]]
+    full = dict(base, name="pp-full", parallel=dict(base["parallel"], pipeline_cut=boundaries))
+    mpirun(3, write_config("pp-full", full), "--save-weights", os.path.join(args.work, "pp-full.bin"))
+    pinned = validate(os.path.join(args.work, "records", "pp-full.json"))["extra"]["pipeline"]
+    assert [st["first_unit"] for st in pinned["per_stage"][1:]] == boundaries and pinned["unit_seconds_measured"] == []
     a, c = load_weights(os.path.join(args.work, "pp-full.bin")), load_weights(os.path.join(args.work, "pp-cut.bin"))
     assert np.array_equal(a.view(np.uint32), c.view(np.uint32)), "pipeline: resumed weights differ"
-    print("S=2 on K=4: preempted after step 7, resumed, bitwise identical to the uninterrupted run")
+    print(f"ResNet-8, S=3 cut at units {boundaries}: preempted after step 5, resumed with the checkpoint's unit "
+          f"costs, bitwise identical to the uninterrupted run with that cut pinned")
+
+    # --trace through the stages (ResNet-8, 2 replicas of S = 2, M = 2): the trace check's rules hold (spans nest per
+    # track, every phase present, layer groups within the last backward), and each rank shows M forwards and M
+    # backwards per step, each with its micro-batch.
+    trace = os.path.join(args.work, "pp-trace.json")
+    tcfg = resnet_config("pp-trace", data=data, batch={"global": 16, "micro_batches": 2}, duration={"steps": 4},
+                         eval={"every_steps": 2}, parallel={"sync_bn": False, "pipeline_stages": 2})
+    mpirun(4, write_config("pp-trace", tcfg), "--trace", trace)
+    doc = json.load(open(trace))
+    bad = trace_problems(doc, 4)
+    assert not bad, bad
+    for pid in range(4):
+        for phase in ("forward", "backward"):
+            micro = sorted(e["args"]["micro_batch"] for e in doc["traceEvents"]
+                           if e.get("ph") == "X" and e["pid"] == pid and e["name"] == phase)
+            assert micro == [0] * 4 + [1] * 4, (pid, phase, micro)
+    print("--trace with pipeline stages: spans nest, every phase present, M forwards and backwards per step")
 
     # A non-finite gradient in stage 1 only: every rank stops as diverged at that step.
     mpirun(2, write_config("pp-nan", mlp_config("pp-nan", batch={"global": 16, "micro_batches": 2},
@@ -386,6 +416,7 @@ def check_pipeline():
            "--inject-fault", "nan-grad@1:5", timeout=120)
     rec = validate(os.path.join(args.work, "records", "pp-nan.json"))
     assert rec["status"] == "diverged" and rec["steps"] == 4, (rec["status"], rec["steps"])
+    assert "gradient became non-finite at step 5 (in the stages of 1 of 2 ranks)" in rec["status_detail"], rec["status_detail"]
     print("a non-finite gradient in stage 1 at step 5: every rank stopped, the record says", repr(rec["status_detail"]))
 
     # Bad configs: exit 2 naming the key, nothing written.
@@ -400,6 +431,8 @@ def check_pipeline():
          "/parallel/pipeline_stages: pipeline parallelism runs with /parallel/mode \"sync\""),
         (2, mlp_config("ppbad5", batch={"global": 8}, parallel={"pipeline_stages": 2, "pipeline_schedule": "zigzag"}),
          "/parallel/pipeline_schedule"),
+        (3, resnet_config("ppbad7", batch={"global": 8}, parallel={"pipeline_stages": 3, "pipeline_cut": [2, 2]}),
+         "/parallel/pipeline_cut: boundaries must increase strictly within 1..4"),
         (4, mlp_config("ppbad6", batch={"global": 9}, parallel={"pipeline_stages": 2}),
          "/batch/global: 9 is not divisible by the data-parallel replicas (ranks / model_parallel / pipeline_stages), 2"),
     ]

@@ -6,16 +6,18 @@
 
 #include "core/error.hpp"
 #include "core/timer.hpp"
+#include "core/trace.hpp"
 #include "core/linear_partition.hpp"
 
 namespace dtbench {
 
 namespace {
 
-int forward_tag(int micro) { return 2 * micro; }
-int backward_tag(int micro) { return 2 * micro + 1; }
-constexpr int kEvalTag = INT_MAX - 1;  // evaluation forwards (MPI guarantees tags up to 32767 at least; Open MPI's
-                                       // bound is INT_MAX)
+// One tag per direction: a stage sends its micro-batches' activations (and gradients) in micro-batch order and its
+// neighbour receives them in that order, and MPI matches messages of one sender, tag and communicator in the order
+// they were sent, so the micro-batch needs no tag of its own (and tags stay far below every MPI's bound, which may
+// be as low as 32767).
+constexpr int kForwardTag = 0, kBackwardTag = 1, kEvalTag = 2;
 
 int mpi_count(size_t floats) {
   if (floats > static_cast<size_t>(INT_MAX))
@@ -86,8 +88,12 @@ double Pipeline::train(TrainModel& model, const float* x, const int32_t* labels,
   const size_t in_floats = model.stage_input_floats(n), out_floats = model.stage_output_floats(n);
   const MPI_Comm comm = layout_.group_comm();
   double loss = 0, sent = 0;
+  const bool tracing = trace::on();
   for (const PipelineOp& op : pipeline_schedule(schedule_, S, s, M)) {
     const int slot = op.micro % slots;
+    // --trace: each micro-batch's forward and backward, from the wait for its tensor to the end of its compute
+    // (spans "forward" and "backward" with the micro-batch in their args; the wait inside them is the bubble).
+    const double traced_from = tracing ? trace::now_us() : 0;
     const size_t first = static_cast<size_t>(op.micro) * static_cast<size_t>(n);
     model.set_slot(slot);
     if (op.forward) {
@@ -97,7 +103,7 @@ double Pipeline::train(TrainModel& model, const float* x, const int32_t* labels,
       const float* in = x + first * sample_floats;
       if (s > 0) {
         received_.resize(in_floats);
-        receive(received_, s - 1, forward_tag(op.micro), sec.forward_wait);
+        receive(received_, s - 1, kForwardTag, sec.forward_wait);
         in = received_.data();
       }
       Stopwatch c;
@@ -106,14 +112,16 @@ double Pipeline::train(TrainModel& model, const float* x, const int32_t* labels,
       sec.forward += c.seconds();
       if (s < S - 1) {
         MPI_Request r;
-        MPI_Isend(model.stage_output(), mpi_count(out_floats), MPI_FLOAT, s + 1, forward_tag(op.micro), comm, &r);
+        MPI_Isend(model.stage_output(), mpi_count(out_floats), MPI_FLOAT, s + 1, kForwardTag, comm, &r);
         pending_[static_cast<size_t>(slot)].push_back(r);
         sent += static_cast<double>(out_floats) * sizeof(float);
       }
+      if (tracing)
+        trace::span("forward", "forward", trace::kTrainingTrack, traced_from, trace::now_us(), {{"micro_batch", op.micro}});
     } else {
       if (s < S - 1) {
         received_.resize(out_floats);
-        receive(received_, s + 1, backward_tag(op.micro), sec.backward_wait);
+        receive(received_, s + 1, kBackwardTag, sec.backward_wait);
         model.set_output_gradient(received_.data());
       }
       Stopwatch c;
@@ -127,10 +135,12 @@ double Pipeline::train(TrainModel& model, const float* x, const int32_t* labels,
       sec.backward += c.seconds();
       if (s > 0) {
         MPI_Request r;
-        MPI_Isend(model.input_gradient(), mpi_count(in_floats), MPI_FLOAT, s - 1, backward_tag(op.micro), comm, &r);
+        MPI_Isend(model.input_gradient(), mpi_count(in_floats), MPI_FLOAT, s - 1, kBackwardTag, comm, &r);
         pending_[static_cast<size_t>(slot)].push_back(r);
         sent += static_cast<double>(in_floats) * sizeof(float);
       }
+      if (tracing)
+        trace::span("backward", "backward", trace::kTrainingTrack, traced_from, trace::now_us(), {{"micro_batch", op.micro}});
     }
   }
   Stopwatch w;

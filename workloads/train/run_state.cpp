@@ -46,7 +46,8 @@ Json TrainState::to_json() const {
           {"preemptions", preemptions},
           {"noise", noise},
           {"split", {{"wait_slowest", wait_slowest}, {"after_last", after_last}, {"steps", split_steps}}},
-          {"curvature", {{"exchanges", curvature_exchanges}, {"bytes", curvature_bytes}}}};
+          {"curvature", {{"exchanges", curvature_exchanges}, {"bytes", curvature_bytes}}},
+          {"pipeline_unit_seconds", pipeline_unit_seconds}};
 }
 
 TrainState TrainState::from_json(const Json& j) {
@@ -67,6 +68,8 @@ TrainState TrainState::from_json(const Json& j) {
     s.wait_slowest = split.at("wait_slowest");
     s.after_last = split.at("after_last");
     s.split_steps = split.at("steps");
+    if (j.contains("pipeline_unit_seconds"))  // checkpoints before pipeline stages have none
+      s.pipeline_unit_seconds = j["pipeline_unit_seconds"].get<std::vector<double>>();
     if (j.contains("curvature")) {  // checkpoints before K-FAC have none
       s.curvature_exchanges = j["curvature"].at("exchanges");
       s.curvature_bytes = j["curvature"].at("bytes");

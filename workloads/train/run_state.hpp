@@ -30,6 +30,9 @@ struct TrainState {
   // K-FAC: the statistics allreduces so far and the bytes of their buffers (sync_step.cpp).
   int64_t curvature_exchanges = 0;
   double curvature_bytes = 0;
+  // Pipeline stages: the units' measured seconds the stages were cut by, so that a resumed run (or one started
+  // --init-from it) cuts them the same way.
+  std::vector<double> pipeline_unit_seconds;
 
   // One more timed step: its phases and the (rank-mean) training loss.
   void add_step(const StepTiming& t, double loss);

@@ -98,10 +98,14 @@ void SyncStep::run(int64_t step, TrainState& st) {
     if (m > 1) hooks.after_forward = [this](int j) { keep_first_running_statistics(j); };
     hooks.before_last_backward = [&] {
       if (!local) buckets.begin(grads.data());
+      trace_group_.clear();
+      trace_group_start_ = trace::now_us();
     };
     hooks.last_ready = last_ready;
     Pipeline::StepSeconds sec;
     loss = pipeline_->train(model_, data_.x(), data_.labels(), data_.sample_floats(), n, hooks, sec);
+    if (tracing && !trace_group_.empty())
+      trace::span(trace_group_, "backward", trace::kTrainingTrack, trace_group_start_, trace_last_ready_);
     t.forward = sec.forward + sec.forward_wait;
     t.backward = sec.backward + sec.backward_wait;
     seq.end("pipeline forwards and backwards", "step");
@@ -214,7 +218,8 @@ void SyncStep::run(int64_t step, TrainState& st) {
     double shards_refused[1] = {refused.empty() ? 0.0 : 1.0};
     world_.sum(shards_refused);
     if (shards_refused[0] > 0)
-      throw Diverged(step, "gradient became non-finite at step " + std::to_string(step + 1) + " (in the shards of " +
+      throw Diverged(step, "gradient became non-finite at step " + std::to_string(step + 1) + " (in the " +
+                               (par_.model_parallel()->form() == ModelParallel::Form::pipeline ? "stages" : "shards") + " of " +
                                std::to_string(static_cast<int>(shards_refused[0])) + " of " + std::to_string(ranks) +
                                " ranks)");
   }

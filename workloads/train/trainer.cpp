@@ -25,6 +25,7 @@
 #include "workloads/train/async_loop.hpp"
 #include "workloads/train/async_ps.hpp"
 #include "workloads/train/cadence.hpp"
+#include "workloads/train/checkpoint.hpp"
 #include "workloads/train/console.hpp"
 #include "workloads/train/data_parallel.hpp"
 #include "workloads/train/evaluation.hpp"
@@ -156,28 +157,51 @@ void Run::set_up() {
                            cadence_.stop_step);
     });
   }
+  if (pipeline_) st_.pipeline_unit_seconds = unit_seconds_;  // the next checkpoint's, as this run cut its stages
 }
 
-// Pipeline stages: rank 0 measures each pipeline unit's forward and backward for one micro-batch on the whole
-// model, every rank learns the costs, and the stages are cut where the costliest stage is cheapest (pipeline.hpp).
+// Pipeline stages: the cut /parallel/pipeline_cut pins, or else the one where the costliest stage is cheapest
+// (pipeline.hpp) by each unit's forward and backward seconds for one micro-batch of the whole model: measured by rank
+// 0 (the others wait), or, when this run continues a checkpoint (--resume, --init-from), the seconds that run
+// measured, so that every stage holds the same units as the checkpoint's.
 void Run::cut_pipeline() {
   const models::ModelSpec whole = train_model_spec(cfg_, data_->train(), nullptr);
   same_on_all_ranks([&] { models::validate(whole); });
-  const int units = models::pipeline_units(whole);
+  const int units = models::pipeline_units(whole), stages = model_parallel_->group_size();
   const int micro = static_cast<int>(per_rank_ / cfg_["batch"]["micro_batches"].get<int64_t>());
   std::vector<float> costs(static_cast<size_t>(units), 0.0f);
-  world_.checked_on_root([&] {
+  const fs::path continued = args_.resume ? paths_.checkpoint : fs::path(args_.init_from);
+  const Json& pinned = cfg_["parallel"]["pipeline_cut"];
+  // A pinned cut needs no measurement (nor the whole model on rank 0, which a model that only fits in stages
+  // could not hold); the record then shows no unit costs.
+  if (!pinned.empty()) costs.clear();
+  if (!costs.empty()) world_.checked_on_root([&] {
+    if (!continued.empty()) {
+      const Json header = read_header(continued);
+      const Json* kept = header.is_object() && header.contains("state") ? &header["state"] : nullptr;
+      if (kept != nullptr && kept->contains("pipeline_unit_seconds") &&
+          (*kept)["pipeline_unit_seconds"].size() == costs.size()) {
+        for (size_t u = 0; u < costs.size(); ++u) costs[u] = (*kept)["pipeline_unit_seconds"][u].get<float>();
+        return;
+      }
+    }
     const std::vector<double> s =
         measure_cpu_unit_seconds(whole, micro, 3, static_cast<uint64_t>(cfg_["seed"].get<int64_t>()));
     for (size_t u = 0; u < costs.size() && u < s.size(); ++u) costs[u] = static_cast<float>(s[u]);
   });
   world_.broadcast(costs);
   unit_seconds_.assign(costs.begin(), costs.end());
-  // A unit too fast to time still counts, so that no stage is cut empty of work by a zero.
-  std::vector<double> weights(unit_seconds_);
-  for (double& w : weights) w = std::max(w, 1e-9);
   std::vector<std::pair<int, int>> cut;
-  for (int s = 0; s < model_parallel_->group_size(); ++s) cut.push_back(stage_units(weights, model_parallel_->group_size(), s));
+  if (!pinned.empty()) {
+    int first = 0;
+    for (const Json& b : pinned) cut.emplace_back(first, b.get<int>()), first = b.get<int>();
+    cut.emplace_back(first, units);
+  } else {
+    // A unit too fast to time still counts, so that no stage is cut empty of work by a zero.
+    std::vector<double> weights(unit_seconds_);
+    for (double& w : weights) w = std::max(w, 1e-9);
+    for (int s = 0; s < stages; ++s) cut.push_back(stage_units(weights, stages, s));
+  }
   model_parallel_->set_stage_units(std::move(cut));
 }
 
