@@ -71,6 +71,7 @@ TEST(PipelineStages, StagesChainedGiveTheWholeModel) {
   const uint64_t seed = 11;
   const int n = 6;
   for (const char* arch : {"mlp", "simple_cnn", "resnet8"}) {
+    SCOPED_TRACE(arch);
     const models::ModelSpec whole_spec = spec_of(arch);
     cpu::Model whole(whole_spec, seed);
     std::vector<float> x(whole.stage_input_floats(n));
@@ -132,7 +133,6 @@ TEST(PipelineStages, StagesChainedGiveTheWholeModel) {
         base += m.grads().size();
       }
     }
-    SCOPED_TRACE(arch);
   }
 }
 

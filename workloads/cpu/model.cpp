@@ -220,13 +220,10 @@ size_t Model::stage_input_floats(int n) const {
 
 std::vector<double> Model::unit_seconds(int n) const {
   std::vector<double> seconds;
-  for (const auto& [key, e] : impl_->plans) {
-    if (key.n != n || !key.train || key.slot != 0) continue;
-    for (const OpTime& op : e.plan->profile()) {
-      const size_t u = static_cast<size_t>(std::max(op.unit, 0));  // the input's reorders: the first unit's
-      if (seconds.size() <= u) seconds.resize(u + 1, 0.0);
-      seconds[u] += op.min_seconds;
-    }
+  for (const OpTime& op : profile(n, true)) {
+    const size_t u = static_cast<size_t>(std::max(op.unit, 0));  // the input's reorders: the first unit's
+    if (seconds.size() <= u) seconds.resize(u + 1, 0.0);
+    seconds[u] += op.min_seconds;
   }
   return seconds;
 }

@@ -64,7 +64,12 @@ std::pair<int, int> stage_units(const std::vector<double>& unit_costs, int stage
 }
 
 Pipeline::Pipeline(const ModelParallel& layout, std::string schedule, int micro_batches)
-    : layout_(layout), schedule_(std::move(schedule)), micro_batches_(micro_batches) {
+    : layout_(layout),
+      schedule_(std::move(schedule)),
+      micro_batches_(micro_batches),
+      ops_(pipeline_schedule(schedule_, layout.group_size(), layout.shard(), micro_batches)),
+      slots_(pipeline_slots(schedule_, layout.group_size(), layout.shard(), micro_batches)),
+      pending_(static_cast<size_t>(slots_)) {
   if (layout.form() != ModelParallel::Form::pipeline) throw std::logic_error("Pipeline: not a pipeline layout");
 }
 
@@ -82,14 +87,12 @@ void Pipeline::receive(std::vector<float>& into, int from, int tag, double& wait
 
 double Pipeline::train(TrainModel& model, const float* x, const int32_t* labels, size_t sample_floats, int n,
                        const Hooks& hooks, StepSeconds& sec) {
-  const int S = stages(), s = stage(), M = micro_batches_;
-  const int slots = pipeline_slots(schedule_, S, s, M);
-  if (pending_.size() < static_cast<size_t>(slots)) pending_.resize(static_cast<size_t>(slots));
+  const int S = stages(), s = stage(), M = micro_batches_, slots = slots_;
   const size_t in_floats = model.stage_input_floats(n), out_floats = model.stage_output_floats(n);
   const MPI_Comm comm = layout_.group_comm();
   double loss = 0, sent = 0;
   const bool tracing = trace::on();
-  for (const PipelineOp& op : pipeline_schedule(schedule_, S, s, M)) {
+  for (const PipelineOp& op : ops_) {
     const int slot = op.micro % slots;
     // --trace: each micro-batch's forward and backward, from the wait for its tensor to the end of its compute
     // (spans "forward" and "backward" with the micro-batch in their args; the wait inside them is the bubble).
@@ -170,17 +173,16 @@ double Pipeline::evaluate(TrainModel& model, const float* x, const int32_t* labe
   return loss;
 }
 
-Json Pipeline::record(MPI_Comm world, const std::vector<double>& unit_seconds,
+Json Pipeline::record(const World& world, const std::vector<double>& unit_seconds,
                       const std::vector<std::pair<int, int>>& units, size_t params_per_rank, size_t params_whole,
                       size_t activation_bytes) const {
-  // Per rank: computing and waiting seconds, bytes sent, parameters, activation bytes, gathered on every rank of
-  // the world (rank 0 writes the record).
+  // Per rank: computing and waiting seconds, bytes sent, parameters, activation bytes, gathered on rank 0, which
+  // writes the record.
   const double mine[5] = {compute_, wait_, bytes_sent_, static_cast<double>(params_per_rank),
                           static_cast<double>(activation_bytes)};
-  int size = 1;
-  MPI_Comm_size(world, &size);
-  std::vector<double> all(5 * static_cast<size_t>(size));
-  MPI_Allgather(mine, 5, MPI_DOUBLE, all.data(), 5, MPI_DOUBLE, world);
+  const std::vector<double> all = world.gather(mine);
+  if (!world.root()) return nullptr;
+  const int size = world.size();
   const int S = stages();
   const double per_step = steps_ > 0 ? 1.0 / static_cast<double>(steps_) : 0.0;
   Json stages_json = Json::array();

@@ -33,6 +33,7 @@
 #include "workloads/backend/train_model.hpp"
 #include "workloads/models/hooks.hpp"
 #include "workloads/train/model_parallel.hpp"
+#include "workloads/train/world.hpp"
 
 namespace dtbench {
 
@@ -79,9 +80,9 @@ class Pipeline {
   int stage() const { return layout_.shard(); }
   bool last() const { return stage() == stages() - 1; }
 
-  // extra.pipeline of the record (collective over the world: every stage's bubble and exchanges are gathered);
-  // unit_seconds: the measured unit costs the cut was made from, units: [first, end) of every stage.
-  Json record(MPI_Comm world, const std::vector<double>& unit_seconds, const std::vector<std::pair<int, int>>& units,
+  // extra.pipeline of the record on rank 0, null elsewhere (collective over the world: every stage's bubble and
+  // exchanges are gathered); unit_seconds: the measured unit costs the cut was made from, units: [first, end) of every stage.
+  Json record(const World& world, const std::vector<double>& unit_seconds, const std::vector<std::pair<int, int>>& units,
               size_t params_per_rank, size_t params_whole, size_t activation_bytes) const;
 
  private:
@@ -91,6 +92,8 @@ class Pipeline {
   const ModelParallel& layout_;
   std::string schedule_;
   int micro_batches_;
+  std::vector<PipelineOp> ops_;                     // this stage's schedule, the same every step
+  int slots_;                                       // micro-batches this stage holds at once
   std::vector<std::vector<MPI_Request>> pending_;  // per slot: sends that read its plan's memories
   std::vector<float> received_;                    // the tensor received last
   // Over the steps so far: computing and waiting seconds, bytes sent, steps.

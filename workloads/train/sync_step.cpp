@@ -109,31 +109,32 @@ void SyncStep::run(int64_t step, TrainState& st) {
     t.forward = sec.forward + sec.forward_wait;
     t.backward = sec.backward + sec.backward_wait;
     seq.end("pipeline forwards and backwards", "step");
-  }
-  for (int j = 0; pipeline_ == nullptr && j < m; ++j) {
-    phase.reset();
-    const size_t first = static_cast<size_t>(j) * static_cast<size_t>(n);
-    loss += staging() ? model_.forward_staged(n)
-                      : model_.forward(data_.x() + first * data_.sample_floats(), data_.labels() + first, n, true);
-    if (m > 1) keep_first_running_statistics(j);
-    t.forward += phase.seconds();
-    seq.end("forward", "step");
+  } else {
+    for (int j = 0; j < m; ++j) {
+      phase.reset();
+      const size_t first = static_cast<size_t>(j) * static_cast<size_t>(n);
+      loss += staging() ? model_.forward_staged(n)
+                        : model_.forward(data_.x() + first * data_.sample_floats(), data_.labels() + first, n, true);
+      if (m > 1) keep_first_running_statistics(j);
+      t.forward += phase.seconds();
+      seq.end("forward", "step");
 
-    phase.reset();
-    if (j < m - 1) {
-      model_.backward(models::OnReady{});
-      model_.accumulate_grads(j == 0);
-    } else {
-      if (!local) buckets.begin(grads.data());
-      trace_group_.clear();
-      trace_group_start_ = seq.last();
-      model_.backward(last_ready);
-      if (tracing && !trace_group_.empty())
-        trace::span(trace_group_, "backward", trace::kTrainingTrack, trace_group_start_, trace_last_ready_);
+      phase.reset();
+      if (j < m - 1) {
+        model_.backward(models::OnReady{});
+        model_.accumulate_grads(j == 0);
+      } else {
+        if (!local) buckets.begin(grads.data());
+        trace_group_.clear();
+        trace_group_start_ = seq.last();
+        model_.backward(last_ready);
+        if (tracing && !trace_group_.empty())
+          trace::span(trace_group_, "backward", trace::kTrainingTrack, trace_group_start_, trace_last_ready_);
+      }
+      last_backward = phase.seconds();
+      t.backward += last_backward;
+      seq.end("backward", "step");
     }
-    last_backward = phase.seconds();
-    t.backward += last_backward;
-    seq.end("backward", "step");
   }
   loss /= m;  // the mean over the rank's batch (each micro-batch's loss is its own mean)
   double staging_seconds = 0;

@@ -129,9 +129,10 @@ void Run::set_up() {
                    std::to_string(total_steps) + " (/duration)");
   cadence_ = Cadence(cfg_["eval"], steps_per_epoch, total_steps, args_.stop_at);
   console_ = std::make_unique<Console>(world_.root(), total_steps);
-  if (model_parallel_ && model_parallel_->form() == ModelParallel::Form::pipeline) cut_pipeline();
+  const bool pipelined = model_parallel_ && model_parallel_->form() == ModelParallel::Form::pipeline;
+  if (pipelined) cut_pipeline();
   model_ = make_train_model(cfg_, data_->train(), world_, model_parallel_.get());
-  if (model_parallel_ && model_parallel_->form() == ModelParallel::Form::pipeline)
+  if (pipelined)
     pipeline_ = std::make_unique<Pipeline>(*model_parallel_, cfg_["parallel"]["pipeline_schedule"].get<std::string>(),
                                            static_cast<int>(cfg_["batch"]["micro_batches"].get<int64_t>()));
   sched_ = same_on_all_ranks([&] {
@@ -425,7 +426,7 @@ void Run::write_record(RunStatus status, const std::string& detail) {
                        args_.init_from,   args_.stop_at};
   if (pipeline_) {
     facts.whole_parameters = models::describe(train_model_spec(cfg_, data_->train(), nullptr)).param_count();
-    facts.pipeline = pipeline_->record(world_.comm(), unit_seconds_, model_parallel_->stage_units(),
+    facts.pipeline = pipeline_->record(world_, unit_seconds_, model_parallel_->stage_units(),
                                        model_->params().size(), facts.whole_parameters, model_->activation_bytes());
   } else if (model_parallel_) {
     models::ModelSpec whole = train_model_spec(cfg_, data_->train(), nullptr);
