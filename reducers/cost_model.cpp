@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "reducers/hierarchical.hpp"
 #include "reducers/registry.hpp"
 #include "reducers/sweep_document.hpp"
 
@@ -27,7 +28,23 @@ namespace {
 bool same_options(const ReducerOptions& a, const ReducerOptions& b) {
   return a.segment_bytes == b.segment_bytes && a.servers == b.servers &&
          a.small_segment_bytes == b.small_segment_bytes &&
-         a.small_transfer_bytes == b.small_transfer_bytes;
+         a.small_transfer_bytes == b.small_transfer_bytes && a.leader == b.leader;
+}
+
+// The ranks per node of a sweep's hierarchical rows (sweep_rows in cost_model.hpp): -1 for nodes of unequal
+// sizes. Only checked documents come here.
+int sweep_ranks_per_node(const Json& doc) {
+  const int given = doc["options"].value("ranks_per_node", 0);
+  if (given > 0) return given;
+  if (!doc.contains("nodes")) return 0;
+  std::map<int, int> size;
+  for (const Json& n : doc["nodes"]) ++size[n.get<int>()];
+  int g = 0;
+  for (const auto& [node, members] : size) {
+    if (g != 0 && members != g) return -1;
+    g = members;
+  }
+  return size.size() <= 1 ? 0 : g;
 }
 
 // Solves the k x k system A x = b by Gaussian elimination with partial pivoting; false if singular.
@@ -125,6 +142,42 @@ double FittedModel::predict(const std::string& reducer, int ranks, int cores, do
   return predict_seconds(t, c, regime(t, ranks, cores, bytes, c.cache_bytes));
 }
 
+CostTerms FittedModel::terms(const SweepRow& row) const {
+  ReducerOptions o = options;
+  o.ranks_per_node = row.ranks_per_node;
+  return cost_terms(row.reducer, row.ranks, row.bytes, o, eager_bytes);
+}
+
+double FittedModel::predict(const SweepRow& row) const {
+  const CostParams& c = params.at(row.reducer);
+  const CostTerms t = terms(row);
+  return predict_seconds(t, c, regime(t, row.ranks, row.cores, row.bytes, c.cache_bytes));
+}
+
+double FittedModel::predict_hierarchical_from_parts(int ranks, int cores, double bytes, int ranks_per_node) const {
+  for (const std::string& part : {std::string("parameter_server"), options.leader})
+    if (!params.count(part))
+      throw BadInput("cost model: the hierarchical reducer's parts need a fit of " + part + " (sweep it beside hierarchical)");
+  ReducerOptions o = options;
+  o.ranks_per_node = ranks_per_node;
+  const Hierarchical::CostParts parts = Hierarchical::cost_parts(ranks, bytes, o, eager_bytes);
+  const auto priced = [&](const CostTerms& t, const CostParams& c) {
+    return predict_seconds(t, c, regime(t, ranks, cores, bytes, c.cache_bytes));
+  };
+  return priced(parts.within, params.at("parameter_server")) + priced(parts.among, params.at(options.leader));
+}
+
+double rms_rel_error_from_parts(const FittedModel& m, const std::vector<SweepRow>& rows) {
+  double sq = 0, count = 0;
+  for (const SweepRow& r : rows) {
+    if (r.reducer != "hierarchical") continue;
+    const double pred = m.predict_hierarchical_from_parts(r.ranks, r.cores, r.bytes, r.ranks_per_node);
+    sq += std::pow((pred - r.seconds) / r.seconds, 2);
+    count += 1;
+  }
+  return count > 0 ? std::sqrt(sq / count) : -1;
+}
+
 double row_seconds(const Json& r) {
   return (r.contains("time_median_us") ? r.at("time_median_us") : r.at("time_us")).get<double>() * 1e-6;
 }
@@ -151,14 +204,17 @@ Json FittedModel::to_json() const {
           {"small_segment_bytes", options.small_segment_bytes},
           {"small_transfer_bytes", options.small_transfer_bytes},
           {"servers", options.servers},
+          {"leader", options.leader},
+          {"ranks_per_node", options.ranks_per_node},
           {"ranks", ranks},
           {"reducers", p}};
 }
 
 std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::string& what, ReducerOptions& options,
                                  double max_bytes) {
-  // (reducer, ranks, cores, bytes) -> the time of each file that measured it
-  std::map<std::tuple<std::string, int, int, double>, std::vector<double>> times;
+  // (reducer, ranks, cores, ranks per node, bytes) -> the time of each file that measured it
+  std::map<std::tuple<std::string, int, int, int, double>, std::vector<double>> times;
+  bool have_nodes = false;  // options.ranks_per_node is set from a file's hierarchical rows
   for (size_t f = 0; f < sweeps.size(); ++f) {
     const Json& doc = sweeps[f];
     const std::string where = what + " " + std::to_string(f + 1);
@@ -173,12 +229,14 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
     o.small_segment_bytes = opt.value("small_segment_bytes", o.small_segment_bytes);
     o.small_transfer_bytes = opt.value("small_transfer_bytes", o.small_transfer_bytes);
     o.servers = opt["servers"].get<int>();
+    o.leader = opt.value("leader", o.leader);
     if (f == 0) {
       options = o;
     } else if (!same_options(o, options)) {
-      throw BadInput(where + ": /options (segment sizes or servers) differ from the first file's; use sweeps "
-                     "taken with the same options");
+      throw BadInput(where + ": /options (segment sizes, servers or leader) differ from the first file's; use "
+                     "sweeps taken with the same options");
     }
+    const int ranks_per_node = sweep_ranks_per_node(doc);
     const int ranks = doc["ranks"].get<int>();
     int cores = 0;
     if (doc.contains("provenance") && doc["provenance"].contains("cpu"))
@@ -187,10 +245,17 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
       if (r.at("wrong").get<uint64_t>() != 0) continue;  // a wrong result's time means nothing
       const double bytes = r.at("bytes").get<double>(), t = row_seconds(r);
       if ((max_bytes > 0 && bytes > max_bytes) || bytes <= 0 || ranks < 2 || t <= 0) continue;
-      // A reducer without a cost formula (hierarchical, nccl) is not fitted: its rows are left out.
-      const ReducerInfo* info = find_reducer(r.at("reducer").get<std::string>());
+      // A reducer without a cost formula (nccl) is not fitted: its rows are left out.
+      const std::string name = r.at("reducer").get<std::string>();
+      const ReducerInfo* info = find_reducer(name);
       if (info == nullptr || info->cost == nullptr) continue;
-      times[{r.at("reducer").get<std::string>(), ranks, cores, bytes}].push_back(t);
+      int g = 0;
+      if (name == "hierarchical") {
+        if (ranks_per_node < 0) continue;
+        g = ranks_per_node;
+        if (!have_nodes) options.ranks_per_node = g, have_nodes = true;
+      }
+      times[{name, ranks, cores, g, bytes}].push_back(t);
     }
   }
   std::vector<SweepRow> rows;
@@ -198,7 +263,7 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
     std::sort(ts.begin(), ts.end());
     const size_t h = ts.size() / 2;
     const double median = ts.size() % 2 ? ts[h] : 0.5 * (ts[h - 1] + ts[h]);
-    rows.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), median});
+    rows.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), std::get<4>(key), median});
   }
   return rows;
 }
@@ -207,7 +272,7 @@ std::map<std::string, double> rms_rel_error(const FittedModel& m, const std::vec
   std::map<std::string, double> sq, count;
   for (const SweepRow& r : rows) {
     if (!m.params.count(r.reducer)) continue;
-    const double pred = m.predict(r.reducer, r.ranks, r.cores, r.bytes);
+    const double pred = m.predict(r);
     sq[r.reducer] += std::pow((pred - r.seconds) / r.seconds, 2);
     count[r.reducer] += 1;
   }
@@ -219,7 +284,7 @@ std::map<std::string, double> holdout_rms_rel_error(const FittedModel& m, const 
   ReducerOptions o;
   const std::vector<SweepRow> rows = sweep_rows(sweeps, "held-out file", o);
   if (!same_options(o, m.options))
-    throw BadInput("held-out file 1: /options (segment sizes or servers) differ from the fitted sweeps'");
+    throw BadInput("held-out file 1: /options (segment sizes, servers or leader) differ from the fitted sweeps'");
   std::map<std::string, double> err = rms_rel_error(m, rows);
   if (err.empty()) throw BadInput("held-out files: no row of a fitted reducer");
   return err;
@@ -236,7 +301,7 @@ CostParams fit_reducer(const FittedModel& m, const std::string& name, const std:
   CostParams unit;  // gamma only: the part of the prediction that is not fitted here
   unit.gamma = m.gamma;
   for (const SweepRow* r : rows) {
-    const CostTerms t = cost_terms(name, r->ranks, r->bytes, m.options, m.eager_bytes);
+    const CostTerms t = m.terms(*r);
     const Regime g = regime(t, r->ranks, r->cores, r->bytes, cache_bytes);
     X[0].push_back(t.alpha);
     X[1].push_back(t.alpha_rndv);

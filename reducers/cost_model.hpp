@@ -89,16 +89,21 @@ constexpr double kDefaultEagerBytes = 4064;
 CostTerms cost_terms(const std::string& reducer, int ranks, double bytes, const ReducerOptions& options,
                      double eager_bytes = kDefaultEagerBytes);
 
-// One measured time: the median over the sweep files that hold this reducer, rank count and size.
+// One measured time: the median over the sweep files that hold this reducer, rank count, node size and size.
 struct SweepRow {
   std::string reducer;
   int ranks = 0;
   int cores = 0;  // of the machine that measured it (the file's provenance; 0: unknown, taken as ranks)
+  // hierarchical: the ranks per node its file ran with (0: one node of all the ranks; sweep_rows says how it
+  // is read); 0 for every other reducer
+  int ranks_per_node = 0;
   double bytes = 0, seconds = 0;
 };
 
 struct FittedModel {
-  ReducerOptions options;                          // the sweep's segment size and server count
+  // The sweeps' segment sizes, server count and hierarchical leader; ranks_per_node is the hierarchical rows'
+  // node size, what predict() assumes (0: one node).
+  ReducerOptions options;
   double eager_bytes = kDefaultEagerBytes;
   double gamma = 0;                                // shared, from the reduction rows
   std::map<std::string, CostParams> params;        // per reducer (gamma repeated in each)
@@ -107,13 +112,26 @@ struct FittedModel {
   std::map<std::string, double> rms_rel_error;     // of the fit on its own rows
   // The predicted time of `reducer` (one of params) on `ranks` ranks sharing `cores` cores.
   double predict(const std::string& reducer, int ranks, int cores, double bytes) const;
+  // The same for a measured row, with the row's own nodes, and the formula's terms for it.
+  double predict(const SweepRow& row) const;
+  CostTerms terms(const SweepRow& row) const;
+  // The hierarchical reducer priced from its parts' fits instead of its own (Hierarchical::cost_parts): the
+  // phase within the nodes with parameter_server's parameters (on one node it is that algorithm with one
+  // server: every buffer into one rank and the sum back out), the leaders' phase with options.leader's. A
+  // prediction that never saw a hierarchical time. BadInput unless both were fitted.
+  double predict_hierarchical_from_parts(int ranks, int cores, double bytes, int ranks_per_node) const;
   Json to_json() const;
 };
 
 // The rows of `dtbench allreduce --json` documents (wrong results and rows above max_bytes left out;
 // 0: no limit), and their options; `what` names the files in messages ("fit file"). BadInput when a
 // document is not an allreduce sweep (check_sweep_document: a field missing, of the wrong type or out of
-// range) or the documents mix segment sizes or server counts.
+// range) or the documents mix segment sizes, server counts or hierarchical leaders.
+// A hierarchical row's nodes: the file's /options/ranks_per_node where it is > 0, else the launcher's nodes
+// (the file's /nodes): 0 when one node holds every rank, g when every node holds g ranks. Nodes of unequal
+// sizes have no place in the cost formula's layout (consecutive ranks, g per node), so such a file's
+// hierarchical rows are left out. `options.ranks_per_node` becomes the node size of the first file with
+// hierarchical rows.
 std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::string& what, ReducerOptions& options,
                                  double max_bytes = 0);
 
@@ -126,6 +144,10 @@ FittedModel fit_cost_model(const std::vector<Json>& sweeps, double eager_bytes =
 // Per reducer, the root mean square of (predicted - measured) / measured over `rows` (reducers the
 // model does not know are left out).
 std::map<std::string, double> rms_rel_error(const FittedModel& m, const std::vector<SweepRow>& rows);
+
+// The rms relative error of predict_hierarchical_from_parts on the hierarchical rows of `rows`; -1 when there
+// are none.
+double rms_rel_error_from_parts(const FittedModel& m, const std::vector<SweepRow>& rows);
 
 // The held-out error: rms_rel_error on the rows of other sweeps (every size; BadInput when their
 // options differ from the fit's or no row belongs to a fitted reducer).

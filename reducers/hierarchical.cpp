@@ -132,4 +132,36 @@ std::vector<RankBytes> Hierarchical::traffic(int p, size_t bytes, const ReducerO
   return out;
 }
 
+Hierarchical::CostParts Hierarchical::cost_parts(int p, double n, const ReducerOptions& o, double eager) {
+  check_leader(o.leader);
+  const std::vector<std::vector<int>> groups = groups_of(node_layout(p, o, nullptr));
+  const int L = static_cast<int>(groups.size());
+  double g = 0, busy_nodes = 0;
+  for (const auto& members : groups) {
+    g = std::max(g, static_cast<double>(members.size()));
+    busy_nodes += members.size() > 1;
+  }
+  CostParts parts;
+  CostTerms& t = parts.within;
+  t.messages(2 * (g - 1), n, eager);
+  t.beta = 2 * (g - 1) * n;
+  t.gamma = (g - 1) * n;
+  t.concurrency = 2 * busy_nodes;
+  if (L > 1) parts.among = reducer_info(o.leader).cost(L, n, leader_options(o, L), eager);
+  return parts;
+}
+
+CostTerms Hierarchical::cost(int p, double n, const ReducerOptions& o, double eager) {
+  const CostParts parts = cost_parts(p, n, o, eager);
+  const CostTerms &w = parts.within, &a = parts.among;
+  CostTerms t;
+  t.alpha = w.alpha + a.alpha;
+  t.alpha_rndv = w.alpha_rndv + a.alpha_rndv;
+  t.beta = w.beta + a.beta;
+  t.gamma = w.gamma + a.gamma;
+  // The concurrency of the two phases, weighted by the bytes each moves (as folded_concurrency does).
+  t.concurrency = t.beta > 0 ? (w.concurrency * w.beta + a.concurrency * a.beta) / t.beta : 0;
+  return t;
+}
+
 }  // namespace dtbench

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "reducers/allreduce.hpp"
+#include "reducers/cost_terms.hpp"
 #include "reducers/scratch.hpp"
 #include "reducers/sub_comm.hpp"
 #include "reducers/traffic.hpp"
@@ -32,8 +33,22 @@ class Hierarchical : public Allreduce {
   std::string name() const override { return "hierarchical"; }
   void run(float* data, size_t count) override;
   // The exact bytes of each rank (reducers/traffic.hpp), for the nodes the options give (ranks_per_node or
-  // nodes; neither: one node). No cost formula (registry.cpp says why).
+  // nodes; neither: one node).
   static std::vector<RankBytes> traffic(int ranks, size_t bytes, const ReducerOptions& options);
+  // The cost formula (reducers/cost_terms.hpp) for the same nodes, on one link: the nodes emulated within one
+  // host, as `dtbench allreduce --ranks-per-node` measures them. The critical path runs through the largest
+  // node, of g ranks: its leader takes g - 1 whole buffers in, one after the other, and adds each (g - 1
+  // messages, (g - 1) n bytes sent and reduced); the L leaders run options.leader on L ranks; the leader sends
+  // the sum out g - 1 times (g - 1 messages, (g - 1) n bytes). Within the node two ranks work at once (the
+  // leader and the rank it serves), in every node together: 2 x (nodes of more than one rank).
+  static CostTerms cost(int ranks, double bytes, const ReducerOptions& options, double eager_bytes);
+  // The same path in its two phases: `within` the nodes (the reduce to the leaders and the broadcast back) and
+  // `among` the leaders; cost() is their sum. Apart, each phase can be priced with its own parameters: the
+  // nodes' link and the network's, or, on one host, the fitted parameters of the algorithms that run them.
+  struct CostParts {
+    CostTerms within, among;
+  };
+  static CostParts cost_parts(int ranks, double bytes, const ReducerOptions& options, double eager_bytes);
 
   // BadInput unless `leader` is a flat host algorithm that runs on a SubComm: parameter_server, tree,
   // butterfly, ring, halving_doubling.

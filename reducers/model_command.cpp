@@ -44,6 +44,7 @@ struct ModelCliOptions {
   std::string json;
   std::string layers;  // data against model parallelism: the fully connected stack's widths
   int micro_batches = 0;  // the pipeline's M (0: 4 per rank)
+  int ranks_per_node = -1;  // hierarchical's nodes in the predictions (-1: the fit's; one node without a fit)
 };
 
 // A `dtbench allreduce --json` file, checked whole (reducers/sweep_document.hpp), with the option that named
@@ -102,6 +103,7 @@ Link link_of(const ModelCliOptions& cli, const std::string& network, const std::
   } else {
     link.params = profiles->network(network).params(profiles->gamma_s_per_byte);
   }
+  if (cli.ranks_per_node >= 0) link.options.ranks_per_node = cli.ranks_per_node;
   return link;
 }
 
@@ -223,6 +225,7 @@ void run_model_command(const ModelCliOptions& cli) {
     }
   }
   if (!(cli.tolerance > 0) || std::isinf(cli.tolerance)) throw BadInput("--tolerance must be a finite number > 0");
+  if (cli.ranks_per_node < -1) throw BadInput("--ranks-per-node must be >= 0, got " + std::to_string(cli.ranks_per_node));
   std::vector<Json> docs;
   for (const auto& f : cli.fit) docs.push_back(read_sweep_file(f, "--fit"));
   std::vector<Json> measured;
@@ -239,8 +242,8 @@ void run_model_command(const ModelCliOptions& cli) {
   }
 
   const double fit_max = cli.fit_max.empty() ? 0.0 : static_cast<double>(parse_bytes(cli.fit_max, "--fit-max-bytes"));
-  const FittedModel m =
-      fit_cost_model(docs, static_cast<double>(parse_bytes(cli.eager, "--eager-bytes")), fit_max);
+  FittedModel m = fit_cost_model(docs, static_cast<double>(parse_bytes(cli.eager, "--eager-bytes")), fit_max);
+  if (cli.ranks_per_node >= 0) m.options.ranks_per_node = cli.ranks_per_node;  // predictions only: rows keep theirs
   const std::map<std::string, double> held =
       holdout.empty() ? std::map<std::string, double>{} : holdout_rms_rel_error(m, holdout);
   ReducerOptions check_options;
@@ -271,6 +274,18 @@ void run_model_command(const ModelCliOptions& cli) {
     if (has_held) held_json[name] = held.at(name);
   }
   if (!holdout.empty()) out["holdout"] = {{"files", cli.holdout}, {"rms_rel_error", held_json}};
+  // The hierarchical reducer priced from its parts' fits, where the sweeps have its rows and its parts.
+  if (m.params.count("hierarchical") && m.params.count("parameter_server") && m.params.count(m.options.leader)) {
+    ReducerOptions o;
+    const double fit_err = rms_rel_error_from_parts(m, sweep_rows(docs, "fit file", o, fit_max));
+    const double held_err = holdout.empty() ? -1 : rms_rel_error_from_parts(m, sweep_rows(holdout, "held-out file", o));
+    std::snprintf(line, sizeof line, ", %.1f%% on the held-out files' rows", 100 * held_err);
+    std::printf("# hierarchical from its parts (parameter_server's fit within the nodes, %s's among the leaders; "
+                "never fitted to a hierarchical time): rms %.1f%% on the fitted files' rows%s\n",
+                m.options.leader.c_str(), 100 * fit_err, held_err >= 0 ? line : "");
+    out["hierarchical_from_parts"] = {{"rms_rel_error_fit_rows", fit_err}};
+    if (held_err >= 0) out["hierarchical_from_parts"]["rms_rel_error_holdout_rows"] = held_err;
+  }
 
   // Predictions at the requested rank counts.
   std::printf("\n# predicted allreduce of %.0f bytes\n", bytes);
@@ -299,7 +314,7 @@ void run_model_command(const ModelCliOptions& cli) {
     Json checks = Json::array();
     double worst = 0;
     for (const SweepRow& r : check_rows) {
-      const double t = r.seconds, pred = m.predict(r.reducer, r.ranks, r.cores, r.bytes);
+      const double t = r.seconds, pred = m.predict(r);
       const double err = (pred - t) / t;
       const bool ok = std::abs(err) <= cli.tolerance;
       outside += !ok;
@@ -345,6 +360,9 @@ void add_model_command(CLI::App& app) {
                   "Data against model parallelism: the pipeline's micro-batches per step (0: 4 per rank, at most "
                   "--batch)")
       ->capture_default_str();
+  cmd->add_option("--ranks-per-node", cli->ranks_per_node,
+                  "hierarchical: ranks per node in the predictions, the batch split and the parallelism table "
+                  "(0: one node; default: the fitted sweeps' nodes)");
   cmd->add_option("--check", cli->check, "Compare predictions with this measured sweep (sizes inside the fit range)");
   cmd->add_option("--holdout", cli->holdout,
                   "Held-out `dtbench allreduce --json` file(s), not fitted: report the model's rms error on them "

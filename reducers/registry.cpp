@@ -53,9 +53,7 @@ const std::vector<ReducerInfo>& reducer_registry() {
        [](Comm& c, const ReducerOptions& o) -> std::unique_ptr<Allreduce> {
          return std::make_unique<HalvingDoubling>(c, o);
        }},
-      // No cost formula: the cost model's sweeps and predictions carry no node layout, and one node of all the
-      // ranks (what it would assume) predicts nothing the hierarchical reducer is for.
-      {"hierarchical", ReducerKind::kHost, allreduce_bus_factor, nullptr, &Hierarchical::traffic,
+      {"hierarchical", ReducerKind::kHost, allreduce_bus_factor, &Hierarchical::cost, &Hierarchical::traffic,
        [](Comm& c, const ReducerOptions& o) -> std::unique_ptr<Allreduce> {
          return std::make_unique<Hierarchical>(c, o);
        }},

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
 #include "reducers/allreduce_bench.hpp"
+#include "reducers/hierarchical.hpp"
 
 namespace dtbench {
 namespace {
@@ -39,7 +40,30 @@ void check_sweep_document(const Json& doc) {
   if (options.has("small_segment_bytes")) count_in(options, "small_segment_bytes", 4, kMaxSize);
   if (options.has("small_transfer_bytes")) count_in(options, "small_transfer_bytes", 0, kMaxSize);
   count_in(options, "servers", 1, kMaxCount);
+  if (options.has("leader")) {
+    try {
+      Hierarchical::check_leader(options.string("leader"));
+    } catch (const BadInput& e) {
+      throw BadInput(options.pointer("leader") + ": " + e.what());
+    }
+  }
+  if (options.has("ranks_per_node")) count_in(options, "ranks_per_node", 0, kMaxCount);
   count_in(top, "ranks", 1, kMaxCount);
+  // The launcher's node of each rank (the hierarchical rows' layout): one entry per rank, each in [0, ranks).
+  if (top.has("nodes")) {
+    const Json& nodes = top.array("nodes");
+    const double ranks = top.number("ranks");
+    if (static_cast<double>(nodes.size()) != ranks)
+      throw BadInput(top.pointer("nodes") + ": expected one entry per rank (" + config::fmt_number(ranks) + "), got " +
+                     std::to_string(nodes.size()));
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const Json& n = nodes[i];
+      if (!n.is_number() || std::floor(n.get<double>()) != n.get<double>() || n.get<double>() < 0 ||
+          n.get<double>() >= ranks)
+        throw_wrong_type(top.pointer("nodes") + "/" + std::to_string(i),
+                         "an integer in [0, " + config::fmt_number(ranks - 1) + "]", n);
+    }
+  }
   if (top.has("provenance") && top.fields("provenance").has("cpu")) {
     const JsonFields cpu = top.fields("provenance").fields("cpu");
     if (cpu.has("logical_cores")) count_in(cpu, "logical_cores", 0, kMaxCount);

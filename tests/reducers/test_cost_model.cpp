@@ -112,6 +112,48 @@ TEST(CostModel, ParameterServerChargesTheServersLink) {
   expect_terms(cost_terms("ring", 1, n, o), 0, 0, 0);
 }
 
+// The hierarchical reducer's path (reducers/hierarchical.hpp): the largest node's leader takes g - 1 whole
+// buffers in and sends g - 1 out, and the L leaders run their algorithm between the two. Its limits are other
+// formulas exactly: one node is the single parameter server (every rank's buffer into rank 0 and back), nodes
+// of one rank are the leader algorithm itself.
+TEST(CostModel, HierarchicalIsReduceToTheLeaderTheLeadersAllreduceAndBroadcast) {
+  const double n = 1 << 20;
+  ReducerOptions o = unsegmented();
+  o.ranks_per_node = 4;  // 8 ranks: 2 nodes of 4; the ring on 2 leaders: 2 messages, n sent, n/2 reduced
+  const CostTerms t = cost_terms("hierarchical", 8, n, o);
+  expect_terms(t, 6 + 2, 6 * n + n, 3 * n + 0.5 * n);
+  // 2 ranks busy in each of 2 nodes while 6n bytes move, 2 ring ranks while n moves.
+  EXPECT_DOUBLE_EQ(t.concurrency, (4 * 6 * n + 2 * n) / (7 * n));
+  // Nodes of 4 and 2 (6 ranks): the node of 4 is the path.
+  expect_terms(cost_terms("hierarchical", 6, n, o), 8, 7 * n, 3.5 * n);
+  // One node: the single parameter server.
+  o.ranks_per_node = 0;
+  ReducerOptions ps = unsegmented();
+  ps.servers = 1;
+  for (int p : {2, 3, 5}) {
+    const CostTerms h = cost_terms("hierarchical", p, n, o), s = cost_terms("parameter_server", p, n, ps);
+    expect_terms(h, s.alpha + s.alpha_rndv, s.beta, s.gamma);
+    EXPECT_DOUBLE_EQ(h.concurrency, 2);
+  }
+  // Nodes of one rank: the leader algorithm on all the ranks, segmenting included.
+  ReducerOptions one = ReducerOptions{};
+  one.ranks_per_node = 1;
+  for (const char* leader : {"ring", "halving_doubling", "tree", "butterfly"}) {
+    one.leader = leader;
+    const CostTerms h = cost_terms("hierarchical", 8, 3e6, one), l = cost_terms(leader, 8, 3e6, ReducerOptions{});
+    EXPECT_DOUBLE_EQ(h.alpha, l.alpha) << leader;
+    EXPECT_DOUBLE_EQ(h.alpha_rndv, l.alpha_rndv) << leader;
+    EXPECT_DOUBLE_EQ(h.beta, l.beta) << leader;
+    EXPECT_DOUBLE_EQ(h.gamma, l.gamma) << leader;
+    EXPECT_DOUBLE_EQ(h.concurrency, l.concurrency) << leader;
+  }
+  // Whole buffers, one message each: above the eager limit they are rendezvous messages.
+  EXPECT_DOUBLE_EQ(cost_terms("hierarchical", 3, 4000, o).alpha, 4);
+  EXPECT_DOUBLE_EQ(cost_terms("hierarchical", 3, 8000, o).alpha_rndv, 4);
+  o.leader = "mpi";
+  EXPECT_THROW(cost_terms("hierarchical", 8, n, o), BadInput);
+}
+
 TEST(CostModel, RegimesStretchTheCriticalPathAndChargeEachMessage) {
   // Ring, 4 ranks on 2 cores, 8 MiB above a 4 MiB cache: every rank busy, so copies and reductions
   // take 4/2 = 2x; each of its 6 x 2 messages (2 MiB chunks in 1 MiB segments) waits behind one
@@ -143,9 +185,10 @@ TEST(CostModel, RegimesStretchTheCriticalPathAndChargeEachMessage) {
 // writes; each time multiplied by noise(reducer, bytes).
 using Noise = std::function<double(const std::string&, double)>;
 Json synthetic_sweep(int ranks, double gamma, const std::map<std::string, CostParams>& truth, size_t segment,
-                     const Noise& noise = [](const std::string&, double) { return 1.0; }) {
+                     const Noise& noise = [](const std::string&, double) { return 1.0; }, int ranks_per_node = 0) {
   ReducerOptions o;
   o.segment_bytes = segment;  // and the default small-transfer rule
+  o.ranks_per_node = ranks_per_node;
   Json rows = Json::array(), red = Json::array();
   for (double bytes = 4096; bytes <= 64.0 * (1 << 20); bytes *= 2) {
     for (const auto& [name, c] : truth) {
@@ -158,7 +201,7 @@ Json synthetic_sweep(int ranks, double gamma, const std::map<std::string, CostPa
     red.push_back({{"bytes", bytes}, {"time_us", (0.2e-6 + gamma * bytes) * 1e6}});
   }
   return {{"kind", "dtbench.allreduce"},
-          {"options", {{"segment_bytes", segment}, {"servers", 1}}},  // small-transfer rule: defaults
+          {"options", {{"segment_bytes", segment}, {"servers", 1}, {"ranks_per_node", ranks_per_node}}},
           {"ranks", ranks},
           {"rows", rows},
           {"reduction", red},
@@ -254,6 +297,74 @@ TEST(CostModel, HoldoutErrorIsTheRmsOfTheRelativeErrors) {
   EXPECT_THROW(holdout_rms_rel_error(m, {unknown}), BadInput);
 }
 
+// Hierarchical rows are fitted with the nodes of their own file: --ranks-per-node, or the launcher's nodes when
+// they are all of one size; a file whose nodes differ in size has no place in the formula and its hierarchical
+// rows are left out.
+TEST(CostModel, FitsTheHierarchicalReducerWithEachFilesNodes) {
+  const std::map<std::string, CostParams> truth = {{"hierarchical", {0.9e-6, 2.2e-6, 0.14e-9, 0, 0.25e-9, 6e-6, 3e6}},
+                                                   {"ring", kTruth.at("ring")}};
+  const auto flat = [](const std::string&, double) { return 1.0; };
+  // 4 ranks as 2 emulated nodes of 2 (--ranks-per-node 2), and 2 and 3 ranks on one node.
+  std::vector<Json> sweeps = {synthetic_sweep(4, 0.05e-9, truth, 1 << 20, flat, 2),
+                              synthetic_sweep(2, 0.05e-9, truth, 1 << 20), synthetic_sweep(3, 0.05e-9, truth, 1 << 20)};
+  FittedModel m = fit_cost_model(sweeps);
+  const CostParams& f = m.params.at("hierarchical");
+  const CostParams& c = truth.at("hierarchical");
+  EXPECT_NEAR(f.alpha_rndv, c.alpha_rndv, 1e-6 * c.alpha_rndv);
+  EXPECT_NEAR(f.beta, c.beta, 1e-6 * c.beta);
+  EXPECT_NEAR(f.beta_mem, c.beta_mem, 1e-6 * c.beta_mem);
+  EXPECT_NEAR(f.alpha_sched, c.alpha_sched, 1e-6 * c.alpha_sched);
+  EXPECT_LT(m.rms_rel_error.at("hierarchical"), 1e-9);
+  EXPECT_EQ(m.options.ranks_per_node, 2);  // the first file's, for predictions
+  EXPECT_EQ(m.to_json()["ranks_per_node"], 2);
+
+  // The launcher's nodes, two of two ranks: the same rows as --ranks-per-node 2.
+  Json launched = sweeps[0];
+  launched["options"]["ranks_per_node"] = 0;
+  launched["nodes"] = {0, 0, 1, 1};
+  FittedModel same = fit_cost_model({launched, sweeps[1], sweeps[2]});
+  EXPECT_NEAR(same.params.at("hierarchical").beta, c.beta, 1e-6 * c.beta);
+  // One node of three ranks and one of one: the hierarchical rows of that file are left out, the ring's kept.
+  launched["nodes"] = {0, 0, 0, 1};
+  ReducerOptions options;
+  size_t hierarchical = 0, ring = 0;
+  for (const SweepRow& r : sweep_rows({launched}, "fit file", options))
+    (r.reducer == "hierarchical" ? hierarchical : ring) += 1;
+  EXPECT_EQ(hierarchical, 0u);
+  EXPECT_EQ(ring, 15u);  // 4 KiB..64 MiB
+  FittedModel uneven = fit_cost_model({launched, sweeps[1], sweeps[2]});
+  EXPECT_EQ(uneven.options.ranks_per_node, 0);  // from the 2-rank file, the first with hierarchical rows
+  EXPECT_NEAR(uneven.params.at("hierarchical").beta, c.beta, 1e-6 * c.beta);
+
+  // Sweeps whose leaders differ are not one model.
+  Json other = sweeps[1];
+  other["options"]["leader"] = "tree";
+  EXPECT_THROW(fit_cost_model({sweeps[0], other}), BadInput);
+}
+
+// Priced from its parts, the hierarchical reducer takes parameter_server's fitted parameters for the phase
+// within the nodes and the leader ring's for the phase among them: here against the two phases counted by hand
+// (4 ranks as 2 nodes of 2 on 2 cores, 1 MiB: every message a rendezvous one, below both caches).
+TEST(CostModel, HierarchicalFromItsPartsPricesEachPhaseWithItsAlgorithmsFit) {
+  const double gamma = 0.05e-9, n = 1 << 20;
+  FittedModel m = fit_cost_model({synthetic_sweep(2, gamma, kTruth, 1 << 20), synthetic_sweep(4, gamma, kTruth, 1 << 20)});
+  const CostParams &ps = kTruth.at("parameter_server"), &ring = kTruth.at("ring");
+  // Within: each leader takes one buffer in and sends one out (2 messages, 2n sent, n reduced) while its peer
+  // waits: 2 ranks busy in each of the 2 nodes, so the 2 cores are shared 4/2 = 2x; 4 ranks on 2 cores queue
+  // one rank beside each message.
+  const double within = 2 * ps.alpha_rndv + 2 * ps.alpha_sched + 2 * (2 * n * ps.beta + n * gamma);
+  // Among: the ring on the 2 leaders (its segmenting: 2 messages of 1 MiB / 2 in one segment each, n sent,
+  // n / 2 reduced), both busy: 2 of the 2 cores, no stretch; still 4 ranks on 2 cores: one queued.
+  const double among = 2 * ring.alpha_rndv + 2 * ring.alpha_sched + n * ring.beta + 0.5 * n * gamma;
+  EXPECT_NEAR(m.predict_hierarchical_from_parts(4, 2, n, 2), within + among, 1e-5 * (within + among));
+  // One node: the single parameter server itself.
+  EXPECT_NEAR(m.predict_hierarchical_from_parts(3, 2, n, 0), m.predict("parameter_server", 3, 2, n),
+              1e-9 * m.predict("parameter_server", 3, 2, n));
+  // The parts must have been fitted.
+  FittedModel ring_only = fit_cost_model({synthetic_sweep(2, gamma, {{"ring", ring}}, 1 << 20)});
+  EXPECT_THROW(ring_only.predict_hierarchical_from_parts(4, 2, n, 2), BadInput);
+}
+
 TEST(CostModel, FitRejectsMixedOptionsAndForeignFiles) {
   std::map<std::string, CostParams> truth = {{"ring", kTruth.at("ring")}};
   EXPECT_THROW(fit_cost_model({synthetic_sweep(2, 1e-11, truth, 1 << 20), synthetic_sweep(2, 1e-11, truth, 1 << 16)}),
@@ -297,6 +408,12 @@ TEST(CostModel, SweepDocumentFieldsAreCheckedByPointer) {
   EXPECT_EQ(error_of([](Json& d) { d["provenance"]["cpu"]["logical_cores"] = -2; }),
             "fit file 1: /provenance/cpu/logical_cores: expected an integer in [0, 16777216], got -2");
   EXPECT_EQ(error_of([](Json& d) { d = Json::array(); }), "fit file 1: /: expected an object, got []");
+  EXPECT_EQ(error_of([](Json& d) { d["nodes"] = {0, 2}; }), "fit file 1: /nodes/1: expected an integer in [0, 1], got 2");
+  EXPECT_EQ(error_of([](Json& d) { d["nodes"] = {0}; }), "fit file 1: /nodes: expected one entry per rank (2), got 1");
+  EXPECT_EQ(error_of([](Json& d) { d["options"]["ranks_per_node"] = -1; }),
+            "fit file 1: /options/ranks_per_node: expected an integer in [0, 16777216], got -1");
+  EXPECT_EQ(error_of([](Json& d) { d["options"]["leader"] = "mpi"; }).substr(0, 74),
+            "fit file 1: /options/leader: hierarchical: leader reducer 'mpi' cannot run");
   // Found by fuzz/model_fit, byte for byte: a row without "reducer" (row 7 has "timereducer" instead) escaped as an
   // internal error (exit 1). The whole document is checked first, and its first fault is an earlier one.
   const Json found = read_json_file(DTBENCH_SOURCE_DIR "/fuzz/corpus/model_fit/finding-row-without-reducer", "file");
