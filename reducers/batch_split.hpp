@@ -31,6 +31,9 @@ struct BatchSplitInput {
   double backward_share = 2.0 / 3.0;
   std::string reducer = "ring";   // a reducer with a cost formula (reducers/registry.hpp)
   CostParams link;                // alpha, alpha_rndv, beta, gamma of the network
+  // hierarchical: the link within a node (options.ranks_per_node ranks), `link` then joins the nodes' leaders;
+  // none: `link` everywhere (allreduce_seconds, reducers/cost_model.hpp)
+  std::optional<CostParams> intra_link;
   ReducerOptions options = unsegmented_options();
   double eager_bytes = kDefaultEagerBytes;
 

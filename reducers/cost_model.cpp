@@ -20,6 +20,16 @@ CostTerms cost_terms(const std::string& reducer, int ranks, double bytes, const 
   return r->cost(ranks, bytes, options, eager_bytes);
 }
 
+double allreduce_seconds(const std::string& reducer, int ranks, double bytes, const ReducerOptions& options,
+                         double eager_bytes, const CostParams& link, const CostParams* intra) {
+  if (intra == nullptr) return predict_seconds(cost_terms(reducer, ranks, bytes, options, eager_bytes), link);
+  if (reducer != "hierarchical")
+    throw BadInput("cost model: a link within the nodes applies to the hierarchical reducer only, not '" + reducer + "'");
+  if (ranks <= 1 || bytes <= 0) return 0;
+  const Hierarchical::CostParts parts = Hierarchical::cost_parts(ranks, bytes, options, eager_bytes);
+  return predict_seconds(parts.within, *intra) + predict_seconds(parts.among, link);
+}
+
 // ---- fitting --------------------------------------------------------------------------------------------
 
 namespace {

@@ -89,6 +89,12 @@ constexpr double kDefaultEagerBytes = 4064;
 CostTerms cost_terms(const std::string& reducer, int ranks, double bytes, const ReducerOptions& options,
                      double eager_bytes = kDefaultEagerBytes);
 
+// The seconds of `reducer`'s allreduce priced on `link`, one rank per core. With `intra` (hierarchical only:
+// BadInput for another reducer), two links: the phase within the nodes (options.ranks_per_node ranks each) on
+// `intra`, the leaders' phase on `link`, the network between the nodes (Hierarchical::cost_parts).
+double allreduce_seconds(const std::string& reducer, int ranks, double bytes, const ReducerOptions& options,
+                         double eager_bytes, const CostParams& link, const CostParams* intra = nullptr);
+
 // One measured time: the median over the sweep files that hold this reducer, rank count, node size and size.
 struct SweepRow {
   std::string reducer;

@@ -34,6 +34,7 @@ struct ModelCliOptions {
   double compute_us_per_image = -1;
   std::string model_bytes;
   std::string network;            // batch split: a profile of networks.json, or "fitted"
+  std::string intra_network;      // hierarchical: the link within a node, a profile of networks.json
   std::string reducer = "ring";   // batch split: whose cost formula
   double backward_share = 2.0 / 3.0;
   std::string check;
@@ -87,6 +88,7 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
 // parameters `fit` has for --reducer, with its segmenting).
 struct Link {
   CostParams params;
+  std::optional<CostParams> intra;  // --intra-network's
   ReducerOptions options = BatchSplitInput::unsegmented_options();
   double eager_bytes = kDefaultEagerBytes;
 };
@@ -104,6 +106,7 @@ Link link_of(const ModelCliOptions& cli, const std::string& network, const std::
     link.params = profiles->network(network).params(profiles->gamma_s_per_byte);
   }
   if (cli.ranks_per_node >= 0) link.options.ranks_per_node = cli.ranks_per_node;
+  if (!cli.intra_network.empty()) link.intra = profiles->network(cli.intra_network).params(profiles->gamma_s_per_byte);
   return link;
 }
 
@@ -117,13 +120,17 @@ Json print_batch_split(const ModelCliOptions& cli, const std::string& network, d
   in.backward_share = cli.backward_share;
   in.reducer = cli.reducer;
   const Link link = link_of(cli, network, profiles, fit);
-  in.link = link.params, in.options = link.options, in.eager_bytes = link.eager_bytes;
+  in.link = link.params, in.intra_link = link.intra, in.options = link.options, in.eager_bytes = link.eager_bytes;
   const BatchSplit bs = batch_split(in);
   std::printf("\n# batch %d split over nodes: %.1f us/image compute, %.0f gradient bytes, %s on %s\n", cli.batch,
               cli.compute_us_per_image, model_bytes, cli.reducer.c_str(), network.c_str());
   std::printf("# alpha %.3f us, beta %.5f ns/B (%.3f GB/s), gamma %.5f ns/B; hidden: allreduce <= backward "
               "(%.2f of the compute)\n",
               in.link.alpha * 1e6, in.link.beta * 1e9, 1e-9 / in.link.beta, in.link.gamma * 1e9, in.backward_share);
+  if (in.intra_link)
+    std::printf("# within nodes of %d: %s, alpha %.3f us, beta %.5f ns/B (%.3f GB/s); %s joins the node leaders\n",
+                in.options.ranks_per_node, cli.intra_network.c_str(), in.intra_link->alpha * 1e6,
+                in.intra_link->beta * 1e9, 1e-9 / in.intra_link->beta, network.c_str());
   std::printf("# %8s %10s %14s %14s %14s %8s\n", "nodes", "per node", "compute (us)", "backward (us)", "comm (us)",
               "hidden");
   for (const auto& r : bs.rows)
@@ -150,7 +157,7 @@ Json print_parallelism(const ModelCliOptions& cli, const std::vector<int64_t>& w
   in.reducer = cli.reducer;
   in.micro_batches = cli.micro_batches;
   const Link link = link_of(cli, network, profiles, fit);
-  in.link = link.params, in.options = link.options, in.eager_bytes = link.eager_bytes;
+  in.link = link.params, in.intra_link = link.intra, in.options = link.options, in.eager_bytes = link.eager_bytes;
   const ParallelismChoice c = choose_parallelism(in, ranks);
   std::printf("\n# data (DP: K replicas, %s) against tensor model (MP: one group of K) parallelism and pipeline "
               "stages (PP: K stages, M micro-batches): %.0f weights, batch %d, %.1f us/image, on %s\n",
@@ -210,8 +217,17 @@ void run_model_command(const ModelCliOptions& cli) {
     if (!(cli.backward_share > 0 && cli.backward_share <= 1)) throw BadInput("--backward-share must be in (0, 1]");
     if (network.empty()) throw BadInput("--network: give a profile of networks.json, or --fit for the fitted one");
     if (network == "fitted" && cli.fit.empty()) throw BadInput("--network fitted needs --fit");
-    if (network != "fitted") {
+    if (network != "fitted" || !cli.intra_network.empty()) {
       profiles = load_profiles(published_dir());
+      if (!cli.intra_network.empty()) {
+        try {
+          profiles->network(cli.intra_network);
+        } catch (const BadInput& e) {
+          throw BadInput(std::string("--intra-network: ") + e.what());
+        }
+      }
+    }
+    if (network != "fitted") {
       try {
         profiles->network(network);
       } catch (const BadInput& e) {
@@ -225,6 +241,12 @@ void run_model_command(const ModelCliOptions& cli) {
     }
   }
   if (!(cli.tolerance > 0) || std::isinf(cli.tolerance)) throw BadInput("--tolerance must be a finite number > 0");
+  if (!cli.intra_network.empty()) {
+    if (!split) throw BadInput("--intra-network needs --compute-us-per-image (the batch split or --layers)");
+    if (cli.reducer != "hierarchical")
+      throw BadInput("--intra-network: only --reducer hierarchical has a phase within the nodes, got --reducer " + cli.reducer);
+    if (cli.ranks_per_node < 1) throw BadInput("--intra-network needs --ranks-per-node >= 1 (the ranks of a node)");
+  }
   if (cli.ranks_per_node < -1) throw BadInput("--ranks-per-node must be >= 0, got " + std::to_string(cli.ranks_per_node));
   std::vector<Json> docs;
   for (const auto& f : cli.fit) docs.push_back(read_sweep_file(f, "--fit"));
@@ -348,6 +370,9 @@ void add_model_command(CLI::App& app) {
   cmd->add_option("--model-bytes", cli->model_bytes, "Batch split: gradient bytes per step (default --bytes)");
   cmd->add_option("--network", cli->network,
                   "Batch split: a profile of results/published/networks.json, or 'fitted' (default with --fit)");
+  cmd->add_option("--intra-network", cli->intra_network,
+                  "Batch split and --layers, --reducer hierarchical: the link within a node of --ranks-per-node ranks, a "
+                  "profile of results/published/networks.json; --network then joins the node leaders");
   cmd->add_option("--reducer", cli->reducer, "Batch split: the reducer whose cost formula times the allreduce")
       ->capture_default_str();
   cmd->add_option("--backward-share", cli->backward_share,

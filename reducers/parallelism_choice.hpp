@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,7 @@ struct ParallelismInput {
   double backward_share = 2.0 / 3.0;
   std::string reducer = "ring";  // data parallelism's reducer (a cost formula in reducers/registry.hpp)
   CostParams link;
+  std::optional<CostParams> intra_link;  // as BatchSplitInput's: hierarchical's link within a node
   ReducerOptions options;
   double eager_bytes = kDefaultEagerBytes;
   int micro_batches = 0;  // the pipeline's M; 0: 4 K (GPipe's advice, M >= 4 K), at most B

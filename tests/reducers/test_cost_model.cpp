@@ -154,6 +154,24 @@ TEST(CostModel, HierarchicalIsReduceToTheLeaderTheLeadersAllreduceAndBroadcast) 
   EXPECT_THROW(cost_terms("hierarchical", 8, n, o), BadInput);
 }
 
+// Two links: the phase within the nodes priced on the nodes' link, the leaders' ring on the network's.
+TEST(CostModel, HierarchicalOnTwoLinksPricesEachPhaseOnItsOwn) {
+  const double n = 100e6;
+  ReducerOptions o = unsegmented();
+  o.ranks_per_node = 8;
+  const CostParams intra{2e-6, 2e-6, 0.05e-9, 0.004e-9}, network{25e-6, 25e-6, 0.8e-9, 0.004e-9};
+  // 16 ranks: 2 nodes of 8. Within: 14 whole buffers (7 in, 7 out), 7 reduced; among: the ring on 2 leaders,
+  // 2 messages of n / 2, n sent, n / 2 reduced.
+  const double within = 14 * 2e-6 + 14 * n * 0.05e-9 + 7 * n * 0.004e-9;
+  const double among = 2 * 25e-6 + n * 0.8e-9 + 0.5 * n * 0.004e-9;
+  EXPECT_NEAR(allreduce_seconds("hierarchical", 16, n, o, kDefaultEagerBytes, network, &intra), within + among,
+              1e-12 * (within + among));
+  // One link: the single formula on it.
+  EXPECT_DOUBLE_EQ(allreduce_seconds("hierarchical", 16, n, o, kDefaultEagerBytes, network),
+                   predict_seconds(cost_terms("hierarchical", 16, n, o), network));
+  EXPECT_THROW(allreduce_seconds("ring", 16, n, o, kDefaultEagerBytes, network, &intra), BadInput);
+}
+
 TEST(CostModel, RegimesStretchTheCriticalPathAndChargeEachMessage) {
   // Ring, 4 ranks on 2 cores, 8 MiB above a 4 MiB cache: every rank busy, so copies and reductions
   // take 4/2 = 2x; each of its 6 x 2 messages (2 MiB chunks in 1 MiB segments) waits behind one
