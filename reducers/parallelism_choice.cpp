@@ -68,9 +68,18 @@ double model_parallel_comm_seconds(const ParallelismInput& in, int ranks) {
     const double inputs = double(in.widths[l - 1]), outputs = double(in.widths[l]);
     seconds += predict_seconds(allgather_terms(ranks, 4 * b * outputs, in.eager_bytes), in.link);
     if (l == 1) continue;  // the first layer's input gradient is not needed
-    CostTerms back = allgather_terms(ranks, 4 * ranks * b * inputs, in.eager_bytes);
-    back.gamma = (ranks - 1) * 4 * b * inputs;
-    seconds += predict_seconds(back, in.link);
+    const double grad = 4 * b * inputs;  // one member's partial input gradient
+    if (ranks == 2) {
+      CostTerms back = allgather_terms(ranks, ranks * grad, in.eager_bytes);
+      back.gamma = (ranks - 1) * grad;
+      seconds += predict_seconds(back, in.link);
+    } else {
+      // The reduce-scatter's alltoall (the same terms as an allgather of the gradient: K - 1 blocks of grad / K
+      // each way), the sum of K blocks, then the allgather of the sums.
+      CostTerms scatter = allgather_terms(ranks, grad, in.eager_bytes);
+      scatter.gamma = (ranks - 1) * grad / ranks;
+      seconds += predict_seconds(scatter, in.link) + predict_seconds(allgather_terms(ranks, grad, in.eager_bytes), in.link);
+    }
   }
   return seconds;
 }

@@ -11,8 +11,11 @@
 //   DP comm = T_reducer(K, 4 P)                the allreduce of every gradient (the reducer's cost formula)
 //   DP step = compute + max(0, DP comm - backward_share x compute)     overlapped with backward (batch_split.hpp)
 //   MP comm = sum_l AG(K, 4 B O_l)             layer l's outputs gathered (workloads/cpu/split_layer.hpp's forward)
-//           + sum_{l>1} [AG(K, 4 K B I_l) + (K-1) 4 B I_l gamma]   its input gradient: the K partial sums gathered,
-//                                              then summed (split_layer's backward; the first layer needs none)
+//           + sum_{l>1} GS(K, 4 B I_l)         its input gradient summed over the K partial sums (split_layer's
+//                                              backward; the first layer needs none):
+//   GS(2, n) = AG(2, 2n) + n gamma              K = 2: both partial sums gathered, then summed
+//   GS(K, n) = 2 AG(K, n) + (K-1)/K n gamma     K > 2: reduce-scatter (an alltoall of blocks of n/K, the same
+//                                              terms as AG(K, n), and K blocks summed) and the sums allgathered
 //   AG(K, n) = (K-1) alpha + (K-1)/K n beta     a ring allgather of n bytes in all, K-1 messages of n/K on the path
 //   MP step = compute + MP comm                 the exchanges sit between layers: nothing overlaps them
 // Pipeline (PP: one pipeline of K stages, M micro-batches; Huang et al. 2019, workloads/train/pipeline.hpp): the

@@ -30,9 +30,11 @@ TEST(ParallelismChoice, ModelParallelExchangesOnAHandComputedStack) {
   // alpha + 512 beta, then 512 B summed: 512 gamma. In all 3 alpha + 832 beta + 512 gamma.
   const ParallelismInput in = small_stack();
   EXPECT_NEAR(model_parallel_comm_seconds(in, 2), 3e-6 + 832e-9 + 512 * 0.5e-9, 1e-15);
-  // K = 4: layer 1 3 alpha + 3/4 x 512 beta; layer 2 3 alpha + 3/4 x 128 beta; the 4 partial sums, 4 x 512 B:
-  // 3 alpha + 3/4 x 2048 beta, and 3 x 512 gamma.
-  EXPECT_NEAR(model_parallel_comm_seconds(in, 4), 9e-6 + 0.75 * (512 + 128 + 2048) * 1e-9 + 3 * 512 * 0.5e-9, 1e-15);
+  // K = 4: layer 1 3 alpha + 3/4 x 512 beta; layer 2 3 alpha + 3/4 x 128 beta; its input gradient (512 B per
+  // member) reduce-scattered: an alltoall of 128-B blocks, 3 alpha + 3/4 x 512 beta, 4 blocks of 128 B summed,
+  // 3 x 128 gamma, then the sums allgathered, 3 alpha + 3/4 x 512 beta.
+  EXPECT_NEAR(model_parallel_comm_seconds(in, 4), 12e-6 + 0.75 * (512 + 128 + 512 + 512) * 1e-9 + 3 * 128 * 0.5e-9,
+              1e-15);
 }
 
 TEST(ParallelismChoice, DataParallelStepIsTheRingOverlappedWithBackward) {

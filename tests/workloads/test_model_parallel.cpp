@@ -166,8 +166,24 @@ struct Result {
   std::vector<models::ParamInfo> table;
 };
 
+// alltoall among the same threads, from the allgather: every member gathers every member's whole buffer and keeps
+// its own block of each.
+void thread_alltoall(ThreadAllgather& gather, int rank, int m, const float* mine, float* from_all,
+                     const std::vector<size_t>& counts) {
+  size_t total = 0, offset = 0;
+  for (int j = 0; j < m; ++j) {
+    if (j < rank) offset += counts[size_t(j)];
+    total += counts[size_t(j)];
+  }
+  std::vector<float> all(total * size_t(m));
+  gather(rank, mine, all.data(), std::vector<size_t>(size_t(m), total));
+  const size_t own = counts[size_t(rank)];
+  for (int j = 0; j < m; ++j) std::copy_n(all.data() + size_t(j) * total + offset, own, from_all + size_t(j) * own);
+}
+
+// alltoall: give the group the alltoall too, so that groups of more than 2 reduce-scatter the input gradients.
 Result run_model(const models::ModelSpec& spec, const std::vector<float>& x, const std::vector<int32_t>& labels, int n,
-                 ThreadAllgather* gather) {
+                 ThreadAllgather* gather, bool alltoall = false) {
   cpu::Model model(spec, 77);
   if (gather != nullptr) {
     models::ModelParallelGroup g;
@@ -175,6 +191,11 @@ Result run_model(const models::ModelSpec& spec, const std::vector<float>& x, con
     g.allgather = [gather, rank = spec.shard](const float* mine, float* all, const std::vector<size_t>& counts) {
       (*gather)(rank, mine, all, counts);
     };
+    if (alltoall)
+      g.alltoall = [gather, rank = spec.shard, m = spec.shards](const float* mine, float* from_all,
+                                                               const std::vector<size_t>& counts) {
+        thread_alltoall(*gather, rank, m, mine, from_all, counts);
+      };
     model.set_model_parallel_group(g);
   }
   Result r;
@@ -221,8 +242,22 @@ TEST(ModelParallelModel, ShardsComputeTheWholeModel) {
           shards[size_t(j)] = run_model(s, x, labels, n, &gather);
         });
       for (auto& t : threads) t.join();
+      // The reduce-scatter path (groups of more than 2 with an alltoall) sums every element of the input gradients
+      // in the same member order as the allgather path: the same bits, gradients and all.
+      std::vector<Result> scattered(static_cast<size_t>(m));
+      threads.clear();
+      for (int j = 0; j < m; ++j)
+        threads.emplace_back([&, j] {
+          models::ModelSpec s = whole_spec;
+          s.shards = m, s.shard = j;
+          scattered[size_t(j)] = run_model(s, x, labels, n, &gather, true);
+        });
+      for (auto& t : threads) t.join();
       for (int j = 0; j < m; ++j) {
         const Result& r = shards[size_t(j)];
+        ASSERT_EQ(r.grads.size(), scattered[size_t(j)].grads.size());
+        EXPECT_EQ(0, std::memcmp(r.grads.data(), scattered[size_t(j)].grads.data(), r.grads.size() * 4))
+            << arch << " " << precision << " M=" << m << " shard " << j << ": the reduce-scatter changed the bits";
         SCOPED_TRACE(std::string(arch) + " " + precision + " M=" + std::to_string(m) + " shard " + std::to_string(j));
         EXPECT_NEAR(r.loss, whole.loss, tol * std::fabs(whole.loss));
         for (size_t k = 0; k < whole.logits.size(); ++k) {

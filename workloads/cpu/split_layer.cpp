@@ -80,12 +80,31 @@ class SplitExchange {
   }
 
   // This rank's partial input gradient (any layout) -> the group's sum, plain fp32, the same bits on every rank.
+  // Every element is summed in member order ((p_0 + p_1) + p_2 ...) on either path, so both give the same bits.
   memory sum_partials(Plan& plan, const memory& dx_part) const {
     const memory part = plan.backward_as(dx_part, plain_md(dx_part.get_desc().dims()), name_ + ".diff_src");
     const size_t count = num_elements(part.get_desc());
     const int m = group_->size;
     const memory dx = plan.alloc(plain_md(dx_part.get_desc().dims()));
     const models::ModelParallelGroup* g = group_;
+    if (m > 2 && g->alltoall) {
+      // Reduce-scatter, then allgather: member j receives block j of every partial sum and adds them, and the sums
+      // are gathered: 2 (m-1)/m of the gradient received per member instead of (m-1). With m = 2 both receive one
+      // gradient, and one collective beats two.
+      plan.backward_host(name_ + ".diff_src.reduce_scatter", [part, dx, count, m, g]() {
+        std::vector<size_t> blocks;
+        for (int j = 0; j < m; ++j) blocks.push_back(static_cast<size_t>(models::shard_rows(int64_t(count), m, j).size()));
+        const size_t own = blocks[static_cast<size_t>(g->rank)];
+        float* from_all = scratch(own * static_cast<size_t>(m + 1), true);
+        float* sum = from_all + own * static_cast<size_t>(m);
+        g->alltoall(static_cast<const float*>(part.get_data_handle()), from_all, blocks);
+        std::copy_n(from_all, own, sum);
+        for (int j = 1; j < m; ++j)
+          for (size_t k = 0; k < own; ++k) sum[k] += from_all[static_cast<size_t>(j) * own + k];
+        g->allgather(sum, static_cast<float*>(dx.get_data_handle()), blocks);
+      });
+      return dx;
+    }
     plan.backward_host(name_ + ".diff_src.allgather", [part, dx, count, m, g]() {
       float* parts = scratch(count * static_cast<size_t>(m), true);  // backward: training plans only
       const float* all = parts;

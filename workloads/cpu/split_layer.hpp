@@ -12,12 +12,14 @@
 //             y   = allgather_j(y_j)                  N x O x S on every rank: the activations exchanged
 //   backward  dW_j, db_j from dy[:, r_j:r_{j+1}]      local: the rank's own units
 //             dx  = sum_j backward-data_j(dy[:, r_j:r_{j+1}])   each rank's part is a partial sum over its units;
-//                                                     the parts are allgathered and summed in member order, so
-//                                                     every rank gets the same bits
+//                                                     m = 2: the parts are allgathered and summed in member
+//                                                     order; m > 2 (with the group's alltoall): reduce-scattered,
+//                                                     each block summed in member order by its member, and the
+//                                                     sums allgathered; either way every rank gets the same bits
 // Shapes: y and dy plain fp32 N x O (x P x Q); dx plain fp32 in x's dimensions. Per layer and step each rank
-// receives (m-1)/m N O S floats in the forward, with equal shards, and (m-1) N I floats in the backward, I being
-// the elements of one image's input (C x H x W for a convolution); none for a network's first layer, which needs
-// no dx. The allgathers land in one buffer per compute thread, as large as the largest exchange (M partial input
+// receives (m-1)/m N O S floats in the forward, with equal shards, and in the backward N I floats with m = 2 and
+// 2 (m-1)/m N I with m > 2 (against (m-1) N I for gathering every partial sum whole), I being the elements of one
+// image's input (C x H x W for a convolution); none for a network's first layer, which needs no dx. The allgathers land in one buffer per compute thread, as large as the largest exchange (M partial input
 // gradients, or a whole output); every rank also holds the whole batch's activations.
 #pragma once
 

@@ -64,6 +64,18 @@ models::ModelParallelGroup ModelParallel::group() {
     e.floats_received += static_cast<double>(b.total - counts[static_cast<size_t>(shard())]);
     ++e.allgathers;
   };
+  g.alltoall = [this](const float* mine, float* from_all, const std::vector<size_t>& counts) {
+    const double t0 = now_seconds();
+    const MpiBlocks send = mpi_blocks(counts, "an exchanged input gradient");
+    const size_t own = counts[static_cast<size_t>(shard())];
+    const MpiBlocks receive = mpi_blocks(std::vector<size_t>(static_cast<size_t>(m_), own), "an exchanged input gradient");
+    MPI_Alltoallv(mine, send.counts.data(), send.displacements.data(), MPI_FLOAT, from_all, receive.counts.data(),
+                  receive.displacements.data(), MPI_FLOAT, group_);
+    Exchanges& e = evaluating_ ? evaluation_ : training_;
+    e.seconds += now_seconds() - t0;
+    e.floats_received += static_cast<double>(receive.total - own);
+    ++e.alltoalls;
+  };
   return g;
 }
 
@@ -146,13 +158,15 @@ Json ModelParallel::record(int64_t steps, size_t params_per_rank, size_t params_
           {"parameters_per_rank", params_per_rank},
           {"parameters_whole_model", params_whole},
           {"activation_allgathers", training_.allgathers},
+          {"gradient_alltoalls", training_.alltoalls},
           {"activation_seconds_per_step", training_.seconds * per_step},
           {"activation_bytes_received_per_step", training_.floats_received * 4.0 * per_step},
           {"evaluation_allgathers", evaluation_.allgathers},
           {"evaluation_bytes_received", evaluation_.floats_received * 4.0},
           {"whole_tensors_equal_in_groups", whole_equal},
           {"note", "rank 0's exchanges within its model-parallel group in this attempt: the training steps' per "
-                   "step, the evaluations' in all (they are in the step's forward and backward times, not in "
+                   "step, the evaluations' in all (allgathers of activations and of input gradients, and the reduce-scatters' "
+                   "alltoalls of input gradients in groups of more than 2; they are in the step's forward and backward times, not in "
                    "comm); whole_tensors_equal_in_groups: the tensors every rank of a group holds whole (batch "
                    "norm's) and the running statistics have the same bits on every rank at the end"}};
 }

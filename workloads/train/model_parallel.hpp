@@ -78,7 +78,7 @@ class ModelParallel {
   MPI_Comm group_ = MPI_COMM_NULL, replica_ = MPI_COMM_NULL;
   struct Exchanges {
     double seconds = 0, floats_received = 0;
-    int64_t allgathers = 0;
+    int64_t allgathers = 0, alltoalls = 0;
   };
   Exchanges training_, evaluation_;
   bool evaluating_ = false;
