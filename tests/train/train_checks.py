@@ -253,6 +253,17 @@ def check_model_parallel():
     assert rec["global_batch"] == 2 * b and rec["per_rank_batch"] == b, (rec["global_batch"], rec["per_rank_batch"])
     print(f"record: {mp['parameters_per_rank']} of {mp['parameters_whole_model']} parameters per rank; "
           f"{mp['activation_bytes_received_per_step']:.0f} activation bytes received per step, as the shapes say")
+    # A group of 4 reduce-scatters fc2's input gradient (N x H floats per member): an alltoall brings rank 0 its
+    # block of the 3 others' partial sums, an allgather the other blocks' sums: 2 (N H - own) floats against
+    # 3 N H for gathering every partial sum whole.
+    mp4 = validate(os.path.join(args.work, "records", "mpk-mlp-k4m4.json"))["extra"]["model_parallel"]
+    h0, c0 = (lambda r: r[1] - r[0])(shard_rows(H, 4, 0)), (lambda r: r[1] - r[0])(shard_rows(C, 4, 0))
+    own = (lambda r: r[1] - r[0])(shard_rows(b * H, 4, 0))
+    floats4 = b * (H - h0) + b * (C - c0) + 2 * (b * H - own)
+    assert mp4["activation_allgathers"] == steps * 3 and mp4["gradient_alltoalls"] == steps, mp4
+    assert abs(mp4["activation_bytes_received_per_step"] - 4 * floats4) < 1e-6, (mp4, 4 * floats4)
+    print(f"record, M=4: {mp4['activation_bytes_received_per_step']:.0f} bytes received per step with the "
+          f"reduce-scatter ({4 * (b * (H - h0) + b * (C - c0) + 3 * b * H)} gathering the partial sums whole)")
 
     # Preempted and resumed: every rank checkpoints its own shard; the resumed run ends bitwise where the
     # uninterrupted one does.
@@ -331,6 +342,8 @@ def check_pipeline():
         cut = [(st["first_unit"], st["end_unit"]) for st in pp["per_stage"]]
         assert cut[0][0] == 0 and all(a[1] == b_[0] and a[0] < a[1] for a, b_ in zip(cut, cut[1:])), cut
         assert cut[-1][1] == len(pp["unit_seconds_measured"]), (cut, pp["unit_seconds_measured"])
+        # The first pipeline's stages each timed a share of the units: every unit has a time.
+        assert all(t > 0 for t in pp["unit_seconds_measured"]), pp["unit_seconds_measured"]
         assert sum(st["parameters"] for st in pp["per_stage"]) == pp["parameters_whole_model"], pp
         assert abs(pp["bubble_fraction_ideal"] - (s - 1) / (m + s - 1)) < 1e-12, pp
     a, g = weights[("mlp", 2, 2, 4, "1f1b")], weights[("mlp", 2, 2, 4, "gpipe")]

@@ -18,6 +18,7 @@
 #include "config/rules.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "workloads/backend/train_model.hpp"
 #include "workloads/cpu/model.hpp"
 #include "workloads/models/model_description.hpp"
 #include "workloads/models/pipeline_units.hpp"
@@ -162,6 +163,25 @@ TEST(PipelineStages, SlotsKeepMicroBatchesApart) {
   m.backward();
   EXPECT_TRUE(std::equal(gb.begin(), gb.end(), m.grads().begin())) << "slot 1's backward is not micro-batch B's";
   EXPECT_THROW(m.stage_output(), std::logic_error);  // the last stage has the loss, not an output
+}
+
+// The cut's measurement: a stage times exactly its own units (the trainer adds the stages' vectors), the units after
+// the first stage's included (their input arrives as a tensor, and the gradient of their output is given).
+TEST(PipelineStages, EachStageTimesItsOwnUnits) {
+  for (const char* arch : {"mlp", "simple_cnn", "resnet8"}) {
+    const models::ModelSpec whole = spec_of(arch);
+    const int units = models::pipeline_units(whole);
+    for (int first = 0; first < units; ++first)
+      for (int end = first + 1; end <= units; ++end) {
+        if (first == 0 && end == units) continue;  // the whole model: one stage
+        const std::vector<double> s = measure_cpu_unit_seconds(stage_spec(whole, 2, first == 0 ? 0 : 1, first, end), 4, 1, 5);
+        for (int u = 0; u < units; ++u) {
+          const double t = u < static_cast<int>(s.size()) ? s[size_t(u)] : 0.0;
+          if (u >= first && u < end) EXPECT_GT(t, 0) << arch << " [" << first << ", " << end << ") unit " << u;
+          else EXPECT_EQ(t, 0) << arch << " [" << first << ", " << end << ") unit " << u;
+        }
+      }
+  }
 }
 
 TEST(PipelineStages, BadStagesAreRefusedNamingTheKey) {

@@ -114,9 +114,10 @@ class TrainModel {
 };
 
 // Pipeline parallelism's measured layer costs: the seconds of each pipeline unit (models::pipeline_units) in a
-// training step of batch n of the whole model `whole` (one stage) on the cpu backend, the fastest of `steps`
-// profiled steps on synthetic images, forward and backward together.
-std::vector<double> measure_cpu_unit_seconds(const models::ModelSpec& whole, int n, int steps, uint64_t seed);
+// training step of batch n on the cpu backend, the fastest of `steps` profiled steps on synthetic inputs (and, before
+// the last stage, a synthetic output gradient), forward and backward together. `spec` is the whole model (one
+// stage) or a stage of it; the units it does not hold are 0, so ranks that each time some units can add theirs.
+std::vector<double> measure_cpu_unit_seconds(const models::ModelSpec& spec, int n, int steps, uint64_t seed);
 
 // cpu: cpu::Model (workloads/cpu/cpu_train_model.cpp) and optim::make_optimizer(optimizer_section).
 std::unique_ptr<TrainModel> make_cpu_train_model(const models::ModelSpec& spec, uint64_t seed,

@@ -5,6 +5,7 @@
 #include "workloads/backend/train_model.hpp"
 #include "workloads/cpu/model.hpp"
 #include "workloads/models/optimizer_table.hpp"
+#include "workloads/models/pipeline_units.hpp"
 
 namespace dtbench {
 
@@ -100,18 +101,23 @@ class CpuTrainModel final : public TrainModel {
 
 }  // namespace
 
-std::vector<double> measure_cpu_unit_seconds(const models::ModelSpec& whole, int n, int steps, uint64_t seed) {
-  cpu::Model model(whole, seed);
+std::vector<double> measure_cpu_unit_seconds(const models::ModelSpec& spec, int n, int steps, uint64_t seed) {
+  cpu::Model model(spec, seed);
   // Values do not change the cost of these layers; a fixed pattern keeps the measurement reproducible.
-  std::vector<float> x(model.stage_input_floats(n));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 17) / 17.0f - 0.5f;
+  const auto pattern = [](size_t floats) {
+    std::vector<float> v(floats);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 17) / 17.0f - 0.5f;
+    return v;
+  };
+  const std::vector<float> x = pattern(model.stage_input_floats(n)), dy = pattern(model.stage_output_floats(n));
   std::vector<int32_t> labels(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) labels[size_t(i)] = i % whole.classes;
+  for (int i = 0; i < n; ++i) labels[size_t(i)] = i % spec.classes;
   model.set_profiling(true);
   // Each operation's fastest call counts (OpTime::min_seconds): the first step's, which builds the plan and
   // touches its memory first, never is.
   for (int s = 0; s < steps + 1; ++s) {
     model.forward(x.data(), labels.data(), n, true);
+    if (!models::last_stage(spec)) model.set_output_gradient(dy.data());
     model.backward();
   }
   return model.unit_seconds(n);

@@ -221,7 +221,8 @@ size_t Model::stage_input_floats(int n) const {
 std::vector<double> Model::unit_seconds(int n) const {
   std::vector<double> seconds;
   for (const OpTime& op : profile(n, true)) {
-    const size_t u = static_cast<size_t>(std::max(op.unit, 0));  // the input's reorders: the first unit's
+    // The input's reorders (no unit): the stage's first unit's.
+    const size_t u = static_cast<size_t>(std::max(op.unit, models::first_stage(impl_->spec) ? 0 : impl_->spec.first_unit));
     if (seconds.size() <= u) seconds.resize(u + 1, 0.0);
     seconds[u] += op.min_seconds;
   }

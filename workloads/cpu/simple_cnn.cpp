@@ -76,7 +76,7 @@ class SimpleCnn : public Network {
     const ClassifierHead::Built head = head_.build(plan, x);
     BuiltNetwork out;
     out.output = head.output;
-    out.backward = [=](Plan& p, const memory& dy) {
+    out.backward = [=, this](Plan& p, const memory& dy) {
       // The head needs dx unless it is the whole stage's first unit on the first stage, which it never is.
       memory g = head.backward(p, dy, true);
       if (unit2) {

@@ -162,9 +162,11 @@ void Run::set_up() {
 }
 
 // Pipeline stages: the cut /parallel/pipeline_cut pins, or else the one where the costliest stage is cheapest
-// (pipeline.hpp) by each unit's forward and backward seconds for one micro-batch of the whole model: measured by rank
-// 0 (the others wait), or, when this run continues a checkpoint (--resume, --init-from), the seconds that run
-// measured, so that every stage holds the same units as the checkpoint's.
+// (pipeline.hpp) by each unit's forward and backward seconds for one micro-batch: measured by the first pipeline's
+// ranks, stage s timing the s-th of S runs of units of equal count, so that no rank builds more than its share of
+// a model that may only fit in stages (the other replicas wait); or, when this run continues a checkpoint
+// (--resume, --init-from), the seconds that run measured, so that every stage holds the same units as the
+// checkpoint's.
 void Run::cut_pipeline() {
   const models::ModelSpec whole = train_model_spec(cfg_, data_->train(), nullptr);
   same_on_all_ranks([&] { models::validate(whole); });
@@ -173,24 +175,43 @@ void Run::cut_pipeline() {
   std::vector<float> costs(static_cast<size_t>(units), 0.0f);
   const fs::path continued = args_.resume ? paths_.checkpoint : fs::path(args_.init_from);
   const Json& pinned = cfg_["parallel"]["pipeline_cut"];
-  // A pinned cut needs no measurement (nor the whole model on rank 0, which a model that only fits in stages
-  // could not hold); the record then shows no unit costs.
+  // A pinned cut needs no measurement; the record then shows no unit costs.
   if (!pinned.empty()) costs.clear();
-  if (!costs.empty()) world_.checked_on_root([&] {
-    if (!continued.empty()) {
-      const Json header = read_header(continued);
-      const Json* kept = header.is_object() && header.contains("state") ? &header["state"] : nullptr;
-      if (kept != nullptr && kept->contains("pipeline_unit_seconds") &&
-          (*kept)["pipeline_unit_seconds"].size() == costs.size()) {
-        for (size_t u = 0; u < costs.size(); ++u) costs[u] = (*kept)["pipeline_unit_seconds"][u].get<float>();
-        return;
+  // The checkpoint's costs, read by rank 0; the flag after them says whether it had them.
+  std::vector<float> kept(costs.size() + 1, 0.0f);
+  if (!costs.empty() && !continued.empty()) world_.checked_on_root([&] {
+    const Json header = read_header(continued);
+    const Json* state = header.is_object() && header.contains("state") ? &header["state"] : nullptr;
+    if (state != nullptr && state->contains("pipeline_unit_seconds") &&
+        (*state)["pipeline_unit_seconds"].size() == costs.size()) {
+      for (size_t u = 0; u < costs.size(); ++u) kept[u] = (*state)["pipeline_unit_seconds"][u].get<float>();
+      kept.back() = 1;
+    }
+  });
+  if (!costs.empty()) world_.broadcast(kept);
+  if (!costs.empty() && kept.back() == 1) {
+    std::copy_n(kept.begin(), costs.size(), costs.begin());
+  } else if (!costs.empty()) {
+    std::vector<double> measured(costs.size(), 0.0);
+    std::optional<Error> err;
+    if (world_.rank() < stages) {  // the first pipeline: rank k is its stage k
+      const models::RowRange mine = models::shard_rows(units, stages, world_.rank());
+      models::ModelSpec part = whole;
+      part.stages = stages, part.stage = world_.rank();
+      part.first_unit = static_cast<int>(mine.begin), part.end_unit = static_cast<int>(mine.end);
+      try {
+        const std::vector<double> s =
+            measure_cpu_unit_seconds(part, micro, 3, static_cast<uint64_t>(cfg_["seed"].get<int64_t>()));
+        for (int64_t u = mine.begin; u < mine.end && u < static_cast<int64_t>(s.size()); ++u)
+          measured[size_t(u)] = s[size_t(u)];
+      } catch (const Error& e) {
+        err = e;
       }
     }
-    const std::vector<double> s =
-        measure_cpu_unit_seconds(whole, micro, 3, static_cast<uint64_t>(cfg_["seed"].get<int64_t>()));
-    for (size_t u = 0; u < costs.size() && u < s.size(); ++u) costs[u] = static_cast<float>(s[u]);
-  });
-  world_.broadcast(costs);
+    world_.agree_on_any_error(err);
+    world_.sum(measured);  // each unit timed by one rank, 0 elsewhere
+    for (size_t u = 0; u < costs.size(); ++u) costs[u] = static_cast<float>(measured[u]);
+  }
   unit_seconds_.assign(costs.begin(), costs.end());
   std::vector<std::pair<int, int>> cut;
   if (!pinned.empty()) {
