@@ -5,17 +5,19 @@
 
 #include "core/error.hpp"
 #include "core/mlperf.hpp"
+#include "optim/schedule.hpp"
 
 namespace dtbench::analysis {
 namespace {
 
 constexpr size_t kMinRuns = 3;  // the olympic mean drops the fastest and the slowest
 
-// The hyperparameters MLPerf's RCP files list, from the run's config (MLPerf's key names).
-Json hyperparams(const Json& cfg) {
+// The hyperparameters MLPerf's RCP files list, from the run's config (MLPerf's key names). The base learning rate
+// is the one the run's MLLOG file logs: the config's lr scaled to the global batch by /lr_scaling.
+Json hyperparams(const Json& cfg, int64_t global_batch) {
   const Json& opt = cfg["optimizer"];
   Json h = {{"opt_name", opt["name"]},
-            {"opt_base_learning_rate", opt["lr"]},
+            {"opt_base_learning_rate", optim::peak_lr_from_config(opt, cfg["lr_scaling"], global_batch)},
             {"lr_scaling", cfg["lr_scaling"]["rule"]},
             {"opt_learning_rate_warmup_epochs", cfg["schedule"]["warmup"]["epochs"]},
             {"opt_learning_rate_warmup_steps", cfg["schedule"]["warmup"]["steps"]},
@@ -74,7 +76,7 @@ RcpSet reference_convergence_points(const CampaignData& c) {
         {"When", first->finished_utc},
         {"Platform", mlperf_platform(first->config, first->ranks, first->provenance)},
         {"BS", bs},
-        {"Hyperparams", hyperparams(first->config)},
+        {"Hyperparams", hyperparams(first->config, first->global_batch)},
         {"Epochs to converge", epochs}};
   }
   if (!any_target)

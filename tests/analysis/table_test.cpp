@@ -356,7 +356,8 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   fs::remove_all(dir);
   Json doc = {{"name", "rcp"},
               {"base", {{"duration", {{"steps", 10}}}, {"eval", {{"target_accuracy", 0.9}}},
-                        {"optimizer", {{"name", "sgd"}, {"lr", 0.1}, {"momentum", 0.9}}}}},
+                        {"optimizer", {{"name", "sgd"}, {"lr", 0.1}, {"momentum", 0.9}}},
+                        {"lr_scaling", {{"rule", "linear"}, {"reference_batch", 64}}}}},
               {"axes", {{"batch.global", {128, 256}}}},
               {"repeats", 4}};
   auto spec = dtbench::slurm::parse_spec(doc, ".");
@@ -391,7 +392,8 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   EXPECT_EQ(ref["BS"], 128);
   EXPECT_EQ(ref["Epochs to converge"], Json({2.5, 3.0, 3.5}));
   EXPECT_EQ(ref["Hyperparams"]["opt_name"], "sgd");
-  EXPECT_EQ(ref["Hyperparams"]["opt_base_learning_rate"], 0.1);
+  // The MLLOG file's opt_base_learning_rate: 0.1 at the reference batch 64, linearly scaled to 128.
+  EXPECT_DOUBLE_EQ(ref["Hyperparams"]["opt_base_learning_rate"].get<double>(), 0.2);
   EXPECT_EQ(ref["Hyperparams"]["opt_momentum"], 0.9);
   EXPECT_EQ(ref["Platform"], "1xAMD EPYC");
   EXPECT_EQ(ref["Creator"], "dtbench");
