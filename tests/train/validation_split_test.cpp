@@ -3,6 +3,7 @@
 // leaves nothing to train on is refused naming the key.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -34,6 +35,17 @@ TEST(ValidationSplit, TheLastImagesAreHeldOutAndNeverTrainedOn) {
   EXPECT_EQ(0, std::memcmp(split.validation().images.data(), all.train().image(70), 30 * bytes));
   for (size_t i = 0; i < 30; ++i) EXPECT_EQ(split.validation().labels[i], all.train().labels[70 + i]);
   EXPECT_EQ(split.steps_per_epoch(), 70 / 8);  // the epoch counts the images left to train on
+  // The normalisation's mean and standard deviation are the 70 training images' (data::channel_stats), not the
+  // 100 images' that include the held-out ones: computed here by hand from the pixels.
+  double sum = 0, sq = 0;
+  for (size_t i = 0; i < 70 * bytes; ++i) {
+    const double p = split.train().images[i] / 255.0;
+    sum += p, sq += p * p;
+  }
+  const double mean = sum / (70.0 * bytes), sd = std::sqrt(sq / (70.0 * bytes) - mean * mean);
+  EXPECT_NEAR(split.normalization().mean[0], mean, 1e-5);
+  EXPECT_NEAR(split.normalization().std[0], sd, 1e-5);
+  EXPECT_NE(split.normalization().mean[0], all.normalization().mean[0]);
   EXPECT_EQ(split.eval_indices(EvalSet::validation, true).size(), 30u);
   EXPECT_EQ(split.eval_indices(EvalSet::test, true).size(), 10u);
   // Each training batch of an epoch is made from the first 70 images only: its pixels match one of them.

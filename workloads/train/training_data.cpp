@@ -23,6 +23,8 @@ TrainingData::TrainingData(const Json& cfg, int ranks, int rank, long per_rank) 
     validation_.labels.assign(t.labels.begin() + static_cast<std::ptrdiff_t>(keep), t.labels.end());
     t.images.resize(keep * t.image_bytes());
     t.labels.resize(keep);
+    // The normalisation is a statistic of the training set: the images left to train on, not the held-out ones.
+    if (cfg["data"]["normalize"].get<bool>()) data_.norm = data::channel_stats(t);
   }
   sharder_ = std::make_unique<data::EpochSharder>(data_.train.size(), ranks, static_cast<size_t>(per_rank), seed);
   train_maker_ = std::make_unique<data::BatchMaker>(data_.norm, data_.augment, seed);

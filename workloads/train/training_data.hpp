@@ -28,6 +28,7 @@ class TrainingData {
   TrainingData(const Json& cfg, int ranks, int rank, long per_rank);
 
   const data::Dataset& train() const { return data_.train; }
+  const data::Normalization& normalization() const { return data_.norm; }
   const data::Dataset& test() const { return data_.test; }
   const data::Dataset& validation() const { return validation_; }
   bool has_validation() const { return validation_.size() > 0; }
