@@ -271,8 +271,10 @@ memory::desc any_md(const memory::dims& dims, memory::data_type dt) {
 }
 
 size_t num_elements(const memory::desc& md) {
+  // The C descriptor's dims, not md.dims(): no vector to allocate (whose inlined free GCC 12 misreads as a
+  // -Wfree-nonheap-object fault).
   size_t n = 1;
-  for (auto d : md.dims()) n *= static_cast<size_t>(d);
+  for (int i = 0; i < md.data.ndims; ++i) n *= static_cast<size_t>(md.data.dims[i]);
   return n;
 }
 
