@@ -361,11 +361,6 @@ std::vector<Rule> build_rules() {
        [](const Json& c, int) {
          return when(pipelined(c) && c["backend"] == "gpu", "pipeline parallelism is implemented for the cpu backend only");
        }},
-      {"/parallel/pipeline_stages", Needs::config,
-       [](const Json& c, int) {
-         return when(pipelined(c) && c["model"]["checkpointing"].get<bool>(),
-                     "pipeline stages and gradient checkpointing (/model/checkpointing) do not combine yet");
-       }},
       {"/optimizer/name", Needs::config,
        [](const Json& c, int) {
          const std::string name = c["optimizer"]["name"].get<std::string>();

@@ -383,6 +383,24 @@ def check_pipeline():
               f"max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
         assert err <= 1e-6 * scale, f"resnet8 pipeline, {steps} steps: weights differ by {err}"
 
+    # Gradient checkpointing inside the stages: ResNet-8 cut after unit 2 (stem and block 1 | blocks 2, 3 and the
+    # head), each stage in 2 segments of its own checkpoint units. A segment's recomputation reruns the same
+    # operations on the same inputs, so 6 steps end with the same bits as without checkpointing.
+    # The second stage keeps one block's activations fewer (its first segment's are recomputed).
+    pp_ck, act = {}, {}
+    for ck in (False, True):
+        cfg = resnet_config(f"pp-ckpt-{ck}", data=data, batch={"global": 16, "micro_batches": 2}, duration={"steps": 6},
+                            parallel={"sync_bn": False, "pipeline_stages": 2, "pipeline_cut": [2]})
+        cfg["model"] = {"arch": "resnet8", "checkpointing": ck, **({"checkpoint_segments": 2} if ck else {})}
+        pp_ck[ck] = train_weights(2, cfg["name"], cfg)
+        rec = validate(os.path.join(args.work, "records", cfg["name"] + ".json"))
+        act[ck] = rec["extra"]["pipeline"]["per_stage"][1]["activation_bytes"]
+    assert np.array_equal(pp_ck[False].view(np.uint32), pp_ck[True].view(np.uint32)), \
+        "pipeline stages with gradient checkpointing end with other weights than without"
+    assert act[True] < act[False], act
+    print(f"ResNet-8 on S=2 stages, each in 2 checkpointed segments: the same weights bit for bit as without; "
+          f"stage 1's activations {act[True]:.0f} bytes against {act[False]:.0f}")
+
     # Preempted and resumed: every stage checkpoints its own part; bitwise the uninterrupted run. ResNet-8 on S = 3
     # has several cuts of nearly equal cost: the resumed run must cut as the checkpoint's run did, from the unit
     # costs that run measured (kept in the checkpoint), not from a new measurement. The pinned cut of the

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "config/rules.hpp"
@@ -20,6 +21,7 @@
 #include "core/rng.hpp"
 #include "workloads/backend/train_model.hpp"
 #include "workloads/cpu/model.hpp"
+#include "workloads/models/checkpointing.hpp"
 #include "workloads/models/model_description.hpp"
 #include "workloads/models/pipeline_units.hpp"
 
@@ -44,6 +46,37 @@ double max_abs(const std::vector<float>& v) {
   double m = 0;
   for (float x : v) m = std::max(m, double(std::abs(x)));
   return m;
+}
+
+// One training step of the stages chained by hand: each stage's output copied into the next one's input, each
+// gradient copied back. The last stage's loss and the stages' gradients end to end.
+struct Chained {
+  double loss = 0;
+  std::vector<float> grads;
+  size_t training_ops = 0;  // operations of the stages' training plans (a recomputed segment adds its forward's)
+};
+Chained chain(std::vector<cpu::Model>& stages, const std::vector<float>& x, const std::vector<int32_t>& labels, int n) {
+  const size_t S = stages.size();
+  Chained out;
+  std::vector<float> act(x);
+  for (size_t s = 0; s < S; ++s) {
+    cpu::Model& m = stages[s];
+    EXPECT_EQ(act.size(), m.stage_input_floats(n)) << "stage " << s;
+    out.loss = m.forward(act.data(), labels.data(), n, true);
+    if (s + 1 < S) act.assign(m.stage_output(), m.stage_output() + m.stage_output_floats(n));
+  }
+  std::vector<float> grad_back;
+  for (size_t s = S; s-- > 0;) {
+    cpu::Model& m = stages[s];
+    if (s + 1 < S) m.set_output_gradient(grad_back.data());
+    m.backward();
+    if (s > 0) grad_back.assign(m.input_gradient(), m.input_gradient() + m.stage_input_floats(n));
+  }
+  for (cpu::Model& m : stages) {
+    out.grads.insert(out.grads.end(), m.grads().begin(), m.grads().end());
+    out.training_ops += m.profile(n, true).size();
+  }
+  return out;
 }
 
 // Every cut of `units` units into consecutive non-empty stages, as the stages' end units.
@@ -110,28 +143,52 @@ TEST(PipelineStages, StagesChainedGiveTheWholeModel) {
       ASSERT_EQ(offset, params.size()) << arch;
       ASSERT_EQ(index, whole.param_table().size()) << arch;
 
-      // Forward through the stages, backward back.
-      std::vector<float> act(x);
-      double stage_loss = 0;
-      for (int s = 0; s < S; ++s) {
-        cpu::Model& m = stages[size_t(s)];
-        ASSERT_EQ(act.size(), m.stage_input_floats(n)) << arch << " stage " << s;
-        stage_loss = m.forward(act.data(), labels.data(), n, true);
-        if (s + 1 < S) act.assign(m.stage_output(), m.stage_output() + m.stage_output_floats(n));
-      }
-      EXPECT_NEAR(stage_loss, loss, 1e-5 * std::abs(loss)) << arch;
-      std::vector<float> grad_back;
-      for (int s = S - 1; s >= 0; --s) {
-        cpu::Model& m = stages[size_t(s)];
-        if (s + 1 < S) m.set_output_gradient(grad_back.data());
-        m.backward();
-        if (s > 0) grad_back.assign(m.input_gradient(), m.input_gradient() + m.stage_input_floats(n));
-      }
-      size_t base = 0;
-      for (cpu::Model& m : stages) {
-        for (size_t i = 0; i < m.grads().size(); ++i)
-          ASSERT_NEAR(m.grads()[i], grads[base + i], 1e-5 * g_scale) << arch << " cut of " << S << ", gradient " << base + i;
-        base += m.grads().size();
+      const Chained c = chain(stages, x, labels, n);
+      EXPECT_NEAR(c.loss, loss, 1e-5 * std::abs(loss)) << arch;
+      ASSERT_EQ(c.grads.size(), grads.size());
+      for (size_t i = 0; i < grads.size(); ++i)
+        ASSERT_NEAR(c.grads[i], grads[i], 1e-5 * g_scale) << arch << " cut of " << S << ", gradient " << i;
+    }
+  }
+}
+
+// Gradient checkpointing within the stages (each cuts its own checkpoint units into segments, at most one per unit):
+// the recomputation reruns the same operations on the same inputs, so every cut gives the bits it gives without
+// checkpointing, for 1 and for 2 segments per stage.
+TEST(PipelineStages, CheckpointedStagesGiveTheSameBits) {
+  const int n = 6;
+  for (const char* arch : {"simple_cnn", "resnet8"}) {
+    const models::ModelSpec whole_spec = spec_of(arch);
+    std::vector<float> x(size_t(n) * 2 * 8 * 8);
+    Rng rng(3, {1});
+    for (float& v : x) v = float(rng.normal());
+    std::vector<int32_t> labels(n);
+    for (int i = 0; i < n; ++i) labels[size_t(i)] = (i * 3) % whole_spec.classes;
+    std::vector<std::vector<int>> all_cuts;
+    std::vector<int> ends;
+    cuts(models::pipeline_units(whole_spec), 0, ends, all_cuts);
+    for (const std::vector<int>& cut : all_cuts) {
+      const auto run = [&](int segments) {
+        std::vector<cpu::Model> stages;
+        for (int s = 0; s < int(cut.size()); ++s) {
+          models::ModelSpec st = stage_spec(whole_spec, int(cut.size()), s, s == 0 ? 0 : cut[size_t(s) - 1], cut[size_t(s)]);
+          st.checkpoint_segments = segments;
+          stages.emplace_back(st, 11);
+        }
+        return chain(stages, x, labels, n);
+      };
+      const Chained plain = run(0);
+      // A stage of two checkpoint units or more cut in 2 segments recomputes the first one's forward.
+      bool recomputes = false;
+      for (size_t s = 0; s < cut.size(); ++s)
+        recomputes |= std::min(cut[s], models::checkpoint_units(whole_spec)) - (s == 0 ? 0 : cut[s - 1]) >= 2;
+      for (int segments : {1, 2}) {
+        const Chained checkpointed = run(segments);
+        if (segments == 2 && recomputes) EXPECT_GT(checkpointed.training_ops, plain.training_ops) << arch;
+        EXPECT_EQ(plain.loss, checkpointed.loss) << arch;
+        ASSERT_EQ(plain.grads.size(), checkpointed.grads.size());
+        EXPECT_EQ(0, std::memcmp(plain.grads.data(), checkpointed.grads.data(), plain.grads.size() * sizeof(float)))
+            << arch << ", a cut of " << cut.size() << " stages, " << segments << " segment(s) per stage";
       }
     }
   }

@@ -24,8 +24,9 @@ struct DropoutSource {
 // (plan.hpp). Off, every call returning its argument, in evaluation plans and with 0 segments.
 class CheckpointSegments {
  public:
-  // Begins the first segment: build unit 0 next. unit_costs: models::checkpoint_unit_costs, one per unit.
-  CheckpointSegments(Plan& plan, const std::vector<double>& unit_costs, int segments);
+  // Begins the first segment: build the first unit next. unit_costs: models::checkpoint_unit_costs, one per unit. A
+  // pipeline stage cuts its own checkpoint units only, into at most as many segments as it holds (none: off).
+  CheckpointSegments(Plan& plan, const std::vector<double>& unit_costs, int segments, const models::ModelSpec& spec);
   // After unit u's forward, given its output: the tensor unit u + 1 reads (the checkpoint when u ends a segment).
   dnnl::memory after_forward(Plan& plan, int unit, const dnnl::memory& y) const;
   // Before unit u's backward (units in reverse order), given the gradient of its output: the gradient its

@@ -101,7 +101,7 @@ class ResNet : public Network {
 
     // Checkpoint and pipeline units: the stem is unit 0, block i unit i + 1; the head (pooling, dropout, fc) is
     // pipeline unit blocks + 1. A pipeline stage builds its own units only.
-    const CheckpointSegments segments(plan, unit_costs_, checkpoint_segments_);
+    const CheckpointSegments segments(plan, unit_costs_, checkpoint_segments_, spec_);
     const int head_unit = 1 + static_cast<int>(blocks_.size());
     auto holds = [this](int u) { return models::holds_unit(spec_, u); };
     memory x = input;

@@ -52,7 +52,7 @@ class SimpleCnn : public Network {
     const PoolShape pool{2, 2, 0};
     // Checkpoint units and pipeline units 0 and 1: the two convolution - ReLU - pooling stages; the head is pipeline
     // units 2 and 3.
-    const CheckpointSegments segments(plan, unit_costs_, checkpoint_segments_);
+    const CheckpointSegments segments(plan, unit_costs_, checkpoint_segments_, spec_);
     struct ConvUnit {
       LayerNode conv;
       Relu* relu = nullptr;

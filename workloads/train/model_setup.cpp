@@ -1,5 +1,7 @@
 #include "workloads/train/model_setup.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "workloads/models/checkpointing.hpp"
 #include "workloads/models/model_description.hpp"
@@ -65,6 +67,15 @@ models::ModelSpec train_model_spec(const Json& cfg, const data::Dataset& train, 
     spec.stages = model_parallel->group_size(), spec.stage = model_parallel->shard();
     const auto [first, end] = model_parallel->stage_units().at(static_cast<size_t>(spec.stage));
     spec.first_unit = first, spec.end_unit = end;
+    // Gradient checkpointing per stage: /model/checkpoint_segments of the stage's own checkpoint units (at most one
+    // per unit; 0: the square root of their count), none on a stage that holds none (a ResNet's head alone).
+    if (cfg["model"]["checkpointing"].get<bool>()) {
+      const int held = std::max(0, std::min(end, models::checkpoint_units(spec)) - first);
+      const int64_t asked = cfg["model"]["checkpoint_segments"].get<int64_t>();
+      spec.checkpoint_segments = held == 0  ? 0
+                                 : asked > 0 ? static_cast<int>(std::min<int64_t>(asked, held))
+                                             : models::default_checkpoint_segments(held);
+    }
   }
   return spec;
 }
