@@ -35,26 +35,29 @@ double allreduce_seconds(const std::string& reducer, int ranks, double bytes, co
 namespace {
 
 // Whether two sweeps segment and shard alike (the cost terms depend on it).
+// (The hierarchical leader matters to files with hierarchical rows only: sweep_rows compares it among those.)
 bool same_options(const ReducerOptions& a, const ReducerOptions& b) {
   return a.segment_bytes == b.segment_bytes && a.servers == b.servers &&
          a.small_segment_bytes == b.small_segment_bytes &&
-         a.small_transfer_bytes == b.small_transfer_bytes && a.leader == b.leader;
+         a.small_transfer_bytes == b.small_transfer_bytes;
 }
 
 // The ranks per node of a sweep's hierarchical rows (sweep_rows in cost_model.hpp): -1 for nodes of unequal
 // sizes. Only checked documents come here.
+// The launcher's nodes count when they are what --ranks-per-node g would make (consecutive ranks, g per node, the
+// last node possibly smaller); one node of every rank is 0, so that both spellings of it are one layout.
 int sweep_ranks_per_node(const Json& doc) {
+  const int ranks = doc["ranks"].get<int>();
   const int given = doc["options"].value("ranks_per_node", 0);
-  if (given > 0) return given;
+  if (given > 0) return given >= ranks ? 0 : given;
   if (!doc.contains("nodes")) return 0;
-  std::map<int, int> size;
-  for (const Json& n : doc["nodes"]) ++size[n.get<int>()];
+  const Json& nodes = doc["nodes"];
   int g = 0;
-  for (const auto& [node, members] : size) {
-    if (g != 0 && members != g) return -1;
-    g = members;
-  }
-  return size.size() <= 1 ? 0 : g;
+  while (g < ranks && nodes[size_t(g)].get<int>() == 0) ++g;
+  if (g == ranks) return 0;
+  for (int r = 0; r < ranks; ++r)
+    if (nodes[size_t(r)].get<int>() != r / g) return -1;
+  return g;
 }
 
 // Solves the k x k system A x = b by Gaussian elimination with partial pivoting; false if singular.
@@ -224,7 +227,7 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
                                  double max_bytes) {
   // (reducer, ranks, cores, ranks per node, bytes) -> the time of each file that measured it
   std::map<std::tuple<std::string, int, int, int, double>, std::vector<double>> times;
-  bool have_nodes = false;  // options.ranks_per_node is set from a file's hierarchical rows
+  int first_hierarchical = -1;  // the first file with hierarchical rows: options' leader and ranks_per_node are its
   for (size_t f = 0; f < sweeps.size(); ++f) {
     const Json& doc = sweeps[f];
     const std::string where = what + " " + std::to_string(f + 1);
@@ -239,12 +242,24 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
     o.small_segment_bytes = opt.value("small_segment_bytes", o.small_segment_bytes);
     o.small_transfer_bytes = opt.value("small_transfer_bytes", o.small_transfer_bytes);
     o.servers = opt["servers"].get<int>();
-    o.leader = opt.value("leader", o.leader);
     if (f == 0) {
       options = o;
     } else if (!same_options(o, options)) {
-      throw BadInput(where + ": /options (segment sizes, servers or leader) differ from the first file's; use "
-                     "sweeps taken with the same options");
+      throw BadInput(where + ": /options (segment sizes or servers) differ from the first file's; use sweeps "
+                     "taken with the same options");
+    }
+    const bool hierarchical = std::any_of(doc["rows"].begin(), doc["rows"].end(),
+                                          [](const Json& r) { return r.at("reducer") == "hierarchical"; });
+    if (hierarchical) {
+      const std::string leader = opt.value("leader", ReducerOptions{}.leader);
+      if (first_hierarchical < 0) {
+        first_hierarchical = static_cast<int>(f);
+        options.leader = leader;
+      } else if (leader != options.leader) {
+        throw BadInput(where + ": /options/leader \"" + leader + "\" differs from " + what + " " +
+                       std::to_string(first_hierarchical + 1) + "'s \"" + options.leader +
+                       "\"; the hierarchical rows of one fit share their leader");
+      }
     }
     const int ranks_per_node = sweep_ranks_per_node(doc);
     const int ranks = doc["ranks"].get<int>();
@@ -263,7 +278,7 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
       if (name == "hierarchical") {
         if (ranks_per_node < 0) continue;
         g = ranks_per_node;
-        if (!have_nodes) options.ranks_per_node = g, have_nodes = true;
+        if (first_hierarchical == static_cast<int>(f)) options.ranks_per_node = g;
       }
       times[{name, ranks, cores, g, bytes}].push_back(t);
     }
@@ -294,7 +309,11 @@ std::map<std::string, double> holdout_rms_rel_error(const FittedModel& m, const 
   ReducerOptions o;
   const std::vector<SweepRow> rows = sweep_rows(sweeps, "held-out file", o);
   if (!same_options(o, m.options))
-    throw BadInput("held-out file 1: /options (segment sizes, servers or leader) differ from the fitted sweeps'");
+    throw BadInput("held-out file 1: /options (segment sizes or servers) differ from the fitted sweeps'");
+  const bool hierarchical = std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.reducer == "hierarchical"; });
+  if (hierarchical && m.params.count("hierarchical") && o.leader != m.options.leader)
+    throw BadInput("held-out files: /options/leader \"" + o.leader + "\" differs from the fitted sweeps' \"" +
+                   m.options.leader + "\"");
   std::map<std::string, double> err = rms_rel_error(m, rows);
   if (err.empty()) throw BadInput("held-out files: no row of a fitted reducer");
   return err;

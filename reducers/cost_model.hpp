@@ -134,10 +134,11 @@ struct FittedModel {
 // document is not an allreduce sweep (check_sweep_document: a field missing, of the wrong type or out of
 // range) or the documents mix segment sizes, server counts or hierarchical leaders.
 // A hierarchical row's nodes: the file's /options/ranks_per_node where it is > 0, else the launcher's nodes
-// (the file's /nodes): 0 when one node holds every rank, g when every node holds g ranks. Nodes of unequal
-// sizes have no place in the cost formula's layout (consecutive ranks, g per node), so such a file's
-// hierarchical rows are left out. `options.ranks_per_node` becomes the node size of the first file with
-// hierarchical rows.
+// (the file's /nodes) where they are the formula's layout, consecutive ranks g per node (the last may hold
+// fewer): g, and 0 for one node of every rank (also for a ranks_per_node of at least the ranks). Other
+// placements (round-robin, say) have no place in the formula, so such a file's hierarchical rows are left out.
+// `options.leader` and `options.ranks_per_node` are those of the first file with hierarchical rows; a later
+// one with another leader is BadInput.
 std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::string& what, ReducerOptions& options,
                                  double max_bytes = 0);
 

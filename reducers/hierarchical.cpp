@@ -134,12 +134,24 @@ std::vector<RankBytes> Hierarchical::traffic(int p, size_t bytes, const ReducerO
 
 Hierarchical::CostParts Hierarchical::cost_parts(int p, double n, const ReducerOptions& o, double eager) {
   check_leader(o.leader);
-  const std::vector<std::vector<int>> groups = groups_of(node_layout(p, o, nullptr));
-  const int L = static_cast<int>(groups.size());
+  // g: the largest node's ranks, L: the nodes, busy_nodes: those of more than one rank. Counted, not laid out, for
+  // ranks_per_node or one node (the cost model predicts up to millions of ranks); from the list for `nodes`.
+  int L = 0;
   double g = 0, busy_nodes = 0;
-  for (const auto& members : groups) {
-    g = std::max(g, static_cast<double>(members.size()));
-    busy_nodes += members.size() > 1;
+  if (o.ranks_per_node < 0) throw BadInput("hierarchical: ranks_per_node must be >= 0, got " + std::to_string(o.ranks_per_node));
+  if (o.ranks_per_node > 0 || o.nodes.empty()) {
+    const int per = o.ranks_per_node > 0 ? std::min(o.ranks_per_node, p) : p;
+    const int full = p / per, rest = p % per;
+    L = full + (rest > 0);
+    g = per;
+    busy_nodes = (per > 1 ? full : 0) + (rest > 1);
+  } else {
+    const std::vector<std::vector<int>> groups = groups_of(node_layout(p, o, nullptr));
+    L = static_cast<int>(groups.size());
+    for (const auto& members : groups) {
+      g = std::max(g, static_cast<double>(members.size()));
+      busy_nodes += members.size() > 1;
+    }
   }
   CostParts parts;
   CostTerms& t = parts.within;

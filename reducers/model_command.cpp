@@ -265,6 +265,7 @@ void run_model_command(const ModelCliOptions& cli) {
 
   const double fit_max = cli.fit_max.empty() ? 0.0 : static_cast<double>(parse_bytes(cli.fit_max, "--fit-max-bytes"));
   FittedModel m = fit_cost_model(docs, static_cast<double>(parse_bytes(cli.eager, "--eager-bytes")), fit_max);
+  const Json fit_json = m.to_json();  // with the fitted sweeps' node size
   if (cli.ranks_per_node >= 0) m.options.ranks_per_node = cli.ranks_per_node;  // predictions only: rows keep theirs
   const std::map<std::string, double> held =
       holdout.empty() ? std::map<std::string, double>{} : holdout_rms_rel_error(m, holdout);
@@ -275,7 +276,8 @@ void run_model_command(const ModelCliOptions& cli) {
       check_rows.push_back(r);
   if (!measured.empty() && check_rows.empty())
     throw BadInput("--check: no row of '" + cli.check + "' lies inside the fitted ranges");
-  Json out = {{"kind", "dtbench.model"}, {"fit_files", cli.fit}, {"fit", m.to_json()}};
+  Json out = {{"kind", "dtbench.model"}, {"fit_files", cli.fit}, {"fit", fit_json}};
+  if (cli.ranks_per_node >= 0) out["prediction_ranks_per_node"] = cli.ranks_per_node;
   char line[256];
 
   std::printf("# cost model fit from %zu file(s), ranks", cli.fit.size());

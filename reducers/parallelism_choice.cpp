@@ -20,6 +20,12 @@ CostTerms allgather_terms(int ranks, double bytes, double eager_bytes) {
   return t;
 }
 
+// The link a model-parallel group or a pipeline of `ranks` ranks exchanges over: the nodes' own with --intra-network
+// when the group fits in one node, else the network between them.
+const CostParams& group_link(const ParallelismInput& in, int ranks) {
+  return in.intra_link && ranks <= in.options.ranks_per_node ? *in.intra_link : in.link;
+}
+
 }  // namespace
 
 std::string ParallelismRow::faster() const {
@@ -51,7 +57,7 @@ PipelineCost pipeline_cost(const ParallelismInput& in, int ranks) {
     CostTerms t;
     t.messages(1, bytes, in.eager_bytes);
     t.beta = bytes;
-    const double x = predict_seconds(t, in.link);
+    const double x = predict_seconds(t, group_link(in, ranks));
     sum_x += x, x_max = std::max(x_max, x);
   }
   const double slots = m + ranks - 1;
@@ -63,22 +69,23 @@ PipelineCost pipeline_cost(const ParallelismInput& in, int ranks) {
 
 double model_parallel_comm_seconds(const ParallelismInput& in, int ranks) {
   const double b = in.global_batch;
+  const CostParams& link = group_link(in, ranks);
   double seconds = 0;
   for (size_t l = 1; l < in.widths.size(); ++l) {
     const double inputs = double(in.widths[l - 1]), outputs = double(in.widths[l]);
-    seconds += predict_seconds(allgather_terms(ranks, 4 * b * outputs, in.eager_bytes), in.link);
+    seconds += predict_seconds(allgather_terms(ranks, 4 * b * outputs, in.eager_bytes), link);
     if (l == 1) continue;  // the first layer's input gradient is not needed
     const double grad = 4 * b * inputs;  // one member's partial input gradient
     if (ranks == 2) {
       CostTerms back = allgather_terms(ranks, ranks * grad, in.eager_bytes);
       back.gamma = (ranks - 1) * grad;
-      seconds += predict_seconds(back, in.link);
+      seconds += predict_seconds(back, link);
     } else {
       // The reduce-scatter's alltoall (the same terms as an allgather of the gradient: K - 1 blocks of grad / K
       // each way), the sum of K blocks, then the allgather of the sums.
       CostTerms scatter = allgather_terms(ranks, grad, in.eager_bytes);
       scatter.gamma = (ranks - 1) * grad / ranks;
-      seconds += predict_seconds(scatter, in.link) + predict_seconds(allgather_terms(ranks, grad, in.eager_bytes), in.link);
+      seconds += predict_seconds(scatter, link) + predict_seconds(allgather_terms(ranks, grad, in.eager_bytes), link);
     }
   }
   return seconds;

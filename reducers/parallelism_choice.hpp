@@ -53,7 +53,9 @@ struct ParallelismInput {
   double backward_share = 2.0 / 3.0;
   std::string reducer = "ring";  // data parallelism's reducer (a cost formula in reducers/registry.hpp)
   CostParams link;
-  std::optional<CostParams> intra_link;  // as BatchSplitInput's: hierarchical's link within a node
+  // As BatchSplitInput's: hierarchical's link within a node of options.ranks_per_node ranks. The model-parallel
+  // group's and the pipeline's exchanges use it too when their K ranks fit in one node.
+  std::optional<CostParams> intra_link;
   ReducerOptions options;
   double eager_bytes = kDefaultEagerBytes;
   int micro_batches = 0;  // the pipeline's M; 0: 4 K (GPipe's advice, M >= 4 K), at most B

@@ -170,6 +170,9 @@ void parse_compute(const Json& doc, Profiles& p) {
     r.epochs = positive(f, "epochs");
     for (const char* k : {"intra_reducer", "inter_reducer"}) {
       const std::string name = f.string(k);
+      // Each of the two is a flat allreduce on one link: the hierarchical reducer is their pair already.
+      if (name == "hierarchical")
+        throw BadInput(f.pointer(k) + ": a flat reducer, one per link; \"hierarchical\" is the intra and inter pair itself");
       try {
         cost_terms(name, 2, 1, ReducerOptions{});  // a reducer with a cost formula
       } catch (const BadInput& e) {

@@ -1,5 +1,6 @@
 #include "reducers/sweep_document.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/config.hpp"
@@ -40,9 +41,15 @@ void check_sweep_document(const Json& doc) {
   if (options.has("small_segment_bytes")) count_in(options, "small_segment_bytes", 4, kMaxSize);
   if (options.has("small_transfer_bytes")) count_in(options, "small_transfer_bytes", 0, kMaxSize);
   count_in(options, "servers", 1, kMaxCount);
+  // The leader is the hierarchical rows' (`dtbench allreduce` checks --leader only when it sweeps hierarchical).
   if (options.has("leader")) {
+    const std::string leader = options.string("leader");
+    const bool hierarchical = top.has("rows") && top.at("rows").is_array() &&
+                              std::any_of(top.at("rows").begin(), top.at("rows").end(), [](const Json& r) {
+                                return r.is_object() && r.contains("reducer") && r["reducer"] == "hierarchical";
+                              });
     try {
-      Hierarchical::check_leader(options.string("leader"));
+      if (hierarchical) Hierarchical::check_leader(leader);
     } catch (const BadInput& e) {
       throw BadInput(options.pointer("leader") + ": " + e.what());
     }

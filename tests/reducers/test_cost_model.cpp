@@ -342,8 +342,9 @@ TEST(CostModel, FitsTheHierarchicalReducerWithEachFilesNodes) {
   launched["nodes"] = {0, 0, 1, 1};
   FittedModel same = fit_cost_model({launched, sweeps[1], sweeps[2]});
   EXPECT_NEAR(same.params.at("hierarchical").beta, c.beta, 1e-6 * c.beta);
-  // One node of three ranks and one of one: the hierarchical rows of that file are left out, the ring's kept.
-  launched["nodes"] = {0, 0, 0, 1};
+  // Ranks placed round-robin on 2 nodes (0 and 2 on one, 1 and 3 on the other): not consecutive ranks, so the
+  // hierarchical rows of that file are left out, the ring's kept.
+  launched["nodes"] = {0, 1, 0, 1};
   ReducerOptions options;
   size_t hierarchical = 0, ring = 0;
   for (const SweepRow& r : sweep_rows({launched}, "fit file", options))
@@ -354,10 +355,27 @@ TEST(CostModel, FitsTheHierarchicalReducerWithEachFilesNodes) {
   EXPECT_EQ(uneven.options.ranks_per_node, 0);  // from the 2-rank file, the first with hierarchical rows
   EXPECT_NEAR(uneven.params.at("hierarchical").beta, c.beta, 1e-6 * c.beta);
 
-  // Sweeps whose leaders differ are not one model.
+  // Sweeps whose hierarchical rows ran under other leaders are not one model; files without such rows mix freely.
   Json other = sweeps[1];
   other["options"]["leader"] = "tree";
   EXPECT_THROW(fit_cost_model({sweeps[0], other}), BadInput);
+  Json ring_only = synthetic_sweep(2, 0.05e-9, {{"ring", kTruth.at("ring")}}, 1 << 20);
+  ring_only["options"]["leader"] = "tree";
+  EXPECT_NO_THROW(fit_cost_model({sweeps[0], ring_only}));
+  // --ranks-per-node as large as the ranks is one node, the same rows as 0; launcher nodes of 3, 3 and 1 ranks are
+  // what --ranks-per-node 3 makes.
+  Json wide = sweeps[2];
+  wide["options"]["ranks_per_node"] = 3;
+  for (const SweepRow& r : sweep_rows({wide}, "fit file", options)) EXPECT_EQ(r.ranks_per_node, 0);
+  Json seven = synthetic_sweep(7, 0.05e-9, truth, 1 << 20);
+  seven["nodes"] = {0, 0, 0, 1, 1, 1, 2};
+  size_t rows7 = 0;
+  for (const SweepRow& r : sweep_rows({seven}, "fit file", options))
+    if (r.reducer == "hierarchical") {
+      EXPECT_EQ(r.ranks_per_node, 3);
+      ++rows7;
+    }
+  EXPECT_EQ(rows7, 15u);
 }
 
 // Priced from its parts, the hierarchical reducer takes parameter_server's fitted parameters for the phase
@@ -430,8 +448,13 @@ TEST(CostModel, SweepDocumentFieldsAreCheckedByPointer) {
   EXPECT_EQ(error_of([](Json& d) { d["nodes"] = {0}; }), "fit file 1: /nodes: expected one entry per rank (2), got 1");
   EXPECT_EQ(error_of([](Json& d) { d["options"]["ranks_per_node"] = -1; }),
             "fit file 1: /options/ranks_per_node: expected an integer in [0, 16777216], got -1");
-  EXPECT_EQ(error_of([](Json& d) { d["options"]["leader"] = "mpi"; }).substr(0, 74),
+  EXPECT_EQ(error_of([](Json& d) {
+              d["options"]["leader"] = "mpi";
+              d["rows"][0]["reducer"] = "hierarchical";
+            }).substr(0, 74),
             "fit file 1: /options/leader: hierarchical: leader reducer 'mpi' cannot run");
+  // Without hierarchical rows the leader is not used: `dtbench allreduce --reducer ring --leader mpi` fits.
+  EXPECT_EQ(error_of([](Json& d) { d["options"]["leader"] = "mpi"; }), "(no error)");
   // Found by fuzz/model_fit, byte for byte: a row without "reducer" (row 7 has "timereducer" instead) escaped as an
   // internal error (exit 1). The whole document is checked first, and its first fault is an earlier one.
   const Json found = read_json_file(DTBENCH_SOURCE_DIR "/fuzz/corpus/model_fit/finding-row-without-reducer", "file");

@@ -76,6 +76,10 @@ TEST(Profiles, ErrorsNameTheFileAndThePointer) {
   c["runs"][1]["inter_reducer"] = "carrier_pigeon";
   EXPECT_NE(error_of(networks, c).find("compute.json: /runs/1/inter_reducer: "), std::string::npos);
   c = compute;
+  c["runs"][0]["intra_reducer"] = "hierarchical";  // one link's algorithm, not the pair of them
+  EXPECT_EQ(error_of(networks, c), "compute.json: /runs/0/intra_reducer: a flat reducer, one per link; \"hierarchical\" "
+                                   "is the intra and inter pair itself");
+  c = compute;
   c["devices"][1].erase("note");
   EXPECT_EQ(error_of(networks, c), "compute.json: /devices/1/note: missing (how it was derived)");
   c = compute;

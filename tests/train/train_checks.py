@@ -254,12 +254,12 @@ def check_model_parallel():
     print(f"record: {mp['parameters_per_rank']} of {mp['parameters_whole_model']} parameters per rank; "
           f"{mp['activation_bytes_received_per_step']:.0f} activation bytes received per step, as the shapes say")
     # A group of 4 reduce-scatters fc2's input gradient (N x H floats per member): an alltoall brings rank 0 its
-    # block of the 3 others' partial sums, an allgather the other blocks' sums: 2 (N H - own) floats against
-    # 3 N H for gathering every partial sum whole.
+    # block (own floats) of the 3 others' partial sums, an allgather the other blocks' sums: 3 own + (N H - own)
+    # floats against 3 N H for gathering every partial sum whole.
     mp4 = validate(os.path.join(args.work, "records", "mpk-mlp-k4m4.json"))["extra"]["model_parallel"]
     h0, c0 = (lambda r: r[1] - r[0])(shard_rows(H, 4, 0)), (lambda r: r[1] - r[0])(shard_rows(C, 4, 0))
     own = (lambda r: r[1] - r[0])(shard_rows(b * H, 4, 0))
-    floats4 = b * (H - h0) + b * (C - c0) + 2 * (b * H - own)
+    floats4 = b * (H - h0) + b * (C - c0) + 3 * own + (b * H - own)
     assert mp4["activation_allgathers"] == steps * 3 and mp4["gradient_alltoalls"] == steps, mp4
     assert abs(mp4["activation_bytes_received_per_step"] - 4 * floats4) < 1e-6, (mp4, 4 * floats4)
     print(f"record, M=4: {mp4['activation_bytes_received_per_step']:.0f} bytes received per step with the "

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
@@ -181,7 +182,9 @@ void thread_alltoall(ThreadAllgather& gather, int rank, int m, const float* mine
   for (int j = 0; j < m; ++j) std::copy_n(all.data() + size_t(j) * total + offset, own, from_all + size_t(j) * own);
 }
 
-// alltoall: give the group the alltoall too, so that groups of more than 2 reduce-scatter the input gradients.
+// alltoall: give the group the alltoall too, so that groups of more than 2 reduce-scatter the input gradients
+// (counted in `alltoalls`).
+std::atomic<int> alltoalls{0};
 Result run_model(const models::ModelSpec& spec, const std::vector<float>& x, const std::vector<int32_t>& labels, int n,
                  ThreadAllgather* gather, bool alltoall = false) {
   cpu::Model model(spec, 77);
@@ -194,6 +197,7 @@ Result run_model(const models::ModelSpec& spec, const std::vector<float>& x, con
     if (alltoall)
       g.alltoall = [gather, rank = spec.shard, m = spec.shards](const float* mine, float* from_all,
                                                                const std::vector<size_t>& counts) {
+        ++alltoalls;
         thread_alltoall(*gather, rank, m, mine, from_all, counts);
       };
     model.set_model_parallel_group(g);
@@ -245,6 +249,7 @@ TEST(ModelParallelModel, ShardsComputeTheWholeModel) {
       // The reduce-scatter path (groups of more than 2 with an alltoall) sums every element of the input gradients
       // in the same member order as the allgather path: the same bits, gradients and all.
       std::vector<Result> scattered(static_cast<size_t>(m));
+      alltoalls = 0;
       threads.clear();
       for (int j = 0; j < m; ++j)
         threads.emplace_back([&, j] {
@@ -253,6 +258,8 @@ TEST(ModelParallelModel, ShardsComputeTheWholeModel) {
           scattered[size_t(j)] = run_model(s, x, labels, n, &gather, true);
         });
       for (auto& t : threads) t.join();
+      // Every split layer but the first sums input gradients: with m > 2 each shard reduce-scattered at least once.
+      if (m > 2) EXPECT_GE(alltoalls.load(), m) << arch << " " << precision << " M=" << m;
       for (int j = 0; j < m; ++j) {
         const Result& r = shards[size_t(j)];
         ASSERT_EQ(r.grads.size(), scattered[size_t(j)].grads.size());

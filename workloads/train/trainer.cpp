@@ -197,6 +197,9 @@ void Run::cut_pipeline() {
     if (world_.rank() < stages) {  // the first pipeline: rank k is its stage k
       const models::RowRange mine = models::shard_rows(units, stages, world_.rank());
       models::ModelSpec part = whole;
+      // Plain forward and backward costs, which add up over any cut: a segment's recomputation would land on the
+      // unit that ends it in this measuring layout, not in the run's.
+      part.checkpoint_segments = 0;
       part.stages = stages, part.stage = world_.rank();
       part.first_unit = static_cast<int>(mine.begin), part.end_unit = static_cast<int>(mine.end);
       try {
@@ -206,6 +209,8 @@ void Run::cut_pipeline() {
           measured[size_t(u)] = s[size_t(u)];
       } catch (const Error& e) {
         err = e;
+      } catch (const std::exception& e) {  // any failure here, so that the other stages are not left waiting
+        err = RunFailed(std::string("measuring the pipeline units' costs: ") + e.what());
       }
     }
     world_.agree_on_any_error(err);
