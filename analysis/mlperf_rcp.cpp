@@ -5,23 +5,25 @@
 
 #include "core/error.hpp"
 #include "core/mlperf.hpp"
-#include "optim/schedule.hpp"
 
 namespace dtbench::analysis {
 namespace {
 
 constexpr size_t kMinRuns = 3;  // the olympic mean drops the fastest and the slowest
 
-// The hyperparameters MLPerf's RCP files list, from the run's config (MLPerf's key names). The base learning rate
-// is the one the run's MLLOG file logs: the config's lr scaled to the global batch by /lr_scaling.
-Json hyperparams(const Json& cfg, int64_t global_batch) {
+// The hyperparameters MLPerf's RCP files list, from the run's record (MLPerf's key names). The base learning rate
+// is the one the run's MLLOG file logs, the peak the schedule reaches (extra.peak_lr: the config's lr scaled to the
+// global batch by /lr_scaling); a record written before it was kept has it only where no rule scales the lr.
+Json hyperparams(const RunRecord& r) {
+  const Json& cfg = r.config;
   const Json& opt = cfg["optimizer"];
   Json h = {{"opt_name", opt["name"]},
-            {"opt_base_learning_rate", optim::peak_lr_from_config(opt, cfg["lr_scaling"], global_batch)},
             {"lr_scaling", cfg["lr_scaling"]["rule"]},
             {"opt_learning_rate_warmup_epochs", cfg["schedule"]["warmup"]["epochs"]},
             {"opt_learning_rate_warmup_steps", cfg["schedule"]["warmup"]["steps"]},
             {"schedule", cfg["schedule"]["name"]}};
+  if (r.extra.contains("peak_lr")) h["opt_base_learning_rate"] = r.extra["peak_lr"];
+  else if (cfg["lr_scaling"]["rule"] == "none") h["opt_base_learning_rate"] = opt["lr"];
   if (opt.contains("momentum")) h["opt_momentum"] = opt["momentum"];
   if (opt.contains("weight_decay")) h["opt_weight_decay"] = opt["weight_decay"];
   return h;
@@ -76,7 +78,7 @@ RcpSet reference_convergence_points(const CampaignData& c) {
         {"When", first->finished_utc},
         {"Platform", mlperf_platform(first->config, first->ranks, first->provenance)},
         {"BS", bs},
-        {"Hyperparams", hyperparams(first->config, first->global_batch)},
+        {"Hyperparams", hyperparams(*first)},
         {"Epochs to converge", epochs}};
   }
   if (!any_target)

@@ -625,9 +625,12 @@ def check_accumulation():
             assert rec["global_batch"] == 4 * b and rec["per_rank_batch"] == m * b and rec["ranks"] == k
             assert rec["samples"] == steps * 4 * b, rec["samples"]
             mllog = os.path.join(args.work, "records", rec["name"] + ".mllog")
-            sizes = [e["value"] for e in (json.loads(line.split(":::MLLOG ", 1)[1]) for line in open(mllog))
-                     if e["key"] == "global_batch_size"]
+            events = [json.loads(line.split(":::MLLOG ", 1)[1]) for line in open(mllog)]
+            sizes = [e["value"] for e in events if e["key"] == "global_batch_size"]
             assert sizes == [4 * b], sizes
+            # The record keeps the learning rate the log gives as the base (the RCP export reads it there).
+            lrs = [e["value"] for e in events if e["key"] == "opt_base_learning_rate"]
+            assert lrs == [rec["extra"]["peak_lr"]], (lrs, rec["extra"]["peak_lr"])
         if arch == "resnet8":
             # The check can fail: one rank with the same 4b samples in one batch (statistics over all of them)
             # does not give these weights.

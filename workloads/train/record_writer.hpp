@@ -45,6 +45,7 @@ struct RunFacts {
   // Pipeline stages: extra.pipeline (Pipeline::record).
   Json pipeline = nullptr;
   size_t whole_parameters = 0;
+  double peak_lr = 0;  // the schedule's peak, /optimizer/lr scaled by /lr_scaling (extra.peak_lr; MLLOG's base lr)
 };
 
 // Collective: every rank calls it; rank 0 writes. `parallel` is null for asynchronous SGD, whose

@@ -450,6 +450,7 @@ void Run::write_record(RunStatus status, const std::string& detail) {
   RunFacts facts{cfg_,          world_.size(), global_,        per_rank_, cadence_.steps_per_epoch,
                        cadence_.total_steps, paths_.record, paths_.weights, baseline_, args_.resume,
                        args_.init_from,   args_.stop_at};
+  facts.peak_lr = sched_ ? sched_->peak_lr() : 0.0;
   if (pipeline_) {
     facts.whole_parameters = models::describe(train_model_spec(cfg_, data_->train(), nullptr)).param_count();
     facts.pipeline = pipeline_->record(world_, unit_seconds_, model_parallel_->stage_units(),
