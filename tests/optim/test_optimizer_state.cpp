@@ -164,7 +164,9 @@ TEST_P(EveryOptimizer, NonFiniteGradientIsRefusedBeforeAnyWrite) {
       // K-FAC: this step's statistics are taken and handed over, as the trainer does, before the refusal; the
       // retry below gathers them again.
       feed_statistics(*opt, 2);
-      if (auto* kfac = dynamic_cast<Kfac*>(opt.get())) EXPECT_FALSE(kfac->statistics().empty());
+      if (auto* kfac = dynamic_cast<Kfac*>(opt.get())) {
+        EXPECT_FALSE(kfac->statistics().empty());
+      }
       try {
         opt->step(w, g, 0.01, w_before);
         FAIL() << "no exception for " << bad;

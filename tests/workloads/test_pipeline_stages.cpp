@@ -184,7 +184,9 @@ TEST(PipelineStages, CheckpointedStagesGiveTheSameBits) {
         recomputes |= std::min(cut[s], models::checkpoint_units(whole_spec)) - (s == 0 ? 0 : cut[s - 1]) >= 2;
       for (int segments : {1, 2}) {
         const Chained checkpointed = run(segments);
-        if (segments == 2 && recomputes) EXPECT_GT(checkpointed.training_ops, plain.training_ops) << arch;
+        if (segments == 2 && recomputes) {
+          EXPECT_GT(checkpointed.training_ops, plain.training_ops) << arch;
+        }
         EXPECT_EQ(plain.loss, checkpointed.loss) << arch;
         ASSERT_EQ(plain.grads.size(), checkpointed.grads.size());
         EXPECT_EQ(0, std::memcmp(plain.grads.data(), checkpointed.grads.data(), plain.grads.size() * sizeof(float)))
@@ -234,8 +236,11 @@ TEST(PipelineStages, EachStageTimesItsOwnUnits) {
         const std::vector<double> s = measure_cpu_unit_seconds(stage_spec(whole, 2, first == 0 ? 0 : 1, first, end), 4, 1, 5);
         for (int u = 0; u < units; ++u) {
           const double t = u < static_cast<int>(s.size()) ? s[size_t(u)] : 0.0;
-          if (u >= first && u < end) EXPECT_GT(t, 0) << arch << " [" << first << ", " << end << ") unit " << u;
-          else EXPECT_EQ(t, 0) << arch << " [" << first << ", " << end << ") unit " << u;
+          if (u >= first && u < end) {
+            EXPECT_GT(t, 0) << arch << " [" << first << ", " << end << ") unit " << u;
+          } else {
+            EXPECT_EQ(t, 0) << arch << " [" << first << ", " << end << ") unit " << u;
+          }
         }
       }
   }
