@@ -11,7 +11,10 @@
 //   64 x 64, 96 x 96 and 128 x 128 (batch 8), in layer4; its logits 1e-3 at 32 x 32, batch 4, where the H200 run
 //   measured 1.4e-3 and 14-22% gradients. With zero_init_residual (each bottleneck's last batch norm gamma 0,
 //   Goyal et al. 2017) 3.7e-5 at 32 x 32, batch 4.
-// So the comparison takes batch seed 4 for ResNet-8 and zero_init_residual for ResNet-50.
+// - ResNet-18 on 3 x 32 x 32, batch 4 (its batch norms in layer4 over N x H x W = 4 values): 9.8e-5 under a 1-ulp
+//   input change, its logits 8.6e-6; on 3 x 64 x 64, batch 8: 5.3e-6 and 2.4e-6.
+// So the comparison takes batch seed 4 for ResNet-8, 64 x 64 images and batch 8 for ResNet-18, and zero_init_residual
+// for ResNet-50.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +36,7 @@ struct Fp32Case {
 
 inline const std::vector<Fp32Case>& fp32_cases() {
   static const std::vector<Fp32Case> cases = {{"resnet8", 1, 28, 8, 2e-3, 4},
-                                              {"resnet18", 3, 32, 4, 2e-3},
+                                              {"resnet18", 3, 64, 8, 2e-3},
                                               {"resnet50", 3, 32, 4, 2e-3, 3, true},
                                               {"mlp", 1, 28, 16, 1e-5}};
   return cases;
