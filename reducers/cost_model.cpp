@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <tuple>
 
 #include "core/error.hpp"
@@ -42,9 +43,8 @@ bool same_options(const ReducerOptions& a, const ReducerOptions& b) {
          a.small_transfer_bytes == b.small_transfer_bytes;
 }
 
-// The ranks per node of a sweep's hierarchical rows (sweep_rows in cost_model.hpp): -1 for nodes of unequal
-// sizes. Only checked documents come here.
-// The launcher's nodes count when they are what --ranks-per-node g would make (consecutive ranks, g per node, the
+// The ranks per node of a sweep's hierarchical rows (sweep_rows in cost_model.hpp), -1 for a placement the formula
+// cannot take; only checked documents come here. The launcher's nodes count when they are what --ranks-per-node g would make (consecutive ranks, g per node, the
 // last node possibly smaller); one node of every rank is 0, so that both spellings of it are one layout.
 int sweep_ranks_per_node(const Json& doc) {
   const int ranks = doc["ranks"].get<int>();
@@ -150,9 +150,7 @@ Regime regime(const CostTerms& t, int ranks, int cores, double bytes, double cac
 }
 
 double FittedModel::predict(const std::string& reducer, int ranks, int cores, double bytes) const {
-  const CostParams& c = params.at(reducer);
-  const CostTerms t = cost_terms(reducer, ranks, bytes, options, eager_bytes);
-  return predict_seconds(t, c, regime(t, ranks, cores, bytes, c.cache_bytes));
+  return predict(SweepRow{reducer, ranks, cores, options.ranks_per_node, bytes, 0});
 }
 
 CostTerms FittedModel::terms(const SweepRow& row) const {
@@ -180,15 +178,31 @@ double FittedModel::predict_hierarchical_from_parts(int ranks, int cores, double
   return priced(parts.within, params.at("parameter_server")) + priced(parts.among, params.at(options.leader));
 }
 
-double rms_rel_error_from_parts(const FittedModel& m, const std::vector<SweepRow>& rows) {
-  double sq = 0, count = 0;
+namespace {
+
+// Per reducer, the rms of (predicted - measured) / measured over the rows `predicted` prices (it returns
+// nullopt for the rows it leaves out).
+template <class Predicted>
+std::map<std::string, double> rms_by_reducer(const std::vector<SweepRow>& rows, const Predicted& predicted) {
+  std::map<std::string, double> sq, count;
   for (const SweepRow& r : rows) {
-    if (r.reducer != "hierarchical") continue;
-    const double pred = m.predict_hierarchical_from_parts(r.ranks, r.cores, r.bytes, r.ranks_per_node);
-    sq += std::pow((pred - r.seconds) / r.seconds, 2);
-    count += 1;
+    const std::optional<double> pred = predicted(r);
+    if (!pred) continue;
+    sq[r.reducer] += std::pow((*pred - r.seconds) / r.seconds, 2);
+    count[r.reducer] += 1;
   }
-  return count > 0 ? std::sqrt(sq / count) : -1;
+  for (auto& [name, v] : sq) v = std::sqrt(v / count.at(name));
+  return sq;
+}
+
+}  // namespace
+
+double rms_rel_error_from_parts(const FittedModel& m, const std::vector<SweepRow>& rows) {
+  const std::map<std::string, double> e = rms_by_reducer(rows, [&](const SweepRow& r) -> std::optional<double> {
+    if (r.reducer != "hierarchical") return std::nullopt;
+    return m.predict_hierarchical_from_parts(r.ranks, r.cores, r.bytes, r.ranks_per_node);
+  });
+  return e.empty() ? -1 : e.begin()->second;
 }
 
 double row_seconds(const Json& r) {
@@ -248,9 +262,7 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
       throw BadInput(where + ": /options (segment sizes or servers) differ from the first file's; use sweeps "
                      "taken with the same options");
     }
-    const bool hierarchical = std::any_of(doc["rows"].begin(), doc["rows"].end(),
-                                          [](const Json& r) { return r.at("reducer") == "hierarchical"; });
-    if (hierarchical) {
+    if (has_hierarchical_rows(doc)) {
       const std::string leader = opt.value("leader", ReducerOptions{}.leader);
       if (first_hierarchical < 0) {
         first_hierarchical = static_cast<int>(f);
@@ -294,15 +306,10 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
 }
 
 std::map<std::string, double> rms_rel_error(const FittedModel& m, const std::vector<SweepRow>& rows) {
-  std::map<std::string, double> sq, count;
-  for (const SweepRow& r : rows) {
-    if (!m.params.count(r.reducer)) continue;
-    const double pred = m.predict(r);
-    sq[r.reducer] += std::pow((pred - r.seconds) / r.seconds, 2);
-    count[r.reducer] += 1;
-  }
-  for (auto& [name, v] : sq) v = std::sqrt(v / count.at(name));
-  return sq;
+  return rms_by_reducer(rows, [&](const SweepRow& r) -> std::optional<double> {
+    if (!m.params.count(r.reducer)) return std::nullopt;
+    return m.predict(r);
+  });
 }
 
 std::map<std::string, double> holdout_rms_rel_error(const FittedModel& m, const std::vector<Json>& sweeps) {

@@ -44,12 +44,8 @@ void check_sweep_document(const Json& doc) {
   // The leader is the hierarchical rows' (`dtbench allreduce` checks --leader only when it sweeps hierarchical).
   if (options.has("leader")) {
     const std::string leader = options.string("leader");
-    const bool hierarchical = top.has("rows") && top.at("rows").is_array() &&
-                              std::any_of(top.at("rows").begin(), top.at("rows").end(), [](const Json& r) {
-                                return r.is_object() && r.contains("reducer") && r["reducer"] == "hierarchical";
-                              });
     try {
-      if (hierarchical) Hierarchical::check_leader(leader);
+      if (has_hierarchical_rows(doc)) Hierarchical::check_leader(leader);
     } catch (const BadInput& e) {
       throw BadInput(options.pointer("leader") + ": " + e.what());
     }
@@ -85,6 +81,13 @@ void check_sweep_document(const Json& doc) {
     count_in(row, "bytes", 0, kMaxSize);
     check_times(row);
   }
+}
+
+bool has_hierarchical_rows(const Json& doc) {
+  if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) return false;
+  return std::any_of(doc["rows"].begin(), doc["rows"].end(), [](const Json& r) {
+    return r.is_object() && r.contains("reducer") && r["reducer"] == "hierarchical";
+  });
 }
 
 }  // namespace dtbench
