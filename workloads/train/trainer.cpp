@@ -67,6 +67,8 @@ class Run {
   void write_record(RunStatus status, const std::string& detail);
   void save_weights() const;
   void cut_pipeline();
+  std::vector<double> kept_unit_seconds(int units) const;
+  std::vector<double> measure_unit_seconds(const models::ModelSpec& whole, int units, int stages) const;
   void write_trace() const;
   bool asynchronous() const { return cfg_["parallel"]["mode"] == "async"; }
 
@@ -171,65 +173,73 @@ void Run::cut_pipeline() {
   const models::ModelSpec whole = train_model_spec(cfg_, data_->train(), nullptr);
   same_on_all_ranks([&] { models::validate(whole); });
   const int units = models::pipeline_units(whole), stages = model_parallel_->group_size();
-  const int micro = static_cast<int>(per_rank_ / cfg_["batch"]["micro_batches"].get<int64_t>());
-  std::vector<float> costs(static_cast<size_t>(units), 0.0f);
-  const fs::path continued = args_.resume ? paths_.checkpoint : fs::path(args_.init_from);
-  const Json& pinned = cfg_["parallel"]["pipeline_cut"];
-  // A pinned cut needs no measurement; the record then shows no unit costs.
-  if (!pinned.empty()) costs.clear();
-  // The checkpoint's costs, read by rank 0; the flag after them says whether it had them.
-  std::vector<float> kept(costs.size() + 1, 0.0f);
-  if (!costs.empty() && !continued.empty()) world_.checked_on_root([&] {
-    const Json header = read_header(continued);
-    const Json* state = header.is_object() && header.contains("state") ? &header["state"] : nullptr;
-    if (state != nullptr && state->contains("pipeline_unit_seconds") &&
-        (*state)["pipeline_unit_seconds"].size() == costs.size()) {
-      for (size_t u = 0; u < costs.size(); ++u) kept[u] = (*state)["pipeline_unit_seconds"][u].get<float>();
-      kept.back() = 1;
-    }
-  });
-  if (!costs.empty()) world_.broadcast(kept);
-  if (!costs.empty() && kept.back() == 1) {
-    std::copy_n(kept.begin(), costs.size(), costs.begin());
-  } else if (!costs.empty()) {
-    std::vector<double> measured(costs.size(), 0.0);
-    std::optional<Error> err;
-    if (world_.rank() < stages) {  // the first pipeline: rank k is its stage k
-      const models::RowRange mine = models::shard_rows(units, stages, world_.rank());
-      models::ModelSpec part = whole;
-      // Plain forward and backward costs, which add up over any cut: a segment's recomputation would land on the
-      // unit that ends it in this measuring layout, not in the run's.
-      part.checkpoint_segments = 0;
-      part.stages = stages, part.stage = world_.rank();
-      part.first_unit = static_cast<int>(mine.begin), part.end_unit = static_cast<int>(mine.end);
-      try {
-        const std::vector<double> s =
-            measure_cpu_unit_seconds(part, micro, 3, static_cast<uint64_t>(cfg_["seed"].get<int64_t>()));
-        for (int64_t u = mine.begin; u < mine.end && u < static_cast<int64_t>(s.size()); ++u)
-          measured[size_t(u)] = s[size_t(u)];
-      } catch (const Error& e) {
-        err = e;
-      } catch (const std::exception& e) {  // any failure here, so that the other stages are not left waiting
-        err = RunFailed(std::string("measuring the pipeline units' costs: ") + e.what());
-      }
-    }
-    world_.agree_on_any_error(err);
-    world_.sum(measured);  // each unit timed by one rank, 0 elsewhere
-    for (size_t u = 0; u < costs.size(); ++u) costs[u] = static_cast<float>(measured[u]);
-  }
-  unit_seconds_.assign(costs.begin(), costs.end());
   std::vector<std::pair<int, int>> cut;
-  if (!pinned.empty()) {
+  const Json& pinned = cfg_["parallel"]["pipeline_cut"];
+  if (!pinned.empty()) {  // nothing measured; the record shows no unit costs
     int first = 0;
     for (const Json& b : pinned) cut.emplace_back(first, b.get<int>()), first = b.get<int>();
     cut.emplace_back(first, units);
   } else {
+    unit_seconds_ = kept_unit_seconds(units);
+    if (unit_seconds_.empty()) unit_seconds_ = measure_unit_seconds(whole, units, stages);
     // A unit too fast to time still counts, so that no stage is cut empty of work by a zero.
     std::vector<double> weights(unit_seconds_);
     for (double& w : weights) w = std::max(w, 1e-9);
     for (int s = 0; s < stages; ++s) cut.push_back(stage_units(weights, stages, s));
   }
   model_parallel_->set_stage_units(std::move(cut));
+}
+
+// The unit costs the checkpoint this run continues (--resume, --init-from) kept, read by rank 0 and sent to every
+// rank; empty when there is none or it kept none for `units` units.
+std::vector<double> Run::kept_unit_seconds(int units) const {
+  const fs::path continued = args_.resume ? paths_.checkpoint : fs::path(args_.init_from);
+  if (continued.empty()) return {};
+  std::vector<float> kept(static_cast<size_t>(units) + 1, 0.0f);  // the flag after the costs: the checkpoint had them
+  world_.checked_on_root([&] {
+    const Json header = read_header(continued);
+    const Json* state = header.is_object() && header.contains("state") ? &header["state"] : nullptr;
+    if (state == nullptr || !state->contains("pipeline_unit_seconds") ||
+        (*state)["pipeline_unit_seconds"].size() != static_cast<size_t>(units))
+      return;
+    for (int u = 0; u < units; ++u) kept[size_t(u)] = (*state)["pipeline_unit_seconds"][size_t(u)].get<float>();
+    kept.back() = 1;
+  });
+  world_.broadcast(kept);
+  if (kept.back() != 1) return {};
+  return std::vector<double>(kept.begin(), kept.end() - 1);
+}
+
+// Each unit's seconds for one micro-batch, measured by the first pipeline's ranks: rank s (its stage s) times the
+// s-th of `stages` runs of units of equal count, plain forward and backward (no checkpoint segments, whose
+// recomputation would land on the unit ending a segment of this measuring layout, not of the run's), and every rank
+// learns them all. Any failure while measuring is agreed on by every rank, so that no stage is left waiting.
+std::vector<double> Run::measure_unit_seconds(const models::ModelSpec& whole, int units, int stages) const {
+  const int micro = static_cast<int>(per_rank_ / cfg_["batch"]["micro_batches"].get<int64_t>());
+  std::vector<double> measured(static_cast<size_t>(units), 0.0);
+  std::optional<Error> err;
+  if (world_.rank() < stages) {
+    const models::RowRange mine = models::shard_rows(units, stages, world_.rank());
+    models::ModelSpec part = whole;
+    part.checkpoint_segments = 0;
+    part.stages = stages, part.stage = world_.rank();
+    part.first_unit = static_cast<int>(mine.begin), part.end_unit = static_cast<int>(mine.end);
+    try {
+      const std::vector<double> s =
+          measure_cpu_unit_seconds(part, micro, 3, static_cast<uint64_t>(cfg_["seed"].get<int64_t>()));
+      for (int64_t u = mine.begin; u < mine.end && u < static_cast<int64_t>(s.size()); ++u)
+        measured[size_t(u)] = s[size_t(u)];
+    } catch (const Error& e) {
+      err = e;
+    } catch (const std::exception& e) {
+      err = RunFailed(std::string("measuring the pipeline units' costs: ") + e.what());
+    }
+  }
+  world_.agree_on_any_error(err);
+  world_.sum(measured);  // each unit timed by one rank, 0 elsewhere
+  // As floats, the precision a checkpoint keeps them in, so that a resumed run cuts from the same values.
+  for (double& t : measured) t = static_cast<double>(static_cast<float>(t));
+  return measured;
 }
 
 // Every input is valid by now (config, data, model, checkpoint); rank 0 reads --baseline and proves each
