@@ -25,6 +25,14 @@ float* scratch(size_t floats, bool training) {
   return exchange_scratch.data();
 }
 
+// out = ((b_0 + b_1) + b_2) ... for the m blocks of `len` floats end to end in `blocks`: one summation order on
+// every member and on both of sum_partials' paths.
+void sum_in_member_order(const float* blocks, size_t len, int m, float* out) {
+  std::copy_n(blocks, len, out);
+  for (int j = 1; j < m; ++j)
+    for (size_t k = 0; k < len; ++k) out[k] += blocks[static_cast<size_t>(j) * len + k];
+}
+
 int64_t inner_size(const memory::dims& d) {
   int64_t s = 1;
   for (size_t i = 2; i < d.size(); ++i) s *= d[i];
@@ -90,29 +98,23 @@ class SplitExchange {
     if (m > 2 && g->alltoall) {
       // Reduce-scatter, then allgather: member j receives block j of every partial sum and adds them, and the sums
       // are gathered: 2 (m-1)/m of the gradient received per member instead of (m-1). With m = 2 both receive one
-      // gradient, and one collective beats two.
-      plan.backward_host(name_ + ".diff_src.reduce_scatter", [part, dx, count, m, g]() {
-        std::vector<size_t> blocks;
-        for (int j = 0; j < m; ++j) blocks.push_back(static_cast<size_t>(models::shard_rows(int64_t(count), m, j).size()));
+      // gradient, and one collective beats two. The blocks are fixed with the plan.
+      std::vector<size_t> blocks;
+      for (int j = 0; j < m; ++j) blocks.push_back(static_cast<size_t>(models::shard_rows(int64_t(count), m, j).size()));
+      plan.backward_host(name_ + ".diff_src.reduce_scatter", [part, dx, blocks, m, g]() {
         const size_t own = blocks[static_cast<size_t>(g->rank)];
-        float* from_all = scratch(own * static_cast<size_t>(m + 1), true);
+        float* from_all = scratch(own * static_cast<size_t>(m + 1), true);  // backward: training plans only
         float* sum = from_all + own * static_cast<size_t>(m);
         g->alltoall(static_cast<const float*>(part.get_data_handle()), from_all, blocks);
-        std::copy_n(from_all, own, sum);
-        for (int j = 1; j < m; ++j)
-          for (size_t k = 0; k < own; ++k) sum[k] += from_all[static_cast<size_t>(j) * own + k];
+        sum_in_member_order(from_all, own, m, sum);
         g->allgather(sum, static_cast<float*>(dx.get_data_handle()), blocks);
       });
       return dx;
     }
-    plan.backward_host(name_ + ".diff_src.allgather", [part, dx, count, m, g]() {
+    plan.backward_host(name_ + ".diff_src.allgather", [part, dx, count, m, g, counts = std::vector<size_t>(size_t(m), count)]() {
       float* parts = scratch(count * static_cast<size_t>(m), true);  // backward: training plans only
-      const float* all = parts;
-      g->allgather(static_cast<const float*>(part.get_data_handle()), parts, std::vector<size_t>(static_cast<size_t>(m), count));
-      float* sum = static_cast<float*>(dx.get_data_handle());
-      std::copy_n(all, count, sum);
-      for (int j = 1; j < m; ++j)
-        for (size_t k = 0; k < count; ++k) sum[k] += all[static_cast<size_t>(j) * count + k];
+      g->allgather(static_cast<const float*>(part.get_data_handle()), parts, counts);
+      sum_in_member_order(parts, count, m, static_cast<float*>(dx.get_data_handle()));
     });
     return dx;
   }
