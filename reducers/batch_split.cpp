@@ -29,7 +29,7 @@ Json BatchSplit::to_json() const {
               {"rows", Json::array()}};
   out.update(link_json(input.link));
   if (input.intra_link)
-    out["intra_node"] = {{"ranks_per_node", input.options.ranks_per_node}, {"link", link_json(*input.intra_link)}};
+    out["intra_node"] = intra_node_json(input.options.ranks_per_node, *input.intra_link);
   for (const auto& r : rows)
     out["rows"].push_back({{"nodes", r.nodes},
                            {"per_node", r.per_node},
@@ -49,7 +49,7 @@ BatchSplit batch_split(const BatchSplitInput& in) {
   if (!(in.backward_share > 0 && in.backward_share <= 1)) throw BadInput("batch split: backward share must be in (0, 1]");
   // BadInput without a formula, or with a link within the nodes for a reducer that has none
   allreduce_seconds(in.reducer, 2, in.gradient_bytes, in.options, in.eager_bytes, in.link,
-                    in.intra_link ? &*in.intra_link : nullptr);
+                    in.intra_link);
   BatchSplit out;
   out.input = in;
   for (int b = 1; b <= B; b *= 2) {
@@ -59,7 +59,7 @@ BatchSplit batch_split(const BatchSplitInput& in) {
     r.compute_s = b * in.seconds_per_image;
     r.window_s = in.backward_share * r.compute_s;
     r.comm_s = allreduce_seconds(in.reducer, r.nodes, in.gradient_bytes, in.options, in.eager_bytes, in.link,
-                                 in.intra_link ? &*in.intra_link : nullptr);
+                                 in.intra_link);
     r.hidden = r.comm_s <= r.window_s;
     if (r.hidden && out.crossover_per_node == 0) out.crossover_per_node = b;
     out.rows.push_back(r);

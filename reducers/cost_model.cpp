@@ -22,8 +22,8 @@ CostTerms cost_terms(const std::string& reducer, int ranks, double bytes, const 
 }
 
 double allreduce_seconds(const std::string& reducer, int ranks, double bytes, const ReducerOptions& options,
-                         double eager_bytes, const CostParams& link, const CostParams* intra) {
-  if (intra == nullptr) return predict_seconds(cost_terms(reducer, ranks, bytes, options, eager_bytes), link);
+                         double eager_bytes, const CostParams& link, const std::optional<CostParams>& intra) {
+  if (!intra) return predict_seconds(cost_terms(reducer, ranks, bytes, options, eager_bytes), link);
   if (reducer != "hierarchical")
     throw BadInput("cost model: a link within the nodes applies to the hierarchical reducer only, not '" + reducer + "'");
   if (ranks <= 1 || bytes <= 0) return 0;
@@ -207,6 +207,10 @@ double rms_rel_error_from_parts(const FittedModel& m, const std::vector<SweepRow
 
 double row_seconds(const Json& r) {
   return (r.contains("time_median_us") ? r.at("time_median_us") : r.at("time_us")).get<double>() * 1e-6;
+}
+
+Json intra_node_json(int ranks_per_node, const CostParams& link) {
+  return {{"ranks_per_node", ranks_per_node}, {"link", link_json(link)}};
 }
 
 Json link_json(const CostParams& link) {

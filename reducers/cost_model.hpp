@@ -41,6 +41,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,8 @@ struct CostParams {
 
 // A network's alpha, beta and gamma as the batch split and the parallelism table report them.
 Json link_json(const CostParams& link);
+// The link within the nodes of `ranks_per_node` ranks, as the batch split and the parallelism table report it.
+Json intra_node_json(int ranks_per_node, const CostParams& link);
 
 // Which regimes an allreduce runs in: the ranks queued beside each one on its core, ranks / cores - 1
 // when ranks outnumber cores (a message waits for its peer behind them), the time-sharing factor
@@ -93,7 +96,7 @@ CostTerms cost_terms(const std::string& reducer, int ranks, double bytes, const 
 // BadInput for another reducer), two links: the phase within the nodes (options.ranks_per_node ranks each) on
 // `intra`, the leaders' phase on `link`, the network between the nodes (Hierarchical::cost_parts).
 double allreduce_seconds(const std::string& reducer, int ranks, double bytes, const ReducerOptions& options,
-                         double eager_bytes, const CostParams& link, const CostParams* intra = nullptr);
+                         double eager_bytes, const CostParams& link, const std::optional<CostParams>& intra = {});
 
 // One measured time: the median over the sweep files that hold this reducer, rank count, node size and size.
 struct SweepRow {

@@ -104,7 +104,7 @@ ParallelismChoice choose_parallelism(const ParallelismInput& in, const std::vect
   out.input = in;
   for (size_t l = 1; l < in.widths.size(); ++l) out.weights += double(in.widths[l - 1] + 1) * double(in.widths[l]);
   allreduce_seconds(in.reducer, 2, 4 * out.weights, in.options, in.eager_bytes, in.link,
-                    in.intra_link ? &*in.intra_link : nullptr);  // BadInput without a formula
+                    in.intra_link);  // BadInput without a formula
   const int64_t narrowest = *std::min_element(in.widths.begin() + 1, in.widths.end());
   for (int k : ranks) {
     if (k < 2) throw BadInput("parallelism: rank counts must be >= 2, got " + std::to_string(k));
@@ -114,7 +114,7 @@ ParallelismChoice choose_parallelism(const ParallelismInput& in, const std::vect
     r.dp_possible = k <= in.global_batch;
     r.mp_possible = k <= narrowest;
     r.dp_comm_s = allreduce_seconds(in.reducer, k, 4 * out.weights, in.options, in.eager_bytes, in.link,
-                                    in.intra_link ? &*in.intra_link : nullptr);
+                                    in.intra_link);
     r.dp_step_s = r.compute_s + std::max(0.0, r.dp_comm_s - in.backward_share * r.compute_s);
     r.mp_comm_s = model_parallel_comm_seconds(in, k);
     r.mp_step_s = r.compute_s + r.mp_comm_s;
@@ -137,7 +137,7 @@ Json ParallelismChoice::to_json() const {
               {"rows", Json::array()}};
   out.update(link_json(input.link));
   if (input.intra_link)
-    out["intra_node"] = {{"ranks_per_node", input.options.ranks_per_node}, {"link", link_json(*input.intra_link)}};
+    out["intra_node"] = intra_node_json(input.options.ranks_per_node, *input.intra_link);
   for (const auto& r : rows)
     out["rows"].push_back({{"ranks", r.ranks},
                            {"compute_s", r.compute_s},

@@ -164,12 +164,12 @@ TEST(CostModel, HierarchicalOnTwoLinksPricesEachPhaseOnItsOwn) {
   // 2 messages of n / 2, n sent, n / 2 reduced.
   const double within = 14 * 2e-6 + 14 * n * 0.05e-9 + 7 * n * 0.004e-9;
   const double among = 2 * 25e-6 + n * 0.8e-9 + 0.5 * n * 0.004e-9;
-  EXPECT_NEAR(allreduce_seconds("hierarchical", 16, n, o, kDefaultEagerBytes, network, &intra), within + among,
+  EXPECT_NEAR(allreduce_seconds("hierarchical", 16, n, o, kDefaultEagerBytes, network, intra), within + among,
               1e-12 * (within + among));
   // One link: the single formula on it.
   EXPECT_DOUBLE_EQ(allreduce_seconds("hierarchical", 16, n, o, kDefaultEagerBytes, network),
                    predict_seconds(cost_terms("hierarchical", 16, n, o), network));
-  EXPECT_THROW(allreduce_seconds("ring", 16, n, o, kDefaultEagerBytes, network, &intra), BadInput);
+  EXPECT_THROW(allreduce_seconds("ring", 16, n, o, kDefaultEagerBytes, network, intra), BadInput);
 }
 
 TEST(CostModel, RegimesStretchTheCriticalPathAndChargeEachMessage) {
