@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ extern const CriterionKind kTimeToTrain;      // claim i: published times to tra
 // positive s_min and non-negative b_crit fit.
 bool fit_critical_batch(const std::vector<double>& batch, const std::vector<double>& steps, double& s_min,
                         double& b_crit);
+
+// Claim a's bound on one comparison (equivalence.cpp): max(tolerance, control_factor * d_control), or the
+// tolerance alone when there is no finite rounding-only control.
+double equivalence_bound(double tolerance, double control_factor, std::optional<double> d_control);
 
 // Parameter checks shared by the kinds: `only` the listed keys (besides "kind" and "text"), and typed reads
 // whose errors name `where` + the key's pointer.

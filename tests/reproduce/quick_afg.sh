@@ -39,6 +39,26 @@ echo "== a different scale in the same folder is refused"
 if "$dtbench" reproduce a --scale full --local --out "$out" 2>"$work/err"; then fail "scale mix accepted"; fi
 grep -q "holds scale 'quick'" "$work/err" || fail "message: $(cat "$work/err")"
 
+echo "== a fault is caught: one point's learning rate 5% off"
+# The criterion must be able to fail: claim a's quick MLP sweep with a third point whose learning rate is 5% high
+# (smaller than any wrong shard, rank or average) must come out contradicted, the rounding-only control beside it.
+claims="$work/claims"
+mkdir -p "$claims" && cp -r "$(dirname "$0")/../../results/claims/a" "$claims/a"
+/usr/bin/python3 - "$claims/a" <<'PY'
+import json, sys
+d = sys.argv[1]
+c = json.load(open(f"{d}/claim.json"))
+c["experiments"]["quick"] = [e for e in c["experiments"]["quick"] if e["name"] == "mlp"]
+json.dump(c, open(f"{d}/claim.json", "w"))
+s = json.load(open(f"{d}/mlp-quick.json"))
+s["zip"] = [{"slurm.tasks_per_node": [1, 1, 2], "threads": [1, 2, 1], "optimizer.lr": [0.05, 0.05, 0.0525]}]
+json.dump(s, open(f"{d}/mlp-quick.json", "w"))
+PY
+"$dtbench" reproduce a --claims "$claims" --scale quick --local --out "$work/fault" > "$work/log3"
+grep -q "^a  contradicted" "$work/log3" || fail "a 5% learning-rate fault passed: $(cat "$work/log3")"
+grep -q "| K=1 x b=64 | K=1 x b=64, 2 threads | 1 | 20 | .* | (control) |" "$work/fault/REPORT.md" ||
+  fail "no control row in the report"
+
 echo "== the figures"
 /usr/bin/python3 "$(dirname "$0")/../../analysis/plot.py" claims "$out" >/dev/null
 for c in f g; do [ -s "$out/figures/$c.png" ] || fail "no figure for claim $c"; done

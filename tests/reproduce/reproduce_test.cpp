@@ -46,6 +46,17 @@ TEST(CriticalBatchFit, RefusesGrowingCurve) {
   EXPECT_FALSE(fit_critical_batch({16}, {100}, s_min, bc));
 }
 
+// Claim a's bound: the tolerance while the rounding-only control is below it or absent (or not finite: a diverged
+// control must not widen the bound to infinity), else control_factor times the control. Exact: max and a product.
+TEST(EquivalenceBound, ToleranceOrScaledControl) {
+  EXPECT_EQ(equivalence_bound(1e-4, 4, std::nullopt), 1e-4);
+  EXPECT_EQ(equivalence_bound(1e-4, 4, 1e-6), 1e-4);
+  EXPECT_EQ(equivalence_bound(1e-4, 4, 0.03), 4 * 0.03);
+  EXPECT_EQ(equivalence_bound(1e-4, 4, INFINITY), 1e-4);
+  EXPECT_EQ(equivalence_bound(1e-4, 4, NAN), 1e-4);
+  EXPECT_EQ(equivalence_bound(0, 1, 0.0), 0.0);
+}
+
 class ClaimFile : public ::testing::Test {
  protected:
   fs::path dir = fs::temp_directory_path() / ("dtbench-claim-test-" + std::to_string(::getpid())) / "x";
@@ -66,7 +77,7 @@ class ClaimFile : public ::testing::Test {
   }
 };
 
-const char* kCriterion = R"({"kind": "equivalence", "text": "t", "tolerance": 1e-4})";
+const char* kCriterion = R"({"kind": "equivalence", "text": "t", "tolerance": 1e-4, "control_factor": 4})";
 const char* kAllreduce = R"({"quick": [{"name": "g", "allreduce": {"ranks": [2, 3], "transport": "thread", "args": []}}], "full": []})";
 
 TEST_F(ClaimFile, LoadsAValidClaim) {
@@ -79,9 +90,14 @@ TEST_F(ClaimFile, LoadsAValidClaim) {
 }
 
 TEST_F(ClaimFile, ErrorsNameFileAndPointer) {
-  write("claim.json", claim(R"({"kind": "equivalence", "text": "t", "tolerance": 2})", kAllreduce));
+  write("claim.json", claim(R"({"kind": "equivalence", "text": "t", "tolerance": 2, "control_factor": 4})", kAllreduce));
   EXPECT_NE(error().find("claim.json: /criterion/tolerance: expected a number in [0, 1], got 2"), std::string::npos)
       << error();
+  write("claim.json", claim(R"({"kind": "equivalence", "text": "t", "tolerance": 1e-4, "control_factor": 0.5})", kAllreduce));
+  EXPECT_NE(error().find("claim.json: /criterion/control_factor: expected a number in [1, 1000], got 0.5"),
+            std::string::npos) << error();
+  write("claim.json", claim(R"({"kind": "equivalence", "text": "t", "tolerance": 1e-4})", kAllreduce));
+  EXPECT_NE(error().find("/criterion/control_factor"), std::string::npos) << error();
   write("claim.json", claim(R"({"kind": "batch_scaling", "text": "t", "reference_batch": 128.5, "max_drop": 0.01,
                                 "group_key": "schedule.warmup.epochs", "with_warmup": "2.0"})", kAllreduce));
   EXPECT_NE(error().find("/criterion/reference_batch: expected an integer in [1, 1073741824], got 128.5"),
@@ -92,7 +108,7 @@ TEST_F(ClaimFile, ErrorsNameFileAndPointer) {
   write("claim.json", claim(R"({"kind": "equivalance", "text": "t"})", kAllreduce));
   EXPECT_NE(error().find("/criterion/kind: unknown criterion kind \"equivalance\" (kinds: equivalence"),
             std::string::npos) << error();
-  write("claim.json", claim(R"({"kind": "equivalence", "text": "t", "tolerance": 1e-4, "tol": 1})", kAllreduce));
+  write("claim.json", claim(R"({"kind": "equivalence", "text": "t", "tolerance": 1e-4, "control_factor": 4, "tol": 1})", kAllreduce));
   EXPECT_NE(error().find("/criterion/tol: unexpected key"), std::string::npos) << error();
   write("claim.json", claim(kCriterion, R"({"quick": [{"name": "../up", "sweep": "s.json"}], "full": []})"));
   EXPECT_NE(error().find("/experiments/quick/0/name: expected a name"), std::string::npos) << error();
