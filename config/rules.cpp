@@ -443,12 +443,6 @@ std::vector<Rule> build_rules() {
                      "gradient accumulation cannot use synchronised batch norm (its statistics span the global "
                      "batch in one forward; a micro-batch holds only part of it)");
        }},
-      {"/batch/micro_batches", Needs::config,
-       [](const Json& c, int) {
-         return when(c["batch"]["micro_batches"].get<int64_t>() > 1 && c["model"]["dropout"].get<double>() > 0,
-                     "gradient accumulation cannot use dropout (its mask is drawn once per forward, the same on "
-                     "every rank: micro-batches would draw other masks than K x m ranks do)");
-       }},
       {"/reducer/servers", Needs::ranks,
        [](const Json& c, int ranks) {
          const int64_t servers = c["reducer"]["servers"].get<int64_t>();

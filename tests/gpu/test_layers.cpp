@@ -345,18 +345,19 @@ TEST_F(GpuLayer, ResidualAddWithReluAndGradientSumAreExact) {
 TEST_F(GpuLayer, DropoutDrawsTheCpuMaskFromTheSameStream) {
   const int n = 8, c = 16;
   const float p = 0.3f;
-  const uint64_t seed = 7, stream = 99, step = 5;
+  const uint64_t seed = 7;
+  const models::BatchPosition at{5, 16};
   const auto x = random_floats(size_t(n) * c, 51), dy = random_floats(size_t(n) * c, 52);
 
   Harness h(n, true, 0);
   dnnl::memory cx = h.tensor({n, c}, tag::nc);
-  auto& cdrop = h.plan->keep<cpu::Dropout>(*h.plan, "drop", p, seed, stream, &step, cx);
+  auto& cdrop = h.plan->keep<cpu::Dropout>(*h.plan, "drop", p, seed, &at, cx);
   h.set(cx, doubles(x));
   h.plan->run_forward();
 
   GpuHarness g(n, true, 0);
   Tensor gx = g.tensor(n, c, 1, 1);
-  auto& gdrop = g.plan->keep<gpu::Dropout>(*g.plan, "drop", p, seed, stream, &step, gx);
+  auto& gdrop = g.plan->keep<gpu::Dropout>(*g.plan, "drop", p, seed, &at, gx);
   Tensor gdy = g.tensor(n, c, 1, 1);
   Tensor gdx = gdrop.backward(*g.plan, gdy);
   g.set(gx, x);

@@ -170,6 +170,16 @@ def check_equivalence():
                                 mlp_config("eqk-cnn", model=cnn, batch={"per_rank": b}))
     print(f"simple_cnn K=2: max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
     assert err <= 2e-6 * scale, f"simple_cnn K=2: weights differ by {err} (tolerance {2e-6 * scale})"
+    # Dropout (p = 0.5 after the hidden layer): each sample's mask follows its position in the global batch
+    # (workloads/models/dropout_mask.hpp), so K = 2 and 4 ranks drop what one rank with the whole batch drops and
+    # the same bound holds. Masks drawn per rank (rank r's i-th sample dropping rank 0's units) would put the
+    # runs 1e-2 apart.
+    drop = {"arch": "mlp", "hidden": 32, "dropout": 0.5}
+    for k in (2, 4):
+        err, scale, _, _ = one_vs_k(k, mlp_config(f"eq1-drop-k{k}", model=drop, batch={"global": k * b}),
+                                    mlp_config(f"eqk-drop-k{k}", model=drop, batch={"per_rank": b}))
+        print(f"dropout 0.5, K={k}: max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
+        assert err <= 2e-6 * scale, f"dropout K={k}: weights differ by {err} (tolerance {2e-6 * scale})"
     # Determinism: the same config on the same K twice gives the same bits.
     w = train_weights(3, "eqk-k3-again", mlp_config("eqk-k3-again", batch={"per_rank": b}))
     assert np.array_equal(w.view(np.uint32), ref[3].view(np.uint32)), "two runs on K=3 differ"
@@ -188,10 +198,13 @@ def check_model_parallel():
     # reason: a split layer's input gradient is summed over the shards instead of inside one GEMM, and the
     # replicas' gradients are summed by the reducer (fp32 order). A wrong row offset, a missing shard's partial
     # sum or 1/K instead of 1/replicas moves the weights by 1e-3 or more. Uneven shards: hidden 32 and 4 classes
-    # over 3 ranks.
+    # over 3 ranks. K = 4 as 2 replicas of M = 2 uses dropout (0.5) on the gathered hidden activations: every
+    # member of a group draws its replica's masks (workloads/models/dropout_mask.hpp), as the one rank does.
     b = 8
     for arch, k, m in (("mlp", 2, 2), ("mlp", 4, 2), ("mlp", 3, 3), ("mlp", 4, 4), ("simple_cnn", 4, 2)):
         model = {"arch": "simple_cnn", "conv_filters": [4, 8], "hidden": 16} if arch == "simple_cnn" else None
+        if arch == "mlp" and (k, m) == (4, 2):
+            model = {"arch": "mlp", "hidden": 32, "dropout": 0.5}
         over = {"model": model} if model else {}
         r = k // m
         err, scale, _, _ = one_vs_k(k, mlp_config(f"mp1-{arch}-k{k}m{m}", batch={"global": r * b}, **over),
@@ -319,12 +332,16 @@ def check_pipeline():
     # replicas'): 20 steps within 2e-6 of the largest weight, as check_equivalence and for its reason. A stage
     # that drops a micro-batch, sends the wrong slot's tensor or scales by 1/M twice is off by 1e-3 or more.
     # The MLP's 2 units on S = 2, alone and as 2 replicas, the Simple CNN's 4 units on S = 4; the schedules
-    # run the backwards in the same order, so GPipe and 1F1B end with the same bits.
+    # run the backwards in the same order, so GPipe and 1F1B end with the same bits. The 2 replicas of the MLP
+    # use dropout (0.5): micro-batch j of replica r draws the masks of its samples' positions in the global batch
+    # (workloads/models/dropout_mask.hpp), as the one rank does.
     b = 8
     weights = {}
     for arch, k, s, m, sched in (("mlp", 2, 2, 4, "1f1b"), ("mlp", 2, 2, 4, "gpipe"), ("mlp", 4, 2, 2, "1f1b"),
                                  ("simple_cnn", 4, 4, 4, "1f1b")):
         model = {"arch": "simple_cnn", "conv_filters": [4, 8], "hidden": 16} if arch == "simple_cnn" else None
+        if arch == "mlp" and k == 4:
+            model = {"arch": "mlp", "hidden": 32, "dropout": 0.5}
         over = {"model": model} if model else {}
         r = k // s
         name = f"pp-{arch}-k{k}s{s}m{m}-{sched}"
@@ -605,10 +622,13 @@ def check_accumulation():
     # Batch norm's running statistics: rank 0 of K*m ranks keeps the statistics of its own batch, which is
     # micro-batch 0 of rank 0 here; the trainer keeps micro-batch 0's update (sync_step.cpp), so the
     # statistics (after the parameters in the file) are compared too.
+    # The MLP uses dropout (0.5): a micro-batch draws the masks of its samples' positions in the global batch.
     b = 8
     for arch, steps, tol in (("mlp", 20, 2e-6), ("resnet8", 2, 1e-6)):
         base = resnet_config if arch == "resnet8" else mlp_config
         over = {"duration": {"steps": steps}, "parallel": {"sync_bn": False}}
+        if arch == "mlp":
+            over["model"] = {"arch": "mlp", "hidden": 32, "dropout": 0.5}
         ref, ref_rec = run_saving_weights(4, base(f"acc-{arch}-k4", batch={"per_rank": b}, **over))
         params = ref_rec["extra"]["weights"]["parameters"]
         scale = float(np.abs(ref).max())
@@ -683,9 +703,10 @@ def check_accumulation():
 
 
 def check_resume():
-    for k, steps in ((2, 30), (3, 24)):
+    # K = 3 with dropout: the resumed run must draw the masks the uninterrupted one drew (they follow the step).
+    for k, steps, model in ((2, 30, {"arch": "mlp", "hidden": 32}), (3, 24, {"arch": "mlp", "hidden": 32, "dropout": 0.3})):
         step = random.Random(os.getpid()).randint(3, steps - 2)
-        base = mlp_config(f"full-k{k}", batch={"per_rank": 8}, duration={"steps": steps})
+        base = mlp_config(f"full-k{k}", model=model, batch={"per_rank": 8}, duration={"steps": steps})
         full = write_config(f"full-k{k}", base)
         mpirun(k, full, "--save-weights", os.path.join(args.work, f"full-k{k}.bin"))
         cut = write_config(f"cut-k{k}", dict(base, name=f"cut-k{k}"))

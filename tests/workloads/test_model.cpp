@@ -307,6 +307,7 @@ TEST(Model, DropoutOnlyInTraining) {
   const std::vector<float> first(m.logits(), m.logits() + 80);
   ref.forward(b.x.data(), b.labels.data(), 8, true);
   EXPECT_FALSE(std::equal(first.begin(), first.end(), ref.logits()));
+  m.set_batch_position({1, 0});
   m.forward(b.x.data(), b.labels.data(), 8, true);  // next step: another mask
   EXPECT_FALSE(std::equal(first.begin(), first.end(), m.logits()));
 }

@@ -113,9 +113,9 @@ TEST(Dropout, MaskScaleAndBackward) {
   const float p = 0.3f;
   const int n = 64, c = 32;
   Harness h(n, true, 0);
-  uint64_t step = 1;
+  models::BatchPosition at{1, 0};
   dnnl::memory x = h.tensor({n, c}, tag::nc);
-  auto& drop = h.plan->keep<cpu::Dropout>(*h.plan, "dropout", p, 42, 7, &step, x);
+  auto& drop = h.plan->keep<cpu::Dropout>(*h.plan, "dropout", p, 42, &at, x);
   dnnl::memory dy = h.plan->alloc(drop.y().get_desc());
   dnnl::memory dx = drop.backward(*h.plan, dy);
   const size_t total = size_t(n) * size_t(c);
@@ -144,16 +144,45 @@ TEST(Dropout, MaskScaleAndBackward) {
 
   h.plan->run_forward();
   EXPECT_EQ(drop.mask(), mask1);  // same step, same mask
-  step = 2;
+  at.step = 2;
   h.plan->run_forward();
   EXPECT_NE(drop.mask(), mask1);
 }
 
+// Each sample's mask depends on its position in the global batch, not on the forward's size: two forwards of
+// n/2 samples at positions 0 and n/2 draw exactly the masks of one forward of n (K ranks x b = 1 rank x K*b),
+// also in a blocked layout (nChw16c, 24 channels: padded to 32), where the mask covers each sample's stored block.
+TEST(Dropout, MaskFollowsTheSamplePosition) {
+  const int n = 8;
+  for (auto [c, layout] : {std::pair{24, tag::nChw16c}, std::pair{24, tag::nchw}}) {
+    std::vector<std::vector<uint8_t>> masks;
+    for (int part : {n, n / 2}) {
+      Harness h(part, true, 0);
+      models::BatchPosition at{5, 0};
+      dnnl::memory x = h.tensor({part, c, 1, 1}, layout);
+      auto& drop = h.plan->keep<cpu::Dropout>(*h.plan, "dropout", 0.5f, 42, &at, x);
+      h.set(x, random_vec(size_t(part) * size_t(c), 1));
+      std::vector<uint8_t> all;
+      for (int first = 0; first < n; first += part) {
+        at.first_sample = uint64_t(first);
+        h.plan->run_forward();
+        all.insert(all.end(), drop.mask().begin(), drop.mask().end());
+      }
+      masks.push_back(all);
+    }
+    EXPECT_EQ(masks[0], masks[1]) << c;
+    std::vector<uint8_t> direct(masks[0].size());
+    const size_t per_sample = direct.size() / n;
+    models::dropout_keep_mask(42, {5, 0}, 0.5f, n, per_sample, direct.data());
+    EXPECT_EQ(masks[0], direct);
+  }
+}
+
 TEST(Dropout, Bf16Tensor) {
   Harness h(4, true, 0, 0, cpu::Precision::bf16);
-  uint64_t step = 3;
+  models::BatchPosition at{3, 0};
   dnnl::memory x = h.tensor({4, 16}, tag::nc, dnnl::memory::data_type::bf16);
-  auto& drop = h.plan->keep<cpu::Dropout>(*h.plan, "dropout", 0.5f, 1, 7, &step, x);
+  auto& drop = h.plan->keep<cpu::Dropout>(*h.plan, "dropout", 0.5f, 1, &at, x);
   // Values exactly representable in bf16 and doubled exactly by the scale 2.
   Vec xv(64);
   for (size_t i = 0; i < 64; ++i) xv[i] = double(int(i) - 32) / 8.0;

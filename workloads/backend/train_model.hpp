@@ -20,6 +20,7 @@
 #include "core/json.hpp"
 #include "optim/optimizer.hpp"
 #include "reducers/reducer.hpp"
+#include "workloads/models/dropout_mask.hpp"
 #include "workloads/models/hooks.hpp"
 #include "workloads/models/model_spec.hpp"
 
@@ -47,6 +48,9 @@ class TrainModel {
   // on_ready(offset, size) as each gradient tensor is final (cpu) or enqueued (gpu; reducers made by
   // make_reducer order themselves after the model's stream).
   virtual double forward(const float* x, const int32_t* labels, int n, bool train) = 0;
+  // Before every training forward: the step and the position of its first sample in the step's global batch
+  // (workloads/models/dropout_mask.hpp), from which dropout draws each sample's mask.
+  virtual void set_batch_position(const models::BatchPosition& at) = 0;
   virtual void backward(const models::OnReady& on_ready) = 0;
   virtual int correct() const = 0;
   // Batch staging (gpu): stage() copies a training batch into pinned host memory and starts its upload on

@@ -42,8 +42,7 @@ ClassifierHead::Built ClassifierHead::build(Plan& plan, const memory& input) con
     relu = &plan.keep<Relu>(plan, "relu", fc1->y);
     x = relu->y();
     if (dropout_ > 0.0f && plan.training()) {
-      drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, models::kDropoutStream,
-                                 dropout_source_.step, x);
+      drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, dropout_source_.position, x);
       x = drop->y();
     }
   }

@@ -86,6 +86,7 @@ class CpuTrainModel final : public TrainModel {
     model_.set_model_parallel_group(std::move(group));
   }
   void set_slot(int slot) override { model_.set_slot(slot); }
+  void set_batch_position(const models::BatchPosition& at) override { model_.set_batch_position(at); }
   const float* stage_output() override { return model_.stage_output(); }
   void set_output_gradient(const float* dy) override { model_.set_output_gradient(dy); }
   const float* input_gradient() override { return model_.input_gradient(); }

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "core/rng.hpp"
+#include <stdexcept>
 
 namespace dtbench::cpu {
 
@@ -31,22 +31,39 @@ size_t stored_elements(const memory::desc& md) {
   return md.get_size() / (md.data_type() == dt::bf16 ? 2 : 4);
 }
 
+// Whether each sample's elements are one contiguous run of the stored tensor: the batch dimension has the
+// largest stride and is not blocked.
+bool batch_outermost(const memory::desc& md) {
+  const auto& d = md.data;
+  if (d.format_kind != dnnl_blocked || d.ndims < 1) return false;
+  const auto& b = d.format_desc.blocking;
+  for (int i = 0; i < b.inner_nblks; ++i)
+    if (b.inner_idxs[i] == 0) return false;
+  for (int i = 1; i < d.ndims; ++i)
+    if (b.strides[i] > b.strides[0]) return false;
+  return true;
+}
+
 }  // namespace
 
-Dropout::Dropout(Plan& plan, std::string name, float p, uint64_t seed, uint64_t stream, const uint64_t* step,
+Dropout::Dropout(Plan& plan, std::string name, float p, uint64_t seed, const models::BatchPosition* position,
                  const memory& x)
-    : name_(name), p_(p), seed_(seed), stream_(stream), step_(step), x_(x) {
-  if (x.get_desc().data_type() != dt::f32 && x.get_desc().data_type() != dt::bf16) {
+    : name_(name), p_(p), seed_(seed), position_(position), x_(x) {
+  const memory::desc md = x.get_desc();
+  if (md.data_type() != dt::f32 && md.data_type() != dt::bf16) {
     throw std::logic_error("dropout: fp32 or bf16 tensors only");
   }
-  y_ = plan.alloc(x.get_desc());
-  mask_.assign(stored_elements(x.get_desc()), 1);
+  samples_ = static_cast<size_t>(md.dims()[0]);
+  const size_t stored = stored_elements(md);
+  if (!batch_outermost(md) || samples_ == 0 || stored % samples_ != 0)
+    throw std::logic_error("dropout: the batch must be the outermost dimension of " + name + "'s layout");
+  y_ = plan.alloc(md);
+  mask_.assign(stored, 1);
   plan.forward_host(name, [this]() { forward(); });
 }
 
 void Dropout::forward() {
-  Rng rng(seed_, {stream_, *step_});
-  for (auto& m : mask_) m = rng.uniform() >= double(p_) ? 1 : 0;
+  models::dropout_keep_mask(seed_, *position_, p_, samples_, mask_.size() / samples_, mask_.data());
   apply(x_, y_);
 }
 

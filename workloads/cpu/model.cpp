@@ -62,7 +62,7 @@ struct Model::Impl {
   Precision precision;
   models::ModelDescription desc;
   models::TableIndex index{desc};
-  uint64_t step = 0;  // training forwards so far (dropout streams)
+  models::BatchPosition position;  // of the next training forward (dropout masks); set_batch_position
   std::unique_ptr<Network> net;
   AlignedFloats params, grads, buffers;
   Context ctx;  // declared before the plans, which refer to it
@@ -78,7 +78,7 @@ struct Model::Impl {
       : spec(s),
         precision(s.precision == "bf16" ? Precision::bf16 : Precision::fp32),
         desc(models::describe(s)),
-        net(make_network(s, index, DropoutSource{seed, &step})),
+        net(make_network(s, index, DropoutSource{seed, &position})),
         params(desc.param_count()),
         grads(desc.param_count()),
         buffers(desc.buffer_count()) {
@@ -148,6 +148,8 @@ std::span<float> Model::buffers() { return {impl_->buffers.data.get(), impl_->bu
 const std::vector<models::ParamInfo>& Model::param_table() const { return impl_->desc.params; }
 const std::vector<models::ParamInfo>& Model::buffer_table() const { return impl_->desc.buffers; }
 
+void Model::set_batch_position(const models::BatchPosition& at) { impl_->position = at; }
+
 double Model::forward(const float* x, const int32_t* labels, int n, bool train) {
   if (n < 1) throw BadInput("model forward: the batch must hold at least 1 image, got " + std::to_string(n));
   if (x == nullptr || labels == nullptr) throw BadInput("model forward: no input or no labels given");
@@ -160,7 +162,6 @@ double Model::forward(const float* x, const int32_t* labels, int n, bool train) 
   Impl::Entry& e = impl_->plan_for(n, train);
   std::memcpy(e.input.get_data_handle(), x, e.input.get_desc().get_size());
   if (e.loss != nullptr) e.loss->set_labels(labels);
-  if (train) ++impl_->step;
   impl_->last[impl_->slot] = &e;
   impl_->latest = &e;
   impl_->last_train = train;

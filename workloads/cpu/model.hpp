@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "workloads/cpu/plan.hpp"
+#include "workloads/models/dropout_mask.hpp"
 #include "workloads/models/model_description.hpp"
 
 namespace dtbench::cpu {
@@ -40,6 +41,9 @@ class Model {
   // (n, train) pair are built at its first use and replayed afterwards. x and labels are copied; they need not
   // outlive the call. Throws BadInput on n < 1 or a label out of range, before any work.
   double forward(const float* x, const int32_t* labels, int n, bool train);
+  // Where the next training forwards sit (the step and their first sample's position in the step's global
+  // batch): dropout draws each sample's mask from it (workloads/models/dropout_mask.hpp). Default {0, 0}.
+  void set_batch_position(const models::BatchPosition& at);
   const float* logits() const;  // n x classes of the last forward
   int correct() const;          // images of the last forward whose argmax logit is the label
   int last_batch() const;

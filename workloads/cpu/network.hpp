@@ -9,15 +9,17 @@
 #include <vector>
 
 #include "workloads/cpu/plan.hpp"
+#include "workloads/models/dropout_mask.hpp"
 #include "workloads/models/model_spec.hpp"
 #include "workloads/models/table_index.hpp"
 
 namespace dtbench::cpu {
 
-// Where dropout draws its masks: the model's seed and its training-step counter.
+// Where dropout draws its masks (workloads/models/dropout_mask.hpp): the model's seed and the position of its
+// next training forward, which the trainer sets.
 struct DropoutSource {
   uint64_t seed = 0;
-  const uint64_t* step = nullptr;
+  const models::BatchPosition* position = nullptr;
 };
 
 // Where a network's checkpoint units (workloads/models/checkpointing.hpp) begin and end the plan's segments

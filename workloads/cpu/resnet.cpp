@@ -162,8 +162,7 @@ class ResNet : public Network {
       gap = &plan.keep<GlobalAvgPool>(plan, "avgpool", x);
       x = gap->y();
       if (dropout_ > 0.0f && plan.training()) {
-        drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, models::kDropoutStream,
-                                   dropout_source_.step, x);
+        drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, dropout_source_.position, x);
         x = drop->y();
       }
       fc = &plan.keep<LayerNode>(fully_connected_layer(plan, "fc", classes_, fc_own_, fc_weight_, fc_bias_, x, true));

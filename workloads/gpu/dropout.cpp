@@ -3,14 +3,13 @@
 #include <stdexcept>
 
 #include "core/cuda/cuda_check.hpp"
-#include "core/rng.hpp"
 #include "workloads/gpu/kernels.hpp"
 
 namespace dtbench::gpu {
 
-Dropout::Dropout(GpuPlan& plan, std::string name, float p, uint64_t seed, uint64_t stream, const uint64_t* step,
+Dropout::Dropout(GpuPlan& plan, std::string name, float p, uint64_t seed, const models::BatchPosition* position,
                  const Tensor& x)
-    : name_(std::move(name)), p_(p), seed_(seed), stream_id_(stream), step_(step), x_(x), host_mask_(x.count()) {
+    : name_(std::move(name)), p_(p), seed_(seed), position_(position), x_(x), host_mask_(x.count()) {
   if (!plan.training()) throw std::logic_error(name_ + ": dropout belongs to training plans only");
   y_ = plan.alloc(x.n, x.c, x.h, x.w, x.dt);
   mask_ = static_cast<uint8_t*>(plan.alloc_bytes(x.count()));
@@ -19,8 +18,7 @@ Dropout::Dropout(GpuPlan& plan, std::string name, float p, uint64_t seed, uint64
   plan.forward(name_, [this, &plan]() {
     DTB_CUDA(cudaEventSynchronize(copied_.get()));  // the previous step's copy has read the pinned mask
     uint8_t* m = host_mask_.as<uint8_t>();
-    Rng rng(seed_, {stream_id_, *step_});
-    for (size_t i = 0, n = x_.count(); i < n; ++i) m[i] = rng.uniform() >= double(p_) ? 1 : 0;
+    models::dropout_keep_mask(seed_, *position_, p_, size_t(x_.n), x_.count() / size_t(x_.n), m);
     DTB_CUDA(cudaMemcpyAsync(mask_, m, x_.count(), cudaMemcpyHostToDevice, plan.stream()));
     DTB_CUDA(cudaEventRecord(copied_.get(), plan.stream()));
     kernels::dropout_apply(y_.data, x_.data, mask_, x_.count(), 1.0f / (1.0f - p_), x_.dt, plan.stream());

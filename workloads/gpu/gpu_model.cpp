@@ -67,7 +67,7 @@ struct GpuModel::Impl {
 
   models::ModelSpec spec;
   Precision precision;
-  uint64_t step = 0;  // training forwards so far (dropout streams)
+  models::BatchPosition position;  // of the next training forward (dropout masks); set_batch_position
   models::ModelDescription desc;  // tables and MACs; outlives `index`
   std::unique_ptr<models::TableIndex> index;
   std::unique_ptr<Network> net;
@@ -88,7 +88,7 @@ struct GpuModel::Impl {
     InitialState init = initial_state(s, seed);
     desc = std::move(init.desc);
     index = std::make_unique<models::TableIndex>(desc);
-    const DropoutSource dropout{seed, &step};
+    const DropoutSource dropout{seed, &position};
     net = s.arch == "mlp" ? make_mlp(s, *index, dropout) : make_resnet(s, *index, dropout);
 
     const size_t np = init.params.size(), nb = init.buffers.size();
@@ -151,7 +151,6 @@ struct GpuModel::Impl {
 
   // Runs the forward of `e` whose input and labels are being copied on the stream; returns the loss.
   double run(Entry& e, int n, bool train) {
-    if (train) ++step;
     if (precision != Precision::fp32) {
       kernels::cast_from_f32(weights.params_c, precision, weights.params, param_count(), ctx.stream());
     }
@@ -201,6 +200,8 @@ void require_size(size_t got, size_t want, const char* what) {
   }
 }
 }  // namespace
+
+void GpuModel::set_batch_position(const models::BatchPosition& at) { impl_->position = at; }
 
 void GpuModel::upload_params(std::span<const float> host) {
   require_size(host.size(), impl_->param_count(), "upload_params");

@@ -29,6 +29,7 @@
 
 #include "workloads/gpu/plan.hpp"
 #include "workloads/gpu/precision.hpp"
+#include "workloads/models/dropout_mask.hpp"
 #include "workloads/models/model_spec.hpp"
 
 namespace dtbench::gpu {
@@ -69,6 +70,8 @@ class GpuModel {
   // for the device). train = false: running statistics, no dropout. Throws BadInput on n < 1 or a label
   // out of range, before any work.
   double forward(const float* x, const int32_t* labels, int n, bool train);
+  // Where the next training forwards sit, as cpu::Model::set_batch_position (dropout masks). Default {0, 0}.
+  void set_batch_position(const models::BatchPosition& at);
   // The same from device memory (e.g. a BatchStager batch, ordered on stream() already). A bad label is
   // found by the loss kernel and reported as BadInput after the forward.
   double forward_device(const float* x, const int32_t* labels, int n, bool train);

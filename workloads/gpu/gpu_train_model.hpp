@@ -52,6 +52,7 @@ class GpuTrainModel final : public TrainModel {
   double flops_per_sample_train() const override { return model_.flops_per_sample_train(); }
 
   double forward(const float* x, const int32_t* labels, int n, bool train) override;
+  void set_batch_position(const models::BatchPosition& at) override { model_.set_batch_position(at); }
   // Sets the loss scale from the scaler, then enqueues the backward between the timer's events.
   void backward(const std::function<void(size_t, size_t)>& on_ready) override;
   int correct() const override { return model_.correct(); }

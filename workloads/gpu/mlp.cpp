@@ -27,8 +27,7 @@ class Mlp : public Network {
     Tensor x = relu->y();
     Dropout* drop = nullptr;
     if (dropout_ > 0.0f && plan.training()) {
-      drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, models::kDropoutStream,
-                                 dropout_source_.step, x);
+      drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, dropout_source_.position, x);
       x = drop->y();
     }
     Linear* fc2 = &plan.keep<Linear>(plan, "fc2", classes_, fc2_weight_, fc2_bias_, x, true);

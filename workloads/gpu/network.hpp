@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "workloads/gpu/plan.hpp"
+#include "workloads/models/dropout_mask.hpp"
 #include "workloads/models/model_spec.hpp"
 #include "workloads/models/table_index.hpp"
 
@@ -21,9 +22,11 @@ namespace dtbench::gpu {
 using models::TableIndex;
 
 // Where dropout draws its masks: the model's seed and training-step counter.
+// Where dropout draws its masks (workloads/models/dropout_mask.hpp): the model's seed and the position of its
+// next training forward, which the trainer sets.
 struct DropoutSource {
   uint64_t seed = 0;
-  const uint64_t* step = nullptr;
+  const models::BatchPosition* position = nullptr;
 };
 
 struct BuiltNetwork {

@@ -128,8 +128,7 @@ class ResNet : public Network {
     x = gap->y();
     Dropout* drop = nullptr;
     if (dropout_ > 0.0f && plan.training()) {
-      drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, models::kDropoutStream,
-                                 dropout_source_.step, x);
+      drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, dropout_source_.position, x);
       x = drop->y();
     }
     Linear* fc = &plan.keep<Linear>(plan, "fc", classes_, fc_weight_, fc_bias_, x, true);

@@ -31,8 +31,8 @@ struct ModelDescription {
 };
 
 // Rng stream ids: the initial weights of tensor i of the whole model's table come from Rng(seed, {kInitStream, i})
-// (ParamInfo::init_index); dropout masks from
-// Rng(seed, {kDropoutStream, step}).
+// (ParamInfo::init_index); dropout masks from Rng(seed, {kDropoutStream, step, sample position})
+// (dropout_mask.hpp).
 inline constexpr uint64_t kInitStream = 0x696e6974ULL;           // "init"
 inline constexpr uint64_t kDropoutStream = 0x64726f706f7574ULL;  // "dropout"
 

@@ -65,6 +65,7 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     t.data = phase.seconds();
     seq.end("data", "step");
     phase.reset();
+    model.set_batch_position({static_cast<uint64_t>(step), data.batch_offset()});
     const double loss = model.forward(data.x(), data.labels(), static_cast<int>(per_rank), true);
     t.forward = phase.seconds();
     seq.end("forward", "step");

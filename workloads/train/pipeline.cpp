@@ -86,7 +86,7 @@ void Pipeline::receive(std::vector<float>& into, int from, int tag, double& wait
 }
 
 double Pipeline::train(TrainModel& model, const float* x, const int32_t* labels, size_t sample_floats, int n,
-                       const Hooks& hooks, StepSeconds& sec) {
+                       const models::BatchPosition& at, const Hooks& hooks, StepSeconds& sec) {
   const int S = stages(), s = stage(), M = micro_batches_, slots = slots_;
   const size_t in_floats = model.stage_input_floats(n), out_floats = model.stage_output_floats(n);
   const MPI_Comm comm = layout_.group_comm();
@@ -110,6 +110,7 @@ double Pipeline::train(TrainModel& model, const float* x, const int32_t* labels,
         in = received_.data();
       }
       Stopwatch c;
+      model.set_batch_position({at.step, at.first_sample + first});
       loss += model.forward(in, labels + first, n, true);
       if (hooks.after_forward) hooks.after_forward(op.micro);
       sec.forward += c.seconds();

@@ -69,9 +69,10 @@ class Pipeline {
   };
   // One training step of this rank's stage over the replica's batch of M x n images (x: images, labels), in the
   // schedule's order. Gradients: summed over the micro-batches, the last backward's ranges finished by
-  // hooks.last_ready. Returns the summed micro-batch losses on the last stage (0 elsewhere).
+  // hooks.last_ready. Returns the summed micro-batch losses on the last stage (0 elsewhere). `at`: the step and
+  // the replica's first sample in its global batch; micro-batch j's forward sits at at.first_sample + j n.
   double train(TrainModel& model, const float* x, const int32_t* labels, size_t sample_floats, int n,
-               const Hooks& hooks, StepSeconds& seconds);
+               const models::BatchPosition& at, const Hooks& hooks, StepSeconds& seconds);
   // An evaluation forward of n images through the stages: the loss on the last stage (0 elsewhere; its
   // TrainModel::correct() counts), the others' correct() is 0.
   double evaluate(TrainModel& model, const float* x, const int32_t* labels, int n);

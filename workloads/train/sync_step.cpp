@@ -103,7 +103,8 @@ void SyncStep::run(int64_t step, TrainState& st) {
     };
     hooks.last_ready = last_ready;
     Pipeline::StepSeconds sec;
-    loss = pipeline_->train(model_, data_.x(), data_.labels(), data_.sample_floats(), n, hooks, sec);
+    loss = pipeline_->train(model_, data_.x(), data_.labels(), data_.sample_floats(), n,
+                            {static_cast<uint64_t>(step), data_.batch_offset()}, hooks, sec);
     if (tracing && !trace_group_.empty())
       trace::span(trace_group_, "backward", trace::kTrainingTrack, trace_group_start_, trace_last_ready_);
     t.forward = sec.forward + sec.forward_wait;
@@ -113,6 +114,7 @@ void SyncStep::run(int64_t step, TrainState& st) {
     for (int j = 0; j < m; ++j) {
       phase.reset();
       const size_t first = static_cast<size_t>(j) * static_cast<size_t>(n);
+      model_.set_batch_position({static_cast<uint64_t>(step), data_.batch_offset() + first});
       loss += staging() ? model_.forward_staged(n)
                         : model_.forward(data_.x() + first * data_.sample_floats(), data_.labels() + first, n, true);
       if (m > 1) keep_first_running_statistics(j);

@@ -34,6 +34,8 @@ class TrainingData {
   bool has_validation() const { return validation_.size() > 0; }
   int64_t steps_per_epoch() const { return static_cast<int64_t>(sharder_->steps_per_epoch()); }
 
+  // The position of this rank's first sample in every step's global batch (rank r of K: r * b; shard.hpp).
+  uint64_t batch_offset() const { return static_cast<uint64_t>(rank_) * sharder_->per_rank_batch(); }
   // Makes this rank's part of training step `step` (counted from the run's start) into x() and labels().
   void make_train_batch(int64_t step);
   // This rank's indices of an evaluation set (all of them when `solo`, for rank 0 evaluating alone) and,
