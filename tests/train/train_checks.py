@@ -510,6 +510,22 @@ def check_sync_bn():
         off = float(np.abs(w1 - train_weights(k, f"sbn-off-k{k}", cfg)).max())
         print(f"K={k}: with per-replica batch norm instead, max |w_1 - w_K| = {off:.3g}")
         assert off > 1e-3 * scale, "per-replica batch norm matched the global batch: the check is blind"
+    # Per-replica batch norm: evaluations and the saved weights use the replicas' mean running statistics
+    # (DataParallel::average_buffers), one model's. The stem's batch norm (bn1, 16 channels, the first buffers)
+    # normalises conv1's output, whose weights all layouts share up to rounding; its running mean starts at 0 and
+    # after one step is 0.1 x its batch mean, so the replicas' mean is 0.1 x the global batch's mean: the single
+    # rank's, to rounding (1e-6 of the largest value, as above). Any one rank's own (the statistics of its shard)
+    # is off by 0.1 x the spread of the shards' means (measured with rank 0's saved, as before: 3.5e-3 against 5.4e-3).
+    for k in (2, 4):
+        w1, rec = run_saving_weights(1, resnet_config(f"bnmean1-k{k}", batch={"global": k * b}, duration={"steps": 1}))
+        wk, _ = run_saving_weights(k, resnet_config(f"bnmeank-k{k}", batch={"per_rank": b}, duration={"steps": 1},
+                                                    parallel={"sync_bn": False}))
+        params = rec["extra"]["weights"]["parameters"]
+        m1, mk = w1[params:params + 16], wk[params:params + 16]
+        err, scale = float(np.abs(m1 - mk).max()), float(np.abs(m1).max())
+        print(f"K={k}, per-replica batch norm, 1 step: bn1.running_mean of the saved weights against 1 rank's: "
+              f"max difference {err:.3g} (largest {scale:.3g})")
+        assert scale > 0 and err <= 1e-6 * scale, f"K={k}: bn1.running_mean differs by {err}"
     # Determinism over 20 steps: the same config on the same K twice gives the same bits.
     a, c = (train_weights(3, f"sbn-det-{run}", resnet_config(f"sbn-det-{run}", batch={"per_rank": b}))
             for run in ("a", "b"))
@@ -619,9 +635,9 @@ def check_accumulation():
     # weight for the MLP after 20 steps (measured 8e-8 for 1 x 4 and 2 x 2), 1e-6 for ResNet-8 after 2 steps
     # (measured 1e-7: one float32 ulp of the largest value), where batch norm's chaos has not started (check_sync_bn says why longer runs cannot
     # be bounded). A wrong slice, a missing 1/m or statistics over the whole rank batch move them by 1e-3.
-    # Batch norm's running statistics: rank 0 of K*m ranks keeps the statistics of its own batch, which is
-    # micro-batch 0 of rank 0 here; the trainer keeps micro-batch 0's update (sync_step.cpp), so the
-    # statistics (after the parameters in the file) are compared too.
+    # Batch norm's running statistics: the saved weights hold the mean of K*m ranks' statistics
+    # (DataParallel::average_buffers), and a rank with m micro-batches keeps the mean of its m micro-batches'
+    # updates (sync_step.cpp), so the statistics (after the parameters in the file) are compared too.
     # The MLP uses dropout (0.5): a micro-batch draws the masks of its samples' positions in the global batch.
     b = 8
     for arch, steps, tol in (("mlp", 20, 2e-6), ("resnet8", 2, 1e-6)):

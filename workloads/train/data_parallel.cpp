@@ -1,5 +1,7 @@
 #include "workloads/train/data_parallel.hpp"
 
+#include <algorithm>
+
 namespace dtbench {
 
 DataParallel::DataParallel(const Json& cfg, const World& world, TrainModel& model, long per_rank, long global_batch,
@@ -42,6 +44,23 @@ DataParallel::DataParallel(const Json& cfg, const World& world, TrainModel& mode
   // The split compares backward end times across ranks: only meaningful when they share a clock (one
   // host) and backward is timed on the host.
   same_clock_ = ranks_ > 1 && world.on_one_host() && host;
+  per_replica_statistics_ = ranks_ > 1 && mode == "sync" && !bn_comm_ && !model.buffers().empty();
+}
+
+std::optional<std::vector<float>> DataParallel::average_buffers(TrainModel& model) {
+  if (!per_replica_statistics_) return std::nullopt;
+  const std::span<float> host = model.host_buffers();
+  std::vector<float> own(host.begin(), host.end());
+  auto b = model.buffers();
+  reducer_->allreduce(b.data(), b.size());
+  model.scale(b, 1.0f / static_cast<float>(ranks_));
+  return own;
+}
+
+void DataParallel::restore_buffers(TrainModel& model, const std::vector<float>& own) {
+  const std::span<float> host = model.host_buffers();
+  std::copy(own.begin(), own.end(), host.begin());
+  model.push_host_buffers();
 }
 
 void DataParallel::average_models(TrainModel& model) {

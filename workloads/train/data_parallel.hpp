@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "core/json.hpp"
 #include "reducers/mpi_comm.hpp"
@@ -41,6 +42,14 @@ class DataParallel {
   bool averages_after(int64_t step) const { return local_step(step) && (step + 1 - switch_step_) % local_steps_ == 0; }
   // Averages weights and batch-norm statistics across ranks through the reducer (local SGD).
   void average_models(TrainModel& model);
+  // Batch norm's running statistics as one model's, for an evaluation and the saved weights: the mean over the
+  // replicas of each one's own statistics (as timm's distributed batch-norm "reduce"). The exponential average
+  // is linear, so that mean is the running average of the replicas' mean batch statistics: the same for K ranks
+  // x b as for K*m ranks, whose micro-batches sync_step.cpp averages alike. Each replica goes on training with its
+  // own. Returns this rank's own statistics for restore_buffers(); nullopt, changing nothing, where the replicas'
+  // statistics are already one model's: one replica, synchronised batch norm, local SGD (its averages), none.
+  std::optional<std::vector<float>> average_buffers(TrainModel& model);
+  static void restore_buffers(TrainModel& model, const std::vector<float>& own);
 
   Reducer& reducer() { return *reducer_; }
   GradientBuckets& buckets() { return *buckets_; }
@@ -55,6 +64,7 @@ class DataParallel {
 
  private:
   int ranks_;  // replicas
+  bool per_replica_statistics_ = false;  // synchronous, per-replica batch norm on several replicas
   const ModelParallel* model_parallel_ = nullptr;
   int64_t switch_step_ = 0, local_steps_ = 1;
   std::unique_ptr<OwnedComm> bn_comm_;  // synchronised batch norm's allreduces

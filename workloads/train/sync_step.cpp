@@ -19,18 +19,27 @@ void SyncStep::make_batch(int64_t step) {
   }
 }
 
-// Batch norm's running statistics with micro-batches: each of K*m ranks updates its own from its own
-// batch, and rank r*m's are what micro-batch 0 of rank r gives. So the statistics after micro-batch 0's
-// forward are kept and put back after the last forward (the others' updates are discarded).
-void SyncStep::keep_first_running_statistics(int micro) {
+// Batch norm's running statistics with micro-batches: each of K*m ranks updates its own from its own batch,
+// and the model's are their mean (DataParallel::average_buffers). So every micro-batch's forward updates the
+// statistics from where the step started, and the step keeps the mean of the m results (summed in double): by
+// the exponential average's linearity, what the mean over those m ranks gives.
+void SyncStep::start_running_statistics() {
   if (model_.buffers().empty()) return;
-  std::span<float> b = model_.host_buffers();
-  if (micro == 0) {
-    kept_statistics_.assign(b.begin(), b.end());
-  } else if (micro == micro_batches_ - 1) {
-    std::copy(kept_statistics_.begin(), kept_statistics_.end(), b.begin());
-    model_.push_host_buffers();
+  const std::span<float> b = model_.host_buffers();
+  step_statistics_.assign(b.begin(), b.end());
+  statistics_sum_.assign(b.size(), 0.0);
+}
+
+void SyncStep::average_running_statistics(int micro) {
+  if (model_.buffers().empty()) return;
+  const std::span<float> b = model_.host_buffers();
+  for (size_t i = 0; i < b.size(); ++i) statistics_sum_[i] += b[i];
+  if (micro < micro_batches_ - 1) {
+    std::copy(step_statistics_.begin(), step_statistics_.end(), b.begin());
+  } else {
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(statistics_sum_[i] / micro_batches_);
   }
+  model_.push_host_buffers();
 }
 
 namespace {
@@ -92,10 +101,11 @@ void SyncStep::run(int64_t step, TrainState& st) {
       if (tracing) trace_ready(off);
     };
   double loss = 0, last_backward = 0;
+  if (m > 1) start_running_statistics();
   if (pipeline_ != nullptr) {
     // The stages' schedule; the waits for the neighbours' tensors count in the forward and backward phases.
     Pipeline::Hooks hooks;
-    if (m > 1) hooks.after_forward = [this](int j) { keep_first_running_statistics(j); };
+    if (m > 1) hooks.after_forward = [this](int j) { average_running_statistics(j); };
     hooks.before_last_backward = [&] {
       if (!local) buckets.begin(grads.data());
       trace_group_.clear();
@@ -117,7 +127,7 @@ void SyncStep::run(int64_t step, TrainState& st) {
       model_.set_batch_position({static_cast<uint64_t>(step), data_.batch_offset() + first});
       loss += staging() ? model_.forward_staged(n)
                         : model_.forward(data_.x() + first * data_.sample_floats(), data_.labels() + first, n, true);
-      if (m > 1) keep_first_running_statistics(j);
+      if (m > 1) average_running_statistics(j);
       t.forward += phase.seconds();
       seq.end("forward", "step");
 

@@ -52,7 +52,8 @@ class SyncStep {
 
  private:
   void make_batch(int64_t step);
-  void keep_first_running_statistics(int micro);
+  void start_running_statistics();
+  void average_running_statistics(int micro);
   // gpu: the next step's batch is staged during this step's backward; whole batches only, so not with
   // micro-batches.
   bool staging() const { return micro_batches_ == 1 && model_.stages_batches(); }
@@ -70,7 +71,8 @@ class SyncStep {
   int64_t total_steps_;
   int64_t staged_step_ = -1;  // gpu: the step whose batch is already staged on the device
   int stop_signal_ = 0;
-  std::vector<float> kept_statistics_;  // batch norm's running statistics after micro-batch 0
+  std::vector<float> step_statistics_;  // batch norm's running statistics where the step started
+  std::vector<double> statistics_sum_;  // their sum over the step's micro-batches so far
   // --trace: parameter offset -> layer group, and the backward group being traced.
   std::map<size_t, std::string> groups_;
   std::string trace_group_;

@@ -361,10 +361,14 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
 }
 
 // Evaluates on the test set, extends the curve and notes the time to accuracy. Synchronous runs in a
-// local SGD phase evaluate the averaged model (Lin et al. 2018).
+// local SGD phase evaluate the averaged model (Lin et al. 2018); synchronous runs with per-replica batch norm
+// evaluate with the replicas' mean running statistics, one model's (DataParallel::average_buffers), and then
+// train on with their own.
 void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   trace::Span traced("evaluation", "evaluation");
   if (!solo && parallel_->local_step(steps_done - 1)) parallel_->average_models(*model_);
+  std::optional<std::vector<float>> own_statistics;
+  if (!solo) own_statistics = parallel_->average_buffers(*model_);
   if (log_) log_->start(mllog::kEvalStart, nullptr, {{mllog::kEpochNum, epoch}});
   const size_t eval_batch = static_cast<size_t>(cfg_["eval"]["batch"].get<int64_t>());
   if (model_parallel_) model_parallel_->set_evaluating(true);
@@ -383,6 +387,7 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
     p.validation_accuracy = v.accuracy;
   }
   if (model_parallel_) model_parallel_->set_evaluating(false);
+  if (own_statistics) DataParallel::restore_buffers(*model_, *own_statistics);
   p.lr = sched_->lr(std::max<int64_t>(steps_done - 1, 0));
   if (parallel_ && parallel_->noise()) p.b_simple = parallel_->noise()->b_simple();
   st_.train_loss_sum = 0;
@@ -433,6 +438,9 @@ int Run::finish(RunStatus status, const std::string& detail) {
     std::optional<NoiseScaleEstimator> none;
     save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_);
   }
+  // The saved weights are the evaluated model: with per-replica batch norm, the replicas' mean statistics (the
+  // checkpoint above keeps each rank's own, to train on).
+  if (parallel_ && status != RunStatus::diverged) parallel_->average_buffers(*model_);
   save_weights();  // before the record, which names the weights file
   write_trace();
   write_record(status, detail);
