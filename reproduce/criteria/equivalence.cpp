@@ -11,15 +11,19 @@
 // changes the step by that sample's whole contribution to the unit's weights (measured on the MLP: at step 35 the
 // difference sits in one hidden unit's row, 1000x the median row). A point with the reference's own layout (same
 // K, m and b) that differs only in the summation order (another thread count) measures that floor, d_control, for
-// the same seed and steps. A compared run passes when
+// the same seed and steps. A point is a control only when its runs' resolved config is the reference's but for
+// `threads` (and the run's name and output). A compared run passes when
 //     d <= bound = max(tolerance, control_factor * d_control),
-// the tolerance alone when the sweep has no control. A real fault (a wrong shard, a missing rank, a wrong average,
+// the tolerance alone when the sweep has no control. It cannot be judged (inconclusive, never a pass) when the
+// sweep has a control but this seed's is missing, or when the bound reaches 1: a control that drifts as far as
+// the weights are large leaves nothing to compare. A real fault (a wrong shard, a missing rank, a wrong average,
 // even a learning rate off by 5%) moves the weights by many times the control (measured, 200 MLP steps: the control
 // 2.4-3.2e-2, a 5% learning-rate error 0.33-0.59).
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "analysis/campaign_data.hpp"
 #include "reproduce/criteria/kinds.hpp"
@@ -27,10 +31,13 @@
 
 namespace dtbench::reproduce {
 
-double equivalence_bound(double tolerance, double control_factor, std::optional<double> d_control) {
-  // A control that diverged or could not be compared says nothing about rounding: the tolerance alone holds.
-  if (!d_control || !std::isfinite(*d_control)) return tolerance;
-  return std::max(tolerance, control_factor * *d_control);
+std::optional<double> equivalence_bound(double tolerance, double control_factor, bool has_control,
+                                        std::optional<double> d_control) {
+  if (!has_control) return tolerance;
+  if (!d_control || !std::isfinite(*d_control)) return std::nullopt;  // the control is missing or diverged
+  const double bound = std::max(tolerance, control_factor * *d_control);
+  if (bound >= 1) return std::nullopt;
+  return bound;
 }
 
 namespace {
@@ -41,8 +48,20 @@ void check(const Json& c, const std::string& where) {
   number_in(c, where, "control_factor", 1, 1000);
 }
 
-// The data-parallel layout of a run: ranks, micro-batches, per-micro-batch batch. Equal layouts with different
-// run configs are rounding-only controls of each other.
+// Whether `run` repeats the reference's run with another thread count and nothing else: the rounding-only
+// control. Ranks come from the launcher, the rest from the resolved config (the campaign's config file for a run
+// without a record).
+bool is_control(const analysis::RunData& run, const analysis::RunData& ref) {
+  if (run.ranks != ref.ranks || !run.config.is_object() || !ref.config.is_object()) return false;
+  Json a = run.config, b = ref.config;
+  for (const char* key : {"name", "output", "threads"}) {
+    a.erase(key);
+    b.erase(key);
+  }
+  return a == b && run.config.value("threads", Json()) != ref.config.value("threads", Json());
+}
+
+// The data-parallel layout of a run: ranks, micro-batches, per-micro-batch batch.
 std::string layout_label(const analysis::RunData& r) {
   const Json micro = analysis::key_value(r, "batch.micro_batches");
   int64_t m = micro.is_number_integer() ? micro.get<int64_t>() : 1;
@@ -83,10 +102,14 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   std::vector<std::string> problems;
   std::string missing;
   std::map<std::string, std::pair<std::vector<float>, std::string>> references;  // record -> weights, problem
+  std::set<std::string> with_control;  // experiments whose sweep has a control point
   for (const auto& camp : load_sweeps(out, experiments, missing)) {
     if (camp.points.empty()) continue;
     const auto& ref_point = camp.points.front();
-    for (size_t p = 1; p < camp.points.size(); ++p)
+    for (size_t p = 1; p < camp.points.size(); ++p) {
+      const bool control = !ref_point.runs.empty() && !camp.points[p].runs.empty() &&
+                           is_control(camp.points[p].runs.front(), ref_point.runs.front());
+      if (control) with_control.insert(camp.name);
       for (const auto& run : camp.points[p].runs) {
         if (run.state != "done") continue;
         const analysis::RunData* ref = nullptr;
@@ -107,8 +130,9 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
         }
         comparisons.push_back({camp.name, point_label(*ref), point_label(run),
                                value_text(analysis::key_value(run, "seed")), run.record->steps,
-                               weight_difference(a, b), layout_label(run) == layout_label(*ref)});
+                               weight_difference(a, b), control});
       }
+    }
   }
   // The largest control difference per experiment and seed (runs of one seed share the initial weights).
   std::map<std::pair<std::string, std::string>, double> controls;
@@ -120,6 +144,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   std::vector<std::vector<std::string>> rows;
   int over = 0, compared = 0;
   double worst = 0;
+  std::vector<std::string> unjudged;
   for (const auto& x : comparisons) {
     if (x.control) {
       rows.push_back({x.experiment, x.reference, x.compared, x.seed, std::to_string(x.steps), sci(x.d, 3),
@@ -129,14 +154,22 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
     auto it = controls.find({x.experiment, x.seed});
     std::optional<double> dc;
     if (it != controls.end()) dc = it->second;
-    const double bound = equivalence_bound(tol, factor, dc);
-    const bool ok = x.d <= bound;
+    const std::optional<double> bound = equivalence_bound(tol, factor, with_control.count(x.experiment) > 0, dc);
     ++compared;
-    over += !ok;
     worst = std::max(worst, x.d);
+    if (!bound) {
+      unjudged.push_back(x.experiment + " " + x.compared + " seed " + x.seed +
+                         (dc ? " (its control's bound reaches the weights' size)" : " (its seed's control is missing)"));
+      rows.push_back({x.experiment, x.reference, x.compared, x.seed, std::to_string(x.steps), sci(x.d, 3),
+                      dc ? sci(*dc, 3) : "missing", "none", "not judged"});
+      continue;
+    }
+    const bool ok = x.d <= *bound;
+    over += !ok;
     rows.push_back({x.experiment, x.reference, x.compared, x.seed, std::to_string(x.steps), sci(x.d, 3),
-                    dc ? sci(*dc, 3) : "none", sci(bound, 3), ok ? "yes" : "**no**"});
+                    dc ? sci(*dc, 3) : "none", sci(*bound, 3), ok ? "yes" : "**no**"});
   }
+  if (!unjudged.empty()) problems.push_back("not judged: " + join(unjudged, ", "));
   Finding f;
   f.numbers = md_table({"experiment", "reference", "compared", "seed", "steps", "max rel. weight difference d",
                         "rounding control d_control", "bound", "within bound"},

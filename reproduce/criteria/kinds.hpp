@@ -27,9 +27,11 @@ extern const CriterionKind kTimeToTrain;      // claim i: published times to tra
 bool fit_critical_batch(const std::vector<double>& batch, const std::vector<double>& steps, double& s_min,
                         double& b_crit);
 
-// Claim a's bound on one comparison (equivalence.cpp): max(tolerance, control_factor * d_control), or the
-// tolerance alone when there is no finite rounding-only control.
-double equivalence_bound(double tolerance, double control_factor, std::optional<double> d_control);
+// Claim a's bound on one comparison (equivalence.cpp): the tolerance when the sweep has no rounding-only
+// control, else max(tolerance, control_factor * d_control); nullopt (not judged) when the sweep has a control but
+// this seed's is missing or not finite, or when the bound reaches 1.
+std::optional<double> equivalence_bound(double tolerance, double control_factor, bool has_control,
+                                        std::optional<double> d_control);
 
 // Parameter checks shared by the kinds: `only` the listed keys (besides "kind" and "text"), and typed reads
 // whose errors name `where` + the key's pointer.

@@ -21,7 +21,6 @@ namespace dtbench::gpu {
 // The layers find their ranges of the flat buffers by name in the neutral description.
 using models::TableIndex;
 
-// Where dropout draws its masks: the model's seed and training-step counter.
 // Where dropout draws its masks (workloads/models/dropout_mask.hpp): the model's seed and the position of its
 // next training forward, which the trainer sets.
 struct DropoutSource {

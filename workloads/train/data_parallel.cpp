@@ -44,7 +44,7 @@ DataParallel::DataParallel(const Json& cfg, const World& world, TrainModel& mode
   // The split compares backward end times across ranks: only meaningful when they share a clock (one
   // host) and backward is timed on the host.
   same_clock_ = ranks_ > 1 && world.on_one_host() && host;
-  per_replica_statistics_ = ranks_ > 1 && mode == "sync" && !bn_comm_ && !model.buffers().empty();
+  per_replica_statistics_ = ranks_ > 1 && !bn_comm_ && !model.buffers().empty();
 }
 
 std::optional<std::vector<float>> DataParallel::average_buffers(TrainModel& model) {

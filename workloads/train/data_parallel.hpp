@@ -47,7 +47,8 @@ class DataParallel {
   // is linear, so that mean is the running average of the replicas' mean batch statistics: the same for K ranks
   // x b as for K*m ranks, whose micro-batches sync_step.cpp averages alike. Each replica goes on training with its
   // own. Returns this rank's own statistics for restore_buffers(); nullopt, changing nothing, where the replicas'
-  // statistics are already one model's: one replica, synchronised batch norm, local SGD (its averages), none.
+  // statistics are already one model's: one replica, synchronised batch norm, no batch norm. (After local SGD's
+  // average_models they are too; the trainer does not call this then.)
   std::optional<std::vector<float>> average_buffers(TrainModel& model);
   static void restore_buffers(TrainModel& model, const std::vector<float>& own);
 

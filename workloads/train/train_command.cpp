@@ -32,7 +32,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--baseline", args->baseline, "A 1-rank record of the same workload, for scaling efficiency");
   cmd->add_flag("--mllog-stdout", args->mllog_stdout, "Also print :::MLLOG lines to stdout");
   cmd->add_option("--save-weights", args->save_weights,
-                  "Write the final weights then the batch-norm buffers of rank 0 as raw float32 to this file");
+                  "Write the final weights then the batch-norm statistics (per-replica ones: their mean) as raw float32 to this file");
   cmd->add_option("--trace", args->trace,
                   "Write a per-step timeline of every rank to this file (Chrome trace events: open it in Perfetto or "
                   "chrome://tracing)");

@@ -366,9 +366,12 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
 // train on with their own.
 void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   trace::Span traced("evaluation", "evaluation");
-  if (!solo && parallel_->local_step(steps_done - 1)) parallel_->average_models(*model_);
   std::optional<std::vector<float>> own_statistics;
-  if (!solo) own_statistics = parallel_->average_buffers(*model_);
+  if (!solo && parallel_->local_step(steps_done - 1)) {
+    parallel_->average_models(*model_);
+  } else if (!solo) {
+    own_statistics = parallel_->average_buffers(*model_);
+  }
   if (log_) log_->start(mllog::kEvalStart, nullptr, {{mllog::kEpochNum, epoch}});
   const size_t eval_batch = static_cast<size_t>(cfg_["eval"]["batch"].get<int64_t>());
   if (model_parallel_) model_parallel_->set_evaluating(true);
@@ -440,7 +443,8 @@ int Run::finish(RunStatus status, const std::string& detail) {
   }
   // The saved weights are the evaluated model: with per-replica batch norm, the replicas' mean statistics (the
   // checkpoint above keeps each rank's own, to train on).
-  if (parallel_ && status != RunStatus::diverged) parallel_->average_buffers(*model_);
+  // Local SGD's last evaluation averaged the whole models; between its averages a rank's own model is saved, as before.
+  if (parallel_ && status != RunStatus::diverged && !parallel_->local_step(st_.step - 1)) parallel_->average_buffers(*model_);
   save_weights();  // before the record, which names the weights file
   write_trace();
   write_record(status, detail);
@@ -486,7 +490,7 @@ void Run::write_record(RunStatus status, const std::string& detail) {
                    now_seconds() - run_start_, started_utc_);
 }
 
-// Rank 0's final weights, then its batch-norm statistics, as raw float32: to --save-weights FILE and to
+// Rank 0's final weights, then the batch-norm statistics (the replicas' mean: finish()), as raw float32: to --save-weights FILE and to
 // <record name>.weights (/output/save_weights; a new file, never replacing one). With tensor model parallelism the
 // weights are the whole model's, gathered from the first replica's shards (collective).
 void Run::save_weights() const {

@@ -26,7 +26,7 @@ struct TrainArgs {
   bool print_config = false;         // print the resolved config and exit
   std::string baseline;              // a 1-rank record for scaling efficiency
   bool mllog_stdout = false;         // echo :::MLLOG lines to stdout
-  std::string save_weights;          // write rank 0's final weights and buffers (raw float32) here
+  std::string save_weights;          // write the final weights and batch-norm statistics (raw float32) here
   std::string trace;                 // write every rank's timeline here (Chrome trace events, core/trace.hpp)
   // Fault injection for tests of the preemption and failure paths: "sigusr1@STEP" raises SIGUSR1 on
   // rank 0 after STEP steps (as Slurm would send it); "kill@RANK:STEP" kills rank RANK with SIGKILL.
