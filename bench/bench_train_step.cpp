@@ -154,6 +154,7 @@ int main(int argc, char** argv) {
     double first_step = 0.0;
     for (int i = 0; i < warmup; ++i) {
       double t0 = dtbench::now_seconds();
+      model.set_batch_position({static_cast<uint64_t>(i), 0});
       model.forward(x.data(), labels.data(), batch, true);
       model.backward();
       sgd();
@@ -164,6 +165,7 @@ int main(int argc, char** argv) {
     double loss = 0.0;
     for (int i = 0; i < steps; ++i) {
       double t0 = dtbench::now_seconds();
+      model.set_batch_position({static_cast<uint64_t>(warmup + i), 0});
       loss = model.forward(x.data(), labels.data(), batch, true);
       double t1 = dtbench::now_seconds();
       model.backward();

@@ -54,6 +54,7 @@ std::vector<StepResult> two_steps(const ModelSpec& s, int batch) {
     std::vector<int32_t> labels(static_cast<size_t>(batch));
     for (int32_t& l : labels) l = int32_t(rng.below(10));
     StepResult r;
+    m.set_batch_position({static_cast<uint64_t>(step), 0});
     r.loss = m.forward(x.data(), labels.data(), batch, true);
     std::span<float> g = m.grads();
     r.announced.assign(g.size(), 0.0f);

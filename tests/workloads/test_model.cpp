@@ -303,10 +303,14 @@ TEST(Model, DropoutOnlyInTraining) {
   m.forward(b.x.data(), b.labels.data(), 8, false);
   ref.forward(b.x.data(), b.labels.data(), 8, false);
   EXPECT_TRUE(std::equal(m.logits(), m.logits() + 80, ref.logits()));  // evaluation: identity
+  // A training forward with dropout needs its batch position: a forgotten one would repeat the last masks.
+  EXPECT_THROW(m.forward(b.x.data(), b.labels.data(), 8, true), std::logic_error);
+  m.set_batch_position({0, 0});
   m.forward(b.x.data(), b.labels.data(), 8, true);
   const std::vector<float> first(m.logits(), m.logits() + 80);
-  ref.forward(b.x.data(), b.labels.data(), 8, true);
+  ref.forward(b.x.data(), b.labels.data(), 8, true);  // no dropout: no position needed
   EXPECT_FALSE(std::equal(first.begin(), first.end(), ref.logits()));
+  EXPECT_THROW(m.forward(b.x.data(), b.labels.data(), 8, true), std::logic_error);  // used up by the last one
   m.set_batch_position({1, 0});
   m.forward(b.x.data(), b.labels.data(), 8, true);  // next step: another mask
   EXPECT_FALSE(std::equal(first.begin(), first.end(), m.logits()));

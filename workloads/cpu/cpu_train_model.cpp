@@ -117,6 +117,7 @@ std::vector<double> measure_cpu_unit_seconds(const models::ModelSpec& spec, int 
   // Each operation's fastest call counts (OpTime::min_seconds): the first step's, which builds the plan and
   // touches its memory first, never is.
   for (int s = 0; s < steps + 1; ++s) {
+    model.set_batch_position({static_cast<uint64_t>(s), 0});
     model.forward(x.data(), labels.data(), n, true);
     if (!models::last_stage(spec)) model.set_output_gradient(dy.data());
     model.backward();

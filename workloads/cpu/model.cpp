@@ -63,6 +63,7 @@ struct Model::Impl {
   models::ModelDescription desc;
   models::TableIndex index{desc};
   models::BatchPosition position;  // of the next training forward (dropout masks); set_batch_position
+  bool position_set = false;       // since the last training forward: dropout refuses a stale position
   std::unique_ptr<Network> net;
   AlignedFloats params, grads, buffers;
   Context ctx;  // declared before the plans, which refer to it
@@ -148,7 +149,10 @@ std::span<float> Model::buffers() { return {impl_->buffers.data.get(), impl_->bu
 const std::vector<models::ParamInfo>& Model::param_table() const { return impl_->desc.params; }
 const std::vector<models::ParamInfo>& Model::buffer_table() const { return impl_->desc.buffers; }
 
-void Model::set_batch_position(const models::BatchPosition& at) { impl_->position = at; }
+void Model::set_batch_position(const models::BatchPosition& at) {
+  impl_->position = at;
+  impl_->position_set = true;
+}
 
 double Model::forward(const float* x, const int32_t* labels, int n, bool train) {
   if (n < 1) throw BadInput("model forward: the batch must hold at least 1 image, got " + std::to_string(n));
@@ -159,6 +163,9 @@ double Model::forward(const float* x, const int32_t* labels, int n, bool train) 
                      " is outside [0, " + std::to_string(impl_->spec.classes) + ")");
     }
   }
+  // A forgotten position would silently repeat the previous forward's masks.
+  if (train && impl_->spec.dropout > 0.0f && !impl_->position_set)
+    throw std::logic_error("model forward: a training forward with dropout needs set_batch_position first");
   Impl::Entry& e = impl_->plan_for(n, train);
   std::memcpy(e.input.get_data_handle(), x, e.input.get_desc().get_size());
   if (e.loss != nullptr) e.loss->set_labels(labels);
@@ -167,6 +174,7 @@ double Model::forward(const float* x, const int32_t* labels, int n, bool train) 
   impl_->last_train = train;
   impl_->last_n = n;
   e.plan->run_forward();
+  if (train) impl_->position_set = false;
   return e.loss != nullptr ? e.loss->loss() : 0.0;
 }
 

@@ -42,7 +42,8 @@ class Model {
   // outlive the call. Throws BadInput on n < 1 or a label out of range, before any work.
   double forward(const float* x, const int32_t* labels, int n, bool train);
   // Where the next training forwards sit (the step and their first sample's position in the step's global
-  // batch): dropout draws each sample's mask from it (workloads/models/dropout_mask.hpp). Default {0, 0}.
+  // batch): dropout draws each sample's mask from it (workloads/models/dropout_mask.hpp). A model with dropout
+  // needs it before every training forward (std::logic_error otherwise).
   void set_batch_position(const models::BatchPosition& at);
   const float* logits() const;  // n x classes of the last forward
   int correct() const;          // images of the last forward whose argmax logit is the label

@@ -68,6 +68,7 @@ struct GpuModel::Impl {
   models::ModelSpec spec;
   Precision precision;
   models::BatchPosition position;  // of the next training forward (dropout masks); set_batch_position
+  bool position_set = false;       // since the last training forward: dropout refuses a stale position
   models::ModelDescription desc;  // tables and MACs; outlives `index`
   std::unique_ptr<models::TableIndex> index;
   std::unique_ptr<Network> net;
@@ -151,6 +152,10 @@ struct GpuModel::Impl {
 
   // Runs the forward of `e` whose input and labels are being copied on the stream; returns the loss.
   double run(Entry& e, int n, bool train) {
+    // A forgotten position would silently repeat the previous forward's masks.
+    if (train && spec.dropout > 0.0f && !position_set)
+      throw std::logic_error("model forward: a training forward with dropout needs set_batch_position first");
+    if (train) position_set = false;
     if (precision != Precision::fp32) {
       kernels::cast_from_f32(weights.params_c, precision, weights.params, param_count(), ctx.stream());
     }
@@ -201,7 +206,10 @@ void require_size(size_t got, size_t want, const char* what) {
 }
 }  // namespace
 
-void GpuModel::set_batch_position(const models::BatchPosition& at) { impl_->position = at; }
+void GpuModel::set_batch_position(const models::BatchPosition& at) {
+  impl_->position = at;
+  impl_->position_set = true;
+}
 
 void GpuModel::upload_params(std::span<const float> host) {
   require_size(host.size(), impl_->param_count(), "upload_params");

@@ -70,7 +70,8 @@ class GpuModel {
   // for the device). train = false: running statistics, no dropout. Throws BadInput on n < 1 or a label
   // out of range, before any work.
   double forward(const float* x, const int32_t* labels, int n, bool train);
-  // Where the next training forwards sit, as cpu::Model::set_batch_position (dropout masks). Default {0, 0}.
+  // Where the next training forward sits, as cpu::Model::set_batch_position (dropout masks; required before
+  // every training forward of a model with dropout).
   void set_batch_position(const models::BatchPosition& at);
   // The same from device memory (e.g. a BatchStager batch, ordered on stream() already). A bad label is
   // found by the loss kernel and reported as BadInput after the forward.
