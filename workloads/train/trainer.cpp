@@ -65,6 +65,7 @@ class Run {
   int preempt(int64_t done);
   int finish(RunStatus status, const std::string& detail);
   void write_record(RunStatus status, const std::string& detail);
+  bool saves_weights() const { return !args_.save_weights.empty() || !paths_.weights.empty(); }
   void save_weights() const;
   void cut_pipeline();
   std::vector<double> kept_unit_seconds(int units) const;
@@ -367,10 +368,11 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
 void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   trace::Span traced("evaluation", "evaluation");
   std::optional<std::vector<float>> own_statistics;
-  if (!solo && parallel_->local_step(steps_done - 1)) {
-    parallel_->average_models(*model_);
-  } else if (!solo) {
-    own_statistics = parallel_->average_buffers(*model_);
+  if (!solo) {
+    if (parallel_->local_step(steps_done - 1))
+      parallel_->average_models(*model_);
+    else
+      own_statistics = parallel_->average_buffers(*model_);
   }
   if (log_) log_->start(mllog::kEvalStart, nullptr, {{mllog::kEpochNum, epoch}});
   const size_t eval_batch = static_cast<size_t>(cfg_["eval"]["batch"].get<int64_t>());
@@ -442,9 +444,9 @@ int Run::finish(RunStatus status, const std::string& detail) {
     save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_);
   }
   // The saved weights are the evaluated model: with per-replica batch norm, the replicas' mean statistics (the
-  // checkpoint above keeps each rank's own, to train on).
-  // Local SGD's last evaluation averaged the whole models; between its averages a rank's own model is saved, as before.
-  if (parallel_ && status != RunStatus::diverged && !parallel_->local_step(st_.step - 1)) parallel_->average_buffers(*model_);
+  // checkpoint above keeps each rank's own, to train on). Local SGD's last evaluation averaged whole models.
+  if (saves_weights() && parallel_ && status != RunStatus::diverged && !parallel_->local_step(st_.step - 1))
+    parallel_->average_buffers(*model_);
   save_weights();  // before the record, which names the weights file
   write_trace();
   write_record(status, detail);
@@ -494,7 +496,7 @@ void Run::write_record(RunStatus status, const std::string& detail) {
 // <record name>.weights (/output/save_weights; a new file, never replacing one). With tensor model parallelism the
 // weights are the whole model's, gathered from the first replica's shards (collective).
 void Run::save_weights() const {
-  if (args_.save_weights.empty() && paths_.weights.empty()) return;
+  if (!saves_weights()) return;
   std::vector<float> whole, whole_buffers;
   if (model_parallel_)
     whole = model_parallel_->gather_whole(model_->host_params(), train_model_spec(cfg_, data_->train(), model_parallel_.get()));
