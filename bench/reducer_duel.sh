@@ -7,14 +7,14 @@
 # gives the geometric mean of its two ratios (the order's bias cancels), and the figure per size is the median
 # over the pairs, beside each order's own median and the count of pairs at or above 1.0.
 # Usage: bench/reducer_duel.sh [BUILD_DIR] [OUT_DIR]   (defaults: build/release, BUILD_DIR/reducer_duel)
-# Environment: ROUNDS (16, even), ITERS (40), WARMUP (5), MIN (4M), MAX (16M), REDUCERS (halving_doubling,ring).
+# Environment: ROUNDS (16, even), ITERS (40), WARMUP (5), MIN (4M), MAX (16M), REDUCERS (shared_memory,halving_doubling,ring).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build/release}
 out=${2:-$build/reducer_duel}
 dtbench=$build/apps/dtbench
 rounds=${ROUNDS:-16} iters=${ITERS:-40} warmup=${WARMUP:-5} min=${MIN:-4M} max=${MAX:-16M}
-reducers=${REDUCERS:-halving_doubling,ring}
+reducers=${REDUCERS:-shared_memory,halving_doubling,ring}
 if [ ! -x "$dtbench" ]; then
   echo "reducer_duel: $dtbench not found; build the dtbench target first" >&2
   exit 2

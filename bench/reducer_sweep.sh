@@ -65,7 +65,7 @@ CMD2=$cmd2 CMD4=$cmd4 CMDM=$cmdm CMDG=$cmdg python3 - "$out" "$md" "$rounds" <<'
 import json, os, statistics, sys
 out, md, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 BEGIN, END = "<!-- reducer_sweep:begin -->", "<!-- reducer_sweep:end -->"
-order = ["mpi", "ring", "halving_doubling", "butterfly", "tree", "parameter_server", "hierarchical"]
+order = ["mpi", "shared_memory", "ring", "halving_doubling", "butterfly", "tree", "parameter_server", "hierarchical"]
 
 def size(b):
     for unit, s in (("GiB", 30), ("MiB", 20), ("KiB", 10)):

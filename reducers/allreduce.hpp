@@ -60,6 +60,7 @@ enum ReducerTag : int {
   kTagNcclBootstrap = 106,  // the NCCL unique id, sent from rank 0 (nccl_reducer.cpp)
   kTagHierarchical = 107,   // within a node (the leaders' algorithm uses its own tag)
   kTagSubBarrier = 108,     // SubComm::barrier
+  kTagSharedMemory = 109,   // the shared_memory reducer's setup (its allreduces send nothing)
   kTagDriver = 199,  // the allreduce benchmark driver's own small messages
 };
 

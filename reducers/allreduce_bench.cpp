@@ -65,14 +65,14 @@ std::vector<size_t> sweep_sizes(size_t min_bytes, size_t max_bytes, double facto
   return out;
 }
 
-std::vector<std::string> resolve_reducers(const std::string& spec, bool mpi_transport) {
+std::vector<std::string> resolve_reducers(const std::string& spec, bool mpi_transport, bool one_node) {
   std::vector<std::string> out;
   std::stringstream ss(spec);
   std::string item;
   while (std::getline(ss, item, ',')) {
     if (item == "all") {
       for (const auto& n : reducer_names())
-        if (n != "mpi" || mpi_transport) out.push_back(n);
+        if ((n != "mpi" || mpi_transport) && (n != "shared_memory" || one_node)) out.push_back(n);
       continue;
     }
     const ReducerInfo* info = find_reducer(item);
@@ -415,6 +415,9 @@ void run_command(const CliOptions& cli) {
     MpiSession session;
     MpiComm comm;
     rank0 = comm.rank() == 0;
+    const std::vector<int> nodes = comm.nodes();
+    if (std::any_of(nodes.begin(), nodes.end(), [&](int n) { return n != nodes[0]; }))
+      o.reducers = resolve_reducers(cli.reducer, mpi, false);  // "all" without shared_memory
     if (o.reducer_options.servers > comm.size())
       throw BadInput("--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= the rank count (" +
                      std::to_string(comm.size()) + ")");

@@ -56,9 +56,9 @@ constexpr int kMaxThreadRanks = 256;
 // The sweep sizes: min, min*f, min*f^2, ... <= max, each rounded down to whole floats, without repeats.
 std::vector<size_t> sweep_sizes(size_t min_bytes, size_t max_bytes, double factor);
 
-// "all", a name, or a comma-separated list; "all" means every reducer the transport supports (mpi only
-// on MPI). BadInput for an unknown name.
-std::vector<std::string> resolve_reducers(const std::string& spec, bool mpi_transport);
+// "all", a name, or a comma-separated list; "all" means every reducer the launch supports (mpi only on
+// MPI, shared_memory only when every rank is on one node). BadInput for an unknown name.
+std::vector<std::string> resolve_reducers(const std::string& spec, bool mpi_transport, bool one_node = true);
 
 // Checks the options (sizes in order, factor > 1, counts >= 0 / >= 1); BadInput naming the flag.
 void validate(const AllreduceOptions& o);

@@ -65,6 +65,11 @@ class Comm {
   // rank with RunFailed. Never returns.
   [[noreturn]] virtual void abort(const std::string& reason) = 0;
 
+  // Throws RunFailed when the run was aborted; for waits outside the transport (the shared_memory
+  // reducer's counters), which the transport's abort cannot wake. MPI's abort ends the process, so only
+  // the thread transport needs it.
+  virtual void check_alive() const {}
+
   // A short name for provenance ("mpi", "thread").
   virtual std::string transport() const = 0;
 

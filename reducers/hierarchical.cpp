@@ -23,7 +23,7 @@ ReducerOptions leader_options(const ReducerOptions& o, int leaders) {
 std::vector<std::string> Hierarchical::leader_names() {
   std::vector<std::string> out;
   for (const std::string& n : reducer_names())
-    if (n != "mpi" && n != "hierarchical") out.push_back(n);
+    if (n != "mpi" && n != "hierarchical" && n != "shared_memory") out.push_back(n);
   return out;
 }
 
@@ -33,7 +33,9 @@ void Hierarchical::check_leader(const std::string& leader) {
     std::string valid;
     for (const std::string& n : names) valid += (valid.empty() ? "" : ", ") + n;
     throw BadInput("hierarchical: leader reducer '" + leader + "' cannot run among the node leaders (" +
-                   (leader == "mpi" ? "MPI_Allreduce needs an MPI communicator of its own" : "not a flat host algorithm") +
+                   (leader == "mpi"             ? "MPI_Allreduce needs an MPI communicator of its own"
+                    : leader == "shared_memory" ? "the leaders are on different nodes"
+                                                : "not a flat host algorithm") +
                    "); valid leaders: " + valid);
   }
 }

@@ -9,6 +9,7 @@
 #include "reducers/mpi_reducer.hpp"
 #include "reducers/parameter_server.hpp"
 #include "reducers/ring.hpp"
+#include "reducers/shared_memory.hpp"
 #include "reducers/tree.hpp"
 #ifdef DTBENCH_HAVE_CUDA
 #include "reducers/nccl_reducer.hpp"
@@ -56,6 +57,11 @@ const std::vector<ReducerInfo>& reducer_registry() {
       {"hierarchical", ReducerKind::kHost, allreduce_bus_factor, &Hierarchical::cost, &Hierarchical::traffic,
        [](Comm& c, const ReducerOptions& o) -> std::unique_ptr<Allreduce> {
          return std::make_unique<Hierarchical>(c, o);
+       }},
+      // Ranks of one node only (its constructor refuses others); its bytes move through memory, not the Comm.
+      {"shared_memory", ReducerKind::kHost, allreduce_bus_factor, &SharedMemory::cost, nullptr,
+       [](Comm& c, const ReducerOptions& o) -> std::unique_ptr<Allreduce> {
+         return std::make_unique<SharedMemory>(c, o);
        }},
       {"mpi", ReducerKind::kHost, allreduce_bus_factor, &MpiReducer::cost, nullptr,
        [](Comm& c, const ReducerOptions&) -> std::unique_ptr<Allreduce> { return std::make_unique<MpiReducer>(c); }},

@@ -29,12 +29,12 @@ struct ReducerInfo {
   ReducerKind kind;
   double (*bus_factor)(int nranks);  // busbw = algbw x bus_factor(ranks)
   CostFormula cost;                  // nullptr: the cost model has no formula for it
-  TrafficFormula traffic;            // nullptr: its bytes do not move through the Comm (mpi, nccl)
+  TrafficFormula traffic;            // nullptr: its bytes do not move through the Comm (mpi, shared_memory, nccl)
   AllreduceFactory make;             // nullptr: not built by make_reducer (asynchronous)
 };
 
-// Every reducer, in a fixed order: parameter_server, tree, butterfly, ring, halving_doubling, hierarchical, mpi, nccl,
-// async_parameter_server.
+// Every reducer, in a fixed order: parameter_server, tree, butterfly, ring, halving_doubling, hierarchical,
+// shared_memory, mpi, nccl, async_parameter_server.
 const std::vector<ReducerInfo>& reducer_registry();
 
 // The entry of `name`; nullptr when there is none.
@@ -43,7 +43,7 @@ const ReducerInfo* find_reducer(const std::string& name);
 const ReducerInfo& reducer_info(const std::string& name);
 
 // The host reducer names, in registry order: parameter_server, tree, butterfly, ring, halving_doubling, hierarchical,
-// mpi (what `--reducer all` means).
+// shared_memory, mpi (what `--reducer all` means).
 const std::vector<std::string>& reducer_names();
 
 // Builds the algorithm of `name` with the registry's factory; the errors of make_reducer (reducer.hpp).

@@ -22,6 +22,7 @@ class SubComm : public Comm {
   // Every member sends a zero-byte message to member 0, which then releases them (kTagSubBarrier).
   void barrier() override;
   [[noreturn]] void abort(const std::string& reason) override;  // the parent's
+  void check_alive() const override { parent_.check_alive(); }
   std::string transport() const override { return parent_.transport(); }
   std::vector<int> nodes() const override;
 

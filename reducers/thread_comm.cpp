@@ -14,6 +14,10 @@ namespace dtbench {
 
 int ThreadComm::size() const { return world_.size(); }
 
+void ThreadComm::check_alive() const {
+  if (world_.aborted()) world_.throw_aborted(rank_);
+}
+
 void ThreadComm::do_send(int dst, const void* buf, size_t bytes, int tag) {
   world_.check_rank(dst, "send to", rank_);
   ThreadWorld::Message msg{rank_, tag, buf, bytes};

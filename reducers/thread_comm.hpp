@@ -23,6 +23,7 @@ class ThreadComm : public Comm {
   int size() const override;
   void barrier() override;
   [[noreturn]] void abort(const std::string& reason) override;
+  void check_alive() const override;
   std::string transport() const override { return "thread"; }
 
  private:

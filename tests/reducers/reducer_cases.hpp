@@ -54,6 +54,9 @@ inline std::vector<ReducerCase> reducer_cases(bool with_mpi) {
       {"halving_doubling", "halving_doubling", {}, 0},
       {"halving_doubling_seg4k", "halving_doubling", small, 0},
       {"halving_doubling_seg1", "halving_doubling", single, 0, 1000},
+      {"shared_memory", "shared_memory", {}, 0},
+      {"shared_memory_seg4k", "shared_memory", small, 0},  // 1024-float chunks: both slots reused many times
+      {"shared_memory_seg1", "shared_memory", single, 0, 1000},  // the smallest chunk, 16 floats
       {"hierarchical_one_node", "hierarchical", {}, 0},
       {"hierarchical_2_per_node_ring", "hierarchical", hierarchical(2, "ring"), 0},
       {"hierarchical_3_per_node_tree", "hierarchical", hierarchical(3, "tree"), 0},

@@ -70,6 +70,12 @@ TEST(AllreduceBench, BadOptionsNameTheFlag) {
   EXPECT_THROW(resolve_reducers("mpi", false), BadInput);
   EXPECT_EQ(resolve_reducers("all", false).size(), reducer_names().size() - 1);  // no mpi on threads
   EXPECT_EQ(resolve_reducers("all", true), reducer_names());
+  // Ranks on several nodes: "all" leaves out shared_memory, which needs one node; named, it stays (and its
+  // constructor says why it cannot run).
+  const auto several = resolve_reducers("all", true, false);
+  EXPECT_EQ(several.size(), reducer_names().size() - 1);
+  EXPECT_EQ(std::count(several.begin(), several.end(), "shared_memory"), 0);
+  EXPECT_EQ(resolve_reducers("shared_memory", true, false), std::vector<std::string>{"shared_memory"});
   EXPECT_EQ(resolve_reducers("tree,ring", true), (std::vector<std::string>{"tree", "ring"}));
 }
 
@@ -98,8 +104,18 @@ TEST(AllreduceBench, SweepRowsOnThreeThreadRanks) {
     EXPECT_NEAR(row["busbw_gbps"].get<double>(), row["algbw_gbps"].get<double>() * 4.0 / 3.0, 1e-12);
     EXPECT_NEAR(row["algbw_gbps"].get<double>(),
                 row["bytes"].get<double>() / (row["time_us"].get<double>() * 1e-6) / 1e9, 1e-9);
-    // One call's traffic per rank, as counted, equals the reducer's formula (none of these is mpi).
+    // One call's traffic per rank, as counted, equals the reducer's formula (none of these is mpi);
+    // shared_memory has none, and its Comm counts nothing.
     const Json& t = row["traffic"];
+    ASSERT_EQ(t["sent_bytes"].size(), 3u);
+    if (row["reducer"] == "shared_memory") {
+      for (size_t r = 0; r < 3; ++r) {
+        EXPECT_EQ(t["sent_bytes"][r].get<uint64_t>(), 0u) << row.dump();
+        EXPECT_EQ(t["sent_messages"][r].get<uint64_t>(), 0u) << row.dump();
+      }
+      EXPECT_TRUE(t["expected_sent_bytes"].is_null()) << row.dump();
+      continue;
+    }
     const auto want = expected_traffic(row["reducer"], 3, row["bytes"], o.reducer_options);
     ASSERT_EQ(t["sent_bytes"].size(), 3u);
     for (size_t r = 0; r < 3; ++r) {

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/json.hpp"
 #include "reducers/cost_model.hpp"
+#include "reducers/shared_memory.hpp"
 
 namespace dtbench {
 namespace {
@@ -74,6 +75,23 @@ TEST(CostModel, ButterflyIsRecursiveDoublingWithTheFold) {
   expect_terms(cost_terms("butterfly", 8, n, unsegmented()), 3, 3 * n, 3 * n);
   // p = 6: fold to 4 (2 steps), plus one message in and one out, one extra reduction.
   expect_terms(cost_terms("butterfly", 6, n, unsegmented()), 2 + 2, (2 + 2) * n, (2 + 1) * n);
+}
+
+TEST(CostModel, SharedMemoryWaitsTwicePerChunkAndOnceForASmallOne) {
+  // Chunks of 16 MiB / (2 (p+1)) bytes at most (the segment's cap): 1677696 bytes for p = 4.
+  const ReducerOptions o = unsegmented();
+  ASSERT_EQ(SharedMemory::chunk_elems(4, o) * 4, 1677696u);
+  // One chunk: reduce-scatter and allgather through memory, 2 (p-1)/p n copied, (p-1)/p n reduced.
+  const double n = 1 << 20;
+  // Two waits on the critical path (arrived, reduced; round k-2's release is long past).
+  expect_terms(cost_terms("shared_memory", 4, n, o), 2, 1.5 * n, 0.75 * n);
+  // 4 MiB: two full chunks and a partial one.
+  expect_terms(cost_terms("shared_memory", 4, 4 * n, o), 6, 1.5 * 4 * n, 0.75 * 4 * n);
+  // Small (n p <= small_transfer_bytes): one wait; every rank copies n in and sums the p - 1 others.
+  ReducerOptions d;
+  expect_terms(cost_terms("shared_memory", 2, 4096, d), 1, 4096, 4096);
+  expect_terms(cost_terms("shared_memory", 4, 4096, d), 1, 4096, 3 * 4096);
+  expect_terms(cost_terms("shared_memory", 4, 8192, d), 2, 1.5 * 8192, 0.75 * 8192);  // 32 KiB > 16 KiB
 }
 
 TEST(CostModel, HalvingDoublingIsRabenseifner) {

@@ -3,10 +3,12 @@
 // so the reference is the closed form p(p+1)/2 * (1 + i mod P) and the tolerance is zero) and
 // bitwise identical buffers on all ranks.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -181,7 +183,7 @@ TEST(ReducerRegistry, ListsEveryConfigNameOnceAndTheHostOnesAsReducerNames) {
     EXPECT_DOUBLE_EQ(r.bus_factor(3), 4.0 / 3.0) << r.name;
   }
   EXPECT_EQ(all, (std::vector<std::string>{"parameter_server", "tree", "butterfly", "ring", "halving_doubling", "hierarchical",
-                                           "mpi", "nccl", "async_parameter_server"}));
+                                           "shared_memory", "mpi", "nccl", "async_parameter_server"}));
   EXPECT_EQ(host, reducer_names());
   EXPECT_EQ(find_reducer("allgather"), nullptr);
   EXPECT_EQ(find_reducer("nccl")->kind, ReducerKind::kGpuOnly);
@@ -205,7 +207,7 @@ TEST(ReducerFactory, MpiNeedsTheMpiTransportAndServersMustFit) {
 TEST(ReducerFactory, HierarchicalRefusesLeadersThatCannotRunOnASubsetOfTheRanks) {
   run_ranks(2, [](Comm& comm) {
     ReducerOptions o;
-    for (const char* leader : {"mpi", "nccl", "hierarchical", "async_parameter_server", "nosuch"}) {
+    for (const char* leader : {"mpi", "nccl", "hierarchical", "shared_memory", "async_parameter_server", "nosuch"}) {
       o.leader = leader;
       EXPECT_THROW(make_reducer("hierarchical", comm, o), BadInput) << leader;
     }
@@ -238,6 +240,85 @@ TEST(SubComm, AnAlgorithmOnSomeRanksSumsThoseRanksOnly) {
     sub.barrier();
   });
   EXPECT_THROW(run_ranks(2, [](Comm& comm) { SubComm(comm, {1, 0}); }), RunFailed);  // not ascending
+}
+
+
+// ---- shared_memory: what only it can get wrong -------------------------------------------------------
+
+// Another Comm's ranks, placed on the nodes given (the thread transport puts every rank on node 0).
+class PlacedComm : public Comm {
+ public:
+  PlacedComm(Comm& inner, std::vector<int> nodes) : inner_(inner), nodes_(std::move(nodes)) {}
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  void barrier() override { inner_.barrier(); }
+  [[noreturn]] void abort(const std::string& reason) override {
+    inner_.abort(reason);
+    std::terminate();  // not reached: Comm::abort never returns
+  }
+  std::string transport() const override { return inner_.transport(); }
+  std::vector<int> nodes() const override { return nodes_; }
+
+ private:
+  void do_send(int dst, const void* buf, size_t bytes, int tag) override { inner_.send(dst, buf, bytes, tag); }
+  void do_recv(int src, void* buf, size_t bytes, int tag) override { inner_.recv(src, buf, bytes, tag); }
+  void do_sendrecv(int dst, const void* sb, size_t sn, int src, void* rb, size_t rn, int tag) override {
+    inner_.sendrecv(dst, sb, sn, src, rb, rn, tag);
+  }
+  Comm& inner_;
+  std::vector<int> nodes_;
+};
+
+TEST(SharedMemory, RefusesRanksOnSeveralNodesNamingThem) {
+  try {
+    run_ranks(3, [](Comm& comm) {
+      PlacedComm placed(comm, {0, 0, 1});
+      make_reducer("shared_memory", placed);
+    });
+    FAIL() << "no error";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 2 on node 1"), std::string::npos) << e.what();
+  }
+}
+
+// The segment is unlinked once every rank has mapped it: nothing of this process stays in /dev/shm.
+TEST(SharedMemory, LeavesNothingInDevShm) {
+  const std::string prefix = "dtbench-" + std::to_string(getpid()) + "-";
+  auto ours = [&] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/dev/shm"))
+      n += e.path().filename().string().rfind(prefix, 0) == 0;
+    return n;
+  };
+  run_ranks(4, [&](Comm& comm) {
+    auto r = make_reducer("shared_memory", comm);
+    comm.barrier();
+    if (comm.rank() == 0) {
+      EXPECT_EQ(ours(), 0);
+    }
+    std::vector<float> buf(5000, 1.0f);
+    r->allreduce(buf.data(), buf.size());
+    for (float x : buf) ASSERT_EQ(x, 4.0f);
+  });
+  EXPECT_EQ(ours(), 0);
+}
+
+// A rank that fails before its allreduce: the others, waiting on its counters, stop with the abort
+// instead of spinning for ever, and the failing rank's error is the one reported.
+TEST(SharedMemory, APeerThatFailsDoesNotHangTheOthers) {
+  for (int ranks : {2, 5}) {
+    try {
+      run_ranks(ranks, [](Comm& comm) {
+        auto r = make_reducer("shared_memory", comm);
+        if (comm.rank() == 1) throw RunFailed("rank 1 failed on purpose");
+        std::vector<float> buf(100000, 1.0f);
+        r->allreduce(buf.data(), buf.size());
+      });
+      FAIL() << "no error";
+    } catch (const RunFailed& e) {
+      EXPECT_NE(std::string(e.what()).find("on purpose"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -164,6 +164,12 @@ def check_equivalence():
                                            reducer={"name": "hierarchical", "ranks_per_node": 2, "leader": "tree"}))
     print(f"hierarchical K=4 (2 nodes of 2): max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
     assert err <= 2e-6 * scale, f"hierarchical K=4: weights differ by {err} (tolerance {2e-6 * scale})"
+    # The shared-memory reducer (no messages: the ranks sum through one mapped segment) on K = 3, bucketed and
+    # overlapped with backward as the others; same bound.
+    err, scale, _, _ = one_vs_k(3, mlp_config("eq1-shm", batch={"global": 3 * b}),
+                                mlp_config("eqk-shm", batch={"per_rank": b}, reducer={"name": "shared_memory"}))
+    print(f"shared_memory K=3: max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
+    assert err <= 2e-6 * scale, f"shared_memory K=3: weights differ by {err} (tolerance {2e-6 * scale})"
     # The same for Shallue et al.'s Simple CNN (no batch norm either) at small widths, K = 2; same tolerance.
     cnn = {"arch": "simple_cnn", "conv_filters": [4, 8], "hidden": 16}
     err, scale, _, _ = one_vs_k(2, mlp_config("eq1-cnn", model=cnn, batch={"global": 2 * b}),

@@ -1,0 +1,250 @@
+#include "reducers/shared_memory.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "core/error.hpp"
+#include "reducers/exchange.hpp"
+
+namespace dtbench {
+namespace {
+
+// The setup's one message kind, a fixed size so every receive matches its send: ok, or why not.
+struct SetupMessage {
+  uint8_t ok = 0;
+  std::array<char, 247> text{};  // the segment's name, or the error
+  void set(bool good, const std::string& s) {
+    ok = good ? 1 : 0;
+    text.fill('\0');
+    std::memcpy(text.data(), s.data(), std::min(s.size(), text.size() - 1));
+  }
+  std::string str() const { return std::string(text.data(), strnlen(text.data(), text.size())); }
+};
+
+std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// Maps `bytes` of the shared-memory object `name`, creating and reserving it when `create`. Returns the
+// mapping, or nullptr with *error set.
+void* map_segment(const std::string& name, size_t bytes, bool create, std::string* error) {
+  const int fd = create ? shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600) : shm_open(name.c_str(), O_RDWR, 0);
+  if (fd < 0) {
+    *error = errno_text("shm_open " + name);
+    return nullptr;
+  }
+  void* p = nullptr;
+  if (create) {
+    // posix_fallocate returns the error instead of setting errno.
+    if (const int rc = posix_fallocate(fd, 0, static_cast<off_t>(bytes)); rc != 0) {
+      errno = rc;
+      *error = errno_text("reserving " + std::to_string(bytes) + " bytes of shared memory (" + name + ")");
+      close(fd);
+      return nullptr;
+    }
+  } else {
+    struct stat st{};
+    if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != bytes) {
+      *error = "shared-memory object " + name + " has " + std::to_string(st.st_size) + " bytes, expected " +
+               std::to_string(bytes);
+      close(fd);
+      return nullptr;
+    }
+  }
+  p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    *error = errno_text("mmap of " + std::to_string(bytes) + " bytes of " + name);
+    p = nullptr;
+  }
+  close(fd);  // the mapping keeps the object
+  return p;
+}
+
+// dst[i] = a[i] + b[i]: the first two ranks' contributions (later ones are added with sum_into).
+void sum_two(float* __restrict dst, const float* __restrict a, const float* __restrict b, size_t n) {
+  for (size_t i = 0; i < n; ++i) dst[i] = a[i] + b[i];
+}
+
+}  // namespace
+
+size_t SharedMemory::chunk_elems(int ranks, const ReducerOptions& o) {
+  const size_t areas = 2 * (static_cast<size_t>(ranks) + 1);
+  const size_t cap = kMaxSegmentBytes / areas / sizeof(float);
+  // Whole cache lines per area, so two areas never share one.
+  const size_t want = std::max<size_t>(16, std::min(o.segment_bytes / sizeof(float), cap));
+  return want / 16 * 16;
+}
+
+SharedMemory::SharedMemory(Comm& comm, const ReducerOptions& options) : Allreduce(comm) {
+  const int p = comm.size(), me = comm.rank();
+  const std::vector<int> nodes = comm.nodes();
+  for (int r = 1; r < p; ++r)
+    if (nodes[static_cast<size_t>(r)] != nodes[0])
+      throw BadInput("reducer 'shared_memory' needs every rank on one node; rank 0 is on node " +
+                     std::to_string(nodes[0]) + " and rank " + std::to_string(r) + " on node " +
+                     std::to_string(nodes[static_cast<size_t>(r)]) + " (use 'hierarchical' across nodes)");
+  if (p == 1) return;
+  cpu_set_t cpus;
+  const int cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  spin_polls_ = p <= cores ? 4096 : 0;
+  chunk_ = chunk_elems(p, options);
+  small_bytes_ = options.small_transfer_bytes;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  map_bytes_ = static_cast<size_t>(p) * sizeof(Counters) + 2 * (static_cast<size_t>(p) + 1) * chunk_ * sizeof(float);
+  map_bytes_ = (map_bytes_ + page - 1) / page * page;
+
+  // Rank 0 makes the segment and names it to the others; each answers whether it mapped it; rank 0
+  // unlinks it (mapped or not, nothing stays in /dev/shm) and sends the verdict, so every rank either
+  // succeeds or throws the same error.
+  const int tag = kTagSharedMemory;
+  SetupMessage msg;
+  std::string error;
+  if (me == 0) {
+    static std::atomic<unsigned> serial{0};
+    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    const std::string name = "/dtbench-" + std::to_string(getpid()) + "-" + std::to_string(serial++) + "-" +
+                             std::to_string(static_cast<unsigned long long>(now));
+    map_ = map_segment(name, map_bytes_, true, &error);
+    msg.set(map_ != nullptr, map_ != nullptr ? name : error);
+    for (int r = 1; r < p; ++r) comm.send(r, &msg, sizeof msg, tag);
+    bool all_ok = map_ != nullptr;
+    for (int r = 1; r < p; ++r) {
+      SetupMessage reply;
+      comm.recv(r, &reply, sizeof reply, tag);
+      if (!reply.ok && all_ok) error = "rank " + std::to_string(r) + ": " + reply.str();
+      all_ok = all_ok && reply.ok;
+    }
+    if (map_ != nullptr) shm_unlink(name.c_str());
+    msg.set(all_ok, error);
+    for (int r = 1; r < p; ++r) comm.send(r, &msg, sizeof msg, tag);
+  } else {
+    comm.recv(0, &msg, sizeof msg, tag);
+    if (msg.ok) map_ = map_segment(msg.str(), map_bytes_, false, &error);
+    SetupMessage reply;
+    reply.set(!msg.ok || map_ != nullptr, error);
+    comm.send(0, &reply, sizeof reply, tag);
+    comm.recv(0, &msg, sizeof msg, tag);
+    if (!msg.ok && error.empty()) error = msg.str();
+  }
+  if (!msg.ok) {
+    if (map_ != nullptr) munmap(map_, map_bytes_);
+    map_ = nullptr;
+    throw RunFailed("reducer 'shared_memory': cannot set up the shared segment: " + error);
+  }
+  counters_ = static_cast<Counters*>(map_);  // a fresh object is zero: every counter starts at round 0
+  areas_ = reinterpret_cast<float*>(static_cast<char*>(map_) + static_cast<size_t>(p) * sizeof(Counters));
+}
+
+SharedMemory::~SharedMemory() {
+  if (map_ != nullptr) munmap(map_, map_bytes_);
+}
+
+float* SharedMemory::input(int slot, int rank) const {
+  const size_t areas = static_cast<size_t>(comm().size()) + 1;
+  return areas_ + (static_cast<size_t>(slot) * areas + static_cast<size_t>(rank)) * chunk_;
+}
+
+float* SharedMemory::output(int slot) const { return input(slot, comm().size()); }
+
+void SharedMemory::wait_all(std::atomic<uint64_t> Counters::*which, uint64_t round) const {
+  const int p = comm().size();
+  for (int r = 0; r < p; ++r) {
+    const std::atomic<uint64_t>& c = counters_[r].*which;
+    // Some microseconds of spinning cover a peer that is running; after them, yield on every poll so a
+    // peer waiting for this core gets it; and now and then ask whether the run was aborted.
+    for (unsigned polls = 0; c.load(std::memory_order_acquire) < round; ++polls) {
+      if (polls < spin_polls_) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      } else {
+        sched_yield();
+        if (polls % 1024 == 0) comm().check_alive();
+      }
+    }
+  }
+}
+
+void SharedMemory::run(float* data, size_t count) {
+  Comm& c = comm();
+  const int p = c.size(), me = c.rank();
+  if (p == 1 || count == 0) return;
+  const size_t np = static_cast<size_t>(p), mine = static_cast<size_t>(me);
+  for (size_t begin = 0; begin < count; begin += chunk_) {
+    const size_t n = std::min(chunk_, count - begin);
+    const uint64_t k = ++round_;
+    const int slot = static_cast<int>(k % 2);
+    float* chunk = data + begin;
+    const size_t b0 = block_begin(n, np, mine), b1 = block_begin(n, np, mine + 1);
+
+    if (k > 2) wait_all(&Counters::released, k - 2);  // every rank has left round k-2: the slot is free
+    float* in = input(slot, me);
+    if (n * np * sizeof(float) <= small_bytes_) {
+      // A small chunk: every rank publishes all of it and sums all of it, in rank order (the same bits
+      // everywhere), so the round waits once instead of three times.
+      std::memcpy(in, chunk, n * sizeof(float));
+      counters_[me].arrived.store(k, std::memory_order_release);
+      wait_all(&Counters::arrived, k);
+      sum_two(chunk, input(slot, 0), input(slot, 1), n);
+      for (int q = 2; q < p; ++q) sum_into(chunk, input(slot, q), n);
+      counters_[me].released.store(k, std::memory_order_release);
+      continue;
+    }
+
+    // 1. Publish this rank's chunk, all but its own block.
+    std::memcpy(in, chunk, b0 * sizeof(float));
+    std::memcpy(in + b1, chunk + b1, (n - b1) * sizeof(float));
+    counters_[me].arrived.store(k, std::memory_order_release);
+
+    // 2. Reduce block me over the ranks, in rank order, into the output, then into the buffer.
+    wait_all(&Counters::arrived, k);
+    auto source = [&](int q) -> const float* { return (q == me ? chunk : input(slot, q)) + b0; };
+    float* out = output(slot) + b0;
+    const size_t len = b1 - b0;
+    sum_two(out, source(0), source(1), len);
+    for (int q = 2; q < p; ++q) sum_into(out, source(q), len);
+    std::memcpy(chunk + b0, out, len * sizeof(float));
+    counters_[me].reduced.store(k, std::memory_order_release);
+
+    // 3. Gather the other ranks' reduced blocks.
+    wait_all(&Counters::reduced, k);
+    const float* all = output(slot);
+    std::memcpy(chunk, all, b0 * sizeof(float));
+    std::memcpy(chunk + b1, all + b1, (n - b1) * sizeof(float));
+    counters_[me].released.store(k, std::memory_order_release);
+  }
+}
+
+CostTerms SharedMemory::cost(int p, double n, const ReducerOptions& o, double eager) {
+  // Per chunk of b bytes: 2 waits for all ranks on the critical path, each a latency with no bytes
+  // (charged as eager messages): arrived and reduced; the third, for round k-2's release, is long
+  // satisfied when chunks follow each other. Each rank copies (p-1)/p b in and (p-1)/p b out and reduces (p-1)/p b (its block from
+  // p-1 others), all ranks at once. A small chunk (b p <= small_transfer_bytes): one wait, b copied in
+  // and (p-1) b reduced by every rank.
+  CostTerms t;
+  const double P = p, chunk = static_cast<double>(chunk_elems(p, o) * sizeof(float));
+  const double full = std::floor(n / chunk), last = n - full * chunk;
+  auto add = [&](double count, double b) {
+    if (count <= 0 || b <= 0) return;
+    const bool small = b * P <= static_cast<double>(o.small_transfer_bytes);
+    t.messages(count * (small ? 1 : 2), 0, eager);
+    t.beta += count * (small ? b : 2 * (P - 1) / P * b);
+    t.gamma += count * (small ? (P - 1) * b : (P - 1) / P * b);
+  };
+  add(full, chunk);
+  add(1, last);
+  t.concurrency = P;
+  return t;
+}
+
+}  // namespace dtbench
