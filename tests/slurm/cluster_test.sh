@@ -55,6 +55,18 @@ assert r["ranks"] == 4 and sorted(r["extra"]["rank_nodes"]) == ["n1", "n2", "n3"
 assert r["provenance"]["slurm"]["job_id"], r["provenance"]["slurm"]
 print("    ranks on", r["extra"]["rank_nodes"])'
 
+echo "== shared_memory runs on the ranks of one node and is refused across emulated nodes (exit 2, naming them)"
+srun -N1 --ntasks-per-node=2 --mpi=pmix "$dtbench" allreduce --reducer shared_memory -b 4K -e 4M -f 4 -n 2 -w 1 \
+  --json "$work/shm.json" | sed 's/^/    /'
+/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["wrong"] == 0 and d["rows"], d' \
+  "$work/shm.json"
+expect 2 "needs every rank on one node" -- srun -N2 --ntasks-per-node=1 --mpi=pmix "$dtbench" allreduce \
+  --reducer shared_memory -b 4K -e 4K -n 1 -w 0
+srun -N2 --ntasks-per-node=1 --mpi=pmix "$dtbench" allreduce --reducer all -b 4K -e 4K -n 1 -w 0 \
+  --json "$work/all.json" >/dev/null
+/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert "shared_memory" not in {r["reducer"] for r in d["rows"]}' \
+  "$work/all.json"
+
 echo "== a 2 x 2 sweep, submitted and waited for"
 out="$work/camp 100%"
 name='cluster "q" $(touch pwned) #1'
