@@ -8,7 +8,9 @@
 # every other field, weights-derived losses and accuracies included, is equal.
 #
 # Usage: bench/train_ab.sh DTBENCH_A DTBENCH_B [K] [--set key=value ...]
-# Environment: ROUNDS (3), OUT (a folder to keep the records in; default a temporary one).
+# Environment: ROUNDS (3), OUT (a folder to keep the records in; default a temporary one), A_SET and B_SET
+# (one side's own key=value settings, space-separated: the same binary twice compares two settings, e.g.
+# A_SET=reducer.name=ring B_SET=reducer.name=shared_memory; the records then differ in those keys).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 a=$1 b=$2
@@ -25,9 +27,12 @@ if [[ ${#sets[@]} -eq 0 ]]; then
         --set eval.target_accuracy=0.5 --set threads=1)
 fi
 run() {  # side round
-  local bin=$1 side=$2 r=$3
+  local bin=$1 side=$2 r=$3 own=()
+  local kv
+  if [[ $side == a ]]; then kv=${A_SET:-}; else kv=${B_SET:-}; fi
+  for x in $kv; do own+=(--set "$x"); done
   # Both sides write to the same folder (the resolved config names it), then the run is moved aside.
-  mpirun -np "$k" --oversubscribe --bind-to none "$bin" train "${sets[@]}" --set output.dir="$out/current" \
+  mpirun -np "$k" --oversubscribe --bind-to none "$bin" train "${sets[@]}" "${own[@]}" --set output.dir="$out/current" \
     --set name=ab >/dev/null
   mv "$out/current" "$out/$side$r"
 }
