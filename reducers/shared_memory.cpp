@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "core/error.hpp"
@@ -21,10 +22,14 @@
 namespace dtbench {
 namespace {
 
-// The setup's one message kind, a fixed size so every receive matches its send: ok, or why not.
+// The setup's one message kind, a fixed size so every receive matches its send: ok, or why not; the
+// sender's chunk and small-chunk rule (every rank must take the same path in every round); the CPUs the
+// sender may run on (their union over the ranks decides whether waits may spin).
 struct SetupMessage {
   uint8_t ok = 0;
   std::array<char, 247> text{};  // the segment's name, or the error
+  uint64_t chunk = 0, small_bytes = 0;
+  cpu_set_t cpus{};
   void set(bool good, const std::string& s) {
     ok = good ? 1 : 0;
     text.fill('\0');
@@ -43,29 +48,27 @@ void* map_segment(const std::string& name, size_t bytes, bool create, std::strin
     *error = errno_text("shm_open " + name);
     return nullptr;
   }
-  void* p = nullptr;
+  auto fail = [&](const std::string& why) -> void* {
+    *error = why;
+    close(fd);
+    if (create) shm_unlink(name.c_str());  // made here: leave nothing in /dev/shm
+    return nullptr;
+  };
   if (create) {
     // posix_fallocate returns the error instead of setting errno.
     if (const int rc = posix_fallocate(fd, 0, static_cast<off_t>(bytes)); rc != 0) {
       errno = rc;
-      *error = errno_text("reserving " + std::to_string(bytes) + " bytes of shared memory (" + name + ")");
-      close(fd);
-      return nullptr;
+      return fail(errno_text("reserving " + std::to_string(bytes) + " bytes of shared memory (" + name + ")"));
     }
   } else {
     struct stat st{};
-    if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != bytes) {
-      *error = "shared-memory object " + name + " has " + std::to_string(st.st_size) + " bytes, expected " +
-               std::to_string(bytes);
-      close(fd);
-      return nullptr;
-    }
+    if (fstat(fd, &st) != 0) return fail(errno_text("fstat of " + name));
+    if (static_cast<size_t>(st.st_size) != bytes)
+      return fail("shared-memory object " + name + " has " + std::to_string(st.st_size) + " bytes, expected " +
+                  std::to_string(bytes));
   }
-  p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) {
-    *error = errno_text("mmap of " + std::to_string(bytes) + " bytes of " + name);
-    p = nullptr;
-  }
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return fail(errno_text("mmap of " + std::to_string(bytes) + " bytes of " + name));
   close(fd);  // the mapping keeps the object
   return p;
 }
@@ -94,54 +97,76 @@ SharedMemory::SharedMemory(Comm& comm, const ReducerOptions& options) : Allreduc
                      std::to_string(nodes[0]) + " and rank " + std::to_string(r) + " on node " +
                      std::to_string(nodes[static_cast<size_t>(r)]) + " (use 'hierarchical' across nodes)");
   if (p == 1) return;
-  cpu_set_t cpus;
-  const int cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-  spin_polls_ = p <= cores ? 4096 : 0;
   chunk_ = chunk_elems(p, options);
   small_bytes_ = options.small_transfer_bytes;
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   map_bytes_ = static_cast<size_t>(p) * sizeof(Counters) + 2 * (static_cast<size_t>(p) + 1) * chunk_ * sizeof(float);
   map_bytes_ = (map_bytes_ + page - 1) / page * page;
 
-  // Rank 0 makes the segment and names it to the others; each answers whether it mapped it; rank 0
-  // unlinks it (mapped or not, nothing stays in /dev/shm) and sends the verdict, so every rank either
-  // succeeds or throws the same error.
+  // Rank 0 makes the segment (its counters constructed, at round 0) and names it to the others; each
+  // answers whether it mapped it and with the same options; rank 0 unlinks it (mapped or not, nothing stays
+  // in /dev/shm) and sends the verdict, so every rank either succeeds or throws the same error. A transfer
+  // that throws (the run was aborted) unmaps and unlinks on its way out too.
   const int tag = kTagSharedMemory;
-  SetupMessage msg;
-  std::string error;
-  if (me == 0) {
-    static std::atomic<unsigned> serial{0};
-    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-    const std::string name = "/dtbench-" + std::to_string(getpid()) + "-" + std::to_string(serial++) + "-" +
-                             std::to_string(static_cast<unsigned long long>(now));
-    map_ = map_segment(name, map_bytes_, true, &error);
-    msg.set(map_ != nullptr, map_ != nullptr ? name : error);
-    for (int r = 1; r < p; ++r) comm.send(r, &msg, sizeof msg, tag);
-    bool all_ok = map_ != nullptr;
-    for (int r = 1; r < p; ++r) {
-      SetupMessage reply;
-      comm.recv(r, &reply, sizeof reply, tag);
-      if (!reply.ok && all_ok) error = "rank " + std::to_string(r) + ": " + reply.str();
-      all_ok = all_ok && reply.ok;
+  SetupMessage msg, mine;
+  mine.chunk = chunk_;
+  mine.small_bytes = small_bytes_;
+  if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0) CPU_SET(0, &mine.cpus);
+  std::string error, name;
+  try {
+    if (me == 0) {
+      static std::atomic<unsigned> serial{0};
+      const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+      name = "/dtbench-" + std::to_string(getpid()) + "-" + std::to_string(serial++) + "-" +
+             std::to_string(static_cast<unsigned long long>(now));
+      map_ = map_segment(name, map_bytes_, true, &error);
+      if (map_ == nullptr) name.clear();  // map_segment unlinked it
+      for (int r = 0; map_ != nullptr && r < p; ++r) new (static_cast<Counters*>(map_) + r) Counters{};
+      msg = mine;
+      msg.set(map_ != nullptr, map_ != nullptr ? name : error);
+      for (int r = 1; r < p; ++r) comm.send(r, &msg, sizeof msg, tag);
+      bool all_ok = map_ != nullptr;
+      cpu_set_t cpus = mine.cpus;
+      for (int r = 1; r < p; ++r) {
+        SetupMessage reply;
+        comm.recv(r, &reply, sizeof reply, tag);
+        if (!reply.ok && all_ok) error = "rank " + std::to_string(r) + ": " + reply.str();
+        all_ok = all_ok && reply.ok;
+        CPU_OR(&cpus, &cpus, &reply.cpus);
+      }
+      if (!name.empty()) shm_unlink(name.c_str());
+      name.clear();
+      msg.set(all_ok, error);
+      msg.cpus = cpus;
+      for (int r = 1; r < p; ++r) comm.send(r, &msg, sizeof msg, tag);
+    } else {
+      comm.recv(0, &msg, sizeof msg, tag);
+      if (msg.ok && (msg.chunk != mine.chunk || msg.small_bytes != mine.small_bytes))
+        error = "options differ from rank 0's: chunk " + std::to_string(mine.chunk) + " against " +
+                std::to_string(msg.chunk) + " floats, small-chunk rule " + std::to_string(mine.small_bytes) +
+                " against " + std::to_string(msg.small_bytes) + " bytes";
+      else if (msg.ok)
+        map_ = map_segment(msg.str(), map_bytes_, false, &error);
+      SetupMessage reply = mine;
+      reply.set(!msg.ok || error.empty(), error);
+      comm.send(0, &reply, sizeof reply, tag);
+      comm.recv(0, &msg, sizeof msg, tag);
+      if (!msg.ok && error.empty()) error = msg.str();
     }
-    if (map_ != nullptr) shm_unlink(name.c_str());
-    msg.set(all_ok, error);
-    for (int r = 1; r < p; ++r) comm.send(r, &msg, sizeof msg, tag);
-  } else {
-    comm.recv(0, &msg, sizeof msg, tag);
-    if (msg.ok) map_ = map_segment(msg.str(), map_bytes_, false, &error);
-    SetupMessage reply;
-    reply.set(!msg.ok || map_ != nullptr, error);
-    comm.send(0, &reply, sizeof reply, tag);
-    comm.recv(0, &msg, sizeof msg, tag);
-    if (!msg.ok && error.empty()) error = msg.str();
+  } catch (...) {
+    if (!name.empty()) shm_unlink(name.c_str());
+    if (map_ != nullptr) munmap(map_, map_bytes_);
+    map_ = nullptr;
+    throw;
   }
   if (!msg.ok) {
     if (map_ != nullptr) munmap(map_, map_bytes_);
     map_ = nullptr;
     throw RunFailed("reducer 'shared_memory': cannot set up the shared segment: " + error);
   }
-  counters_ = static_cast<Counters*>(map_);  // a fresh object is zero: every counter starts at round 0
+  // Spin only when the node's ranks have a core each: the CPUs any of them may run on, against the ranks.
+  spin_ = CPU_COUNT(&msg.cpus) >= p;
+  counters_ = static_cast<Counters*>(map_);
   areas_ = reinterpret_cast<float*>(static_cast<char*>(map_) + static_cast<size_t>(p) * sizeof(Counters));
 }
 
@@ -157,16 +182,21 @@ float* SharedMemory::input(int slot, int rank) const {
 float* SharedMemory::output(int slot) const { return input(slot, comm().size()); }
 
 void SharedMemory::wait_all(std::atomic<uint64_t> Counters::*which, uint64_t round) const {
+  using Clock = std::chrono::steady_clock;
   const int p = comm().size();
   for (int r = 0; r < p; ++r) {
     const std::atomic<uint64_t>& c = counters_[r].*which;
-    // Some microseconds of spinning cover a peer that is running; after them, yield on every poll so a
-    // peer waiting for this core gets it; and now and then ask whether the run was aborted.
-    for (unsigned polls = 0; c.load(std::memory_order_acquire) < round; ++polls) {
-      if (polls < spin_polls_) {
+    if (c.load(std::memory_order_acquire) >= round) continue;
+    // Up to kSpin of spinning covers a peer that is running; after it, yield on every poll so a peer
+    // waiting for this core gets it; and now and then ask whether the run was aborted.
+    const Clock::time_point spin_until = Clock::now() + (spin_ ? kSpin : Clock::duration::zero());
+    bool spinning = spin_;
+    for (unsigned polls = 1; c.load(std::memory_order_acquire) < round; ++polls) {
+      if (spinning) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
+        if (polls % 64 == 0) spinning = Clock::now() < spin_until;
       } else {
         sched_yield();
         if (polls % 1024 == 0) comm().check_alive();

@@ -25,9 +25,10 @@
 // which is then summed; here the sum reads the other ranks' data where they put it. Every element is
 // summed once, in rank order, by one rank, and copied to the others: all ranks get the same bits.
 //
-// Waiting: a rank spins on the counters (with the CPU's pause hint) for a short while, then yields
-// the core on each poll; with more ranks than the cores it may run on (the tests, oversubscribed runs)
-// it yields from the first poll, as the peer it waits for may need its core. It asks the Comm whether
+// Waiting: a rank spins on the counters (with the CPU's pause hint) for up to 20 us, then yields the
+// core on each poll; with more ranks than the CPUs they may run on together (the union of the ranks'
+// affinity masks: the tests, oversubscribed runs) it yields from the first poll, as the peer it waits
+// for may need its core. It asks the Comm whether
 // the run was aborted while it waits, so a failed peer never hangs it.
 //
 // Only for ranks on one node (Comm::nodes()): across nodes it is BadInput (use hierarchical). The
@@ -39,6 +40,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 #include "reducers/allreduce.hpp"
@@ -64,8 +66,12 @@ class SharedMemory : public Allreduce {
 
  private:
   struct alignas(128) Counters {  // one rank's, alone on its cache lines (and the adjacent-line prefetch)
-    std::atomic<uint64_t> arrived, reduced, released;
+    std::atomic<uint64_t> arrived{0}, reduced{0}, released{0};
   };
+  // Atomics in memory mapped by several processes (and twice by one, under the thread transport) must
+  // not depend on their address: lock-free ones do not.
+  static_assert(std::atomic<uint64_t>::is_always_lock_free);
+  static constexpr std::chrono::microseconds kSpin{20};  // spinning before a wait yields
   float* input(int slot, int rank) const;
   float* output(int slot) const;
   void wait_all(std::atomic<uint64_t> Counters::*which, uint64_t round) const;
@@ -75,7 +81,7 @@ class SharedMemory : public Allreduce {
   Counters* counters_ = nullptr;  // [ranks]
   float* areas_ = nullptr;        // [2 slots][ranks + 1 areas][chunk]
   size_t chunk_ = 0;
-  unsigned spin_polls_ = 0;  // polls before yielding
+  bool spin_ = false;        // whether waits spin before yielding: a core per rank
   size_t small_bytes_ = 0;   // chunk bytes x ranks up to which every rank sums the whole chunk
   uint64_t round_ = 0;  // rounds completed by this rank; the same on every rank between calls
 };

@@ -303,6 +303,30 @@ TEST(SharedMemory, LeavesNothingInDevShm) {
   EXPECT_EQ(ours(), 0);
 }
 
+// Every rank must take the same path in every round: ranks built with other chunk sizes all stop, with the
+// reason; and a rank that fails before it joins the setup leaves nothing in /dev/shm behind either.
+TEST(SharedMemory, RanksWithOtherOptionsOrAFailedPeerStopTheSetupCleanly) {
+  try {
+    run_ranks(3, [](Comm& comm) {
+      ReducerOptions o;
+      if (comm.rank() == 2) o.segment_bytes = 4096;
+      make_reducer("shared_memory", comm, o);
+    });
+    FAIL() << "no error";
+  } catch (const RunFailed& e) {
+    EXPECT_NE(std::string(e.what()).find("options differ from rank 0's"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(run_ranks(3,
+                         [](Comm& comm) {
+                           if (comm.rank() == 1) throw RunFailed("rank 1 failed before its setup");
+                           make_reducer("shared_memory", comm);
+                         }),
+               RunFailed);
+  const std::string prefix = "dtbench-" + std::to_string(getpid()) + "-";
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm"))
+    EXPECT_NE(e.path().filename().string().rfind(prefix, 0), 0u) << e.path();
+}
+
 // A rank that fails before its allreduce: the others, waiting on its counters, stop with the abort
 // instead of spinning for ever, and the failing rank's error is the one reported.
 TEST(SharedMemory, APeerThatFailsDoesNotHangTheOthers) {
