@@ -78,6 +78,14 @@ void sum_two(float* __restrict dst, const float* __restrict a, const float* __re
   for (size_t i = 0; i < n; ++i) dst[i] = a[i] + b[i];
 }
 
+// dst = source(0) + source(1) + ... + source(p-1), n floats, added in rank order (p >= 2): the one summation
+// order of both paths, so every rank gets the same bits.
+template <class Source>
+void sum_in_rank_order(float* dst, int p, size_t n, Source source) {
+  sum_two(dst, source(0), source(1), n);
+  for (int q = 2; q < p; ++q) sum_into(dst, source(q), n);
+}
+
 }  // namespace
 
 size_t SharedMemory::chunk_elems(int ranks, const ReducerOptions& o) {
@@ -225,8 +233,7 @@ void SharedMemory::run(float* data, size_t count) {
       std::memcpy(in, chunk, n * sizeof(float));
       counters_[me].arrived.store(k, std::memory_order_release);
       wait_all(&Counters::arrived, k);
-      sum_two(chunk, input(slot, 0), input(slot, 1), n);
-      for (int q = 2; q < p; ++q) sum_into(chunk, input(slot, q), n);
+      sum_in_rank_order(chunk, p, n, [&](int q) { return input(slot, q); });
       counters_[me].released.store(k, std::memory_order_release);
       continue;
     }
@@ -238,11 +245,9 @@ void SharedMemory::run(float* data, size_t count) {
 
     // 2. Reduce block me over the ranks, in rank order, into the output, then into the buffer.
     wait_all(&Counters::arrived, k);
-    auto source = [&](int q) -> const float* { return (q == me ? chunk : input(slot, q)) + b0; };
     float* out = output(slot) + b0;
     const size_t len = b1 - b0;
-    sum_two(out, source(0), source(1), len);
-    for (int q = 2; q < p; ++q) sum_into(out, source(q), len);
+    sum_in_rank_order(out, p, len, [&](int q) -> const float* { return (q == me ? chunk : input(slot, q)) + b0; });
     std::memcpy(chunk + b0, out, len * sizeof(float));
     counters_[me].reduced.store(k, std::memory_order_release);
 
@@ -258,9 +263,9 @@ void SharedMemory::run(float* data, size_t count) {
 CostTerms SharedMemory::cost(int p, double n, const ReducerOptions& o, double eager) {
   // Per chunk of b bytes: 2 waits for all ranks on the critical path, each a latency with no bytes
   // (charged as eager messages): arrived and reduced; the third, for round k-2's release, is long
-  // satisfied when chunks follow each other. Each rank copies (p-1)/p b in and (p-1)/p b out and reduces (p-1)/p b (its block from
-  // p-1 others), all ranks at once. A small chunk (b p <= small_transfer_bytes): one wait, b copied in
-  // and (p-1) b reduced by every rank.
+  // satisfied when chunks follow each other. Each rank copies (p-1)/p b in and (p-1)/p b out and reduces
+  // (p-1)/p b (its block from p-1 others), all ranks at once. A small chunk (b p <= small_transfer_bytes):
+  // one wait, b copied in and (p-1) b reduced by every rank.
   CostTerms t;
   const double P = p, chunk = static_cast<double>(chunk_elems(p, o) * sizeof(float));
   const double full = std::floor(n / chunk), last = n - full * chunk;

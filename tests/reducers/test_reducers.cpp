@@ -281,26 +281,28 @@ TEST(SharedMemory, RefusesRanksOnSeveralNodesNamingThem) {
   }
 }
 
+// This process's shared-memory objects in /dev/shm (SharedMemory names them /dtbench-<pid>-...).
+int ours_in_dev_shm() {
+  const std::string prefix = "dtbench-" + std::to_string(getpid()) + "-";
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm"))
+    n += e.path().filename().string().rfind(prefix, 0) == 0;
+  return n;
+}
+
 // The segment is unlinked once every rank has mapped it: nothing of this process stays in /dev/shm.
 TEST(SharedMemory, LeavesNothingInDevShm) {
-  const std::string prefix = "dtbench-" + std::to_string(getpid()) + "-";
-  auto ours = [&] {
-    int n = 0;
-    for (const auto& e : std::filesystem::directory_iterator("/dev/shm"))
-      n += e.path().filename().string().rfind(prefix, 0) == 0;
-    return n;
-  };
   run_ranks(4, [&](Comm& comm) {
     auto r = make_reducer("shared_memory", comm);
     comm.barrier();
     if (comm.rank() == 0) {
-      EXPECT_EQ(ours(), 0);
+      EXPECT_EQ(ours_in_dev_shm(), 0);
     }
     std::vector<float> buf(5000, 1.0f);
     r->allreduce(buf.data(), buf.size());
     for (float x : buf) ASSERT_EQ(x, 4.0f);
   });
-  EXPECT_EQ(ours(), 0);
+  EXPECT_EQ(ours_in_dev_shm(), 0);
 }
 
 // Every rank must take the same path in every round: ranks built with other chunk sizes all stop, with the
@@ -322,9 +324,7 @@ TEST(SharedMemory, RanksWithOtherOptionsOrAFailedPeerStopTheSetupCleanly) {
                            make_reducer("shared_memory", comm);
                          }),
                RunFailed);
-  const std::string prefix = "dtbench-" + std::to_string(getpid()) + "-";
-  for (const auto& e : std::filesystem::directory_iterator("/dev/shm"))
-    EXPECT_NE(e.path().filename().string().rfind(prefix, 0), 0u) << e.path();
+  EXPECT_EQ(ours_in_dev_shm(), 0);
 }
 
 // A rank that fails before its allreduce: the others, waiting on its counters, stop with the abort
