@@ -11,6 +11,8 @@
 // - every entry point that asks for the GPU: on a device it runs; without one (this build machine) it stops
 //   with BadInput (exit 2) whose message says who asked and why: the model, the trainer adapter, the NCCL
 //   reducer (also through make_reducer), the host-staging wrapper.
+// - cuBLAS, opened on first use instead of linked: every function the layers call resolves, and its status
+//   names are cuBLAS's own (no device needed).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -27,6 +29,7 @@
 #include "reducers/registry.hpp"
 #include "reducers/thread_comm.hpp"
 #include "tests/gpu/gpu_test_util.hpp"
+#include "workloads/gpu/cublas_api.hpp"
 #include "workloads/gpu/gpu_model.hpp"
 #include "workloads/gpu/gpu_train_model.hpp"
 #include "workloads/gpu/loss_scaler.hpp"
@@ -36,6 +39,19 @@ namespace {
 
 using gpu::LossScaler;
 using gpu::LossScalerOptions;
+
+TEST(CublasApi, OpensOnFirstUseAndResolvesEveryFunction) {
+  const gpu::CublasApi& api = gpu::cublas_api();
+  EXPECT_NE(api.create, nullptr);
+  EXPECT_NE(api.destroy, nullptr);
+  EXPECT_NE(api.set_stream, nullptr);
+  EXPECT_NE(api.set_math_mode, nullptr);
+  EXPECT_NE(api.gemm_ex, nullptr);
+  EXPECT_STREQ(api.status_name(CUBLAS_STATUS_SUCCESS), "CUBLAS_STATUS_SUCCESS");
+  EXPECT_STREQ(api.status_name(CUBLAS_STATUS_INVALID_VALUE), "CUBLAS_STATUS_INVALID_VALUE");
+  EXPECT_STRNE(api.status_string(CUBLAS_STATUS_INVALID_VALUE), "");
+  EXPECT_EQ(&gpu::cublas_api(), &api);  // loaded once
+}
 
 TEST(LossScaler, BacksOffOnOverflowAndGrowsAfterTheInterval) {
   LossScalerOptions o;

@@ -29,11 +29,11 @@ GpuContext::GpuContext() {
   DTB_CUDA(cudaStreamCreateWithFlags(stream_.out(), cudaStreamNonBlocking));
   DTB_CUDNN(cudnnCreate(cudnn_.out()));
   DTB_CUDNN(cudnnSetStream(cudnn_.get(), stream_.get()));
-  DTB_CUBLAS(cublasCreate(cublas_.out()));
-  DTB_CUBLAS(cublasSetStream(cublas_.get(), stream_.get()));
+  DTB_CUBLAS(cublas_api().create(cublas_.out()));
+  DTB_CUBLAS(cublas_api().set_stream(cublas_.get(), stream_.get()));
   // No TF32 for fp32 data: fp32 results must match the CPU backend to fp32 rounding (the gemms also pass
   // CUBLAS_COMPUTE_32F, which never down-converts).
-  DTB_CUBLAS(cublasSetMathMode(cublas_.get(), CUBLAS_DEFAULT_MATH));
+  DTB_CUBLAS(cublas_api().set_math_mode(cublas_.get(), CUBLAS_DEFAULT_MATH));
 }
 
 GpuContext::~GpuContext() {

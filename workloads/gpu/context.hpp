@@ -14,12 +14,13 @@
 
 #include "core/cuda/device.hpp"
 #include "core/cuda/owned.hpp"
+#include "workloads/gpu/cublas_api.hpp"
 #include "workloads/gpu/precision.hpp"
 
 namespace dtbench::gpu {
 
 inline void destroy_cudnn(cudnnHandle_t h) noexcept { cudnnDestroy(h); }
-inline void destroy_cublas(cublasHandle_t h) noexcept { cublasDestroy(h); }
+inline void destroy_cublas(cublasHandle_t h) noexcept { cublas_api().destroy(h); }  // loaded: h exists
 inline void destroy_tensor_desc(cudnnTensorDescriptor_t d) noexcept { cudnnDestroyTensorDescriptor(d); }
 inline void destroy_filter_desc(cudnnFilterDescriptor_t d) noexcept { cudnnDestroyFilterDescriptor(d); }
 inline void destroy_conv_desc(cudnnConvolutionDescriptor_t d) noexcept { cudnnDestroyConvolutionDescriptor(d); }

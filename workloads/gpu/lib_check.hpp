@@ -6,6 +6,7 @@
 #include <cudnn.h>
 
 #include "core/cuda/cuda_check.hpp"
+#include "workloads/gpu/cublas_api.hpp"
 
 namespace dtbench::gpu {
 
@@ -15,7 +16,7 @@ inline void check_cudnn(cudnnStatus_t s, const char* call, const char* file, int
 
 inline void check_cublas(cublasStatus_t s, const char* call, const char* file, int line) {
   if (s != CUBLAS_STATUS_SUCCESS) {
-    throw_failed_call("cuBLAS", call, file, line, std::string(cublasGetStatusName(s)) + ": " + cublasGetStatusString(s));
+    throw_failed_call("cuBLAS", call, file, line, std::string(cublas_api().status_name(s)) + ": " + cublas_api().status_string(s));
   }
 }
 

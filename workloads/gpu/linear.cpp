@@ -17,9 +17,9 @@ Linear::Linear(GpuPlan& plan, std::string name, int out_features, size_t weight_
   plan.forward(name_, [this, &plan]() {
     const float one = 1.0f, zero = 0.0f;
     const cudaDataType_t ct = cuda_type(plan.precision());
-    DTB_CUBLAS(cublasGemmEx(plan.ctx().cublas(), CUBLAS_OP_T, CUBLAS_OP_N, out_, x_.n, in_, &one,
-                            plan.param_c(weight_offset_), ct, in_, x_.data, ct, in_, &zero, y_.data,
-                            cuda_type(y_.dt), out_, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    DTB_CUBLAS(cublas_api().gemm_ex(plan.ctx().cublas(), CUBLAS_OP_T, CUBLAS_OP_N, out_, x_.n, in_, &one,
+                                    plan.param_c(weight_offset_), ct, in_, x_.data, ct, in_, &zero, y_.data,
+                                    cuda_type(y_.dt), out_, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     kernels::add_bias_rows(y_.data, y_.dt, plan.weights().params + bias_offset_, x_.n, out_, plan.stream());
   });
 }
@@ -35,9 +35,9 @@ Tensor Linear::backward(GpuPlan& plan, const Tensor& dy, bool need_dx) {
       kernels::cast_from_f32(dyc.data, dyc.dt, static_cast<const float*>(dy.data), dy.count(), plan.stream());
     }
     float* g = plan.weights().grads;
-    DTB_CUBLAS(cublasGemmEx(plan.ctx().cublas(), CUBLAS_OP_N, CUBLAS_OP_T, in_, out_, x_.n, &one, x_.data, ct, in_,
-                            dyc.data, ct, out_, &zero, g + weight_offset_, CUDA_R_32F, in_, CUBLAS_COMPUTE_32F,
-                            CUBLAS_GEMM_DEFAULT));
+    DTB_CUBLAS(cublas_api().gemm_ex(plan.ctx().cublas(), CUBLAS_OP_N, CUBLAS_OP_T, in_, out_, x_.n, &one, x_.data,
+                                    ct, in_, dyc.data, ct, out_, &zero, g + weight_offset_, CUDA_R_32F, in_,
+                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     kernels::bias_grad_rows(g + bias_offset_, dy.data, dy.dt, x_.n, out_, plan.stream());
   });
   plan.announce(bias_offset_, size_t(out_), false);
@@ -47,9 +47,9 @@ Tensor Linear::backward(GpuPlan& plan, const Tensor& dy, bool need_dx) {
   plan.backward(name_ + ".bwd_data", [this, &plan, dyc, dx]() {
     const float one = 1.0f, zero = 0.0f;
     const cudaDataType_t ct = cuda_type(plan.precision());
-    DTB_CUBLAS(cublasGemmEx(plan.ctx().cublas(), CUBLAS_OP_N, CUBLAS_OP_N, in_, x_.n, out_, &one,
-                            plan.param_c(weight_offset_), ct, in_, dyc.data, ct, out_, &zero, dx.data,
-                            cuda_type(dx.dt), in_, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    DTB_CUBLAS(cublas_api().gemm_ex(plan.ctx().cublas(), CUBLAS_OP_N, CUBLAS_OP_N, in_, x_.n, out_, &one,
+                                    plan.param_c(weight_offset_), ct, in_, dyc.data, ct, out_, &zero, dx.data,
+                                    cuda_type(dx.dt), in_, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   });
   return dx;
 }
