@@ -19,7 +19,7 @@
 #include "reproduce/evidence.hpp"
 
 namespace dtbench::reproduce {
-namespace {
+namespace async_cost_criterion {
 
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"group_key", "sync", "async"});
@@ -120,8 +120,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   return f;
 }
 
-}  // namespace
+}  // namespace async_cost_criterion
 
-const CriterionKind kAsyncCost = {"async_cost", check, evaluate};
+const CriterionKind kAsyncCost = {"async_cost", async_cost_criterion::check, async_cost_criterion::evaluate};
 
 }  // namespace dtbench::reproduce

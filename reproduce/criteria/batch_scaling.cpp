@@ -14,7 +14,7 @@
 #include "reproduce/evidence.hpp"
 
 namespace dtbench::reproduce {
-namespace {
+namespace batch_scaling_criterion {
 
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"reference_batch", "max_drop", "group_key", "with_warmup"});
@@ -80,8 +80,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   return f;
 }
 
-}  // namespace
+}  // namespace batch_scaling_criterion
 
-const CriterionKind kBatchScaling = {"batch_scaling", check, evaluate};
+const CriterionKind kBatchScaling = {"batch_scaling", batch_scaling_criterion::check, batch_scaling_criterion::evaluate};
 
 }  // namespace dtbench::reproduce

@@ -17,7 +17,7 @@
 #include "reproduce/experiments.hpp"
 
 namespace dtbench::reproduce {
-namespace {
+namespace comm_hiding_criterion {
 
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"global_batch", "model", "device", "reducer", "networks", "hidden", "exposed", "inputs",
@@ -120,8 +120,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   return f;
 }
 
-}  // namespace
+}  // namespace comm_hiding_criterion
 
-const CriterionKind kCommHiding = {"comm_hiding", check, evaluate};
+const CriterionKind kCommHiding = {"comm_hiding", comm_hiding_criterion::check, comm_hiding_criterion::evaluate};
 
 }  // namespace dtbench::reproduce

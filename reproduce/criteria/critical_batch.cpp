@@ -25,7 +25,7 @@
 #include "reproduce/evidence.hpp"
 
 namespace dtbench::reproduce {
-namespace {
+namespace critical_batch_criterion {
 
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"min_seeds", "max_fit_rms"});
@@ -47,7 +47,7 @@ std::optional<double> last_b_simple(const RunRecord& r) {
   return std::nullopt;
 }
 
-}  // namespace
+}  // namespace critical_batch_criterion
 
 // Least squares of S = a + c/B on relative error; false when the system is singular.
 bool fit_critical_batch(const std::vector<double>& batch, const std::vector<double>& steps, double& s_min,
@@ -66,7 +66,7 @@ bool fit_critical_batch(const std::vector<double>& batch, const std::vector<doub
   return true;
 }
 
-namespace {
+namespace critical_batch_criterion {
 
 Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& experiments,
                  const std::filesystem::path& out) {
@@ -167,8 +167,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   return f;
 }
 
-}  // namespace
+}  // namespace critical_batch_criterion
 
-const CriterionKind kCriticalBatch = {"critical_batch", check, evaluate};
+const CriterionKind kCriticalBatch = {"critical_batch", critical_batch_criterion::check, critical_batch_criterion::evaluate};
 
 }  // namespace dtbench::reproduce

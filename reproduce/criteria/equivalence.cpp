@@ -40,7 +40,7 @@ std::optional<double> equivalence_bound(double tolerance, double control_factor,
   return bound;
 }
 
-namespace {
+namespace equivalence_criterion {
 
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"tolerance", "control_factor"});
@@ -191,8 +191,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   return f;
 }
 
-}  // namespace
+}  // namespace equivalence_criterion
 
-const CriterionKind kEquivalence = {"equivalence", check, evaluate};
+const CriterionKind kEquivalence = {"equivalence", equivalence_criterion::check, equivalence_criterion::evaluate};
 
 }  // namespace dtbench::reproduce

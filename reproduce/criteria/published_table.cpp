@@ -10,7 +10,7 @@
 #include "reproduce/evidence.hpp"
 
 namespace dtbench::reproduce {
-namespace {
+namespace published_table_criterion {
 
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"table", "max_inconsistency", "inputs"});
@@ -56,8 +56,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, co
   return f;
 }
 
-}  // namespace
+}  // namespace published_table_criterion
 
-const CriterionKind kPublishedTable = {"published_table", check, evaluate};
+const CriterionKind kPublishedTable = {"published_table", published_table_criterion::check, published_table_criterion::evaluate};
 
 }  // namespace dtbench::reproduce

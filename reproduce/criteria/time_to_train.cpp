@@ -13,7 +13,7 @@
 #include "reproduce/evidence.hpp"
 
 namespace dtbench::reproduce {
-namespace {
+namespace time_to_train_criterion {
 
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"runs", "max_error", "inputs", "sensitivity"});
@@ -72,8 +72,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, co
   return f;
 }
 
-}  // namespace
+}  // namespace time_to_train_criterion
 
-const CriterionKind kTimeToTrain = {"time_to_train", check, evaluate};
+const CriterionKind kTimeToTrain = {"time_to_train", time_to_train_criterion::check, time_to_train_criterion::evaluate};
 
 }  // namespace dtbench::reproduce

@@ -13,7 +13,7 @@
 #include "reproduce/experiments.hpp"
 
 namespace dtbench::reproduce {
-namespace {
+namespace traffic_criterion {
 
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"size_bytes", "sweep"});
@@ -117,8 +117,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   return f;
 }
 
-}  // namespace
+}  // namespace traffic_criterion
 
-const CriterionKind kTraffic = {"traffic", check, evaluate};
+const CriterionKind kTraffic = {"traffic", traffic_criterion::check, traffic_criterion::evaluate};
 
 }  // namespace dtbench::reproduce

@@ -12,7 +12,7 @@
 #include "reproduce/evidence.hpp"
 
 namespace dtbench::reproduce {
-namespace {
+namespace usable_batch_criterion {
 
 void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"target_accuracy", "group_key", "baseline"});
@@ -78,8 +78,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   return f;
 }
 
-}  // namespace
+}  // namespace usable_batch_criterion
 
-const CriterionKind kUsableBatch = {"usable_batch", check, evaluate};
+const CriterionKind kUsableBatch = {"usable_batch", usable_batch_criterion::check, usable_batch_criterion::evaluate};
 
 }  // namespace dtbench::reproduce

@@ -106,13 +106,13 @@ TEST_P(Trajectory, MatchesReference) {
   }
 }
 
-std::vector<std::string> case_names() {
+std::vector<std::string> optimizer_case_names() {
   std::vector<std::string> names;
   for (const Json& c : reference().manifest["cases"]) names.push_back(c["case"].get<std::string>());
   return names;
 }
 
-INSTANTIATE_TEST_SUITE_P(Reference, Trajectory, ::testing::ValuesIn(case_names()),
+INSTANTIATE_TEST_SUITE_P(Reference, Trajectory, ::testing::ValuesIn(optimizer_case_names()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // The vectors must cover every optimizer the factory knows, but K-FAC, whose reference needs a network's layer

@@ -52,13 +52,13 @@ TEST_P(ScheduleReference, MatchesReference) {
   }
 }
 
-std::vector<std::string> case_names() {
+std::vector<std::string> schedule_case_names() {
   std::vector<std::string> names;
   for (const Json& c : schedule_cases()) names.push_back(c["case"].get<std::string>());
   return names;
 }
 
-INSTANTIATE_TEST_SUITE_P(Reference, ScheduleReference, ::testing::ValuesIn(case_names()),
+INSTANTIATE_TEST_SUITE_P(Reference, ScheduleReference, ::testing::ValuesIn(schedule_case_names()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(ScheduleReference, EveryScheduleHasAReference) {
