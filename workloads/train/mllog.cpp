@@ -47,11 +47,11 @@ void Logger::write(const std::string& line) {
 }
 
 void Logger::event(const char* event_type, const char* key, const Json& value, Json metadata,
-                   std::source_location where) {
+                   SourcePlace where) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                 std::chrono::system_clock::now().time_since_epoch()).count();
-  metadata["file"] = std::filesystem::path(where.file_name()).filename().string();
-  metadata["lineno"] = where.line();
+  metadata["file"] = std::filesystem::path(where.file).filename().string();
+  metadata["lineno"] = where.line;
   Json e = {{"namespace", ""}, {"time_ms", ms}, {"event_type", event_type}, {"key", key}, {"value", value},
             {"metadata", metadata}};
   std::string line = ":::MLLOG " + e.dump() + "\n";

@@ -12,7 +12,6 @@
 
 #include <cstdio>
 #include <map>
-#include <source_location>
 #include <string>
 #include <vector>
 
@@ -20,6 +19,17 @@
 #include "workloads/train/mllog_keys.hpp"
 
 namespace dtbench::mllog {
+
+// The file and line of the call that logged an event (the MLLOG metadata). Not std::source_location: clang 14,
+// which builds the sanitizer job and the fuzzers, lacks it; its builtins give the same place, the caller's,
+// when they are default arguments.
+struct SourcePlace {
+  const char* file;
+  unsigned line;
+  static constexpr SourcePlace here(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
+    return {file, line};
+  }
+};
 
 class Logger {
  public:
@@ -35,19 +45,19 @@ class Logger {
   void discard_pending() { pending_.clear(); }
 
   void event(const char* event_type, const char* key, const Json& value, Json metadata = Json::object(),
-             std::source_location where = std::source_location::current());
+             SourcePlace where = SourcePlace::here());
   void point(const char* key, const Json& value, Json metadata = Json::object(),
-             std::source_location where = std::source_location::current()) {
+             SourcePlace where = SourcePlace::here()) {
     event(kPointInTime, key, value, std::move(metadata), where);
   }
   // Interval events. `key` is the start's key ("epoch_start"); `end` names the matching stop key.
   void start(const char* key, const Json& value = nullptr, Json metadata = Json::object(),
-             std::source_location where = std::source_location::current()) {
+             SourcePlace where = SourcePlace::here()) {
     open_[key] = metadata;
     event(kIntervalStart, key, value, std::move(metadata), where);
   }
   void end(const char* key, const Json& value = nullptr, Json metadata = Json::object(),
-           std::source_location where = std::source_location::current()) {
+           SourcePlace where = SourcePlace::here()) {
     open_.erase(start_key(key));
     event(kIntervalEnd, key, value, std::move(metadata), where);
   }
@@ -55,7 +65,7 @@ class Logger {
   void mark_open(const char* start, Json metadata) { open_[start] = std::move(metadata); }
   // Ends the interval of `stop` ("epoch_stop") if its start is still open, with the start's metadata: a run
   // that ends within an epoch closes it, so the log has the epoch_stop MLPerf's rules ask for.
-  void end_open(const char* stop, std::source_location where = std::source_location::current()) {
+  void end_open(const char* stop, SourcePlace where = SourcePlace::here()) {
     auto it = open_.find(start_key(stop));
     if (it != open_.end()) end(stop, nullptr, it->second, where);
   }
