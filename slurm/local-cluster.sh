@@ -138,7 +138,9 @@ MailProg=/bin/true
 ReturnToService=2
 SlurmdParameters=config_overrides
 JobRequeue=1
-KillWait=30
+# Seconds from SIGTERM to SIGKILL: time enough for a test run's checkpoint, and short, so that a step whose
+# peer died (a rank blocked in MPI) is killed soon.
+KillWait=10
 MinJobAge=600
 InactiveLimit=0
 SlurmctldTimeout=30

@@ -68,8 +68,9 @@ stop_cluster_checked() {
 
 # wait_for_text FILE TEXT [SECONDS] [COUNT]: until FILE holds TEXT on COUNT lines (default 1).
 wait_for_text() {
-  local deadline=$((SECONDS + ${3:-120})) want=${4:-1}
-  until [ "$(grep -cF -- "$2" "$1" 2>/dev/null || true)" -ge "$want" ]; do
+  local deadline=$((SECONDS + ${3:-120})) want=${4:-1} n
+  # grep -c prints nothing when FILE does not exist yet: count that as 0 lines.
+  until n=$(grep -cF -- "$2" "$1" 2>/dev/null || true); [ "${n:-0}" -ge "$want" ]; do
     [ $SECONDS -lt $deadline ] || fail "$1 never showed $want line(s) with: $2"
     sleep 0.2
   done
