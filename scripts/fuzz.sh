@@ -5,7 +5,9 @@
 # Exit 1 when a target found a crash, sanitizer report, leak, timeout or out-of-memory input: its reproducer is
 # left in build/fuzz/findings/TARGET/ (rerun it with build/fuzz/fuzz/fuzz_TARGET FILE); exit 2 for a bad
 # argument or a failed build. What a run adds to the corpus is kept in build/fuzz/corpus/TARGET/, so later runs
-# go on from it; fuzz/corpus/ is only read.
+# go on from it; fuzz/corpus/ is only read. FUZZ_BUILD_DIR names another build folder configured with
+# DTBENCH_FUZZ, such as the sanitizer job's build/sanitize (the `debug` preset), whose fuzz targets scripts/test.sh
+# runs instead of building the `fuzz` preset as well.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,9 +32,12 @@ for t in "${targets[@]}"; do
   [[ -n "${max_len[$t]:-}" ]] || { echo "fuzz.sh: unknown target '$t'; targets: ${all[*]}" >&2; exit 2; }
 done
 
-build=build/fuzz
+build=${FUZZ_BUILD_DIR:-build/fuzz}
 start=$SECONDS
-if [ ! -f "$build/CMakeCache.txt" ]; then
+if [ -n "${FUZZ_BUILD_DIR:-}" ]; then
+  grep -q '^DTBENCH_FUZZ:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null ||
+    { echo "fuzz.sh: FUZZ_BUILD_DIR=$build is not a build configured with DTBENCH_FUZZ (the fuzz or debug preset)" >&2; exit 2; }
+elif [ ! -f "$build/CMakeCache.txt" ]; then
   launcher=()
   if command -v ccache >/dev/null; then
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The sanitizer job (CI runs it after the test suite): the whole tree built with AddressSanitizer (leak
-# checking on) and UndefinedBehaviorSanitizer (the `debug` preset, -O1), then under them: every unit test
+# The sanitizer job (CI runs it after the test suite): the whole tree and the libFuzzer targets built with clang,
+# AddressSanitizer (leak checking on) and UndefinedBehaviorSanitizer (the `debug` preset, -O1; one build for this
+# job and for scripts/fuzz.sh, FUZZ_BUILD_DIR=build/sanitize), then under the sanitizers: every unit test
 # (CTest label `unit`), the bad-input corpus (label `corpus`) and two short MPI training runs (train.resume:
 # 2 and 3 ranks preempted and resumed bitwise; train.no_space: a checkpoint that cannot be written).
 # Any sanitizer report fails the test that produced it. Usage: scripts/sanitize.sh [extra ctest arguments].
