@@ -156,7 +156,11 @@ Json provenance() {
   p["dtbench"] = {{"version", DTBENCH_VERSION},
                   {"git_sha", DTBENCH_GIT_SHA},
                   {"build_type", DTBENCH_BUILD_TYPE},
+#if defined(__clang__)
+                  {"compiler", std::string("clang++ ") + __clang_version__},
+#else
                   {"compiler", std::string("g++ ") + __VERSION__},
+#endif
                   {"cxx_flags", DTBENCH_CXX_FLAGS}};
   const dnnl_version_t* v = dnnl_version();
   p["onednn"] = {{"version", std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch)},

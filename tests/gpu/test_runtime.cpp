@@ -15,6 +15,8 @@
 //   names are cuBLAS's own (no device needed).
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <functional>
 
@@ -40,8 +42,14 @@ namespace {
 using gpu::LossScaler;
 using gpu::LossScalerOptions;
 
+// First in this file: run alone (as CTest runs each case) or first, nothing has opened cuBLAS before it.
 TEST(CublasApi, OpensOnFirstUseAndResolvesEveryFunction) {
+  EXPECT_EQ(::dlopen(DTBENCH_TEST_CUBLAS_SONAME, RTLD_NOW | RTLD_NOLOAD), nullptr)
+      << "cuBLAS was loaded before its first use";
   const gpu::CublasApi& api = gpu::cublas_api();
+  void* loaded = ::dlopen(DTBENCH_TEST_CUBLAS_SONAME, RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(loaded, nullptr) << "cublas_api() did not open " DTBENCH_TEST_CUBLAS_SONAME;
+  if (loaded != nullptr) ::dlclose(loaded);  // drops only the reference NOLOAD took
   EXPECT_NE(api.create, nullptr);
   EXPECT_NE(api.destroy, nullptr);
   EXPECT_NE(api.set_stream, nullptr);

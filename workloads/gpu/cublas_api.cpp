@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 
-#include <mutex>
 #include <string>
 
 #include "core/error.hpp"
@@ -44,10 +43,9 @@ CublasApi load() {
 }  // namespace
 
 const CublasApi& cublas_api() {
-  // A failed load throws out of call_once, which leaves the flag unset: the next call tries again.
-  static std::once_flag once;
-  static CublasApi api{};
-  std::call_once(once, [] { api = load(); });
+  // A static whose initialiser throws is not initialised: the next call tries again (std::call_once is not
+  // used: with libstdc++ a call after a throwing one can block for ever, GCC bug 66146).
+  static const CublasApi api = load();
   return api;
 }
 
