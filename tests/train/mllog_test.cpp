@@ -1,0 +1,57 @@
+// The MLLOG lines' metadata names the caller's file and line (MLPerf's log format has "file" and "lineno"), through
+// every entry point: event, point, start, end and end_open, which forward the place they were called from. The
+// place comes from default arguments (SourcePlace::here(), workloads/train/mllog.hpp), which the release build
+// (GCC) and the sanitizer build (clang) both evaluate at the outermost call.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/json.hpp"
+#include "workloads/train/mllog.hpp"
+
+namespace dtbench {
+namespace {
+
+std::vector<Json> read_events(const std::string& path) {
+  std::vector<Json> out;
+  std::ifstream in(path);
+  const std::string prefix = ":::MLLOG ";
+  for (std::string line; std::getline(in, line);) {
+    EXPECT_EQ(line.rfind(prefix, 0), 0u) << line;
+    out.push_back(Json::parse(line.substr(prefix.size())));
+  }
+  return out;
+}
+
+TEST(Mllog, MetadataNamesTheCallersFileAndLine) {
+  const std::string path = testing::TempDir() + "mllog_place_test.log";
+  std::filesystem::remove(path);
+  std::vector<int> lines;
+  {
+    mllog::Logger log(false);
+    log.point("seed", 1), lines.push_back(__LINE__);  // before open(): kept, then written
+    log.open(path, false);
+    log.start("epoch_start", nullptr, {{"epoch_num", 1}}), lines.push_back(__LINE__);
+    log.end("epoch_stop", nullptr, {{"epoch_num", 1}}), lines.push_back(__LINE__);
+    log.start("epoch_start", nullptr, {{"epoch_num", 2}}), lines.push_back(__LINE__);
+    log.end_open("epoch_stop"), lines.push_back(__LINE__);
+    log.end_open("epoch_stop");  // nothing open: no line
+    log.event(mllog::kPointInTime, "eval_accuracy", 0.5), lines.push_back(__LINE__);
+  }
+  const std::vector<Json> events = read_events(path);
+  ASSERT_EQ(events.size(), lines.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i]["metadata"]["file"], "mllog_test.cpp") << events[i].dump();
+    EXPECT_EQ(events[i]["metadata"]["lineno"], lines[i]) << events[i].dump();
+  }
+  EXPECT_EQ(events[4]["key"], "epoch_stop");
+  EXPECT_EQ(events[4]["metadata"]["epoch_num"], 2);  // end_open closes with the start's metadata
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace dtbench
