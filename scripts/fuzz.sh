@@ -3,11 +3,11 @@
 # and runs each for N seconds from its committed seed corpus, printing executions, coverage and findings.
 # Usage: scripts/fuzz.sh [--seconds N] [TARGET...]   (default: 1800 s each, every target; README, "Fuzzing")
 # Exit 1 when a target found a crash, sanitizer report, leak, timeout or out-of-memory input: its reproducer is
-# left in build/fuzz/findings/TARGET/ (rerun it with build/fuzz/fuzz/fuzz_TARGET FILE); exit 2 for a bad
-# argument or a failed build. What a run adds to the corpus is kept in build/fuzz/corpus/TARGET/, so later runs
-# go on from it; fuzz/corpus/ is only read. FUZZ_BUILD_DIR names another build folder configured with
-# DTBENCH_FUZZ, such as the sanitizer job's build/sanitize (the `debug` preset), whose fuzz targets scripts/test.sh
-# runs instead of building the `fuzz` preset as well.
+# left in BUILD/findings/TARGET/ (rerun it with BUILD/fuzz/fuzz_TARGET FILE); exit 2 for a bad argument or a
+# failed build. What a run adds to the corpus is kept in BUILD/corpus/TARGET/, so later runs go on from it;
+# fuzz/corpus/ is only read. BUILD is build/fuzz, or FUZZ_BUILD_DIR: another build folder configured with
+# DTBENCH_FUZZ, such as the sanitizer job's build/sanitize (the `debug` preset), whose fuzz targets
+# scripts/test.sh runs instead of building the `fuzz` preset as well.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,7 +22,7 @@ targets=()
 while (($#)); do
   case "$1" in
     --seconds) seconds="${2:?--seconds needs a number}"; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -35,8 +35,9 @@ done
 build=${FUZZ_BUILD_DIR:-build/fuzz}
 start=$SECONDS
 if [ -n "${FUZZ_BUILD_DIR:-}" ]; then
-  grep -q '^DTBENCH_FUZZ:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null ||
-    { echo "fuzz.sh: FUZZ_BUILD_DIR=$build is not a build configured with DTBENCH_FUZZ (the fuzz or debug preset)" >&2; exit 2; }
+  grep -Eiq '^DTBENCH_FUZZ:BOOL=(ON|1|TRUE|YES|Y)$' "$build/CMakeCache.txt" 2>/dev/null ||
+    { echo "fuzz.sh: FUZZ_BUILD_DIR=$build: not a build configured with DTBENCH_FUZZ (fuzz or debug preset)" >&2
+      exit 2; }
 elif [ ! -f "$build/CMakeCache.txt" ]; then
   launcher=()
   if command -v ccache >/dev/null; then

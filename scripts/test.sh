@@ -2,9 +2,8 @@
 # The whole test suite from a fresh clone: installs the Debian packages, configures, builds and runs CTest on
 # the release build (the `ci` preset: release as unity builds, compiled in about 60% of the time), then the
 # sanitizer job (scripts/sanitize.sh: the whole tree and the fuzz targets, built once with clang under ASan and
-# UBSan) and a bounded run of every fuzzer from that build (scripts/fuzz.sh). The bad-input corpus (label
-# `corpus`) runs once, in the sanitizer job: the same cases and checks, under the sanitizers. All three parts run
-# even when one fails; the exit code is the first failure's.
+# UBSan) and a bounded run of every fuzzer from that build (scripts/fuzz.sh). All three parts run even when one
+# fails; the exit code is the first failure's.
 # Usage: scripts/test.sh [extra ctest arguments for the release suite].
 # BUILD_DIR overrides the release build folder (build/ci), SANITIZE_BUILD_DIR the sanitizer build's (build/sanitize).
 set -euo pipefail
@@ -15,7 +14,7 @@ cmake --preset ci -B "$build" >/dev/null
 cmake --build "$build" -j"$(nproc)"
 source scripts/mpi-env.sh
 status=0
-ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -LE '^corpus$' "$@" || status=$?
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)" "$@" || status=$?
 echo "== set-up, release build and suite took $SECONDS s"
 echo "== the sanitizer job (scripts/sanitize.sh)"
 start=$SECONDS

@@ -21,8 +21,9 @@ A cases file is a JSON list of cases. A case:
 What is asserted, for every case: the exit code; the message; the output is at most 16 KiB (an error echoes a
 capped part of a bad value, README "Errors"); no signal, no "terminate called", no sanitizer report; and the scratch
 folder is byte for byte what it was before (every file's content, every folder, every link), beyond `writes`.
-The process runs with a 4 GiB address-space limit so an unbounded read fails fast instead of swapping (not with
---sanitized: AddressSanitizer reserves terabytes of address space for its shadow memory).
+The process runs with a 4 GiB address-space limit so an unbounded read fails fast instead of swapping. With
+--sanitized (AddressSanitizer reserves terabytes of address space for its shadow memory) the limit is AddressSanitizer's
+own instead: any one allocation above 4 GiB is a sanitizer report, so a case that sizes a buffer from its input fails.
 """
 import hashlib
 import json
@@ -132,6 +133,8 @@ def main():
     argv = sys.argv[1:]
     sanitized = bool(argv) and argv[0] == "--sanitized"
     argv = argv[1:] if sanitized else argv
+    if sanitized:
+        ENV["ASAN_OPTIONS"] = ":".join(filter(None, [ENV.get("ASAN_OPTIONS"), f"max_allocation_size_mb={MEMORY_LIMIT >> 20}"]))
     if len(argv) < 2:
         raise SystemExit(__doc__)
     dtbench, cases_path, only = os.path.abspath(argv[0]), argv[1], set(argv[2:])
