@@ -846,9 +846,11 @@ def check_no_space():
     print("exit 1, earlier checkpoint unchanged and resumed bitwise: a second checkpoint that did not fit")
 
 
+# Evaluation batches of 200: the CPU model plans (and zero-fills) its activations for the evaluation batch, and a
+# run with 1000 took 9.3 s of CPU against 6.2 s with 200 (the same losses and accuracies).
 def fmnist_config(name, **over):
     cfg = {"name": name, "model": {"arch": "resnet8"}, "batch": {"per_rank": 32}, "duration": {"steps": 24},
-           "eval": {"every_steps": 12, "batch": 1000}, "optimizer": {"name": "sgd", "lr": 0.1},
+           "eval": {"every_steps": 12, "batch": 200}, "optimizer": {"name": "sgd", "lr": 0.1},
            "output": {"dir": os.path.join(args.work, "records")}}
     for k, v in over.items():
         cfg[k] = v
@@ -905,7 +907,7 @@ def check_paths():
     # Asynchronous SGD with stop_at_target: rank 0's evaluation reaches a low target after 6 steps and the
     # workers stop at their next push, well before the 48 steps of the run.
     cfg = fmnist_config("async-stop", parallel={"mode": "async"}, reducer={"name": "async_parameter_server"},
-                        duration={"steps": 48}, eval={"every_steps": 6, "batch": 1000, "target_accuracy": 0.05,
+                        duration={"steps": 48}, eval={"every_steps": 6, "batch": 200, "target_accuracy": 0.05,
                                                       "stop_at_target": True})
     mpirun(2, write_config("async-stop", cfg))
     rec = validate(os.path.join(args.work, "records", "async-stop.json"))
@@ -1010,7 +1012,7 @@ def check_trace():
     """--trace on 2 ranks (ResNet-8, a few steps): one Chrome trace file, spans that nest per track, every
     phase and layer group present; trace_problems is shown to catch an overlap and a missing phase; a --trace
     into a folder that does not exist is exit 2 with nothing written."""
-    cfg = fmnist_config("traced", duration={"steps": 6}, eval={"every_steps": 3, "batch": 1000},
+    cfg = fmnist_config("traced", duration={"steps": 6}, eval={"every_steps": 3, "batch": 200},
                         reducer={"name": "ring", "bucket_mib": 0.05})
     path = write_config("traced", cfg)
     trace = os.path.join(args.work, "traced.trace.json")
@@ -1030,7 +1032,7 @@ def check_trace():
     assert trace_problems(broken, 2), "a missing phase went unnoticed"
     # Asynchronous SGD: the workers' phases on their training tracks, the server's updates on rank 0's
     # communication track.
-    acfg = fmnist_config("traced-async", duration={"steps": 6}, eval={"every_steps": 3, "batch": 1000},
+    acfg = fmnist_config("traced-async", duration={"steps": 6}, eval={"every_steps": 3, "batch": 200},
                          parallel={"mode": "async"}, reducer={"name": "async_parameter_server"})
     atrace = os.path.join(args.work, "traced-async.trace.json")
     mpirun(2, write_config("traced-async", acfg), "--trace", atrace)
