@@ -82,6 +82,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
 
 }  // namespace batch_scaling_criterion
 
-const CriterionKind kBatchScaling = {"batch_scaling", batch_scaling_criterion::check, batch_scaling_criterion::evaluate};
+const CriterionKind kBatchScaling = {"batch_scaling", batch_scaling_criterion::check,
+                                     batch_scaling_criterion::evaluate};
 
 }  // namespace dtbench::reproduce

@@ -169,6 +169,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
 
 }  // namespace critical_batch_criterion
 
-const CriterionKind kCriticalBatch = {"critical_batch", critical_batch_criterion::check, critical_batch_criterion::evaluate};
+const CriterionKind kCriticalBatch = {"critical_batch", critical_batch_criterion::check,
+                                      critical_batch_criterion::evaluate};
 
 }  // namespace dtbench::reproduce

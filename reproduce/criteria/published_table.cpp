@@ -58,6 +58,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, co
 
 }  // namespace published_table_criterion
 
-const CriterionKind kPublishedTable = {"published_table", published_table_criterion::check, published_table_criterion::evaluate};
+const CriterionKind kPublishedTable = {"published_table", published_table_criterion::check,
+                                       published_table_criterion::evaluate};
 
 }  // namespace dtbench::reproduce

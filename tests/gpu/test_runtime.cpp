@@ -44,11 +44,11 @@ using gpu::LossScalerOptions;
 
 // First in this file: run alone (as CTest runs each case) or first, nothing has opened cuBLAS before it.
 TEST(CublasApi, OpensOnFirstUseAndResolvesEveryFunction) {
-  EXPECT_EQ(::dlopen(DTBENCH_TEST_CUBLAS_SONAME, RTLD_NOW | RTLD_NOLOAD), nullptr)
-      << "cuBLAS was loaded before its first use";
+  const char* soname = gpu::cublas_soname();
+  EXPECT_EQ(::dlopen(soname, RTLD_NOW | RTLD_NOLOAD), nullptr) << "cuBLAS was loaded before its first use";
   const gpu::CublasApi& api = gpu::cublas_api();
-  void* loaded = ::dlopen(DTBENCH_TEST_CUBLAS_SONAME, RTLD_NOW | RTLD_NOLOAD);
-  EXPECT_NE(loaded, nullptr) << "cublas_api() did not open " DTBENCH_TEST_CUBLAS_SONAME;
+  void* loaded = ::dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(loaded, nullptr) << "cublas_api() did not open " << soname;
   if (loaded != nullptr) ::dlclose(loaded);  // drops only the reference NOLOAD took
   EXPECT_NE(api.create, nullptr);
   EXPECT_NE(api.destroy, nullptr);

@@ -114,9 +114,6 @@ void run_ranks_out_of_address_space() {
   std::exit(0);
 }
 
-// A thread that cannot be created was std::terminate, since the threads already started were still joinable.
-// It is a RunFailed naming the rank, after the started ranks, blocked on the missing ones, have been stopped
-// and joined.
 // GCC says AddressSanitizer with __SANITIZE_ADDRESS__, clang with __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
 #define DTBENCH_TEST_ASAN 1
@@ -126,6 +123,9 @@ void run_ranks_out_of_address_space() {
 #endif
 #endif
 
+// A thread that cannot be created was std::terminate, since the threads already started were still joinable.
+// It is a RunFailed naming the rank, after the started ranks, blocked on the missing ones, have been stopped
+// and joined.
 TEST(ThreadComm, ThreadCreationFailureIsARunFailure) {
 #if defined(DTBENCH_TEST_ASAN)
   GTEST_SKIP() << "AddressSanitizer maps its shadow and fake stacks in the address space this test exhausts";

@@ -4,7 +4,6 @@
 // (GCC) and the sanitizer build (clang) both evaluate at the outermost call.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>

@@ -42,6 +42,8 @@ CublasApi load() {
 
 }  // namespace
 
+const char* cublas_soname() { return DTBENCH_CUBLAS_SONAME; }
+
 const CublasApi& cublas_api() {
   // A static whose initialiser throws is not initialised: the next call tries again (std::call_once is not
   // used: with libstdc++ a call after a throwing one can block for ever, GCC bug 66146).

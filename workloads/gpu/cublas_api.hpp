@@ -25,5 +25,7 @@ struct CublasApi {
 // Opens the cuBLAS of the toolkit dtbench was built with (by its soname, then by its path in the toolkit) and
 // resolves the functions above, the first time; RunFailed naming the library and dlerror() when it cannot.
 const CublasApi& cublas_api();
+// The soname cublas_api() opens first ("libcublas.so.13" for CUDA 13).
+const char* cublas_soname();
 
 }  // namespace dtbench::gpu

@@ -16,7 +16,8 @@ inline void check_cudnn(cudnnStatus_t s, const char* call, const char* file, int
 
 inline void check_cublas(cublasStatus_t s, const char* call, const char* file, int line) {
   if (s != CUBLAS_STATUS_SUCCESS) {
-    throw_failed_call("cuBLAS", call, file, line, std::string(cublas_api().status_name(s)) + ": " + cublas_api().status_string(s));
+    const CublasApi& api = cublas_api();
+    throw_failed_call("cuBLAS", call, file, line, std::string(api.status_name(s)) + ": " + api.status_string(s));
   }
 }
 
