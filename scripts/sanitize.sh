@@ -24,11 +24,13 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The in-process reducer sweeps run every reducer on 1 to 16 thread ranks; under the sanitizers 1 to 8 (powers of
 # two and not, even and uneven segments) keep the coverage at a fraction of the time. The corpus and the MPI runs
 # start mpirun, whose leaks need the slow unwinder to be attributed. Both parts run; the first failure's code is
-# the exit code.
+# the exit code. Each failing part's failed tests are added to $DTBENCH_TEST_FAILURES when scripts/test.sh sets it.
+failures=${DTBENCH_TEST_FAILURES:-/dev/null}
 status=0
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -L '^unit$' -E 'ReducerSweep.*_(9|1[0-9])ranks' "$@" ||
-  status=$?
+  { status=$?; bash scripts/ctest-failures.sh "$build" >> "$failures"; }
 ASAN_OPTIONS=$ASAN_OPTIONS:fast_unwind_on_malloc=0 \
   ctest --test-dir "$build" --output-on-failure -j"$(nproc)" \
-        -R '^(hardening\..*|train\.(resume|no_space)|reducers_mpi_3ranks)$' "$@" || { rc=$?; [ "$status" != 0 ] || status=$rc; }
+        -R '^(hardening\..*|train\.(resume|no_space)|reducers_mpi_3ranks)$' "$@" ||
+  { rc=$?; [ "$status" != 0 ] || status=$rc; bash scripts/ctest-failures.sh "$build" >> "$failures"; }
 exit "$status"
