@@ -1168,6 +1168,26 @@ def check_rank_dies():
         assert proc.returncode == want and status == "preempted", (sig.name, proc.returncode, status, out[-2000:])
         print(f"{sig.name} to mpirun: exit {proc.returncode}, record {status}")
 
+    # A signal at the moment run_start is logged, while rank 1 is 3 s slower to set up (a slow node): run_start
+    # comes after every rank is ready for a stop signal, so this is a preemption too, never the default action
+    # killing rank 1 (which it was when rank 0 logged run_start before the ranks met).
+    name = "signalled-at-run-start"
+    path = write_config(name, dict(cfg, name=name))
+    log = os.path.join(args.work, "records", name + ".mllog")
+    proc = subprocess.Popen(["mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", args.dtbench, "train",
+                             path, "--inject-fault", "slow-setup@1:3000"], env=ENV, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    t0 = time.time()
+    wait_for_run_start(log)
+    to_start = time.time() - t0
+    proc.send_signal(signal.SIGUSR1)
+    out, _ = proc.communicate(timeout=60)
+    record = os.path.join(args.work, "records", name + ".json")
+    status = json.load(open(record))["status"] if os.path.exists(record) else "none"
+    assert proc.returncode == 3 and status == "preempted", (proc.returncode, status, out[-2000:])
+    assert to_start >= 3, f"run_start was logged {to_start:.1f} s after the start, before the slow rank was ready"
+    print(f"SIGUSR1 at run_start ({to_start:.1f} s), rank 1 3 s late: exit {proc.returncode}, record {status}")
+
 
 def cuda_devices():
     info = json.loads(subprocess.run([args.dtbench, "info", "--json"], capture_output=True, text=True,

@@ -1,7 +1,9 @@
 #include "workloads/train/fault_injection.hpp"
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <thread>
 
 #include "core/error.hpp"
 
@@ -15,14 +17,21 @@ FaultInjection::FaultInjection(const std::string& f) {
     kind_ = Kind::kill;
   else if (std::sscanf(f.c_str(), "nan-grad@%d:%lld", &victim_, &step_) == 2)
     kind_ = Kind::nan_grad;
+  else if (std::sscanf(f.c_str(), "slow-setup@%d:%lld", &victim_, &step_) == 2 && step_ >= 0)
+    kind_ = Kind::slow_setup;
   else
-    throw BadInput("--inject-fault: expected sigusr1@STEP, kill@RANK:STEP or nan-grad@SHARD:STEP, got \"" + f + "\"");
+    throw BadInput("--inject-fault: expected sigusr1@STEP, kill@RANK:STEP, nan-grad@SHARD:STEP or slow-setup@RANK:MS, "
+                   "got \"" + f + "\"");
 }
 
 void FaultInjection::after_step(int64_t done, int rank) const {
   if (done != step_) return;
   if (kind_ == Kind::sigusr1 && rank == 0) std::raise(SIGUSR1);
   if (kind_ == Kind::kill && rank == victim_) std::raise(SIGKILL);
+}
+
+void FaultInjection::end_of_setup(int rank) const {
+  if (kind_ == Kind::slow_setup && rank == victim_) std::this_thread::sleep_for(std::chrono::milliseconds(step_));
 }
 
 }  // namespace dtbench

@@ -2,7 +2,8 @@
 // once STEP steps are done (as Slurm would send it); "kill@RANK:STEP" kills rank RANK with SIGKILL then;
 // "nan-grad@SHARD:STEP" makes the averaged gradient of step STEP (1-based) not finite on the ranks holding
 // model-parallel shard SHARD (every rank without model parallelism, whose one shard is 0), as an overflow in
-// that shard's rows would.
+// that shard's rows would; "slow-setup@RANK:MS" keeps rank RANK MS milliseconds longer in its set-up, as a slow
+// node would (a stop signal sent once run_start is logged must still find every rank ready for it).
 #pragma once
 
 #include <cstdint>
@@ -12,16 +13,18 @@ namespace dtbench {
 
 class FaultInjection {
  public:
-  // Empty: no fault. Throws BadInput on anything else that is not one of the two forms, before any work.
+  // Empty: no fault. Throws BadInput on anything else that is not one of the forms, before any work.
   explicit FaultInjection(const std::string& spec);
   // Called after each step with the number of steps done.
   void after_step(int64_t done, int rank) const;
+  // Called at the end of each rank's set-up, before the ranks meet to start.
+  void end_of_setup(int rank) const;
   // Whether step `step` (1-based) of the ranks holding `shard` gets a non-finite gradient.
   bool poisons_gradient(int64_t step, int shard) const { return kind_ == Kind::nan_grad && step == step_ && shard == victim_; }
 
  private:
-  enum class Kind { none, sigusr1, kill, nan_grad } kind_ = Kind::none;
-  long long step_ = -1;
+  enum class Kind { none, sigusr1, kill, nan_grad, slow_setup } kind_ = Kind::none;
+  long long step_ = -1;  // for slow_setup, the milliseconds
   int victim_ = -1;
 };
 

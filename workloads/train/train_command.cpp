@@ -37,7 +37,8 @@ void add_train_command(CLI::App& app) {
                   "Write a per-step timeline of every rank to this file (Chrome trace events: open it in Perfetto or "
                   "chrome://tracing)");
   cmd->add_option("--inject-fault", args->inject_fault,
-                  "Testing: sigusr1@STEP (signal rank 0 after STEP steps) or kill@RANK:STEP (SIGKILL a rank)");
+                  "Testing: sigusr1@STEP (signal rank 0 after STEP steps), kill@RANK:STEP (SIGKILL a rank), "
+                  "nan-grad@SHARD:STEP (a non-finite gradient) or slow-setup@RANK:MS (a rank MS ms slower to start)");
   cmd->callback([args] {
     MpiSession mpi;
     int rank = 0, size = 1;

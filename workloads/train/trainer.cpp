@@ -288,6 +288,10 @@ void Run::log_init_stop() {
 }
 
 int Run::execute() {
+  // A stop signal from here on is a preemption (checkpoint, exit 3), never the default action that kills this
+  // rank alone; and run_start is logged only after every rank has passed the barrier, so that whoever sees it
+  // (a scheduler's script, the tests) may signal the job: a rank still setting up would otherwise die of it.
+  install_stop_signal_handlers();
   if (world_.root()) log_ = std::make_unique<mllog::Logger>(args_.mllog_stdout);
   if (log_) log_->start(mllog::kInitStart);
   paths_ = run_paths(cfg_);
@@ -295,11 +299,11 @@ int Run::execute() {
   attempt_first_step_ = st_.step;
   check_outputs_and_open_log();
   started_utc_ = utc_timestamp();
+  fault_.end_of_setup(world_.rank());
+  world_.barrier();
   log_init_stop();
   console_->start(cfg_["name"].get<std::string>(), world_.size(), global_, per_rank_, cadence_.steps_per_epoch,
                   st_.step);
-  install_stop_signal_handlers();
-  world_.barrier();
   if (!args_.trace.empty()) trace::start();  // after the barrier: the ranks' time 0 agree
   run_start_ = now_seconds() - st_.elapsed;
 
