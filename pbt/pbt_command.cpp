@@ -84,11 +84,12 @@ std::string tail_of(const fs::path& file, size_t bytes) {
 }
 
 // An exclusive lock on a campaign folder for the life of the process (flock: released if the process dies).
+// The member processes trained here inherit the descriptor (run_here), so the lock is held until the last of
+// them has exited, and a rerun cannot start while members of a killed campaign still write their files. Nothing
+// else does (close-on-exec): a squeue or sbatch that outlived a killed campaign by a moment would refuse a rerun.
 class DirLock {
  public:
-  // Not close-on-exec: the member processes inherit the descriptor, so the lock is held until the last of them
-  // has exited, and a rerun cannot start while members of a killed campaign still write their files.
-  explicit DirLock(const fs::path& file) : fd_(::open(file.c_str(), O_CREAT | O_RDWR, 0644)) {
+  explicit DirLock(const fs::path& file) : fd_(::open(file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
     if (fd_ < 0) throw RunFailed(file.string() + ": cannot create the campaign's lock file");
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       ::close(fd_);
@@ -97,6 +98,7 @@ class DirLock {
     }
   }
   ~DirLock() { ::close(fd_); }
+  int fd() const { return fd_; }
   DirLock(const DirLock&) = delete;
   DirLock& operator=(const DirLock&) = delete;
 
@@ -200,7 +202,8 @@ pbt::MemberInterval collect_member(MemberRun& r, int64_t end_step, int exit_code
 // Here: `env OMPI_MCA_orte_tmpdir_base=... [mpirun -np K ARGS...] PROGRAM... CONFIG --resume ARGS...`, tied to
 // this process (SIGUSR1 when it dies: the member checkpoints as preempted and a rerun resumes it; mpirun forwards
 // SIGUSR1 to the ranks, where SIGTERM would make it kill them).
-int run_here(const pbt::Spec& spec, const fs::path& dir, const MemberRun& r, const std::vector<std::string>& program) {
+int run_here(const pbt::Spec& spec, const fs::path& dir, const MemberRun& r, const std::vector<std::string>& program,
+             int lock_fd) {
   // Each member slot its own Open MPI session folder: Open MPI 4.1 removes the shared per-host folder when the
   // last job on the host ends, and a member starting at that moment would fail (open-mpi/ompi#8510).
   std::vector<std::string> argv = {"env", "OMPI_MCA_orte_tmpdir_base=" + session_base(dir, r.result.member)};
@@ -211,7 +214,7 @@ int run_here(const pbt::Spec& spec, const fs::path& dir, const MemberRun& r, con
   argv.insert(argv.end(), program.begin(), program.end());
   argv.insert(argv.end(), {r.config.string(), "--resume"});
   argv.insert(argv.end(), r.args.begin(), r.args.end());
-  return slurm::run_to_files(argv, r.out, r.err, SIGUSR1);
+  return slurm::run_to_files(argv, r.out, r.err, SIGUSR1, lock_fd);
 }
 
 // The exit code the job script printed last ("launcher exited with N") after byte `offset` of its output (where
@@ -235,7 +238,7 @@ int job_exit_code(const fs::path& out, std::uintmax_t offset) {
 }
 
 void train_here(const pbt::Spec& spec, const fs::path& dir, int64_t i, int64_t end_step, const std::vector<Plan>& plans,
-                const std::vector<std::string>& program, pbt::Interval& iv) {
+                const std::vector<std::string>& program, int lock_fd, pbt::Interval& iv) {
   // A bounded pool: each thread takes the next member until none is left.
   std::atomic<int> next{0};
   std::vector<std::thread> pool;
@@ -249,12 +252,12 @@ void train_here(const pbt::Spec& spec, const fs::path& dir, int64_t i, int64_t e
           MemberRun r = prepare_member(spec, dir, m, i, end_step, plans[size_t(m)], false);
           int rc = 0;
           if (r.attempt != MemberRun::Attempt::reuse) {
-            rc = run_here(spec, dir, r, program);
+            rc = run_here(spec, dir, r, program, lock_fd);
             for (int resumes = 0; rc == 3 && resumes < kMaxResumes && ended_preempted(r); ++resumes) {
               std::printf("member %d: preempted in interval %lld; resuming from its checkpoint\n", m,
                           static_cast<long long>(i));
               std::fflush(stdout);
-              rc = run_here(spec, dir, r, program);
+              rc = run_here(spec, dir, r, program, lock_fd);
             }
           }
           iv.members[size_t(m)] = collect_member(r, end_step, rc);
@@ -471,7 +474,7 @@ int run_pbt(const Args& a) {
     if (a.submit)
       train_on_slurm(a, spec, dir, i, iv.end_step, plans, program, iv);
     else
-      train_here(spec, dir, i, iv.end_step, plans, program, iv);
+      train_here(spec, dir, i, iv.end_step, plans, program, lock->fd(), iv);
 
     std::vector<double> scores;
     for (const pbt::MemberInterval& m : iv.members) {

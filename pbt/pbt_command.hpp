@@ -10,8 +10,8 @@
 //   DIR/configs/       each member interval's run config (<run>.json)
 //   DIR/runs/          records (<run>.json), MLLOG files, output (<run>.out, <run>.err) and checkpoints
 //                      (<run>.ckpt/: an interval's are removed once the next interval is recorded)
-//   DIR/.lock          held (flock) while a dtbench pbt works on DIR, and by its member processes (they inherit
-//                      it): a second one on the same folder exits 1 until the last of them has exited
+//   DIR/.lock          held (flock) while a dtbench pbt works on DIR, and by the member processes it trains here
+//                      (they inherit it): a second one on the same folder exits 1 until the last of them has exited
 //
 // Each interval trains every member from its checkpoint (dtbench train --init-from) to the next ready point
 // (--stop-at; its config's /duration is the whole campaign, so that schedules and warmups span it), then

@@ -52,10 +52,10 @@ std::string find_program(const std::string& program) {
   return "";
 }
 
-// run_to_files with PR_SET_PDEATHSIG: posix_spawn cannot set it, so fork and exec by hand. The signal comes when
-// the thread that forked ends, which here outlives the child (it waits for it).
+// run_to_files with PR_SET_PDEATHSIG or an inherited descriptor: posix_spawn can set neither, so fork and exec by
+// hand. The signal comes when the thread that forked ends, which here outlives the child (it waits for it).
 int run_tied_to_parent(const std::vector<std::string>& argv, const std::filesystem::path& out,
-                       const std::filesystem::path& err, int signal) {
+                       const std::filesystem::path& err, int signal, int inherit_fd) {
   const std::string exe = find_program(argv[0]);
   if (exe.empty()) throw RunFailed(argv[0] + ": cannot start: not found on PATH");
   const int fd_out = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -71,6 +71,7 @@ int run_tied_to_parent(const std::vector<std::string>& argv, const std::filesyst
   const pid_t pid = ::fork();
   if (pid == 0) {  // the child: async-signal-safe calls only
     if (::prctl(PR_SET_PDEATHSIG, signal) != 0 || ::getppid() != parent) ::_exit(127);  // parent already gone
+    if (inherit_fd >= 0 && ::fcntl(inherit_fd, F_SETFD, 0) != 0) ::_exit(127);  // kept across execve
     if (::dup2(fd_out, 1) < 0 || ::dup2(fd_err, 2) < 0) ::_exit(127);
     ::execve(exe.c_str(), args.data(), environ);
     ::_exit(127);
@@ -131,8 +132,9 @@ ProcessResult run_capture(const std::vector<std::string>& argv) {
 }
 
 int run_to_files(const std::vector<std::string>& argv, const std::filesystem::path& out,
-                 const std::filesystem::path& err, int parent_death_signal) {
-  if (parent_death_signal != 0) return run_tied_to_parent(argv, out, err, parent_death_signal);
+                 const std::filesystem::path& err, int parent_death_signal, int inherit_fd) {
+  if (parent_death_signal != 0 || inherit_fd >= 0)
+    return run_tied_to_parent(argv, out, err, parent_death_signal, inherit_fd);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);

@@ -20,9 +20,10 @@ ProcessResult run_capture(const std::vector<std::string>& argv);
 
 // Runs argv[0] with standard output and error appended to the given files; returns the exit code
 // as above. With parent_death_signal (e.g. SIGUSR1) the child gets that signal when this process dies (Linux
-// PR_SET_PDEATHSIG), so that it does not outlive a killed campaign.
+// PR_SET_PDEATHSIG), so that it does not outlive a killed campaign. With inherit_fd, that descriptor of this
+// process (opened close-on-exec) is the child's too, such as a lock it must hold until it exits.
 int run_to_files(const std::vector<std::string>& argv, const std::filesystem::path& out,
-                 const std::filesystem::path& err, int parent_death_signal = 0);
+                 const std::filesystem::path& err, int parent_death_signal = 0, int inherit_fd = -1);
 
 // The path of the running dtbench binary (/proc/self/exe): what sweeps and reproductions start for their runs.
 // Throws RunFailed when it cannot be read.

@@ -2,6 +2,8 @@
 // sbatch_quote against the escaping rules of sbatch's #SBATCH parser (src/sbatch/opt.c,
 // _get_argument); the Slurm end-to-end test submits such a line to a real sbatch.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -157,5 +159,31 @@ TEST(RunToFiles, ParentDeathSignalReachesTheChild) {
       for (int i = 0; i < 100 && !std::filesystem::exists(mark); ++i) ::usleep(20000);
     }
   }
+  std::filesystem::remove_all(dir);
+}
+
+// A close-on-exec descriptor (a campaign folder's lock) reaches only the child given it as inherit_fd, with or
+// without a parent-death signal; a captured command (squeue, sbatch) never gets it, so that such a command still
+// running when its campaign is killed does not hold the campaign's lock. The child sees the descriptor in
+// /proc/self/fd.
+TEST(RunToFiles, OnlyTheInheritedDescriptorCrossesExec) {
+  char tmpl[] = "/tmp/dtbench-inherit-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::filesystem::path dir = tmpl;
+  const int fd = ::open((dir / "lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  const std::string has_fd = "[ -e /proc/self/fd/" + std::to_string(fd) + " ]";
+  EXPECT_EQ(run_to_files({"/bin/sh", "-c", has_fd}, dir / "out", dir / "err", 0, fd), 0);
+  EXPECT_EQ(run_to_files({"/bin/sh", "-c", has_fd}, dir / "out", dir / "err", SIGTERM, fd), 0);
+  EXPECT_EQ(run_to_files({"/bin/sh", "-c", has_fd}, dir / "out", dir / "err"), 1);
+  EXPECT_EQ(run_to_files({"/bin/sh", "-c", has_fd}, dir / "out", dir / "err", SIGTERM), 1);
+  EXPECT_EQ(run_capture({"/bin/sh", "-c", has_fd}).exit_code, 1);
+  // The inherited descriptor is the same open file description, so it holds this process's lock: the child's
+  // flock -n on it succeeds while the lock is held here (on another description of the file it would fail).
+  EXPECT_EQ(run_to_files({"/bin/sh", "-c", "flock -n " + std::to_string(fd) + " true"}, dir / "out", dir / "err", 0,
+                         fd),
+            0);
+  ::close(fd);
   std::filesystem::remove_all(dir);
 }
