@@ -31,10 +31,15 @@ touch "$work/marker"
 echo "== srun --mpi=pmix across 4 emulated nodes"
 "$dtbench" config --set name=hello --set duration.steps=3 --set data.dataset=synthetic --set batch.global=8 \
   --set output.dir="$work/hello" >"$work/hello.json"
-srun -N4 --ntasks-per-node=1 --mpi=pmix "$steps" --step-seconds=0.01 "$work/hello.json" | sed 's/^/    /'
+# --kill-on-bad-exit, as dtbench's sbatch scripts pass it: a task that dies (once, a SIGSEGV in one task's start
+# here, under load) ends the step at once, with srun naming the task and signal, instead of leaving the other
+# ranks waiting for it until the test's timeout.
+srun -N4 --ntasks-per-node=1 --mpi=pmix --kill-on-bad-exit=1 "$steps" --step-seconds=0.01 "$work/hello.json" |
+  sed 's/^/    /'
 
 echo "== the hierarchical reducer's nodes are the emulated nodes (SLURM_NODEID), though all share this host"
-srun -N2 --ntasks-per-node=2 --mpi=pmix "$dtbench" allreduce --reducer hierarchical,ring -b 4K -e 64K -n 2 -w 1 \
+srun -N2 --ntasks-per-node=2 --mpi=pmix --kill-on-bad-exit=1 "$dtbench" allreduce --reducer hierarchical,ring \
+  -b 4K -e 64K -n 2 -w 1 \
   --json "$work/hierarchical.json" | sed 's/^/    /'
 /usr/bin/python3 - "$work/hierarchical.json" <<'PY'
 import json, sys
@@ -56,13 +61,14 @@ assert r["provenance"]["slurm"]["job_id"], r["provenance"]["slurm"]
 print("    ranks on", r["extra"]["rank_nodes"])'
 
 echo "== shared_memory runs on the ranks of one node and is refused across emulated nodes (exit 2, naming them)"
-srun -N1 --ntasks-per-node=2 --mpi=pmix "$dtbench" allreduce --reducer shared_memory -b 4K -e 4M -f 4 -n 2 -w 1 \
+srun -N1 --ntasks-per-node=2 --mpi=pmix --kill-on-bad-exit=1 "$dtbench" allreduce --reducer shared_memory \
+  -b 4K -e 4M -f 4 -n 2 -w 1 \
   --json "$work/shm.json" | sed 's/^/    /'
 /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["wrong"] == 0 and d["rows"], d' \
   "$work/shm.json"
 expect 2 "needs every rank on one node" -- srun -N2 --ntasks-per-node=1 --mpi=pmix "$dtbench" allreduce \
   --reducer shared_memory -b 4K -e 4K -n 1 -w 0
-srun -N2 --ntasks-per-node=1 --mpi=pmix "$dtbench" allreduce --reducer all -b 4K -e 4K -n 1 -w 0 \
+srun -N2 --ntasks-per-node=1 --mpi=pmix --kill-on-bad-exit=1 "$dtbench" allreduce --reducer all -b 4K -e 4K -n 1 -w 0 \
   --json "$work/all.json" >/dev/null
 /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert "shared_memory" not in {r["reducer"] for r in d["rows"]}' \
   "$work/all.json"
