@@ -8,18 +8,27 @@
 set -euo pipefail
 dir=$1/Testing/Temporary
 lines=${2:-40}
+[[ "$lines" =~ ^[1-9][0-9]*$ ]] ||
+  { echo "ctest-failures.sh: LINES must be a positive integer, got '$lines'" >&2; exit 2; }
+[ -s "$dir/LastTest.log" ] || { echo "($1: no Testing/Temporary/LastTest.log to read)"; exit 0; }
 [ -s "$dir/LastTestsFailed.log" ] || { echo "($1: ctest failed, but no test is listed as failed)"; exit 0; }
 while IFS=: read -r _ name; do
   echo "---- $name ($1)"
   # The test's block in LastTest.log runs from "N/M Testing: name" to its "Test Passed/Failed" result line;
   # print its command, the end of its output and the result.
+  # output: 0 before the test's output, 1 inside it (kept, its last LINES lines), 2 after it (its result lines),
+  # so that an output line that looks like a result line ("*** ..." from Open MPI or glibc) is output.
   awk -v name="$name" -v keep="$lines" '
     $0 ~ /^[0-9]+\/[0-9]+ Testing: / { inside = ($3 == name); n = 0; output = 0; next }
-    inside && !output && /^Command: / { print; next }
-    inside && !output && /^Output:/ { output = 1; getline; next }
-    inside && !output { next }
-    inside && /^<end of output>/ { for (i = (n > keep ? n - keep : 0); i < n; i++) print buf[i % keep]; next }
-    inside && /^Test time =/ { print; next }
-    inside && /^Test (Passed|Failed|Not Run)|^\*\*\*|^Other|^Exit code/ { print; inside = 0; next }
-    inside { buf[n % keep] = $0; n++ }' "$dir/LastTest.log"
+    !inside { next }
+    output == 0 && /^Command: / { print; next }
+    output == 0 && /^Output:/ { output = 1; getline; next }
+    output == 1 && /^<end of output>/ {
+      for (i = (n > keep ? n - keep : 0); i < n; i++) print buf[i % keep]
+      output = 2; next
+    }
+    output == 1 { buf[n % keep] = $0; n++; next }
+    output == 2 && /^Test time =/ { print; next }
+    output == 2 && /^Test (Passed|Failed|Not Run)|^\*\*\*|^Other|^Exit code/ { print; inside = 0; next }
+  ' "$dir/LastTest.log"
 done < "$dir/LastTestsFailed.log"

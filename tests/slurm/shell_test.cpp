@@ -179,11 +179,11 @@ TEST(RunToFiles, OnlyTheInheritedDescriptorCrossesExec) {
   EXPECT_EQ(run_to_files({"/bin/sh", "-c", has_fd}, dir / "out", dir / "err"), 1);
   EXPECT_EQ(run_to_files({"/bin/sh", "-c", has_fd}, dir / "out", dir / "err", SIGTERM), 1);
   EXPECT_EQ(run_capture({"/bin/sh", "-c", has_fd}).exit_code, 1);
-  // The inherited descriptor is the same open file description, so it holds this process's lock: the child's
-  // flock -n on it succeeds while the lock is held here (on another description of the file it would fail).
-  EXPECT_EQ(run_to_files({"/bin/sh", "-c", "flock -n " + std::to_string(fd) + " true"}, dir / "out", dir / "err", 0,
-                         fd),
-            0);
+  // The inherited descriptor is this process's open file description, so it holds this process's lock: flock(1)
+  // on descriptor N (no command) succeeds on it, while the lock file opened afresh (another description) is
+  // refused.
+  EXPECT_EQ(run_to_files({"/bin/sh", "-c", "flock -n " + std::to_string(fd)}, dir / "out", dir / "err", 0, fd), 0);
+  EXPECT_EQ(run_to_files({"flock", "-n", (dir / "lock").string(), "true"}, dir / "out", dir / "err"), 1);
   ::close(fd);
   std::filesystem::remove_all(dir);
 }

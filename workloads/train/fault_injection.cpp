@@ -11,15 +11,20 @@ namespace dtbench {
 
 FaultInjection::FaultInjection(const std::string& f) {
   if (f.empty()) return;
-  if (std::sscanf(f.c_str(), "sigusr1@%lld", &step_) == 1)
+  // Each form must take the whole text (%n: the characters read), with a rank or shard >= 0 and a step >= 0.
+  int used = -1;
+  const auto whole = [&](int fields, int want) { return fields == want && used == int(f.size()); };
+  if (whole(std::sscanf(f.c_str(), "sigusr1@%lld%n", &step_, &used), 1))
     kind_ = Kind::sigusr1;
-  else if (std::sscanf(f.c_str(), "kill@%d:%lld", &victim_, &step_) == 2)
+  else if (whole(std::sscanf(f.c_str(), "kill@%d:%lld%n", &victim_, &step_, &used), 2))
     kind_ = Kind::kill;
-  else if (std::sscanf(f.c_str(), "nan-grad@%d:%lld", &victim_, &step_) == 2)
+  else if (whole(std::sscanf(f.c_str(), "nan-grad@%d:%lld%n", &victim_, &step_, &used), 2))
     kind_ = Kind::nan_grad;
-  else if (std::sscanf(f.c_str(), "slow-setup@%d:%lld", &victim_, &step_) == 2 && step_ >= 0)
+  else if (whole(std::sscanf(f.c_str(), "slow-setup@%d:%lld%n", &victim_, &step_, &used), 2))
     kind_ = Kind::slow_setup;
-  else
+  const bool has_rank = kind_ == Kind::kill || kind_ == Kind::nan_grad || kind_ == Kind::slow_setup;
+  if ((has_rank && victim_ < 0) || step_ < 0) kind_ = Kind::none;
+  if (kind_ == Kind::none)
     throw BadInput("--inject-fault: expected sigusr1@STEP, kill@RANK:STEP, nan-grad@SHARD:STEP or slow-setup@RANK:MS, "
                    "got \"" + f + "\"");
 }
