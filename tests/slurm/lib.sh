@@ -39,7 +39,24 @@ require_cluster() {
 start_cluster() {
   cluster="$1/slurm/local-cluster.sh"
   cdir=$2/cluster
-  trap 'bash "$cluster" stop --dir "$cdir" || true; rm -rf "'"$2"'"' EXIT
+  # A watchdog. CTest ends a test that runs past its TIMEOUT with SIGKILL, which skips the EXIT trap: the cluster's
+  # daemons and its jobs' ranks (once, three ranks spinning at 50% of a core each, waiting for a fourth that had
+  # died) would live on and slow every later test. So after DTBENCH_CLUSTER_TEST_LIMIT seconds (each cluster test
+  # sets it 60 s under its TIMEOUT; 540 unless set) the watchdog stops the cluster itself, which ends any srun the
+  # test waits on, and then TERM ends the test through its EXIT trap.
+  local limit=${DTBENCH_CLUSTER_TEST_LIMIT:-540} me=$$
+  (
+    trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+    sleep "$limit" &
+    nap=$!
+    wait "$nap"
+    echo "FAIL: the test ran past $limit s (DTBENCH_CLUSTER_TEST_LIMIT): stopping the cluster" >&2
+    bash "$cluster" stop --dir "$cdir" >&2 || true
+    kill -TERM "$me"
+  ) &
+  watchdog=$!
+  trap 'exit 124' TERM
+  trap 'kill -TERM "$watchdog" 2>/dev/null; bash "$cluster" stop --dir "$cdir" || true; rm -rf "'"$2"'"' EXIT
   chmod 755 "$2"  # mktemp -d makes it 0700; munged (user munge) must reach the cluster folder inside
   # The first block of 5 free ports from 17000 on: another cluster (another build's tests) may hold one.
   local base p busy
