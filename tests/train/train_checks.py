@@ -1149,44 +1149,41 @@ def check_rank_dies():
     # write a preempted record and exit 3; mpirun exits 3 after SIGUSR1 but 1 after SIGTERM. After SIGTERM mpirun
     # also SIGKILLs the ranks odls_base_sigkill_timeout (1) s later: the record exists only if they finished within
     # that second (on a loaded CI machine they once did not), so for SIGTERM a missing record is allowed.
-    for sig, want in ((signal.SIGUSR1, 3), (signal.SIGTERM, 1)):
-        name = f"signalled-{sig.name.lower()}"
+    def signal_run(name, sig, delay, *train_args):
+        """Starts a 2-rank run named NAME, sends SIG to mpirun DELAY s after run_start is logged; returns the
+        seconds to run_start, mpirun's exit code, the record's status ("none" without a record) and the output."""
         path = write_config(name, dict(cfg, name=name))
         log = os.path.join(args.work, "records", name + ".mllog")
         proc = subprocess.Popen(["mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", args.dtbench, "train",
-                                 path], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                 path, *train_args], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+        t0 = time.time()
         wait_for_run_start(log)
-        time.sleep(0.5)
+        to_start = time.time() - t0
+        time.sleep(delay)
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=60)
         record = os.path.join(args.work, "records", name + ".json")
-        if sig == signal.SIGTERM and not os.path.exists(record):
-            assert proc.returncode == want, (sig.name, proc.returncode, out[-2000:])
-            print(f"{sig.name} to mpirun: exit {proc.returncode}, no record (killed before it was written)")
+        status = json.load(open(record))["status"] if os.path.exists(record) else "none"
+        return to_start, proc.returncode, status, out
+
+    for sig, want in ((signal.SIGUSR1, 3), (signal.SIGTERM, 1)):
+        _, rc, status, out = signal_run(f"signalled-{sig.name.lower()}", sig, 0.5)
+        if sig == signal.SIGTERM and status == "none":
+            assert rc == want, (sig.name, rc, out[-2000:])
+            print(f"{sig.name} to mpirun: exit {rc}, no record (killed before it was written)")
             continue
-        status = json.load(open(record))["status"]
-        assert proc.returncode == want and status == "preempted", (sig.name, proc.returncode, status, out[-2000:])
-        print(f"{sig.name} to mpirun: exit {proc.returncode}, record {status}")
+        assert rc == want and status == "preempted", (sig.name, rc, status, out[-2000:])
+        print(f"{sig.name} to mpirun: exit {rc}, record {status}")
 
     # A signal at the moment run_start is logged, while rank 1 is 3 s slower to set up (a slow node): run_start
     # comes after every rank is ready for a stop signal, so this is a preemption too, never the default action
     # killing rank 1 (which it was when rank 0 logged run_start before the ranks met).
-    name = "signalled-at-run-start"
-    path = write_config(name, dict(cfg, name=name))
-    log = os.path.join(args.work, "records", name + ".mllog")
-    proc = subprocess.Popen(["mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", args.dtbench, "train",
-                             path, "--inject-fault", "slow-setup@1:3000"], env=ENV, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    t0 = time.time()
-    wait_for_run_start(log)
-    to_start = time.time() - t0
-    proc.send_signal(signal.SIGUSR1)
-    out, _ = proc.communicate(timeout=60)
-    record = os.path.join(args.work, "records", name + ".json")
-    status = json.load(open(record))["status"] if os.path.exists(record) else "none"
-    assert proc.returncode == 3 and status == "preempted", (proc.returncode, status, out[-2000:])
+    to_start, rc, status, out = signal_run("signalled-at-run-start", signal.SIGUSR1, 0,
+                                           "--inject-fault", "slow-setup@1:3000")
+    assert rc == 3 and status == "preempted", (rc, status, out[-2000:])
     assert to_start >= 3, f"run_start was logged {to_start:.1f} s after the start, before the slow rank was ready"
-    print(f"SIGUSR1 at run_start ({to_start:.1f} s), rank 1 3 s late: exit {proc.returncode}, record {status}")
+    print(f"SIGUSR1 at run_start ({to_start:.1f} s), rank 1 3 s late: exit {rc}, record {status}")
 
 
 def cuda_devices():
