@@ -6,13 +6,19 @@
 #   3. `dtbench train --set backend=gpu`: ResNet-20 on synthetic 28x28 images, 60 steps in fp32, bf16 and fp16
 #      (the records, schema-complete like a CPU run's);
 #   4. ResNet-50 v1.5 at 224x224 (synthetic images), batch 128 on one GPU, 40 steps in fp32 (no TF32: the backend
-#      keeps fp32 exact to fp32 rounding), bf16 and fp16: images per second from the records.
-# Prints a summary table last. Usage: scripts/gpu-device-check.sh BIN_DIR OUT_DIR
-#   BIN_DIR: dtbench and the gpu_* test binaries of a CUDA build (build/<preset>/apps, build/<preset>/tests/gpu).
+#      keeps fp32 exact to fp32 rounding), bf16 and fp16: images per second from the records;
+#   with SOURCE_DIR, before 3 and 4: CTest's train.gpu (tests/train/train_checks.py gpu: Fashion-MNIST in three
+#      precisions, NCCL on 1 rank, 2 ranks through the host-staged ring, 2 ranks x b against 1 rank x 2b), with the
+#      mpirun on PATH and BIN_DIR's dtbench.
+# Each part has a time limit, so that one that hangs leaves time for the rest. Prints a summary table last.
+# Usage: scripts/gpu-device-check.sh BIN_DIR OUT_DIR [SOURCE_DIR]
+#   BIN_DIR: dtbench and the gpu_* test binaries of a CUDA build (build/<preset>/apps, build/<preset>/tests/gpu,
+#   or the bin/ of scripts/gpu-pack.sh's pack).
 # Environment: STEPS50 (40), BATCH50 (128).
 set -uo pipefail
 bin=$1
 out=$2
+src=${3:-}
 mkdir -p "$out/records"
 export DTBENCH_EXPECT_GPU=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 summary=()
@@ -20,20 +26,27 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 
 for t in gpu_runtime_test gpu_layers_test gpu_model_test gpu_optim_test gpu_reducers_test; do
   start=$SECONDS
-  "$bin/$t" > "$out/$t.log" 2>&1
+  timeout 150 "$bin/$t" > "$out/$t.log" 2>&1
   rc=$?
   summary+=("$t: exit $rc, $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$t.log" | tr '\n' ' ')($((SECONDS - start)) s)")
 done
 
 for k in 1 2; do
-  mpirun -np "$k" --oversubscribe --bind-to none "$bin/gpu_nccl_mpi_check" > "$out/nccl_mpi_$k.log" 2>&1
+  timeout 60 mpirun -np "$k" --oversubscribe --bind-to none "$bin/gpu_nccl_mpi_check" > "$out/nccl_mpi_$k.log" 2>&1
   summary+=("gpu_nccl_mpi_check on $k rank(s): exit $?")
 done
+
+if [[ -n $src ]]; then
+  start=$SECONDS
+  timeout 300 python3 "$src/tests/train/train_checks.py" gpu --dtbench "$bin/dtbench" \
+    --schema "$src/results/schema/run-record.schema.json" --work "$out/train_checks" > "$out/train_gpu.log" 2>&1
+  summary+=("train.gpu (train_checks.py gpu): exit $? ($((SECONDS - start)) s)")
+fi
 
 train() {  # name, then --set arguments
   local name=$1
   shift
-  "$bin/dtbench" train --set name="$name" --set backend=gpu --set data.dataset=synthetic --set output.dir="$out/records" \
+  timeout 120 "$bin/dtbench" train --set name="$name" --set backend=gpu --set data.dataset=synthetic --set output.dir="$out/records" \
     "$@" > "$out/$name.log" 2>&1
   local rc=$?
   local rec="$out/records/$name.json"

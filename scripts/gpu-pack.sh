@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Packs a CUDA build's GPU binaries with what they need beyond the CUDA libraries, so that they run on a GPU
+# machine that has CUDA, cuDNN and NCCL but none of this project's other dependencies (oneDNN, Open MPI with its
+# plugins and PMIx, jsonschema for the record checks):
+#   bin/   dtbench, the gpu_* test binaries, gpu_nccl_mpi_check, mpirun (Open MPI's orterun)
+#   lib/   every shared library they load that is not glibc's or CUDA's, found with ldd
+#   usr/   Open MPI's and PMIx's plugin folders at their Debian paths (the libraries look for them there)
+#   py/    jsonschema and pyrsistent (pure Python), for tests/train/train_checks.py
+# and writes them as one xz-compressed tar (about a quarter of the 80 MB unpacked; oneDNN is most of it).
+# scripts/gpu-unpack.sh sets them up on the GPU machine.
+# Usage: scripts/gpu-pack.sh BUILD_DIR OUT.tar.xz
+set -euo pipefail
+build=$1
+out=$2
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage"/{bin,lib,py,usr/lib/x86_64-linux-gnu}
+cp "$build/apps/dtbench" "$stage/bin/"
+for t in gpu_runtime_test gpu_layers_test gpu_model_test gpu_optim_test gpu_reducers_test gpu_nccl_mpi_check; do
+  cp "$build/tests/gpu/$t" "$stage/bin/"
+done
+cp /usr/bin/orterun "$stage/bin/mpirun"
+ompi=/usr/lib/x86_64-linux-gnu/openmpi
+cp -a "$ompi" "$stage/usr/lib/x86_64-linux-gnu/"
+rm -rf "$stage/usr/lib/x86_64-linux-gnu/openmpi/include"
+cp -a /usr/lib/x86_64-linux-gnu/pmix2 "$stage/usr/lib/x86_64-linux-gnu/"
+rm -rf "$stage/usr/lib/x86_64-linux-gnu/pmix2/include" "$stage/usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.a"
+# The libraries: ldd over the binaries and the plugins. Left out: glibc's own (the GPU machine's are newer), the
+# CUDA libraries (the GPU machine's must match its driver) and the plugins' fabric libraries (UCX, libfabric,
+# verbs, PSM: a plugin that cannot load them is skipped, and one machine needs none of them).
+skip='^(libc|libm|libdl|librt|libpthread|libresolv|ld-linux-x86-64|linux-vdso'
+skip+='|libcuda|libcudart|libcudnn|libnccl|libcublas|libcublasLt|libnvrtc'
+skip+='|libucp|libucs|libuct|libucm|libfabric|libibverbs|librdmacm|libpsm_infinipath|libpsm2|libinfinipath|libefa'
+skip+='|libnl-3|libnl-route-3)\.so'
+ldd "$stage"/bin/* "$stage"/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so \
+  "$stage"/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix/*.so 2>/dev/null |
+  awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
+  while read -r so; do
+    name=$(basename "$so")
+    [[ $name =~ $skip ]] && continue
+    cp -L "$so" "$stage/lib/$name"
+  done
+cp -a /usr/lib/python3/dist-packages/jsonschema /usr/lib/python3/dist-packages/pyrsistent "$stage/py/"
+find "$stage/py" -name '*.so' -delete
+find "$stage/py" -name __pycache__ -prune -exec rm -rf {} +
+tar -C "$stage" -cf - . | xz -T2 -6 >"$out"
+echo "$out: $(du -h "$out" | cut -f1) ($(du -sh "$stage" | cut -f1) unpacked, $(ls "$stage/lib" | wc -l) libraries)"
