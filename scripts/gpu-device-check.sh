@@ -55,8 +55,9 @@ train() {  # name, then --set arguments
 import json, sys
 r = json.load(open(sys.argv[1]))
 c = r['curve']
-print(f\"status {r['status']}, loss {c[0]['train_loss']:.3f} -> {c[-1]['train_loss']:.3f}, \"
-      f\"{r['throughput']['images_per_second']:.0f} images/s\")" "$rec")")
+loss = (f\"loss {c[0]['train_loss']:.3f} -> {c[-1]['train_loss']:.3f}\" if len(c) > 1 else
+        f\"loss {c[0]['train_loss']:.3f} (one evaluation, at the end)\")
+print(f\"status {r['status']}, {loss}, {r['throughput']['images_per_second']:.0f} images/s\")" "$rec")")
   else
     summary+=("$name: exit $rc, no record: $(tail -2 "$out/$name.log" | tr '\n' ' ')")
   fi
