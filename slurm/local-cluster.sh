@@ -19,8 +19,8 @@
 # its own TmpFS (PMIx server directories) and, through the TaskProlog, its own Open MPI shared-memory
 # directory (OMPI_MCA_btl_vader_backing_directory), otherwise ranks on "different" nodes collide;
 # oversubscribed ranks must not busy-poll (OMPI_MCA_mpi_yield_when_idle=1); use srun --mpi=pmix
-# (pmi2 does not work with Debian's Open MPI). hostname is the same on every node: SLURMD_NODENAME
-# tells them apart.
+# (pmi2 does not work with Debian's Open MPI), with every PMIx fence a ring (mpi.conf; see write_config).
+# hostname is the same on every node: SLURMD_NODENAME tells them apart.
 set -euo pipefail
 
 die() { echo "local-cluster: $*" >&2; exit 1; }
@@ -47,7 +47,8 @@ done
 [[ "$nodes" =~ ^[1-9][0-9]?$ ]] || die "--nodes must be 1..99, got $nodes"
 [[ "$cpus" =~ ^[1-9][0-9]*$ ]] || die "--cpus must be a positive integer, got $cpus"
 [[ "$port" =~ ^[1-9][0-9]*$ ]] && [ "$port" -lt 65000 ] || die "--port must be below 65000, got $port"
-case "$dir" in /*) ;; *) dir=$PWD/$dir ;; esac
+# One spelling of the folder (absolute, no ./ or trailing /): the shared-memory folders are named after its hash.
+dir=$(realpath -m -- "$dir")
 
 conf=$dir/slurm.conf
 sock=$dir/munge/munge.socket.2

@@ -32,8 +32,12 @@ echo "== srun --mpi=pmix across 4 emulated nodes"
 "$dtbench" config --set name=hello --set duration.steps=3 --set data.dataset=synthetic --set batch.global=8 \
   --set output.dir="$work/hello" >"$work/hello.json"
 # --kill-on-bad-exit, as dtbench's sbatch scripts pass it: a task that dies ends the step at once, with srun naming
-# the task and signal, instead of leaving the other ranks waiting for it until the test's timeout. (Under load, one
-# task in 25 died of SIGSEGV in MPI_Init here before slurm/local-cluster.sh set every PMIx fence to a ring.)
+# the task and signal, instead of leaving the other ranks waiting for it until the test's timeout. (Under load, 10
+# of 260 such steps lost a task to SIGSEGV in MPI_Init before slurm/local-cluster.sh set every PMIx fence to a ring;
+# the cluster's configuration is checked to say so.)
+config=$(scontrol show config)
+grep -Eq '^PMIxCollFence += ring$' <<<"$config" ||
+  { echo "FAIL: the cluster's PMIx fences are not rings (scontrol show config)"; exit 1; }
 srun -N4 --ntasks-per-node=1 --mpi=pmix --kill-on-bad-exit=1 "$steps" --step-seconds=0.01 "$work/hello.json" |
   sed 's/^/    /'
 
