@@ -1,7 +1,7 @@
 // The GPU-against-CPU fp32 comparison's cases and batch (tests/gpu/test_model.cpp), shared with the CPU test that
 // checks they are well conditioned (tests/workloads/test_gpu_cases_conditioning.cpp): a comparison at a relative
 // tolerance means something only where the CPU model agrees with itself to far better than that when only the
-// summation order (another thread count), the input's last bit or the input's last few bits at random change.
+// summation order (another thread count) changes, the input moves 1 ulp up, or random noise of about 8 ulp is added.
 //
 // Measured on the CPU model (2026-11-26), the largest per-tensor relative gradient difference under those changes:
 // - ResNet-8 on 1 x 28 x 28, batch 8, batch seed 3: 4.1e-2 (layer2.0.conv2, 1 thread against 2), the same few per
@@ -14,14 +14,14 @@
 // - ResNet-18 on 3 x 32 x 32, batch 4 (its batch norms in layer4 over N x H x W = 4 values): 9.8e-5 under a 1-ulp
 //   input change, its logits 8.6e-6; on 3 x 64 x 64, batch 8: 5.3e-6 and 2.4e-6.
 // The 1-ulp change was not enough. On an H200 (2026-11-27) ResNet-18 at 3 x 64 x 64, batch 8, was off by 0.4-1.1% in
-// four tensors (layer1.1.conv1.weight 5.4e-3, layer1.1.bn1.bias 4.0e-3, and the same two in layer4.1). The CPU
-// model against itself, with each input value times (1 + 1e-6 z), z standard normal (about 8 ulp of fp32, the
-// size of the differences two backends' convolution algorithms make): 5.4e-3 and 3.7e-3 in those two layer1.1
-// tensors for one draw, up to 0.15 elsewhere for another. The 1-ulp change moves every value the same way and
-// missed this; random noise finds the flipping ReLUs. Under that noise (3 draws), the worst tensor: ResNet-8
-// batch seed 4: 3.9e-6; ResNet-50 with zero_init_residual: 7.9e-5; ResNet-18 at 3 x 64 x 64, batch 8, with
-// zero_init_residual: 4.0e-6 (without: 1.5e-1; at batch 16: 1.5e-2; at 96 x 96: 5.9e-2); the MLP: 1.1e-6.
-// So the comparison takes batch seed 4 for ResNet-8, and zero_init_residual for ResNet-18 and ResNet-50.
+// four tensors (layer1.1.conv1.weight 5.4e-3, layer1.1.bn1.bias 4.0e-3, and the same two in layer4.1). The CPU model
+// against itself, with each input value times (1 + 1e-6 z), z standard normal (about 8 ulp of fp32; taken as the size
+// of the differences two backends' convolution algorithms make, not measured): 5.4e-3 and 3.7e-3 in those two layer1.1
+// tensors for one draw, up to 0.15 elsewhere for another. The 1-ulp change moves every value the same way and missed
+// this; random noise finds the flipping ReLUs. Under that noise (3 draws), the worst tensor: ResNet-8 batch seed 4:
+// 3.9e-6; ResNet-50 with zero_init_residual: 7.9e-5; ResNet-18 at 3 x 64 x 64, batch 8, with zero_init_residual: 4.0e-6
+// (without: 1.5e-1; at batch 16: 1.5e-2; at 96 x 96: 5.9e-2); the MLP: 1.1e-6. So the comparison takes batch seed 4 for
+// ResNet-8, and zero_init_residual for ResNet-18 and ResNet-50.
 #pragma once
 
 #include <cstdint>
