@@ -41,9 +41,9 @@ start_cluster() {
   cdir=$2/cluster
   # A watchdog. CTest ends a test that runs past its TIMEOUT with SIGKILL, which skips the EXIT trap: the cluster's
   # daemons and its jobs' ranks (once, three ranks spinning at 50% of a core each, waiting for a fourth that had
-  # died) would live on and slow every later test. So after DTBENCH_CLUSTER_TEST_LIMIT seconds (each cluster test
-  # sets it 60 s under its TIMEOUT; 540 unless set) the watchdog stops the cluster itself, which ends any srun the
-  # test waits on, and then TERM ends the test through its EXIT trap.
+  # died) would live on and slow every later test. So after DTBENCH_CLUSTER_TEST_LIMIT seconds (60 s under each
+  # cluster test's TIMEOUT: dtbench_local_cluster_test in tests/CMakeLists.txt; 540 unless set) the watchdog stops
+  # the cluster itself, which ends any srun the test waits on, and then TERM ends the test through its EXIT trap.
   local limit=${DTBENCH_CLUSTER_TEST_LIMIT:-540} me=$$
   (
     trap 'kill "$nap" 2>/dev/null; exit 0' TERM
