@@ -16,12 +16,11 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,lib,py,usr/lib/x86_64-linux-gnu}
 cp "$build/apps/dtbench" "$stage/bin/"
-for t in gpu_runtime_test gpu_layers_test gpu_model_test gpu_optim_test gpu_reducers_test gpu_nccl_mpi_check; do
-  cp "$build/tests/gpu/$t" "$stage/bin/"
+for t in "$build"/tests/gpu/gpu_*; do  # every GPU test program the build made (not its CTest files)
+  if [[ -f $t && -x $t ]]; then cp "$t" "$stage/bin/"; fi
 done
 cp /usr/bin/orterun "$stage/bin/mpirun"
-ompi=/usr/lib/x86_64-linux-gnu/openmpi
-cp -a "$ompi" "$stage/usr/lib/x86_64-linux-gnu/"
+cp -a /usr/lib/x86_64-linux-gnu/openmpi "$stage/usr/lib/x86_64-linux-gnu/"
 rm -rf "$stage/usr/lib/x86_64-linux-gnu/openmpi/include"
 cp -a /usr/lib/x86_64-linux-gnu/pmix2 "$stage/usr/lib/x86_64-linux-gnu/"
 rm -rf "$stage/usr/lib/x86_64-linux-gnu/pmix2/include" "$stage/usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.a"
