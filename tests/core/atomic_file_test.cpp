@@ -11,12 +11,19 @@ namespace fs = std::filesystem;
 using dtbench::BadInput;
 
 namespace {
-fs::path fresh_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("dtbench-atomic-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+// An empty folder for one test, removed when the test ends (the name holds the pid, so one left behind would
+// never be reused).
+struct FreshDir {
+  explicit FreshDir(const std::string& name)
+      : path(fs::temp_directory_path() / ("dtbench-atomic-" + name + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~FreshDir() { fs::remove_all(path); }
+  FreshDir(const FreshDir&) = delete;
+  FreshDir& operator=(const FreshDir&) = delete;
+  fs::path path;
+};
 size_t entries(const fs::path& d) { return std::distance(fs::directory_iterator(d), fs::directory_iterator{}); }
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -25,14 +32,16 @@ std::string slurp(const fs::path& p) {
 }  // namespace
 
 TEST(AtomicFile, WritesWholeFileAndLeavesNoTemporary) {
-  fs::path d = fresh_dir("write");
+  FreshDir scratch("write");
+  const fs::path& d = scratch.path;
   dtbench::write_json_atomic(d / "r.json", {{"a", 1}}, true);
   EXPECT_EQ(slurp(d / "r.json"), "{\n  \"a\": 1\n}\n");
   EXPECT_EQ(entries(d), 1u);
 }
 
 TEST(AtomicFile, NeverOverwritesARecord) {
-  fs::path d = fresh_dir("nooverwrite");
+  FreshDir scratch("nooverwrite");
+  const fs::path& d = scratch.path;
   dtbench::write_json_atomic(d / "r.json", {{"a", 1}}, true);
   EXPECT_THROW(dtbench::write_json_atomic(d / "r.json", {{"a", 2}}, true), BadInput);
   EXPECT_EQ(slurp(d / "r.json"), "{\n  \"a\": 1\n}\n");
@@ -51,7 +60,8 @@ TEST(AtomicFile, NeverOverwritesARecord) {
 }
 
 TEST(AtomicFile, UnwritableFolderIsReportedUpFront) {
-  fs::path d = fresh_dir("unwritable");
+  FreshDir scratch("unwritable");
+  const fs::path& d = scratch.path;
   std::ofstream(d / "plain-file") << "x";
   // A folder below a regular file cannot be created (works even as root, unlike permission bits).
   try {
