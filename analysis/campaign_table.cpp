@@ -29,6 +29,8 @@ const std::vector<MetricDef>& metric_defs() {
   static const std::vector<MetricDef> defs = {
       {"throughput", "throughput (img/s)", false,
        [](const RunRecord& r) { return std::optional(r.images_per_second); }},
+      {"steady_throughput", "steady throughput (img/s)", false,
+       [](const RunRecord& r) { return r.steady_images_per_second; }},
       {"time_to_accuracy", "time to target (s)", true,
        [](const RunRecord& r) { return reached(r, [](const TimeToAccuracy& t) { return t.seconds; }); }},
       {"epochs_to_target", "epochs to target", true,

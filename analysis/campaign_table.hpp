@@ -5,6 +5,7 @@
 //
 // Metrics (per run, from its record):
 //   throughput          /throughput/images_per_second                         images/s
+//   steady_throughput   /throughput/steady_images_per_second (each attempt's first step left out)  images/s
 //   time_to_accuracy    /time_to_accuracy/seconds when reached                 s
 //   epochs_to_target    /time_to_accuracy/epoch when reached                   epochs
 //   steps_to_target     /time_to_accuracy/step when reached                    steps

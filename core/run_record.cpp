@@ -136,6 +136,7 @@ Json RunRecord::to_json() const {
                  {"total", timing.total}};
   r["throughput"] = {{"images_per_second", images_per_second},
                      {"bytes_communicated_per_step", bytes_communicated_per_step}};
+  if (steady_images_per_second) r["throughput"]["steady_images_per_second"] = *steady_images_per_second;
   Json curve_json = Json::array();
   for (const auto& p : curve) curve_json.push_back(dtbench::to_json(p));
   r["curve"] = curve_json;
@@ -181,8 +182,9 @@ RunRecord RunRecord::from_json(const Json& j) {
   r.samples = f.integer("samples");
   r.timing = timing_from(f.fields("timing"));
   const JsonFields tp = f.fields("throughput");
-  tp.only({"images_per_second", "bytes_communicated_per_step"});
+  tp.only({"images_per_second", "steady_images_per_second", "bytes_communicated_per_step"});
   r.images_per_second = tp.number("images_per_second");
+  if (tp.has("steady_images_per_second")) r.steady_images_per_second = tp.nonneg_number("steady_images_per_second");
   r.bytes_communicated_per_step = tp.number("bytes_communicated_per_step");
   for (const JsonFields& p : f.items("curve")) r.curve.push_back(eval_point_from(p));
   const JsonFields tta = f.fields("time_to_accuracy");

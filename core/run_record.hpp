@@ -68,7 +68,8 @@ struct RunRecord {
   double epochs = 0;
   int64_t samples = 0;
   StepTiming timing;
-  double images_per_second = 0;
+  double images_per_second = 0;               // over every timed step
+  std::optional<double> steady_images_per_second;  // without each attempt's first step; none if no second step
   double bytes_communicated_per_step = 0;
   std::vector<EvalPoint> curve;
   double target_accuracy = 0;                 // 0 = no target

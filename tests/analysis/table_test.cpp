@@ -98,6 +98,7 @@ struct Synthetic {
     r.ranks = run.name.find("nodes2") != std::string::npos ? 2 : 1;
     r.status = status;
     r.images_per_second = ips;
+    if (ips >= 100) r.steady_images_per_second = ips + 10;  // the tree run (90) had no second step
     r.timing.exposed_comm = 0.01;
     r.timing.total = 0.1;
     r.target_accuracy = 0.5;
@@ -144,6 +145,13 @@ TEST(CampaignTable, EveryPointWithMedianMinMaxAndNothingDropped) {
                                                   "throughput_min", "throughput_max", "throughput_n"}));
   EXPECT_EQ(csv.rows[1], (std::vector<std::string>{"ring", "2", "2", "2/2 done", "190", "180", "200", "2"}));
   EXPECT_EQ(csv.rows[3], (std::vector<std::string>{"tree", "2", "2", "0/2 done, 2 missing", "", "", "", "0"}));
+
+  // The steady-state throughput; a run without one (tree, 1 node) gives no value rather than a zero.
+  TextTable steady = campaign_table(c, {{}, {"steady_throughput"}}, Format::md);
+  EXPECT_EQ(steady.header.back(), "steady throughput (img/s)");
+  EXPECT_EQ(steady.rows[0].back(), "120 [110, 130]");
+  EXPECT_EQ(steady.rows[1].back(), "200 [190, 210]");
+  EXPECT_EQ(steady.rows[2].back(), "-");
 
   // Grouped by reducer: runs of both node counts in one row.
   TextTable g = campaign_table(c, {{"reducer.name"}, {"throughput"}}, Format::md);

@@ -37,6 +37,7 @@ RunRecord full_record() {
   r.samples = 12800;
   r.timing = {0.001, 0.02, 0.04, 0.002, 0.01, 0.001, 0.064};
   r.images_per_second = 2000;
+  r.steady_images_per_second = 2150;
   r.bytes_communicated_per_step = 1.1e6;
   r.curve.push_back({0.21, 100, 12800, 12.4, 0.5, 0.45, 0.91, 0.1, 512.0, std::nullopt, std::nullopt});
   r.target_accuracy = 0.9;
@@ -71,6 +72,7 @@ TEST(RunRecord, WritesSchemaValidRecord) {
   EXPECT_EQ(j["seed"], 1);
   EXPECT_EQ(j["time_to_accuracy"]["reached"], true);
   EXPECT_EQ(j["curve"][0]["b_simple"], 512.0);
+  EXPECT_EQ(j["throughput"]["steady_images_per_second"], 2150.0);
   EXPECT_TRUE(j["provenance"].contains("onednn"));
   auto path = std::filesystem::path(DTBENCH_TEST_OUT) / "sample-record.json";
   std::filesystem::remove(path);
@@ -108,19 +110,23 @@ TEST(RunRecord, ReadsBackExactlyWhatWasWritten) {
 }
 
 TEST(RunRecord, ReadsBackWhatIsLeftOut) {
-  // No target reached, no noise scale, a loss that was not finite (a diverged run: null in the file).
+  // No target reached, no noise scale, a loss that was not finite (a diverged run: null in the file), no step
+  // after an attempt's first (no steady-state throughput: the field is left out, as records before it had).
   RunRecord r = full_record();
   r.status = RunStatus::diverged;
   r.time_to_accuracy.reset();
+  r.steady_images_per_second.reset();
   r.curve[0].b_simple.reset();
   r.curve[0].train_loss = std::numeric_limits<double>::quiet_NaN();
   const Json j = Json::parse(r.to_json().dump());  // as a file holds it
   EXPECT_TRUE(j["curve"][0]["train_loss"].is_null());
+  EXPECT_FALSE(j["throughput"].contains("steady_images_per_second"));
   RunRecord back = RunRecord::from_json(j);
   EXPECT_EQ(back.to_json().dump(), j.dump());
   EXPECT_TRUE(std::isnan(back.curve[0].train_loss));
   EXPECT_FALSE(back.time_to_accuracy);
   EXPECT_FALSE(back.curve[0].b_simple);
+  EXPECT_FALSE(back.steady_images_per_second);
 }
 
 TEST(RunRecord, SaysWhyAFileIsNotAReadableRecord) {
@@ -147,6 +153,8 @@ TEST(RunRecord, SaysWhyAFileIsNotAReadableRecord) {
             d + "future.json: /schema_version: version 2 is newer than this dtbench reads (1)");
   EXPECT_EQ(problem_with("missing.json", [](Json& j) { j["throughput"].erase("images_per_second"); }),
             d + "missing.json: /throughput/images_per_second: missing");
+  EXPECT_EQ(problem_with("steady.json", [](Json& j) { j["throughput"]["steady_images_per_second"] = -1; }),
+            d + "steady.json: /throughput/steady_images_per_second: expected a number >= 0, got -1");
   EXPECT_EQ(problem_with("ranks.json", [](Json& j) { j["ranks"] = "2"; }),
             d + "ranks.json: /ranks: expected an integer, got \"2\"");
   EXPECT_EQ(problem_with("step.json", [](Json& j) { j["curve"][0]["step"] = 1.5; }),

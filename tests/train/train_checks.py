@@ -881,6 +881,7 @@ def check_paths():
               f"{rec['throughput']['images_per_second']:.0f} img/s, exposed comm {rec['timing']['exposed_comm']*1e3:.2f} ms")
         assert rec["status"] in ("completed", "reached-target"), rec["status"]
         assert rec["ranks"] == 2 and len(rec["curve"]) == 2
+        assert rec["throughput"]["steady_images_per_second"] > 0, rec["throughput"]
         assert rec["curve"][-1]["train_loss"] < 2.3, "the loss did not fall below chance level (ln 10)"
         mllog = os.path.join(args.work, "records", name + ".mllog")
         assert not mllog_rules.problems(mllog), (name, mllog_rules.problems(mllog))

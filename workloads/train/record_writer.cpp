@@ -77,6 +77,7 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
   }
   r.timing = mean;
   r.images_per_second = st.images_per_second(f.global_batch);
+  r.steady_images_per_second = st.steady_images_per_second(f.global_batch);
   const double buffer_bytes = static_cast<double>(model.params().size() * sizeof(float));
   const std::string mode = f.config["parallel"]["mode"].get<std::string>();
   // An asynchronous worker pushes a gradient and pulls the weights.

@@ -22,12 +22,22 @@ void TrainState::add_step(const StepTiming& t, double loss) {
   sum.exposed_comm += t.exposed_comm, sum.comm += t.comm, sum.optimizer += t.optimizer;
   sum.total += t.total;
   timed_steps++;
+  if (attempt_stepped) {
+    steady_total += t.total;
+    steady_steps++;
+  }
+  attempt_stepped = true;
   train_loss_sum += loss;
   train_loss_steps++;
 }
 
 double TrainState::images_per_second(int64_t global_batch) const {
   return sum.total > 0 ? static_cast<double>(global_batch * timed_steps) / sum.total : 0.0;
+}
+
+std::optional<double> TrainState::steady_images_per_second(int64_t global_batch) const {
+  if (steady_steps == 0 || steady_total <= 0) return std::nullopt;
+  return static_cast<double>(global_batch * steady_steps) / steady_total;
 }
 
 Json TrainState::to_json() const {
@@ -39,6 +49,7 @@ Json TrainState::to_json() const {
           {"elapsed", elapsed},
           {"sum", timing_json(sum)},
           {"timed_steps", timed_steps},
+          {"steady", {{"total", steady_total}, {"steps", steady_steps}}},
           {"train_loss_sum", train_loss_sum},
           {"train_loss_steps", train_loss_steps},
           {"curve", c},
@@ -70,6 +81,10 @@ TrainState TrainState::from_json(const Json& j) {
     s.split_steps = split.at("steps");
     if (j.contains("pipeline_unit_seconds"))  // checkpoints before pipeline stages have none
       s.pipeline_unit_seconds = j["pipeline_unit_seconds"].get<std::vector<double>>();
+    if (j.contains("steady")) {  // checkpoints from before it have none: its sums then start at this attempt
+      s.steady_total = j["steady"].at("total");
+      s.steady_steps = j["steady"].at("steps");
+    }
     if (j.contains("curvature")) {  // checkpoints before K-FAC have none
       s.curvature_exchanges = j["curvature"].at("exchanges");
       s.curvature_bytes = j["curvature"].at("bytes");

@@ -17,6 +17,12 @@ struct TrainState {
   double elapsed = 0;          // wall seconds of the run so far (across resumes)
   StepTiming sum;              // summed seconds per phase over `timed_steps`
   int64_t timed_steps = 0;
+  // The same without each attempt's first step (the first after the start or a resume), whose time holds
+  // one-off set-up: oneDNN's first execution, cuDNN's plans, first touches of memory. A short run's means
+  // are dominated by it (BENCHMARKS.md, "The GPU backend's second run on a device").
+  double steady_total = 0;
+  int64_t steady_steps = 0;
+  bool attempt_stepped = false;  // this attempt has timed a step (not checkpointed: every attempt starts false)
   double train_loss_sum = 0;   // mean training loss over the steps since the last evaluation
   int64_t train_loss_steps = 0;
   std::vector<EvalPoint> curve;
@@ -38,6 +44,8 @@ struct TrainState {
   void add_step(const StepTiming& t, double loss);
   // Training images per second over the timed steps.
   double images_per_second(int64_t global_batch) const;
+  // The same over the steps after each attempt's first; none when no attempt had a second step.
+  std::optional<double> steady_images_per_second(int64_t global_batch) const;
 
   Json to_json() const;
   static TrainState from_json(const Json& j);  // BadInput when a key is missing or of the wrong type
