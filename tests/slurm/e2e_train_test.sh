@@ -75,7 +75,7 @@ EOF
 expect 0 "ranks" -- "$dtbench" table "$out"
 [ "$(grep -c '1/1 done' <<<"$LAST_OUT")" = 4 ] || fail "the table lacks a point"
 
-echo "== a sweep over the model-parallel group size: 2 nodes x 2 tasks as 4 data-parallel ranks, or 2 replicas of 2"
+echo "== a sweep over the model-parallel group size: 2 nodes x 2 tasks as 4 data-parallel ranks, or one group of 4 across both nodes"
 $py - <<'EOF'
 import json
 base = {"seed": 5, "model": {"arch": "mlp", "hidden": 32}, "threads": 1,
@@ -83,43 +83,48 @@ base = {"seed": 5, "model": {"arch": "mlp", "hidden": 32}, "threads": 1,
                                                        "train_size": 960, "test_size": 200}},
         "batch": {"global": 16}, "duration": {"steps": 20}, "optimizer": {"name": "sgd", "lr": 0.05, "momentum": 0.9},
         "eval": {"every_steps": 10}}
-json.dump({"name": "e2e-mp", "base": base, "axes": {"parallel.model_parallel": [1, 2]},
+json.dump({"name": "e2e-mp", "base": base, "axes": {"parallel.model_parallel": [1, 4]},
            "slurm": {"nodes": 2, "tasks_per_node": 2, "time": "00:10:00", "mpi": "pmix"}},
           open("mp.json", "w"), indent=2)
-EOF
-# The two points of a sweep over AXIS (1 and 2) as Slurm jobs of 4 ranks with the same global batch: the record of 2
-# has extra.EXTRA with a group of 2 and 2 replicas, that of 1 none, and their final test losses agree to fp32 rounding
-# (the MLP has no batch norm, so the 2-D layout computes the same step).
-check_group_sweep() {  # SPEC AXIS EXTRA
-  local out=$work/${1%.json}
-  expect 0 "submitted 2 runs" -- "$dtbench" sweep "$1" --out "$out" --submit --wait --poll 1 --timeout 600
-  OUT=$out AXIS=$2 EXTRA=$3 $py - <<'EOF'
-import json, os
-out, axis, extra = os.environ["OUT"], os.environ["AXIS"], os.environ["EXTRA"]
-camp = json.load(open(os.path.join(out, "campaign.json")))
-rec = {p["values"][axis]: json.load(open(os.path.join(out, p["runs"][0]["record"]))) for p in camp["points"]}
-assert rec[1]["ranks"] == rec[2]["ranks"] == 4 and rec[1]["global_batch"] == rec[2]["global_batch"] == 16
-x = rec[2]["extra"][extra]
-size = x["group_size"] if extra == "model_parallel" else x["stages"]
-assert size == 2 and x["replicas"] == 2 and rec[2]["per_rank_batch"] == 8, (x, rec[2]["per_rank_batch"])
-assert extra not in rec[1]["extra"] and rec[1]["per_rank_batch"] == 4
-a, b = rec[1]["curve"][-1]["test_loss"], rec[2]["curve"][-1]["test_loss"]
-assert abs(a - b) <= 1e-5 * abs(a), (a, b)
-print(f"    {axis} 1: 4 replicas; 2: 2 replicas of 2, job {rec[2]['provenance']['slurm']['job_id']} on "
-      f"{rec[2]['provenance']['slurm']['node_list']}; final test loss {a:.6f} and {b:.6f}")
-EOF
-}
-check_group_sweep mp.json parallel.model_parallel model_parallel
-
-echo "== a sweep over pipeline stages: 2 nodes x 2 tasks as 4 data-parallel ranks, or 2 pipelines of 2 stages"
-$py - <<'EOF'
-import json
-mp = json.load(open("mp.json"))
-base = dict(mp["base"], batch={"global": 16, "micro_batches": 2})
-json.dump({"name": "e2e-pp", "base": base, "axes": {"parallel.pipeline_stages": [1, 2]}, "slurm": mp["slurm"]},
+# Four pipeline stages, one per node: the Simple CNN's 4 units (as train.pipeline's S = 4 case), 4 micro-batches.
+cnn = dict(base, model={"arch": "simple_cnn", "conv_filters": [4, 8], "hidden": 16},
+           batch={"global": 16, "micro_batches": 4})
+json.dump({"name": "e2e-pp", "base": cnn, "axes": {"parallel.pipeline_stages": [1, 4]},
+           "slurm": {"nodes": 4, "tasks_per_node": 1, "time": "00:10:00", "mpi": "pmix"}},
           open("pp.json", "w"), indent=2)
 EOF
-check_group_sweep pp.json parallel.pipeline_stages pipeline
+# The two points of a sweep over AXIS (1 and SIZE) as Slurm jobs of 4 ranks with the same global batch of 16: the
+# record of SIZE has extra.EXTRA with a group (or pipeline) of SIZE ranks and 4 / SIZE replicas, run on NODES
+# nodes, so that the activations cross the emulated nodes; the record of 1 has none. Their final test losses agree
+# to fp32 rounding (neither model has batch norm, so the two layouts compute the same step).
+check_group_sweep() {  # SPEC AXIS EXTRA SIZE NODES
+  local out=$work/${1%.json}
+  expect 0 "submitted 2 runs" -- "$dtbench" sweep "$1" --out "$out" --submit --wait --poll 1 --timeout 600
+  OUT=$out AXIS=$2 EXTRA=$3 SIZE=$4 NODES=$5 $py - <<'EOF'
+import json, os
+out, axis, extra = os.environ["OUT"], os.environ["AXIS"], os.environ["EXTRA"]
+size, nodes = int(os.environ["SIZE"]), int(os.environ["NODES"])
+camp = json.load(open(os.path.join(out, "campaign.json")))
+rec = {p["values"][axis]: json.load(open(os.path.join(out, p["runs"][0]["record"]))) for p in camp["points"]}
+assert rec[1]["ranks"] == rec[size]["ranks"] == 4 and rec[1]["global_batch"] == rec[size]["global_batch"] == 16
+x = rec[size]["extra"][extra]
+got = x["group_size"] if extra == "model_parallel" else x["stages"]
+replicas = 4 // size
+assert got == size and x["replicas"] == replicas and rec[size]["per_rank_batch"] == 16 // replicas, \
+    (x, rec[size]["per_rank_batch"])
+assert extra not in rec[1]["extra"] and rec[1]["per_rank_batch"] == 4
+slurm = rec[size]["provenance"]["slurm"]
+assert slurm["nodes"] == str(nodes) and slurm["ntasks"] == "4", slurm
+a, b = rec[1]["curve"][-1]["test_loss"], rec[size]["curve"][-1]["test_loss"]
+assert abs(a - b) <= 1e-5 * abs(a), (a, b)
+print(f"    {axis} 1: 4 replicas; {size}: {replicas} replica(s) of {size} ranks, job {slurm['job_id']} on "
+      f"{slurm['node_list']}; final test loss {a:.6f} and {b:.6f}")
+EOF
+}
+check_group_sweep mp.json parallel.model_parallel model_parallel 4 2
+
+echo "== a sweep over pipeline stages: 4 nodes x 1 task as 4 data-parallel ranks, or one pipeline of 4 stages, a stage per node"
+check_group_sweep pp.json parallel.pipeline_stages pipeline 4 4
 
 echo "== a training run preempted by scontrol requeue resumes and completes"
 pout=$work/preempt
