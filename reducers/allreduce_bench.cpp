@@ -402,6 +402,10 @@ void run_command(const CliOptions& cli) {
   const bool mpi = cli.transport == "mpi";
   o.reducers = resolve_reducers(cli.reducer, mpi);
   validate(o);  // before MPI starts: bad input costs nothing and every rank reports it the same way
+  if (!mpi && o.reducer_options.leader == "mpi" &&
+      std::find(o.reducers.begin(), o.reducers.end(), "hierarchical") != o.reducers.end())
+    throw BadInput("--leader: 'mpi' (MPI_Allreduce among the node leaders) needs the MPI transport, not --transport "
+                   "thread");
   if (!mpi && (cli.ranks < 1 || cli.ranks > kMaxThreadRanks))
     throw BadInput("--ranks must be in [1, " + std::to_string(kMaxThreadRanks) + "] for --transport thread, got " +
                    std::to_string(cli.ranks) + " (each rank is a thread of this process with its own stack; run "

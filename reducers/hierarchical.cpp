@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "reducers/exchange.hpp"
+#include "reducers/mpi_comm.hpp"
 #include "reducers/registry.hpp"
 
 namespace dtbench {
@@ -23,7 +24,7 @@ ReducerOptions leader_options(const ReducerOptions& o, int leaders) {
 std::vector<std::string> Hierarchical::leader_names() {
   std::vector<std::string> out;
   for (const std::string& n : reducer_names())
-    if (n != "mpi" && n != "hierarchical" && n != "shared_memory") out.push_back(n);
+    if (n != "hierarchical" && n != "shared_memory") out.push_back(n);
   return out;
 }
 
@@ -33,9 +34,7 @@ void Hierarchical::check_leader(const std::string& leader) {
     std::string valid;
     for (const std::string& n : names) valid += (valid.empty() ? "" : ", ") + n;
     throw BadInput("hierarchical: leader reducer '" + leader + "' cannot run among the node leaders (" +
-                   (leader == "mpi"             ? "MPI_Allreduce needs an MPI communicator of its own"
-                    : leader == "shared_memory" ? "the leaders are on different nodes"
-                                                : "not a flat host algorithm") +
+                   (leader == "shared_memory" ? "the leaders are on different nodes" : "not a flat host algorithm") +
                    "); valid leaders: " + valid);
   }
 }
@@ -86,12 +85,31 @@ Hierarchical::Hierarchical(Comm& comm, const ReducerOptions& o) : Allreduce(comm
   const std::vector<int> nodes = node_layout(comm.size(), o, &comm);
   const std::vector<std::vector<int>> groups = groups_of(nodes);
   local_ = groups[size_t(nodes[size_t(comm.rank())])];
-  if (local_[0] == comm.rank() && groups.size() > 1) {
+  const bool leads = local_[0] == comm.rank() && groups.size() > 1;
+  if (o.leader == "mpi") {
+    // MPI_Allreduce needs an MPI communicator of the leaders: split from the Comm's own, a call every rank makes
+    // (the others get none), so every rank builds this reducer at the same point, as it does the others.
+    auto* mpi = dynamic_cast<MpiComm*>(&comm);
+    if (mpi == nullptr)
+      throw BadInput("hierarchical: leader reducer 'mpi' needs the MPI transport (run under mpirun), not the " +
+                     comm.transport() + " transport");
+    MPI_Comm split = MPI_COMM_NULL;
+    if (MPI_Comm_split(mpi->handle(), leads ? 0 : MPI_UNDEFINED, comm.rank(), &split) != MPI_SUCCESS)
+      throw RunFailed("hierarchical: MPI_Comm_split of the node leaders failed on rank " +
+                      std::to_string(comm.rank()));
+    if (split != MPI_COMM_NULL) {
+      auto leaders = std::make_unique<MpiComm>(split);  // a duplicate: the split itself is freed at once
+      MPI_Comm_free(&split);
+      leaders->set_poll_sleep_us(mpi->poll_sleep_us());
+      leaders_comm_ = std::move(leaders);
+    }
+  } else if (leads) {
     std::vector<int> leaders;
     for (const auto& g : groups) leaders.push_back(g[0]);
     leaders_comm_ = std::make_unique<SubComm>(comm, leaders);
-    leaders_algorithm_ = make_allreduce(o.leader, *leaders_comm_, leader_options(o, leaders_comm_->size()));
   }
+  if (leaders_comm_)
+    leaders_algorithm_ = make_allreduce(o.leader, *leaders_comm_, leader_options(o, leaders_comm_->size()));
 }
 
 void Hierarchical::run(float* data, size_t count) {
@@ -116,14 +134,16 @@ void Hierarchical::run(float* data, size_t count) {
 
 std::vector<RankBytes> Hierarchical::traffic(int p, size_t bytes, const ReducerOptions& o) {
   // From run(): a rank other than its node's leader sends and receives one buffer; a leader receives and
-  // sends one per other rank of its node, plus its own bytes in the leaders' algorithm (as rank j of L).
+  // sends one per other rank of its node, plus its own bytes in the leaders' algorithm (as rank j of L), which
+  // for `mpi` move inside MPI_Allreduce, where no Comm counts them (none here either).
   check_leader(o.leader);
   const std::vector<std::vector<int>> groups = groups_of(node_layout(p, o, nullptr));
   std::vector<RankBytes> out(static_cast<size_t>(p));
   if (bytes == 0) return out;
   std::vector<RankBytes> among_leaders;
   const int L = static_cast<int>(groups.size());
-  if (L > 1) among_leaders = reducer_info(o.leader).traffic(L, bytes, leader_options(o, L));
+  if (L > 1 && reducer_info(o.leader).traffic != nullptr)
+    among_leaders = reducer_info(o.leader).traffic(L, bytes, leader_options(o, L));
   for (size_t k = 0; k < groups.size(); ++k) {
     const std::vector<int>& g = groups[k];
     const uint64_t within = (g.size() - 1) * uint64_t{bytes};

@@ -10,8 +10,10 @@
 // launcher's placement, Comm::nodes()); its leader is its lowest rank; g the ranks of a node, L the nodes.
 // Within a node the leader receives every other rank's buffer in ascending rank order and adds each to
 // its own ((x_leader + x_a) + x_b ...: a fixed order), and sends the final sum back to each; the leaders
-// run options.leader on a SubComm of the leaders (reducers/sub_comm.hpp). The order is fixed, so every
-// rank ends with the same bits.
+// run options.leader on a SubComm of the leaders (reducers/sub_comm.hpp), or, for `mpi`, MPI_Allreduce on an
+// MPI communicator of the leaders (Horovod's hierarchical allreduce takes that path among its node leaders). The
+// order within a node is fixed and every leader ends its allreduce with the same bits (reducers_mpi_check checks
+// that for every algorithm, MPI_Allreduce included), so every rank ends with the same bits.
 #pragma once
 
 #include <memory>
@@ -27,8 +29,10 @@ namespace dtbench {
 
 class Hierarchical : public Allreduce {
  public:
-  // BadInput for a leader algorithm that cannot run on a subset of the ranks (mpi, nccl, hierarchical,
-  // an unknown name), a ranks_per_node < 0, or `nodes` not one entry per rank numbered as Comm::nodes().
+  // BadInput for a leader algorithm that cannot run on a subset of the ranks (nccl, hierarchical,
+  // shared_memory, an unknown name), `mpi` on another transport than MpiComm, a ranks_per_node < 0, or `nodes`
+  // not one entry per rank numbered as Comm::nodes(). With leader `mpi` the constructor is collective (every
+  // rank splits the MPI communicator).
   Hierarchical(Comm& comm, const ReducerOptions& options);
   std::string name() const override { return "hierarchical"; }
   void run(float* data, size_t count) override;
@@ -50,8 +54,8 @@ class Hierarchical : public Allreduce {
   };
   static CostParts cost_parts(int ranks, double bytes, const ReducerOptions& options, double eager_bytes);
 
-  // BadInput unless `leader` is a flat host algorithm that runs on a SubComm: parameter_server, tree,
-  // butterfly, ring, halving_doubling.
+  // BadInput unless `leader` is a flat host algorithm that runs on a SubComm (parameter_server, tree,
+  // butterfly, ring, halving_doubling) or `mpi`, MPI_Allreduce on an MPI communicator of the leaders.
   static void check_leader(const std::string& leader);
   // Those leaders, in registry order (the config schema's choices for /reducer/leader).
   static std::vector<std::string> leader_names();
@@ -62,7 +66,7 @@ class Hierarchical : public Allreduce {
 
  private:
   std::vector<int> local_;  // the ranks of this rank's node, ascending; local_[0] is its leader
-  std::unique_ptr<SubComm> leaders_comm_;        // on a leader, when there are several nodes
+  std::unique_ptr<Comm> leaders_comm_;  // on a leader, when there are several nodes: a SubComm, or an MpiComm for mpi
   std::unique_ptr<Allreduce> leaders_algorithm_;
   Scratch scratch_;
 };

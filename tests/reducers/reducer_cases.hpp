@@ -63,7 +63,12 @@ inline std::vector<ReducerCase> reducer_cases(bool with_mpi) {
       {"hierarchical_1_per_node_halving_doubling", "hierarchical", hierarchical(1, "halving_doubling"), 0},
       {"hierarchical_round_robin_parameter_server", "hierarchical", hierarchical(0, "parameter_server"), 0, SIZE_MAX, 3},
   };
-  if (with_mpi) cases.push_back({"mpi", "mpi", {}, 0});
+  if (with_mpi) {
+    cases.push_back({"mpi", "mpi", {}, 0});
+    // MPI_Allreduce among the node leaders, on a communicator split from MpiComm's (the thread transport has none).
+    cases.push_back({"hierarchical_2_per_node_mpi", "hierarchical", hierarchical(2, "mpi"), 0});
+    cases.push_back({"hierarchical_round_robin_mpi", "hierarchical", hierarchical(0, "mpi"), 0, SIZE_MAX, 2});
+  }
   return cases;
 }
 

@@ -207,6 +207,7 @@ TEST(ReducerFactory, MpiNeedsTheMpiTransportAndServersMustFit) {
 TEST(ReducerFactory, HierarchicalRefusesLeadersThatCannotRunOnASubsetOfTheRanks) {
   run_ranks(2, [](Comm& comm) {
     ReducerOptions o;
+    // mpi: MPI_Allreduce among the leaders needs the MPI transport, not these threads.
     for (const char* leader : {"mpi", "nccl", "hierarchical", "shared_memory", "async_parameter_server", "nosuch"}) {
       o.leader = leader;
       EXPECT_THROW(make_reducer("hierarchical", comm, o), BadInput) << leader;

@@ -202,8 +202,14 @@ TEST(Traffic, TheFormulaRefusesWhatItCannotAnswer) {
   EXPECT_THROW(expected_traffic("parameter_server", 2, 4, o), BadInput);
   EXPECT_EQ(expected_traffic("ring", 1, 400), (std::vector<RankBytes>{{0, 0}}));
   ReducerOptions h;
-  h.leader = "mpi";  // MPI_Allreduce cannot run on a subset of the ranks
+  h.leader = "shared_memory";  // the leaders are on different nodes
   EXPECT_THROW(expected_traffic("hierarchical", 4, 400, h), BadInput);
+  // MPI_Allreduce among the leaders: its bytes move inside MPI, so only the nodes' own transfers are counted.
+  h.leader = "mpi";
+  h.ranks_per_node = 2;
+  EXPECT_EQ(expected_traffic("hierarchical", 5, 400, h),
+            (std::vector<RankBytes>{{400, 400}, {400, 400}, {400, 400}, {400, 400}, {0, 0}}));
+  h.ranks_per_node = 0;
   h.leader = "ring";
   h.nodes = {1, 0};  // not numbered in the order of each node's lowest rank
   EXPECT_THROW(expected_traffic("hierarchical", 2, 400, h), BadInput);

@@ -57,6 +57,19 @@ for r in rows:
     assert t["sent_bytes"] == t["expected_sent_bytes"] == [2 * S, S, 2 * S, S], (S, t)
 print(f"    nodes {doc['nodes']}; hierarchical traffic per rank = [2S, S, 2S, S] at {len(rows)} sizes")
 PY
+# The same with MPI_Allreduce among the leaders (a communicator of ranks 0 and 2 split from the job's): correct
+# sums, and only the transfers within the nodes counted (the leaders' bytes move inside MPI).
+srun -N2 --ntasks-per-node=2 --mpi=pmix --kill-on-bad-exit=1 "$dtbench" allreduce --reducer hierarchical \
+  --leader mpi -b 4K -e 64K -n 2 -w 1 -c 1 --json "$work/hierarchical-mpi.json" | sed 's/^/    /'
+/usr/bin/python3 - "$work/hierarchical-mpi.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["nodes"] == [0, 0, 1, 1] and doc["wrong"] == 0, (doc["nodes"], doc["wrong"])
+for r in doc["rows"]:
+    t, S = r["traffic"], r["bytes"]
+    assert t["sent_bytes"] == t["expected_sent_bytes"] == [S, S, S, S], (S, t)
+print(f"    leader mpi: traffic per rank = [S, S, S, S] within the nodes at {len(doc['rows'])} sizes, no wrong value")
+PY
 REC="$work/hello/hello.json" $py -c '
 import json, os
 r = json.load(open(os.environ["REC"]))

@@ -158,12 +158,15 @@ def check_equivalence():
         print(f"K={k}: max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
         assert err <= 2e-6 * scale, f"K={k}: weights differ by {err} (tolerance {2e-6 * scale})"
         ref[k] = wk
-    # The hierarchical reducer (2 emulated nodes of 2 ranks, a tree between the 2 leaders) on K = 4: same bound.
-    err, scale, _, _ = one_vs_k(4, mlp_config("eq1-hier", batch={"global": 4 * b}),
-                                mlp_config("eqk-hier", batch={"per_rank": b},
-                                           reducer={"name": "hierarchical", "ranks_per_node": 2, "leader": "tree"}))
-    print(f"hierarchical K=4 (2 nodes of 2): max |w_1 - w_K| = {err:.3g} (largest weight {scale:.3g})")
-    assert err <= 2e-6 * scale, f"hierarchical K=4: weights differ by {err} (tolerance {2e-6 * scale})"
+    # The hierarchical reducer (2 emulated nodes of 2 ranks; a tree, or MPI_Allreduce on a communicator of the
+    # leaders, between the 2 leaders) on K = 4: same bound.
+    for leader in ("tree", "mpi"):
+        err, scale, _, _ = one_vs_k(4, mlp_config(f"eq1-hier-{leader}", batch={"global": 4 * b}),
+                                    mlp_config(f"eqk-hier-{leader}", batch={"per_rank": b},
+                                               reducer={"name": "hierarchical", "ranks_per_node": 2, "leader": leader}))
+        print(f"hierarchical K=4 (2 nodes of 2, {leader} among the leaders): max |w_1 - w_K| = {err:.3g} "
+              f"(largest weight {scale:.3g})")
+        assert err <= 2e-6 * scale, f"hierarchical K=4, {leader}: weights differ by {err} (tolerance {2e-6 * scale})"
     # The shared-memory reducer (no messages: the ranks sum through one mapped segment) on K = 3, bucketed and
     # overlapped with backward as the others; same bound.
     err, scale, _, _ = one_vs_k(3, mlp_config("eq1-shm", batch={"global": 3 * b}),
