@@ -33,7 +33,7 @@ for ((r = 1; r <= rounds; r++)); do
   run on "$r"
 done
 /usr/bin/python3 - "$out" "$rounds" <<'PY'
-import json, os, statistics, sys
+import json, math, os, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 rec = {s: [json.load(open(f"{out}/{s}{r}/traced.json")) for r in range(1, rounds + 1)] for s in ("off", "on")}
 step = {s: [x["timing"]["total"] for x in rec[s]] for s in rec}
@@ -42,8 +42,15 @@ for r in range(rounds):
     print(f"round {r + 1}: off {step['off'][r] * 1e3:.2f} ms/step {ips['off'][r]:.0f} img/s   "
           f"on {step['on'][r] * 1e3:.2f} ms/step {ips['on'][r]:.0f} img/s   on/off {step['on'][r] / step['off'][r]:.4f}")
 ratio = [y / x for x, y in zip(step["off"], step["on"])]
+# A distribution-free 95% interval for the median ratio: the order statistics k and n + 1 - k with k the largest
+# such that P(Binomial(n, 1/2) < k) <= 0.025 (none below 6 rounds).
+n, k = len(ratio), 0
+while sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n <= 0.025:
+    k += 1
+srt = sorted(ratio)
+interval = f", 95% interval of the median [{srt[k - 1]:.4f}, {srt[n - k]:.4f}]" if k >= 1 else ""
 spans = len([e for e in json.load(open(f"{out}/trace1.json"))["traceEvents"] if e.get("ph") == "X"])
 print(f"median step time: off {statistics.median(step['off']) * 1e3:.2f} ms, on {statistics.median(step['on']) * 1e3:.2f} ms, "
-      f"on/off {statistics.median(ratio):.4f} (min {min(ratio):.4f}, max {max(ratio):.4f}); "
+      f"on/off {statistics.median(ratio):.4f} (min {min(ratio):.4f}, max {max(ratio):.4f}{interval}); "
       f"{spans} spans in a trace; load average {os.getloadavg()[0]:.2f}")
 PY

@@ -20,10 +20,11 @@ FaultInjection::FaultInjection(const std::string& f) {
     kind_ = Kind::kill;
   else if (whole(std::sscanf(f.c_str(), "nan-grad@%d:%lld%n", &victim_, &step_, &used), 2))
     kind_ = Kind::nan_grad;
-  else if (whole(std::sscanf(f.c_str(), "slow-setup@%d:%lld%n", &victim_, &step_, &used), 2))
+  else if (whole(std::sscanf(f.c_str(), "slow-setup@%d:%lld%n", &victim_, &setup_ms_, &used), 2))
     kind_ = Kind::slow_setup;
   const bool has_rank = kind_ == Kind::kill || kind_ == Kind::nan_grad || kind_ == Kind::slow_setup;
-  if ((has_rank && victim_ < 0) || step_ < 0) kind_ = Kind::none;
+  const long long amount = kind_ == Kind::slow_setup ? setup_ms_ : step_;
+  if ((has_rank && victim_ < 0) || amount < 0) kind_ = Kind::none;
   if (kind_ == Kind::none)
     throw BadInput("--inject-fault: expected sigusr1@STEP, kill@RANK:STEP, nan-grad@SHARD:STEP or slow-setup@RANK:MS, "
                    "got \"" + f + "\"");
@@ -36,7 +37,7 @@ void FaultInjection::after_step(int64_t done, int rank) const {
 }
 
 void FaultInjection::end_of_setup(int rank) const {
-  if (kind_ == Kind::slow_setup && rank == victim_) std::this_thread::sleep_for(std::chrono::milliseconds(step_));
+  if (kind_ == Kind::slow_setup && rank == victim_) std::this_thread::sleep_for(std::chrono::milliseconds(setup_ms_));
 }
 
 }  // namespace dtbench

@@ -24,7 +24,8 @@ class FaultInjection {
 
  private:
   enum class Kind { none, sigusr1, kill, nan_grad, slow_setup } kind_ = Kind::none;
-  long long step_ = -1;  // for slow_setup, the milliseconds
+  long long step_ = -1;      // sigusr1, kill, nan_grad: the step
+  long long setup_ms_ = -1;  // slow_setup: the milliseconds
   int victim_ = -1;
 };
 
