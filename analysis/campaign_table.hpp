@@ -5,7 +5,8 @@
 //
 // Metrics (per run, from its record):
 //   throughput          /throughput/images_per_second                         images/s
-//   steady_throughput   /throughput/steady_images_per_second (each attempt's first step left out)  images/s
+//   steady_throughput   /throughput/steady_images_per_second                  images/s
+//                       (the same without each attempt's first step)
 //   time_to_accuracy    /time_to_accuracy/seconds when reached                 s
 //   epochs_to_target    /time_to_accuracy/epoch when reached                   epochs
 //   steps_to_target     /time_to_accuracy/step when reached                    steps

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """How far a ResNet's weights drift between a 2-D layout and one rank with the whole batch, after STEPS steps, per seed:
-why train.model_parallel and train.pipeline compare ResNet-8 after 1 or 2 steps and the MLP after 20.
+why train.model_parallel compares ResNet-8 in one tensor-parallel group after 20 steps but 3 replicas of a group
+after 2, and train.pipeline its stages against ghost batch norm after 1.
 
 Three layouts, each against its one-rank twin (the configs of tests/train/train_checks.py, ResNet-8 on 2 x 8 x 8
 synthetic images): tensor model parallelism K = 2 as one group of M = 2 (batch 8, synchronised batch norm); K = 6

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What --trace costs: the same training run without and with `--trace`, alternated off on off on ..., on K
-# ranks. Prints each round's mean step time (the record's timing.total) and images per second, then the
+# What --trace costs: the same training run without and with `--trace`, alternated off on on off off on ..., on
+# K ranks. Prints each round's mean step time (the record's timing.total) and images per second, then the
 # medians over rounds and the median of the per-round ratio on/off of the step time, and the load average.
 # The goal (issue 17): the step time changes by less than 2% with the trace on.
 #
@@ -28,9 +28,10 @@ run() {  # side round
     --set name=traced "${extra[@]}" >/dev/null
   mv "$out/current" "$out/$side$r"
 }
+# Odd rounds run off then on, even rounds on then off, so that a drift of the machine's speed within a round
+# does not favour the side that always runs first.
 for ((r = 1; r <= rounds; r++)); do
-  run off "$r"
-  run on "$r"
+  if ((r % 2)); then run off "$r"; run on "$r"; else run on "$r"; run off "$r"; fi
 done
 /usr/bin/python3 - "$out" "$rounds" <<'PY'
 import json, math, os, statistics, sys
@@ -48,7 +49,8 @@ n, k = len(ratio), 0
 while sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n <= 0.025:
     k += 1
 srt = sorted(ratio)
-interval = f", 95% interval of the median [{srt[k - 1]:.4f}, {srt[n - k]:.4f}]" if k >= 1 else ""
+interval = (f", 95% interval of the median [{srt[k - 1]:.4f}, {srt[n - k]:.4f}]" if k >= 1
+            else ", no 95% interval below 6 rounds")
 spans = len([e for e in json.load(open(f"{out}/trace1.json"))["traceEvents"] if e.get("ph") == "X"])
 print(f"median step time: off {statistics.median(step['off']) * 1e3:.2f} ms, on {statistics.median(step['on']) * 1e3:.2f} ms, "
       f"on/off {statistics.median(ratio):.4f} (min {min(ratio):.4f}, max {max(ratio):.4f}{interval}); "

@@ -98,7 +98,14 @@ Hierarchical::Hierarchical(Comm& comm, const ReducerOptions& o) : Allreduce(comm
       throw RunFailed("hierarchical: MPI_Comm_split of the node leaders failed on rank " +
                       std::to_string(comm.rank()));
     if (split != MPI_COMM_NULL) {
-      auto leaders = std::make_unique<MpiComm>(split);  // a duplicate: the split itself is freed at once
+      // MpiComm duplicates the split, which is freed at once, also when the duplicate fails.
+      std::unique_ptr<MpiComm> leaders;
+      try {
+        leaders = std::make_unique<MpiComm>(split);
+      } catch (...) {
+        MPI_Comm_free(&split);
+        throw;
+      }
       MPI_Comm_free(&split);
       leaders->set_poll_sleep_us(mpi->poll_sleep_us());
       leaders_comm_ = std::move(leaders);

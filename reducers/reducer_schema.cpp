@@ -10,7 +10,7 @@ config::Node reducer_schema() {
   Node name = text("ring");
   for (const ReducerInfo& r : reducer_registry()) name.choices.push_back(r.name);  // every name, once
   Node leader = text("ring", {}, "hierarchical: the algorithm the node leaders run among themselves");
-  leader.choices = Hierarchical::leader_names();  // the flat algorithms a SubComm runs
+  leader.choices = Hierarchical::leader_names();  // the flat algorithms a SubComm runs, and mpi
   return object({{"name", name},
                  {"servers", integer(1, 1, 1e6, "parameter_server: number of server shards")},
                  {"leader", leader},

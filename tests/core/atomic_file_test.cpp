@@ -19,7 +19,10 @@ struct FreshDir {
     fs::remove_all(path);
     fs::create_directories(path);
   }
-  ~FreshDir() { fs::remove_all(path); }
+  ~FreshDir() {
+    std::error_code ignored;  // a destructor must not throw; a folder left behind fails nothing
+    fs::remove_all(path, ignored);
+  }
   FreshDir(const FreshDir&) = delete;
   FreshDir& operator=(const FreshDir&) = delete;
   fs::path path;

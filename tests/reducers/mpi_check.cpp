@@ -99,6 +99,28 @@ void check_traffic(MpiComm& comm, Checker& ck) {
       }
     }
   }
+  // MPI_Allreduce among the hierarchical reducer's leaders has no thread twin: MpiComm's counts against the
+  // formula alone (the transfers within the nodes; the leaders' bytes move inside MPI, uncounted).
+  for (const auto& rc : test::reducer_cases(true)) {
+    if (rc.options.leader != "mpi") continue;
+    const ReducerOptions o = rc.for_ranks(ck.size);
+    auto reducer = make_reducer(rc.name, comm, o);
+    for (size_t count : {size_t{7}, size_t{10007}}) {
+      std::vector<float> buf(count, 1.0f);
+      comm.reset_traffic();
+      reducer->allreduce(buf.data(), count);
+      const CommTraffic mine = comm.traffic();
+      std::vector<CommTraffic> mpi(static_cast<size_t>(ck.size));
+      MPI_Gather(&mine, sizeof mine, MPI_BYTE, mpi.data(), sizeof mine, MPI_BYTE, 0, ck.world);
+      if (ck.rank != 0) continue;
+      const auto formula = expected_traffic(rc.name, ck.size, count * sizeof(float), o);
+      for (size_t r = 0; r < mpi.size(); ++r)
+        ck.expect(mpi[r].sent_bytes == formula[r].sent && mpi[r].received_bytes == formula[r].received,
+                  rc.label + " ranks=" + std::to_string(ck.size) + " count=" + std::to_string(count) + " rank " +
+                      std::to_string(r) + " traffic: mpi " + show(mpi[r]) + " != formula sent " +
+                      std::to_string(formula[r].sent) + " received " + std::to_string(formula[r].received));
+    }
+  }
 }
 
 int run(int argc, char** argv) {

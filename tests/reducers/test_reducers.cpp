@@ -210,7 +210,16 @@ TEST(ReducerFactory, HierarchicalRefusesLeadersThatCannotRunOnASubsetOfTheRanks)
     // mpi: MPI_Allreduce among the leaders needs the MPI transport, not these threads.
     for (const char* leader : {"mpi", "nccl", "hierarchical", "shared_memory", "async_parameter_server", "nosuch"}) {
       o.leader = leader;
-      EXPECT_THROW(make_reducer("hierarchical", comm, o), BadInput) << leader;
+      try {
+        make_reducer("hierarchical", comm, o);
+        ADD_FAILURE() << leader << ": no BadInput";
+      } catch (const BadInput& e) {
+        const std::string why = e.what();
+        if (o.leader == "mpi")
+          EXPECT_NE(why.find("needs the MPI transport"), std::string::npos) << why;
+        else
+          EXPECT_NE(why.find("cannot run among the node leaders"), std::string::npos) << why;
+      }
     }
     o.leader = "tree";
     o.ranks_per_node = -1;

@@ -64,7 +64,7 @@ srun -N2 --ntasks-per-node=2 --mpi=pmix --kill-on-bad-exit=1 "$dtbench" allreduc
 /usr/bin/python3 - "$work/hierarchical-mpi.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-assert doc["nodes"] == [0, 0, 1, 1] and doc["wrong"] == 0, (doc["nodes"], doc["wrong"])
+assert doc["nodes"] == [0, 0, 1, 1] and doc["wrong"] == 0 and doc["rows"], (doc["nodes"], doc["wrong"])
 for r in doc["rows"]:
     t, S = r["traffic"], r["bytes"]
     assert t["sent_bytes"] == t["expected_sent_bytes"] == [S, S, S, S], (S, t)
