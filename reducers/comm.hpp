@@ -10,10 +10,13 @@
 // - the byte count of a recv must equal that of the matching send; a mismatch throws RunFailed.
 // - sendrecv posts its send first, then receives, then waits for its send: the pairwise exchanges and
 //   ring shifts of the algorithms cannot deadlock.
+// - isend posts a send and returns at once; wait(request) blocks until the receiver has taken the bytes
+//   (MPI_Isend and MPI_Wait). The buffer must stay as it is until then. What a pipeline stage sends its
+//   neighbour while it computes the next micro-batch (workloads/train/pipeline.cpp).
 // A Comm may be used by several threads at once (the reducers' communication threads), provided
 // concurrent users pick different tags.
 //
-// Traffic: every send, recv and sendrecv adds its bytes and messages to this communicator's counters
+// Traffic: every send, recv, sendrecv and waited isend adds its bytes and messages to this communicator's counters
 // (traffic(), reset_traffic()), so a test or `dtbench allreduce` reads what an algorithm moved. The
 // public transfers are non-virtual: they call the transport's private do_send, do_recv or do_sendrecv
 // and count what completed, so no transfer through a Comm can skip the count, whatever the transport
@@ -26,6 +29,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +41,26 @@ struct CommTraffic {
   uint64_t sent_bytes = 0, received_bytes = 0;
   uint64_t sent_messages = 0, received_messages = 0;
   bool operator==(const CommTraffic&) const = default;
+};
+
+// A send in flight, from Comm::isend; move-only. Comm::wait completes it. Destroyed without a wait (an error
+// path), it withdraws the message where the transport can (the thread transport, when no receiver has taken it
+// yet) and otherwise leaves it to finish on its own.
+class SendRequest {
+ public:
+  // The transport's side of one posted send.
+  struct Pending {
+    virtual ~Pending() = default;
+    virtual void wait() = 0;  // blocks until the receiver has taken the bytes; throws RunFailed on failure
+  };
+  SendRequest() = default;
+  bool active() const { return pending_ != nullptr; }
+
+ private:
+  friend class Comm;
+  SendRequest(std::unique_ptr<Pending> p, size_t bytes) : pending_(std::move(p)), bytes_(bytes) {}
+  std::unique_ptr<Pending> pending_;
+  size_t bytes_ = 0;
 };
 
 class Comm {
@@ -59,6 +83,17 @@ class Comm {
     do_sendrecv(dst, sendbuf, sendbytes, src, recvbuf, recvbytes, tag);
     count_sent(sendbytes);
     count_received(recvbytes);
+  }
+  SendRequest isend(int dst, const void* buf, size_t bytes, int tag) {
+    return SendRequest(do_isend(dst, buf, bytes, tag), bytes);
+  }
+  // Completes `request` (nothing when it is not active) and counts its bytes; it is inactive afterwards, also
+  // when the wait throws.
+  void wait(SendRequest& request) {
+    if (!request.active()) return;
+    const std::unique_ptr<SendRequest::Pending> p = std::move(request.pending_);
+    p->wait();
+    count_sent(request.bytes_);
   }
   virtual void barrier() = 0;
   // Ends every rank's participation: MPI aborts the job; the thread transport wakes every blocked
@@ -88,12 +123,26 @@ class Comm {
       c->store(0, std::memory_order_relaxed);
   }
 
+ protected:
+  // For a Comm that forwards its transfers to another (SubComm): `inner`'s request as this one's pending send,
+  // so both count the bytes when it is waited for.
+  static std::unique_ptr<SendRequest::Pending> forwarded(Comm& inner, SendRequest request) {
+    struct Forwarded : SendRequest::Pending {
+      Forwarded(Comm& c, SendRequest r) : comm(c), request(std::move(r)) {}
+      void wait() override { comm.wait(request); }
+      Comm& comm;
+      SendRequest request;
+    };
+    return std::make_unique<Forwarded>(inner, std::move(request));
+  }
+
  private:
   // The transport's transfers, with the semantics above; reached only through the counting ones.
   virtual void do_send(int dst, const void* buf, size_t bytes, int tag) = 0;
   virtual void do_recv(int src, void* buf, size_t bytes, int tag) = 0;
   virtual void do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf,
                            size_t recvbytes, int tag) = 0;
+  virtual std::unique_ptr<SendRequest::Pending> do_isend(int dst, const void* buf, size_t bytes, int tag) = 0;
 
   void count_sent(size_t bytes) {
     sent_bytes_.fetch_add(bytes, std::memory_order_relaxed);

@@ -89,10 +89,7 @@ Hierarchical::Hierarchical(Comm& comm, const ReducerOptions& o) : Allreduce(comm
   if (o.leader == "mpi") {
     // MPI_Allreduce needs an MPI communicator of the leaders: split from the Comm's own, a call every rank makes
     // (the others get none), so every rank builds this reducer at the same point, as it does the others.
-    auto* mpi = dynamic_cast<MpiComm*>(&comm);
-    if (mpi == nullptr)
-      throw BadInput("hierarchical: leader reducer 'mpi' needs the MPI transport (run under mpirun), not the " +
-                     comm.transport() + " transport");
+    MpiComm* mpi = &require_mpi(comm, "hierarchical: leader reducer 'mpi'");
     MPI_Comm split = MPI_COMM_NULL;
     if (MPI_Comm_split(mpi->handle(), leads ? 0 : MPI_UNDEFINED, comm.rank(), &split) != MPI_SUCCESS)
       throw RunFailed("hierarchical: MPI_Comm_split of the node leaders failed on rank " +

@@ -20,6 +20,13 @@ size_t piece_count(size_t bytes) { return bytes == 0 ? 1 : (bytes + kMaxPiece - 
 
 }  // namespace
 
+MpiComm& require_mpi(Comm& comm, const std::string& who) {
+  auto* mpi = dynamic_cast<MpiComm*>(&comm);
+  if (mpi == nullptr)
+    throw BadInput(who + " needs the MPI transport (run under mpirun), not the " + comm.transport() + " transport");
+  return *mpi;
+}
+
 // ---- MpiComm ---------------------------------------------------------------------------------------------
 
 MpiComm::MpiComm(MPI_Comm parent) {
@@ -134,6 +141,35 @@ void MpiComm::do_recv(int src, void* buf, size_t bytes, int tag) {
 void MpiComm::do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf,
                           size_t recvbytes, int tag) {
   transfer(dst, sendbuf, sendbytes, src, recvbuf, recvbytes, tag, "MPI_Sendrecv");
+}
+
+std::unique_ptr<SendRequest::Pending> MpiComm::do_isend(int dst, const void* buf, size_t bytes, int tag) {
+  struct Posted : SendRequest::Pending {
+    explicit Posted(const MpiComm& c) : comm(c) {}
+    void wait() override {
+      waited = true;
+      comm.wait_all(reqs, nullptr, "MPI_Isend");
+    }
+    ~Posted() override {
+      // Not waited for (an error path): MPI finishes the sends on its own; the buffer had better outlive them.
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (!waited && !finalized)
+        for (MPI_Request& r : reqs)
+          if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+    }
+    const MpiComm& comm;
+    std::vector<MPI_Request> reqs;
+    bool waited = false;
+  };
+  auto p = std::make_unique<Posted>(*this);
+  const char* s = static_cast<const char*>(buf);
+  for (size_t k = 0, n = piece_count(bytes); k < n; ++k) {
+    const size_t off = k * kMaxPiece, len = std::min(kMaxPiece, bytes - off);
+    p->reqs.emplace_back(MPI_REQUEST_NULL);
+    check(MPI_Isend(s + off, static_cast<int>(len), MPI_BYTE, dst, tag, comm_, &p->reqs.back()), "MPI_Isend");
+  }
+  return p;
 }
 
 void MpiComm::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }

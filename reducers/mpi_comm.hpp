@@ -53,6 +53,7 @@ class MpiComm : public Comm {
   void do_recv(int src, void* buf, size_t bytes, int tag) override;
   void do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
                    int tag) override;
+  std::unique_ptr<SendRequest::Pending> do_isend(int dst, const void* buf, size_t bytes, int tag) override;
   void check(int rc, const char* call) const;
   std::vector<int> find_nodes() const;
   // Posts the receives, then the sends, then waits: MPI_PROC_NULL for a side that is absent.
@@ -65,5 +66,9 @@ class MpiComm : public Comm {
   int poll_sleep_us_ = 0;
   std::vector<int> nodes_;
 };
+
+// `comm` as the MpiComm it is, for the users that call MPI on its handle; BadInput naming `who` ("reducer
+// 'mpi'") and the transport it got otherwise (the thread transport of the tests and `dtbench allreduce`).
+MpiComm& require_mpi(Comm& comm, const std::string& who);
 
 }  // namespace dtbench

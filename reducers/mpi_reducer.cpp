@@ -9,11 +9,7 @@
 
 namespace dtbench {
 
-MpiReducer::MpiReducer(Comm& comm) : Allreduce(comm), mpi_(dynamic_cast<MpiComm*>(&comm)) {
-  if (mpi_ == nullptr)
-    throw BadInput("reducer 'mpi' needs the MPI transport (run under mpirun), not the " + comm.transport() +
-                   " transport");
-}
+MpiReducer::MpiReducer(Comm& comm) : Allreduce(comm), mpi_(&require_mpi(comm, "reducer 'mpi'")) {}
 
 void MpiReducer::run(float* data, size_t count) {
   // MPI counts are int: reduce huge buffers in pieces.

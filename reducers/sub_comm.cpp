@@ -59,4 +59,8 @@ void SubComm::do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int sr
   parent_.sendrecv(members_.at(size_t(dst)), sendbuf, sendbytes, members_.at(size_t(src)), recvbuf, recvbytes, tag);
 }
 
+std::unique_ptr<SendRequest::Pending> SubComm::do_isend(int dst, const void* buf, size_t bytes, int tag) {
+  return forwarded(parent_, parent_.isend(members_.at(size_t(dst)), buf, bytes, tag));
+}
+
 }  // namespace dtbench

@@ -31,6 +31,7 @@ class SubComm : public Comm {
   void do_recv(int src, void* buf, size_t bytes, int tag) override;
   void do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
                    int tag) override;
+  std::unique_ptr<SendRequest::Pending> do_isend(int dst, const void* buf, size_t bytes, int tag) override;
 
   Comm& parent_;
   std::vector<int> members_;

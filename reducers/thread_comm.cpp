@@ -49,6 +49,28 @@ void ThreadComm::do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int
   world_.wait_sent(dst, msg, rank_);
 }
 
+std::unique_ptr<SendRequest::Pending> ThreadComm::do_isend(int dst, const void* buf, size_t bytes, int tag) {
+  world_.check_rank(dst, "send to", rank_);
+  // The descriptor lives in the request (the receiver holds a pointer to it until it has copied).
+  struct Posted : SendRequest::Pending {
+    Posted(ThreadWorld& w, int d, int me, ThreadWorld::Message m) : world(w), dst(d), rank(me), msg(m) {}
+    void wait() override {
+      waited = true;
+      world.wait_sent(dst, msg, rank);
+    }
+    ~Posted() override {
+      if (!waited) world.withdraw(dst, msg);
+    }
+    ThreadWorld& world;
+    int dst, rank;
+    ThreadWorld::Message msg;
+    bool waited = false;
+  };
+  auto p = std::make_unique<Posted>(world_, dst, rank_, ThreadWorld::Message{rank_, tag, buf, bytes});
+  world_.post(dst, p->msg);
+  return p;
+}
+
 void ThreadComm::barrier() { world_.barrier(rank_); }
 
 void ThreadComm::abort(const std::string& reason) {

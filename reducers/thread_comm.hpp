@@ -4,7 +4,7 @@
 // Each rank has a mailbox. send() posts a descriptor (source, tag, pointer, bytes) to the destination's
 // mailbox and waits until the receiver has copied the bytes (rendezvous: one copy, and no buffering an
 // algorithm could come to rely on). recv() takes the oldest matching descriptor, copies, and marks it
-// done. abort() wakes every blocked rank with RunFailed so a failing rank never hangs a test.
+// done. isend() posts the descriptor and returns; wait() is the rest of send(). abort() wakes every blocked rank with RunFailed so a failing rank never hangs a test.
 #pragma once
 
 #include <functional>
@@ -31,6 +31,7 @@ class ThreadComm : public Comm {
   void do_recv(int src, void* buf, size_t bytes, int tag) override;
   void do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
                    int tag) override;
+  std::unique_ptr<SendRequest::Pending> do_isend(int dst, const void* buf, size_t bytes, int tag) override;
 
   ThreadWorld& world_;
   int rank_;

@@ -70,6 +70,17 @@ void ThreadWorld::wait_sent(int dst, Message& msg, int me) {
                     ", which expected a different count");
 }
 
+void ThreadWorld::withdraw(int dst, Message& msg) noexcept {
+  Mailbox& box = *boxes_[static_cast<size_t>(dst)];
+  std::unique_lock<std::mutex> lock(box.m);
+  if (!msg.taken) {
+    const auto at = std::find(box.posted.begin(), box.posted.end(), &msg);
+    if (at != box.posted.end()) box.posted.erase(at);
+    return;
+  }
+  box.cv.wait(lock, [&] { return msg.done; });
+}
+
 void ThreadWorld::receive(int me, int src, void* buf, size_t bytes, int tag) {
   Mailbox& box = *boxes_[static_cast<size_t>(me)];
   Message* msg = nullptr;

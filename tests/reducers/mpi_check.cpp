@@ -2,7 +2,8 @@
 // sizes, exact expected sums, identical bits on all ranks (compared through a hash of each rank's
 // buffer), the asynchronous interface, repeatable bits on inexact inputs, and the traffic: MpiComm
 // counts, on every rank, the same bytes and messages as the thread transport for the same reducer and
-// size, and the bytes of the reducer's formula (reducers/traffic.hpp). CTest runs it with 1..5 ranks.
+// size, and the bytes of the reducer's formula (reducers/traffic.hpp); and MpiComm's non-blocking sends.
+// CTest runs it with 1..5 ranks.
 // Prints failures on rank 0 and exits 1 when any check failed on any rank.
 #include <mpi.h>
 
@@ -108,6 +109,35 @@ void check_traffic(MpiComm& comm, Checker& ck) {
   }
 }
 
+// Non-blocking sends (what a pipeline stage sends its neighbour): every rank posts three messages of
+// different sizes to the next rank before it receives the previous rank's, in order on one tag, then waits;
+// the contents arrive, and the counters hold the bytes once the sends are waited for, not before.
+void check_isend(MpiComm& comm, Checker& ck) {
+  const int right = (ck.rank + 1) % ck.size, left = (ck.rank + ck.size - 1) % ck.size;
+  const size_t sizes[3] = {1, 1000, 300000};
+  std::vector<std::vector<float>> out, in;
+  for (size_t n : sizes) {
+    out.emplace_back(n, static_cast<float>(ck.rank * 10) + static_cast<float>(out.size()));
+    in.emplace_back(n, -1.0f);
+  }
+  comm.reset_traffic();
+  SendRequest req[3];
+  for (int k = 0; k < 3; ++k) req[k] = comm.isend(right, out[size_t(k)].data(), sizes[k] * sizeof(float), 21);
+  const uint64_t before_wait = comm.traffic().sent_bytes;
+  for (int k = 0; k < 3; ++k) comm.recv(left, in[size_t(k)].data(), sizes[k] * sizeof(float), 21);
+  for (auto& r : req) comm.wait(r);
+  size_t wrong = 0;
+  for (int k = 0; k < 3; ++k)
+    for (float v : in[size_t(k)]) wrong += v != static_cast<float>(left * 10 + k);
+  const std::string what = "isend ranks=" + std::to_string(ck.size) + " rank " + std::to_string(ck.rank);
+  ck.expect(ck.sum(static_cast<long>(wrong)) == 0, what + ": wrong values received");
+  const uint64_t bytes = (sizes[0] + sizes[1] + sizes[2]) * sizeof(float);
+  const CommTraffic t = comm.traffic();
+  ck.expect(before_wait == 0 && t.sent_bytes == bytes && t.received_bytes == bytes && t.sent_messages == 3 &&
+                t.received_messages == 3,
+            what + ": " + show(t) + " (before the waits: " + std::to_string(before_wait) + " B)");
+}
+
 int run(int argc, char** argv) {
   MpiSession session(&argc, &argv);
   MpiComm comm;
@@ -153,6 +183,7 @@ int run(int argc, char** argv) {
     ck.expect(ck.same_everywhere(fnv1a(a.data(), count)), what + ": ranks differ in bits");
   }
   check_traffic(comm, ck);
+  check_isend(comm, ck);
   long total = ck.sum(ck.failures > 0 ? 1 : 0);
   if (ck.rank == 0) std::printf("%s: %d ranks, %s\n", argv[0], ck.size, total == 0 ? "all checks passed" : "FAILED");
   return total == 0 ? 0 : 1;

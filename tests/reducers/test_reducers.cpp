@@ -252,6 +252,22 @@ TEST(SubComm, AnAlgorithmOnSomeRanksSumsThoseRanksOnly) {
   EXPECT_THROW(run_ranks(2, [](Comm& comm) { SubComm(comm, {1, 0}); }), RunFailed);  // not ascending
 }
 
+// A SubComm's isend reaches the member's parent rank and is counted by both when waited for.
+TEST(SubComm, IsendGoesToTheMembersParentRankAndCountsInBoth) {
+  run_ranks(3, [](Comm& comm) {
+    if (comm.rank() == 1) return;
+    SubComm sub(comm, {0, 2});
+    const int mine = 100 + comm.rank(), other = 1 - sub.rank();
+    SendRequest r = sub.isend(other, &mine, sizeof mine, 9);
+    int got = 0;
+    sub.recv(other, &got, sizeof got, 9);
+    sub.wait(r);
+    EXPECT_EQ(got, comm.rank() == 0 ? 102 : 100);
+    EXPECT_EQ(sub.traffic().sent_bytes, sizeof(int));
+    EXPECT_EQ(comm.traffic(), sub.traffic());
+  });
+}
+
 
 // ---- shared_memory: what only it can get wrong -------------------------------------------------------
 
@@ -274,6 +290,9 @@ class PlacedComm : public Comm {
   void do_recv(int src, void* buf, size_t bytes, int tag) override { inner_.recv(src, buf, bytes, tag); }
   void do_sendrecv(int dst, const void* sb, size_t sn, int src, void* rb, size_t rn, int tag) override {
     inner_.sendrecv(dst, sb, sn, src, rb, rn, tag);
+  }
+  std::unique_ptr<SendRequest::Pending> do_isend(int dst, const void* buf, size_t bytes, int tag) override {
+    return forwarded(inner_, inner_.isend(dst, buf, bytes, tag));
   }
   Comm& inner_;
   std::vector<int> nodes_;

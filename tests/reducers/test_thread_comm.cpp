@@ -1,5 +1,6 @@
 // The thread transport itself: message order, matching by source and tag, size checks, barrier and
-// abort (a failing rank must stop the others, never hang a test), and the Comm's traffic counters.
+// abort (a failing rank must stop the others, never hang a test), non-blocking sends, and the Comm's traffic
+// counters.
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
@@ -182,6 +183,66 @@ TEST(ThreadComm, TrafficCountsEveryTransferOnceAndResets) {
     const CommTraffic z = c.traffic();
     EXPECT_EQ(z.sent_bytes + z.received_bytes + z.sent_messages + z.received_messages, 0u);
   });
+}
+
+TEST(ThreadComm, IsendReturnsBeforeTheReceiverComesAndKeepsOrder) {
+  // Both ranks send first and receive after: with blocking sends of this strictly synchronous transport this
+  // deadlocks, so it passes only when isend returns at once. Three sends in flight on one tag arrive in order.
+  run_ranks(2, [](Comm& c) {
+    const int other = 1 - c.rank();
+    const int out[3] = {10 * c.rank() + 1, 10 * c.rank() + 2, 10 * c.rank() + 3};
+    SendRequest r[3];
+    for (int k = 0; k < 3; ++k) r[k] = c.isend(other, &out[k], sizeof(int), 4);
+    EXPECT_EQ(c.traffic().sent_messages, 0u);  // counted when completed, not when posted
+    for (int k = 0; k < 3; ++k) {
+      int in = -1;
+      c.recv(other, &in, sizeof in, 4);
+      EXPECT_EQ(in, 10 * other + k + 1);
+    }
+    for (auto& q : r) c.wait(q);
+    EXPECT_FALSE(r[0].active());
+    c.wait(r[0]);  // an inactive request: nothing
+    const CommTraffic t = c.traffic();
+    EXPECT_EQ(t.sent_bytes, 3 * sizeof(int));
+    EXPECT_EQ(t.sent_messages, 3u);
+    EXPECT_EQ(t.received_messages, 3u);
+  });
+}
+
+TEST(ThreadComm, AnIsendDroppedUnwaitedIsWithdrawn) {
+  // Rank 0 posts a message and drops the request before anyone received it: rank 1's receive on that tag gets
+  // the next message, and nothing points into the freed request.
+  run_ranks(2, [](Comm& c) {
+    if (c.rank() == 0) {
+      const int dropped = 1, kept = 2;
+      { SendRequest r = c.isend(1, &dropped, sizeof dropped, 6); }
+      c.barrier();
+      c.send(1, &kept, sizeof kept, 6);
+      EXPECT_EQ(c.traffic().sent_messages, 1u);
+    } else {
+      c.barrier();
+      int in = 0;
+      c.recv(0, &in, sizeof in, 6);
+      EXPECT_EQ(in, 2);
+    }
+  });
+}
+
+TEST(ThreadComm, AnIsendOfTheWrongSizeFailsItsWait) {
+  try {
+    run_ranks(2, [](Comm& c) {
+      char buf[16] = {};
+      if (c.rank() == 0) {
+        SendRequest r = c.isend(1, buf, 16, 1);
+        c.wait(r);
+      } else {
+        c.recv(0, buf, 8, 1);
+      }
+    });
+    FAIL() << "no error";
+  } catch (const RunFailed& e) {
+    EXPECT_NE(std::string(e.what()).find("expected"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ThreadComm, AFailedTransferIsNotCounted) {

@@ -382,7 +382,8 @@ def check_pipeline():
     print("GPipe and 1F1B: the same weights bit for bit")
 
     # The bytes a stage sends: the MLP on S = 2, M = 4 micro-batches of n = 8 (global 32): stage 0 sends fc1's
-    # output (n x hidden) forward and stage 1 its gradient back, M times a step: 4 M n H bytes each way.
+    # output (n x hidden) forward and stage 1 its gradient back, M times a step: 4 M n H bytes each way (the
+    # stages' Comm counts them: every byte that went, none of the evaluation's).
     rec = validate(os.path.join(args.work, "records", "pp-mlp-k2s2m4-1f1b.json"))
     H, n, m = 32, 8, 4
     for st in rec["extra"]["pipeline"]["per_stage"]:

@@ -1,7 +1,6 @@
 #include "workloads/train/pipeline.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <stdexcept>
 
 #include "core/error.hpp"
@@ -14,16 +13,9 @@ namespace dtbench {
 namespace {
 
 // One tag per direction: a stage sends its micro-batches' activations (and gradients) in micro-batch order and its
-// neighbour receives them in that order, and MPI matches messages of one sender, tag and communicator in the order
-// they were sent, so the micro-batch needs no tag of its own (and tags stay far below every MPI's bound, which may
-// be as low as 32767).
+// neighbour receives them in that order, and a Comm delivers the messages of one sender and tag in the order they
+// were sent, so the micro-batch needs no tag of its own.
 constexpr int kForwardTag = 0, kBackwardTag = 1, kEvalTag = 2;
-
-int mpi_count(size_t floats) {
-  if (floats > static_cast<size_t>(INT_MAX))
-    throw RunFailed("pipeline parallelism: an activation of " + std::to_string(floats) + " floats is over MPI's int count");
-  return static_cast<int>(floats);
-}
 
 }  // namespace
 
@@ -65,6 +57,7 @@ std::pair<int, int> stage_units(const std::vector<double>& unit_costs, int stage
 
 Pipeline::Pipeline(const ModelParallel& layout, std::string schedule, int micro_batches)
     : layout_(layout),
+      comm_(layout.group_comm()),
       schedule_(std::move(schedule)),
       micro_batches_(micro_batches),
       ops_(pipeline_schedule(schedule_, layout.group_size(), layout.shard(), micro_batches)),
@@ -74,23 +67,26 @@ Pipeline::Pipeline(const ModelParallel& layout, std::string schedule, int micro_
 }
 
 void Pipeline::wait_slot(int slot) {
-  std::vector<MPI_Request>& p = pending_[static_cast<size_t>(slot)];
-  if (!p.empty()) MPI_Waitall(static_cast<int>(p.size()), p.data(), MPI_STATUSES_IGNORE);
-  p.clear();
+  for (SendRequest& r : pending_[static_cast<size_t>(slot)]) comm_.wait(r);
+  pending_[static_cast<size_t>(slot)].clear();
 }
 
 void Pipeline::receive(std::vector<float>& into, int from, int tag, double& waited) {
   Stopwatch w;
-  MPI_Recv(into.data(), mpi_count(into.size()), MPI_FLOAT, from, tag, layout_.group_comm(), MPI_STATUS_IGNORE);
+  comm_.recv(from, into.data(), into.size() * sizeof(float), tag);
   waited += w.seconds();
+}
+
+void Pipeline::send(const float* data, size_t floats, int to, int tag, int slot) {
+  pending_[static_cast<size_t>(slot)].push_back(comm_.isend(to, data, floats * sizeof(float), tag));
 }
 
 double Pipeline::train(TrainModel& model, const float* x, const int32_t* labels, size_t sample_floats, int n,
                        const models::BatchPosition& at, const Hooks& hooks, StepSeconds& sec) {
   const int S = stages(), s = stage(), M = micro_batches_, slots = slots_;
   const size_t in_floats = model.stage_input_floats(n), out_floats = model.stage_output_floats(n);
-  const MPI_Comm comm = layout_.group_comm();
-  double loss = 0, sent = 0;
+  const uint64_t sent_before = comm_.traffic().sent_bytes;
+  double loss = 0;
   const bool tracing = trace::on();
   for (const PipelineOp& op : ops_) {
     const int slot = op.micro % slots;
@@ -115,10 +111,7 @@ double Pipeline::train(TrainModel& model, const float* x, const int32_t* labels,
       if (hooks.after_forward) hooks.after_forward(op.micro);
       sec.forward += c.seconds();
       if (s < S - 1) {
-        MPI_Request r;
-        MPI_Isend(model.stage_output(), mpi_count(out_floats), MPI_FLOAT, s + 1, kForwardTag, comm, &r);
-        pending_[static_cast<size_t>(slot)].push_back(r);
-        sent += static_cast<double>(out_floats) * sizeof(float);
+        send(model.stage_output(), out_floats, s + 1, kForwardTag, slot);
       }
       if (tracing)
         trace::span("forward", "forward", trace::kTrainingTrack, traced_from, trace::now_us(), {{"micro_batch", op.micro}});
@@ -138,10 +131,7 @@ double Pipeline::train(TrainModel& model, const float* x, const int32_t* labels,
       }
       sec.backward += c.seconds();
       if (s > 0) {
-        MPI_Request r;
-        MPI_Isend(model.input_gradient(), mpi_count(in_floats), MPI_FLOAT, s - 1, kBackwardTag, comm, &r);
-        pending_[static_cast<size_t>(slot)].push_back(r);
-        sent += static_cast<double>(in_floats) * sizeof(float);
+        send(model.input_gradient(), in_floats, s - 1, kBackwardTag, slot);
       }
       if (tracing)
         trace::span("backward", "backward", trace::kTrainingTrack, traced_from, trace::now_us(), {{"micro_batch", op.micro}});
@@ -152,7 +142,7 @@ double Pipeline::train(TrainModel& model, const float* x, const int32_t* labels,
   sec.backward_wait += w.seconds();
   compute_ += sec.forward + sec.backward;
   wait_ += sec.forward_wait + sec.backward_wait;
-  bytes_sent_ += sent;
+  bytes_sent_ += static_cast<double>(comm_.traffic().sent_bytes - sent_before);  // the waited sends: all of them
   ++steps_;
   return loss;
 }
@@ -168,9 +158,7 @@ double Pipeline::evaluate(TrainModel& model, const float* x, const int32_t* labe
     in = received_.data();
   }
   const double loss = model.forward(in, labels, n, false);
-  if (s < S - 1)
-    MPI_Send(model.stage_output(), mpi_count(model.stage_output_floats(n)), MPI_FLOAT, s + 1, kEvalTag,
-             layout_.group_comm());
+  if (s < S - 1) comm_.send(s + 1, model.stage_output(), model.stage_output_floats(n) * sizeof(float), kEvalTag);
   return loss;
 }
 

@@ -1,6 +1,7 @@
 // Pipeline parallelism's schedules and exchanges: the second form of model parallelism (the first is
 // workloads/cpu/split_layer.hpp), in the 2-D layout of model_parallel.hpp (a replica's S consecutive ranks hold
-// its S stages; rank k is stage k mod S).
+// its S stages; rank k is stage k mod S). The activations and their gradients travel on a Comm
+// (reducers/comm.hpp: isend, recv, counted), like the reducers' traffic.
 //
 // Terms. The network is cut into S stages of consecutive pipeline units (workloads/models/pipeline_units.hpp),
 // balanced by measured cost: each unit's forward and backward seconds for one micro-batch, measured on the whole
@@ -27,9 +28,8 @@
 #include <string>
 #include <vector>
 
-#include <mpi.h>
-
 #include "core/json.hpp"
+#include "reducers/mpi_comm.hpp"
 #include "workloads/backend/train_model.hpp"
 #include "workloads/models/hooks.hpp"
 #include "workloads/train/model_parallel.hpp"
@@ -55,7 +55,8 @@ std::pair<int, int> stage_units(const std::vector<double>& unit_costs, int stage
 
 class Pipeline {
  public:
-  // layout: the pipeline form of ModelParallel (rank = stage within its group).
+  // layout: the pipeline form of ModelParallel (rank = stage within its group). Collective over the group: the
+  // stages' tensors travel on a Comm of their own, a duplicate of the group's communicator.
   Pipeline(const ModelParallel& layout, std::string schedule, int micro_batches);
 
   struct Hooks {
@@ -89,13 +90,15 @@ class Pipeline {
  private:
   void wait_slot(int slot);
   void receive(std::vector<float>& into, int from, int tag, double& waited);
+  void send(const float* data, size_t floats, int to, int tag, int slot);
 
   const ModelParallel& layout_;
+  MpiComm comm_;  // the group's stages; its counters give the bytes sent
   std::string schedule_;
   int micro_batches_;
   std::vector<PipelineOp> ops_;                     // this stage's schedule, the same every step
   int slots_;                                       // micro-batches this stage holds at once
-  std::vector<std::vector<MPI_Request>> pending_;  // per slot: sends that read its plan's memories
+  std::vector<std::vector<SendRequest>> pending_;  // per slot: sends that read its plan's memories
   std::vector<float> received_;                    // the tensor received last
   // Over the steps so far: computing and waiting seconds, bytes sent, steps.
   double compute_ = 0, wait_ = 0, bytes_sent_ = 0;
