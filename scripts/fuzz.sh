@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/, the `fuzz` preset: clang, AddressSanitizer, UndefinedBehaviorSanitizer)
 # and runs each for N seconds from its committed seed corpus, printing executions, coverage and findings.
-# Usage: scripts/fuzz.sh [--seconds N] [TARGET...]   (default: 1800 s each, every target; README, "Fuzzing")
+# Usage: scripts/fuzz.sh [--seconds N] [TARGET...]   (default: 1800 s each, every target; README, "Fuzzing");
+# FUZZ_JOBS: how many targets run at once (default: the cores).
 # Exit 1 when a target found a crash, sanitizer report, leak, timeout or out-of-memory input: its reproducer is
 # left in BUILD/findings/TARGET/ (rerun it with BUILD/fuzz/fuzz_TARGET FILE); exit 2 for a bad argument or a
 # failed build. What a run adds to the corpus is kept in BUILD/corpus/TARGET/, so later runs go on from it;
@@ -53,26 +54,46 @@ if ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >"$bui
 fi
 echo "fuzz.sh: built ${#targets[@]} targets in $((SECONDS - start)) s; $seconds s each"
 
-found=0
-for t in "${targets[@]}"; do
-  findings="$build/findings/$t"
-  rm -rf "$findings"
-  mkdir -p "$findings" "$build/corpus/$t"
-  log="$build/logs/$t.log"
-  args=(-max_total_time="$seconds" -max_len="${max_len[$t]}" -rss_limit_mb=2048 -timeout=10
-        -print_final_stats=1 -artifact_prefix="$findings/")
+# The targets run $(nproc) at a time (FUZZ_JOBS overrides): libFuzzer uses one core, so each still has a core
+# of its own for its --seconds, and the whole run takes ceil(targets / jobs) x --seconds. The reports follow in
+# the targets' order once all are done.
+jobs=${FUZZ_JOBS:-$(nproc)}
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: FUZZ_JOBS: expected a positive integer, got '$jobs'" >&2; exit 2; }
+run_target() {
+  local t=$1 findings="$build/findings/$1" log="$build/logs/$1.log"
+  local args=(-max_total_time="$seconds" -max_len="${max_len[$t]}" -rss_limit_mb=2048 -timeout=10
+              -print_final_stats=1 -artifact_prefix="$findings/")
   [[ -n "${dict[$t]:-}" ]] && args+=(-dict=fuzz/json.dict)
-  rc=0
+  local rc=0
   # The first corpus folder receives what the run adds; the committed seeds are only read. `time` reports the
   # run's CPU seconds (user, system): its share of a loaded machine, which the wall-clock --seconds does not say.
   { TIMEFORMAT='%U %S'; time "$build/fuzz/fuzz_$t" "${args[@]}" "$build/corpus/$t" "fuzz/corpus/$t" >"$log" 2>&1; } \
     2>"$log.cpu" || rc=$?
-  cpu=$(awk '{ printf "%d", $1 + $2 }' "$log.cpu")
+  echo "$rc" >"$log.rc"
+}
+for t in "${targets[@]}"; do
+  rm -rf "$build/findings/$t" "$build/logs/$t.log.rc"
+  mkdir -p "$build/findings/$t" "$build/corpus/$t"
+done
+running=0
+for t in "${targets[@]}"; do
+  if ((running >= jobs)); then wait -n || true; running=$((running - 1)); fi
+  run_target "$t" &
+  running=$((running + 1))
+done
+wait || true
+
+found=0
+for t in "${targets[@]}"; do
+  findings="$build/findings/$t"
+  log="$build/logs/$t.log"
+  rc=$(cat "$log.rc" 2>/dev/null || echo "no exit status")
+  cpu=$(awk '{ printf "%d", $1 + $2 }' "$log.cpu" 2>/dev/null || echo "?")
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)
   corpus=$(ls "$build/corpus/$t" | wc -l)
   artifacts=$(ls "$findings")
-  if ((rc == 0)) && [ -z "$artifacts" ]; then
+  if [ "$rc" = 0 ] && [ -z "$artifacts" ]; then
     echo "fuzz $t: ${execs:-?} executions in $cpu s of CPU, ${cov:-cov: ?}, corpus $corpus inputs, no crash"
   else
     found=1
