@@ -10,7 +10,8 @@ core=(build-essential cmake ninja-build pkg-config git
       nlohmann-json3-dev libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev zlib1g-dev
       dataset-fashion-mnist
       python3 python3-numpy python3-matplotlib python3-jsonschema
-      clang libclang-rt-14-dev libomp-dev)  # clang, libFuzzer and clang's OpenMP: the sanitizer job and the fuzzers
+      clang libclang-rt-14-dev libomp-dev  # clang, libFuzzer and clang's OpenMP: the sanitizer job and the fuzzers
+      lld)                                 # the faster linker (CMakeLists.txt, DTBENCH_LLD)
 extra=(slurm-wlm munge python3-torch)
 
 want=("${core[@]}")
