@@ -106,7 +106,10 @@ Node build_run_schema() {
                        {"every_steps", integer(0, 0, 1e12, "evaluate every S steps instead")},
                        {"target_accuracy", number(0, 0, 1, false, false, "time-to-accuracy target; 0 = none")},
                        {"stop_at_target", boolean(false, "end the run at the first evaluation at or above the target (asynchronous SGD: the workers stop at their next push after rank 0's evaluation)")},
-                       {"batch", integer(500, 1, 1e6, "evaluation batch per rank")}})},
+                       {"batch", integer(500, 1, 1e6, "evaluation batch per rank")},
+                       {"test_samples", integer(0, 0, 1e9, "evaluate on the test set's first N images; 0 = all of "
+                                                           "them (MLPerf's and the papers' figures). Fewer makes "
+                                                           "each evaluation cheaper and its accuracy noisier")}})},
       {"mllog", object({{"submission_org", text("dtbench", {}, "MLPerf submission_org: who ran it (not empty)")},
                         {"submission_platform", text("", {}, "MLPerf submission_platform; empty = <ranks>x<CPU model> "
                                                              "(cpu backend) or <ranks>x<GPU name>")},

@@ -861,7 +861,7 @@ def check_no_space():
 # run with 1000 took 9.3 s of CPU against 6.2 s with 200 (the same losses and accuracies).
 def fmnist_config(name, **over):
     cfg = {"name": name, "model": {"arch": "resnet8"}, "batch": {"per_rank": 32}, "duration": {"steps": 24},
-           "eval": {"every_steps": 12, "batch": 200}, "optimizer": {"name": "sgd", "lr": 0.1},
+           "eval": {"every_steps": 12, "batch": 200, "test_samples": 2000}, "optimizer": {"name": "sgd", "lr": 0.1},
            "output": {"dir": os.path.join(args.work, "records")}}
     for k, v in over.items():
         cfg[k] = v
@@ -898,6 +898,10 @@ def check_paths():
         assert not mllog_rules.problems(mllog), (name, mllog_rules.problems(mllog))
         if name == "ring-sgd":
             check_mllog_rules_catch(mllog)
+            # /eval/test_samples: the evaluations ran on the test set's first 2000 images, and the log says so.
+            with open(mllog) as f:
+                said = [json.loads(l.split(":::MLLOG", 1)[1]) for l in f if ":::MLLOG" in l]
+            assert [e["value"] for e in said if e["key"] == "eval_samples"] == [2000], "eval_samples"
         if name == "async":
             assert rec["extra"]["async"]["updates"] == 48
         if name == "validation-split":
@@ -919,7 +923,8 @@ def check_paths():
     # Asynchronous SGD with stop_at_target: rank 0's evaluation reaches a low target after 6 steps and the
     # workers stop at their next push, well before the 48 steps of the run.
     cfg = fmnist_config("async-stop", parallel={"mode": "async"}, reducer={"name": "async_parameter_server"},
-                        duration={"steps": 48}, eval={"every_steps": 6, "batch": 200, "target_accuracy": 0.05,
+                        duration={"steps": 48}, eval={"every_steps": 6, "batch": 200, "test_samples": 2000,
+                                                      "target_accuracy": 0.05,
                                                       "stop_at_target": True})
     mpirun(2, write_config("async-stop", cfg))
     rec = validate(os.path.join(args.work, "records", "async-stop.json"))
@@ -1113,6 +1118,8 @@ def check_bad_input():
         (mlp_config("late4"), ["--baseline", notes], notes + ": not a dtbench run record (--baseline)"),
         (mlp_config("late5"), ["--save-weights", os.path.join(fresh, "sub", "w.bin")], "--save-weights: folder"),
         (mlp_config("late6"), ["--save-weights", args.work], "is a folder, not a file"),
+        (mlp_config("late7", eval={"every_steps": 10, "test_samples": 201}), [],
+         "/eval/test_samples: 201 is more than the test set's 200 images"),
     ]
     for cfg, extra, message in late:
         cfg["output"] = {"dir": fresh}

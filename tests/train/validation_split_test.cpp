@@ -1,6 +1,7 @@
 // The validation set held out of the training set (/data/validation_size): the last v training images, in
 // order, byte for byte; the training set keeps the rest; the epoch's shards draw only from it; and a size that
-// leaves nothing to train on is refused naming the key.
+// leaves nothing to train on is refused naming the key. And the test set cut to its first images
+// (/eval/test_samples).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,8 +15,9 @@
 namespace dtbench {
 namespace {
 
-Json synthetic(int64_t validation) {
+Json synthetic(int64_t validation, int64_t test_samples = 0) {
   Json user = {{"model", {{"arch", "mlp"}}},
+               {"eval", {{"test_samples", test_samples}}},
                {"data", {{"dataset", "synthetic"},
                          {"validation_size", validation},
                          {"synthetic", {{"channels", 1}, {"height", 4}, {"width", 4}, {"classes", 3},
@@ -69,6 +71,23 @@ TEST(ValidationSplit, ASizeThatLeavesNothingToTrainOnIsRefused) {
     FAIL() << "accepted";
   } catch (const BadInput& e) {
     EXPECT_EQ(std::string(e.what()), "/data/validation_size: 100 images leave none of the training set's 100 to train on");
+  }
+}
+
+TEST(TestSamples, TheTestSetsFirstImagesAreKeptAndTooManyIsRefused) {
+  TrainingData all(synthetic(0), 1, 0, 8), first(synthetic(0, 4), 1, 0, 8);
+  ASSERT_EQ(all.test().size(), 10u);
+  ASSERT_EQ(first.test().size(), 4u);
+  EXPECT_EQ(first.test().images, std::vector<uint8_t>(all.test().images.begin(),
+                                                       all.test().images.begin() + 4 * all.test().image_bytes()));
+  EXPECT_EQ(first.test().labels, std::vector<int32_t>(all.test().labels.begin(), all.test().labels.begin() + 4));
+  EXPECT_EQ(first.eval_indices(EvalSet::test, true).size(), 4u);
+  EXPECT_EQ(first.train().images, all.train().images);  // the training set is untouched
+  try {
+    TrainingData d(synthetic(0, 11), 1, 0, 8);
+    FAIL() << "accepted";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), "/eval/test_samples: 11 is more than the test set's 10 images");
   }
 }
 

@@ -26,6 +26,15 @@ TrainingData::TrainingData(const Json& cfg, int ranks, int rank, long per_rank) 
     // The normalisation is a statistic of the training set: the images left to train on, not the held-out ones.
     if (cfg["data"]["normalize"].get<bool>()) data_.norm = data::channel_stats(t);
   }
+  // /eval/test_samples: the test set's first N images (the readers keep the files' order).
+  const size_t test_samples = static_cast<size_t>(cfg["eval"]["test_samples"].get<int64_t>());
+  if (test_samples > data_.test.size())
+    throw BadInput("/eval/test_samples: " + std::to_string(test_samples) + " is more than the test set's " +
+                   std::to_string(data_.test.size()) + " images");
+  if (test_samples > 0) {
+    data_.test.images.resize(test_samples * data_.test.image_bytes());
+    data_.test.labels.resize(test_samples);
+  }
   sharder_ = std::make_unique<data::EpochSharder>(data_.train.size(), ranks, static_cast<size_t>(per_rank), seed);
   train_maker_ = std::make_unique<data::BatchMaker>(data_.norm, data_.augment, seed);
   eval_maker_ = std::make_unique<data::BatchMaker>(data_.norm, data::AugmentOptions{}, seed);
