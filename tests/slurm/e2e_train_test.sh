@@ -35,7 +35,8 @@ base = {
     "batch": {"global": 32},
     "duration": {"steps": 40},
     "optimizer": {"name": "sgd", "lr": 0.05},
-    "eval": {"every_steps": 20, "target_accuracy": 0.3, "batch": 200},  # small plans: tests/train/train_checks.py
+    # small plans (tests/train/train_checks.py); the test set's first 2000 images
+    "eval": {"every_steps": 20, "target_accuracy": 0.3, "batch": 200, "test_samples": 2000},
     "threads": 1,
 }
 spec = {
@@ -45,7 +46,8 @@ spec = {
     "slurm": {"tasks_per_node": 1, "time": "00:15:00", "mpi": "pmix"},
 }
 json.dump(spec, open("spec.json", "w"), indent=2)
-long = dict(base, duration={"steps": 1000}, eval={"every_steps": 200, "target_accuracy": 0, "batch": 200})
+long = dict(base, duration={"steps": 1000}, eval={"every_steps": 200, "target_accuracy": 0, "batch": 200,
+                                                  "test_samples": 2000})
 json.dump({"name": "e2e-preempt", "base": long, "axes": {"slurm.nodes": [2]},
            "slurm": {"tasks_per_node": 1, "time": "00:15:00"}}, open("preempt.json", "w"), indent=2)
 EOF
