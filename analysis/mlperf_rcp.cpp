@@ -40,12 +40,18 @@ RcpSet reference_convergence_points(const CampaignData& c) {
   for (const PointData& p : c.points) {
     std::vector<double> epochs;
     const RunRecord* first = nullptr;
-    size_t done = 0;
+    size_t done = 0, subset = 0;
     int64_t bs = 0;
     for (const RunData& run : p.runs) {
       if (!run.record || run.state != "done") continue;
       const RunRecord& r = *run.record;
       ++done;
+      // An accuracy on part of the test set (/eval/test_samples) is not the target MLPerf's RCPs are epochs to.
+      const Json& eval = r.config.contains("eval") ? r.config["eval"] : Json::object();
+      if (eval.value("test_samples", int64_t{0}) > 0) {
+        ++subset;
+        continue;
+      }
       if (r.target_accuracy <= 0) continue;
       any_target = true;
       const std::string b = mlperf_benchmark(r.config);
@@ -57,13 +63,15 @@ RcpSet reference_convergence_points(const CampaignData& c) {
       if (!first) first = &r;
       if (r.time_to_accuracy) epochs.push_back(r.time_to_accuracy->epoch);
     }
+    const std::string partial = subset == 0 ? "" : " (" + std::to_string(subset) + " evaluated part of the test set, /eval/test_samples: not counted)";
     if (!first) {
-      out.skipped.push_back(p.id + ": no finished run with a target accuracy");
+      out.skipped.push_back(p.id + ": no finished run with a target accuracy" + partial);
       continue;
     }
     if (epochs.size() < kMinRuns) {
       out.skipped.push_back(p.id + ": " + std::to_string(epochs.size()) + " of " + std::to_string(done) +
-                            " finished runs reached the target; an RCP needs at least " + std::to_string(kMinRuns));
+                            " finished runs reached the target; an RCP needs at least " + std::to_string(kMinRuns) +
+                            partial);
       continue;
     }
     auto [it, fresh] = batch_point.emplace(bs, p.id);

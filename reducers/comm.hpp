@@ -10,15 +10,16 @@
 // - the byte count of a recv must equal that of the matching send; a mismatch throws RunFailed.
 // - sendrecv posts its send first, then receives, then waits for its send: the pairwise exchanges and
 //   ring shifts of the algorithms cannot deadlock.
-// - isend posts a send and returns at once; wait(request) blocks until the receiver has taken the bytes
-//   (MPI_Isend and MPI_Wait). The buffer must stay as it is until then. What a pipeline stage sends its
-//   neighbour while it computes the next micro-batch (workloads/train/pipeline.cpp).
+// - isend posts a send and returns at once; wait(request) blocks until the send is complete (MPI_Isend and
+//   MPI_Wait: the buffer may be reused; on the thread transport, the receiver has copied it). The buffer must
+//   stay as it is until then. What a pipeline stage sends its neighbour while it computes the next
+//   micro-batch (workloads/train/pipeline.cpp).
 // A Comm may be used by several threads at once (the reducers' communication threads), provided
 // concurrent users pick different tags.
 //
 // Traffic: every send, recv, sendrecv and waited isend adds its bytes and messages to this communicator's counters
 // (traffic(), reset_traffic()), so a test or `dtbench allreduce` reads what an algorithm moved. The
-// public transfers are non-virtual: they call the transport's private do_send, do_recv or do_sendrecv
+// public transfers are non-virtual: they call the transport's private do_send, do_recv, do_sendrecv or do_isend
 // and count what completed, so no transfer through a Comm can skip the count, whatever the transport
 // (a decorator could be bypassed by using the bare Comm). The counters are relaxed atomics (two adds
 // per direction, no lock), as several threads may use one Comm. Not counted: barrier, and what a
@@ -43,10 +44,11 @@ struct CommTraffic {
   bool operator==(const CommTraffic&) const = default;
 };
 
-// A send in flight, from Comm::isend; move-only. Comm::wait completes it. Destroyed without a wait (an error
-// path), it withdraws the message where the transport can (the thread transport, when no receiver has taken it
-// yet) and otherwise leaves it to finish on its own.
-class SendRequest {
+// A send in flight, from Comm::isend; move-only; complete it with wait() on the Comm that posted it. Destroyed
+// without a wait (an error path), it is never counted: the thread transport withdraws the message when no
+// receiver has taken it yet and otherwise waits for the receiver's copy to end; MPI lets the send finish on its
+// own (MPI_Request_free). Dropping one on purpose is a bug on either transport, hence [[nodiscard]].
+class [[nodiscard]] SendRequest {
  public:
   // The transport's side of one posted send.
   struct Pending {

@@ -146,28 +146,27 @@ void MpiComm::do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int sr
 std::unique_ptr<SendRequest::Pending> MpiComm::do_isend(int dst, const void* buf, size_t bytes, int tag) {
   struct Posted : SendRequest::Pending {
     explicit Posted(const MpiComm& c) : comm(c) {}
-    void wait() override {
-      waited = true;
-      comm.wait_all(reqs, nullptr, "MPI_Isend");
-    }
+    void wait() override { comm.wait_all(reqs, nullptr, "MPI_Isend"); }  // completed requests become null
     ~Posted() override {
-      // Not waited for (an error path): MPI finishes the sends on its own; the buffer had better outlive them.
+      // Not waited for, or its wait failed (an error path): MPI finishes what is left on its own; the buffer
+      // had better outlive it.
       int finalized = 0;
       MPI_Finalized(&finalized);
-      if (!waited && !finalized)
+      if (!finalized)
         for (MPI_Request& r : reqs)
           if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
     }
     const MpiComm& comm;
     std::vector<MPI_Request> reqs;
-    bool waited = false;
   };
   auto p = std::make_unique<Posted>(*this);
   const char* s = static_cast<const char*>(buf);
   for (size_t k = 0, n = piece_count(bytes); k < n; ++k) {
     const size_t off = k * kMaxPiece, len = std::min(kMaxPiece, bytes - off);
-    p->reqs.emplace_back(MPI_REQUEST_NULL);
-    check(MPI_Isend(s + off, static_cast<int>(len), MPI_BYTE, dst, tag, comm_, &p->reqs.back()), "MPI_Isend");
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int rc = MPI_Isend(s + off, static_cast<int>(len), MPI_BYTE, dst, tag, comm_, &r);
+    check(rc, "MPI_Isend");  // a failed post leaves no request to free
+    p->reqs.push_back(r);
   }
   return p;
 }

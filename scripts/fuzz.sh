@@ -23,11 +23,13 @@ targets=()
 while (($#)); do
   case "$1" in
     --seconds) seconds="${2:?--seconds needs a number}"; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: --seconds: expected a positive integer, got '$seconds'" >&2; exit 2; }
+jobs=${FUZZ_JOBS:-$(nproc)}
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: FUZZ_JOBS: expected a positive integer, got '$jobs'" >&2; exit 2; }
 ((${#targets[@]})) || targets=("${all[@]}")
 for t in "${targets[@]}"; do
   [[ -n "${max_len[$t]:-}" ]] || { echo "fuzz.sh: unknown target '$t'; targets: ${all[*]}" >&2; exit 2; }
@@ -57,8 +59,6 @@ echo "fuzz.sh: built ${#targets[@]} targets in $((SECONDS - start)) s; $seconds 
 # The targets run $(nproc) at a time (FUZZ_JOBS overrides): libFuzzer uses one core, so each still has a core
 # of its own for its --seconds, and the whole run takes ceil(targets / jobs) x --seconds. The reports follow in
 # the targets' order once all are done.
-jobs=${FUZZ_JOBS:-$(nproc)}
-[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: FUZZ_JOBS: expected a positive integer, got '$jobs'" >&2; exit 2; }
 run_target() {
   local t=$1 findings="$build/findings/$1" log="$build/logs/$1.log"
   local args=(-max_total_time="$seconds" -max_len="${max_len[$t]}" -rss_limit_mb=2048 -timeout=10
@@ -75,6 +75,8 @@ for t in "${targets[@]}"; do
   rm -rf "$build/findings/$t" "$build/logs/$t.log.rc"
   mkdir -p "$build/findings/$t" "$build/corpus/$t"
 done
+# A stopped script (CI's time limit, ^C) stops its fuzzers too.
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 running=0
 for t in "${targets[@]}"; do
   if ((running >= jobs)); then wait -n || true; running=$((running - 1)); fi
@@ -89,8 +91,8 @@ for t in "${targets[@]}"; do
   log="$build/logs/$t.log"
   rc=$(cat "$log.rc" 2>/dev/null || echo "no exit status")
   cpu=$(awk '{ printf "%d", $1 + $2 }' "$log.cpu" 2>/dev/null || echo "?")
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" 2>/dev/null | tail -1 || true)
+  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" 2>/dev/null | tail -1 || true)
   corpus=$(ls "$build/corpus/$t" | wc -l)
   artifacts=$(ls "$findings")
   if [ "$rc" = 0 ] && [ -z "$artifacts" ]; then
@@ -98,8 +100,8 @@ for t in "${targets[@]}"; do
   else
     found=1
     echo "fuzz $t: ${execs:-?} executions in $cpu s of CPU, ${cov:-cov: ?}: FOUND (exit $rc) ${artifacts:-nothing saved}; log $log"
-    grep -E '^==[0-9]+==ERROR|runtime error|SUMMARY|^==[0-9]+== ?ERROR: libFuzzer|terminate called|what\(\)' "$log" |
-      head -5 | sed 's/^/    /'
+    grep -E '^==[0-9]+==ERROR|runtime error|SUMMARY|^==[0-9]+== ?ERROR: libFuzzer|terminate called|what\(\)' "$log" \
+      2>/dev/null | head -5 | sed 's/^/    /' || true
     for a in $artifacts; do echo "    reproduce: $build/fuzz/fuzz_$t $findings/$a"; done
   fi
 done

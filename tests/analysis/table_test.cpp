@@ -411,6 +411,21 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   EXPECT_NE(set.skipped[0].find("2 of 3 finished runs reached the target; an RCP needs at least 3"), std::string::npos)
       << set.skipped[0];
 
+  // A run that evaluated part of the test set (/eval/test_samples) is not an epoch count to the target: batch
+  // 128 is left with 2 of its 4 finished runs at the target, and the reason names the run left out.
+  {
+    dtbench::slurm::Run partial = points[0].runs[3];
+    partial.config["eval"]["test_samples"] = 2000;
+    write(partial, 128, 3.5);
+    const RcpSet cut = reference_convergence_points(load_campaign(dir));
+    EXPECT_EQ(cut.rcps.size(), 0u);
+    ASSERT_EQ(cut.skipped.size(), 2u);
+    EXPECT_NE(cut.skipped[0].find("2 of 4 finished runs reached the target; an RCP needs at least 3 (1 evaluated "
+                                  "part of the test set"),
+              std::string::npos)
+        << cut.skipped[0];
+  }
+
   // Another benchmark in the same campaign, and a campaign without any target: BadInput.
   Json mlp = points[1].runs[1].config;
   mlp["model"] = {{"arch", "mlp"}, {"hidden", 8}};

@@ -37,7 +37,7 @@ class ModelParallel {
   Form form() const { return form_; }
   int group_size() const { return m_; }
   int shard() const { return rank_ % m_; }  // the pipeline's stage
-  // The group's own communicator, rank = shard (pipeline.cpp's sends and receives).
+  // The group's own communicator, rank = shard (pipeline.cpp duplicates it for its stages' Comm).
   MPI_Comm group_comm() const { return group_; }
   // Pipeline: the units [first, end) of every stage (pipeline.hpp cuts them), set before the model is built.
   void set_stage_units(std::vector<std::pair<int, int>> units) { stage_units_ = std::move(units); }
