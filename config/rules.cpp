@@ -197,6 +197,15 @@ std::vector<Rule> build_rules() {
                      "set /parallel/bounded_staleness true to bound the staleness (without it the staleness is "
                      "unbounded and the bound would be ignored)");
        }},
+      {"/eval/test_samples", Needs::config,
+       [](const Json& c, int) {
+         // The synthetic set's size is in the config; a file's is known once it is read (TrainingData checks it).
+         const int64_t n = c["eval"]["test_samples"].get<int64_t>();
+         if (c["data"]["dataset"] != "synthetic") return when(false, "");
+         const int64_t size = c["data"]["synthetic"]["test_size"].get<int64_t>();
+         return when(n > size, std::to_string(n) + " is more than the test set's " + std::to_string(size) +
+                                   " images (/data/synthetic/test_size)");
+       }},
       {"/output/keep_checkpoint", Needs::config,
        [](const Json& c, int) {
          return when(c["output"]["keep_checkpoint"].get<bool>() && c["parallel"]["mode"] == "async",
