@@ -78,23 +78,22 @@ void MpiComm::check(int rc, const char* call) const {
   throw RunFailed(std::string(call) + " failed on rank " + std::to_string(rank_) + ": " + std::string(text, len));
 }
 
-void MpiComm::wait_all(std::vector<MPI_Request>& reqs, MPI_Status* statuses, const char* call) const {
+int mpi_wait_all(std::vector<MPI_Request>& reqs, MPI_Status* statuses, int poll_us) {
   const int n = static_cast<int>(reqs.size());
   MPI_Status* st = statuses == nullptr ? MPI_STATUSES_IGNORE : statuses;
-  if (poll_sleep_us_ <= 0) {
-    check(MPI_Waitall(n, reqs.data(), st), call);
-    return;
-  }
-  // A few immediate tests catch transfers that are already done (small messages, a peer that was
-  // waiting); after that, sleep between tests.
+  if (poll_us <= 0) return MPI_Waitall(n, reqs.data(), st);
   constexpr int kQuickTests = 16;
-  const timespec pause{0, static_cast<long>(poll_sleep_us_) * 1000L};
+  const timespec pause{0, static_cast<long>(poll_us) * 1000L};
   for (int tests = 0;; ++tests) {
     int done = 0;
-    check(MPI_Testall(n, reqs.data(), &done, st), call);
-    if (done) return;
+    const int rc = MPI_Testall(n, reqs.data(), &done, st);
+    if (rc != MPI_SUCCESS || done) return rc;
     if (tests >= kQuickTests) nanosleep(&pause, nullptr);
   }
+}
+
+void MpiComm::wait_all(std::vector<MPI_Request>& reqs, MPI_Status* statuses, const char* call) const {
+  check(mpi_wait_all(reqs, statuses, poll_sleep_us_), call);
 }
 
 void MpiComm::transfer(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,

@@ -67,6 +67,12 @@ class MpiComm : public Comm {
   std::vector<int> nodes_;
 };
 
+// Completes `reqs` (statuses may be null) with the waiting policy of MpiComm::set_poll_sleep_us (poll_us <= 0:
+// MPI_Waitall; else a few immediate MPI_Testall calls, which catch transfers already done, then sleeps of poll_us
+// between tests) and returns MPI's error code. MpiComm's waits and the asynchronous parameter server's
+// (workloads/train/async_ps.cpp) use it.
+int mpi_wait_all(std::vector<MPI_Request>& reqs, MPI_Status* statuses, int poll_us);
+
 // `comm` as the MpiComm it is, for the users that call MPI on its handle; BadInput naming `who` ("reducer
 // 'mpi'") and the transport it got otherwise (the thread transport of the tests and `dtbench allreduce`).
 MpiComm& require_mpi(Comm& comm, const std::string& who);

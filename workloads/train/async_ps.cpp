@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <ctime>
 
 #include "core/error.hpp"
 #include "core/trace.hpp"
+#include "reducers/mpi_comm.hpp"
 
 namespace dtbench {
 namespace {
@@ -22,21 +22,12 @@ void check(int rc, const char* call) {
   if (rc != MPI_SUCCESS) throw RunFailed(std::string("asynchronous parameter server: ") + call + " failed");
 }
 
-// Completes `reqs`: in MPI_Waitall (which polls, keeping the core busy), or with poll_us > 0 by testing and
-// sleeping poll_us microseconds between tests, leaving the core to the other thread of this rank (its server or
-// its worker) meanwhile. `status` receives the first request's status when not null.
+// Completes `reqs` with reducer.poll_us's waiting policy (mpi_wait_all: poll_us > 0 leaves the core to the other
+// thread of this rank, its server or its worker, between tests). `status` receives the first request's status
+// when not null.
 void wait_all(std::vector<MPI_Request>& reqs, int poll_us, const char* call, MPI_Status* status = nullptr) {
   std::vector<MPI_Status> st(reqs.size());
-  if (poll_us <= 0) {
-    check(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), st.data()), call);
-  } else {
-    const timespec pause{0, static_cast<long>(poll_us) * 1000L};
-    for (int done = 0;;) {
-      check(MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, st.data()), call);
-      if (done) break;
-      nanosleep(&pause, nullptr);
-    }
-  }
+  check(mpi_wait_all(reqs, st.data(), poll_us), call);
   if (status && !st.empty()) *status = st[0];
 }
 
