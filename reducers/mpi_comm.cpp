@@ -84,11 +84,12 @@ int mpi_wait_all(std::vector<MPI_Request>& reqs, MPI_Status* statuses, int poll_
   if (poll_us <= 0) return MPI_Waitall(n, reqs.data(), st);
   constexpr int kQuickTests = 16;
   const timespec pause{0, static_cast<long>(poll_us) * 1000L};
-  for (int tests = 0;; ++tests) {
+  for (int tests = 0;;) {
     int done = 0;
     const int rc = MPI_Testall(n, reqs.data(), &done, st);
     if (rc != MPI_SUCCESS || done) return rc;
-    if (tests >= kQuickTests) nanosleep(&pause, nullptr);
+    if (tests < kQuickTests) ++tests;  // counts the quick tests only: a long wait never overflows it
+    else nanosleep(&pause, nullptr);
   }
 }
 

@@ -226,6 +226,17 @@ TEST(Config, StalenessBoundRules) {
   EXPECT_EQ(error_of({{"parallel", {{"staleness_bound", 3}}}}).rfind("/parallel/staleness_bound: set /parallel/bounded_staleness true", 0), 0u);
 }
 
+TEST(Config, TestSamplesRules) {
+  const Json synthetic = {{"dataset", "synthetic"}, {"synthetic", {{"test_size", 300}}}};
+  EXPECT_EQ(error_of({{"data", synthetic}, {"eval", {{"test_samples", 300}}}}), "");
+  EXPECT_EQ(error_of({{"data", synthetic}, {"eval", {{"test_samples", 301}}}}),
+            "/eval/test_samples: 301 is more than the test set's 300 images (/data/synthetic/test_size)");
+  EXPECT_EQ(error_of({{"eval", {{"test_samples", -1}}}}),
+            "/eval/test_samples: expected an integer in [0, 1000000000], got -1");
+  // A dataset file's size is known once it is read: the rules let it through (TrainingData refuses it).
+  EXPECT_EQ(error_of({{"data", {{"dataset", "fashion-mnist"}}}, {"eval", {{"test_samples", 1000000}}}}), "");
+}
+
 TEST(Config, DurationWarmupAndMilestones) {
   EXPECT_EQ(error_of({{"duration", {{"epochs", 3}}}, {"schedule", {{"warmup", {{"epochs", 5}}}}}}),
             "/schedule/warmup/epochs: warmup of 5 epochs is longer than the run (3 epochs)");
