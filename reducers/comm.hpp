@@ -53,7 +53,7 @@ class [[nodiscard]] SendRequest {
   // The transport's side of one posted send.
   struct Pending {
     virtual ~Pending() = default;
-    virtual void wait() = 0;  // blocks until the receiver has taken the bytes; throws RunFailed on failure
+    virtual void wait() = 0;  // blocks until the send is complete (as Comm::wait); throws RunFailed on failure
   };
   SendRequest() = default;
   bool active() const { return pending_ != nullptr; }
