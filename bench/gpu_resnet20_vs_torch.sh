@@ -25,7 +25,8 @@ for ((r = 1; r <= ${ROUNDS:-1}; r++)); do
   for p in fp32 bf16 fp16; do
     timeout "$limit" "$dtbench" train "$here/results/reference/configs/resnet20-fmnist-gpu-$p.json" \
       --set output.dir="$o" --set data.path="$data" > "$o/dtbench-$p.log" 2>&1 || echo "dtbench $p: exit $?"
-    timeout "$limit" "$py" "$here/bench/torch_recipe.py" --device cuda --precision "$p" --arch resnet20 --epochs 10 \
+    # PyTorch with its own libraries: an LD_LIBRARY_PATH set up for dtbench (gpu-unpack.sh) can hold another cuDNN.
+    timeout "$limit" env -u LD_LIBRARY_PATH "$py" "$here/bench/torch_recipe.py" --device cuda --precision "$p" --arch resnet20 --epochs 10 \
       --batch 128 --lr 0.1 --crop-padding 2 --flip --target 0.91 --threads 2 --data "$data" \
       --out "$o/torch-resnet20-fmnist-gpu-$p.json" > "$o/torch-$p.log" 2>&1 || echo "torch $p: exit $?"
     uptime >> "$o/load.txt"

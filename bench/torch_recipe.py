@@ -84,6 +84,9 @@ def main():
         ap.error("--precision bf16/fp16 is the GPU's autocast recipe: use --device cuda")
     dev = torch.device(a.device)
     if a.device == "cuda":
+        # Fails here, not silently later, where the cuDNN the loader finds is not the one PyTorch was built with
+        # (an LD_LIBRARY_PATH made for another program, say).
+        assert torch.backends.cudnn.is_available() and torch.backends.cudnn.version(), "PyTorch cannot use cuDNN"
         torch.backends.cudnn.benchmark = True
         torch.backends.cudnn.allow_tf32 = False  # fp32 is fp32, as in dtbench's GPU backend
         torch.backends.cuda.matmul.allow_tf32 = False
@@ -152,6 +155,7 @@ def main():
             tta = {"seconds": wall, "epoch": epoch + 1}
     result = {"peer": f"PyTorch {torch.__version__}", "threads": torch.get_num_threads(), "recipe": vars(a),
               "device": torch.cuda.get_device_name() if a.device == "cuda" else "cpu",
+              "cudnn": torch.backends.cudnn.version() if a.device == "cuda" else None,
               "images_per_second": steps_per_epoch * a.batch * a.epochs / train_time, "curve": curve,
               "time_to_accuracy": tta, "final_accuracy": curve[-1]["test_accuracy"]}
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
