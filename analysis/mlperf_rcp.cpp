@@ -47,8 +47,8 @@ RcpSet reference_convergence_points(const CampaignData& c) {
       const RunRecord& r = *run.record;
       ++done;
       // An accuracy on part of the test set (/eval/test_samples) is not the target MLPerf's RCPs are epochs to.
-      const Json& eval = r.config.contains("eval") ? r.config["eval"] : Json::object();
-      if (eval.value("test_samples", int64_t{0}) > 0) {
+      const auto eval = r.config.find("eval");
+      if (eval != r.config.end() && eval->value("test_samples", int64_t{0}) > 0) {
         ++subset;
         continue;
       }

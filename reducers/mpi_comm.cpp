@@ -97,6 +97,17 @@ void MpiComm::wait_all(std::vector<MPI_Request>& reqs, MPI_Status* statuses, con
   check(mpi_wait_all(reqs, statuses, poll_sleep_us_), call);
 }
 
+void MpiComm::post_sends(int dst, const void* buf, size_t bytes, int tag, std::vector<MPI_Request>& reqs,
+                         const char* call) const {
+  const char* s = static_cast<const char*>(buf);
+  for (size_t k = 0, n = piece_count(bytes); k < n; ++k) {
+    const size_t off = k * kMaxPiece, len = std::min(kMaxPiece, bytes - off);
+    MPI_Request r = MPI_REQUEST_NULL;
+    check(MPI_Isend(s + off, static_cast<int>(len), MPI_BYTE, dst, tag, comm_, &r), call);  // failed: no request
+    reqs.push_back(r);
+  }
+}
+
 void MpiComm::transfer(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
                        int tag, const char* call) {
   std::vector<MPI_Request> reqs;
@@ -110,14 +121,7 @@ void MpiComm::transfer(int dst, const void* sendbuf, size_t sendbytes, int src, 
       check(MPI_Irecv(r + off, static_cast<int>(len), MPI_BYTE, src, tag, comm_, &reqs.back()), call);
     }
   }
-  const char* s = static_cast<const char*>(sendbuf);
-  if (dst != MPI_PROC_NULL) {
-    for (size_t k = 0, n = piece_count(sendbytes); k < n; ++k) {
-      size_t off = k * kMaxPiece, len = std::min(kMaxPiece, sendbytes - off);
-      reqs.emplace_back();
-      check(MPI_Isend(s + off, static_cast<int>(len), MPI_BYTE, dst, tag, comm_, &reqs.back()), call);
-    }
-  }
+  if (dst != MPI_PROC_NULL) post_sends(dst, sendbuf, sendbytes, tag, reqs, call);
   std::vector<MPI_Status> st(reqs.size());
   wait_all(reqs, st.data(), call);
   for (size_t k = 0; k < expect.size(); ++k) {
@@ -160,14 +164,7 @@ std::unique_ptr<SendRequest::Pending> MpiComm::do_isend(int dst, const void* buf
     std::vector<MPI_Request> reqs;
   };
   auto p = std::make_unique<Posted>(*this);
-  const char* s = static_cast<const char*>(buf);
-  for (size_t k = 0, n = piece_count(bytes); k < n; ++k) {
-    const size_t off = k * kMaxPiece, len = std::min(kMaxPiece, bytes - off);
-    MPI_Request r = MPI_REQUEST_NULL;
-    const int rc = MPI_Isend(s + off, static_cast<int>(len), MPI_BYTE, dst, tag, comm_, &r);
-    check(rc, "MPI_Isend");  // a failed post leaves no request to free
-    p->reqs.push_back(r);
-  }
+  post_sends(dst, buf, bytes, tag, p->reqs, "MPI_Isend");  // a failed post: ~Posted frees the earlier pieces
   return p;
 }
 

@@ -56,6 +56,9 @@ class MpiComm : public Comm {
   std::unique_ptr<SendRequest::Pending> do_isend(int dst, const void* buf, size_t bytes, int tag) override;
   void check(int rc, const char* call) const;
   std::vector<int> find_nodes() const;
+  // Posts a message to dst as MPI_Isend pieces of at most 1 GiB, appending each posted request to reqs.
+  void post_sends(int dst, const void* buf, size_t bytes, int tag, std::vector<MPI_Request>& reqs,
+                  const char* call) const;
   // Posts the receives, then the sends, then waits: MPI_PROC_NULL for a side that is absent.
   void transfer(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
                 int tag, const char* call);
