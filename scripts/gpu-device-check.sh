@@ -36,6 +36,10 @@ for t in gpu_runtime_test gpu_layers_test gpu_model_test gpu_optim_test gpu_redu
 done
 
 for k in 1 2; do
+  if [[ ! -x $bin/gpu_nccl_mpi_check ]]; then
+    summary+=("gpu_nccl_mpi_check on $k rank(s): NOT RUN (not in $bin)")
+    continue
+  fi
   timeout 60 mpirun -np "$k" --oversubscribe --bind-to none "$bin/gpu_nccl_mpi_check" > "$out/nccl_mpi_$k.log" 2>&1
   summary+=("gpu_nccl_mpi_check on $k rank(s): exit $?")
 done

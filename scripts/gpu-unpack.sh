@@ -5,7 +5,9 @@
 # aside any there: that machine's own Open MPI is not used), and exports PATH (DIR/bin first), LD_LIBRARY_PATH
 # (DIR/lib less the base libraries the machine has, then the folders of the machine's CUDA runtime, cuDNN, NCCL
 # and cuBLAS), PYTHONPATH (DIR/py) and OMPI_MCA_mca_base_component_show_load_errors=0 (the plugins for fabrics
-# whose libraries were not packed stay quiet). Prints where each CUDA library was found; a missing one is
+# whose libraries were not packed stay quiet). The machine's own LD_LIBRARY_PATH stays in
+# DTB_MACHINE_LD_LIBRARY_PATH, for programs that must not see the packed libraries or the system cuDNN first
+# (PyTorch's wheels bring their own cuDNN, which an LD_LIBRARY_PATH entry would override). Prints where each CUDA library was found; a missing one is
 # reported, not fatal (the tests say what failed). Returns 2 on a wrong call, 1 when the pack cannot be unpacked.
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
   echo "gpu-unpack.sh: source it (it sets the environment of the shell that runs the checks)" >&2
@@ -41,6 +43,7 @@ gpu_unpack() {
     if [[ -n $found ]]; then cuda_dirs+=("$(dirname "$found")"); fi
   done
   cuda_path=$(printf '%s\n' "${cuda_dirs[@]}" | awk 'NF && !seen[$0]++' | paste -sd: || true)
+  export DTB_MACHINE_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
   export PATH="$dir/bin:$PATH"
   export LD_LIBRARY_PATH="$dir/lib${cuda_path:+:$cuda_path}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export PYTHONPATH="$dir/py${PYTHONPATH:+:$PYTHONPATH}"
