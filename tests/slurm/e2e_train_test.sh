@@ -153,8 +153,8 @@ launch=(srun -N2 --ntasks-per-node=1 --mpi=pmix --kill-on-bad-exit=1 "$dtbench" 
 expect 2 "/batch/global: 15 is not divisible by the rank count 2" -- "${launch[@]}" --set batch.global=15
 expect 3 "preempted at step" -- "${launch[@]}" --set name=usr1 --inject-fault sigusr1@3
 expect 137 "task 1: Killed" -- "${launch[@]}" --set name=killed --inject-fault kill@1:3
-# signalled NAME RC STATUS COMMAND...: starts a run named NAME, runs COMMAND once it trains ($pid is srun's),
-# and checks srun's exit code and the record's status ("none": no record).
+# signalled NAME RCS STATUS COMMAND...: starts a run named NAME, runs COMMAND once it trains ($pid is srun's),
+# and checks srun's exit code (one of RCS, separated by |) and the record's status ("none": no record).
 signalled() {
   local name=$1 want=$2 status=$3 rc
   shift 3
@@ -166,7 +166,7 @@ signalled() {
   wait $pid
   rc=$?
   set -e
-  [ "$rc" = "$want" ] || { cat "$work/$name.out"; fail "$name: srun exited $rc, expected $want"; }
+  [[ "|$want|" == *"|$rc|"* ]] || { cat "$work/$name.out"; fail "$name: srun exited $rc, expected $want"; }
   if [ "$status" = none ]; then
     [ ! -e "$work/codes/$name.json" ] || fail "$name: a record was written"
   else
@@ -177,7 +177,9 @@ signalled() {
 running_job() { squeue -h -t RUNNING -o %i | head -1; }  # the one job this section runs at a time
 signalled usr1_to_srun 3 preempted 'kill -USR1 $pid'            # srun forwards SIGUSR1 to the ranks
 signalled scancel 3 preempted 'scancel $(running_job)'           # SIGTERM to the ranks, SIGKILL after KillWait
-signalled term_to_srun 137 none 'kill -TERM $pid'               # srun cancels the step: ranks killed
+# srun cancels the step and the ranks are killed: by the SIGKILL (137), or first by a SIGPIPE (141) when a rank
+# writes to srun's closed I/O stream or to a killed peer's socket (seen once, on a fresh clone, 2026-11-27).
+signalled term_to_srun '137|141' none 'kill -TERM $pid'
 
 echo "== stop the cluster"
 stop_cluster_checked
