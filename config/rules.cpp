@@ -200,8 +200,8 @@ std::vector<Rule> build_rules() {
       {"/eval/test_samples", Needs::config,
        [](const Json& c, int) {
          // The synthetic set's size is in the config; a file's is known once it is read (TrainingData checks it).
-         const int64_t n = c["eval"]["test_samples"].get<int64_t>();
          if (c["data"]["dataset"] != "synthetic") return Result{};
+         const int64_t n = c["eval"]["test_samples"].get<int64_t>();
          const int64_t size = c["data"]["synthetic"]["test_size"].get<int64_t>();
          return when(n > size, std::to_string(n) + " is more than the test set's " + std::to_string(size) +
                                    " images (/data/synthetic/test_size)");

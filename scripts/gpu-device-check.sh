@@ -24,11 +24,16 @@ export DTBENCH_EXPECT_GPU=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONF
 summary=()
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$out/device.txt"
 
+# packed PROGRAM LABEL: true when BIN_DIR has PROGRAM; else notes LABEL as NOT RUN (a pack may leave test
+# programs out, gpu-pack.sh's GPU_TESTS: say so, never pass silently).
+packed() {
+  [[ -x $bin/$1 ]] && return 0
+  summary+=("$2: NOT RUN (not in $bin)")
+  return 1
+}
+
 for t in gpu_runtime_test gpu_layers_test gpu_model_test gpu_optim_test gpu_reducers_test; do
-  if [[ ! -x $bin/$t ]]; then  # a pack may leave tests out (gpu-pack.sh's GPU_TESTS): say so, never pass silently
-    summary+=("$t: NOT RUN (not in $bin)")
-    continue
-  fi
+  packed "$t" "$t" || continue
   start=$SECONDS
   timeout 150 "$bin/$t" > "$out/$t.log" 2>&1
   rc=$?
@@ -36,10 +41,7 @@ for t in gpu_runtime_test gpu_layers_test gpu_model_test gpu_optim_test gpu_redu
 done
 
 for k in 1 2; do
-  if [[ ! -x $bin/gpu_nccl_mpi_check ]]; then
-    summary+=("gpu_nccl_mpi_check on $k rank(s): NOT RUN (not in $bin)")
-    continue
-  fi
+  packed gpu_nccl_mpi_check "gpu_nccl_mpi_check on $k rank(s)" || continue
   timeout 60 mpirun -np "$k" --oversubscribe --bind-to none "$bin/gpu_nccl_mpi_check" > "$out/nccl_mpi_$k.log" 2>&1
   summary+=("gpu_nccl_mpi_check on $k rank(s): exit $?")
 done

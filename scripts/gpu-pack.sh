@@ -44,8 +44,9 @@ rm -rf "$stage/usr/lib/x86_64-linux-gnu/pmix2/include" "$stage/usr/lib/x86_64-li
 skip='^(libc|libm|libdl|librt|libpthread|libresolv|ld-linux-x86-64|linux-vdso'
 skip+='|libcuda|libcudart|libcudnn|libnccl|libcublas|libcublasLt|libnvrtc'
 skip+='|libucp|libucs|libuct|libucm|libfabric|libibverbs|librdmacm|libpsm_infinipath|libpsm2|libinfinipath|libefa'
-skip+='|libnl-3|libnl-route-3)\.so'
-if [[ ${LEAN:-0} == 1 ]]; then skip=${skip%')\.so'}'|liboshmem|libstdc\+\+|libgcc_s|libgomp|libatomic|libz)\.so'; fi
+skip+='|libnl-3|libnl-route-3'
+if [[ ${LEAN:-0} == 1 ]]; then skip+='|liboshmem|libstdc\+\+|libgcc_s|libgomp|libatomic|libz'; fi
+skip+=')\.so'
 ldd "$stage"/bin/* "$stage"/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so \
   "$stage"/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix/*.so 2>/dev/null |
   awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
