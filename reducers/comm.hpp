@@ -14,13 +14,17 @@
 //   MPI_Wait: the buffer may be reused; on the thread transport, the receiver has copied it). The buffer must
 //   stay as it is until then. What a pipeline stage sends its neighbour while it computes the next
 //   micro-batch (workloads/train/pipeline.cpp).
+// - recv_any receives a message with that tag from whichever rank the transport matches first (MPI_ANY_SOURCE)
+//   and returns its source; one message of at most 1 GiB. What a server that answers the first worker to
+//   come uses (the asynchronous parameter server, workloads/train/async_ps.cpp); its follow-up messages are
+//   then received from that source by name, which non-overtaking keeps in order.
 // A Comm may be used by several threads at once (the reducers' communication threads), provided
 // concurrent users pick different tags.
 //
-// Traffic: every send, recv, sendrecv and waited isend adds its bytes and messages to this communicator's counters
-// (traffic(), reset_traffic()), so a test or `dtbench allreduce` reads what an algorithm moved. The
-// public transfers are non-virtual: they call the transport's private do_send, do_recv, do_sendrecv or do_isend
-// and count what completed, so no transfer through a Comm can skip the count, whatever the transport
+// Traffic: every send, recv, recv_any, sendrecv and waited isend adds its bytes and messages to this
+// communicator's counters (traffic(), reset_traffic()), so a test or `dtbench allreduce` reads what an algorithm
+// moved. The public transfers are non-virtual: they call the transport's private do_send, do_recv, do_recv_any,
+// do_sendrecv or do_isend and count what completed, so no transfer through a Comm can skip the count, whatever the transport
 // (a decorator could be bypassed by using the bare Comm). The counters are relaxed atomics (two adds
 // per direction, no lock), as several threads may use one Comm. Not counted: barrier, and what a
 // library moves inside its own collectives (MPI_Allreduce of the `mpi` reducer on MpiComm::handle(),
@@ -79,6 +83,12 @@ class Comm {
   void recv(int src, void* buf, size_t bytes, int tag) {
     do_recv(src, buf, bytes, tag);
     count_received(bytes);
+  }
+  // Returns the rank the message came from.
+  int recv_any(void* buf, size_t bytes, int tag) {
+    const int src = do_recv_any(buf, bytes, tag);
+    count_received(bytes);
+    return src;
   }
   void sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
                 int tag) {
@@ -142,6 +152,7 @@ class Comm {
   // The transport's transfers, with the semantics above; reached only through the counting ones.
   virtual void do_send(int dst, const void* buf, size_t bytes, int tag) = 0;
   virtual void do_recv(int src, void* buf, size_t bytes, int tag) = 0;
+  virtual int do_recv_any(void* buf, size_t bytes, int tag) = 0;
   virtual void do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf,
                            size_t recvbytes, int tag) = 0;
   virtual std::unique_ptr<SendRequest::Pending> do_isend(int dst, const void* buf, size_t bytes, int tag) = 0;

@@ -142,6 +142,25 @@ void MpiComm::do_recv(int src, void* buf, size_t bytes, int tag) {
   transfer(MPI_PROC_NULL, nullptr, 0, src, buf, bytes, tag, "MPI_Recv");
 }
 
+int MpiComm::do_recv_any(void* buf, size_t bytes, int tag) {
+  // One piece only: the pieces of a longer message could match different sources.
+  if (bytes > kMaxPiece)
+    throw RunFailed("MPI_Recv(any source) on rank " + std::to_string(rank_) + ": " + std::to_string(bytes) +
+                    " bytes, more than one message of 1 GiB");
+  std::vector<MPI_Request> reqs(1);
+  check(MPI_Irecv(buf, static_cast<int>(bytes), MPI_BYTE, MPI_ANY_SOURCE, tag, comm_, &reqs[0]),
+        "MPI_Recv(any source)");
+  MPI_Status st;
+  wait_all(reqs, &st, "MPI_Recv(any source)");
+  int got = 0;
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  if (static_cast<size_t>(got) != bytes)
+    throw RunFailed("MPI_Recv(any source) on rank " + std::to_string(rank_) + ": expected " + std::to_string(bytes) +
+                    " bytes (tag " + std::to_string(tag) + "), got " + std::to_string(got) + " from rank " +
+                    std::to_string(st.MPI_SOURCE));
+  return st.MPI_SOURCE;
+}
+
 void MpiComm::do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf,
                           size_t recvbytes, int tag) {
   transfer(dst, sendbuf, sendbytes, src, recvbuf, recvbytes, tag, "MPI_Sendrecv");

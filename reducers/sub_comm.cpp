@@ -54,6 +54,15 @@ void SubComm::do_recv(int src, void* buf, size_t bytes, int tag) {
   parent_.recv(members_.at(size_t(src)), buf, bytes, tag);
 }
 
+int SubComm::do_recv_any(void* buf, size_t bytes, int tag) {
+  const int from = parent_.recv_any(buf, bytes, tag);
+  const auto at = std::lower_bound(members_.begin(), members_.end(), from);
+  if (at == members_.end() || *at != from)
+    throw RunFailed("SubComm: member " + std::to_string(rank_) + " received a message (tag " + std::to_string(tag) +
+                    ") from rank " + std::to_string(from) + " of the parent, which is not a member");
+  return static_cast<int>(at - members_.begin());
+}
+
 void SubComm::do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
                           int tag) {
   parent_.sendrecv(members_.at(size_t(dst)), sendbuf, sendbytes, members_.at(size_t(src)), recvbuf, recvbytes, tag);

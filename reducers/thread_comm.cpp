@@ -30,6 +30,10 @@ void ThreadComm::do_recv(int src, void* buf, size_t bytes, int tag) {
   world_.receive(rank_, src, buf, bytes, tag);
 }
 
+int ThreadComm::do_recv_any(void* buf, size_t bytes, int tag) {
+  return world_.receive(rank_, ThreadWorld::kAnySource, buf, bytes, tag);
+}
+
 void ThreadComm::do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf,
                              size_t recvbytes, int tag) {
   world_.check_rank(dst, "send to", rank_);

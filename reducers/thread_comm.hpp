@@ -29,6 +29,7 @@ class ThreadComm : public Comm {
  private:
   void do_send(int dst, const void* buf, size_t bytes, int tag) override;
   void do_recv(int src, void* buf, size_t bytes, int tag) override;
+  int do_recv_any(void* buf, size_t bytes, int tag) override;
   void do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
                    int tag) override;
   std::unique_ptr<SendRequest::Pending> do_isend(int dst, const void* buf, size_t bytes, int tag) override;

@@ -81,14 +81,14 @@ void ThreadWorld::withdraw(int dst, Message& msg) noexcept {
   box.cv.wait(lock, [&] { return msg.done; });
 }
 
-void ThreadWorld::receive(int me, int src, void* buf, size_t bytes, int tag) {
+int ThreadWorld::receive(int me, int src, void* buf, size_t bytes, int tag) {
   Mailbox& box = *boxes_[static_cast<size_t>(me)];
   Message* msg = nullptr;
   {
     std::unique_lock<std::mutex> lock(box.m);
     auto match = [&] {
       return std::find_if(box.posted.begin(), box.posted.end(),
-                          [&](const Message* m) { return m->src == src && m->tag == tag && !m->taken; });
+                          [&](const Message* m) { return (src == kAnySource || m->src == src) && m->tag == tag && !m->taken; });
     };
     box.cv.wait(lock, [&] { return match() != box.posted.end() || aborted(); });
     auto it = match();
@@ -112,8 +112,9 @@ void ThreadWorld::receive(int me, int src, void* buf, size_t bytes, int tag) {
   }
   if (mismatch)
     throw RunFailed("thread transport: rank " + std::to_string(me) + " expected " + std::to_string(bytes) +
-                    " bytes from rank " + std::to_string(src) + " (tag " + std::to_string(tag) + "), got " +
+                    " bytes from rank " + std::to_string(msg->src) + " (tag " + std::to_string(tag) + "), got " +
                     std::to_string(sent));
+  return msg->src;
 }
 
 void ThreadWorld::barrier(int me) {

@@ -47,7 +47,9 @@ class ThreadWorld {
   // For a send that will not be waited for: removes it from dst's mailbox, or, when a receiver has taken it,
   // waits for the copy to end (never for a receiver to come). Does not throw.
   void withdraw(int dst, Message& msg) noexcept;
-  void receive(int me, int src, void* buf, size_t bytes, int tag);
+  // Takes the oldest message from `src` (kAnySource: from any rank) with `tag`; returns its source.
+  static constexpr int kAnySource = -1;
+  int receive(int me, int src, void* buf, size_t bytes, int tag);
   void barrier(int me);
   void check_rank(int r, const char* what, int me) const;
   [[noreturn]] void throw_aborted(int me) const;

@@ -252,6 +252,45 @@ TEST(SubComm, AnAlgorithmOnSomeRanksSumsThoseRanksOnly) {
   EXPECT_THROW(run_ranks(2, [](Comm& comm) { SubComm(comm, {1, 0}); }), RunFailed);  // not ascending
 }
 
+// A SubComm's recv_any gives the sender's member index, and a message from a rank that is not a member is an error
+// that names it (not a message silently taken from another group).
+TEST(SubComm, RecvAnyNamesTheMemberAndRefusesANonMember) {
+  run_ranks(4, [](Comm& comm) {
+    if (comm.rank() == 2) return;
+    SubComm sub(comm, {0, 1, 3});
+    if (sub.rank() != 0) {
+      const int v = comm.rank();
+      sub.send(0, &v, sizeof v, 5);
+      return;
+    }
+    int seen = 0;
+    for (int m = 0; m < 2; ++m) {
+      int v = -1;
+      const int member = sub.recv_any(&v, sizeof v, 5);
+      EXPECT_EQ(v, member == 1 ? 1 : 3);  // member 1 is rank 1, member 2 is rank 3
+      seen |= 1 << member;
+    }
+    EXPECT_EQ(seen, 0b110);
+    EXPECT_EQ(sub.traffic().received_bytes, 2 * sizeof(int));
+  });
+  try {
+    run_ranks(3, [](Comm& comm) {
+      if (comm.rank() == 1) {
+        const int v = 1;
+        comm.send(0, &v, sizeof v, 5);
+      } else if (comm.rank() == 0) {
+        SubComm sub(comm, {0, 2});
+        int v = 0;
+        sub.recv_any(&v, sizeof v, 5);
+      }
+    });
+    FAIL() << "a non-member's message was taken";
+  } catch (const RunFailed& e) {
+    EXPECT_NE(std::string(e.what()).find("from rank 1 of the parent, which is not a member"), std::string::npos)
+        << e.what();
+  }
+}
+
 // A SubComm's isend reaches the member's parent rank and is counted by both when waited for.
 TEST(SubComm, IsendGoesToTheMembersParentRankAndCountsInBoth) {
   run_ranks(3, [](Comm& comm) {
@@ -288,6 +327,7 @@ class PlacedComm : public Comm {
  private:
   void do_send(int dst, const void* buf, size_t bytes, int tag) override { inner_.send(dst, buf, bytes, tag); }
   void do_recv(int src, void* buf, size_t bytes, int tag) override { inner_.recv(src, buf, bytes, tag); }
+  int do_recv_any(void* buf, size_t bytes, int tag) override { return inner_.recv_any(buf, bytes, tag); }
   void do_sendrecv(int dst, const void* sb, size_t sn, int src, void* rb, size_t rn, int tag) override {
     inner_.sendrecv(dst, sb, sn, src, rb, rn, tag);
   }

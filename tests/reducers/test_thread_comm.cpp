@@ -187,6 +187,52 @@ TEST(ThreadComm, TrafficCountsEveryTransferOnceAndResets) {
   });
 }
 
+// recv_any takes each sender's message once, says who sent it, keeps one sender's messages in order, leaves other
+// tags alone, counts like recv, and a size mismatch is an error naming the sender.
+TEST(ThreadComm, RecvAnyReturnsTheSourceAndKeepsEachSendersOrder) {
+  for (int ranks : {2, 3, 5}) {
+    run_ranks(ranks, [&](Comm& c) {
+      const int me = c.rank();
+      if (me != 0) {
+        for (int k = 0; k < 3; ++k) {
+          const int v = 100 * me + k;
+          c.send(0, &v, sizeof v, 7);
+        }
+        const int other = -me;
+        c.send(0, &other, sizeof other, 8);
+        return;
+      }
+      c.reset_traffic();
+      std::vector<int> next(static_cast<size_t>(ranks), 0);  // the next k expected from each sender
+      for (int m = 0; m < 3 * (ranks - 1); ++m) {
+        int v = -1;
+        const int src = c.recv_any(&v, sizeof v, 7);
+        ASSERT_TRUE(src >= 1 && src < ranks) << src;
+        EXPECT_EQ(v, 100 * src + next[static_cast<size_t>(src)]++);
+      }
+      for (int r = 1; r < ranks; ++r) {
+        EXPECT_EQ(next[static_cast<size_t>(r)], 3);
+        int v = 0;
+        c.recv(r, &v, sizeof v, 8);  // tag 8 was never taken by the recv_any on tag 7
+        EXPECT_EQ(v, -r);
+      }
+      EXPECT_EQ(c.traffic().received_messages, 4u * static_cast<uint64_t>(ranks - 1));
+      EXPECT_EQ(c.traffic().received_bytes, 4u * sizeof(int) * static_cast<uint64_t>(ranks - 1));
+    });
+  }
+  try {
+    run_ranks(2, [](Comm& c) {
+      double d = 1;
+      int i = 0;
+      if (c.rank() == 1) c.send(0, &d, sizeof d, 3);
+      else c.recv_any(&i, sizeof i, 3);
+    });
+    FAIL() << "a size mismatch passed";
+  } catch (const RunFailed& e) {
+    EXPECT_NE(std::string(e.what()).find("from rank 1"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ThreadComm, IsendReturnsBeforeTheReceiverComesAndKeepsOrder) {
   // Both ranks send first and receive after: with blocking sends of this strictly synchronous transport this
   // deadlocks, so it passes only when isend returns at once. Three sends in flight on one tag arrive in order.

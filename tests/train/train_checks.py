@@ -940,7 +940,9 @@ def check_ssp():
     With s = 1 every staleness is at most (K - 1)(2s + 1) = 6. Both records say their bound. The same with the
     parameters sharded over S = 2 and 3 servers (ranks 0..S-1, each with its own clocks): every server sees the
     same lockstep rounds, so each shard's histogram is the one above and the record's sum is S times it; every
-    server applies all K x steps pushes."""
+    server applies all K x steps pushes. The traffic is what the Comm layer counted, exactly: each server receives
+    and sends K x steps times a 16-byte header and its shard's floats, and a worker puts and gets every shard once a
+    step, so the record's bytes_communicated_per_step is 2 (16 S + 4 P) for P parameters."""
     k, steps = 3, 20
     for s, servers in ((0, 1), (1, 1), (0, 2), (0, 3), (1, 3)):
         name = f"ssp{s}-servers{servers}"
@@ -958,6 +960,13 @@ def check_ssp():
         if s == 0:
             assert hist == [servers * steps] * k + [0] * (len(hist) - k), hist
         assert a["staleness_max"] <= (k - 1) * (2 * s + 1), a["staleness_max"]
+        params = rec["extra"]["parameters"]
+        per_step = 2 * (16 * servers + 4 * params)
+        assert a["worker_bytes_per_step"] == per_step, (a["worker_bytes_per_step"], per_step)
+        assert rec["throughput"]["bytes_communicated_per_step"] == per_step, rec["throughput"]
+        got = [(p["bytes_received"], p["bytes_sent"]) for p in a["per_server"]]
+        assert sum(r for r, _ in got) == k * steps * (16 * servers + 4 * params), got
+        assert all(r == sent and r > k * steps * 16 for r, sent in got), got
 
 
 def trace_problems(doc, ranks, asynchronous=False):

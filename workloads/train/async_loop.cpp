@@ -7,6 +7,7 @@
 #include "core/timer.hpp"
 #include "core/trace.hpp"
 #include "optim/optimizer.hpp"
+#include "reducers/mpi_comm.hpp"
 #include "workloads/train/async_ps.hpp"
 #include "workloads/train/mllog_keys.hpp"
 #include "workloads/train/stop_signal.hpp"
@@ -20,7 +21,8 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
                            const std::function<void(int64_t)>& progress) {
   const int ranks = world.size();
   const int64_t total_steps = cadence.total_steps;
-  OwnedComm ps(world.comm());
+  MpiComm ps(world.comm());
+  ps.set_poll_sleep_us(poll_us);  // the servers' and workers' waits (reducer.poll_us)
   // Rank s < servers serves shard s; one server (rank 0) uses the model's own optimizer.
   const optim::ParamTable& table = model.host_optimizer()->table();
   const std::vector<ParamShard> shards = shard_params(table, servers);
@@ -35,8 +37,8 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
       shard_optimizer = optim::make_optimizer(optimizer_section, shard_table(table, mine), seed);
       opt = shard_optimizer.get();
     }
-    server = std::make_unique<AsyncServer>(ps.get(), model.params().subspan(mine.begin, mine.end - mine.begin), *opt,
-                                           schedule, total_steps * ranks, staleness_bound, poll_us);
+    server = std::make_unique<AsyncServer>(ps, model.params().subspan(mine.begin, mine.end - mine.begin), *opt,
+                                           schedule, total_steps * ranks, staleness_bound);
     server_thread = std::thread([&] {
       try {
         server->run();
@@ -45,7 +47,7 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
       }
     });
   }
-  AsyncWorker worker(ps.get(), shards, poll_us);
+  AsyncWorker worker(ps, shards);
   const double updates_per_epoch = static_cast<double>(cadence.steps_per_epoch * ranks);
   AsyncOutcome out;
   bool stopped = false, diverged = false;
@@ -98,8 +100,10 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
   }
   if (server_thread.joinable()) server_thread.join();
   // Every rank takes part in the collective before a server's error is rethrown, so that no rank waits in it.
-  out.stats = merged_stats(ps.get(), server ? &server->stats() : nullptr, servers);
+  const std::vector<double> rows =
+      world.gather(async_stats_row(server ? &server->stats() : nullptr, worker.traffic(), st.step));
   if (server_error) std::rethrow_exception(server_error);
+  if (world.root()) out.stats = merged_stats(rows, server->stats(), servers);
   if (world.root() && out.stats["diverged"].get<bool>()) diverged = true, out.detail = out.stats["diverged_detail"];
   if (world.root()) out.stats.erase("diverged"), out.stats.erase("diverged_detail");
   int flags[2] = {diverged ? 1 : 0, stopped ? 1 : 0};

@@ -5,31 +5,18 @@
 
 #include "core/error.hpp"
 #include "core/trace.hpp"
-#include "reducers/mpi_comm.hpp"
 
 namespace dtbench {
 namespace {
 
 // Message layout: a header of 2 int64 (worker: the version its gradient was computed at; server: the
-// new version and a stop flag) followed by the float payload, on separate tags. MPI's non-overtaking
-// rule keeps header and payload from one sender in order.
+// new version and a stop flag) followed by the float payload, on separate tags. Non-overtaking keeps header and
+// payload from one sender in order.
 constexpr int kTagHeader = 101;
 constexpr int kTagGrad = 102;
 constexpr int kTagReplyHeader = 103;
 constexpr int kTagWeights = 104;
-
-void check(int rc, const char* call) {
-  if (rc != MPI_SUCCESS) throw RunFailed(std::string("asynchronous parameter server: ") + call + " failed");
-}
-
-// Completes `reqs` with reducer.poll_us's waiting policy (mpi_wait_all: poll_us > 0 leaves the core to the other
-// thread of this rank, its server or its worker, between tests). `status` receives the first request's status
-// when not null.
-void wait_all(std::vector<MPI_Request>& reqs, int poll_us, const char* call, MPI_Status* status = nullptr) {
-  std::vector<MPI_Status> st(reqs.size());
-  check(mpi_wait_all(reqs, st.data(), poll_us), call);
-  if (status && !st.empty()) *status = st[0];
-}
+constexpr size_t kHeaderBytes = 2 * sizeof(int64_t);
 
 }  // namespace
 
@@ -43,21 +30,18 @@ Json AsyncStats::to_json() const {
           {"histogram_bins", "staleness 0..15, then >= 16"}};
 }
 
-AsyncServer::AsyncServer(MPI_Comm comm, std::span<const float> initial, optim::Optimizer& opt,
-                         const optim::Schedule& sched, int64_t total_updates, int64_t staleness_bound, int poll_us)
-    : comm_(comm), w_(initial.begin(), initial.end()), grad_(initial.size()), opt_(opt), sched_(sched),
-      total_updates_(total_updates), staleness_bound_(staleness_bound), poll_us_(poll_us) {
+AsyncServer::AsyncServer(Comm& comm, std::span<const float> initial, optim::Optimizer& opt,
+                         const optim::Schedule& sched, int64_t total_updates, int64_t staleness_bound)
+    : comm_(comm, every_rank(comm)), w_(initial.begin(), initial.end()), grad_(initial.size()), opt_(opt),
+      sched_(sched), total_updates_(total_updates), staleness_bound_(staleness_bound) {
   stats_.staleness_bound = staleness_bound;
-  int size = 1;
-  MPI_Comm_size(comm_, &size);
-  sent_.assign(static_cast<size_t>(size), w_);  // every worker starts from the initial weights
+  sent_.assign(static_cast<size_t>(comm_.size()), w_);  // every worker starts from the initial weights
   stats_.staleness_histogram.assign(17, 0);
 }
 
 void AsyncServer::run() {
-  int size = 1;
-  MPI_Comm_size(comm_, &size);
-  const int count = static_cast<int>(w_.size());
+  const int size = comm_.size();
+  const size_t bytes = w_.size() * sizeof(float);
   // Each worker sends total_updates / K requests (its share of the steps) unless it leaves early (a
   // divergence or a stop signal); the server answers every request, so no worker is left waiting.
   std::vector<int64_t> left(static_cast<size_t>(size), total_updates_ / size);
@@ -69,8 +53,8 @@ void AsyncServer::run() {
   std::vector<int> held;                                    // workers whose reply SSP holds back
   auto reply = [&](int dst, AsyncReply answer) {
     int64_t header[2] = {version, static_cast<int64_t>(answer)};
-    check(MPI_Send(header, 2, MPI_INT64_T, dst, kTagReplyHeader, comm_), "MPI_Send(reply)");
-    check(MPI_Send(w_.data(), count, MPI_FLOAT, dst, kTagWeights, comm_), "MPI_Send(weights)");
+    comm_.send(dst, header, kHeaderBytes, kTagReplyHeader);
+    comm_.send(dst, w_.data(), bytes, kTagWeights);
     if (opt_.uses_weight_backup()) std::copy(w_.begin(), w_.end(), sent_[static_cast<size_t>(dst)].begin());
   };
   // SSP: worker w may go on once every worker that still has pushes to make is at clock[w] - s or later
@@ -92,13 +76,7 @@ void AsyncServer::run() {
   };
   while (requests_left > 0) {
     int64_t header[2];
-    MPI_Status st;
-    {
-      std::vector<MPI_Request> req(1);
-      check(MPI_Irecv(header, 2, MPI_INT64_T, MPI_ANY_SOURCE, kTagHeader, comm_, &req[0]), "MPI_Irecv(header)");
-      wait_all(req, poll_us_, "MPI_Irecv(header)", &st);
-    }
-    const int src = st.MPI_SOURCE;
+    const int src = comm_.recv_any(header, kHeaderBytes, kTagHeader);
     if (header[1] == 1) {  // the worker leaves: it sends no more requests
       requests_left -= left[static_cast<size_t>(src)];
       left[static_cast<size_t>(src)] = 0;
@@ -107,7 +85,7 @@ void AsyncServer::run() {
     }
     // On the trace (rank 0's communication track): from the gradient's arrival to the reply's dispatch.
     const double trace_start = trace::on() ? trace::now_us() : -1.0;
-    check(MPI_Recv(grad_.data(), count, MPI_FLOAT, src, kTagGrad, comm_, MPI_STATUS_IGNORE), "MPI_Recv(gradient)");
+    comm_.recv(src, grad_.data(), bytes, kTagGrad);
     --requests_left;
     --left[static_cast<size_t>(src)];
     ++clock[static_cast<size_t>(src)];
@@ -142,38 +120,43 @@ void AsyncServer::run() {
   release_held(stop ? AsyncReply::diverged : AsyncReply::finished);  // none should be left: a safety net
   stats_.updates = version;
   stats_.staleness_mean = version > 0 ? staleness_sum / static_cast<double>(version) : 0.0;
+  stats_.traffic = comm_.traffic();
 }
 
 AsyncReply AsyncWorker::push_pull(std::span<const float> grads, std::span<float> params) {
-  // Put every shard's gradient, then get every shard's weights, all posted at once: the servers work at once.
+  // Put every shard's gradient at once (the servers work at once), then get the shards' weights in the order the
+  // servers answer: a reply's header says which server it is from, and its weights follow from that server.
   const size_t n = shards_.size();
-  std::vector<int64_t> headers(2 * n), replies(2 * n);
-  std::vector<MPI_Request> reqs(4 * n);
+  std::vector<int64_t> headers(2 * n);
+  std::vector<SendRequest> puts;
+  puts.reserve(2 * n);
   for (size_t k = 0; k < n; ++k) {
     const ParamShard& sh = shards_[k];
-    const int server = static_cast<int>(k), len = static_cast<int>(sh.end - sh.begin);
+    const int server = static_cast<int>(k);
     headers[2 * k] = versions_[k], headers[2 * k + 1] = 0;
-    check(MPI_Irecv(&replies[2 * k], 2, MPI_INT64_T, server, kTagReplyHeader, comm_, &reqs[4 * k]), "MPI_Irecv(reply)");
-    check(MPI_Irecv(params.data() + sh.begin, len, MPI_FLOAT, server, kTagWeights, comm_, &reqs[4 * k + 1]),
-          "MPI_Irecv(weights)");
-    check(MPI_Isend(&headers[2 * k], 2, MPI_INT64_T, server, kTagHeader, comm_, &reqs[4 * k + 2]), "MPI_Isend(header)");
-    check(MPI_Isend(grads.data() + sh.begin, len, MPI_FLOAT, server, kTagGrad, comm_, &reqs[4 * k + 3]),
-          "MPI_Isend(gradient)");
+    puts.push_back(comm_.isend(server, &headers[2 * k], kHeaderBytes, kTagHeader));
+    puts.push_back(comm_.isend(server, grads.data() + sh.begin, (sh.end - sh.begin) * sizeof(float), kTagGrad));
   }
-  wait_all(reqs, poll_us_, "push and pull");
   AsyncReply answer = AsyncReply::go_on;
-  for (size_t k = 0; k < n; ++k) {
-    versions_[k] = replies[2 * k];
-    const auto r = static_cast<AsyncReply>(replies[2 * k + 1]);
+  for (size_t got = 0; got < n; ++got) {
+    int64_t reply[2];
+    const int server = comm_.recv_any(reply, kHeaderBytes, kTagReplyHeader);
+    if (server < 0 || static_cast<size_t>(server) >= n)
+      throw RunFailed("asynchronous parameter server: a reply from rank " + std::to_string(server) +
+                      ", which serves no shard");
+    const ParamShard& sh = shards_[static_cast<size_t>(server)];
+    comm_.recv(server, params.data() + sh.begin, (sh.end - sh.begin) * sizeof(float), kTagWeights);
+    versions_[static_cast<size_t>(server)] = reply[0];
+    const auto r = static_cast<AsyncReply>(reply[1]);
     if (r == AsyncReply::diverged || (r == AsyncReply::finished && answer == AsyncReply::go_on)) answer = r;
   }
+  for (SendRequest& put : puts) comm_.wait(put);
   return answer;
 }
 
 void AsyncWorker::leave() {
   int64_t header[2] = {0, 1};
-  for (size_t k = 0; k < shards_.size(); ++k)
-    check(MPI_Send(header, 2, MPI_INT64_T, static_cast<int>(k), kTagHeader, comm_), "MPI_Send(leave)");
+  for (size_t k = 0; k < shards_.size(); ++k) comm_.send(static_cast<int>(k), header, kHeaderBytes, kTagHeader);
 }
 
 std::vector<ParamShard> shard_params(const optim::ParamTable& table, int servers) {
@@ -215,30 +198,39 @@ optim::ParamTable shard_table(const optim::ParamTable& table, const ParamShard& 
   return optim::ParamTable(std::move(in));
 }
 
-Json merged_stats(MPI_Comm comm, const AsyncStats* mine, int servers) {
-  // Per server: updates, staleness mean, max, held replies, diverged, then the 17 histogram bins.
-  constexpr int kFields = 5 + 17;
+namespace {
+// A row of async_stats_row: per server updates, staleness mean, max, held replies, diverged, bytes received and
+// sent, then the worker's bytes (sent and received) and steps, then the 17 histogram bins.
+constexpr size_t kHistogramAt = 9, kFields = kHistogramAt + 17;
+}  // namespace
+
+std::vector<double> async_stats_row(const AsyncStats* server, const CommTraffic& worker, int64_t worker_steps) {
   std::vector<double> row(kFields, 0.0);
-  if (mine) {
-    row[0] = static_cast<double>(mine->updates), row[1] = mine->staleness_mean;
-    row[2] = static_cast<double>(mine->staleness_max), row[3] = static_cast<double>(mine->held_replies);
-    row[4] = mine->diverged ? 1 : 0;
-    for (size_t b = 0; b < 17 && b < mine->staleness_histogram.size(); ++b)
-      row[5 + b] = static_cast<double>(mine->staleness_histogram[b]);
+  if (server) {
+    row[0] = static_cast<double>(server->updates), row[1] = server->staleness_mean;
+    row[2] = static_cast<double>(server->staleness_max), row[3] = static_cast<double>(server->held_replies);
+    row[4] = server->diverged ? 1 : 0;
+    row[5] = static_cast<double>(server->traffic.received_bytes), row[6] = static_cast<double>(server->traffic.sent_bytes);
+    for (size_t b = 0; b < 17 && b < server->staleness_histogram.size(); ++b)
+      row[kHistogramAt + b] = static_cast<double>(server->staleness_histogram[b]);
   }
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  std::vector<double> all(rank == 0 ? static_cast<size_t>(size) * kFields : 0);
-  check(MPI_Gather(row.data(), kFields, MPI_DOUBLE, all.data(), kFields, MPI_DOUBLE, 0, comm), "MPI_Gather(stats)");
-  if (rank != 0) return nullptr;
-  AsyncStats m = *mine;  // rank 0 always runs server 0: its bound and divergence detail
+  row[7] = static_cast<double>(worker.sent_bytes + worker.received_bytes);
+  row[8] = static_cast<double>(worker_steps);
+  return row;
+}
+
+Json merged_stats(std::span<const double> rows, const AsyncStats& root, int servers) {
+  const size_t ranks = rows.size() / kFields;
+  if (rows.size() % kFields != 0 || ranks < static_cast<size_t>(servers))
+    throw RunFailed("asynchronous parameter server: " + std::to_string(rows.size()) + " statistics for " +
+                    std::to_string(servers) + " servers");
+  AsyncStats m = root;  // server 0's bound and divergence detail
   m.updates = INT64_MAX, m.staleness_max = 0, m.held_replies = 0;
   m.staleness_histogram.assign(17, 0);
   double weighted = 0, shard_updates = 0;
   Json per = Json::array();
   for (int s = 0; s < servers; ++s) {
-    const double* r = all.data() + static_cast<size_t>(s) * kFields;
+    const double* r = rows.data() + static_cast<size_t>(s) * kFields;
     m.updates = std::min(m.updates, static_cast<int64_t>(r[0]));  // pushes applied to every shard
     weighted += r[0] * r[1];
     shard_updates += r[0];
@@ -248,14 +240,21 @@ Json merged_stats(MPI_Comm comm, const AsyncStats* mine, int servers) {
       m.diverged = true;
       m.diverged_detail = "a non-finite gradient in server " + std::to_string(s) + "'s shard";
     }
-    for (size_t b = 0; b < 17; ++b) m.staleness_histogram[b] += static_cast<int64_t>(r[5 + b]);
+    for (size_t b = 0; b < 17; ++b) m.staleness_histogram[b] += static_cast<int64_t>(r[kHistogramAt + b]);
     per.push_back({{"updates", static_cast<int64_t>(r[0])}, {"staleness_mean", r[1]},
-                   {"staleness_max", static_cast<int64_t>(r[2])}, {"held_replies", static_cast<int64_t>(r[3])}});
+                   {"staleness_max", static_cast<int64_t>(r[2])}, {"held_replies", static_cast<int64_t>(r[3])},
+                   {"bytes_received", static_cast<int64_t>(r[5])}, {"bytes_sent", static_cast<int64_t>(r[6])}});
   }
   m.staleness_mean = shard_updates > 0 ? weighted / shard_updates : 0.0;
+  double worker_bytes = 0, worker_steps = 0;
+  for (size_t k = 0; k < ranks; ++k) worker_bytes += rows[k * kFields + 7], worker_steps += rows[k * kFields + 8];
   Json j = m.to_json();
   j["servers"] = servers;
   j["per_server"] = per;
+  j["worker_bytes_per_step"] = worker_steps > 0 ? worker_bytes / worker_steps : 0.0;
+  j["traffic_note"] = "bytes as the Comm layer counted them: per server its requests and gradients received and its "
+                      "replies and weights sent; per worker step its puts and gets, headers included, sent plus "
+                      "received (the mean over every worker's steps)";
   j["diverged"] = m.diverged;
   j["diverged_detail"] = m.diverged_detail;
   return j;

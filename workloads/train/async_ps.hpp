@@ -31,13 +31,18 @@
 // puts each shard's gradient to its server, then gets each shard's weights back. Versions, clocks, SSP's
 // holds and staleness are per server; every worker pushes to every server once a step, so the clocks of
 // one worker agree across servers and the bound holds for the whole model.
+//
+// Transport: every message goes through a Comm (reducers/comm.hpp), so the bytes the servers and workers move
+// are counted there like a reducer's. Each server and each worker talks through a view of its own over all the
+// ranks (a SubComm), so its counters hold its own traffic: on a rank that runs both, the two are apart. A server
+// takes the next request with recv_any (whichever worker comes first); a worker puts its gradients to every
+// server at once (isend) and takes the replies in the order the servers answer them (recv_any on the reply tag).
 #pragma once
-
-#include <mpi.h>
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <numeric>
 #include <span>
 #include <vector>
 
@@ -45,6 +50,8 @@
 #include "optim/optimizer.hpp"
 #include "optim/param_table.hpp"
 #include "optim/schedule.hpp"
+#include "reducers/comm.hpp"
+#include "reducers/sub_comm.hpp"
 
 namespace dtbench {
 
@@ -55,17 +62,22 @@ struct AsyncStats {
   std::vector<int64_t> staleness_histogram;  // [0, 1, ..., 15, >= 16]
   int64_t staleness_bound = -1;              // SSP's s; < 0: none
   int64_t held_replies = 0;                  // replies SSP held back until the slowest worker caught up
+  CommTraffic traffic;                       // the server's own transfers, as its Comm counted them
   bool diverged = false;
   std::string diverged_detail;
   Json to_json() const;
 };
 
-// The servers' statistics merged on rank 0 (null elsewhere): `updates` the pushes every shard applied (the
-// least of the servers' counts), the staleness over every shard's updates (histograms summed, so S per push;
-// mean weighted by updates; max), holds summed, `servers` and each one's figures in `per_server`, and
-// `diverged` with its detail. Collective over `comm`; `mine` is this rank's server's (nullptr on a rank
-// without one; rank 0 always has one).
-Json merged_stats(MPI_Comm comm, const AsyncStats* mine, int servers);
+// One rank's figures, for merged_stats: its server's statistics (`server` is nullptr on a rank without one) and its
+// worker's traffic over the steps it ran.
+std::vector<double> async_stats_row(const AsyncStats* server, const CommTraffic& worker, int64_t worker_steps);
+// The servers' statistics merged on rank 0 from every rank's row (rank after rank, as World::gather gives them;
+// `root` is rank 0's server's, which rank 0 always runs): `updates` the pushes every shard applied (the least of
+// the servers' counts), the staleness over every shard's updates (histograms summed, so S per push; mean weighted
+// by updates; max), holds summed, `servers` and each one's figures in `per_server` (its bytes received and sent
+// among them), `worker_bytes_per_step` (a worker's bytes sent and received per step, the mean over the workers'
+// steps), and `diverged` with its detail.
+Json merged_stats(std::span<const double> rows, const AsyncStats& root, int servers);
 
 // One server's range of the flat parameter buffer: [begin, end), whole tensors.
 struct ParamShard {
@@ -77,30 +89,36 @@ std::vector<ParamShard> shard_params(const optim::ParamTable& table, int servers
 // The table of the tensors in `shard`, offsets taken from shard.begin: a shard server's optimizer's.
 optim::ParamTable shard_table(const optim::ParamTable& table, const ParamShard& shard);
 
+// The ranks of `comm`, 0..size-1: the members of a view over all of them.
+inline std::vector<int> every_rank(const Comm& comm) {
+  std::vector<int> all(static_cast<size_t>(comm.size()));
+  std::iota(all.begin(), all.end(), 0);
+  return all;
+}
+
 // The server half: runs on its own thread on its rank until `total_updates` gradients were applied to its
 // shard (or a non-finite gradient ended the run), answering every worker request with its current weights.
 class AsyncServer {
  public:
-  // initial: the shard's weights; staleness_bound: SSP's s (>= 0), or < 0 for no bound; poll_us > 0: wait for
-  // requests by testing and sleeping that many microseconds between tests (reducer.poll_us) instead of in
-  // MPI_Recv, which polls and keeps a core busy.
-  AsyncServer(MPI_Comm comm, std::span<const float> initial, optim::Optimizer& opt, const optim::Schedule& sched,
-              int64_t total_updates, int64_t staleness_bound = -1, int poll_us = 0);
+  // comm: every rank, workers and servers (its waiting policy is the servers' and workers': MpiComm's
+  // set_poll_sleep_us, reducer.poll_us); initial: the shard's weights; staleness_bound: SSP's s (>= 0), or < 0
+  // for no bound.
+  AsyncServer(Comm& comm, std::span<const float> initial, optim::Optimizer& opt, const optim::Schedule& sched,
+              int64_t total_updates, int64_t staleness_bound = -1);
   void run();  // the server thread's body
-  const AsyncStats& stats() const { return stats_; }
+  const AsyncStats& stats() const { return stats_; }  // complete once run() has returned
   // Any thread (rank 0's evaluation, on reaching the target): apply no more updates and answer every
   // further request with AsyncReply::finished.
   void request_finish() { finish_.store(true); }
 
  private:
-  MPI_Comm comm_;
+  SubComm comm_;  // this server's view: its own counters
   std::vector<float> w_, grad_;
   std::vector<std::vector<float>> sent_;  // weights last sent to each worker (DCASGD's w_bak)
   optim::Optimizer& opt_;
   const optim::Schedule& sched_;
   int64_t total_updates_;
   int64_t staleness_bound_;
-  int poll_us_;
   AsyncStats stats_;
   std::atomic<bool> finish_{false};
 };
@@ -114,20 +132,20 @@ enum class AsyncReply { go_on = 0, diverged = 1, finished = 2 };
 // stop, then leave() if this worker had requests left).
 class AsyncWorker {
  public:
-  // poll_us > 0: wait by testing and sleeping (reducer.poll_us), as the server does.
-  AsyncWorker(MPI_Comm comm, std::vector<ParamShard> shards, int poll_us = 0)
-      : comm_(comm), shards_(std::move(shards)), versions_(shards_.size(), 0), poll_us_(poll_us) {}
+  AsyncWorker(Comm& comm, std::vector<ParamShard> shards)
+      : comm_(comm, every_rank(comm)), shards_(std::move(shards)), versions_(shards_.size(), 0) {}
   AsyncReply push_pull(std::span<const float> grads, std::span<float> params);
   // The update count of server 0's shard when this worker last pulled (its evaluations count by it).
   int64_t version() const { return versions_[0]; }
   // Tells every server this worker sends no more requests (after a stop, before its share is done).
   void leave();
+  // What this worker moved: its puts, gets and leave messages.
+  CommTraffic traffic() const { return comm_.traffic(); }
 
  private:
-  MPI_Comm comm_;
+  SubComm comm_;  // this worker's view: its own counters
   std::vector<ParamShard> shards_;
   std::vector<int64_t> versions_;  // each server's version at this worker's last pull
-  int poll_us_;
 };
 
 }  // namespace dtbench
