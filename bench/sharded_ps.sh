@@ -6,8 +6,12 @@
 # mean step time (the record's throughput and timing.total), then the medians over rounds, the median of the
 # per-round throughput ratio S/1, and the load average.
 #
+# With PEER set (another dtbench binary), each round runs PEER then DTBENCH at S = 1 and again at S = SERVERS,
+# and the ratios are DTBENCH/PEER at each S: the same runs on two builds (a change to the protocol against the
+# code before it).
+#
 # Usage: bench/sharded_ps.sh DTBENCH [K] [--set key=value ...]
-# Environment: ROUNDS (5), SERVERS (2), OUT (a folder to keep the records in; default a temporary one).
+# Environment: ROUNDS (5), SERVERS (2), OUT (a folder to keep the records in; default a temporary one), PEER.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin=$1
@@ -16,6 +20,7 @@ k=2
 if [[ $# -gt 0 && $1 != --set ]]; then k=$1; shift; fi
 rounds=${ROUNDS:-5}
 servers=${SERVERS:-2}
+peer=${PEER:-}
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 source "$root/scripts/mpi-env.sh"
@@ -25,29 +30,39 @@ if [[ ${#sets[@]} -eq 0 ]]; then
         --set eval.every_steps=150 --set threads=1 --set optimizer.name=sgd --set optimizer.momentum=0.9
         --set optimizer.lr=0.01)
 fi
-run() {  # servers round
-  local s=$1 r=$2
-  mpirun -np "$k" --oversubscribe --bind-to none "$bin" train "${sets[@]}" --set parallel.mode=async \
+run() {  # binary label servers round
+  local b=$1 label=$2 s=$3 r=$4
+  mpirun -np "$k" --oversubscribe --bind-to none "$b" train "${sets[@]}" --set parallel.mode=async \
     --set reducer.name=async_parameter_server --set reducer.servers="$s" --set output.dir="$out/current" \
     --set name=sharded >/dev/null
-  mv "$out/current" "$out/s$s-r$r"
+  mv "$out/current" "$out/$label-s$s-r$r"
 }
 for ((r = 1; r <= rounds; r++)); do
-  run 1 "$r"
-  run "$servers" "$r"
+  for s in 1 "$servers"; do
+    if [[ -n $peer ]]; then run "$peer" peer "$s" "$r"; fi
+    run "$bin" bin "$s" "$r"
+  done
 done
-/usr/bin/python3 - "$out" "$rounds" "$servers" "$k" <<'PY'
+/usr/bin/python3 - "$out" "$rounds" "$servers" "$k" "${peer:+peer}" <<'PY'
 import json, os, statistics, sys
 out, rounds, servers, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-rec = {s: [json.load(open(f"{out}/s{s}-r{r}/sharded.json")) for r in range(1, rounds + 1)] for s in (1, servers)}
-ips = {s: [x["throughput"]["images_per_second"] for x in rec[s]] for s in rec}
-step = {s: [x["timing"]["total"] for x in rec[s]] for s in rec}
+labels = ["peer", "bin"] if len(sys.argv) > 5 and sys.argv[5] else ["bin"]
+rec = {(b, s): [json.load(open(f"{out}/{b}-s{s}-r{r}/sharded.json")) for r in range(1, rounds + 1)]
+       for b in labels for s in (1, servers)}
+ips = {key: [x["throughput"]["images_per_second"] for x in v] for key, v in rec.items()}
+step = {key: [x["timing"]["total"] for x in v] for key, v in rec.items()}
 for r in range(rounds):
-    print(f"round {r + 1}: 1 server {ips[1][r]:.0f} img/s ({step[1][r] * 1e3:.2f} ms/step), "
-          f"{servers} servers {ips[servers][r]:.0f} img/s ({step[servers][r] * 1e3:.2f} ms/step)")
-ratio = [b / a for a, b in zip(ips[1], ips[servers])]
-print(f"median over {rounds} rounds, {k} ranks: 1 server {statistics.median(ips[1]):.0f} img/s, {servers} servers "
-      f"{statistics.median(ips[servers]):.0f} img/s; per-round ratio {servers}/1: median {statistics.median(ratio):.2f}x "
-      f"[{min(ratio):.2f}, {max(ratio):.2f}]")
+    print(f"round {r + 1}: " + ", ".join(f"{b} {s} server(s) {ips[b, s][r]:.0f} img/s ({step[b, s][r] * 1e3:.2f} ms/step)"
+                                         for b in labels for s in (1, servers)))
+def summary(a, b, what):
+    ratio = [y / x for x, y in zip(ips[a], ips[b])]
+    return (f"{what}: median {statistics.median(ratio):.2f}x [{min(ratio):.2f}, {max(ratio):.2f}]")
+print(f"medians over {rounds} rounds, {k} ranks: " + ", ".join(f"{b} {s} server(s) {statistics.median(ips[b, s]):.0f} img/s"
+                                                              for b in labels for s in (1, servers)))
+for b in labels:
+    print(f"{b}: per-round ratio {servers}/1 " + summary((b, 1), (b, servers), "images/s"))
+if "peer" in labels:
+    for s in (1, servers):
+        print(f"{s} server(s): per-round ratio DTBENCH/PEER " + summary(("peer", s), ("bin", s), "images/s"))
 print("load average:", open("/proc/loadavg").read().split()[:3])
 PY

@@ -14,6 +14,11 @@
 //   MPI_Wait: the buffer may be reused; on the thread transport, the receiver has copied it). The buffer must
 //   stay as it is until then. What a pipeline stage sends its neighbour while it computes the next
 //   micro-batch (workloads/train/pipeline.cpp).
+// - exchange posts every receive of a list, then every send of another, then waits for all (MPI_Irecv, MPI_Isend,
+//   MPI_Waitall), each message with its own peer and tag: a rank's transfers with several peers at once, waited
+//   for once (a parameter-server worker's puts and gets). The thread transport (and the default below) posts the
+//   sends, takes the receives in the order listed, then waits for the sends: the order of the receives must not
+//   depend on a peer that needs a later one first (its sends are synchronous), which MPI does not require.
 // - recv_any receives a message with that tag from whichever rank the transport matches first (MPI_ANY_SOURCE)
 //   and returns its source; one message of at most 1 GiB. What a server that answers the first worker to
 //   come uses (the asynchronous parameter server, workloads/train/async_ps.cpp); its follow-up messages are
@@ -21,10 +26,10 @@
 // A Comm may be used by several threads at once (the reducers' communication threads), provided
 // concurrent users pick different tags.
 //
-// Traffic: every send, recv, recv_any, sendrecv and waited isend adds its bytes and messages to this
+// Traffic: every send, recv, recv_any, sendrecv, exchange and waited isend adds its bytes and messages to this
 // communicator's counters (traffic(), reset_traffic()), so a test or `dtbench allreduce` reads what an algorithm
 // moved. The public transfers are non-virtual: they call the transport's private do_send, do_recv, do_recv_any,
-// do_sendrecv or do_isend and count what completed, so no transfer through a Comm can skip the count, whatever the transport
+// do_sendrecv, do_exchange or do_isend and count what completed, so no transfer through a Comm can skip the count, whatever the transport
 // (a decorator could be bypassed by using the bare Comm). The counters are relaxed atomics (two adds
 // per direction, no lock), as several threads may use one Comm. Not counted: barrier, and what a
 // library moves inside its own collectives (MPI_Allreduce of the `mpi` reducer on MpiComm::handle(),
@@ -35,6 +40,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -69,6 +75,20 @@ class [[nodiscard]] SendRequest {
   size_t bytes_ = 0;
 };
 
+// One message of Comm::exchange: to or from `peer`, with its tag.
+struct SendPiece {
+  int peer;
+  const void* buf;
+  size_t bytes;
+  int tag;
+};
+struct RecvPiece {
+  int peer;
+  void* buf;
+  size_t bytes;
+  int tag;
+};
+
 class Comm {
  public:
   virtual ~Comm() = default;
@@ -95,6 +115,12 @@ class Comm {
     do_sendrecv(dst, sendbuf, sendbytes, src, recvbuf, recvbytes, tag);
     count_sent(sendbytes);
     count_received(recvbytes);
+  }
+  // Counts every piece once all are complete (none when it throws).
+  void exchange(std::span<const SendPiece> sends, std::span<const RecvPiece> recvs) {
+    do_exchange(sends, recvs);
+    for (const SendPiece& p : sends) count_sent(p.bytes);
+    for (const RecvPiece& p : recvs) count_received(p.bytes);
   }
   SendRequest isend(int dst, const void* buf, size_t bytes, int tag) {
     return SendRequest(do_isend(dst, buf, bytes, tag), bytes);
@@ -156,6 +182,14 @@ class Comm {
   virtual void do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf,
                            size_t recvbytes, int tag) = 0;
   virtual std::unique_ptr<SendRequest::Pending> do_isend(int dst, const void* buf, size_t bytes, int tag) = 0;
+  // By default: the sends posted with do_isend, the receives taken in order with do_recv, then the sends waited for.
+  virtual void do_exchange(std::span<const SendPiece> sends, std::span<const RecvPiece> recvs) {
+    std::vector<std::unique_ptr<SendRequest::Pending>> posted;  // destroyed unwaited on an error: withdrawn
+    posted.reserve(sends.size());
+    for (const SendPiece& p : sends) posted.push_back(do_isend(p.peer, p.buf, p.bytes, p.tag));
+    for (const RecvPiece& p : recvs) do_recv(p.peer, p.buf, p.bytes, p.tag);
+    for (auto& p : posted) p->wait();
+  }
 
   void count_sent(size_t bytes) {
     sent_bytes_.fetch_add(bytes, std::memory_order_relaxed);

@@ -108,38 +108,47 @@ void MpiComm::post_sends(int dst, const void* buf, size_t bytes, int tag, std::v
   }
 }
 
-void MpiComm::transfer(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
-                       int tag, const char* call) {
+void MpiComm::transfer(std::span<const SendPiece> sends, std::span<const RecvPiece> recvs, const char* call) {
   std::vector<MPI_Request> reqs;
-  std::vector<size_t> expect;  // byte count of each receive piece
-  char* r = static_cast<char*>(recvbuf);
-  if (src != MPI_PROC_NULL) {
-    for (size_t k = 0, n = piece_count(recvbytes); k < n; ++k) {
-      size_t off = k * kMaxPiece, len = std::min(kMaxPiece, recvbytes - off);
+  struct Expected {
+    size_t bytes;
+    int src, tag;
+  };
+  std::vector<Expected> expect;  // each receive piece's
+  for (const RecvPiece& p : recvs) {
+    char* r = static_cast<char*>(p.buf);
+    for (size_t k = 0, n = piece_count(p.bytes); k < n; ++k) {
+      const size_t off = k * kMaxPiece, len = std::min(kMaxPiece, p.bytes - off);
       reqs.emplace_back();
-      expect.push_back(len);
-      check(MPI_Irecv(r + off, static_cast<int>(len), MPI_BYTE, src, tag, comm_, &reqs.back()), call);
+      expect.push_back({len, p.peer, p.tag});
+      check(MPI_Irecv(r + off, static_cast<int>(len), MPI_BYTE, p.peer, p.tag, comm_, &reqs.back()), call);
     }
   }
-  if (dst != MPI_PROC_NULL) post_sends(dst, sendbuf, sendbytes, tag, reqs, call);
+  for (const SendPiece& p : sends) post_sends(p.peer, p.buf, p.bytes, p.tag, reqs, call);
   std::vector<MPI_Status> st(reqs.size());
   wait_all(reqs, st.data(), call);
   for (size_t k = 0; k < expect.size(); ++k) {
     int got = 0;
     MPI_Get_count(&st[k], MPI_BYTE, &got);
-    if (static_cast<size_t>(got) != expect[k])
+    if (static_cast<size_t>(got) != expect[k].bytes)
       throw RunFailed(std::string(call) + " on rank " + std::to_string(rank_) + ": expected " +
-                      std::to_string(expect[k]) + " bytes from rank " + std::to_string(src) + " (tag " +
-                      std::to_string(tag) + "), got " + std::to_string(got));
+                      std::to_string(expect[k].bytes) + " bytes from rank " + std::to_string(expect[k].src) +
+                      " (tag " + std::to_string(expect[k].tag) + "), got " + std::to_string(got));
   }
 }
 
 void MpiComm::do_send(int dst, const void* buf, size_t bytes, int tag) {
-  transfer(dst, buf, bytes, MPI_PROC_NULL, nullptr, 0, tag, "MPI_Send");
+  const SendPiece p{dst, buf, bytes, tag};
+  transfer({&p, 1}, {}, "MPI_Send");
 }
 
 void MpiComm::do_recv(int src, void* buf, size_t bytes, int tag) {
-  transfer(MPI_PROC_NULL, nullptr, 0, src, buf, bytes, tag, "MPI_Recv");
+  const RecvPiece p{src, buf, bytes, tag};
+  transfer({}, {&p, 1}, "MPI_Recv");
+}
+
+void MpiComm::do_exchange(std::span<const SendPiece> sends, std::span<const RecvPiece> recvs) {
+  transfer(sends, recvs, "MPI exchange");
 }
 
 int MpiComm::do_recv_any(void* buf, size_t bytes, int tag) {
@@ -163,7 +172,9 @@ int MpiComm::do_recv_any(void* buf, size_t bytes, int tag) {
 
 void MpiComm::do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf,
                           size_t recvbytes, int tag) {
-  transfer(dst, sendbuf, sendbytes, src, recvbuf, recvbytes, tag, "MPI_Sendrecv");
+  const SendPiece out{dst, sendbuf, sendbytes, tag};
+  const RecvPiece in{src, recvbuf, recvbytes, tag};
+  transfer({&out, 1}, {&in, 1}, "MPI_Sendrecv");
 }
 
 std::unique_ptr<SendRequest::Pending> MpiComm::do_isend(int dst, const void* buf, size_t bytes, int tag) {

@@ -55,14 +55,15 @@ class MpiComm : public Comm {
   void do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
                    int tag) override;
   std::unique_ptr<SendRequest::Pending> do_isend(int dst, const void* buf, size_t bytes, int tag) override;
+  void do_exchange(std::span<const SendPiece> sends, std::span<const RecvPiece> recvs) override;
   void check(int rc, const char* call) const;
   std::vector<int> find_nodes() const;
   // Posts a message to dst as MPI_Isend pieces of at most 1 GiB, appending each posted request to reqs.
   void post_sends(int dst, const void* buf, size_t bytes, int tag, std::vector<MPI_Request>& reqs,
                   const char* call) const;
-  // Posts the receives, then the sends, then waits: MPI_PROC_NULL for a side that is absent.
-  void transfer(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
-                int tag, const char* call);
+  // Posts the receives, then the sends, then waits once; checks each receive's byte count. `call` names the
+  // operation in an error.
+  void transfer(std::span<const SendPiece> sends, std::span<const RecvPiece> recvs, const char* call);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;

@@ -100,9 +100,11 @@ int ThreadWorld::receive(int me, int src, void* buf, size_t bytes, int tag) {
     box.posted.erase(it);
     msg->taken = true;
   }
-  // Copy outside the lock so other senders can post meanwhile.
+  // Copy outside the lock so other senders can post meanwhile. Once done is set the sender may return and its
+  // descriptor be gone: what is needed after is read now.
   bool mismatch = msg->bytes != bytes;
-  size_t sent = msg->bytes;
+  const size_t sent = msg->bytes;
+  const int from = msg->src;
   if (!mismatch && bytes > 0) std::memcpy(buf, msg->data, bytes);
   {
     std::lock_guard<std::mutex> lock(box.m);
@@ -112,9 +114,9 @@ int ThreadWorld::receive(int me, int src, void* buf, size_t bytes, int tag) {
   }
   if (mismatch)
     throw RunFailed("thread transport: rank " + std::to_string(me) + " expected " + std::to_string(bytes) +
-                    " bytes from rank " + std::to_string(msg->src) + " (tag " + std::to_string(tag) + "), got " +
+                    " bytes from rank " + std::to_string(from) + " (tag " + std::to_string(tag) + "), got " +
                     std::to_string(sent));
-  return msg->src;
+  return from;
 }
 
 void ThreadWorld::barrier(int me) {

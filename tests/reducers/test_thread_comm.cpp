@@ -233,6 +233,34 @@ TEST(ThreadComm, RecvAnyReturnsTheSourceAndKeepsEachSendersOrder) {
   }
 }
 
+// exchange: every rank puts a message to every other rank (its own tag per destination) and gets theirs, in one
+// call; every piece arrives where it was listed and is counted once.
+TEST(ThreadComm, ExchangeWithEveryPeerAtOnce) {
+  for (int ranks : {1, 2, 3, 6}) {
+    run_ranks(ranks, [&](Comm& c) {
+      const int me = c.rank();
+      std::vector<int> out(static_cast<size_t>(ranks)), in(static_cast<size_t>(ranks), -1);
+      std::vector<SendPiece> sends;
+      std::vector<RecvPiece> recvs;
+      for (int p = 0; p < ranks; ++p) {
+        if (p == me) continue;
+        out[static_cast<size_t>(p)] = 1000 * me + p;
+        sends.push_back({p, &out[static_cast<size_t>(p)], sizeof(int), 10 + p});
+        recvs.push_back({p, &in[static_cast<size_t>(p)], sizeof(int), 10 + me});
+      }
+      c.reset_traffic();
+      c.exchange(sends, recvs);
+      for (int p = 0; p < ranks; ++p) {
+        if (p != me) {
+          EXPECT_EQ(in[static_cast<size_t>(p)], 1000 * p + me) << "rank " << me << " from " << p;
+        }
+      }
+      const uint64_t peers = static_cast<uint64_t>(ranks - 1);
+      EXPECT_EQ(c.traffic(), (CommTraffic{peers * sizeof(int), peers * sizeof(int), peers, peers}));
+    });
+  }
+}
+
 TEST(ThreadComm, IsendReturnsBeforeTheReceiverComesAndKeepsOrder) {
   // Both ranks send first and receive after: with blocking sends of this strictly synchronous transport this
   // deadlocks, so it passes only when isend returns at once. Three sends in flight on one tag arrive in order.

@@ -1,7 +1,9 @@
 #include "workloads/train/async_ps.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <deque>
 
 #include "core/error.hpp"
 #include "core/trace.hpp"
@@ -51,10 +53,19 @@ void AsyncServer::run() {
   bool stop = false;
   std::vector<int64_t> clock(static_cast<size_t>(size), 0);  // pushes received from each worker
   std::vector<int> held;                                    // workers whose reply SSP holds back
+  // Replies go out as non-blocking sends and are completed only before the next update changes w_ (or at the
+  // end): the server takes the next request meanwhile instead of waiting for a worker to read the weights.
+  std::deque<std::array<int64_t, 2>> reply_headers;  // the headers of the replies in flight (outlive them)
+  std::vector<SendRequest> in_flight;
+  auto settle = [&] {
+    for (SendRequest& r : in_flight) comm_.wait(r);
+    in_flight.clear();
+    reply_headers.clear();
+  };
   auto reply = [&](int dst, AsyncReply answer) {
-    int64_t header[2] = {version, static_cast<int64_t>(answer)};
-    comm_.send(dst, header, kHeaderBytes, kTagReplyHeader);
-    comm_.send(dst, w_.data(), bytes, kTagWeights);
+    const auto& header = reply_headers.emplace_back(std::array<int64_t, 2>{version, static_cast<int64_t>(answer)});
+    in_flight.push_back(comm_.isend(dst, header.data(), kHeaderBytes, kTagReplyHeader));
+    in_flight.push_back(comm_.isend(dst, w_.data(), bytes, kTagWeights));
     if (opt_.uses_weight_backup()) std::copy(w_.begin(), w_.end(), sent_[static_cast<size_t>(dst)].begin());
   };
   // SSP: worker w may go on once every worker that still has pushes to make is at clock[w] - s or later
@@ -96,6 +107,7 @@ void AsyncServer::run() {
       stats_.staleness_max = std::max(stats_.staleness_max, staleness);
       stats_.staleness_histogram[static_cast<size_t>(std::min<int64_t>(staleness, 16))]++;
       try {
+        settle();  // the replies in flight read w_
         opt_.step(w_, grad_, sched_.lr(version / size), sent_[static_cast<size_t>(src)]);
         ++version;
       } catch (const optim::NonFiniteGradient& e) {
@@ -118,39 +130,36 @@ void AsyncServer::run() {
                   trace_start, trace::now_us(), {{"version", version}, {"held", held.size()}});
   }
   release_held(stop ? AsyncReply::diverged : AsyncReply::finished);  // none should be left: a safety net
+  settle();
   stats_.updates = version;
   stats_.staleness_mean = version > 0 ? staleness_sum / static_cast<double>(version) : 0.0;
   stats_.traffic = comm_.traffic();
 }
 
 AsyncReply AsyncWorker::push_pull(std::span<const float> grads, std::span<float> params) {
-  // Put every shard's gradient at once (the servers work at once), then get the shards' weights in the order the
-  // servers answer: a reply's header says which server it is from, and its weights follow from that server.
+  // Every shard's get posted before its put, all at once, waited for once: the servers work at once, and a reply
+  // finds its receive posted.
   const size_t n = shards_.size();
-  std::vector<int64_t> headers(2 * n);
-  std::vector<SendRequest> puts;
-  puts.reserve(2 * n);
+  std::vector<int64_t> headers(2 * n), replies(2 * n);
+  std::vector<SendPiece> puts;
+  std::vector<RecvPiece> gets;
   for (size_t k = 0; k < n; ++k) {
     const ParamShard& sh = shards_[k];
     const int server = static_cast<int>(k);
+    const size_t bytes = (sh.end - sh.begin) * sizeof(float);
     headers[2 * k] = versions_[k], headers[2 * k + 1] = 0;
-    puts.push_back(comm_.isend(server, &headers[2 * k], kHeaderBytes, kTagHeader));
-    puts.push_back(comm_.isend(server, grads.data() + sh.begin, (sh.end - sh.begin) * sizeof(float), kTagGrad));
+    gets.push_back({server, &replies[2 * k], kHeaderBytes, kTagReplyHeader});
+    gets.push_back({server, params.data() + sh.begin, bytes, kTagWeights});
+    puts.push_back({server, &headers[2 * k], kHeaderBytes, kTagHeader});
+    puts.push_back({server, grads.data() + sh.begin, bytes, kTagGrad});
   }
+  comm_.exchange(puts, gets);
   AsyncReply answer = AsyncReply::go_on;
-  for (size_t got = 0; got < n; ++got) {
-    int64_t reply[2];
-    const int server = comm_.recv_any(reply, kHeaderBytes, kTagReplyHeader);
-    if (server < 0 || static_cast<size_t>(server) >= n)
-      throw RunFailed("asynchronous parameter server: a reply from rank " + std::to_string(server) +
-                      ", which serves no shard");
-    const ParamShard& sh = shards_[static_cast<size_t>(server)];
-    comm_.recv(server, params.data() + sh.begin, (sh.end - sh.begin) * sizeof(float), kTagWeights);
-    versions_[static_cast<size_t>(server)] = reply[0];
-    const auto r = static_cast<AsyncReply>(reply[1]);
+  for (size_t k = 0; k < n; ++k) {
+    versions_[k] = replies[2 * k];
+    const auto r = static_cast<AsyncReply>(replies[2 * k + 1]);
     if (r == AsyncReply::diverged || (r == AsyncReply::finished && answer == AsyncReply::go_on)) answer = r;
   }
-  for (SendRequest& put : puts) comm_.wait(put);
   return answer;
 }
 

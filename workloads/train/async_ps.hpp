@@ -35,8 +35,8 @@
 // Transport: every message goes through a Comm (reducers/comm.hpp), so the bytes the servers and workers move
 // are counted there like a reducer's. Each server and each worker talks through a view of its own over all the
 // ranks (a SubComm), so its counters hold its own traffic: on a rank that runs both, the two are apart. A server
-// takes the next request with recv_any (whichever worker comes first); a worker puts its gradients to every
-// server at once (isend) and takes the replies in the order the servers answer them (recv_any on the reply tag).
+// takes the next request with recv_any (whichever worker comes first); a worker posts its gets (the replies) and
+// its puts to every server at once and waits for them once (Comm::exchange).
 #pragma once
 
 #include <atomic>
