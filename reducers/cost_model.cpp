@@ -139,12 +139,12 @@ std::vector<double> fit_nonneg(const std::vector<std::vector<double>>& X, const 
 
 }  // namespace
 
-Regime regime(const CostTerms& t, int ranks, int cores, double bytes, double cache_bytes) {
+Regime regime(const CostTerms& t, int ranks, int cores, double bytes, double cache_bytes, double stretch) {
   Regime r;
   r.memory = cache_bytes > 0 && bytes > cache_bytes;
   if (cores > 0 && ranks > cores) {
     r.queued = static_cast<double>(ranks) / cores - 1;
-    r.share = std::max(1.0, std::min<double>(ranks, t.concurrency) / cores);
+    r.share = 1 + stretch * (std::max(1.0, std::min<double>(ranks, t.concurrency) / cores) - 1);
   }
   return r;
 }
@@ -162,7 +162,7 @@ CostTerms FittedModel::terms(const SweepRow& row) const {
 double FittedModel::predict(const SweepRow& row) const {
   const CostParams& c = params.at(row.reducer);
   const CostTerms t = terms(row);
-  return predict_seconds(t, c, regime(t, row.ranks, row.cores, row.bytes, c.cache_bytes));
+  return predict_seconds(t, c, regime(t, row.ranks, row.cores, row.bytes, c.cache_bytes, c.stretch));
 }
 
 double FittedModel::predict_hierarchical_from_parts(int ranks, int cores, double bytes, int ranks_per_node) const {
@@ -173,7 +173,7 @@ double FittedModel::predict_hierarchical_from_parts(int ranks, int cores, double
   o.ranks_per_node = ranks_per_node;
   const Hierarchical::CostParts parts = Hierarchical::cost_parts(ranks, bytes, o, eager_bytes);
   const auto priced = [&](const CostTerms& t, const CostParams& c) {
-    return predict_seconds(t, c, regime(t, ranks, cores, bytes, c.cache_bytes));
+    return predict_seconds(t, c, regime(t, ranks, cores, bytes, c.cache_bytes, c.stretch));
   };
   return priced(parts.within, params.at("parameter_server")) + priced(parts.among, params.at(options.leader));
 }
@@ -227,6 +227,7 @@ Json FittedModel::to_json() const {
                {"beta_mem_ns_per_byte", c.beta_mem * 1e9},
                {"gamma_ns_per_byte", c.gamma * 1e9},
                {"cache_bytes", c.cache_bytes},
+               {"stretch", c.stretch},
                {"fitted_bytes", {min_bytes.at(name), max_bytes.at(name)}},
                {"rms_rel_error", rms_rel_error.at(name)}};
   return {{"gamma_ns_per_byte", gamma * 1e9},
@@ -332,9 +333,10 @@ std::map<std::string, double> holdout_rms_rel_error(const FittedModel& m, const 
 
 namespace {
 
-// One reducer's parameters with the memory regime above `cache_bytes`, and the weighted loss of the fit.
-CostParams fit_reducer(const FittedModel& m, const std::string& name, const std::vector<const SweepRow*>& rows,
-                       double cache_bytes, double& loss) {
+// One reducer's parameters with the memory regime above `cache_bytes` and the time-sharing `stretch`, and the
+// weighted loss of the fit.
+CostParams fit_reducer(const FittedModel& m, const std::vector<const SweepRow*>& rows, double cache_bytes,
+                       double stretch, double& loss) {
   // Columns: alpha, alpha_rndv, beta, beta_mem, alpha_sched; y: the time less the reduction term.
   std::vector<std::vector<double>> X(5);
   std::vector<double> y, w;
@@ -342,7 +344,7 @@ CostParams fit_reducer(const FittedModel& m, const std::string& name, const std:
   unit.gamma = m.gamma;
   for (const SweepRow* r : rows) {
     const CostTerms t = m.terms(*r);
-    const Regime g = regime(t, r->ranks, r->cores, r->bytes, cache_bytes);
+    const Regime g = regime(t, r->ranks, r->cores, r->bytes, cache_bytes, stretch);
     X[0].push_back(t.alpha);
     X[1].push_back(t.alpha_rndv);
     X[2].push_back(g.share * t.beta);
@@ -366,6 +368,7 @@ CostParams fit_reducer(const FittedModel& m, const std::string& name, const std:
   c.beta_mem = coef[3];
   c.alpha_sched = coef[4];
   c.cache_bytes = c.beta_mem > 0 ? cache_bytes : 0;
+  c.stretch = stretch;
   const auto any = [](const std::vector<double>& v) {
     return std::any_of(v.begin(), v.end(), [](double x) { return x > 0; });
   };
@@ -407,11 +410,16 @@ FittedModel fit_cost_model(const std::vector<Json>& sweeps, double eager_bytes, 
     sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
     std::vector<double> caches = {0};
     for (size_t i = 0; i + 1 < sizes.size(); ++i) caches.push_back(std::sqrt(sizes[i] * sizes[i + 1]));
+    // stretch: from 1 down, so that without oversubscribed rows (every stretch fits alike) it stays 1.
+    const bool oversubscribed =
+        std::any_of(rs.begin(), rs.end(), [](const SweepRow* r) { return r->cores > 0 && r->ranks > r->cores; });
     double best = std::numeric_limits<double>::max();
-    for (double cache : caches) {
-      double loss = 0;
-      const CostParams c = fit_reducer(m, name, rs, cache, loss);
-      if (loss < best) best = loss, m.params[name] = c;
+    for (int tenths = 10; tenths >= (oversubscribed ? 0 : 10); --tenths) {
+      for (double cache : caches) {
+        double loss = 0;
+        const CostParams c = fit_reducer(m, rs, cache, tenths / 10.0, loss);
+        if (loss < best) best = loss, m.params[name] = c;
+      }
     }
     m.min_bytes[name] = sizes.front();
     m.max_bytes[name] = sizes.back();

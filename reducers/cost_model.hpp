@@ -21,6 +21,11 @@
 //   reductions) stretches by concurrency/cores (the ranks busy at once on the path), and every message
 //   waits for its peer to be scheduled behind the ranks queued on its core: alpha_sched per message
 //   and queued rank, ranks/cores - 1 of them (the scheduler's wake-up and time slice, not the transport's).
+//   How much of the CPU work stretches is fitted per reducer (`stretch`, in [0, 1]: the factor is
+//   1 + stretch (concurrency/cores - 1)): where ranks share a core, part of what they copy was written by
+//   a rank on the same core and is read from its cache, and part of the work of one overlaps the other's
+//   wait (measured: shared_memory's 16 MiB allreduce takes 1.86x its 2-rank time on 4 ranks and 2 cores,
+//   where 1.5x the bytes at half the cores would give 3x).
 //
 // Fitting (fit_cost_model): repeated sweeps (several files of one rank count) are reduced to one time
 // per reducer, rank count and size, the median over the files of each file's median iteration time
@@ -34,7 +39,8 @@
 // handshake, the MPI library's internal algorithm choice); a shared alpha and beta would misfit every
 // reducer a little. cache_bytes too is per reducer (the size at which its working set leaves the cache
 // differs: whole buffers per step for the butterfly, 1/p chunks for the ring): the threshold between two
-// adjacent fitted sizes (or none) that minimises its loss. A term whose regime the
+// adjacent fitted sizes (or none) that minimises its loss; `stretch` likewise, over 0, 0.1, ..., 1 (1 when
+// no fitted row has more ranks than cores). A term whose regime the
 // fit data never reaches (no message above the eager limit, no rank count above the cores, no size
 // above the cache) is not identifiable: its coefficient stays 0, except that a missing latency class
 // takes the other class's alpha.
@@ -59,6 +65,7 @@ struct CostParams {
   double beta_mem = 0;     // extra seconds per byte sent once the buffer exceeds the cache
   double alpha_sched = 0;  // extra seconds per message and per rank queued on a core beside it
   double cache_bytes = 0;  // buffers above it pay beta_mem; 0: no memory regime
+  double stretch = 1;      // the share of the CPU work that time-sharing a core stretches, in [0, 1]
 };
 
 // A network's alpha, beta and gamma as the batch split and the parallelism table report them.
@@ -68,14 +75,14 @@ Json intra_node_json(int ranks_per_node, const CostParams& link);
 
 // Which regimes an allreduce runs in: the ranks queued beside each one on its core, ranks / cores - 1
 // when ranks outnumber cores (a message waits for its peer behind them), the time-sharing factor
-// max(1, concurrency / cores) of its critical path, and whether its buffer exceeds the cache.
+// 1 + stretch (max(1, concurrency / cores) - 1) of its critical path, and whether its buffer exceeds the cache.
 struct Regime {
   double queued = 0;
   double share = 1;
   bool memory = false;
 };
 // cores <= 0: unknown, taken as one core per rank.
-Regime regime(const CostTerms& t, int ranks, int cores, double bytes, double cache_bytes);
+Regime regime(const CostTerms& t, int ranks, int cores, double bytes, double cache_bytes, double stretch = 1);
 
 inline double predict_seconds(const CostTerms& t, const CostParams& c, const Regime& r = {}) {
   const double messages = t.alpha + t.alpha_rndv;

@@ -284,17 +284,20 @@ void run_model_command(const ModelCliOptions& cli) {
   for (int r : m.ranks) std::printf(" %d", r);
   std::printf("; gamma (local reduction) = %.4f ns/B\n", m.gamma * 1e9);
   std::printf("# messages above %.0f bytes pay alpha_rndv (rendezvous); buffers above `cache` bytes pay beta_mem "
-              "(memory); ranks above the cores pay alpha_sched per message\n",
+              "(memory); ranks above the cores pay alpha_sched per message, and `stretch` of the CPU work stretches "
+              "by the time-sharing\n",
               m.eager_bytes);
-  std::printf("# %18s %10s %10s %10s %10s %10s %10s %22s %9s %9s\n", "reducer", "alpha(us)", "a_rndv(us)",
-              "a_sched(us)", "beta(ns/B)", "b_mem(ns/B)", "cache (B)", "fitted sizes (B)", "rms fit", "held-out");
+  std::printf("# %18s %10s %10s %10s %10s %10s %10s %7s %22s %9s %9s\n", "reducer", "alpha(us)", "a_rndv(us)",
+              "a_sched(us)", "beta(ns/B)", "b_mem(ns/B)", "cache (B)", "stretch", "fitted sizes (B)", "rms fit",
+              "held-out");
   Json held_json = Json::object();
   for (const auto& [name, c] : m.params) {
     const bool has_held = held.count(name) > 0;
     std::snprintf(line, sizeof line, "%8.1f%%", has_held ? 100 * held.at(name) : 0.0);
-    std::printf("  %18s %10.3f %10.3f %10.3f %10.5f %10.5f %10.0f %10.0f..%-11.0f %8.1f%% %9s\n", name.c_str(),
-                c.alpha * 1e6, c.alpha_rndv * 1e6, c.alpha_sched * 1e6, c.beta * 1e9, c.beta_mem * 1e9, c.cache_bytes,
-                m.min_bytes.at(name), m.max_bytes.at(name), 100 * m.rms_rel_error.at(name), has_held ? line : "-");
+    std::printf("  %18s %10.3f %10.3f %10.3f %10.5f %10.5f %10.0f %7.1f %10.0f..%-11.0f %8.1f%% %9s\n",
+                name.c_str(), c.alpha * 1e6, c.alpha_rndv * 1e6, c.alpha_sched * 1e6, c.beta * 1e9, c.beta_mem * 1e9,
+                c.cache_bytes, c.stretch, m.min_bytes.at(name), m.max_bytes.at(name), 100 * m.rms_rel_error.at(name),
+                has_held ? line : "-");
     if (has_held) held_json[name] = held.at(name);
   }
   if (!holdout.empty()) out["holdout"] = {{"files", cli.holdout}, {"rms_rel_error", held_json}};

@@ -215,6 +215,9 @@ TEST(CostModel, RegimesStretchTheCriticalPathAndChargeEachMessage) {
   EXPECT_EQ(regime(t, 4, 0, n, 0).queued, 0);
   // 3 ranks on 2 cores: half a rank queued per core on average.
   EXPECT_DOUBLE_EQ(regime(t, 3, 2, n, 0).queued, 0.5);
+  // A stretch of 0.4: 40% of the ring's CPU work stretches by the 2x, the rest does not: 1 + 0.4 (2 - 1).
+  EXPECT_DOUBLE_EQ(regime(t, 4, 2, n, 0, 0.4).share, 1.4);
+  EXPECT_DOUBLE_EQ(regime(t, 4, 4, n, 0, 0.4).share, 1);
 }
 
 // A synthetic sweep: times made from known parameters on a 2-core machine, as `dtbench allreduce --json`
@@ -231,7 +234,8 @@ Json synthetic_sweep(int ranks, double gamma, const std::map<std::string, CostPa
       CostParams full = c;
       full.gamma = gamma;
       const CostTerms terms = cost_terms(name, ranks, bytes, o);
-      const double t = predict_seconds(terms, full, regime(terms, ranks, 2, bytes, c.cache_bytes)) * noise(name, bytes);
+      const double t =
+          predict_seconds(terms, full, regime(terms, ranks, 2, bytes, c.cache_bytes, c.stretch)) * noise(name, bytes);
       rows.push_back({{"reducer", name}, {"bytes", bytes}, {"time_us", t * 1e6}, {"wrong", 0}});
     }
     red.push_back({{"bytes", bytes}, {"time_us", (0.2e-6 + gamma * bytes) * 1e6}});
@@ -244,11 +248,12 @@ Json synthetic_sweep(int ranks, double gamma, const std::map<std::string, CostPa
           {"provenance", {{"cpu", {{"logical_cores", 2}}}}}};
 }
 
-// {alpha, alpha_rndv, beta, gamma (ignored: the shared one), beta_mem, alpha_sched, cache_bytes}
+// {alpha, alpha_rndv, beta, gamma (ignored: the shared one), beta_mem, alpha_sched, cache_bytes, stretch}; tree's
+// and parameter_server's paths never have more ranks busy than 2 cores (their stretch is not identifiable: 1).
 const std::map<std::string, CostParams> kTruth = {
-    {"ring", {1e-6, 3e-6, 0.2e-9, 0, 0.4e-9, 12e-6, 3e6}},
-    {"halving_doubling", {0.8e-6, 2e-6, 0.15e-9, 0, 0.3e-9, 15e-6, 3e6}},
-    {"butterfly", {0.7e-6, 1.5e-6, 0.1e-9, 0, 0.2e-9, 13e-6, 6e6}},
+    {"ring", {1e-6, 3e-6, 0.2e-9, 0, 0.4e-9, 12e-6, 3e6, 0.6}},
+    {"halving_doubling", {0.8e-6, 2e-6, 0.15e-9, 0, 0.3e-9, 15e-6, 3e6, 1.0}},
+    {"butterfly", {0.7e-6, 1.5e-6, 0.1e-9, 0, 0.2e-9, 13e-6, 6e6, 0.3}},
     {"tree", {0.5e-6, 1e-6, 0.12e-9, 0, 0.1e-9, 4e-6, 3e6}},
     {"parameter_server", {1.1e-6, 2.5e-6, 0.11e-9, 0, 0.15e-9, 5e-6, 6e6}},
     {"mpi", {0.6e-6, 1.2e-6, 0.13e-9, 0, 0.2e-9, 14e-6, 3e6}}};
@@ -276,6 +281,7 @@ TEST(CostModel, FitRecoversKnownParameters) {
     EXPECT_NEAR(f.beta, c.beta, 1e-6 * c.beta) << name;
     EXPECT_NEAR(f.beta_mem, c.beta_mem, 1e-6 * c.beta_mem) << name;
     EXPECT_NEAR(f.alpha_sched, c.alpha_sched, 1e-6 * c.alpha_sched) << name;
+    EXPECT_NEAR(f.stretch, c.stretch, 1e-12) << name;
     expect_cache(f.cache_bytes, c.cache_bytes, name);
     EXPECT_LT(m.rms_rel_error[name], 1e-9) << name;
     EXPECT_EQ(m.min_bytes[name], 4096);
@@ -305,6 +311,7 @@ TEST(CostModel, FitRecoversParametersFromNoisyRepeatedSweeps) {
     EXPECT_NEAR(f.beta, c.beta, 0.1 * c.beta) << name;
     EXPECT_NEAR(f.beta_mem, c.beta_mem, 0.1 * c.beta_mem) << name;
     EXPECT_NEAR(f.alpha_sched, c.alpha_sched, 0.2 * c.alpha_sched) << name;
+    EXPECT_NEAR(f.stretch, c.stretch, 0.1 + 1e-12) << name;  // one step of its grid
     expect_cache(f.cache_bytes, c.cache_bytes, name);
     EXPECT_LT(m.rms_rel_error[name], 0.025) << name;
   }
