@@ -29,8 +29,8 @@
 // Traffic: every send, recv, recv_any, sendrecv, exchange and waited isend adds its bytes and messages to this
 // communicator's counters (traffic(), reset_traffic()), so a test or `dtbench allreduce` reads what an algorithm
 // moved. The public transfers are non-virtual: they call the transport's private do_send, do_recv, do_recv_any,
-// do_sendrecv, do_exchange or do_isend and count what completed, so no transfer through a Comm can skip the count, whatever the transport
-// (a decorator could be bypassed by using the bare Comm). The counters are relaxed atomics (two adds
+// do_sendrecv, do_exchange or do_isend and count what completed, so no transfer through a Comm can skip the
+// count, whatever the transport (a decorator could be bypassed by using the bare Comm). The counters are relaxed atomics (two adds
 // per direction, no lock), as several threads may use one Comm. Not counted: barrier, and what a
 // library moves inside its own collectives (MPI_Allreduce of the `mpi` reducer on MpiComm::handle(),
 // NCCL): the Comm never sees those bytes.
@@ -116,7 +116,8 @@ class Comm {
     count_sent(sendbytes);
     count_received(recvbytes);
   }
-  // Counts every piece once all are complete (none when it throws).
+  // Counts every piece once all are complete (this Comm counts none when it throws; a SubComm's parent has counted
+  // what completed).
   void exchange(std::span<const SendPiece> sends, std::span<const RecvPiece> recvs) {
     do_exchange(sends, recvs);
     for (const SendPiece& p : sends) count_sent(p.bytes);

@@ -108,11 +108,12 @@ void MpiComm::post_sends(int dst, const void* buf, size_t bytes, int tag, std::v
   }
 }
 
-void MpiComm::transfer(std::span<const SendPiece> sends, std::span<const RecvPiece> recvs, const char* call) {
+void MpiComm::transfer(std::span<const SendPiece> sends, std::span<const RecvPiece> recvs, const char* call,
+                       int* source) {
   std::vector<MPI_Request> reqs;
   struct Expected {
     size_t bytes;
-    int src, tag;
+    int tag;
   };
   std::vector<Expected> expect;  // each receive piece's
   for (const RecvPiece& p : recvs) {
@@ -120,7 +121,7 @@ void MpiComm::transfer(std::span<const SendPiece> sends, std::span<const RecvPie
     for (size_t k = 0, n = piece_count(p.bytes); k < n; ++k) {
       const size_t off = k * kMaxPiece, len = std::min(kMaxPiece, p.bytes - off);
       reqs.emplace_back();
-      expect.push_back({len, p.peer, p.tag});
+      expect.push_back({len, p.tag});
       check(MPI_Irecv(r + off, static_cast<int>(len), MPI_BYTE, p.peer, p.tag, comm_, &reqs.back()), call);
     }
   }
@@ -132,9 +133,10 @@ void MpiComm::transfer(std::span<const SendPiece> sends, std::span<const RecvPie
     MPI_Get_count(&st[k], MPI_BYTE, &got);
     if (static_cast<size_t>(got) != expect[k].bytes)
       throw RunFailed(std::string(call) + " on rank " + std::to_string(rank_) + ": expected " +
-                      std::to_string(expect[k].bytes) + " bytes from rank " + std::to_string(expect[k].src) +
+                      std::to_string(expect[k].bytes) + " bytes from rank " + std::to_string(st[k].MPI_SOURCE) +
                       " (tag " + std::to_string(expect[k].tag) + "), got " + std::to_string(got));
   }
+  if (source != nullptr && !expect.empty()) *source = st[0].MPI_SOURCE;
 }
 
 void MpiComm::do_send(int dst, const void* buf, size_t bytes, int tag) {
@@ -156,18 +158,10 @@ int MpiComm::do_recv_any(void* buf, size_t bytes, int tag) {
   if (bytes > kMaxPiece)
     throw RunFailed("MPI_Recv(any source) on rank " + std::to_string(rank_) + ": " + std::to_string(bytes) +
                     " bytes, more than one message of 1 GiB");
-  std::vector<MPI_Request> reqs(1);
-  check(MPI_Irecv(buf, static_cast<int>(bytes), MPI_BYTE, MPI_ANY_SOURCE, tag, comm_, &reqs[0]),
-        "MPI_Recv(any source)");
-  MPI_Status st;
-  wait_all(reqs, &st, "MPI_Recv(any source)");
-  int got = 0;
-  MPI_Get_count(&st, MPI_BYTE, &got);
-  if (static_cast<size_t>(got) != bytes)
-    throw RunFailed("MPI_Recv(any source) on rank " + std::to_string(rank_) + ": expected " + std::to_string(bytes) +
-                    " bytes (tag " + std::to_string(tag) + "), got " + std::to_string(got) + " from rank " +
-                    std::to_string(st.MPI_SOURCE));
-  return st.MPI_SOURCE;
+  const RecvPiece p{MPI_ANY_SOURCE, buf, bytes, tag};
+  int source = MPI_ANY_SOURCE;
+  transfer({}, {&p, 1}, "MPI_Recv(any source)", &source);
+  return source;
 }
 
 void MpiComm::do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf,

@@ -62,8 +62,9 @@ class MpiComm : public Comm {
   void post_sends(int dst, const void* buf, size_t bytes, int tag, std::vector<MPI_Request>& reqs,
                   const char* call) const;
   // Posts the receives, then the sends, then waits once; checks each receive's byte count. `call` names the
-  // operation in an error.
-  void transfer(std::span<const SendPiece> sends, std::span<const RecvPiece> recvs, const char* call);
+  // operation in an error. `source`, when not null, receives the first receive's sender (MPI_ANY_SOURCE's).
+  void transfer(std::span<const SendPiece> sends, std::span<const RecvPiece> recvs, const char* call,
+                int* source = nullptr);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;

@@ -68,6 +68,14 @@ void SubComm::do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int sr
   parent_.sendrecv(members_.at(size_t(dst)), sendbuf, sendbytes, members_.at(size_t(src)), recvbuf, recvbytes, tag);
 }
 
+void SubComm::do_exchange(std::span<const SendPiece> sends, std::span<const RecvPiece> recvs) {
+  std::vector<SendPiece> out(sends.begin(), sends.end());
+  std::vector<RecvPiece> in(recvs.begin(), recvs.end());
+  for (SendPiece& p : out) p.peer = members_.at(size_t(p.peer));
+  for (RecvPiece& p : in) p.peer = members_.at(size_t(p.peer));
+  parent_.exchange(out, in);
+}
+
 std::unique_ptr<SendRequest::Pending> SubComm::do_isend(int dst, const void* buf, size_t bytes, int tag) {
   return forwarded(parent_, parent_.isend(members_.at(size_t(dst)), buf, bytes, tag));
 }

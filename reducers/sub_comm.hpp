@@ -34,6 +34,8 @@ class SubComm : public Comm {
   void do_sendrecv(int dst, const void* sendbuf, size_t sendbytes, int src, void* recvbuf, size_t recvbytes,
                    int tag) override;
   std::unique_ptr<SendRequest::Pending> do_isend(int dst, const void* buf, size_t bytes, int tag) override;
+  // The parent's exchange with the members' parent ranks: posted at once there too (MpiComm's).
+  void do_exchange(std::span<const SendPiece> sends, std::span<const RecvPiece> recvs) override;
 
   Comm& parent_;
   std::vector<int> members_;

@@ -88,7 +88,9 @@ int ThreadWorld::receive(int me, int src, void* buf, size_t bytes, int tag) {
     std::unique_lock<std::mutex> lock(box.m);
     auto match = [&] {
       return std::find_if(box.posted.begin(), box.posted.end(),
-                          [&](const Message* m) { return (src == kAnySource || m->src == src) && m->tag == tag && !m->taken; });
+                          [&](const Message* m) {
+                            return (src == kAnySource || m->src == src) && m->tag == tag && !m->taken;
+                          });
     };
     box.cv.wait(lock, [&] { return match() != box.posted.end() || aborted(); });
     auto it = match();

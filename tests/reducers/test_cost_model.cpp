@@ -217,7 +217,7 @@ TEST(CostModel, RegimesStretchTheCriticalPathAndChargeEachMessage) {
   EXPECT_DOUBLE_EQ(regime(t, 3, 2, n, 0).queued, 0.5);
   // A stretch of 0.4: 40% of the ring's CPU work stretches by the 2x, the rest does not: 1 + 0.4 (2 - 1).
   EXPECT_DOUBLE_EQ(regime(t, 4, 2, n, 0, 0.4).share, 1.4);
-  EXPECT_DOUBLE_EQ(regime(t, 4, 4, n, 0, 0.4).share, 1);
+  EXPECT_DOUBLE_EQ(regime(t, 3, 2, n, 0, 0.4).share, 1.2);  // 3 ranks busy on 2 cores: 1 + 0.4 (1.5 - 1)
 }
 
 // A synthetic sweep: times made from known parameters on a 2-core machine, as `dtbench allreduce --json`

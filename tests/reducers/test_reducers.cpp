@@ -291,6 +291,35 @@ TEST(SubComm, RecvAnyNamesTheMemberAndRefusesANonMember) {
   }
 }
 
+// A SubComm's exchange reaches the members' parent ranks (forwarded as one exchange of the parent's) and is counted
+// by both.
+TEST(SubComm, ExchangeGoesToTheMembersParentRanksAndCountsInBoth) {
+  const std::vector<int> members = {0, 2, 3};
+  run_ranks(4, [&](Comm& comm) {
+    if (comm.rank() == 1) return;
+    SubComm sub(comm, members);
+    const int me = sub.rank();
+    std::vector<int> out(3), in(3, -1);
+    std::vector<SendPiece> sends;
+    std::vector<RecvPiece> recvs;
+    for (int p = 0; p < 3; ++p) {
+      if (p == me) continue;
+      out[size_t(p)] = 10 * comm.rank() + members[size_t(p)];
+      sends.push_back({p, &out[size_t(p)], sizeof(int), 4});
+      recvs.push_back({p, &in[size_t(p)], sizeof(int), 4});
+    }
+    comm.reset_traffic();
+    sub.exchange(sends, recvs);
+    for (int p = 0; p < 3; ++p) {
+      if (p != me) {
+        EXPECT_EQ(in[size_t(p)], 10 * members[size_t(p)] + comm.rank()) << "member " << me << " from " << p;
+      }
+    }
+    EXPECT_EQ(sub.traffic(), comm.traffic());
+    EXPECT_EQ(sub.traffic().received_messages, 2u);
+  });
+}
+
 // A SubComm's isend reaches the member's parent rank and is counted by both when waited for.
 TEST(SubComm, IsendGoesToTheMembersParentRankAndCountsInBoth) {
   run_ranks(3, [](Comm& comm) {

@@ -66,7 +66,13 @@ Outcome run_async(int ranks, int servers, int steps, int64_t bound) {
       });
     }
     AsyncWorker worker(comm, shards);
-    for (int t = 0; t < steps; ++t) EXPECT_EQ(worker.push_pull(grads, params), AsyncReply::go_on);
+    try {
+      for (int t = 0; t < steps; ++t) EXPECT_EQ(worker.push_pull(grads, params), AsyncReply::go_on);
+    } catch (...) {
+      // Another rank failed and aborted the world: the server thread wakes with an error too; join it, then report.
+      if (thread.joinable()) thread.join();
+      throw;
+    }
     if (thread.joinable()) thread.join();
     if (error) std::rethrow_exception(error);
     if (server) out.servers[me] = server->stats();
@@ -113,6 +119,7 @@ TEST(AsyncParameterServer, EveryPushIsAppliedAndEveryByteCounted) {
           EXPECT_EQ(w.sent_bytes, steps * put) << "rank " << r;
           EXPECT_EQ(w.received_bytes, steps * put) << "rank " << r;
           EXPECT_EQ(w.sent_messages, 2u * servers * steps) << "rank " << r;
+          EXPECT_EQ(w.received_messages, 2u * servers * steps) << "rank " << r;
           // Server 0's shard as this worker last got it: -v/2 for the version v it was at.
           const std::vector<float>& p = o.last[static_cast<size_t>(r)];
           for (size_t i = shards[0].begin; i < shards[0].end; ++i)

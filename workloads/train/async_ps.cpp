@@ -1,9 +1,7 @@
 #include "workloads/train/async_ps.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
-#include <deque>
 
 #include "core/error.hpp"
 #include "core/trace.hpp"
@@ -54,18 +52,17 @@ void AsyncServer::run() {
   std::vector<int64_t> clock(static_cast<size_t>(size), 0);  // pushes received from each worker
   std::vector<int> held;                                    // workers whose reply SSP holds back
   // Replies go out as non-blocking sends and are completed only before the next update changes w_ (or at the
-  // end): the server takes the next request meanwhile instead of waiting for a worker to read the weights.
-  std::deque<std::array<int64_t, 2>> reply_headers;  // the headers of the replies in flight (outlive them)
-  std::vector<SendRequest> in_flight;
+  // end): the server takes the next request meanwhile instead of waiting for a worker to read the weights. Their
+  // headers are members, so that on an error (MPI lets an abandoned send finish on its own) they outlive the sends.
   auto settle = [&] {
-    for (SendRequest& r : in_flight) comm_.wait(r);
-    in_flight.clear();
-    reply_headers.clear();
+    for (SendRequest& r : in_flight_) comm_.wait(r);
+    in_flight_.clear();
+    reply_headers_.clear();
   };
   auto reply = [&](int dst, AsyncReply answer) {
-    const auto& header = reply_headers.emplace_back(std::array<int64_t, 2>{version, static_cast<int64_t>(answer)});
-    in_flight.push_back(comm_.isend(dst, header.data(), kHeaderBytes, kTagReplyHeader));
-    in_flight.push_back(comm_.isend(dst, w_.data(), bytes, kTagWeights));
+    const auto& header = reply_headers_.emplace_back(std::array<int64_t, 2>{version, static_cast<int64_t>(answer)});
+    in_flight_.push_back(comm_.isend(dst, header.data(), kHeaderBytes, kTagReplyHeader));
+    in_flight_.push_back(comm_.isend(dst, w_.data(), bytes, kTagWeights));
     if (opt_.uses_weight_backup()) std::copy(w_.begin(), w_.end(), sent_[static_cast<size_t>(dst)].begin());
   };
   // SSP: worker w may go on once every worker that still has pushes to make is at clock[w] - s or later
@@ -219,7 +216,8 @@ std::vector<double> async_stats_row(const AsyncStats* server, const CommTraffic&
     row[0] = static_cast<double>(server->updates), row[1] = server->staleness_mean;
     row[2] = static_cast<double>(server->staleness_max), row[3] = static_cast<double>(server->held_replies);
     row[4] = server->diverged ? 1 : 0;
-    row[5] = static_cast<double>(server->traffic.received_bytes), row[6] = static_cast<double>(server->traffic.sent_bytes);
+    row[5] = static_cast<double>(server->traffic.received_bytes);
+    row[6] = static_cast<double>(server->traffic.sent_bytes);
     for (size_t b = 0; b < 17 && b < server->staleness_histogram.size(); ++b)
       row[kHistogramAt + b] = static_cast<double>(server->staleness_histogram[b]);
   }
@@ -263,7 +261,8 @@ Json merged_stats(std::span<const double> rows, const AsyncStats& root, int serv
   j["worker_bytes_per_step"] = worker_steps > 0 ? worker_bytes / worker_steps : 0.0;
   j["traffic_note"] = "bytes as the Comm layer counted them: per server its requests and gradients received and its "
                       "replies and weights sent; per worker step its puts and gets, headers included, sent plus "
-                      "received (the mean over every worker's steps)";
+                      "received (the mean over every worker's steps; a worker that stops early adds its 16-byte "
+                      "leave messages)";
   j["diverged"] = m.diverged;
   j["diverged_detail"] = m.diverged_detail;
   return j;

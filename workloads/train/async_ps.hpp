@@ -39,8 +39,10 @@
 // its puts to every server at once and waits for them once (Comm::exchange).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <numeric>
 #include <span>
@@ -114,6 +116,9 @@ class AsyncServer {
  private:
   SubComm comm_;  // this server's view: its own counters
   std::vector<float> w_, grad_;
+  // Replies in flight (run()) and their headers, which outlive them: declared first, destroyed last.
+  std::deque<std::array<int64_t, 2>> reply_headers_;
+  std::vector<SendRequest> in_flight_;
   std::vector<std::vector<float>> sent_;  // weights last sent to each worker (DCASGD's w_bak)
   optim::Optimizer& opt_;
   const optim::Schedule& sched_;
