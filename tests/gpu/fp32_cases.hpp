@@ -45,7 +45,8 @@ inline const std::vector<Fp32Case>& fp32_cases() {
   static const std::vector<Fp32Case> cases = {{"resnet8", 1, 28, 8, 2e-3, 4},
                                               {"resnet18", 3, 64, 8, 2e-3, 3, true},
                                               {"resnet50", 3, 32, 4, 2e-3, 3, true},
-                                              {"mlp", 1, 28, 16, 1e-5}};
+                                              {"mlp", 1, 28, 16, 1e-5},
+                                              {"simple_cnn", 1, 28, 8, 1e-4}};
   return cases;
 }
 
@@ -55,6 +56,7 @@ inline models::ModelSpec spec_of(const std::string& arch, int c, int h, const st
   s.in_c = c, s.in_h = h, s.in_w = h, s.classes = 10;
   s.precision = precision;
   if (arch == "mlp") s.hidden = 32;
+  if (arch == "simple_cnn") s.hidden = 32, s.conv_filters = {8, 16};  // narrower than the base 32, 64, 1024
   return s;
 }
 

@@ -107,6 +107,7 @@ struct ConvCase {
   const char* name;
   int n, c, h, w;
   gpu::ConvShape shape;
+  bool bias = false;  // a bias of out_c after the weights (the Simple CNN's convolutions)
 };
 
 void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
@@ -119,16 +120,17 @@ class GpuConv : public ::testing::TestWithParam<ConvCase> {
 TEST_P(GpuConv, MatchesTheCpuLayer) {
   const ConvCase& cc = GetParam();
   const gpu::ConvShape& s = cc.shape;
-  const size_t wsize = s.weight_size();
+  const size_t wsize = s.weight_size(), bsize = cc.bias ? size_t(s.out_c) : 0, psize = wsize + bsize;
   const auto x = random_floats(size_t(cc.n) * cc.c * cc.h * cc.w, 1);
-  const auto w = random_floats(wsize, 2);
+  const auto w = random_floats(psize, 2);
   const int p = s.out_size(cc.h), q = s.out_size(cc.w);
   const auto dy = random_floats(size_t(cc.n) * s.out_c * p * q, 3);
 
-  Harness h(cc.n, true, wsize);
+  Harness h(cc.n, true, psize);
   dnnl::memory cx = h.tensor({cc.n, cc.c, cc.h, cc.w}, tag::nchw);
   auto& cconv = h.plan->keep<cpu::Conv>(*h.plan, "conv",
-                                        cpu::ConvShape{s.in_c, s.out_c, s.kernel, s.stride, s.pad, false}, 0, 0, cx);
+                                        cpu::ConvShape{s.in_c, s.out_c, s.kernel, s.stride, s.pad, cc.bias}, 0,
+                                        cc.bias ? wsize : 0, cx);
   dnnl::memory cdy = h.plan->alloc(cconv.y().get_desc());
   dnnl::memory cdx = cconv.backward(*h.plan, cdy, true);
   copy_into(h.params, 0, doubles(w));
@@ -137,9 +139,9 @@ TEST_P(GpuConv, MatchesTheCpuLayer) {
   h.set(cdy, doubles(dy));
   h.plan->run_backward({});
 
-  GpuHarness g(cc.n, true, wsize);
+  GpuHarness g(cc.n, true, psize);
   Tensor gx = g.tensor(cc.n, cc.c, cc.h, cc.w);
-  auto& gconv = g.plan->keep<gpu::Conv>(*g.plan, "conv", s, 0, gx);
+  auto& gconv = g.plan->keep<gpu::Conv>(*g.plan, "conv", s, 0, gx, cc.bias ? wsize : gpu::Conv::kNoBias);
   ASSERT_EQ(gconv.y().h, p);
   Tensor gdy = g.tensor(cc.n, s.out_c, p, q);
   Tensor gdx = gconv.backward(*g.plan, gdy, true);
@@ -166,10 +168,16 @@ TEST_P(GpuConv, MatchesTheCpuLayer) {
   EXPECT_LE(rel_err(g.get(gconv.y()), floats(h.get(cconv.y()))), 1e-5) << cc.name;
   EXPECT_LE(rel_err(g.get(gdx), floats(h.get(cdx))), 1e-5) << cc.name;
   EXPECT_LE(rel_err(g.get_floats(g.grads, 0, wsize), floats(slice(h.grads, 0, wsize))), 1e-5) << cc.name;
+  if (cc.bias) {
+    EXPECT_LE(rel_err(g.get_floats(g.grads, wsize, bsize), floats(slice(h.grads, wsize, bsize))), 1e-5) << cc.name;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuConv,
                          ::testing::Values(ConvCase{"k3s1p1_c3", 2, 3, 7, 7, {3, 16, 3, 1, 1}},
+                                           // The Simple CNN's convolutions: 5 x 5, "same" padding, a bias.
+                                           ConvCase{"k5s1p2_bias", 4, 1, 28, 28, {1, 8, 5, 1, 2}, true},
+                                           ConvCase{"k5s1p2_bias_c8", 4, 8, 14, 14, {8, 16, 5, 1, 2}, true},
                                            ConvCase{"k3s2p1_c16", 2, 16, 6, 6, {16, 32, 3, 2, 1}},
                                            ConvCase{"k1s2p0_c16", 2, 16, 6, 6, {16, 32, 1, 2, 0}},
                                            ConvCase{"k7s2p3_stem", 1, 3, 11, 11, {3, 16, 7, 2, 3}},

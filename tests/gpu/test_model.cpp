@@ -3,11 +3,12 @@
 // - The parameter table and the initial weights are the CPU model's (names, offsets, shapes; weights and
 //   running statistics bit for bit), so weights copy 1:1 between the backends.
 // - One training forward and backward in fp32 on the same weights and batch, for ResNet-8 (CIFAR stem),
-//   ResNet-18 (ImageNet stem with max pooling), ResNet-50 (bottlenecks, zero_init_residual) and the MLP, on
+//   ResNet-18 (ImageNet stem with max pooling), ResNet-50 (bottlenecks, zero_init_residual), the MLP and the Simple
+//   CNN (convolutions with biases, max pooling, no batch norm), on
 //   cases the CPU model shows to be well conditioned (fp32_cases.hpp, checked on every machine by
 //   tests/workloads/test_gpu_cases_conditioning.cpp):
 //     loss 1e-5 relative; logits 1e-4 relative to the largest logit; running statistics 1e-4; each
-//     gradient tensor 2e-3 relative to its largest element (1e-5 for the MLP).
+//     gradient tensor 2e-3 relative to its largest element (1e-5 for the MLP, 1e-4 for the Simple CNN).
 //   Why: every layer agrees with its CPU twin to ~1e-6 (test_layers.cpp); through 8-50 layers with batch
 //   norm, whose backward subtracts means of products, the differences in summation order grow by one to
 //   three orders of magnitude in the smallest tensors; a wrong layer, offset or announcement gives O(1).
@@ -50,7 +51,7 @@ class GpuModelTest : public ::testing::Test {
 };
 
 TEST_F(GpuModelTest, TableAndInitialWeightsAreTheCpuModels) {
-  for (const char* arch : {"resnet8", "resnet18", "mlp"}) {
+  for (const char* arch : {"resnet8", "resnet18", "mlp", "simple_cnn"}) {
     const ModelSpec s = spec_of(arch, 3, 32);
     cpu::Model cpu(s, 42);
     gpu::GpuModel g(s, 42);
@@ -150,19 +151,21 @@ TEST_P(GpuModelLowPrecision, FollowsTheFp32CpuModel) {
 INSTANTIATE_TEST_SUITE_P(Precisions, GpuModelLowPrecision, ::testing::Values("bf16", "fp16"));
 
 TEST_F(GpuModelTest, OnReadyAnnouncesEveryTensorOnceFromTheLastToTheFirst) {
-  const ModelSpec s = spec_of("resnet8", 1, 28);
-  gpu::GpuModel g(s, 1);
-  const Batch b = make_batch(s, 4, 1);
-  g.forward(b.x.data(), b.labels.data(), 4, true);
-  std::vector<std::pair<size_t, size_t>> seen;
-  g.backward([&](size_t off, size_t n) { seen.emplace_back(off, n); });
-  std::set<std::pair<size_t, size_t>> expected;
-  for (const auto& t : g.param_table()) expected.insert({t.offset, t.size});
-  const std::set<std::pair<size_t, size_t>> announced(seen.begin(), seen.end());
-  EXPECT_EQ(announced, expected);
-  EXPECT_EQ(seen.size(), expected.size());
-  EXPECT_EQ(seen.front().first, g.param_table()[g.param_table().size() - 1].offset) << "fc.bias first";
-  EXPECT_EQ(seen.back().first, 0u) << "the stem convolution last";
+  for (const char* arch : {"resnet8", "simple_cnn"}) {
+    const ModelSpec s = spec_of(arch, 1, 28);
+    gpu::GpuModel g(s, 1);
+    const Batch b = make_batch(s, 4, 1);
+    g.forward(b.x.data(), b.labels.data(), 4, true);
+    std::vector<std::pair<size_t, size_t>> seen;
+    g.backward([&](size_t off, size_t n) { seen.emplace_back(off, n); });
+    std::set<std::pair<size_t, size_t>> expected;
+    for (const auto& t : g.param_table()) expected.insert({t.offset, t.size});
+    const std::set<std::pair<size_t, size_t>> announced(seen.begin(), seen.end());
+    EXPECT_EQ(announced, expected) << arch;
+    EXPECT_EQ(seen.size(), expected.size()) << arch;
+    EXPECT_EQ(seen.front().first, g.param_table()[g.param_table().size() - 1].offset) << arch << ": the last bias first";
+    EXPECT_EQ(seen.back().first, 0u) << arch << ": the first convolution last";
+  }
 }
 
 TEST_F(GpuModelTest, RepeatedRunsGiveTheSameBits) {

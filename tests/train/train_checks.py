@@ -1288,6 +1288,16 @@ def check_gpu():
         assert rec["provenance"]["cuda"]["device_count"] >= 1
         missing = keys(ref) - keys(rec)
         assert not missing, f"{name}: fields of the cpu record missing: {sorted(missing)}"
+    # Shallue et al.'s Simple CNN (claim d's full workload) on the GPU: trains, in fp32 and bf16.
+    for precision in ("fp32", "bf16"):
+        name = f"gpu-simple-cnn-{precision}"
+        cfg = fmnist_config(name, backend="gpu", precision=precision, model={"arch": "simple_cnn"},
+                            duration={"steps": 40}, eval={"every_steps": 20, "batch": 1000})
+        mpirun(1, write_config(name, cfg))
+        rec = validate(os.path.join(records, name + ".json"))
+        first, last = rec["curve"][0]["train_loss"], rec["curve"][-1]["train_loss"]
+        print(f"{name}: train loss {first:.3f} -> {last:.3f}, {rec['throughput']['images_per_second']:.0f} img/s")
+        assert last < first and last < 2.3, "the loss did not fall"
     # Data-parallel equivalence on the GPU, as check_equivalence does on the CPU: K = 2 ranks x b against
     # 1 rank x 2b (the MLP, fp32, 20 SGD steps with momentum). Tolerance 1e-5 of the largest weight: the runs
     # sum the same per-example gradients in different orders, and the GPU's kernels (tiled, maybe split-K

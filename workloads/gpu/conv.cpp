@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "workloads/gpu/kernels.hpp"
 #include "workloads/gpu/lib_check.hpp"
 
 namespace dtbench::gpu {
@@ -63,8 +64,9 @@ auto pick(const std::vector<Perf>& perf, int count, Precision p, cudnnConvolutio
 
 }  // namespace
 
-Conv::Conv(GpuPlan& plan, std::string name, const ConvShape& shape, size_t weight_offset, const Tensor& x)
-    : name_(std::move(name)), shape_(shape), weight_offset_(weight_offset), x_(x) {
+Conv::Conv(GpuPlan& plan, std::string name, const ConvShape& shape, size_t weight_offset, const Tensor& x,
+           size_t bias_offset)
+    : name_(std::move(name)), shape_(shape), weight_offset_(weight_offset), bias_offset_(bias_offset), x_(x) {
   const Precision p = plan.precision();
   GpuContext& ctx = plan.ctx();
   cudnnHandle_t h = ctx.cudnn();
@@ -130,6 +132,10 @@ Conv::Conv(GpuPlan& plan, std::string name, const ConvShape& shape, size_t weigh
     DTB_CUDNN(cudnnConvolutionForward(c.cudnn(), &one, x_.desc, x_.data, w_desc_.get(), plan.param_c(weight_offset_),
                                       fwd_conv_.get(), fwd_algo_, c.workspace(), c.workspace_bytes(), &zero, y_.desc,
                                       y_.data));
+    if (bias_offset_ != kNoBias) {
+      kernels::add_bias_channels(y_.data, y_.dt, plan.weights().params + bias_offset_, y_.n, y_.c,
+                                 size_t(y_.h) * size_t(y_.w), plan.stream());
+    }
   });
 }
 
@@ -140,7 +146,12 @@ Tensor Conv::backward(GpuPlan& plan, const Tensor& dy, bool need_dx) {
     DTB_CUDNN(cudnnConvolutionBackwardFilter(c.cudnn(), &one, x_.desc, x_.data, dy.desc, dy.data, bwd_filter_conv_.get(),
                                              bwd_filter_algo_, c.workspace(), c.workspace_bytes(), &zero, w_desc_.get(),
                                              plan.grad_c(weight_offset_)));
+    if (bias_offset_ != kNoBias) {
+      kernels::bias_grad_channels(plan.weights().grads + bias_offset_, dy.data, dy.dt, dy.n, dy.c,
+                                  size_t(dy.h) * size_t(dy.w), plan.stream());
+    }
   });
+  if (bias_offset_ != kNoBias) plan.announce(bias_offset_, size_t(shape_.out_c), false);
   plan.announce(weight_offset_, shape_.weight_size(), true);
   if (!need_dx) return {};
   Tensor dx = plan.alloc(x_.n, x_.c, x_.h, x_.w, x_.dt);

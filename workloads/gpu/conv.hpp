@@ -1,7 +1,9 @@
 // 2-D convolution through cuDNN (cudnnConvolutionForward / BackwardData / BackwardFilter), the GPU twin
 // of workloads/cpu/conv.hpp: x N x C x H x W -> y N x K x P x Q, P = (H + 2 pad - kernel) / stride + 1,
-// weight K x C x kernel x kernel (OIHW, canonical in the flat buffer), no bias (a batch norm follows
-// every convolution of the ResNets).
+// weight K x C x kernel x kernel (OIHW, canonical in the flat buffer), and a bias of K when a bias offset is given
+// (the Simple CNN's; the ResNets' convolutions have none, a batch norm follows each): added after the convolution
+// (kernels::add_bias_channels, from the fp32 master weights), its gradient summed over images and positions into
+// the fp32 gradient (kernels::bias_grad_channels) and announced as such.
 //
 // Algorithms come from cuDNN's heuristics (cudnnGet...Algorithm_v7), asked after the descriptor's math type
 // is set (fp32: CUDNN_FMA_MATH, no TF32; bf16 and fp16: CUDNN_TENSOR_OP_MATH, tensor cores with fp32
@@ -15,6 +17,7 @@
 
 #include <cudnn.h>
 
+#include <cstdint>
 #include <string>
 
 #include "workloads/gpu/plan.hpp"
@@ -36,13 +39,17 @@ class Conv {
  public:
   static constexpr size_t kMaxWorkspaceBytes = size_t{1} << 30;
 
+  static constexpr size_t kNoBias = SIZE_MAX;
+
   // Appends the forward (x: N x in_c x H x W in the plan's precision).
-  Conv(GpuPlan& plan, std::string name, const ConvShape& shape, size_t weight_offset, const Tensor& x);
+  Conv(GpuPlan& plan, std::string name, const ConvShape& shape, size_t weight_offset, const Tensor& x,
+       size_t bias_offset = kNoBias);
   Conv(const Conv&) = delete;
   Conv& operator=(const Conv&) = delete;
 
   const Tensor& y() const { return y_; }
-  // Appends the backward: dw (announced), then dx when need_dx (else the returned tensor is empty).
+  // Appends the backward: dw and the bias's gradient (announced), then dx when need_dx (else the returned tensor is
+  // empty).
   Tensor backward(GpuPlan& plan, const Tensor& dy, bool need_dx);
 
   // The chosen algorithms, for tests and logs (the backward ones are set only when the plan trains).
@@ -54,6 +61,7 @@ class Conv {
   std::string name_;
   ConvShape shape_;
   size_t weight_offset_;
+  size_t bias_offset_;
   Tensor x_, y_;
   CudnnFilterDesc w_desc_;
   CudnnConvDesc fwd_conv_, bwd_data_conv_, bwd_filter_conv_;

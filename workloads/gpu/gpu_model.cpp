@@ -19,11 +19,6 @@
 namespace dtbench::gpu {
 
 void validate(const models::ModelSpec& spec) {
-  if (spec.arch == "simple_cnn") {
-    // Its convolutions have biases; the cuDNN convolution here has none (the ResNets need none).
-    throw BadInput("/model/arch: \"simple_cnn\" is built by the cpu backend only (the gpu backend's "
-                   "convolutions have no bias); use /backend \"cpu\"");
-  }
   if (spec.ghost_batch != 0) {
     throw BadInput("/model/ghost_batch: ghost batch norm is built by the cpu backend only; use /backend \"cpu\"");
   }
@@ -90,7 +85,9 @@ struct GpuModel::Impl {
     desc = std::move(init.desc);
     index = std::make_unique<models::TableIndex>(desc);
     const DropoutSource dropout{seed, &position};
-    net = s.arch == "mlp" ? make_mlp(s, *index, dropout) : make_resnet(s, *index, dropout);
+    net = s.arch == "mlp"          ? make_mlp(s, *index, dropout)
+          : s.arch == "simple_cnn" ? make_simple_cnn(s, *index, dropout)
+                                   : make_resnet(s, *index, dropout);
 
     const size_t np = init.params.size(), nb = init.buffers.size();
     params = DeviceBuffer(np * sizeof(float));

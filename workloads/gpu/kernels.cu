@@ -119,6 +119,34 @@ __global__ void bias_grad_rows_kernel(float* db, const T* dy, int rows, int cols
   }
 }
 
+template <class T>
+__global__ void add_bias_channels_kernel(T* y, const float* bias, int channels, size_t plane, size_t n) {
+  GRID_STRIDE(i, n) y[i] = from_f32<T>(to_f32(y[i]) + bias[(i / plane) % size_t(channels)]);
+}
+
+// One block per channel: each thread sums a fixed stride of the channel's images and positions, then a tree in
+// shared memory adds the threads' sums in a fixed order: the same bits on every run.
+template <class T>
+__global__ void bias_grad_channels_kernel(float* db, const T* dy, int images, int channels, size_t plane) {
+  __shared__ float s[kThreads];
+  const size_t per_channel = size_t(images) * plane;
+  for (int c = blockIdx.x; c < channels; c += gridDim.x) {
+    float acc = 0.0f;
+    for (size_t k = threadIdx.x; k < per_channel; k += blockDim.x) {
+      const size_t image = k / plane, at = k % plane;
+      acc += to_f32(dy[(image * size_t(channels) + size_t(c)) * plane + at]);
+    }
+    s[threadIdx.x] = acc;
+    __syncthreads();
+    for (int half = kThreads / 2; half > 0; half /= 2) {
+      if (int(threadIdx.x) < half) s[threadIdx.x] += s[threadIdx.x + half];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) db[c] = s[0];
+    __syncthreads();  // s is reused by the block's next channel
+  }
+}
+
 // One thread per row, the CPU layer's arithmetic in its order.
 __global__ void softmax_xent_rows_kernel(const float* z, const int32_t* labels, int n, int k, float smoothing,
                                          double* lse_out, double* row_loss, int* row_correct) {
@@ -266,6 +294,29 @@ void bias_grad_rows(float* db, const void* dy, Precision dydt, int rows, int col
     bias_grad_rows_kernel<T><<<blocks_for(size_t(cols)), kThreads, 0, stream>>>(db, static_cast<const T*>(dy), rows, cols);
   });
   DTB_LAUNCHED("bias_grad_rows_kernel");
+}
+
+void add_bias_channels(void* y, Precision ydt, const float* bias, int images, int channels, size_t plane,
+                       cudaStream_t stream) {
+  const size_t n = size_t(images) * size_t(channels) * plane;
+  if (n == 0) return;
+  dispatch(ydt, [&](auto t) {
+    using T = decltype(t);
+    add_bias_channels_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(static_cast<T*>(y), bias, channels, plane, n);
+  });
+  DTB_LAUNCHED("add_bias_channels_kernel");
+}
+
+void bias_grad_channels(float* db, const void* dy, Precision dydt, int images, int channels, size_t plane,
+                        cudaStream_t stream) {
+  if (channels <= 0) return;
+  const int blocks = std::min(channels, int(kMaxBlocks));
+  dispatch(dydt, [&](auto t) {
+    using T = decltype(t);
+    bias_grad_channels_kernel<T><<<blocks, kThreads, 0, stream>>>(db, static_cast<const T*>(dy), images, channels,
+                                                                  plane);
+  });
+  DTB_LAUNCHED("bias_grad_channels_kernel");
 }
 
 void softmax_xent_forward(const float* logits, const int32_t* labels, int n, int k, float smoothing, double* lse,

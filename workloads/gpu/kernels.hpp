@@ -42,6 +42,12 @@ void accumulate(void* into, const void* other, size_t n, Precision dt, cudaStrea
 void add_bias_rows(void* y, Precision ydt, const float* bias, int rows, int cols, cudaStream_t stream);
 // db[o] = sum over r in order of dy[r, o] (dy row-major rows x cols in dydt), written in fp32.
 void bias_grad_rows(float* db, const void* dy, Precision dydt, int rows, int cols, cudaStream_t stream);
+// A convolution's bias: y[n, c, p] += bias[c] (y images x channels x plane in ydt, NCHW with plane = H W; bias
+// fp32), and db[c] = the sum of dy[n, c, p] over the images and positions, in fp32, in a fixed order.
+void add_bias_channels(void* y, Precision ydt, const float* bias, int images, int channels, size_t plane,
+                       cudaStream_t stream);
+void bias_grad_channels(float* db, const void* dy, Precision dydt, int images, int channels, size_t plane,
+                        cudaStream_t stream);
 
 // Softmax cross-entropy with label smoothing eps over n rows of k fp32 logits (the formulas of
 // workloads/cpu/softmax_cross_entropy.hpp, in double): per row the log-sum-exp lse[r], the loss

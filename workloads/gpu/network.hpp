@@ -43,5 +43,7 @@ class Network {
 
 std::unique_ptr<Network> make_resnet(const models::ModelSpec& spec, const TableIndex& table, DropoutSource dropout);
 std::unique_ptr<Network> make_mlp(const models::ModelSpec& spec, const TableIndex& table, DropoutSource dropout);
+std::unique_ptr<Network> make_simple_cnn(const models::ModelSpec& spec, const TableIndex& table,
+                                         DropoutSource dropout);
 
 }  // namespace dtbench::gpu
