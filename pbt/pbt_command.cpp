@@ -6,7 +6,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <atomic>
 #include <csignal>
 #include <cmath>
 #include <cstdio>
@@ -16,12 +15,12 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <thread>
 
 #include "core/atomic_file.hpp"
+#include "core/bounded_pool.hpp"
 #include "core/error.hpp"
 #include "core/run_record.hpp"
 #include "core/timer.hpp"
@@ -239,37 +238,23 @@ int job_exit_code(const fs::path& out, std::uintmax_t offset) {
 
 void train_here(const pbt::Spec& spec, const fs::path& dir, int64_t i, int64_t end_step, const std::vector<Plan>& plans,
                 const std::vector<std::string>& program, int lock_fd, pbt::Interval& iv) {
-  // A bounded pool: each thread takes the next member until none is left.
-  std::atomic<int> next{0};
-  std::vector<std::thread> pool;
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  for (int t = 0; t < std::min(spec.concurrency, spec.population); ++t) {
-    pool.emplace_back([&] {
-      for (int m; (m = next++) < spec.population;) {
-        try {
-          if (plans[size_t(m)].diverged) continue;
-          MemberRun r = prepare_member(spec, dir, m, i, end_step, plans[size_t(m)], false);
-          int rc = 0;
-          if (r.attempt != MemberRun::Attempt::reuse) {
-            rc = run_here(spec, dir, r, program, lock_fd);
-            for (int resumes = 0; rc == 3 && resumes < kMaxResumes && ended_preempted(r); ++resumes) {
-              std::printf("member %d: preempted in interval %lld; resuming from its checkpoint\n", m,
-                          static_cast<long long>(i));
-              std::fflush(stdout);
-              rc = run_here(spec, dir, r, program, lock_fd);
-            }
-          }
-          iv.members[size_t(m)] = collect_member(r, end_step, rc);
-        } catch (...) {
-          std::lock_guard<std::mutex> lock(error_mutex);
-          if (!error) error = std::current_exception();
-        }
+  // Each member on the next free thread of a bounded pool.
+  for_each_bounded(size_t(spec.population), spec.concurrency, [&](size_t mi) {
+    const int m = static_cast<int>(mi);
+    if (plans[mi].diverged) return;
+    MemberRun r = prepare_member(spec, dir, m, i, end_step, plans[mi], false);
+    int rc = 0;
+    if (r.attempt != MemberRun::Attempt::reuse) {
+      rc = run_here(spec, dir, r, program, lock_fd);
+      for (int resumes = 0; rc == 3 && resumes < kMaxResumes && ended_preempted(r); ++resumes) {
+        std::printf("member %d: preempted in interval %lld; resuming from its checkpoint\n", m,
+                    static_cast<long long>(i));
+        std::fflush(stdout);
+        rc = run_here(spec, dir, r, program, lock_fd);
       }
-    });
-  }
-  for (std::thread& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+    }
+    iv.members[mi] = collect_member(r, end_step, rc);
+  });
 }
 
 // Polls the queue until none of `waiting`'s latest jobs is in it, printing the count of each job state as it

@@ -77,6 +77,7 @@ bool run_experiment(const Experiment& e, const fs::path& out, const RunOptions& 
   s.spec = e.spec.string();
   s.out = (out / e.name).string();
   s.local = o.mode == RunMode::local;
+  s.jobs = s.local ? o.jobs : 1;
   s.submit = o.mode == RunMode::submit;
   s.wait = o.wait;
   s.dry_run = o.mode == RunMode::dry_run;

@@ -16,6 +16,7 @@ enum class RunMode { none, local, submit, dry_run };
 struct RunOptions {
   RunMode mode = RunMode::none;
   bool wait = false;  // with submit
+  int jobs = 1;       // with local: a sweep's runs at once
 };
 
 // The file an allreduce experiment writes for `ranks` ranks.

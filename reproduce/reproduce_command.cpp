@@ -28,6 +28,7 @@ struct Options {
   std::string claims_dir = DTBENCH_CLAIMS_DIR;
   std::string scale = "quick";
   bool local = false, submit = false, wait = false, dry_run = false, report_only = false;
+  int jobs = 1;
 };
 
 std::string load_average() {
@@ -64,7 +65,7 @@ void check_same_definition(const reproduce::Claim& c, const std::map<std::string
 void run(const Options& o) {
   const fs::path out = o.out;
   if (o.report_only) {
-    if (!o.claims.empty() || o.local || o.submit || o.dry_run)
+    if (!o.claims.empty() || o.local || o.submit || o.dry_run || o.jobs != 1)
       throw BadInput("--report-only takes only --out: it regenerates the report of what DIR holds");
     if (!fs::is_regular_file(out / "reproduce.json"))
       throw BadInput(out.string() + ": no reproduce.json (not a folder written by dtbench reproduce)");
@@ -73,6 +74,8 @@ void run(const Options& o) {
   }
   if (o.local + o.submit + o.dry_run > 1) throw BadInput("--local, --submit and --dry-run exclude each other");
   if (o.wait && !o.submit) throw BadInput("--wait needs --submit");
+  if (o.jobs < 1) throw BadInput("--jobs: at least 1, got " + std::to_string(o.jobs));
+  if (o.jobs > 1 && !o.local) throw BadInput("--jobs needs --local: it runs a sweep's runs here at once");
   if (o.scale != "quick" && o.scale != "full")
     throw BadInput("--scale: expected quick or full, got '" + o.scale + "'");
   const auto known = reproduce::claim_ids(o.claims_dir);
@@ -101,6 +104,7 @@ void run(const Options& o) {
   ro.mode = o.local ? reproduce::RunMode::local : o.submit ? reproduce::RunMode::submit
             : o.dry_run ? reproduce::RunMode::dry_run : reproduce::RunMode::none;
   ro.wait = o.wait;
+  ro.jobs = o.jobs;
   if (ro.mode == reproduce::RunMode::dry_run) {
     for (const auto& c : claims) {
       std::cout << "claim " << c.id << ": " << c.title << "\n";
@@ -122,7 +126,9 @@ void run(const Options& o) {
       "dtbench " + p["dtbench"].value("version", "?") + " (git " + p["dtbench"].value("git_sha", "?") + ")";
   session["machine"] = p["cpu"].value("model", "?") + ", " + std::to_string(p["cpu"].value("logical_cores", 0)) +
                        " logical cores, " + std::to_string(p["cpu"].value("memory_bytes", int64_t{0}) >> 30) + " GiB";
-  session["mode"] = o.local ? "local" : o.submit ? (o.wait ? "submit --wait" : "submit") : "none (report only)";
+  session["mode"] = o.local ? (o.jobs > 1 ? "local, " + std::to_string(o.jobs) + " runs at once" : std::string("local"))
+                  : o.submit ? (o.wait ? "submit --wait" : "submit")
+                             : "none (report only)";
   // The session is recorded before the experiments start, so a run that is killed still says when and where it
   // ran ("interrupted" in the report until a session finishes).
   if (ro.mode != reproduce::RunMode::none) index["sessions"].push_back(session);
@@ -151,6 +157,8 @@ void add_reproduce_command(CLI::App& app) {
   cmd->add_option("--out", o->out, "Report folder (records, REPORT.md, report.json)")->required();
   cmd->add_option("--scale", o->scale, "quick (minutes) or full (the committed report)")->capture_default_str();
   cmd->add_flag("--local", o->local, "Run the experiments here with mpirun (no Slurm)");
+  cmd->add_option("--jobs", o->jobs, "With --local: how many of a sweep's runs at once, each its own mpirun")
+      ->capture_default_str();
   cmd->add_flag("--submit", o->submit, "Submit the sweep experiments with sbatch");
   cmd->add_flag("--wait", o->wait, "With --submit: wait for the jobs, then report");
   cmd->add_flag("--dry-run", o->dry_run, "Print what would run; write nothing");

@@ -7,9 +7,11 @@
 #include <iomanip>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
+#include "core/bounded_pool.hpp"
 #include "core/error.hpp"
 #include "core/timer.hpp"
 #include "slurm/campaign.hpp"
@@ -99,25 +101,31 @@ void final_report(const std::vector<Point>& points, const Layout& l, std::ostrea
   if (n_bad) throw RunFailed(std::to_string(n_bad) + " of " + std::to_string(items.size()) + " runs have no complete record:" + bad);
 }
 
-void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, std::ostream& out) {
+// Runs what needs running with mpirun, `jobs` at a time (each its own mpirun and its own output files), in the
+// order of the items; a finished run's line is printed as it ends.
+void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int jobs, std::ostream& out) {
   if (!on_path("mpirun")) throw BadInput("--local needs mpirun on PATH (Open MPI: scripts/setup.sh installs it)");
-  size_t todo = 0, k = 0;
-  for (const auto& it : items) todo += needs_run(it.state);
-  for (auto& it : items) {
-    if (!needs_run(it.state)) continue;
-    ++k;
-    std::vector<std::string> argv = local_argv(spec, l, it);
-    out << "[" << k << "/" << todo << "] " << it.run->name << " (" << it.point->ranks
-        << (it.point->ranks == 1 ? " rank" : " ranks") << "): " << display_line(argv)
-        << std::endl;
+  std::vector<Item*> todo;
+  for (auto& it : items)
+    if (needs_run(it.state)) todo.push_back(&it);
+  std::mutex m;  // guards `out`
+  for_each_bounded(todo.size(), jobs, [&](size_t i) {
+    Item& it = *todo[i];
+    const std::string k = "[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "] ";
+    const std::vector<std::string> argv = local_argv(spec, l, it);
+    {
+      std::lock_guard<std::mutex> lock(m);
+      out << k << it.run->name << " (" << it.point->ranks << (it.point->ranks == 1 ? " rank" : " ranks")
+          << "): " << display_line(argv) << std::endl;
+    }
     Stopwatch sw;
-    int rc = run_to_files(argv, l.runs / (it.run->name + ".out"), l.runs / (it.run->name + ".err"));
+    const int rc = run_to_files(argv, l.runs / (it.run->name + ".out"), l.runs / (it.run->name + ".err"));
     std::string detail;
     it.state = record_state(record_path(l, *it.run), it.run->config, detail);
-    out << "[" << k << "/" << todo << "] " << it.run->name << ": exit " << rc << ", "
-        << (detail.empty() ? std::string("no record") : detail) << ", " << std::fixed << std::setprecision(1)
-        << sw.seconds() << " s" << std::defaultfloat << std::endl;
-  }
+    std::lock_guard<std::mutex> lock(m);
+    out << k << it.run->name << ": exit " << rc << ", " << (detail.empty() ? std::string("no record") : detail)
+        << ", " << std::fixed << std::setprecision(1) << sw.seconds() << " s" << std::defaultfloat << std::endl;
+  });
 }
 
 void run_submit(const std::vector<Item>& items, const std::vector<Point>& points, const Layout& l,
@@ -203,6 +211,8 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
 void run_sweep(const SweepOptions& o, std::ostream& out) {
   if (o.local && o.submit) throw BadInput("--local and --submit exclude each other");
   if (o.wait && !o.submit) throw BadInput("--wait waits for submitted jobs: give --submit as well");
+  if (o.jobs < 1) throw BadInput("--jobs: at least 1, got " + std::to_string(o.jobs));
+  if (o.jobs > 1 && !o.local) throw BadInput("--jobs runs local runs at once: give --local as well");
   if (o.out.empty()) throw BadInput("--out: give the campaign folder, e.g. --out results/my-campaign");
   if (has_control_chars(o.out)) throw BadInput("--out: line breaks and control characters are not allowed");
   fs::path outdir = fs::absolute(fs::path(o.out)).lexically_normal();
@@ -300,7 +310,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
       << " under " << l.out.string() << std::endl;
 
   if (o.local) {
-    run_local(spec, items, l, out);
+    run_local(spec, items, l, o.jobs, out);
     final_report(points, l, out);
     return;
   }
@@ -324,7 +334,9 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--out", o->out, "Campaign folder (configs, scripts, records)")->required();
   cmd->add_flag("--submit", o->submit, "Submit every run that is not done with sbatch and record the job ids");
   cmd->add_flag("--wait", o->wait, "With --submit: wait until every job has finished, printing progress");
-  cmd->add_flag("--local", o->local, "Run the points here with mpirun, one after another (no Slurm)");
+  cmd->add_flag("--local", o->local, "Run the points here with mpirun (no Slurm), one after another unless --jobs");
+  cmd->add_option("--jobs", o->jobs, "With --local: how many runs at once, each its own mpirun (default 1)")
+      ->capture_default_str();
   cmd->add_flag("--dry-run", o->dry_run, "Print what would be submitted or run; write nothing");
   cmd->add_flag("--array", o->array, "One job array per Slurm resource set instead of one script per run");
   cmd->add_option("--poll", o->poll_seconds, "Seconds between queue polls with --wait")->check(CLI::Range(0.1, 3600.0));

@@ -17,7 +17,8 @@ struct SweepOptions {
   std::string out;
   bool submit = false;   // sbatch every run that is not done (or queued)
   bool wait = false;     // with submit: poll until every submitted job has left the queue
-  bool local = false;    // run the points one after another with mpirun on this machine
+  bool local = false;    // run the points with mpirun on this machine
+  int jobs = 1;          // with local: how many runs at once (each its own mpirun)
   bool dry_run = false;  // print the plan and the scripts, write and start nothing
   bool array = false;    // job arrays even when the spec does not ask for them
   double poll_seconds = 2;

@@ -85,6 +85,20 @@ rm "$out/runs/p2-tree-tasks_per_node1-s2.json"
 expect 0 "1 run to do" -- "$dtbench" sweep spec.json --out "$out" --local
 grep -qF "[1/1] p2-tree-tasks_per_node1-s2" <<<"$LAST_OUT" || fail "did not redo the lost run"
 
+echo "== --jobs 2 runs the missing ones two at a time"
+rm "$out/runs/p0-ring-tasks_per_node1-s1.json" "$out/runs/p1-ring-tasks_per_node2-s2.json" \
+   "$out/runs/p3-tree-tasks_per_node2-s2.json"
+expect 0 "3 runs to do" -- "$dtbench" sweep spec.json --out "$out" --local --jobs 2
+for k in 1 2 3; do grep -qF "[$k/3]" <<<"$LAST_OUT" || fail "--jobs 2: no line for run $k of 3"; done
+# Two at a time: the second run starts before the first one ends (one after another, its start follows that end).
+start2=$(grep -nF "[2/3]" <<<"$LAST_OUT" | grep -v ": exit" | head -1 | cut -d: -f1)
+end1=$(grep -nF "[1/3]" <<<"$LAST_OUT" | grep ": exit" | head -1 | cut -d: -f1)
+[ -n "$start2" ] && [ -n "$end1" ] && [ "$start2" -lt "$end1" ] || fail "--jobs 2 ran the runs one after another"
+[ "$(ls "$out"/runs/*.json | wc -l)" = 8 ] || fail "--jobs 2: expected 8 records"
+$py "$src/tests/core/validate_record.py" "$src/results/schema/run-record.schema.json" "$out"/runs/*.json
+expect 2 "--jobs: at least 1, got 0" -- "$dtbench" sweep spec.json --out "$out" --local --jobs 0
+expect 2 "give --local as well" -- "$dtbench" sweep spec.json --out "$out" --jobs 2
+
 echo "== a preempted run resumes from its checkpoint"
 pre=p0-ring-tasks_per_node1-s1
 rm "$out/runs/$pre.json"
