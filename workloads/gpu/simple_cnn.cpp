@@ -7,9 +7,8 @@
 // No batch norm. Its tensors are looked up by the CPU model's names and shapes (network.hpp), so weights copy
 // between the backends; gradient checkpointing, model parallelism and pipeline stages stay on the cpu backend.
 #include "workloads/gpu/activation.hpp"
+#include "workloads/gpu/classifier_head.hpp"
 #include "workloads/gpu/conv.hpp"
-#include "workloads/gpu/dropout.hpp"
-#include "workloads/gpu/linear.hpp"
 #include "workloads/gpu/network.hpp"
 #include "workloads/gpu/pooling.hpp"
 
@@ -22,19 +21,11 @@ class SimpleCnn : public Network {
   SimpleCnn(const models::ModelSpec& spec, const TableIndex& t, DropoutSource dropout)
       : conv1_{spec.in_c, spec.conv_filters[0], 5, 1, 2},
         conv2_{spec.conv_filters[0], spec.conv_filters[1], 5, 1, 2},
-        hidden_(spec.hidden),
-        classes_(spec.classes),
-        dropout_(spec.dropout),
-        dropout_source_(dropout) {
+        head_(spec, t, int64_t(spec.conv_filters[1]) * (spec.in_h / 4) * (spec.in_w / 4), dropout) {
     conv1_weight_ = t.param("conv1.weight", {conv1_.out_c, conv1_.in_c, 5, 5});
     conv1_bias_ = t.param("conv1.bias", {conv1_.out_c});
     conv2_weight_ = t.param("conv2.weight", {conv2_.out_c, conv2_.in_c, 5, 5});
     conv2_bias_ = t.param("conv2.bias", {conv2_.out_c});
-    const int64_t features = int64_t(conv2_.out_c) * (spec.in_h / 4) * (spec.in_w / 4);
-    fc1_weight_ = t.param("fc1.weight", {spec.hidden, features});
-    fc1_bias_ = t.param("fc1.bias", {spec.hidden});
-    fc2_weight_ = t.param("fc2.weight", {spec.classes, spec.hidden});
-    fc2_bias_ = t.param("fc2.bias", {spec.classes});
   }
 
   BuiltNetwork build(GpuPlan& plan, const Tensor& input) const override {
@@ -45,22 +36,11 @@ class SimpleCnn : public Network {
     Conv* conv2 = &plan.keep<Conv>(plan, "conv2", conv2_, conv2_weight_, pool1->y(), conv2_bias_);
     Relu* relu2 = &plan.keep<Relu>(plan, "relu2", conv2->y());
     Pooling* pool2 = &Pooling::max(plan, "pool2", pool, relu2->y());
-    Linear* fc1 = &plan.keep<Linear>(plan, "fc1", hidden_, fc1_weight_, fc1_bias_, pool2->y(), false);
-    Relu* relu3 = &plan.keep<Relu>(plan, "relu", fc1->y());
-    Tensor x = relu3->y();
-    Dropout* drop = nullptr;
-    if (dropout_ > 0.0f && plan.training()) {
-      drop = &plan.keep<Dropout>(plan, "dropout", dropout_, dropout_source_.seed, dropout_source_.position, x);
-      x = drop->y();
-    }
-    Linear* fc2 = &plan.keep<Linear>(plan, "fc2", classes_, fc2_weight_, fc2_bias_, x, true);
+    const ClassifierHead::Built head = head_.build(plan, pool2->y());
     BuiltNetwork out;
-    out.logits = fc2->y();
-    out.backward = [=](GpuPlan& p, const Tensor& dlogits) {
-      Tensor g = fc2->backward(p, dlogits, true);
-      if (drop != nullptr) g = drop->backward(p, g);
-      g = relu3->backward(p, g);
-      g = fc1->backward(p, g, true);
+    out.logits = head.logits;
+    out.backward = [=, backward = head.backward](GpuPlan& p, const Tensor& dlogits) {
+      Tensor g = backward(p, dlogits, true);
       g = pool2->backward(p, g);
       g = relu2->backward(p, g);
       g = conv2->backward(p, g, true);
@@ -73,11 +53,8 @@ class SimpleCnn : public Network {
 
  private:
   ConvShape conv1_, conv2_;
-  int hidden_, classes_;
-  float dropout_;
-  DropoutSource dropout_source_;
+  ClassifierHead head_;
   size_t conv1_weight_ = 0, conv1_bias_ = 0, conv2_weight_ = 0, conv2_bias_ = 0;
-  size_t fc1_weight_ = 0, fc1_bias_ = 0, fc2_weight_ = 0, fc2_bias_ = 0;
 };
 
 }  // namespace
