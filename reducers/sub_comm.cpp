@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <numeric>
 
 #include "core/error.hpp"
 #include "reducers/allreduce.hpp"
@@ -16,6 +17,10 @@ SubComm::SubComm(Comm& parent, std::vector<int> members) : parent_(parent), memb
   const auto me = std::find(members_.begin(), members_.end(), parent.rank());
   if (me == members_.end()) throw RunFailed("SubComm: rank " + std::to_string(parent.rank()) + " is not a member");
   rank_ = static_cast<int>(me - members_.begin());
+}
+
+SubComm::SubComm(Comm& parent) : parent_(parent), members_(static_cast<size_t>(parent.size())), rank_(parent.rank()) {
+  std::iota(members_.begin(), members_.end(), 0);
 }
 
 void SubComm::barrier() {

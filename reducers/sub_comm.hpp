@@ -16,6 +16,9 @@ class SubComm : public Comm {
   // `members`: distinct parent ranks in ascending order, holding the parent's own rank. Throws RunFailed
   // otherwise.
   SubComm(Comm& parent, std::vector<int> members);
+  // All of the parent's ranks: a view whose counters hold only what went through it (the parameter server's and
+  // the workers' on one rank).
+  explicit SubComm(Comm& parent);
 
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(members_.size()); }

@@ -318,6 +318,17 @@ TEST(SubComm, ExchangeGoesToTheMembersParentRanksAndCountsInBoth) {
     EXPECT_EQ(sub.traffic(), comm.traffic());
     EXPECT_EQ(sub.traffic().received_messages, 2u);
   });
+  // The view of all ranks: the parent's ranks, its own counters.
+  run_ranks(3, [](Comm& comm) {
+    SubComm all(comm);
+    EXPECT_EQ(all.size(), 3);
+    EXPECT_EQ(all.rank(), comm.rank());
+    const int v = comm.rank();
+    int got = -1;
+    all.sendrecv((comm.rank() + 1) % 3, &v, sizeof v, (comm.rank() + 2) % 3, &got, sizeof got, 6);
+    EXPECT_EQ(got, (comm.rank() + 2) % 3);
+    EXPECT_EQ(all.traffic().sent_bytes, sizeof(int));
+  });
 }
 
 // A SubComm's isend reaches the member's parent rank and is counted by both when waited for.

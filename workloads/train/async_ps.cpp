@@ -32,7 +32,7 @@ Json AsyncStats::to_json() const {
 
 AsyncServer::AsyncServer(Comm& comm, std::span<const float> initial, optim::Optimizer& opt,
                          const optim::Schedule& sched, int64_t total_updates, int64_t staleness_bound)
-    : comm_(comm, every_rank(comm)), w_(initial.begin(), initial.end()), grad_(initial.size()), opt_(opt),
+    : comm_(comm), w_(initial.begin(), initial.end()), grad_(initial.size()), opt_(opt),
       sched_(sched), total_updates_(total_updates), staleness_bound_(staleness_bound) {
   stats_.staleness_bound = staleness_bound;
   sent_.assign(static_cast<size_t>(comm_.size()), w_);  // every worker starts from the initial weights

@@ -44,7 +44,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <numeric>
 #include <span>
 #include <vector>
 
@@ -91,13 +90,6 @@ std::vector<ParamShard> shard_params(const optim::ParamTable& table, int servers
 // The table of the tensors in `shard`, offsets taken from shard.begin: a shard server's optimizer's.
 optim::ParamTable shard_table(const optim::ParamTable& table, const ParamShard& shard);
 
-// The ranks of `comm`, 0..size-1: the members of a view over all of them.
-inline std::vector<int> every_rank(const Comm& comm) {
-  std::vector<int> all(static_cast<size_t>(comm.size()));
-  std::iota(all.begin(), all.end(), 0);
-  return all;
-}
-
 // The server half: runs on its own thread on its rank until `total_updates` gradients were applied to its
 // shard (or a non-finite gradient ended the run), answering every worker request with its current weights.
 class AsyncServer {
@@ -138,7 +130,7 @@ enum class AsyncReply { go_on = 0, diverged = 1, finished = 2 };
 class AsyncWorker {
  public:
   AsyncWorker(Comm& comm, std::vector<ParamShard> shards)
-      : comm_(comm, every_rank(comm)), shards_(std::move(shards)), versions_(shards_.size(), 0) {}
+      : comm_(comm), shards_(std::move(shards)), versions_(shards_.size(), 0) {}
   AsyncReply push_pull(std::span<const float> grads, std::span<float> params);
   // The update count of server 0's shard when this worker last pulled (its evaluations count by it).
   int64_t version() const { return versions_[0]; }

@@ -80,11 +80,11 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
   r.steady_images_per_second = st.steady_images_per_second(f.global_batch);
   const double buffer_bytes = static_cast<double>(model.params().size() * sizeof(float));
   const std::string mode = f.config["parallel"]["mode"].get<std::string>();
-  // An asynchronous worker puts a gradient and gets the weights: what its Comm counted, per step.
+  // An asynchronous worker puts a gradient and gets the weights: what its Comm counted, per step (rank 0's
+  // `asynchronous` has it; the other ranks write no record).
   r.bytes_communicated_per_step = parallel ? parallel->bytes_communicated_per_step(buffer_bytes, mode)
-                                  : asynchronous.contains("worker_bytes_per_step")
-                                      ? asynchronous["worker_bytes_per_step"].get<double>()
-                                      : 2 * buffer_bytes;
+                                  : asynchronous.is_object() ? asynchronous.value("worker_bytes_per_step", 0.0)
+                                                             : 0.0;
   // Model parallelism's activations: rank 0's received bytes, which an allgather's ranks also send (exactly so
   // for equal shards).
   if (!f.model_parallel.is_null())
