@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 
@@ -62,7 +63,13 @@ void add_train_command(CLI::App& app) {
         MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
       }
     }
-    if (code != 0) throw ExitRequest(code);
+    if (code != 0) {
+      // Every rank leaves with this code. Under `srun --kill-on-bad-exit=1` the first rank to exit gets its peers
+      // sent SIGTERM, which would kill one still finishing MPI and turn srun's exit code into 143 (CI saw it
+      // once for a config error); leaving already, a rank ignores it (Slurm's SIGKILL after KillWait still holds).
+      std::signal(SIGTERM, SIG_IGN);
+      throw ExitRequest(code);
+    }
   });
 }
 
