@@ -108,6 +108,32 @@ void MpiComm::post_sends(int dst, const void* buf, size_t bytes, int tag, std::v
   }
 }
 
+// What a transfer that throws leaves posted: each receive is cancelled and completed (MPI_Cancel then MPI_Wait,
+// which returns at once for one that was not yet matched), so that it can neither write into a buffer the caller
+// frees while unwinding nor take a later message of the same tag and peer from the receive meant for it (a test in
+// tests/reducers/mpi_check.cpp shows both ends of that); each send is left to finish on its own (MPI_Request_free:
+// waiting could block on a peer that never receives, and an MPI error ends the run anyway).
+struct MpiComm::Unfinished {
+  std::vector<MPI_Request>& reqs;
+  size_t receives;  // reqs[0, receives) are receives, the rest sends
+  bool done = false;
+  ~Unfinished() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (done || finalized) return;
+    for (size_t k = 0; k < reqs.size(); ++k) {
+      MPI_Request& r = reqs[k];
+      if (r == MPI_REQUEST_NULL) continue;  // completed, or its post failed
+      if (k < receives) {
+        MPI_Cancel(&r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Request_free(&r);
+      }
+    }
+  }
+};
+
 void MpiComm::transfer(std::span<const SendPiece> sends, std::span<const RecvPiece> recvs, const char* call,
                        int* source) {
   std::vector<MPI_Request> reqs;
@@ -116,11 +142,15 @@ void MpiComm::transfer(std::span<const SendPiece> sends, std::span<const RecvPie
     int tag;
   };
   std::vector<Expected> expect;  // each receive piece's
+  size_t receives = 0;
+  for (const RecvPiece& p : recvs) receives += piece_count(p.bytes);
+  reqs.reserve(receives);
+  Unfinished unfinished{reqs, receives};
   for (const RecvPiece& p : recvs) {
     char* r = static_cast<char*>(p.buf);
     for (size_t k = 0, n = piece_count(p.bytes); k < n; ++k) {
       const size_t off = k * kMaxPiece, len = std::min(kMaxPiece, p.bytes - off);
-      reqs.emplace_back();
+      reqs.push_back(MPI_REQUEST_NULL);  // stays null when the post fails
       expect.push_back({len, p.tag});
       check(MPI_Irecv(r + off, static_cast<int>(len), MPI_BYTE, p.peer, p.tag, comm_, &reqs.back()), call);
     }
@@ -128,6 +158,7 @@ void MpiComm::transfer(std::span<const SendPiece> sends, std::span<const RecvPie
   for (const SendPiece& p : sends) post_sends(p.peer, p.buf, p.bytes, p.tag, reqs, call);
   std::vector<MPI_Status> st(reqs.size());
   wait_all(reqs, st.data(), call);
+  unfinished.done = true;
   for (size_t k = 0; k < expect.size(); ++k) {
     int got = 0;
     MPI_Get_count(&st[k], MPI_BYTE, &got);

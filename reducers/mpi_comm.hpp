@@ -63,8 +63,10 @@ class MpiComm : public Comm {
                   const char* call) const;
   // Posts the receives, then the sends, then waits once; checks each receive's byte count. `call` names the
   // operation in an error. `source`, when not null, receives the first receive's sender (MPI_ANY_SOURCE's).
+  // When it throws, nothing it posted is left to write into the caller's buffers (Unfinished, mpi_comm.cpp).
   void transfer(std::span<const SendPiece> sends, std::span<const RecvPiece> recvs, const char* call,
                 int* source = nullptr);
+  struct Unfinished;
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;

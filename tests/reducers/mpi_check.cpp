@@ -2,16 +2,19 @@
 // sizes, exact expected sums, identical bits on all ranks (compared through a hash of each rank's
 // buffer), the asynchronous interface, repeatable bits on inexact inputs, and the traffic: MpiComm
 // counts, on every rank, the same bytes and messages as the thread transport for the same reducer and
-// size, and the bytes of the reducer's formula (reducers/traffic.hpp); and MpiComm's non-blocking sends.
+// size, and the bytes of the reducer's formula (reducers/traffic.hpp); MpiComm's non-blocking sends, and what a
+// failed transfer leaves posted.
 // CTest runs it with 1..5 ranks.
 // Prints failures on rank 0 and exits 1 when any check failed on any rank.
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.hpp"
@@ -138,6 +141,48 @@ void check_isend(MpiComm& comm, Checker& ck) {
             what + ": " + show(t) + " (before the waits: " + std::to_string(before_wait) + " B)");
 }
 
+// A transfer that throws leaves nothing posted behind (MpiComm::Unfinished in mpi_comm.cpp). Each rank's exchange
+// receives from its left neighbour and from a rank that does not exist, so the second post fails after the first
+// was posted: the left neighbour's next message with that tag must then wait for the next receive, not be taken
+// by the failed exchange's receive (into `stray`, which outlives the checks for that reason). And a failed
+// exchange's sends posted before the failure are left to finish: the right neighbour still receives them.
+void check_failed_transfer(MpiComm& comm, Checker& ck) {
+  if (ck.size < 2) return;
+  const int right = (ck.rank + 1) % ck.size, left = (ck.rank + ck.size - 1) % ck.size, nowhere = ck.size + 7;
+  const std::string what = "failed exchange ranks=" + std::to_string(ck.size) + " rank " + std::to_string(ck.rank);
+  static int32_t stray = -1, never = -1;
+  static const int32_t sent_first = 2000;
+  int threw = 0;
+  try {
+    const RecvPiece r[2] = {{left, &stray, sizeof stray, 41}, {nowhere, &never, sizeof never, 41}};
+    comm.exchange({}, r);
+  } catch (const RunFailed&) {
+    ++threw;
+  }
+  try {
+    const SendPiece s[2] = {{right, &sent_first, sizeof sent_first, 42}, {nowhere, &sent_first, sizeof sent_first, 42}};
+    comm.exchange(s, {});
+  } catch (const RunFailed&) {
+    ++threw;
+  }
+  ck.expect(ck.sum(threw == 2 ? 0 : 1) == 0, what + ": a transfer naming a rank that does not exist did not throw");
+  const int32_t value = 1000 + ck.rank;
+  comm.send(right, &value, sizeof value, 41);  // 4 bytes go eagerly: the send completes before its receive
+  int found = 0;  // up to 10 s for the left neighbour's message to be there for the next receive
+  for (int i = 0; i < 10000 && !found; ++i) {
+    MPI_Iprobe(left, 41, comm.handle(), &found, MPI_STATUS_IGNORE);
+    if (!found) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  int32_t got = -1, first = -1;
+  if (found) comm.recv(left, &got, sizeof got, 41);
+  ck.expect(ck.sum(found && got == 1000 + left ? 0 : 1) == 0,
+            what + ": the next message was " + (found ? "received as " + std::to_string(got) : "taken") +
+                " (the failed receive's buffer holds " + std::to_string(stray) + ")");
+  comm.recv(left, &first, sizeof first, 42);
+  ck.expect(ck.sum(first == sent_first ? 0 : 1) == 0, what + ": the send posted before the failure delivered " +
+                                                          std::to_string(first));
+}
+
 int run(int argc, char** argv) {
   MpiSession session(&argc, &argv);
   MpiComm comm;
@@ -184,6 +229,7 @@ int run(int argc, char** argv) {
   }
   check_traffic(comm, ck);
   check_isend(comm, ck);
+  check_failed_transfer(comm, ck);
   long total = ck.sum(ck.failures > 0 ? 1 : 0);
   if (ck.rank == 0) std::printf("%s: %d ranks, %s\n", argv[0], ck.size, total == 0 ? "all checks passed" : "FAILED");
   return total == 0 ? 0 : 1;
