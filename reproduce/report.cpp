@@ -1,5 +1,8 @@
 #include "reproduce/report.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
@@ -29,6 +32,21 @@ std::string sessions_text(const Json& sessions) {
   return s.empty() ? "- no experiments have been run in this folder yet\n" : s;
 }
 
+// The figures' numbers to 10 significant digits, so that the same records give the same report.json on any
+// machine: the last bits of a fit's results differ between CPUs (a -march=native build may contract a*b+c into
+// fused multiply-adds differently, and glibc's libm picks a variant per CPU). Seen: claim f's fitted times 2.4e-16
+// apart, relative, between an AMD EPYC and an Intel Xeon; 10 digits leave a margin of a million.
+Json portable_numbers(Json j) {
+  if (j.is_number_float()) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.10g", j.get<double>());
+    return std::strtod(text, nullptr);
+  }
+  if (j.is_structured())
+    for (auto& x : j) x = portable_numbers(std::move(x));
+  return j;
+}
+
 }  // namespace
 
 std::vector<ClaimVerdict> write_report(const fs::path& dir) {
@@ -56,7 +74,7 @@ std::vector<ClaimVerdict> write_report(const fs::path& dir) {
     if (!reason.empty() && reason[0] >= 'a' && reason[0] <= 'z') reason[0] = char(reason[0] - 'a' + 'A');
     body += "**Verdict: " + to_string(v.finding.verdict) + ".** " + reason + "\n";
     claims_json.push_back({{"id", c.id}, {"title", c.title}, {"verdict", to_string(v.finding.verdict)},
-                           {"reason", v.finding.reason}, {"figure", v.finding.figure}});
+                           {"reason", v.finding.reason}, {"figure", portable_numbers(v.finding.figure)}});
     out.push_back(std::move(v));
   }
   std::string md = "# dtbench reproduction report\n\n";
