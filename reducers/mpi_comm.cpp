@@ -142,17 +142,20 @@ void MpiComm::transfer(std::span<const SendPiece> sends, std::span<const RecvPie
     int tag;
   };
   std::vector<Expected> expect;  // each receive piece's
-  size_t receives = 0;
+  size_t receives = 0, pieces = 0;
   for (const RecvPiece& p : recvs) receives += piece_count(p.bytes);
-  reqs.reserve(receives);
+  for (const SendPiece& p : sends) pieces += piece_count(p.bytes);
+  reqs.reserve(receives + pieces);  // no allocation between a post and its request's push
+  expect.reserve(receives);
   Unfinished unfinished{reqs, receives};
   for (const RecvPiece& p : recvs) {
     char* r = static_cast<char*>(p.buf);
     for (size_t k = 0, n = piece_count(p.bytes); k < n; ++k) {
       const size_t off = k * kMaxPiece, len = std::min(kMaxPiece, p.bytes - off);
-      reqs.push_back(MPI_REQUEST_NULL);  // stays null when the post fails
+      MPI_Request req = MPI_REQUEST_NULL;
+      check(MPI_Irecv(r + off, static_cast<int>(len), MPI_BYTE, p.peer, p.tag, comm_, &req), call);  // failed: none
+      reqs.push_back(req);
       expect.push_back({len, p.tag});
-      check(MPI_Irecv(r + off, static_cast<int>(len), MPI_BYTE, p.peer, p.tag, comm_, &reqs.back()), call);
     }
   }
   for (const SendPiece& p : sends) post_sends(p.peer, p.buf, p.bytes, p.tag, reqs, call);
