@@ -3,6 +3,7 @@
 //   0 ok, 1 the run failed, 2 bad input (config, flags, spec, data files).
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string>
 
 #include "config/config_command.hpp"
 #include "core/commands.hpp"
@@ -40,7 +41,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);  // prints help or the parse error
-    return code == 0 ? 0 : static_cast<int>(dtbench::ExitCode::bad_input);
+    if (code == 0) return 0;
+    if (argc > 1 && std::string(argv[1]) == "train") dtbench::leave_with_the_other_ranks();
+    return static_cast<int>(dtbench::ExitCode::bad_input);
   } catch (const dtbench::ExitRequest& e) {
     return e.exit_code;
   } catch (const dtbench::Error& e) {

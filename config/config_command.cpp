@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cli_checks.hpp"
 #include "config/run_config.hpp"
 
 namespace dtbench {
@@ -21,7 +22,7 @@ void add_config_command(CLI::App& app) {
   cmd->add_option("file", o->file, "Run config (JSON); omit for the defaults");
   cmd->add_option("--set", o->sets, "Override a key: --set optimizer.momentum=0.95 (repeatable)");
   cmd->add_option("--ranks", o->ranks, "Rank count for the rules that depend on it (e.g. batch divisibility)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::non_negative);
   cmd->callback([o] { std::cout << config::load(o->file, o->sets, o->ranks).dump(2) << "\n"; });
 }
 

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/cli_checks.hpp"
 #include "core/atomic_file.hpp"
 #include "core/bounded_pool.hpp"
 #include "core/error.hpp"
@@ -540,7 +541,7 @@ void add_pbt_command(CLI::App& app) {
   cmd->add_option("--timeout", a->timeout_seconds,
                   "With --submit: give up (exit 1) when an interval's jobs are still queued after this many seconds; "
                   "0 = never")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::non_negative);
   cmd->callback([a] {
     const int code = run_pbt(*a);
     if (code != 0) throw ExitRequest(code);

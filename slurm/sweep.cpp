@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/cli_checks.hpp"
 #include "core/bounded_pool.hpp"
 #include "core/error.hpp"
 #include "core/timer.hpp"
@@ -341,7 +342,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_flag("--array", o->array, "One job array per Slurm resource set instead of one script per run");
   cmd->add_option("--poll", o->poll_seconds, "Seconds between queue polls with --wait")->check(CLI::Range(0.1, 3600.0));
   cmd->add_option("--timeout", o->timeout_seconds, "Give up waiting after this many seconds (0 = never)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::non_negative);
   cmd->callback([o] { run_sweep(*o, std::cout); });
 }
 

@@ -1100,6 +1100,10 @@ def check_bad_input():
         assert not os.path.exists(os.path.join(records, cfg["name"] + ".json")), "a record was written"
         assert p.stderr.count("dtbench: error") == 1, "the error should be reported once, by rank 0"
         print("exit 2:", message)
+    # A command line that does not parse: exit 2 on every rank (each leaves with the others: train_command.cpp).
+    p = mpirun(2, write_config("badcli", mlp_config("badcli")), "--stop-at", "0", expect=2)
+    assert "--stop-at: must be greater than 0, got '0'" in p.stderr, p.stderr
+    print("exit 2: --stop-at 0")
     # Resume with a checkpoint of another config.
     base = mlp_config("other", batch={"per_rank": 8}, duration={"steps": 12})
     path = write_config("other", base)

@@ -4,14 +4,46 @@
 
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
+#include "core/cli_checks.hpp"
 #include "core/error.hpp"
 #include "reducers/mpi_comm.hpp"
 #include "workloads/train/trainer.hpp"
 
 namespace dtbench {
+namespace {
+
+// Every rank leaves with the same exit code. Under `srun --kill-on-bad-exit=1` the first rank to exit gets its
+// peers sent SIGTERM, which would kill one still finishing MPI and turn srun's exit code into 143 (CI saw it once
+// for a config error). So each rank ignores SIGTERM, leaving already, and passes a barrier before any exits: no
+// rank can be signalled before it ignores it. (Slurm's SIGKILL after KillWait still ends one that would not leave.)
+void leave_together() {
+  std::signal(SIGTERM, SIG_IGN);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// The rank count the launcher announces, 1 when none does.
+int launched_ranks() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE"})
+    if (const char* v = std::getenv(var)) return std::max(1, std::atoi(v));
+  return 1;
+}
+
+}  // namespace
+
+void leave_with_the_other_ranks() {
+  if (launched_ranks() < 2) return;
+  try {
+    MpiSession mpi;
+    leave_together();
+  } catch (const Error&) {
+    // MPI would not start: nothing to leave together with.
+  }
+}
 
 void add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
@@ -28,7 +60,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--stop-at", args->stop_at,
                   "Stop after this many steps (evaluating there), while the schedule and /duration still describe the "
                   "whole run: one interval of population-based training")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::positive);
   cmd->add_flag("--print-config", args->print_config, "Print the fully resolved config and exit");
   cmd->add_option("--baseline", args->baseline, "A 1-rank record of the same workload, for scaling efficiency");
   cmd->add_flag("--mllog-stdout", args->mllog_stdout, "Also print :::MLLOG lines to stdout");
@@ -64,10 +96,7 @@ void add_train_command(CLI::App& app) {
       }
     }
     if (code != 0) {
-      // Every rank leaves with this code. Under `srun --kill-on-bad-exit=1` the first rank to exit gets its peers
-      // sent SIGTERM, which would kill one still finishing MPI and turn srun's exit code into 143 (CI saw it
-      // once for a config error); leaving already, a rank ignores it (Slurm's SIGKILL after KillWait still holds).
-      std::signal(SIGTERM, SIG_IGN);
+      leave_together();
       throw ExitRequest(code);
     }
   });

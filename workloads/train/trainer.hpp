@@ -40,5 +40,9 @@ inline constexpr int kExitPreempted = 3;
 int train(const TrainArgs& args);
 
 void add_train_command(CLI::App& app);
+// For a `dtbench train` command line that fails to parse (exit 2 on every rank): when this process is one of
+// several ranks of mpirun or srun, it joins MPI to leave with the others, as every rank leaving with a shared exit
+// code does (train_command.cpp).
+void leave_with_the_other_ranks();
 
 }  // namespace dtbench
