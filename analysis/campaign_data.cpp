@@ -61,8 +61,9 @@ CampaignData from_campaign(const fs::path& dir) {
       rd.ranks = p.ranks;
       rd.slurm = p.slurm;
       rd.state = "missing";
+      // Missing only when nothing is there: a dangling link or a path that cannot be examined is unreadable.
       std::error_code ec;
-      if (fs::exists(rd.record_path, ec)) {
+      if (fs::symlink_status(rd.record_path, ec).type() != fs::file_type::not_found) {
         RecordFile rec = read_run_record(rd.record_path);
         if (rec.record) fill_from_record(rd, std::move(*rec.record));
         else unreadable(rd, rec.problem);

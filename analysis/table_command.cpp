@@ -38,16 +38,18 @@ void add_table_command(CLI::App& app) {
     analysis::Format f = analysis::parse_format(o->format);
     analysis::CampaignData c;
     std::string text;
+    bool no_rcps = false;  // --rcps, and no point gave one: nothing written
     if (!o->rcps.empty()) {
       if (!o->published.empty() || o->dir.empty()) throw BadInput("--rcps needs a campaign folder, not --published");
-      const analysis::RcpSet set = analysis::reference_convergence_points(analysis::load_campaign(o->dir));
+      c = analysis::load_campaign(o->dir);
+      const analysis::RcpSet set = analysis::reference_convergence_points(c);
       for (const std::string& why : set.skipped) std::cerr << "table --rcps: left out " << why << "\n";
-      if (set.rcps.empty()) throw RunFailed("table --rcps: no point of " + o->dir + " gives an RCP (see above)");
-      write_file_atomic(o->rcps, set.rcps.dump(2) + "\n", false);
-      std::cout << "table --rcps: " << set.rcps.size() << " reference convergence points in " << o->rcps << "\n";
-      return;
-    }
-    if (!o->published.empty()) {
+      no_rcps = set.rcps.empty();
+      if (!no_rcps) {
+        write_file_atomic(o->rcps, set.rcps.dump(2) + "\n", false);
+        std::cout << "table --rcps: " << set.rcps.size() << " reference convergence points in " << o->rcps << "\n";
+      }
+    } else if (!o->published.empty()) {
       if (!o->dir.empty()) throw BadInput("give either a campaign folder or --published, not both");
       text = analysis::render(analysis::published_table(analysis::load_published(o->published), f), f);
     } else {
@@ -61,17 +63,24 @@ void add_table_command(CLI::App& app) {
         text = analysis::render(analysis::campaign_table(c, {o->group_by, o->metrics}, f), f);
       }
     }
-    if (o->output.empty()) std::cout << text << std::flush;
-    else write_file_atomic(o->output, text, false);
-    // The table is written, with every unreadable record in it; exit 1 so that no script takes it
+    if (o->rcps.empty()) {
+      if (o->output.empty()) std::cout << text << std::flush;
+      else write_file_atomic(o->output, text, false);
+    }
+    // The table (or the RCPs) is written, from the records that could be read; exit 1 so that no script takes it
     // for a complete result (README "Exit codes").
     const std::vector<std::string> unreadable = analysis::unreadable_records(c);
-    if (unreadable.empty()) return;
+    if (unreadable.empty()) {
+      if (no_rcps) throw RunFailed("table --rcps: no point of " + o->dir + " gives an RCP (see above)");
+      return;
+    }
     size_t files = 0;
     for (const auto& p : c.points)
       for (const auto& r : p.runs) files += r.state != "missing";
     std::string why = "table: " + std::to_string(unreadable.size()) + " of " + std::to_string(files) +
-                      " run records could not be read; the table counts them as unreadable:";
+                      (o->rcps.empty() ? " run records could not be read; the table counts them as unreadable:"
+                                       : no_rcps ? " run records could not be read, and no point gives an RCP:"
+                                                 : " run records could not be read; the RCPs leave them out:");
     for (const auto& u : unreadable) why.append("\n  ").append(u);
     throw RunFailed(why);
   });

@@ -81,12 +81,7 @@ Experiment parse_experiment(const JsonFields& f, const fs::path& dir, const std:
   return e;
 }
 
-}  // namespace
-
-Claim load_claim(const fs::path& dir) {
-  fs::path file = dir / "claim.json";
-  const std::string where = file.string() + ": ";
-  Json doc = read_json_file(file.string(), "claim");
+Claim parse_claim(const fs::path& dir, const std::string& where, const Json& doc) {
   if (!doc.is_object()) throw BadInput(where + "expected a JSON object");
   JsonFields f(doc, "");
   f.only({"id", "title", "seed", "setup", "criterion", "experiments"});
@@ -108,6 +103,7 @@ Claim load_claim(const fs::path& dir) {
   JsonFields ex = f.fields("experiments");
   ex.only({"quick", "full"});
   for (const auto& scale : scale_names()) {
+    c.scales[scale];  // present also when empty: a claim may have no experiment at a scale
     std::set<std::string> names;
     for (const auto& item : ex.items(scale)) {
       Experiment e = parse_experiment(item, dir, where);
@@ -117,6 +113,21 @@ Claim load_claim(const fs::path& dir) {
     }
   }
   return c;
+}
+
+}  // namespace
+
+Claim load_claim(const fs::path& dir) {
+  const fs::path file = dir / "claim.json";
+  const std::string where = file.string() + ": ";
+  try {
+    return parse_claim(dir, where, read_json_file(file.string(), "claim"));
+  } catch (const BadInput& e) {
+    // The top-level fields' errors name only their pointer; the others already name the file (or a spec file).
+    const std::string msg = e.what();
+    if (msg.rfind(dir.string(), 0) == 0) throw;
+    throw BadInput(where + msg);
+  }
 }
 
 std::vector<std::string> claim_ids(const fs::path& root) {

@@ -49,9 +49,35 @@ Json portable_numbers(Json j) {
 
 }  // namespace
 
+Json read_index(const fs::path& dir) {
+  const fs::path file = dir / "reproduce.json";
+  Json doc = read_json_file(file.string(), "reproduction index");
+  try {
+    if (!doc.is_object()) throw_wrong_type("", "an object", doc);
+    JsonFields f(doc, "");
+    f.only({"kind", "scale", "claims", "sessions"});
+    if (f.string("kind") != "dtbench-reproduction")
+      throw BadInput("/kind: expected \"dtbench-reproduction\", got \"" + f.string("kind") + "\"");
+    const std::string scale = f.string("scale");
+    if (scale != "quick" && scale != "full") throw BadInput("/scale: expected quick or full, got \"" + scale + "\"");
+    const auto ids = f.strings("claims");
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (ids[i].empty() || ids[i] == "." || ids[i] == ".." || ids[i].find('/') != std::string::npos)
+        throw BadInput("/claims/" + std::to_string(i) + ": \"" + ids[i] + "\" is not a claim id (a folder name)");
+    for (const JsonFields& session : f.items("sessions")) {
+      session.only({"started_utc", "finished_utc", "load_start", "load_end", "dtbench", "machine", "mode"});
+      for (const char* key : {"started_utc", "finished_utc", "load_start", "load_end", "dtbench", "machine", "mode"})
+        if (session.has(key)) session.string(key);
+    }
+  } catch (const BadInput& e) {
+    throw BadInput(file.string() + ": " + e.what());
+  }
+  return doc;
+}
+
 std::vector<ClaimVerdict> write_report(const fs::path& dir) {
   const fs::path index = dir / "reproduce.json";
-  Json doc = read_json_file(index.string(), "reproduction index");
+  Json doc = read_index(dir);
   JsonFields f(doc, "");
   const std::string scale = f.string("scale");
   std::vector<ClaimVerdict> out;

@@ -24,6 +24,11 @@ struct ClaimVerdict {
   Finding finding;
 };
 
+// DIR/reproduce.json, checked whole (exit 2 naming the file and the pointer): an object with "kind"
+// "dtbench-reproduction", "scale" quick or full, "claims" a list of claim ids (plain folder names) and "sessions" a
+// list of objects whose fields are texts.
+Json read_index(const std::filesystem::path& dir);
+
 // Evaluates every claim of DIR/reproduce.json and writes REPORT.md and report.json (atomically). Returns the
 // verdicts in the order of the claims.
 std::vector<ClaimVerdict> write_report(const std::filesystem::path& dir);

@@ -62,6 +62,24 @@ void check_same_definition(const reproduce::Claim& c, const std::map<std::string
   }
 }
 
+// The run records of DIR's sweep experiments that could not be read. A report made without them is written, and
+// the command exits 1 naming them, as `dtbench table` does (README "Exit codes").
+void fail_on_unreadable_records(const fs::path& out) {
+  const Json index = reproduce::read_index(out);
+  std::vector<std::string> unreadable;
+  for (const auto& id : index["claims"]) {
+    const reproduce::Claim c = reproduce::load_claim(out / id.get<std::string>());
+    std::string missing;
+    for (const auto& camp : reproduce::load_sweeps(out / c.id, c.scales.at(index["scale"].get<std::string>()), missing))
+      for (const auto& u : analysis::unreadable_records(camp)) unreadable.push_back(u);
+  }
+  if (unreadable.empty()) return;
+  std::string why = "reproduce: " + std::to_string(unreadable.size()) +
+                    " run records could not be read; the report counts their runs as not done:";
+  for (const auto& u : unreadable) why.append("\n  ").append(u);
+  throw RunFailed(why);
+}
+
 void run(const Options& o) {
   const fs::path out = o.out;
   if (o.report_only) {
@@ -70,6 +88,7 @@ void run(const Options& o) {
     if (!fs::is_regular_file(out / "reproduce.json"))
       throw BadInput(out.string() + ": no reproduce.json (not a folder written by dtbench reproduce)");
     std::cout << reproduce::verdict_table(reproduce::write_report(out));
+    fail_on_unreadable_records(out);
     return;
   }
   if (o.local + o.submit + o.dry_run > 1) throw BadInput("--local, --submit and --dry-run exclude each other");
@@ -85,14 +104,19 @@ void run(const Options& o) {
       throw BadInput("unknown claim '" + id + "'; claims: " + reproduce::join(known, ", "));
   // Validate everything before writing anything: every claim, spec and the folder's earlier state.
   std::vector<reproduce::Claim> claims;
-  for (const auto& id : ids) claims.push_back(reproduce::load_claim(fs::path(o.claims_dir) / id));
+  for (const auto& id : ids) {
+    claims.push_back(reproduce::load_claim(fs::path(o.claims_dir) / id));
+    if (claims.back().scales.at(o.scale).empty())
+      throw BadInput((claims.back().dir / "claim.json").string() + ": /experiments/" + o.scale +
+                     ": no experiment at this scale (--scale " + o.scale + ")");
+  }
   Json index = {{"kind", "dtbench-reproduction"}, {"scale", o.scale}, {"claims", Json::array()},
                 {"sessions", Json::array()}};
   if (fs::exists(out / "reproduce.json")) {
-    index = read_json_file((out / "reproduce.json").string(), "reproduction index");
-    if (!index.is_object() || index.value("scale", "") != o.scale)
-      throw BadInput((out / "reproduce.json").string() + ": this folder holds scale '" + index.value("scale", "?") +
-                     "', not '" + o.scale + "': use another --out");
+    index = reproduce::read_index(out);
+    if (index["scale"] != o.scale)
+      throw BadInput((out / "reproduce.json").string() + ": this folder holds scale '" +
+                     index["scale"].get<std::string>() + "', not '" + o.scale + "': use another --out");
   }
   if (fs::exists(out) && !fs::is_directory(out)) throw BadInput("--out: " + out.string() + " exists and is not a folder");
   std::vector<std::map<std::string, std::string>> definitions;  // each claim's files, read once
@@ -146,6 +170,7 @@ void run(const Options& o) {
   std::cout << "\n" << reproduce::verdict_table(reproduce::write_report(out));
   std::cout << "report: " << (out / "REPORT.md").string() << "\n";
   if (!all_ok) throw RunFailed("some experiments did not finish; their claims are inconclusive (see above)");
+  fail_on_unreadable_records(out);
 }
 
 }  // namespace

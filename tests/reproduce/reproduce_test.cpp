@@ -128,6 +128,11 @@ TEST_F(ClaimFile, ErrorsNameFileAndPointer) {
             std::string::npos) << error();
   write("claim.json", claim(kCriterion, R"({"quick": [{"name": "g", "allreduce": {"ranks": [2], "transport": "thread", "args": ["--json"]}}], "full": []})"));
   EXPECT_NE(error().find("--json is set by dtbench reproduce"), std::string::npos) << error();
+  // The top-level fields' errors name the file too.
+  write("claim.json", R"({"id": "x", "title": 5})");
+  EXPECT_NE(error().find("claim.json: /title: expected a string, got 5"), std::string::npos) << error();
+  write("claim.json", R"({"id": "x", "title": "t", "seed": {"file": "f", "quote": "q"}, "setup": "s"})");
+  EXPECT_NE(error().find("claim.json: /criterion: missing"), std::string::npos) << error();
   write("claim.json", claim(kCriterion, R"({"quick": [], "full": []})").replace(1, 9, R"("id": "y")"));
   EXPECT_NE(error().find("/id: \"y\" differs from the folder's name \"x\""), std::string::npos) << error();
 }
