@@ -150,7 +150,7 @@ echo "== exit codes of dtbench train under srun (README, Exit codes)"
   --set duration.steps=100000 --set eval.every_steps=100000 --set optimizer.lr=0.01 \
   --set output.dir="$work/codes" >"$work/codes.json"
 launch=(srun -N2 --ntasks-per-node=1 --mpi=pmix --kill-on-bad-exit=1 "$dtbench" train "$work/codes.json")
-expect 2 "/batch/global: 15 is not divisible by the rank count 2" -- "${launch[@]}" --set batch.global=15
+expect 2 "--set batch.global=15: /batch/global: 15 is not divisible by the rank count 2" -- "${launch[@]}" --set batch.global=15
 expect 2 "--stop-at: must be greater than 0, got '0'" -- "${launch[@]}" --stop-at 0
 expect 3 "preempted at step" -- "${launch[@]}" --set name=usr1 --inject-fault sigusr1@3
 expect 137 "task 1: Killed" -- "${launch[@]}" --set name=killed --inject-fault kill@1:3

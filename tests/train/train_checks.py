@@ -1104,6 +1104,10 @@ def check_bad_input():
     p = mpirun(2, write_config("badcli", mlp_config("badcli")), "--stop-at", "0", expect=2)
     assert "--stop-at: must be greater than 0, got '0'" in p.stderr, p.stderr
     print("exit 2: --stop-at 0")
+    # A bad value from --set is named by its --set, not by the file that does not hold it.
+    p = mpirun(2, write_config("badset", mlp_config("badset")), "--set", "batch.global=15", expect=2)
+    assert "--set batch.global=15: /batch/global: 15 is not divisible by the rank count 2" in p.stderr, p.stderr
+    print("exit 2: --set batch.global=15")
     # Resume with a checkpoint of another config.
     base = mlp_config("other", batch={"per_rank": 8}, duration={"steps": 12})
     path = write_config("other", base)

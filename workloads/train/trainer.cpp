@@ -6,6 +6,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -523,7 +524,14 @@ int train(const TrainArgs& args) {
     run = std::make_unique<Run>(args, user);  // resolves and validates on this run's rank count
   } catch (const Error& e) {
     std::string msg = e.what();
-    if (!args.config.empty() && msg.rfind(args.config, 0) != 0) msg = args.config + ": " + msg;
+    // Name where the offending value came from: the last --set of that key (or of an object above it), else the file.
+    std::string source = args.config;
+    for (const std::string& set : args.sets) {
+      std::string pointer = "/" + set.substr(0, set.find('='));
+      std::replace(pointer.begin(), pointer.end(), '.', '/');
+      if (msg.rfind(pointer + ":", 0) == 0 || msg.rfind(pointer + "/", 0) == 0) source = "--set " + set;
+    }
+    if (!source.empty() && msg.rfind(args.config, 0) != 0) msg = source + ": " + msg;
     throw SameOnAllRanks(e.code(), msg);
   }
   if (args.print_config) {
