@@ -3,6 +3,7 @@
 //   0 ok, 1 the run failed, 2 bad input (config, flags, spec, data files).
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "config/config_command.hpp"
@@ -49,6 +50,9 @@ int main(int argc, char** argv) {
   } catch (const dtbench::Error& e) {
     std::cerr << "dtbench: error: " << e.what() << "\n";
     return static_cast<int>(e.code());
+  } catch (const std::bad_alloc&) {
+    std::cerr << "dtbench: error: out of memory (a config or input larger than this machine holds?)\n";
+    return static_cast<int>(dtbench::ExitCode::run_failed);
   } catch (const std::exception& e) {
     std::cerr << "dtbench: internal error: " << e.what() << "\n";
     return static_cast<int>(dtbench::ExitCode::run_failed);

@@ -55,6 +55,10 @@ void check_output_file(const fs::path& path, const std::string& option) {
   if (path.empty()) throw BadInput(option + ": an empty file name");
   if (!path.has_filename() || fs::is_directory(path, ec))
     throw BadInput(option + ": " + path.string() + " is a folder, not a file");
+  // The file is written beside and renamed over the path: never over a device or a pipe (as root, /dev/null).
+  const fs::file_type type = fs::status(path, ec).type();
+  if (type != fs::file_type::not_found && type != fs::file_type::regular && type != fs::file_type::none)
+    throw BadInput(option + ": " + path.string() + " is not a regular file (a device, a pipe or a socket)");
   const fs::path dir = folder_of(path);
   if (!fs::is_directory(dir, ec))
     throw BadInput(option + ": " + (fs::exists(dir, ec) ? dir.string() + " is not a folder" : "folder " + dir.string() + " does not exist"));

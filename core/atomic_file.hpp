@@ -15,7 +15,8 @@ namespace dtbench {
 void check_writable(const std::filesystem::path& path, bool must_be_new);
 
 // Checks, before any work starts, that `path` names a file that can be written later, creating nothing:
-// not a folder, in a folder that exists and is writable. Throws BadInput "<option>: ..." naming the path.
+// not a folder, a device or a pipe, in a folder that exists and is writable. Throws BadInput "<option>: ..." naming
+// the path.
 void check_output_file(const std::filesystem::path& path, const std::string& option);
 
 // Writes `text` to `path` atomically. must_be_new: the final name is created with link(2), which

@@ -209,6 +209,8 @@ TEST(Numbers, OutputFilesAreCheckedWithoutCreatingAnything) {
   EXPECT_EQ(error_of([&] { dtbench::check_output_file("/proc/dtbench.json", "--json"); }).rfind(
                 "--json: folder /proc is not writable: ", 0),
             0u);
+  EXPECT_EQ(error_of([&] { dtbench::check_output_file("/dev/null", "--json"); }),
+            "--json: /dev/null is not a regular file (a device, a pipe or a socket)");
   EXPECT_EQ(error_of([&] { dtbench::check_output_file(dir / "x.json", "--json"); }), "");
   EXPECT_FALSE(fs::exists(dir / "missing"));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);  // sub and file only

@@ -1,5 +1,8 @@
 #include "workloads/train/checkpoint.hpp"
 
+#include <zlib.h>
+
+#include <algorithm>
 #include <cstring>
 
 #include "core/atomic_file.hpp"
@@ -10,7 +13,21 @@ namespace dtbench {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr char kMagic[8] = {'D', 'T', 'B', 'C', 'K', 'P', 'T', '1'};
+// Format 2 ends with a CRC-32 (zlib's) of every byte before it, so a flipped bit in the weights is an error
+// rather than a resumed run that silently trains from other weights. Format 1 (no checksum) is still read.
+constexpr char kMagic[8] = {'D', 'T', 'B', 'C', 'K', 'P', 'T', '2'};
+constexpr char kMagicV1[8] = {'D', 'T', 'B', 'C', 'K', 'P', 'T', '1'};
+
+uint32_t crc32_of(const char* data, size_t bytes) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (bytes > 0) {  // zlib's length is a uInt
+    const uInt n = static_cast<uInt>(std::min<size_t>(bytes, uInt{1} << 30));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(data), n);
+    data += n;
+    bytes -= n;
+  }
+  return static_cast<uint32_t>(crc);
+}
 
 template <class T>
 void put(std::string& out, const T& v) {
@@ -22,9 +39,11 @@ void put_bytes(std::string& out, const void* p, uint64_t bytes) {
   out.append(static_cast<const char*>(p), bytes);
 }
 
+// Reads the fields of a rank file from byte `begin` up to byte `end`; offsets in errors are the file's.
 class Reader {
  public:
-  Reader(std::string data, std::string file) : data_(std::move(data)), file_(std::move(file)) {}
+  Reader(const std::string& data, size_t begin, size_t end, std::string file)
+      : data_(data), end_(end), file_(std::move(file)), pos_(begin) {}
   template <class T>
   T get(const char* what) {
     T v;
@@ -51,16 +70,31 @@ class Reader {
     return v;
   }
   void need(uint64_t n, const char* what) {
-    if (data_.size() - pos_ < n)
+    if (end_ - pos_ < n)
       throw BadInput(file_ + ": truncated checkpoint at byte " + std::to_string(pos_) + " reading " + what + " (" +
-                     std::to_string(n) + " bytes expected, " + std::to_string(data_.size() - pos_) + " left)");
+                     std::to_string(n) + " bytes expected, " + std::to_string(end_ - pos_) + " left)");
   }
-  size_t pos() const { return pos_; }
+  void at_end() const {
+    if (pos_ != end_)
+      throw BadInput(file_ + ": damaged checkpoint: " + std::to_string(end_ - pos_) + " bytes after the extra state at byte " +
+                     std::to_string(pos_));
+  }
 
  private:
-  std::string data_, file_;
-  size_t pos_ = 0;
+  const std::string& data_;
+  size_t end_;
+  std::string file_;
+  size_t pos_;
 };
+
+// Whether `path` exists; a path that cannot be examined (a loop of links, no permission) is bad input naming it.
+bool exists_or_bad_input(const fs::path& path, const char* what) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found) return false;
+  if (ec) throw BadInput(path.string() + ": cannot examine the " + what + ": " + ec.message());
+  return true;
+}
 
 std::string rank_prefix(int rank) { return "rank-" + std::to_string(rank) + ".step-"; }
 
@@ -81,6 +115,7 @@ void write_rank_state(const fs::path& dir, int rank, const RankState& s) {
   put_bytes(out, s.optimizer.data(), s.optimizer.size());
   std::string extra = s.extra.dump();
   put_bytes(out, extra.data(), extra.size());
+  put(out, crc32_of(out.data(), out.size()));
   write_file_atomic(rank_file(dir, rank, s.step), out, false);
 }
 
@@ -95,12 +130,26 @@ void remove_rank_states(const fs::path& dir, int rank, int64_t keep) {
 
 RankState read_rank_state(const fs::path& dir, int rank, int64_t expect_step) {
   fs::path file = rank_file(dir, rank, expect_step);
-  if (!fs::exists(file)) throw BadInput(file.string() + ": checkpoint file of rank " + std::to_string(rank) + " is missing");
+  if (!exists_or_bad_input(file, "checkpoint file"))
+    throw BadInput(file.string() + ": checkpoint file of rank " + std::to_string(rank) + " is missing");
   // Weights, buffers and optimizer state: a few times the model, far below this bound.
-  std::string data = read_regular_file(file, uint64_t{64} << 30, "checkpoint file");
-  if (data.size() < sizeof kMagic || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0)
-    throw BadInput(file.string() + ": not a dtbench checkpoint (wrong magic number at byte 0)");
-  Reader r(data.substr(sizeof kMagic), file.string());
+  const std::string data = read_regular_file(file, uint64_t{64} << 30, "checkpoint file");
+  const bool v2 = data.size() >= sizeof kMagic && std::memcmp(data.data(), kMagic, sizeof kMagic) == 0;
+  const bool v1 = data.size() >= sizeof kMagicV1 && std::memcmp(data.data(), kMagicV1, sizeof kMagicV1) == 0;
+  if (!v1 && !v2) throw BadInput(file.string() + ": not a dtbench checkpoint (wrong magic number at byte 0)");
+  size_t end = data.size();
+  if (v2) {
+    if (data.size() < sizeof kMagic + sizeof(uint32_t))
+      throw BadInput(file.string() + ": truncated checkpoint: " + std::to_string(data.size()) + " bytes");
+    end -= sizeof(uint32_t);
+    uint32_t stored = 0;
+    std::memcpy(&stored, data.data() + end, sizeof stored);
+    const uint32_t computed = crc32_of(data.data(), end);
+    if (stored != computed)
+      throw BadInput(file.string() + ": damaged checkpoint: its CRC-32 (at byte " + std::to_string(end) +
+                     ") does not match its contents, or it was cut short");
+  }
+  Reader r(data, sizeof kMagic, end, file.string());
   RankState s;
   s.step = r.get<int64_t>("the step");
   if (s.step != expect_step)
@@ -111,11 +160,14 @@ RankState read_rank_state(const fs::path& dir, int rank, int64_t expect_step) {
   std::string o = r.bytes("the optimizer state");
   s.optimizer.assign(o.begin(), o.end());
   std::string e = r.bytes("the extra state");
+  r.at_end();
   try {
     s.extra = Json::parse(e);
   } catch (const Json::parse_error&) {
     throw BadInput(file.string() + ": damaged extra state");
   }
+  if (!s.extra.is_object() || !s.extra.contains("schedule"))
+    throw BadInput(file.string() + ": damaged extra state (expected an object with the schedule's state)");
   return s;
 }
 
@@ -125,13 +177,23 @@ void write_header(const fs::path& dir, const Json& header) {
 
 Json read_header(const fs::path& dir) {
   fs::path file = dir / "header.json";
-  if (!fs::exists(file)) return Json();
+  if (!exists_or_bad_input(file, "checkpoint header")) return Json();
   const std::string text = read_regular_file(file, uint64_t{64} << 20, "checkpoint header");
+  Json header;
   try {
-    return Json::parse(text);
+    header = Json::parse(text);
   } catch (const Json::parse_error& e) {
     throw BadInput(file.string() + ": damaged checkpoint header (byte " + std::to_string(e.byte) + ")");
   }
+  const std::string where = file.string() + ": damaged checkpoint header: ";
+  if (!header.is_object()) throw BadInput(where + "expected an object");
+  for (const char* key : {"config", "state"})
+    if (!header.contains(key) || !header[key].is_object())
+      throw BadInput(where + "/" + key + ": expected an object");
+  const Json& ranks = header.contains("ranks") ? header["ranks"] : Json();
+  if (!ranks.is_number_integer() || ranks.get<int64_t>() < 1 || ranks.get<int64_t>() > (int64_t{1} << 24))
+    throw BadInput(where + "/ranks: expected a rank count, got " + ranks.dump());
+  return header;
 }
 
 std::string first_difference(const Json& a, const Json& b) {

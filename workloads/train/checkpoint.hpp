@@ -7,7 +7,7 @@
 // (atomically), then rank 0 writes the header, so a header always names complete rank files. Because a new
 // checkpoint's files have new names, the previous checkpoint stays whole until the new header replaces
 // its header: a write that fails half way (a full disk) never damages it. Each rank file repeats the step,
-// so a file renamed by hand is detected.
+// so a file renamed by hand is detected, and ends with a CRC-32 of its bytes, so a damaged one is too.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +39,8 @@ RankState read_rank_state(const std::filesystem::path& dir, int rank, int64_t ex
 
 // Header: written by rank 0 after every rank's file exists.
 void write_header(const std::filesystem::path& dir, const Json& header);
-// Empty JSON when there is no checkpoint in dir.
+// Empty JSON when there is no checkpoint in dir; else an object with "config" and "state" objects and "ranks", a
+// rank count (BadInput naming the file otherwise).
 Json read_header(const std::filesystem::path& dir);
 
 // The first JSON pointer at which two configs differ ("" if equal), for "resumed with a different

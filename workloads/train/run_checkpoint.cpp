@@ -72,9 +72,33 @@ Json load_rank_state(const World& world, const fs::path& dir, const TrainState& 
   std::copy(rs.buffers.begin(), rs.buffers.end(), b.begin());
   model.push_host_params();
   model.push_host_buffers();
-  model.load_optimizer_state(rs.optimizer);
-  if (rs.extra.contains("backend")) model.load_extra_state(rs.extra["backend"]);
+  try {
+    model.load_optimizer_state(rs.optimizer);
+    if (rs.extra.contains("backend")) model.load_extra_state(rs.extra["backend"]);
+  } catch (const BadInput& e) {
+    throw BadInput(rank_file(dir, world.rank(), st.step).string() + ": " + e.what());
+  }
   return rs.extra["schedule"];
+}
+
+// The run state of a checkpoint's header, errors naming the header file.
+TrainState header_state(const fs::path& dir, const Json& header) {
+  try {
+    return TrainState::from_json(header["state"]);
+  } catch (const BadInput& e) {
+    throw BadInput((dir / "header.json").string() + ": " + e.what());
+  }
+}
+
+// The schedule's state into `schedule`, errors naming this rank's file.
+void load_schedule(const World& world, const fs::path& dir, int64_t step, optim::Schedule& schedule, const Json& state) {
+  try {
+    schedule.load_state(state);
+  } catch (const BadInput& e) {
+    throw BadInput(rank_file(dir, world.rank(), step).string() + ": the schedule's state: " + e.what());
+  } catch (const Json::exception& e) {
+    throw BadInput(rank_file(dir, world.rank(), step).string() + ": the schedule's state is damaged (" + e.what() + ")");
+  }
 }
 
 // The keys in which a run started --init-from another run's checkpoint may differ from it.
@@ -93,8 +117,8 @@ bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json&
   if (header["ranks"].get<int>() != world.size())
     throw BadInput(dir.string() + ": checkpoint was written by " + std::to_string(header["ranks"].get<int>()) +
                    " ranks, this run has " + std::to_string(world.size()));
-  st = TrainState::from_json(header["state"]);
-  schedule.load_state(load_rank_state(world, dir, st, model));
+  st = header_state(dir, header);
+  load_schedule(world, dir, st.step, schedule, load_rank_state(world, dir, st, model));
   if (noise) noise->load_state(st.noise);
   // A kept final checkpoint (output.keep_checkpoint) carries no preemption: a requeued run that had already
   // finished resumes at its end.
@@ -111,8 +135,9 @@ void init_from_checkpoint(const World& world, const fs::path& dir, const Json& c
   // The hyperparameters may change, not the optimizer (its state would not fit another one).
   for (Json* c : {&saved, &mine}) {
     for (const char* key : kInitFromMayDiffer) (*c)[Json::json_pointer(key)] = nullptr;
-    for (auto& [key, value] : (*c)["optimizer"].items())
-      if (key != "name") value = nullptr;
+    if ((*c)["optimizer"].is_object())
+      for (auto& [key, value] : (*c)["optimizer"].items())
+        if (key != "name") value = nullptr;
   }
   if (saved != mine)
     throw BadInput(dir.string() + ": --init-from: the checkpoint's config differs at " + first_difference(saved, mine) +
@@ -121,7 +146,7 @@ void init_from_checkpoint(const World& world, const fs::path& dir, const Json& c
   if (header["ranks"].get<int>() != world.size())
     throw BadInput(dir.string() + ": --init-from: checkpoint was written by " + std::to_string(header["ranks"].get<int>()) +
                    " ranks, this run has " + std::to_string(world.size()));
-  st = TrainState::from_json(header["state"]);
+  st = header_state(dir, header);
   if (st.step >= stop_step)
     throw BadInput(dir.string() + ": --init-from: the checkpoint is at step " + std::to_string(st.step) +
                    " and this run ends at step " + std::to_string(stop_step) + " (/duration, --stop-at); nothing would "
@@ -129,9 +154,13 @@ void init_from_checkpoint(const World& world, const fs::path& dir, const Json& c
   st.preemptions = Json::array();  // another run's preemptions are not this run's
   const Json schedule_state = load_rank_state(world, dir, st, model);
   const Json& was = header["config"];
-  if (was["optimizer"]["lr"] == cfg["optimizer"]["lr"] && was["schedule"] == cfg["schedule"] &&
-      was["lr_scaling"] == cfg["lr_scaling"])
-    schedule.load_state(schedule_state);
+  const auto at = [](const Json& j, const char* pointer) {  // null where the saved config lacks the key
+    const Json::json_pointer p(pointer);
+    return j.contains(p) ? j[p] : Json();
+  };
+  if (at(was, "/optimizer/lr") == at(cfg, "/optimizer/lr") && at(was, "/schedule") == at(cfg, "/schedule") &&
+      at(was, "/lr_scaling") == at(cfg, "/lr_scaling"))
+    load_schedule(world, dir, st.step, schedule, schedule_state);
   if (noise) noise->load_state(st.noise);
 }
 

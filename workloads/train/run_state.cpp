@@ -1,5 +1,7 @@
 #include "workloads/train/run_state.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 
 namespace dtbench {
@@ -88,6 +90,24 @@ TrainState TrainState::from_json(const Json& j) {
     if (j.contains("curvature")) {  // checkpoints before K-FAC have none
       s.curvature_exchanges = j["curvature"].at("exchanges");
       s.curvature_bytes = j["curvature"].at("bytes");
+    }
+    // What the record and the next steps take as counts and times may not be negative or of another shape.
+    const auto at_least_0 = [](const char* key, double v) {
+      if (!(v >= 0)) throw BadInput(std::string("/state/") + key + ": expected a number >= 0, got " + std::to_string(v));
+    };
+    at_least_0("step", static_cast<double>(s.step));
+    at_least_0("elapsed", s.elapsed);
+    at_least_0("timed_steps", static_cast<double>(s.timed_steps));
+    at_least_0("train_loss_steps", static_cast<double>(s.train_loss_steps));
+    if (!s.preemptions.is_array() || !std::all_of(s.preemptions.begin(), s.preemptions.end(),
+                                                   [](const Json& p) { return p.is_object(); }))
+      throw BadInput("/state/preemptions: expected a list of objects");
+    if (!s.noise.is_null()) {
+      if (!s.noise.is_object()) throw BadInput("/state/noise: expected an object");
+      if (s.noise.contains("g2"))
+        for (const char* key : {"g2", "trace", "weight"})
+          if (!s.noise.contains(key) || !s.noise[key].is_number())
+            throw BadInput(std::string("/state/noise/") + key + ": expected a number");
     }
     return s;
   } catch (const BadInput& e) {

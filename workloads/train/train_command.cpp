@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <new>
 
 #include "core/cli_checks.hpp"
 #include "core/error.hpp"
@@ -94,6 +95,18 @@ void add_train_command(CLI::App& app) {
         std::fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
       }
+    } catch (const std::exception& e) {
+      // Not one of ours (out of memory, a library's exception): this rank's alone as far as anyone knows. Alone, the
+      // top-level handler reports it; among ranks, ending the job is the only way not to leave the others waiting
+      // in a collective (and this rank in MPI_Finalize's, waiting for them).
+      if (size == 1) throw;
+      char host[256] = {0};
+      ::gethostname(host, sizeof host - 1);
+      const bool memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+      std::fprintf(stderr, "dtbench: %s on rank %d of %d (%s): %s\n", memory ? "error" : "internal error", rank, size,
+                   host, memory ? "out of memory" : e.what());
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::run_failed));
     }
     if (code != 0) {
       leave_together();
