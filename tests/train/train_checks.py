@@ -1133,6 +1133,8 @@ def check_bad_input():
         (mlp_config("late3", schedule={"name": "constant", "warmup": {"epochs": 50}}), [],
          "/schedule/warmup/epochs: warmup of 50 epochs is longer than the run"),
         (mlp_config("late4"), ["--baseline", notes], notes + ": not a dtbench run record (--baseline)"),
+        (mlp_config("late8"), ["--baseline", os.path.join(records, "other.json")],
+         "--baseline: the run is preempted, not done: its throughput is no baseline"),
         (mlp_config("late5"), ["--save-weights", os.path.join(fresh, "sub", "w.bin")], "--save-weights: folder"),
         (mlp_config("late6"), ["--save-weights", args.work], "is a folder, not a file"),
         (mlp_config("late7", data={"dataset": "fashion-mnist"}, eval={"every_steps": 10, "test_samples": 10001}), [],

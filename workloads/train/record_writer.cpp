@@ -4,6 +4,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "workloads/train/checkpoint.hpp"
 #include "workloads/train/data_parallel.hpp"
 #include "workloads/backend/train_model.hpp"
 
@@ -29,10 +30,28 @@ bool replaces_preempted(const fs::path& record, bool resume) {
 
 }  // namespace
 
-Baseline read_baseline(const std::string& path) {
+Baseline read_baseline(const std::string& path, const Json& cfg) {
   const RecordFile base = read_run_record(path);
-  if (!base.record) throw BadInput(path + ": not a dtbench run record (--baseline)");
-  return {path, base.record->images_per_second / base.record->ranks};
+  if (!base.record) {
+    std::string why = base.problem;  // "<path>: <why>"
+    if (why.rfind(path + ": ", 0) == 0) why.erase(0, path.size() + 2);
+    throw BadInput(path + ": not a dtbench run record (--baseline): " + why);
+  }
+  const RunRecord& r = *base.record;
+  if (!r.done())
+    throw BadInput(path + ": --baseline: the run is " + to_string(r.status) + ", not done: its throughput is no baseline");
+  if (!(r.images_per_second > 0))
+    throw BadInput(path + ": --baseline: /throughput/images_per_second is " + std::to_string(r.images_per_second));
+  // Scaling efficiency compares one rank's images/s with this run's per rank: the same model, data and backend (the
+  // batch per rank may differ: strong scaling keeps the global batch, as bench/reference_runs.sh does).
+  for (const char* key : {"/model", "/data", "/backend"}) {
+    const Json::json_pointer p(key);
+    const Json mine = cfg.contains(p) ? cfg[p] : Json(), theirs = r.config.contains(p) ? r.config[p] : Json();
+    if (mine != theirs)
+      throw BadInput(path + ": --baseline: another workload (its config differs at " + std::string(key) +
+                     first_difference(theirs, mine) + ")");
+  }
+  return {path, r.images_per_second / r.ranks};
 }
 
 void write_run_record(const World& world, const RunFacts& f, const TrainState& st, RunStatus status,

@@ -24,8 +24,9 @@ struct Baseline {
   std::string path;
   double images_per_second_per_rank = 0;
 };
-// BadInput "<path>: not a dtbench run record (--baseline)" when it is not one.
-Baseline read_baseline(const std::string& path);
+// BadInput "<path>: not a dtbench run record (--baseline): <why>" when it is not one, and when it is not a done run
+// of the same workload (model, data and backend as `cfg`).
+Baseline read_baseline(const std::string& path, const Json& cfg);
 
 // What the record says about the run besides its state; fixed once the run is set up.
 struct RunFacts {

@@ -248,7 +248,7 @@ std::vector<double> Run::measure_unit_seconds(const models::ModelSpec& whole, in
 // output writable before the first byte is written. Then the MLLOG file takes the events logged so far.
 void Run::check_outputs_and_open_log() {
   world_.checked_on_root([this] {
-    if (!args_.baseline.empty()) baseline_ = read_baseline(args_.baseline);
+    if (!args_.baseline.empty()) baseline_ = read_baseline(args_.baseline, cfg_);
     check_outputs(paths_, resumed_, args_.save_weights, args_.trace);
     if (resumed_) log_->discard_pending();  // its init_start: the first attempt logged one
     log_->open(paths_.mllog.string(), resumed_);
