@@ -1,6 +1,7 @@
 #include "core/pbt_lineage.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "core/atomic_file.hpp"
@@ -21,6 +22,18 @@ T get(const Json& j, const char* key, const std::string& where) {
     return field(j, key, where).get<T>();
   } catch (const Json::exception&) {
     throw BadInput(where + "/" + key + ": wrong type, got " + j.at(key).dump());
+  }
+}
+
+// A member's hyperparameters: numbers (every prior is numeric), each a key of the spec's "hyperparameters".
+void check_hyperparameters(const Json& h, const Json& spec, const std::string& where) {
+  if (!h.is_object() || h.empty()) throw BadInput(where + ": expected an object of hyperparameters");
+  for (auto it = h.begin(); it != h.end(); ++it) {
+    if (!it.value().is_number() || !std::isfinite(it.value().get<double>()))
+      throw BadInput(where + "/" + it.key() + ": expected a number, got " + it.value().dump());
+    if (spec.is_object() && spec.contains("hyperparameters") && spec["hyperparameters"].is_object() &&
+        !spec["hyperparameters"].contains(it.key()))
+      throw BadInput(where + "/" + it.key() + ": not a hyperparameter of the spec");
   }
 }
 
@@ -83,6 +96,8 @@ Lineage Lineage::from_json(const Json& j, const std::string& where) {
     if (l.select_on != "test" && l.select_on != "validation")
       throw BadInput(where + "/select_on: expected \"test\" or \"validation\", got \"" + l.select_on + "\"");
   }
+  if (l.ready_steps < 1 || l.total_steps < 1)
+    throw BadInput(where + "/ready_steps, /total_steps: expected at least 1 step each");
   l.spec = field(j, "spec", where);
   const Json& ivs = field(j, "intervals", where);
   if (!ivs.is_array()) throw BadInput(where + "/intervals: expected an array");
@@ -92,6 +107,13 @@ Lineage Lineage::from_json(const Json& j, const std::string& where) {
     iv.index = get<int64_t>(ivs[i], "interval", wi);
     iv.start_step = get<int64_t>(ivs[i], "start_step", wi);
     iv.end_step = get<int64_t>(ivs[i], "end_step", wi);
+    // The intervals are the ready points in order: i covers [i r, min((i + 1) r, total)) of r = ready_steps.
+    const int64_t start = static_cast<int64_t>(i) * l.ready_steps, end = std::min(start + l.ready_steps, l.total_steps);
+    if (iv.index != static_cast<int64_t>(i) || iv.start_step != start || iv.end_step != end || start >= l.total_steps)
+      throw BadInput(wi + ": expected interval " + std::to_string(i) + " from step " + std::to_string(start) + " to " +
+                     std::to_string(end) + " (ready_steps " + std::to_string(l.ready_steps) + ", total_steps " +
+                     std::to_string(l.total_steps) + "), got interval " + std::to_string(iv.index) + " from " +
+                     std::to_string(iv.start_step) + " to " + std::to_string(iv.end_step));
     const Json& ms = field(ivs[i], "members", wi);
     if (!ms.is_array() || ms.size() != size_t(l.population))
       throw BadInput(wi + "/members: expected an array of " + std::to_string(l.population) + " members");
@@ -101,16 +123,32 @@ Lineage Lineage::from_json(const Json& j, const std::string& where) {
       m.member = get<int>(ms[k], "member", wm);
       if (m.member != static_cast<int>(k)) throw BadInput(wm + "/member: expected " + std::to_string(k) + " (members in order)");
       m.run = get<std::string>(ms[k], "run", wm);
+      // Runs are named by member and interval (none for a member no longer trained): a name that is not is a folder
+      // this file must not send the campaign to.
+      if (!m.run.empty() && m.run != run_name(static_cast<int>(k), static_cast<int64_t>(i)))
+        throw BadInput(wm + "/run: expected \"" + run_name(static_cast<int>(k), static_cast<int64_t>(i)) + "\", got \"" +
+                       m.run + "\"");
       const Json& from = field(ms[k], "init_from", wm);
       m.init_from = from.is_null() ? "" : get<std::string>(ms[k], "init_from", wm);
+      bool known_from = m.init_from.empty();  // a run of the interval before
+      for (int b = 0; b < l.population && !known_from && i > 0; ++b)
+        known_from = m.init_from == run_name(b, static_cast<int64_t>(i) - 1);
+      if (!known_from) throw BadInput(wm + "/init_from: \"" + m.init_from + "\" is no run of the interval before");
       m.hyperparameters = field(ms[k], "hyperparameters", wm);
+      check_hyperparameters(m.hyperparameters, l.spec, wm + "/hyperparameters");
       m.status = get<std::string>(ms[k], "status", wm);
+      if (m.status != "completed" && m.status != "failed" && m.status != "diverged")
+        throw BadInput(wm + "/status: expected completed, failed or diverged, got \"" + m.status + "\"");
       m.exit_code = get<int>(ms[k], "exit_code", wm);
       const Json& acc = field(ms[k], "test_accuracy", wm);
       if (!acc.is_null()) m.test_accuracy = get<double>(ms[k], "test_accuracy", wm);
       if (ms[k].contains("validation_accuracy") && !ms[k]["validation_accuracy"].is_null())
         m.validation_accuracy = get<double>(ms[k], "validation_accuracy", wm);
+      for (const auto& [key, a] : {std::pair<const char*, std::optional<double>>{"test_accuracy", m.test_accuracy},
+                                   {"validation_accuracy", m.validation_accuracy}})
+        if (a && !(*a >= 0 && *a <= 1)) throw BadInput(wm + "/" + key + ": expected a number in [0, 1]");
       m.wall_seconds = get<double>(ms[k], "wall_seconds", wm);
+      if (!(m.wall_seconds >= 0)) throw BadInput(wm + "/wall_seconds: expected a number >= 0");
       iv.members.push_back(std::move(m));
     }
     const Json& es = field(ivs[i], "events", wi);
@@ -125,8 +163,11 @@ Lineage Lineage::from_json(const Json& j, const std::string& where) {
         if (v < 0 || v >= l.population)
           throw BadInput(we + "/" + key + ": " + std::to_string(v) + " is not a member of a population of " +
                          std::to_string(l.population));
+      if (e.kind != "exploit" && e.kind != "replace_failed" && e.kind != "replace_diverged")
+        throw BadInput(we + "/kind: expected exploit, replace_failed or replace_diverged, got \"" + e.kind + "\"");
       e.before = field(es[k], "hyperparameters_before", we);
       e.after = field(es[k], "hyperparameters_after", we);
+      check_hyperparameters(e.after, l.spec, we + "/hyperparameters_after");
       if (e.kind == "replace_failed") e.exit_code = get<int>(es[k], "exit_code", we);
       iv.events.push_back(std::move(e));
     }

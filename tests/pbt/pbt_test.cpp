@@ -2,6 +2,8 @@
 // selection, and the lineage file (round trip and ancestry).
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -282,6 +284,36 @@ TEST(PbtLineage, RoundTripAndAncestry) {
   } catch (const BadInput& e) {
     EXPECT_EQ(std::string(e.what()), "f:/intervals/1/members: expected an array of 2 members");
   }
+  // A lineage edited by hand: each damage is refused naming its pointer (found by an adversarial hunt: a duplicated
+  // interval was reported as the finished campaign, a run name sent --init-from out of the folder).
+  const auto error_of_lineage = [&](const std::function<void(Json&)>& edit) -> std::string {
+    Json j = l.to_json();
+    edit(j);
+    try {
+      pbt::Lineage::from_json(j, "f:");
+    } catch (const BadInput& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of_lineage([](Json& j) { j["intervals"][2] = j["intervals"][0]; }),
+            "f:/intervals/2: expected interval 2 from step 20 to 30 (ready_steps 10, total_steps 30), got interval 0 "
+            "from 0 to 10");
+  EXPECT_EQ(error_of_lineage([](Json& j) { j["intervals"][0]["end_step"] = 999; }),
+            "f:/intervals/0: expected interval 0 from step 0 to 10 (ready_steps 10, total_steps 30), got interval 0 "
+            "from 0 to 999");
+  EXPECT_EQ(error_of_lineage([](Json& j) { j["intervals"][1]["members"][0]["run"] = "../../etc/x"; }),
+            "f:/intervals/1/members/0/run: expected \"m00-i001\", got \"../../etc/x\"");
+  EXPECT_EQ(error_of_lineage([](Json& j) { j["intervals"][1]["members"][0]["init_from"] = "m05-i000"; }),
+            "f:/intervals/1/members/0/init_from: \"m05-i000\" is no run of the interval before");
+  EXPECT_EQ(error_of_lineage([](Json& j) { j["intervals"][0]["members"][1]["hyperparameters"]["optimizer.lr"] = "x"; }),
+            "f:/intervals/0/members/1/hyperparameters/optimizer.lr: expected a number, got \"x\"");
+  EXPECT_EQ(error_of_lineage([](Json& j) { j["intervals"][0]["members"][1]["hyperparameters"] = Json::object(); }),
+            "f:/intervals/0/members/1/hyperparameters: expected an object of hyperparameters");
+  EXPECT_EQ(error_of_lineage([](Json& j) { j["intervals"][0]["members"][1]["status"] = "running"; }),
+            "f:/intervals/0/members/1/status: expected completed, failed or diverged, got \"running\"");
+  EXPECT_EQ(error_of_lineage([](Json& j) { j["intervals"][0]["members"][1]["test_accuracy"] = 1.5; }),
+            "f:/intervals/0/members/1/test_accuracy: expected a number in [0, 1]");
 }
 
 }  // namespace
