@@ -16,6 +16,7 @@
 #include "reproduce/evidence.hpp"
 #include "reproduce/experiments.hpp"
 #include "reproduce/report.hpp"
+#include "slurm/process.hpp"
 
 namespace fs = std::filesystem;
 
@@ -124,6 +125,8 @@ void run(const Options& o) {
     definitions.push_back(definition_files(c.dir));
     check_same_definition(c, definitions.back(), out / c.id);
   }
+  if (o.local && !slurm::on_path("mpirun")) throw BadInput("--local needs mpirun on PATH (Open MPI: scripts/setup.sh installs it)");
+  if (o.submit && !slurm::on_path("sbatch")) throw BadInput("--submit needs sbatch on PATH (is this a Slurm login node?)");
   reproduce::RunOptions ro;
   ro.mode = o.local ? reproduce::RunMode::local : o.submit ? reproduce::RunMode::submit
             : o.dry_run ? reproduce::RunMode::dry_run : reproduce::RunMode::none;

@@ -105,7 +105,6 @@ void final_report(const std::vector<Point>& points, const Layout& l, std::ostrea
 // Runs what needs running with mpirun, `jobs` at a time (each its own mpirun and its own output files), in the
 // order of the items; a finished run's line is printed as it ends.
 void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int jobs, std::ostream& out) {
-  if (!on_path("mpirun")) throw BadInput("--local needs mpirun on PATH (Open MPI: scripts/setup.sh installs it)");
   std::vector<Item*> todo;
   for (auto& it : items)
     if (needs_run(it.state)) todo.push_back(&it);
@@ -229,6 +228,9 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     throw BadInput(o.spec + ": " + e.what());
   }
   bool arrays = o.array || spec.slurm["array"].get<bool>();
+  // The launcher is input too: refused before anything is queried or written (exit 2 writes nothing).
+  if (o.local && !on_path("mpirun")) throw BadInput("--local needs mpirun on PATH (Open MPI: scripts/setup.sh installs it)");
+  if (o.submit && !on_path("sbatch")) throw BadInput("--submit needs sbatch on PATH (is this a Slurm login node?)");
   std::vector<Item> items = survey(points, l);
 
   // Runs whose earlier job is still pending or running are left alone.
@@ -316,7 +318,6 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     return;
   }
   if (o.submit) {
-    if (!on_path("sbatch")) throw BadInput("--submit needs sbatch on PATH (is this a Slurm login node?)");
     run_submit(items, points, l, arrays, out);
     if (o.wait) {
       wait_for_jobs(o, points, l, out);
