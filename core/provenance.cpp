@@ -180,7 +180,9 @@ Json provenance() {
   p["slurm"] = slurm_info();
   p["env"] = selected_env();
   p["time_utc"] = utc_timestamp();
-  return p;
+  // The environment, the host name and /proc's texts are bytes, not necessarily UTF-8 (SLURM_JOB_NAME=$'n\xff'), and
+  // JSON must be: an invalid byte becomes U+FFFD here rather than failing the record after the run.
+  return Json::parse(p.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 }  // namespace dtbench

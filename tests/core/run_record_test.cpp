@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "core/atomic_file.hpp"
+#include "core/provenance.hpp"
 #include "config/run_config.hpp"
 #include "core/run_record.hpp"
 
@@ -207,4 +208,14 @@ TEST(RunRecord, DoneRule) {
     r.status = status;
     EXPECT_EQ(r.done(), done) << to_string(status);
   }
+}
+
+// The provenance holds texts of the environment, which are bytes: an invalid UTF-8 byte becomes U+FFFD instead of
+// failing the record's JSON after the run (found by an adversarial hunt: SLURM_JOB_NAME=$'n\xff' under Slurm).
+TEST(Provenance, NonUtf8EnvironmentBecomesReplacementCharacters) {
+  ::setenv("SLURM_JOB_ID", "7\xff", 1);
+  const Json p = provenance();
+  ::unsetenv("SLURM_JOB_ID");
+  EXPECT_EQ(p["slurm"]["job_id"].get<std::string>(), "7\xef\xbf\xbd");
+  EXPECT_NO_THROW(p.dump());
 }
