@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -410,7 +411,7 @@ void run_command(const CliOptions& cli) {
     throw BadInput("--ranks must be in [1, " + std::to_string(kMaxThreadRanks) + "] for --transport thread, got " +
                    std::to_string(cli.ranks) + " (each rank is a thread of this process with its own stack; run "
                    "more ranks under mpirun)");
-  // Under MPI the ranks per machine are not known yet: each rank's own need is checked.
+  // Under MPI the ranks per machine are not known yet: each rank's own need first, the node's once MPI runs.
   check_memory(o, cli.maxbytes, mpi ? 1 : cli.ranks);
 
   Json result;
@@ -425,6 +426,25 @@ void run_command(const CliOptions& cli) {
     if (o.reducer_options.servers > comm.size())
       throw BadInput("--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= the rank count (" +
                      std::to_string(comm.size()) + ")");
+    // Every rank must run the same sweep (mpirun's MPMD form can start them with other options): ranks that differ
+    // would wait for each other's messages forever.
+    const std::string mine = options_json(o, cli).dump();
+    const std::vector<uint64_t> hashes = gather_to_all(comm, static_cast<uint64_t>(std::hash<std::string>{}(mine)));
+    for (size_t r = 1; r < hashes.size(); ++r)
+      if (hashes[r] != hashes[0])
+        throw BadInput("rank " + std::to_string(r) + " was started with other options than rank 0: every rank must "
+                       "run the same allreduce sweep");
+    // The memory of this node, shared by its ranks; one verdict for all (a rank alone failing would leave the
+    // others waiting).
+    const int here = static_cast<int>(std::count(nodes.begin(), nodes.end(), nodes[size_t(comm.rank())]));
+    std::string too_much;
+    try {
+      check_memory(o, cli.maxbytes, here);
+    } catch (const BadInput& e) {
+      too_much = e.what();
+    }
+    if (max_over_ranks(comm, too_much.empty() ? 0.0 : 1.0) > 0)
+      throw BadInput(!too_much.empty() ? too_much : "-e/--maxbytes: the buffers would not fit in another node's memory");
     // Rank 0 writes the JSON: it checks the path before the sweep, and every rank stops with the same error
     // if it fails.
     std::string unwritable;
