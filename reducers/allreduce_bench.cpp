@@ -68,6 +68,8 @@ std::vector<size_t> sweep_sizes(size_t min_bytes, size_t max_bytes, double facto
 
 std::vector<std::string> resolve_reducers(const std::string& spec, bool mpi_transport, bool one_node) {
   std::vector<std::string> out;
+  // getline drops a trailing empty item ("ring,"): an empty list item anywhere is refused alike.
+  if (!spec.empty() && spec.back() == ',') throw BadInput("--reducer: unknown reducer ''; an empty item in '" + spec + "'");
   std::stringstream ss(spec);
   std::string item;
   while (std::getline(ss, item, ',')) {
@@ -91,6 +93,9 @@ std::vector<std::string> resolve_reducers(const std::string& spec, bool mpi_tran
     out.push_back(item);
   }
   if (out.empty()) throw BadInput("--reducer: no reducer named");
+  for (size_t i = 0; i < out.size(); ++i)  // "ring,ring" or "all,ring" would time one reducer twice, two rows
+    if (std::find(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(i), out[i]) != out.begin() + static_cast<std::ptrdiff_t>(i))
+      throw BadInput("--reducer: '" + out[i] + "' is named twice in '" + spec + "'");
   return out;
 }
 

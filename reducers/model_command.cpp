@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -26,12 +27,15 @@
 namespace dtbench {
 namespace {
 
+// --compute-us-per-image when it is not given (no value a user types).
+constexpr double kNotGiven = std::numeric_limits<double>::lowest();
+
 struct ModelCliOptions {
   std::vector<std::string> fit;
   std::string ranks = "2,16,256,4096";
   std::string bytes = "100M";
   int batch = 1024;
-  double compute_us_per_image = -1;
+  double compute_us_per_image = kNotGiven;  // any value given, -5 and nan included, is checked
   std::string model_bytes;
   std::string network;            // batch split: a profile of networks.json, or "fitted"
   std::string intra_network;      // hierarchical: the link within a node, a profile of networks.json
@@ -185,7 +189,7 @@ void write_output(const ModelCliOptions& cli, Json out) {
 }
 
 void run_model_command(const ModelCliOptions& cli) {
-  const bool split = cli.compute_us_per_image >= 0;
+  const bool split = cli.compute_us_per_image != kNotGiven;
   if (!cli.layers.empty() && !split) throw BadInput("--layers needs --compute-us-per-image (and --network or --fit)");
   if (cli.fit.empty() && !split)
     throw BadInput("--fit: give at least one `dtbench allreduce --json` file (or --compute-us-per-image with --network)");
