@@ -243,7 +243,8 @@ Json FittedModel::to_json() const {
 }
 
 std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::string& what, ReducerOptions& options,
-                                 double max_bytes) {
+                                 double max_bytes, std::string* left_out) {
+  size_t one_rank = 0, wrong = 0, untimed = 0, too_large = 0, no_formula = 0, placement = 0;
   // (reducer, ranks, cores, ranks per node, bytes) -> the time of each file that measured it
   std::map<std::tuple<std::string, int, int, int, double>, std::vector<double>> times;
   int first_hierarchical = -1;  // the first file with hierarchical rows: options' leader and ranks_per_node are its
@@ -284,16 +285,36 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
     if (doc.contains("provenance") && doc["provenance"].contains("cpu"))
       cores = doc["provenance"]["cpu"].value("logical_cores", 0);
     for (const Json& r : doc["rows"]) {
-      if (r.at("wrong").get<uint64_t>() != 0) continue;  // a wrong result's time means nothing
+      if (r.at("wrong").get<uint64_t>() != 0) {  // a wrong result's time means nothing
+        ++wrong;
+        continue;
+      }
       const double bytes = r.at("bytes").get<double>(), t = row_seconds(r);
-      if ((max_bytes > 0 && bytes > max_bytes) || bytes <= 0 || ranks < 2 || t <= 0) continue;
+      if (ranks < 2) {
+        ++one_rank;
+        continue;
+      }
+      if (bytes <= 0 || t <= 0) {
+        ++untimed;
+        continue;
+      }
+      if (max_bytes > 0 && bytes > max_bytes) {
+        ++too_large;
+        continue;
+      }
       // A reducer without a cost formula (nccl) is not fitted: its rows are left out.
       const std::string name = r.at("reducer").get<std::string>();
       const ReducerInfo* info = find_reducer(name);
-      if (info == nullptr || info->cost == nullptr) continue;
+      if (info == nullptr || info->cost == nullptr) {
+        ++no_formula;
+        continue;
+      }
       int g = 0;
       if (name == "hierarchical") {
-        if (ranks_per_node < 0) continue;
+        if (ranks_per_node < 0) {
+          ++placement;
+          continue;
+        }
         g = ranks_per_node;
         if (first_hierarchical == static_cast<int>(f)) options.ranks_per_node = g;
       }
@@ -307,6 +328,15 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
     const double median = ts.size() % 2 ? ts[h] : 0.5 * (ts[h - 1] + ts[h]);
     rows.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), std::get<4>(key), median});
   }
+  if (left_out != nullptr) {
+    std::string s;
+    for (const auto& [n, why] : std::initializer_list<std::pair<size_t, const char*>>{
+             {one_rank, "of 1 rank"}, {wrong, "with wrong results"}, {untimed, "of 0 bytes or 0 time"},
+             {too_large, "above --fit-max-bytes"}, {no_formula, "of a reducer without a cost formula"},
+             {placement, "of hierarchical with a placement the formula does not know"}})
+      if (n > 0) s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + why;
+    *left_out = s.empty() ? "no rows" : "rows left out: " + s;
+  }
   return rows;
 }
 
@@ -319,7 +349,8 @@ std::map<std::string, double> rms_rel_error(const FittedModel& m, const std::vec
 
 std::map<std::string, double> holdout_rms_rel_error(const FittedModel& m, const std::vector<Json>& sweeps) {
   ReducerOptions o;
-  const std::vector<SweepRow> rows = sweep_rows(sweeps, "held-out file", o);
+  std::string left_out;
+  const std::vector<SweepRow> rows = sweep_rows(sweeps, "held-out file", o, 0, &left_out);
   if (!same_options(o, m.options))
     throw BadInput("held-out file 1: /options (segment sizes or servers) differ from the fitted sweeps'");
   const bool hierarchical = std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.reducer == "hierarchical"; });
@@ -327,7 +358,7 @@ std::map<std::string, double> holdout_rms_rel_error(const FittedModel& m, const 
     throw BadInput("held-out files: /options/leader \"" + o.leader + "\" differs from the fitted sweeps' \"" +
                    m.options.leader + "\"");
   std::map<std::string, double> err = rms_rel_error(m, rows);
-  if (err.empty()) throw BadInput("held-out files: no row of a fitted reducer");
+  if (err.empty()) throw BadInput("held-out files: no row of a fitted reducer (" + left_out + ")");
   return err;
 }
 
@@ -383,7 +414,8 @@ FittedModel fit_cost_model(const std::vector<Json>& sweeps, double eager_bytes, 
   if (sweeps.empty()) throw BadInput("cost model: no sweep to fit (give --fit FILE)");
   FittedModel m;
   m.eager_bytes = eager_bytes;
-  const std::vector<SweepRow> rows = sweep_rows(sweeps, "fit file", m.options, max_bytes);
+  std::string left_out;
+  const std::vector<SweepRow> rows = sweep_rows(sweeps, "fit file", m.options, max_bytes, &left_out);
   std::vector<double> red_x, red_y;
   for (size_t f = 0; f < sweeps.size(); ++f) {
     const int ranks = sweeps[f].at("ranks").get<int>();
@@ -401,7 +433,7 @@ FittedModel fit_cost_model(const std::vector<Json>& sweeps, double eager_bytes, 
   }
   std::map<std::string, std::vector<const SweepRow*>> by_reducer;
   for (const auto& r : rows) by_reducer[r.reducer].push_back(&r);
-  if (by_reducer.empty()) throw BadInput("cost model: the fit files hold no rows with more than one rank");
+  if (by_reducer.empty()) throw BadInput("cost model: the fit files hold no row to fit (" + left_out + ")");
   for (const auto& [name, rs] : by_reducer) {
     // cache_bytes: none, or the geometric midpoint between two adjacent fitted sizes; the least loss.
     std::vector<double> sizes;

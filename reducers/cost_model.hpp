@@ -149,8 +149,9 @@ struct FittedModel {
 // placements (round-robin, say) have no place in the formula, so such a file's hierarchical rows are left out.
 // `options.leader` and `options.ranks_per_node` are those of the first file with hierarchical rows; a later
 // one with another leader is BadInput.
+// `left_out`, when given, says which rows were left out and why ("rows left out: 12 of 1 rank, ...").
 std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::string& what, ReducerOptions& options,
-                                 double max_bytes = 0);
+                                 double max_bytes = 0, std::string* left_out = nullptr);
 
 // Fits from the documents `dtbench allreduce --json` writes; BadInput when they hold no usable rows,
 // mix segment sizes or server counts, or are not allreduce sweeps.

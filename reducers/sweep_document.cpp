@@ -24,10 +24,16 @@ void count_in(const JsonFields& f, const std::string& key, double lo, double hi)
                      f.at(key));
 }
 
-// A measured time in microseconds: the median where the row has it, and the mean.
+// A measured time in microseconds: the median where the row has it, and the mean. 0 (nothing timed) or from a
+// nanosecond to 10^12 us (11 days): a time outside that is no measurement, and a fit weighted by 1/t^2 would lose
+// its rows to overflow without a word.
 void check_times(const JsonFields& row) {
-  row.nonneg_number("time_us");
-  if (row.has("time_median_us")) row.nonneg_number("time_median_us");
+  for (const char* key : {"time_us", "time_median_us"}) {
+    if (std::string(key) == "time_median_us" && !row.has(key)) continue;
+    const double t = row.nonneg_number(key);
+    if (t != 0 && (t < 1e-3 || t > 1e12))
+      throw_wrong_type(row.pointer(key), "0 or a time in [0.001, 1e12] microseconds", row.at(key));
+  }
 }
 
 }  // namespace
@@ -51,6 +57,8 @@ void check_sweep_document(const Json& doc) {
     }
   }
   if (options.has("ranks_per_node")) count_in(options, "ranks_per_node", 0, kMaxCount);
+  if (top.has("version") && top.at("version") != 1)
+    throw BadInput(top.pointer("version") + ": expected 1, got " + top.at("version").dump() + " (a later dtbench's format)");
   count_in(top, "ranks", 1, kMaxCount);
   // The launcher's node of each rank (the hierarchical rows' layout): one entry per rank, each in [0, ranks).
   if (top.has("nodes")) {
@@ -73,6 +81,9 @@ void check_sweep_document(const Json& doc) {
   }
   for (const JsonFields& row : top.items("rows")) {
     count_in(row, "bytes", 0, kMaxSize);
+    if (row.has("ranks") && row.at("ranks") != top.at("ranks"))
+      throw BadInput(row.pointer("ranks") + ": " + row.at("ranks").dump() + ", but the file's /ranks is " +
+                     top.at("ranks").dump());
     row.string("reducer");
     count_in(row, "wrong", 0, 9007199254740992.0);  // 2^53: exact as a double
     check_times(row);
