@@ -15,6 +15,7 @@
 #include "core/bounded_pool.hpp"
 #include "core/error.hpp"
 #include "core/timer.hpp"
+#include "core/campaign_index.hpp"
 #include "slurm/campaign.hpp"
 #include "slurm/expand.hpp"
 #include "slurm/process.hpp"
@@ -226,6 +227,13 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     points = expand(spec, l.runs);
   } catch (const BadInput& e) {
     throw BadInput(o.spec + ": " + e.what());
+  }
+  // A folder holds one campaign: another spec's would replace its spec.json and campaign.json (pbt refuses alike).
+  if (fs::is_regular_file(outdir / "campaign.json")) {
+    const CampaignIndex earlier = read_campaign_index(outdir / "campaign.json");
+    if (earlier.name != spec.name)
+      throw BadInput((outdir / "campaign.json").string() + ": this folder holds campaign '" + earlier.name +
+                     "', not '" + spec.name + "': use another --out");
   }
   bool arrays = o.array || spec.slurm["array"].get<bool>();
   // The launcher is input too: refused before anything is queried or written (exit 2 writes nothing).
