@@ -511,11 +511,16 @@ void add_allreduce_command(CLI::App& app) {
                   "Transfers up to this size use --small-segment-bytes (0: never)")
       ->capture_default_str();
   cmd->add_flag("--async", cli->async, "Time start()+wait() on the communication thread");
-  cmd->add_option("--json", cli->json, "Write the rows and provenance to this JSON file");
+  CLI::Option* json = cmd->add_option("--json", cli->json, "Write the rows and provenance to this JSON file");
   cmd->add_option("--transport", cli->transport, "mpi (under mpirun) or thread (ranks as threads, no MPI)")
       ->capture_default_str();
-  cmd->add_option("--ranks", cli->ranks, "Rank count for --transport thread")->capture_default_str();
-  cmd->callback([cli] { run_command(*cli); });
+  CLI::Option* ranks = cmd->add_option("--ranks", cli->ranks, "Rank count for --transport thread")->capture_default_str();
+  cmd->callback([cli, ranks, json] {
+    if (ranks->count() > 0 && cli->transport == "mpi")
+      throw BadInput("--ranks is for --transport thread; under MPI the rank count is the launcher's (mpirun -np K)");
+    if (json->count() > 0 && cli->json.empty()) throw BadInput("--json: an empty file name");
+    run_command(*cli);
+  });
 }
 
 }  // namespace dtbench
