@@ -428,9 +428,6 @@ void run_command(const CliOptions& cli) {
     const std::vector<int> nodes = comm.nodes();
     if (std::any_of(nodes.begin(), nodes.end(), [&](int n) { return n != nodes[0]; }))
       o.reducers = resolve_reducers(cli.reducer, mpi, false);  // "all" without shared_memory
-    if (o.reducer_options.servers > comm.size())
-      throw BadInput("--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= the rank count (" +
-                     std::to_string(comm.size()) + ")");
     // Every rank must run the same sweep (mpirun's MPMD form can start them with other options): ranks that differ
     // would wait for each other's messages forever.
     const std::string mine = options_json(o, cli).dump();
@@ -439,6 +436,9 @@ void run_command(const CliOptions& cli) {
       if (hashes[r] != hashes[0])
         throw BadInput("rank " + std::to_string(r) + " was started with other options than rank 0: every rank must "
                        "run the same allreduce sweep");
+    if (o.reducer_options.servers > comm.size())
+      throw BadInput("--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= the rank count (" +
+                     std::to_string(comm.size()) + ")");
     // The memory of this node, shared by its ranks; one verdict for all (a rank alone failing would leave the
     // others waiting).
     const int here = static_cast<int>(std::count(nodes.begin(), nodes.end(), nodes[size_t(comm.rank())]));

@@ -12,6 +12,7 @@
 // only then divided (as the paper recommends). Needs K >= 2.
 #pragma once
 
+#include <limits>
 #include <optional>
 
 #include "core/json.hpp"
@@ -29,8 +30,13 @@ class NoiseScaleEstimator {
   double ema_trace_sigma() const { return trace_; }
   // Exact state for checkpoints (JSON numbers round-trip doubles exactly).
   Json save_state() const { return {{"g2", g2_}, {"trace", trace_}, {"weight", weight_}}; }
+  // A state of the shape save_state writes (run_state.cpp checks it); JSON writes a NaN as null, read back as NaN.
   void load_state(const Json& s) {
-    if (s.contains("g2")) g2_ = s["g2"], trace_ = s["trace"], weight_ = s["weight"];
+    if (!s.is_object() || !s.contains("g2")) return;
+    const auto number = [&](const char* key) {
+      return s.contains(key) && s[key].is_number() ? s[key].get<double>() : std::numeric_limits<double>::quiet_NaN();
+    };
+    g2_ = number("g2"), trace_ = number("trace"), weight_ = number("weight");
   }
 
  private:

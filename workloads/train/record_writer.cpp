@@ -44,12 +44,20 @@ Baseline read_baseline(const std::string& path, const Json& cfg) {
     throw BadInput(path + ": --baseline: /throughput/images_per_second is " + std::to_string(r.images_per_second));
   // Scaling efficiency compares one rank's images/s with this run's per rank: the same model, data and backend (the
   // batch per rank may differ: strong scaling keeps the global batch, as bench/reference_runs.sh does).
+  // Keys present on both sides only: a record written before a key existed lacks it (the committed reference records
+  // have no /model/ghost_batch), and /data/path is where this machine keeps the files, not the workload.
   for (const char* key : {"/model", "/data", "/backend"}) {
     const Json::json_pointer p(key);
-    const Json mine = cfg.contains(p) ? cfg[p] : Json(), theirs = r.config.contains(p) ? r.config[p] : Json();
-    if (mine != theirs)
-      throw BadInput(path + ": --baseline: another workload (its config differs at " + std::string(key) +
-                     first_difference(theirs, mine) + ")");
+    if (!cfg.contains(p) || !r.config.contains(p)) continue;
+    const Json &mine = cfg[p], &theirs = r.config[p];
+    if (!mine.is_object() || !theirs.is_object()) {
+      if (mine != theirs) throw BadInput(path + ": --baseline: another workload (its config differs at " + key + ")");
+      continue;
+    }
+    for (auto it = mine.begin(); it != mine.end(); ++it)
+      if (it.key() != "path" && theirs.contains(it.key()) && theirs[it.key()] != it.value())
+        throw BadInput(path + ": --baseline: another workload (its config differs at " + std::string(key) + "/" +
+                       it.key() + first_difference(theirs[it.key()], it.value()) + ")");
   }
   return {path, r.images_per_second / r.ranks};
 }

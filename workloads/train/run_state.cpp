@@ -106,7 +106,7 @@ TrainState TrainState::from_json(const Json& j) {
       if (!s.noise.is_object()) throw BadInput("/state/noise: expected an object");
       if (s.noise.contains("g2"))
         for (const char* key : {"g2", "trace", "weight"})
-          if (!s.noise.contains(key) || !s.noise[key].is_number())
+          if (!s.noise.contains(key) || !(s.noise[key].is_number() || s.noise[key].is_null()))  // null: NaN written
             throw BadInput(std::string("/state/noise/") + key + ": expected a number");
     }
     return s;

@@ -531,7 +531,7 @@ int train(const TrainArgs& args) {
       std::replace(pointer.begin(), pointer.end(), '.', '/');
       if (msg.rfind(pointer + ":", 0) == 0 || msg.rfind(pointer + "/", 0) == 0) source = "--set " + set;
     }
-    if (!source.empty() && msg.rfind(args.config, 0) != 0) msg = source + ": " + msg;
+    if (!source.empty() && (args.config.empty() || msg.rfind(args.config, 0) != 0)) msg = source + ": " + msg;
     throw SameOnAllRanks(e.code(), msg);
   }
   if (args.print_config) {
