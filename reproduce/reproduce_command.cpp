@@ -125,8 +125,7 @@ void run(const Options& o) {
     definitions.push_back(definition_files(c.dir));
     check_same_definition(c, definitions.back(), out / c.id);
   }
-  if (o.local && !slurm::on_path("mpirun")) throw BadInput("--local needs mpirun on PATH (Open MPI: scripts/setup.sh installs it)");
-  if (o.submit && !slurm::on_path("sbatch")) throw BadInput("--submit needs sbatch on PATH (is this a Slurm login node?)");
+  slurm::require_launcher(o.local, o.submit);
   reproduce::RunOptions ro;
   ro.mode = o.local ? reproduce::RunMode::local : o.submit ? reproduce::RunMode::submit
             : o.dry_run ? reproduce::RunMode::dry_run : reproduce::RunMode::none;

@@ -152,6 +152,11 @@ bool on_path(const std::string& program) {
   return !p.empty() && ::access(p.c_str(), X_OK) == 0;
 }
 
+void require_launcher(bool local, bool submit) {
+  if (local && !on_path("mpirun")) throw BadInput("--local needs mpirun on PATH (Open MPI: scripts/setup.sh installs it)");
+  if (submit && !on_path("sbatch")) throw BadInput("--submit needs sbatch on PATH (is this a Slurm login node?)");
+}
+
 std::string dtbench_binary() {
   std::error_code ec;
   std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);

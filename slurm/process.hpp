@@ -31,5 +31,7 @@ std::string dtbench_binary();
 
 // True when `program` is an executable found on PATH (or an executable path).
 bool on_path(const std::string& program);
+// BadInput unless the launcher a run mode needs is on PATH: mpirun for `local`, sbatch for `submit` (sweep, reproduce).
+void require_launcher(bool local, bool submit);
 
 }  // namespace dtbench::slurm

@@ -237,8 +237,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   }
   bool arrays = o.array || spec.slurm["array"].get<bool>();
   // The launcher is input too: refused before anything is queried or written (exit 2 writes nothing).
-  if (o.local && !on_path("mpirun")) throw BadInput("--local needs mpirun on PATH (Open MPI: scripts/setup.sh installs it)");
-  if (o.submit && !on_path("sbatch")) throw BadInput("--submit needs sbatch on PATH (is this a Slurm login node?)");
+  require_launcher(o.local, o.submit);
   std::vector<Item> items = survey(points, l);
 
   // Runs whose earlier job is still pending or running are left alone.

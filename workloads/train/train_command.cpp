@@ -48,6 +48,19 @@ void flush_denormals() {
 #endif
 }
 
+// Prints "dtbench: <kind> on rank R of K (host): <what>" and ends every rank of the job with `code`.
+[[noreturn]] void abort_job_naming_this_rank(const char* kind, const char* what, ExitCode code) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  std::fprintf(stderr, "dtbench: %s on rank %d of %d (%s): %s\n", kind, rank, size, host, what);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, static_cast<int>(code));
+  std::abort();  // MPI_Abort does not return
+}
+
 }  // namespace
 
 void leave_with_the_other_ranks() {
@@ -104,24 +117,16 @@ void add_train_command(CLI::App& app) {
       } else {
         // Anything else may be this rank's alone: name it and end the whole job rather than leave
         // the other ranks waiting in a collective.
-        char host[256] = {0};
-        ::gethostname(host, sizeof host - 1);
-        std::fprintf(stderr, "dtbench: error on rank %d of %d (%s): %s\n", rank, size, host, e.what());
-        std::fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
+        abort_job_naming_this_rank("error", e.what(), e.code());
       }
     } catch (const std::exception& e) {
       // Not one of ours (out of memory, a library's exception): this rank's alone as far as anyone knows. Alone, the
       // top-level handler reports it; among ranks, ending the job is the only way not to leave the others waiting
       // in a collective (and this rank in MPI_Finalize's, waiting for them).
       if (size == 1) throw;
-      char host[256] = {0};
-      ::gethostname(host, sizeof host - 1);
       const bool memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
-      std::fprintf(stderr, "dtbench: %s on rank %d of %d (%s): %s\n", memory ? "error" : "internal error", rank, size,
-                   host, memory ? "out of memory" : e.what());
-      std::fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::run_failed));
+      abort_job_naming_this_rank(memory ? "error" : "internal error", memory ? "out of memory" : e.what(),
+                                 ExitCode::run_failed);
     }
     if (code != 0) {
       leave_together();
