@@ -1148,6 +1148,25 @@ def check_bad_input():
         assert not os.path.exists(fresh), f"{cfg['name']}: the output folder was created before validation"
         print("exit 2, nothing written:", message)
 
+    # An input that fails on one rank alone (a file missing on one node; here rank 1's config file, then rank 1's data
+    # folder, by MPMD): the ranks agree on it (World::on_every_rank), so the job ends with exit 2 and one message naming
+    # the rank, where rank 0 used to go on and wait in its next collective for good.
+    good = mlp_config("pernode", data={"dataset": "fashion-mnist"}, duration={"steps": 2})
+    good["output"] = {"dir": fresh}
+    no_data = dict(good, data={"dataset": "fashion-mnist", "path": os.path.join(args.work, "no-such-data")})
+    for label, theirs, message in [
+        ("config file", os.path.join(args.work, "no-such-config.json"), "rank 1: "),
+        ("data folder", write_config("pernode-nodata", no_data), "rank 1: data file not found: "),
+    ]:
+        cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "1", args.dtbench, "train",
+               write_config("pernode", good), ":", "-np", "1", args.dtbench, "train", theirs]
+        p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 2, (label, p.returncode, p.stderr[-3000:])
+        assert message in p.stderr, (label, message, p.stderr)
+        assert p.stderr.count("dtbench: error") == 1, p.stderr
+        assert not os.path.exists(fresh), f"{label}: the output folder was created"
+        print(f"exit 2, one message: rank 1's {label} missing")
+
     # One live run owns its MLLOG file: a second run of the same name is refused while the first runs, and
     # leaves the first one's log alone.
     cfg = mlp_config("owner", batch={"per_rank": 8}, duration={"steps": 100000}, eval={"every_steps": 100000})

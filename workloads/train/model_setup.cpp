@@ -85,7 +85,7 @@ std::unique_ptr<TrainModel> make_train_model(const Json& cfg, const data::Datase
   const models::ModelSpec spec = train_model_spec(cfg, train, model_parallel);
   // Every rank has the same config and data shape, so a spec the network cannot take fails alike on all of
   // them: one message and exit 2, not one abort per rank.
-  same_on_all_ranks([&] { validate_spec(spec, cfg["backend"] == "gpu"); });
+  world.on_every_rank([&] { validate_spec(spec, cfg["backend"] == "gpu"); });
   auto model = build(spec, static_cast<uint64_t>(cfg["seed"].get<int64_t>()), cfg, world.rank());
   // Every rank built the same weights from the same seed; broadcasting rank 0's makes that a fact rather
   // than an assumption (and covers models initialised from anything else).

@@ -123,7 +123,7 @@ void Run::set_up() {
   // A model-parallel group's ranks read the same batches: the data is sharded over the replicas.
   const int replicas = model_parallel_ ? model_parallel_->replicas() : world_.size();
   const int replica = model_parallel_ ? model_parallel_->replica() : world_.rank();
-  data_ = same_on_all_ranks([&] { return std::make_unique<TrainingData>(cfg_, replicas, replica, per_rank_); });
+  data_ = world_.on_every_rank([&] { return std::make_unique<TrainingData>(cfg_, replicas, replica, per_rank_); });
   const int64_t steps_per_epoch = data_->steps_per_epoch();
   const int64_t total_steps = cfg_["duration"]["steps"].get<int64_t>() > 0
                                   ? cfg_["duration"]["steps"].get<int64_t>()
@@ -139,7 +139,7 @@ void Run::set_up() {
   if (pipelined)
     pipeline_ = std::make_unique<Pipeline>(*model_parallel_, cfg_["parallel"]["pipeline_schedule"].get<std::string>(),
                                            static_cast<int>(cfg_["batch"]["micro_batches"].get<int64_t>()));
-  sched_ = same_on_all_ranks([&] {
+  sched_ = world_.on_every_rank([&] {
     return optim::make_schedule(cfg_["optimizer"], cfg_["lr_scaling"], cfg_["schedule"],
                                 optim::RunShape{global_, steps_per_epoch, total_steps});
   });
@@ -147,17 +147,19 @@ void Run::set_up() {
     parallel_ = std::make_unique<DataParallel>(cfg_, world_, *model_, per_rank_, global_, steps_per_epoch, total_steps,
                                                model_parallel_.get());
   else  // the servers' shards hold whole tensors: refused here, before any output, when there are too few
-    same_on_all_ranks([&] {
+    world_.on_every_rank([&] {
       return shard_params(model_->host_optimizer()->table(), static_cast<int>(cfg_["reducer"]["servers"].get<int64_t>()));
     });
   std::optional<NoiseScaleEstimator> none;
   if (args_.resume)
-    resumed_ = resume_from_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_,
-                                      parallel_ ? parallel_->noise() : none, st_);
+    resumed_ = world_.on_every_rank([&] {
+      return resume_from_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_,
+                                    parallel_ ? parallel_->noise() : none, st_);
+    });
   // With --resume as well, --init-from is where a run starts that has no checkpoint of its own yet (a requeued
   // population-based training member continues its own).
   if (!resumed_ && !args_.init_from.empty()) {
-    same_on_all_ranks([&] {
+    world_.on_every_rank([&] {
       init_from_checkpoint(world_, args_.init_from, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_,
                            cadence_.stop_step);
     });
@@ -173,7 +175,7 @@ void Run::set_up() {
 // checkpoint's.
 void Run::cut_pipeline() {
   const models::ModelSpec whole = train_model_spec(cfg_, data_->train(), nullptr);
-  same_on_all_ranks([&] { models::validate(whole); });
+  world_.on_every_rank([&] { models::validate(whole); });
   const int units = models::pipeline_units(whole), stages = model_parallel_->group_size();
   std::vector<std::pair<int, int>> cut;
   const Json& pinned = cfg_["parallel"]["pipeline_cut"];
@@ -517,25 +519,28 @@ void Run::save_weights() const {
 }
 
 int train(const TrainArgs& args) {
-  // The config phase reads the same files on every rank, so its errors are the same everywhere.
-  std::unique_ptr<Run> run;
-  try {
-    Json user = config::read_user(args.config, args.sets);  // the file is read once
-    run = std::make_unique<Run>(args, user);  // resolves and validates on this run's rank count
-  } catch (const Error& e) {
-    std::string msg = e.what();
-    // Name where the offending value came from: the last --set of that key (or of an object above it), else the file.
-    std::string source = args.config;
-    for (const std::string& set : args.sets) {
-      std::string pointer = "/" + set.substr(0, set.find('='));
-      std::replace(pointer.begin(), pointer.end(), '.', '/');
-      if (msg.rfind(pointer + ":", 0) == 0 || msg.rfind(pointer + "/", 0) == 0) source = "--set " + set;
+  // The config phase reads the same files on every rank, so its errors are mostly the same everywhere; a file
+  // missing on one node or a node without a GPU fails there alone, and the ranks agree on that too.
+  const World world;
+  std::unique_ptr<Run> run = world.on_every_rank([&] {
+    try {
+      Json user = config::read_user(args.config, args.sets);  // the file is read once
+      return std::make_unique<Run>(args, user);  // resolves and validates on this run's rank count
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      // Name where the offending value came from: the last --set of that key (or of an object above it), else the file.
+      std::string source = args.config;
+      for (const std::string& set : args.sets) {
+        std::string pointer = "/" + set.substr(0, set.find('='));
+        std::replace(pointer.begin(), pointer.end(), '.', '/');
+        if (msg.rfind(pointer + ":", 0) == 0 || msg.rfind(pointer + "/", 0) == 0) source = "--set " + set;
+      }
+      if (!source.empty() && (args.config.empty() || msg.rfind(args.config, 0) != 0)) msg = source + ": " + msg;
+      throw Error(e.code(), msg);
     }
-    if (!source.empty() && (args.config.empty() || msg.rfind(args.config, 0) != 0)) msg = source + ": " + msg;
-    throw SameOnAllRanks(e.code(), msg);
-  }
+  });
   if (args.print_config) {
-    if (World().root()) std::cout << run->config().dump(2) << "\n";
+    if (world.root()) std::cout << run->config().dump(2) << "\n";
     return 0;
   }
   return run->execute();

@@ -1,5 +1,6 @@
 #include "workloads/train/world.hpp"
 
+#include <array>
 #include <string>
 
 namespace dtbench {
@@ -70,9 +71,13 @@ void World::agree_on_error(const std::optional<Error>& err) const {
 }
 
 void World::agree_on_any_error(const std::optional<Error>& mine) const {
-  int first = mine ? rank_ : size_;
-  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm_);
-  if (first < size_) throw_error_of(first, mine, "rank " + std::to_string(first) + ": ");
+  // One reduction answers both: the lowest failing rank is size - max(size - rank), and every rank failed when
+  // max(-failed) is -1.
+  std::array<int, 2> v{mine ? size_ - rank_ : 0, mine ? -1 : 0};
+  max(v);
+  if (v[0] == 0) return;
+  const int first = size_ - v[0];
+  throw_error_of(first, mine, v[1] == -1 ? "" : "rank " + std::to_string(first) + ": ");
 }
 
 void World::throw_error_of(int from, const std::optional<Error>& mine, const std::string& prefix) const {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
@@ -29,19 +30,6 @@ class OwnedComm {
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
 };
-
-// Runs f, whose errors are the same on every rank (it reads the same config and files everywhere), and
-// rethrows any Error as SameOnAllRanks: rank 0 reports it once and every rank exits with its code.
-template <class F>
-auto same_on_all_ranks(F&& f) {
-  try {
-    return f();
-  } catch (const SameOnAllRanks&) {
-    throw;
-  } catch (const Error& e) {
-    throw SameOnAllRanks(e.code(), e.what());
-  }
-}
 
 class World {
  public:
@@ -63,9 +51,36 @@ class World {
   // Rank 0 decided (err holds its error, if any); every rank learns the outcome, and all throw the same
   // SameOnAllRanks, so the job ends with one message and one exit code.
   void agree_on_error(const std::optional<Error>& err) const;
-  // Any rank may have failed (`mine` holds this rank's error, if any); every rank learns the lowest failing
-  // rank's error, prefixed with its rank, and all throw it as the same SameOnAllRanks.
+  // Any rank may have failed (`mine` holds this rank's error, if any), and every rank learns it: when every rank
+  // failed (the same config or file everywhere), rank 0's error as it is; when only some did (a file missing on one
+  // node, a node without a GPU), the lowest failing rank's, prefixed with its rank. All throw it as the same
+  // SameOnAllRanks, so the job ends with one message and one exit code.
   void agree_on_any_error(const std::optional<Error>& mine) const;
+  // Runs f on every rank and agrees on its errors (agree_on_any_error), so that a rank that failed alone does not
+  // leave the others waiting in their next collective. f must make no collective call that could be left waiting
+  // by a rank that failed before it.
+  template <class F>
+  auto on_every_rank(F&& f) const {
+    std::optional<Error> err;
+    using R = decltype(f());
+    if constexpr (std::is_void_v<R>) {
+      try {
+        f();
+      } catch (const Error& e) {
+        err = e;
+      }
+      agree_on_any_error(err);
+    } else {
+      std::optional<R> out;
+      try {
+        out.emplace(f());
+      } catch (const Error& e) {
+        err = e;
+      }
+      agree_on_any_error(err);
+      return std::move(*out);
+    }
+  }
   // Runs `check` on rank 0 only; an Error it throws is thrown on every rank (agree_on_error).
   void checked_on_root(const std::function<void()>& check) const;
   // Whether every rank runs on this rank's host (an MPI shared-memory split as large as the world).
