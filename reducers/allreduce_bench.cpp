@@ -102,6 +102,9 @@ std::vector<std::string> resolve_reducers(const std::string& spec, bool mpi_tran
 void validate(const AllreduceOptions& o) {
   if (!(o.step_factor > 1.0) || std::isinf(o.step_factor))
     throw BadInput("-f/--stepfactor must be a finite number > 1, got " + std::to_string(o.step_factor));
+  // Sizes are whole floats (rounded down): a smallest size under one float would time a 0-byte reduction.
+  if (o.min_bytes < sizeof(float))
+    throw BadInput("-b/--minbytes must be at least 4 (one float), got " + std::to_string(o.min_bytes));
   if (o.min_bytes > o.max_bytes)
     throw BadInput("-b/--minbytes (" + std::to_string(o.min_bytes) + ") must be <= -e/--maxbytes (" +
                    std::to_string(o.max_bytes) + ")");

@@ -257,7 +257,15 @@ void run_model_command(const ModelCliOptions& cli) {
   std::vector<Json> measured;
   if (!cli.check.empty()) measured.push_back(read_sweep_file(cli.check, "--check"));
   std::vector<Json> holdout;
-  for (const auto& f : cli.holdout) holdout.push_back(read_sweep_file(f, "--holdout"));
+  for (const auto& f : cli.holdout) {
+    holdout.push_back(read_sweep_file(f, "--holdout"));
+    // A held-out error needs rows the fit did not see: the same sweep (this path or a copy) under --fit would be
+    // judged on its own data.
+    for (size_t i = 0; i < docs.size(); ++i)
+      if (docs[i] == holdout.back())
+        throw BadInput("--holdout " + f + ": the same sweep as --fit " + cli.fit[i] +
+                       "; a held-out error needs rows the fit did not see");
+  }
   if (!cli.json.empty()) check_output_file(cli.json, "--json");
   if (cli.fit.empty()) {  // the batch split on a published network needs no fit
     Json out = {{"kind", "dtbench.model"},

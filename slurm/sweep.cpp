@@ -238,6 +238,10 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   bool arrays = o.array || spec.slurm["array"].get<bool>();
   // The launcher is input too: refused before anything is queried or written (exit 2 writes nothing).
   require_launcher(o.local, o.submit);
+  // --local starts the program here: one that is not there would fail every run (under --submit it runs on the
+  // compute nodes, which may see other files than this one).
+  if (o.local && !spec.program.empty() && !on_path(spec.program[0]))
+    throw BadInput(o.spec + ": /program/0: '" + spec.program[0] + "' is not an executable file here (--local runs it on this machine)");
   std::vector<Item> items = survey(points, l);
 
   // Runs whose earlier job is still pending or running are left alone.
