@@ -53,9 +53,11 @@ import os
 import random
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
+import zlib
 
 import numpy as np
 
@@ -1118,6 +1120,24 @@ def check_bad_input():
     assert "checkpoint was written by a different config (first difference at /optimizer/lr)" in p.stderr, p.stderr
     assert folder_bytes(records) == before, "files changed (the record, its .mllog or the checkpoint)"
     print("exit 2: resume with another config")
+    # A rank file whose first weight is NaN with a CRC that matches (written so, not damaged since): refused on resume
+    # by the rank that read it (rank 1 alone, so the ranks agree on its error), nothing written.
+    ckpt = os.path.join(records, "other.ckpt")
+    rank1 = [n for n in os.listdir(ckpt) if n.startswith("rank-1.")][0]
+    with open(os.path.join(ckpt, rank1), "rb") as f:
+        good = f.read()
+    # magic (8 bytes), step (int64), the weights' byte count (uint64), then the weights; a CRC-32 ends the file.
+    body = good[:24] + struct.pack("<f", float("nan")) + good[28:-4]
+    with open(os.path.join(ckpt, rank1), "wb") as f:
+        f.write(body + struct.pack("<I", zlib.crc32(body)))
+    before = folder_bytes(records)
+    p = mpirun(2, write_config("other", base), "--resume", expect=2)
+    assert f"rank 1: {os.path.join(ckpt, rank1)}: checkpoint holds a non-finite weight (number 0 is nan)" in p.stderr, p.stderr
+    assert p.stderr.count("dtbench: error") == 1, p.stderr
+    assert folder_bytes(records) == before, "files changed"
+    with open(os.path.join(ckpt, rank1), "wb") as f:
+        f.write(good)
+    print("exit 2: resume from a rank file with a NaN weight (and a matching CRC)")
 
     # Inputs that only the data, the schedule or another file can refute: exit 2, and the output folder is
     # neither created nor changed (nothing is written before every input has been validated).

@@ -1,6 +1,8 @@
 #include "workloads/train/run_checkpoint.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/run_record.hpp"
@@ -68,6 +70,14 @@ Json load_rank_state(const World& world, const fs::path& dir, const TrainState& 
   auto b = model.host_buffers();
   if (rs.params.size() != p.size() || rs.buffers.size() != b.size())
     throw BadInput(dir.string() + ": checkpoint holds a different model (parameter count differs)");
+  // A non-finite weight or statistic is no state a run can continue from: a run that made one would diverge at its
+  // next step, and a NaN batch-norm statistic would only show as a wrong accuracy (the CRC cannot tell: a file
+  // written with the NaN in it has a matching one).
+  for (const auto& [what, values] : {std::pair{"weight", &rs.params}, std::pair{"batch-norm statistic", &rs.buffers}})
+    for (size_t i = 0; i < values->size(); ++i)
+      if (!std::isfinite((*values)[i]))
+        throw BadInput(rank_file(dir, world.rank(), st.step).string() + ": checkpoint holds a non-finite " + what +
+                       " (number " + std::to_string(i) + " is " + std::to_string((*values)[i]) + ")");
   std::copy(rs.params.begin(), rs.params.end(), p.begin());
   std::copy(rs.buffers.begin(), rs.buffers.end(), b.begin());
   model.push_host_params();
