@@ -152,6 +152,12 @@ echo "== exit codes of dtbench train under srun (README, Exit codes)"
 launch=(srun -N2 --ntasks-per-node=1 --mpi=pmix --kill-on-bad-exit=1 "$dtbench" train "$work/codes.json")
 expect 2 "--set batch.global=15: /batch/global: 15 is not divisible by the rank count 2" -- "${launch[@]}" --set batch.global=15
 expect 2 "--stop-at: must be greater than 0, got '0'" -- "${launch[@]}" --stop-at 0
+# A config file missing on one node only (rank 1's, by --multi-prog): the ranks agree on it (exit 2, one message
+# naming the rank) rather than rank 0 waiting for rank 1 in its first collective.
+printf '0 %s train %s\n1 %s train %s\n' "$dtbench" "$work/codes.json" "$dtbench" "$work/missing.json" >"$work/pernode.conf"
+expect 2 "rank 1: $work/missing.json: cannot open config file" -- \
+  srun -N2 --ntasks-per-node=1 --mpi=pmix --kill-on-bad-exit=1 --multi-prog "$work/pernode.conf"
+[ "$(grep -c "dtbench: error" <<<"$LAST_OUT")" = 1 ] || fail "the per-node error was not reported once"
 expect 3 "preempted at step" -- "${launch[@]}" --set name=usr1 --inject-fault sigusr1@3
 expect 137 "task 1: Killed" -- "${launch[@]}" --set name=killed --inject-fault kill@1:3
 # signalled NAME RCS STATUS COMMAND...: starts a run named NAME, runs COMMAND once it trains ($pid is srun's),
