@@ -437,8 +437,11 @@ std::vector<Rule> build_rules() {
        [](const Json& c, int ranks) {
          const int64_t m = c["batch"]["micro_batches"].get<int64_t>();
          const long per_rank = per_rank_batch(c, ranks);
-         return when(per_rank % m != 0, "the per-rank batch " + std::to_string(per_rank) + " is not divisible by " +
-                                            std::to_string(m) + " micro-batches");
+         // Under model parallelism a replica's ranks share its batch: name it as the user sized it.
+         const bool replicated = replicas(c, ranks) != ranks;
+         return when(per_rank % m != 0, std::string(replicated ? "the per-replica batch " : "the per-rank batch ") +
+                                            std::to_string(per_rank) + " is not divisible by " + std::to_string(m) +
+                                            " micro-batches");
        }},
       {"/batch/micro_batches", Needs::config,
        [](const Json& c, int) {

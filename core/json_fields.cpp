@@ -44,6 +44,12 @@ double JsonFields::nonneg_number(const std::string& key) const {
   return v;
 }
 
+double JsonFields::fraction(const std::string& key) const {
+  const double v = number(key);
+  if (!(v >= 0 && v <= 1)) throw_wrong_type(pointer(key), "a number from 0 to 1", at(key));
+  return v;
+}
+
 double JsonFields::number(const std::string& key) const {
   const Json& v = at(key);
   if (!v.is_number()) throw_wrong_type(pointer(key), "a number", v);

@@ -26,6 +26,8 @@ class JsonFields {
   double number(const std::string& key) const;
   // A number >= 0 ("/time_us: expected a number >= 0, got -1").
   double nonneg_number(const std::string& key) const;
+  // A number from 0 to 1 (an accuracy): "/curve/0/test_accuracy: expected a number from 0 to 1, got 5.0".
+  double fraction(const std::string& key) const;
   bool boolean(const std::string& key) const;
   const Json& object(const std::string& key) const;
   const Json& array(const std::string& key) const;

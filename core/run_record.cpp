@@ -12,6 +12,9 @@ namespace {
 
 constexpr const char* kKind = "dtbench-run-record";
 constexpr const char* kTimingUnit = "seconds per step (mean)";
+// The value ranges are the schema's (results/schema/run-record.schema.json): a negative epoch count or an accuracy
+// of 5 would otherwise reach tables and MLPerf's RCP files as a result.
+constexpr int64_t kMaxCount = std::numeric_limits<int64_t>::max();
 constexpr RunStatus kStatuses[] = {RunStatus::completed, RunStatus::reached_target, RunStatus::diverged,
                                    RunStatus::failed, RunStatus::preempted};
 
@@ -37,30 +40,30 @@ EvalPoint eval_point_from(const JsonFields& f) {
   f.only({"epoch", "step", "samples", "wall_seconds", "train_loss", "test_loss", "test_accuracy", "lr", "b_simple",
           "validation_loss", "validation_accuracy"});
   const bool validated = f.has("validation_accuracy") || f.has("validation_loss");
-  return {.epoch = f.number("epoch"),
-          .step = f.integer("step"),
-          .samples = f.integer("samples"),
-          .wall_seconds = f.number("wall_seconds"),
+  return {.epoch = f.nonneg_number("epoch"),
+          .step = f.integer("step", 0, kMaxCount),
+          .samples = f.integer("samples", 0, kMaxCount),
+          .wall_seconds = f.nonneg_number("wall_seconds"),
           .train_loss = loss(f, "train_loss"),
           .test_loss = loss(f, "test_loss"),
-          .test_accuracy = f.number("test_accuracy"),
-          .lr = f.number("lr"),
+          .test_accuracy = f.fraction("test_accuracy"),
+          .lr = f.nonneg_number("lr"),
           .b_simple = f.at("b_simple").is_null() ? std::nullopt : std::optional(f.number("b_simple")),
           .validation_loss = validated ? std::optional(loss(f, "validation_loss")) : std::nullopt,
-          .validation_accuracy = validated ? std::optional(f.number("validation_accuracy")) : std::nullopt};
+          .validation_accuracy = validated ? std::optional(f.fraction("validation_accuracy")) : std::nullopt};
 }
 
 StepTiming timing_from(const JsonFields& f) {
   f.only({"unit", "data", "forward", "backward", "exposed_comm", "comm", "optimizer", "total"});
   if (f.string("unit") != kTimingUnit)
     throw_wrong_type(f.pointer("unit"), std::string("\"") + kTimingUnit + "\"", f.at("unit"));
-  return {.data = f.number("data"),
-          .forward = f.number("forward"),
+  return {.data = f.nonneg_number("data"),
+          .forward = f.nonneg_number("forward"),
           .backward = f.number("backward"),
-          .exposed_comm = f.number("exposed_comm"),
-          .comm = f.number("comm"),
-          .optimizer = f.number("optimizer"),
-          .total = f.number("total")};
+          .exposed_comm = f.nonneg_number("exposed_comm"),
+          .comm = f.nonneg_number("comm"),
+          .optimizer = f.nonneg_number("optimizer"),
+          .total = f.nonneg_number("total")};
 }
 
 }  // namespace
@@ -172,27 +175,27 @@ RunRecord RunRecord::from_json(const Json& j) {
   r.config = f.object("config");
   if (f.at("seed") != seed_of(r.config)) throw BadInput(f.pointer("seed") + ": differs from /config/seed");
   r.ranks = static_cast<int>(f.integer("ranks", 1, std::numeric_limits<int>::max()));
-  r.global_batch = f.integer("global_batch");
-  r.per_rank_batch = f.integer("per_rank_batch");
+  r.global_batch = f.integer("global_batch", 1, kMaxCount);
+  r.per_rank_batch = f.integer("per_rank_batch", 1, kMaxCount);
   r.started_utc = f.string("started_utc");
   r.finished_utc = f.string("finished_utc");
-  r.wall_seconds = f.number("wall_seconds");
-  r.steps = f.integer("steps");
-  r.epochs = f.number("epochs");
-  r.samples = f.integer("samples");
+  r.wall_seconds = f.nonneg_number("wall_seconds");
+  r.steps = f.integer("steps", 0, kMaxCount);
+  r.epochs = f.nonneg_number("epochs");
+  r.samples = f.integer("samples", 0, kMaxCount);
   r.timing = timing_from(f.fields("timing"));
   const JsonFields tp = f.fields("throughput");
   tp.only({"images_per_second", "steady_images_per_second", "bytes_communicated_per_step"});
-  r.images_per_second = tp.number("images_per_second");
+  r.images_per_second = tp.nonneg_number("images_per_second");
   if (tp.has("steady_images_per_second")) r.steady_images_per_second = tp.nonneg_number("steady_images_per_second");
-  r.bytes_communicated_per_step = tp.number("bytes_communicated_per_step");
+  r.bytes_communicated_per_step = tp.nonneg_number("bytes_communicated_per_step");
   for (const JsonFields& p : f.items("curve")) r.curve.push_back(eval_point_from(p));
   const JsonFields tta = f.fields("time_to_accuracy");
-  r.target_accuracy = tta.number("target");
+  r.target_accuracy = tta.fraction("target");
   if (tta.boolean("reached")) {
     tta.only({"target", "reached", "seconds", "step", "epoch", "samples"});
-    r.time_to_accuracy = TimeToAccuracy{tta.number("seconds"), tta.integer("step"), tta.number("epoch"),
-                                        tta.integer("samples")};
+    r.time_to_accuracy = TimeToAccuracy{tta.nonneg_number("seconds"), tta.integer("step", 0, kMaxCount),
+                                        tta.nonneg_number("epoch"), tta.integer("samples", 0, kMaxCount)};
   } else {
     tta.only({"target", "reached"});
   }

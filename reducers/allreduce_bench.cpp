@@ -492,7 +492,7 @@ void run_command(const CliOptions& cli) {
 void add_allreduce_command(CLI::App& app) {
   auto cli = std::make_shared<CliOptions>();
   auto* cmd = app.add_subcommand("allreduce", "Sweep the reducers over message sizes (nccl-tests style)");
-  cmd->add_option("-b,--minbytes", cli->minbytes, "Smallest size in bytes (K/M/G suffixes)")->capture_default_str();
+  cmd->add_option("-b,--minbytes", cli->minbytes, "Smallest size in bytes (K/M/G suffixes); sizes are rounded down to whole floats (4 bytes)")->capture_default_str();
   cmd->add_option("-e,--maxbytes", cli->maxbytes, "Largest size in bytes (K/M/G suffixes)")->capture_default_str();
   cmd->add_option("-f,--stepfactor", cli->stepfactor, "Multiply the size by this factor (> 1)")
       ->capture_default_str();

@@ -96,6 +96,7 @@ struct Synthetic {
     r.name = run.name;
     r.config = run.config;
     r.ranks = run.name.find("nodes2") != std::string::npos ? 2 : 1;
+    r.global_batch = 64, r.per_rank_batch = 64 / r.ranks;
     r.status = status;
     r.images_per_second = ips;
     if (ips >= 100) r.steady_images_per_second = ips + 10;  // the tree run (90) had no second step
@@ -376,7 +377,7 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
     dtbench::RunRecord r;
     r.name = run.name;
     r.config = run.config;
-    r.global_batch = batch;
+    r.global_batch = batch, r.per_rank_batch = batch;
     r.status = epoch ? dtbench::RunStatus::reached_target : dtbench::RunStatus::completed;
     r.target_accuracy = 0.9;
     r.finished_utc = "2026-11-25T23:00:00Z";
@@ -432,7 +433,7 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   dtbench::RunRecord r;
   r.name = points[1].runs[1].name;
   r.config = mlp;
-  r.global_batch = 256;
+  r.global_batch = 256, r.per_rank_batch = 256;
   r.status = dtbench::RunStatus::reached_target;
   r.target_accuracy = 0.9;
   r.time_to_accuracy = dtbench::TimeToAccuracy{10, 5, 4.5, 640};

@@ -138,6 +138,9 @@ TEST(Config, MicroBatchRules) {
   EXPECT_EQ(error_of({{"batch", {{"micro_batches", 4}}}}, 4), "");
   EXPECT_EQ(error_of({{"batch", {{"per_rank", 6}, {"micro_batches", 4}}}}, 2),
             "/batch/micro_batches: the per-rank batch 6 is not divisible by 4 micro-batches");
+  // 2 pipeline stages on 6 ranks: 3 replicas of global 6 hold 2 each, which 4 micro-batches do not divide.
+  EXPECT_EQ(error_of({{"batch", {{"global", 6}, {"micro_batches", 4}}}, {"parallel", {{"pipeline_stages", 2}}}}, 6),
+            "/batch/micro_batches: the per-replica batch 2 is not divisible by 4 micro-batches");
   EXPECT_EQ(error_of({{"batch", {{"micro_batches", 0}}}}),
             "/batch/micro_batches: expected an integer in [1, 1000000000], got 0");
   const std::string not_sync = "/batch/micro_batches: gradient accumulation needs /parallel/mode \"sync\"";

@@ -175,6 +175,21 @@ TEST(RunRecord, SaysWhyAFileIsNotAReadableRecord) {
             d + "ranks0.json: /ranks: expected an integer from 1 to 2147483647, got 0");
   EXPECT_EQ(problem_with("ranks40.json", [](Json& j) { j["ranks"] = int64_t{1} << 40; }),
             d + "ranks40.json: /ranks: expected an integer from 1 to 2147483647, got 1099511627776");
+  // The schema's value ranges: a negative epoch count or an accuracy of 5 would reach tables and RCP files.
+  EXPECT_EQ(problem_with("epoch.json", [](Json& j) { j["time_to_accuracy"]["epoch"] = -7.5; }),
+            d + "epoch.json: /time_to_accuracy/epoch: expected a number >= 0, got -7.5");
+  EXPECT_EQ(problem_with("accuracy.json", [](Json& j) { j["curve"][0]["test_accuracy"] = 5.0; }),
+            d + "accuracy.json: /curve/0/test_accuracy: expected a number from 0 to 1, got 5.0");
+  EXPECT_EQ(problem_with("target.json", [](Json& j) { j["time_to_accuracy"]["target"] = 5; }),
+            d + "target.json: /time_to_accuracy/target: expected a number from 0 to 1, got 5");
+  EXPECT_EQ(problem_with("ips.json", [](Json& j) { j["throughput"]["images_per_second"] = -100; }),
+            d + "ips.json: /throughput/images_per_second: expected a number >= 0, got -100");
+  EXPECT_EQ(problem_with("batch.json", [](Json& j) { j["global_batch"] = 0; }),
+            d + "batch.json: /global_batch: expected an integer from 1 to 9223372036854775807, got 0");
+  EXPECT_EQ(problem_with("steps.json", [](Json& j) { j["steps"] = -1; }),
+            d + "steps.json: /steps: expected an integer from 0 to 9223372036854775807, got -1");
+  EXPECT_EQ(problem_with("wait.json", [](Json& j) { j["timing"]["exposed_comm"] = -0.5; }),
+            d + "wait.json: /timing/exposed_comm: expected a number >= 0, got -0.5");
   EXPECT_EQ(problem("nan.json", "{\"kind\": \"dtbench-run-record\", \"wall_seconds\": NaN}"),
             d + "nan.json:1:48: invalid JSON (byte 47)");
 }

@@ -155,8 +155,9 @@ expect 2 "--stop-at: must be greater than 0, got '0'" -- "${launch[@]}" --stop-a
 # A config file missing on one node only (rank 1's, by --multi-prog): the ranks agree on it (exit 2, one message
 # naming the rank) rather than rank 0 waiting for rank 1 in its first collective.
 printf '0 %s train %s\n1 %s train %s\n' "$dtbench" "$work/codes.json" "$dtbench" "$work/missing.json" >"$work/pernode.conf"
-expect 2 "rank 1: $work/missing.json: cannot open config file" -- \
+expect 2 "): $work/missing.json: cannot open config file" -- \
   srun -N2 --ntasks-per-node=1 --mpi=pmix --kill-on-bad-exit=1 --multi-prog "$work/pernode.conf"
+grep -qF "dtbench: error: rank 1 of 2 (" <<<"$LAST_OUT" || fail "the per-node error does not name rank 1"
 [ "$(grep -c "dtbench: error" <<<"$LAST_OUT")" = 1 ] || fail "the per-node error was not reported once"
 expect 3 "preempted at step" -- "${launch[@]}" --set name=usr1 --inject-fault sigusr1@3
 expect 137 "task 1: Killed" -- "${launch[@]}" --set name=killed --inject-fault kill@1:3

@@ -53,6 +53,7 @@ import os
 import random
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -74,6 +75,19 @@ def mpirun(k, *train_args, expect=0, timeout=300):
     cmd = ["mpirun", "-np", str(k), "--oversubscribe", "--bind-to", "none", args.dtbench, "train", *train_args]
     p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=timeout)
     if expect is not None and p.returncode != expect:
+        print(" ".join(cmd))
+        print(p.stdout[-4000:], p.stderr[-4000:])
+        raise SystemExit(f"exit {p.returncode}, expected {expect}")
+    return p
+
+
+def mpmd(first, second, expect=0, timeout=120):
+    """Rank 0 runs `dtbench train *first`, rank 1 `dtbench train *second` (one MPI job): what differs between two
+    nodes (a file missing on one) stands in for two nodes."""
+    cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "1", args.dtbench, "train", *first, ":",
+           "-np", "1", args.dtbench, "train", *second]
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != expect:
         print(" ".join(cmd))
         print(p.stdout[-4000:], p.stderr[-4000:])
         raise SystemExit(f"exit {p.returncode}, expected {expect}")
@@ -1132,7 +1146,7 @@ def check_bad_input():
         f.write(body + struct.pack("<I", zlib.crc32(body)))
     before = folder_bytes(records)
     p = mpirun(2, write_config("other", base), "--resume", expect=2)
-    assert f"rank 1: {os.path.join(ckpt, rank1)}: checkpoint holds a non-finite weight (number 0 is nan)" in p.stderr, p.stderr
+    assert f"rank 1 of 2 ({socket.gethostname()}): {os.path.join(ckpt, rank1)}: checkpoint holds a non-finite weight (number 0 is nan)" in p.stderr, p.stderr
     assert p.stderr.count("dtbench: error") == 1, p.stderr
     assert folder_bytes(records) == before, "files changed"
     with open(os.path.join(ckpt, rank1), "wb") as f:
@@ -1175,17 +1189,38 @@ def check_bad_input():
     good["output"] = {"dir": fresh}
     no_data = dict(good, data={"dataset": "fashion-mnist", "path": os.path.join(args.work, "no-such-data")})
     for label, theirs, message in [
-        ("config file", os.path.join(args.work, "no-such-config.json"), "rank 1: "),
-        ("data folder", write_config("pernode-nodata", no_data), "rank 1: data file not found: "),
+        ("config file", os.path.join(args.work, "no-such-config.json"),
+         f"rank 1 of 2 ({socket.gethostname()}): {os.path.join(args.work, 'no-such-config.json')}: cannot open config file"),
+        ("data folder", write_config("pernode-nodata", no_data),
+         f"rank 1 of 2 ({socket.gethostname()}): data file not found: "),
     ]:
-        cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "1", args.dtbench, "train",
-               write_config("pernode", good), ":", "-np", "1", args.dtbench, "train", theirs]
-        p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=120)
-        assert p.returncode == 2, (label, p.returncode, p.stderr[-3000:])
+        p = mpmd([write_config("pernode", good)], [theirs], expect=2)
         assert message in p.stderr, (label, message, p.stderr)
         assert p.stderr.count("dtbench: error") == 1, p.stderr
         assert not os.path.exists(fresh), f"{label}: the output folder was created"
         print(f"exit 2, one message: rank 1's {label} missing")
+    # Rank 1's copy of the data is another size (a node with another version of it): refused, not trained with
+    # step counts that differ between the ranks.
+    small = dict(good, data=mlp_config("x")["data"])
+    other = json.loads(json.dumps(small))
+    other["data"]["synthetic"]["train_size"] = 900
+    p = mpmd([write_config("pernode", small)], [write_config("pernode-smaller", other)], expect=2)
+    assert (f"rank 1 of 2 ({socket.gethostname()}): the data this rank loaded has 900 training images where another "
+            "rank's has 960 (every rank must read the same /data)") in p.stderr, p.stderr
+    assert not os.path.exists(fresh), "data of another size: the output folder was created"
+    print("exit 2, one message: rank 1's data of another size")
+    # --resume where rank 1 sees no checkpoint (its /output/dir another folder, as a node-local disk would be) and
+    # rank 0 does: refused, where they used to start at different steps and wait for each other at the end.
+    cut = mlp_config("split", batch={"per_rank": 8}, duration={"steps": 12})
+    mpirun(2, write_config("split", cut), "--inject-fault", "sigusr1@4", expect=3)
+    elsewhere = dict(cut, output={"dir": os.path.join(args.work, "node-local")})
+    before = folder_bytes(records)
+    p = mpmd([write_config("split", cut), "--resume"], [write_config("split-elsewhere", elsewhere), "--resume"],
+             expect=2)
+    assert (f"rank 1 of 2 ({socket.gethostname()}): {os.path.join(args.work, 'node-local', 'split.ckpt')}: --resume: "
+            "no checkpoint here, where another rank found one (every rank must see the same /output/dir)") in p.stderr, p.stderr
+    assert folder_bytes(records) == before and not os.path.exists(os.path.join(args.work, "node-local")), "files changed"
+    print("exit 2, one message: --resume where only rank 0 finds the checkpoint")
 
     # One live run owns its MLLOG file: a second run of the same name is refused while the first runs, and
     # leaves the first one's log alone.

@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -58,6 +59,7 @@ class Run {
 
  private:
   void set_up();
+  void agree_on_data_shape() const;
   void check_outputs_and_open_log();
   void log_init_stop();
   // The synchronous (or local SGD) loop; returns the step at which a stop signal ended it, if one did.
@@ -124,13 +126,16 @@ void Run::set_up() {
   const int replicas = model_parallel_ ? model_parallel_->replicas() : world_.size();
   const int replica = model_parallel_ ? model_parallel_->replica() : world_.rank();
   data_ = world_.on_every_rank([&] { return std::make_unique<TrainingData>(cfg_, replicas, replica, per_rank_); });
+  agree_on_data_shape();
   const int64_t steps_per_epoch = data_->steps_per_epoch();
   const int64_t total_steps = cfg_["duration"]["steps"].get<int64_t>() > 0
                                   ? cfg_["duration"]["steps"].get<int64_t>()
                                   : cfg_["duration"]["epochs"].get<int64_t>() * steps_per_epoch;
-  if (args_.stop_at > total_steps)
-    throw BadInput("--stop-at " + std::to_string(args_.stop_at) + " is past the run's last step, " +
-                   std::to_string(total_steps) + " (/duration)");
+  world_.on_every_rank([&] {
+    if (args_.stop_at > total_steps)
+      throw BadInput("--stop-at " + std::to_string(args_.stop_at) + " is past the run's last step, " +
+                     std::to_string(total_steps) + " (/duration)");
+  });
   cadence_ = Cadence(cfg_["eval"], steps_per_epoch, total_steps, args_.stop_at);
   console_ = std::make_unique<Console>(world_.root(), total_steps);
   const bool pipelined = model_parallel_ && model_parallel_->form() == ModelParallel::Form::pipeline;
@@ -156,6 +161,18 @@ void Run::set_up() {
       return resume_from_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_,
                                     parallel_ ? parallel_->noise() : none, st_);
     });
+  if (args_.resume) {
+    // Each rank looked in its own view of /output/dir (a node's disk, a stale network file system cache): one that
+    // found no checkpoint where another resumed would start at step 0 while that one went on, each waiting for the
+    // other at some later step.
+    std::array<int, 1> any{resumed_ ? 1 : 0};
+    world_.max(any);
+    std::optional<Error> err;
+    if (any[0] == 1 && !resumed_)
+      err = BadInput(paths_.checkpoint.string() + ": --resume: no checkpoint here, where another rank found one " +
+                     "(every rank must see the same /output/dir)");
+    world_.agree_on_any_error(err);
+  }
   // With --resume as well, --init-from is where a run starts that has no checkpoint of its own yet (a requeued
   // population-based training member continues its own).
   if (!resumed_ && !args_.init_from.empty()) {
@@ -165,6 +182,26 @@ void Run::set_up() {
     });
   }
   if (pipeline_) st_.pipeline_unit_seconds = unit_seconds_;  // the next checkpoint's, as this run cut its stages
+}
+
+// Every rank loaded its own copy of /data (from its node's disk): a copy of another size or shape would give the
+// ranks different step counts or layers, and they would wait for one another. Refused naming the first rank whose
+// copy differs from the largest one's (the content itself is not compared).
+void Run::agree_on_data_shape() const {
+  const data::Dataset &train = data_->train(), &test = data_->test();
+  const char* const names[] = {"training images", "test images", "validation images", "channels", "height",
+                               "width", "classes"};
+  const std::array<int, 7> mine{static_cast<int>(train.size()), static_cast<int>(test.size()),
+                                static_cast<int>(data_->validation().size()), train.channels, train.height,
+                                train.width, train.classes};
+  std::array<int, 7> most = mine;
+  world_.max(most);
+  std::optional<Error> err;
+  for (size_t i = 0; i < mine.size() && !err; ++i)
+    if (mine[i] != most[i])
+      err = BadInput("the data this rank loaded has " + std::to_string(mine[i]) + " " + names[i] + " where another " +
+                     "rank's has " + std::to_string(most[i]) + " (every rank must read the same /data)");
+  world_.agree_on_any_error(err);
 }
 
 // Pipeline stages: the cut /parallel/pipeline_cut pins, or else the one where the costliest stage is cheapest

@@ -1,5 +1,7 @@
 #include "workloads/train/world.hpp"
 
+#include <unistd.h>
+
 #include <array>
 #include <string>
 
@@ -77,7 +79,13 @@ void World::agree_on_any_error(const std::optional<Error>& mine) const {
   max(v);
   if (v[0] == 0) return;
   const int first = size_ - v[0];
-  throw_error_of(first, mine, v[1] == -1 ? "" : "rank " + std::to_string(first) + ": ");
+  std::string prefix;
+  if (v[1] != -1 && rank_ == first) {  // some ranks only: which one, and on which node, is what the user needs
+    char host[256] = {0};
+    ::gethostname(host, sizeof host - 1);
+    prefix = "rank " + std::to_string(first) + " of " + std::to_string(size_) + " (" + host + "): ";
+  }
+  throw_error_of(first, mine, prefix);
 }
 
 void World::throw_error_of(int from, const std::optional<Error>& mine, const std::string& prefix) const {

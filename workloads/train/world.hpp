@@ -53,7 +53,7 @@ class World {
   void agree_on_error(const std::optional<Error>& err) const;
   // Any rank may have failed (`mine` holds this rank's error, if any), and every rank learns it: when every rank
   // failed (the same config or file everywhere), rank 0's error as it is; when only some did (a file missing on one
-  // node, a node without a GPU), the lowest failing rank's, prefixed with its rank. All throw it as the same
+  // node, a node without a GPU), the lowest failing rank's, prefixed "rank R of K (host): ". All throw it as the same
   // SameOnAllRanks, so the job ends with one message and one exit code.
   void agree_on_any_error(const std::optional<Error>& mine) const;
   // Runs f on every rank and agrees on its errors (agree_on_any_error), so that a rank that failed alone does not
