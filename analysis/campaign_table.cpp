@@ -161,6 +161,22 @@ TextTable campaign_table(const CampaignData& c, const TableOptions& o, Format fo
   std::vector<const MetricDef*> metrics;
   for (const auto& k : o.metrics.empty() ? default_metrics() : o.metrics) metrics.push_back(&metric(k));
 
+  // A --group-by key that no run has would pool every run into one row that looks like a result.
+  for (const auto& k : o.group_by) {
+    bool found = false;
+    for (const auto& p : c.points) {
+      for (const auto& r : p.runs) {
+        found = std::any_of(p.values.begin(), p.values.end(), [&](const auto& kv) { return kv.first == k; }) ||
+                !key_value(r, k).is_null();
+        if (found) break;
+      }
+      if (found) break;
+    }
+    if (!found && !c.points.empty())
+      throw BadInput("--group-by: no run of this campaign has the key '" + k +
+                     "' (a config key such as reducer.name or batch.global, slurm.nodes, ranks, status, global_batch)");
+  }
+
   // Rows: runs grouped by their key values, in the order points appear.
   std::vector<Row> rows;
   for (const auto& p : c.points)
@@ -216,9 +232,12 @@ TextTable campaign_table(const CampaignData& c, const TableOptions& o, Format fo
   TextTable t;
   t.caption = "Campaign " + c.name + ": one row per " + (o.group_by.empty() ? "sweep point" : "group") +
               "; cells give the median [min, max] over repeats.";
+  // A key of its own when the rank count is one (a folder of records without an index, --group-by ranks): then it
+  // is not shown twice.
+  const bool ranks_keyed = std::find(keys.begin(), keys.end(), "ranks") != keys.end();
   for (const auto& k : keys) t.header.push_back(k);
   if (keys.empty()) t.header.push_back("point");
-  t.header.push_back("ranks");
+  if (!ranks_keyed) t.header.push_back("ranks");
   t.header.push_back("runs");
   size_t key_cols = t.header.size();
   for (const auto* m : metrics) {
@@ -229,14 +248,14 @@ TextTable campaign_table(const CampaignData& c, const TableOptions& o, Format fo
     }
   }
   t.right.assign(t.header.size(), true);
-  for (size_t k = 0; k < key_cols; ++k) t.right[k] = k == key_cols - 2;  // the ranks column is numeric
+  for (size_t k = 0; k < key_cols; ++k) t.right[k] = t.header[k] == "ranks";  // the ranks column is numeric
 
   bool used_computed_eff = false;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
     std::vector<std::string> cells;
     for (const auto& v : row.key) cells.push_back(json_cell(v));
-    cells.push_back(ranks_cell(row));
+    if (!ranks_keyed) cells.push_back(ranks_cell(row));
     cells.push_back(runs_cell(row));
     for (const auto* m : metrics) {
       Cell cell = compute(*m, row);

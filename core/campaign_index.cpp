@@ -1,6 +1,8 @@
 #include "core/campaign_index.hpp"
 
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
@@ -87,6 +89,18 @@ CampaignIndex CampaignIndex::from_json(const Json& j) {
   c.repeats = f.integer("repeats", 1, kMaxCount);
   c.program = f.strings("program");
   for (const JsonFields& p : f.items("points")) c.points.push_back(point_from(p));
+  // Each run once: an index that lists a record twice would count one run as two repeats ("2/2 done").
+  std::map<std::string, std::string> names, records;
+  for (size_t i = 0; i < c.points.size(); ++i)
+    for (size_t k = 0; k < c.points[i].runs.size(); ++k) {
+      const CampaignIndex::Run& r = c.points[i].runs[k];
+      const std::string at = "/points/" + std::to_string(i) + "/runs/" + std::to_string(k);
+      for (auto [seen, field, value] : {std::tuple{&names, "name", r.name}, std::tuple{&records, "record", r.record}}) {
+        const auto [it, fresh] = seen->emplace(value, at);
+        if (!fresh)
+          throw BadInput(at + "/" + field + ": \"" + value + "\" is listed twice (also at " + it->second + "/" + field + ")");
+      }
+    }
   return c;
 }
 

@@ -25,7 +25,7 @@ CampaignIndex two_points() {
     p.values = {{"reducer.name", reducer}};
     p.ranks = 2;
     p.slurm = Json::object();
-    p.runs = {{p.id + "-s1", 1, "configs/a.json", "runs/a.json", "scripts/a.sbatch", 3}};
+    p.runs = {{p.id + "-s1", 1, "configs/" + p.id + ".json", "runs/" + p.id + ".json", "scripts/" + p.id + ".sbatch", 3}};
     c.points.push_back(p);
   }
   return c;
@@ -57,6 +57,11 @@ TEST(CampaignIndex, NamesTheFirstWrongFieldByPointer) {
   EXPECT_EQ(problem([](Json& j) { j["points"][1]["ranks"] = "2"; }), "/points/1/ranks: expected an integer, got \"2\"");
   EXPECT_EQ(problem([](Json& j) { j["points"][1]["ranks"] = 1e20; }), "/points/1/ranks: expected an integer, got 1e+20");
   EXPECT_EQ(problem([](Json& j) { j["points"][0]["runs"][0] = Json::object(); }), "/points/0/runs/0/name: missing");
+  // Each run once: a record listed twice would count as two repeats.
+  EXPECT_EQ(problem([](Json& j) { j["points"][1]["runs"][0]["record"] = j["points"][0]["runs"][0]["record"]; }),
+            "/points/1/runs/0/record: \"runs/p-ring.json\" is listed twice (also at /points/0/runs/0/record)");
+  EXPECT_EQ(problem([](Json& j) { j["points"][0]["runs"].push_back(j["points"][0]["runs"][0]); }),
+            "/points/0/runs/1/name: \"p-ring-s1\" is listed twice (also at /points/0/runs/0/name)");
   EXPECT_EQ(problem([](Json& j) { j["points"][0]["runs"][0]["record"] = 5; }),
             "/points/0/runs/0/record: expected a string, got 5");
   EXPECT_EQ(problem([](Json& j) { j["points"][0]["values"] = Json::array(); }),
