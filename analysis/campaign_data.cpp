@@ -149,6 +149,31 @@ CampaignData from_records(const fs::path& path) {
 
 }  // namespace
 
+Json campaign_json(const CampaignData& c) {
+  Json points = Json::array();
+  for (const auto& p : c.points) {
+    Json values = Json::object();
+    for (const auto& [key, v] : p.values) values[key] = v;
+    Json runs = Json::array();
+    for (const auto& r : p.runs)
+      runs.push_back({{"name", r.name},
+                      {"record_path", r.record_path.string()},
+                      {"state", r.state},
+                      {"problem", r.problem},
+                      {"ranks", r.ranks},
+                      {"config", r.config},
+                      {"slurm", r.slurm},
+                      {"record", r.record ? r.record->to_json() : Json()}});
+    points.push_back({{"id", p.id}, {"values", values}, {"runs", runs}});
+  }
+  return {{"kind", "dtbench-campaign-data"},
+          {"name", c.name},
+          {"keys", c.keys},
+          {"zip_groups", c.zip_groups},
+          {"points", points},
+          {"unreadable", unreadable_records(c)}};
+}
+
 std::vector<std::string> unreadable_records(const CampaignData& c) {
   std::vector<std::string> problems;
   for (const auto& p : c.points)

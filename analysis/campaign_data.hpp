@@ -53,6 +53,12 @@ struct CampaignData {
 // holds neither a campaign nor a record file, or its campaign index cannot be read.
 CampaignData load_campaign(const std::filesystem::path& path);
 
+// The campaign as read, for other tools (analysis/plot.py reads records only through this): its name, keys, zip
+// groups and points, each run with its state, rank count, config, Slurm section, the problem of an unreadable
+// record, and the record itself as RunRecord::to_json writes it (null when there is none): every record in it has
+// passed RunRecord::from_json's checks.
+Json campaign_json(const CampaignData& c);
+
 // Why each unreadable record could not be read, in point order.
 std::vector<std::string> unreadable_records(const CampaignData& c);
 

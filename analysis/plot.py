@@ -53,67 +53,88 @@ DONE = {"completed", "reached-target", "diverged"}
 
 # ----------------------------------------------------------------------------------------------------
 # Loading
+#
+# Run records are read by dtbench itself (`dtbench table DIR --format json`: RunRecord's checks, the same reading
+# as `dtbench table` and `dtbench reproduce`), so that a record the table calls unreadable is unreadable here too,
+# and a figure is never drawn from a field that is missing, of the wrong type or out of range.
 
-def _read(path):
+class BadInput(Exception):
+    """Input at fault: exit 2, nothing written."""
+
+
+DTBENCH = None  # the binary (find_dtbench)
+UNREADABLE = []  # problems dtbench reported: exit 1 once the figures are written, as `dtbench table` does
+
+
+def find_dtbench(given):
+    """--dtbench, else $DTBENCH, else the newest build of this checkout, else dtbench on PATH."""
+    import glob
+    import shutil
+    if given or os.environ.get("DTBENCH"):
+        path = given or os.environ["DTBENCH"]
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            raise BadInput(f"{path}: not an executable dtbench binary (--dtbench, $DTBENCH)")
+        return path
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    built = [p for p in glob.glob(os.path.join(root, "build", "*", "apps", "dtbench")) if os.access(p, os.X_OK)]
+    if built:
+        return max(built, key=os.path.getmtime)
+    found = shutil.which("dtbench")
+    if not found:
+        raise BadInput("cannot find the dtbench binary: build it (README) or pass --dtbench PATH")
+    return found
+
+
+def _read(path, what):
+    """A JSON file of `what`, or BadInput naming the file."""
     try:
         with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
-def _is_record(j):
-    return isinstance(j, dict) and j.get("kind") == "dtbench-run-record"
+            return json.load(f, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"{c} is not JSON")))
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read the {what}: {e.strerror}")
+    except ValueError as e:
+        raise BadInput(f"{path}: not a valid {what}: {e}")
 
 
 def load_runs(path):
-    """Runs of a campaign folder (campaign.json) or of any folder of records: dicts with the record
-    (or None when missing), the point's axis values, the axis keys and zipped groups."""
-    runs, keys, zips = [], [], []
-    index = _read(os.path.join(path, "campaign.json")) if os.path.isdir(path) else None
-    if index and index.get("kind") == "dtbench-campaign":
-        for axis in index.get("axes", []):
-            keys += axis["keys"]
-            if len(axis["keys"]) > 1:
-                zips.append(axis["keys"])
-        for p in index["points"]:
-            for r in p["runs"]:
-                rec = _read(os.path.join(path, r["record"]))
-                runs.append({"record": rec if _is_record(rec) else None, "values": dict(p["values"]),
-                             "ranks": p.get("ranks", 1), "campaign": index.get("name", path)})
-        return runs, keys, zips
-    files = []
-    if os.path.isdir(path):
-        for root, _, names in os.walk(path):
-            if os.path.basename(root) == "failed":
-                continue
-            files += [os.path.join(root, n) for n in names if n.endswith(".json")]
-    else:
-        files = [path]
-    records = [r for r in (_read(f) for f in sorted(files)) if _is_record(r)]
-    flat = [_flatten(r["config"]) for r in records]
-    varying = sorted(k for k in set().union(*flat) if not (k in ("seed", "name") or k.startswith("output."))
-                     and len({json.dumps(f.get(k)) for f in flat}) > 1) if flat else []
-    if len({r["ranks"] for r in records}) > 1:
-        varying.append("ranks")
-    for r, f in zip(records, flat):
-        values = {k: (r["ranks"] if k == "ranks" else f.get(k)) for k in varying}
-        runs.append({"record": r, "values": values, "ranks": r["ranks"], "campaign": os.path.basename(path)})
-    return runs, varying, []
+    """Runs of a campaign folder (campaign.json), of any folder of records or of one record, as dtbench reads
+    them: dicts with the record (None when missing or unreadable), the point's axis values, the run's config and
+    rank count; and the axis keys and zipped groups."""
+    import subprocess
+    p = subprocess.run([DTBENCH, "table", path, "--format", "json"], capture_output=True, text=True)
+    if p.returncode not in (0, 1) or not p.stdout:
+        raise BadInput(p.stderr.strip().replace("dtbench: error: ", "", 1) or f"{path}: dtbench table exited {p.returncode}")
+    data = json.loads(p.stdout)
+    UNREADABLE.extend(data["unreadable"])
+    runs = []
+    for point in data["points"]:
+        for r in point["runs"]:
+            runs.append({"record": r["record"], "values": dict(point["values"]), "config": r["config"],
+                         "ranks": r["ranks"], "campaign": data["name"]})
+    return runs, data["keys"], data["zip_groups"]
 
 
-def _flatten(d, prefix=""):
-    out = {}
-    for k, v in d.items():
-        key = prefix + k
-        if isinstance(v, dict):
-            out.update(_flatten(v, key + "."))
-        else:
-            out[key] = v
-    return out
+def value_of(run, key):
+    """A key's value for a run: the point's axis value, else the rank count or a dot path into the config."""
+    if key in run["values"]:
+        return run["values"][key]
+    if key == "ranks":
+        return run["ranks"] or None
+    node = run["config"]
+    for word in key.split("."):
+        if not isinstance(node, dict) or word not in node:
+            return None
+        node = node[word]
+    return node
 
 
 def load_all(paths):
+    seen = {}
+    for p in paths:
+        real = os.path.realpath(p)
+        if real in seen:
+            raise BadInput(f"{p}: given twice (also as {seen[real]}): its runs would count twice")
+        seen[real] = p
     runs, keys, zips = [], [], []
     for p in paths:
         r, k, z = load_runs(p)
@@ -121,8 +142,14 @@ def load_all(paths):
         keys += [x for x in k if x not in keys]
         zips += z
     if not runs:
-        sys.exit("plot.py: no run records in " + ", ".join(paths))
+        raise BadInput("no run records in " + ", ".join(paths))
     return runs, keys, zips
+
+
+def check_series(runs, wanted):
+    for k in wanted:
+        if all(value_of(r, k) is None for r in runs):
+            raise BadInput(f"--series: no run has the key '{k}' (a config key such as reducer.name, or ranks)")
 
 
 def series_keys(keys, zips, wanted):
@@ -144,10 +171,10 @@ def short_key(key):
 def group_series(runs, skeys):
     """Runs by series: {sort key: (label, [runs])}, in numeric order of the values; keys whose value
     is the same in every series are left out of the labels."""
-    varying = [k for k in skeys if len({json.dumps(r["values"].get(k)) for r in runs}) > 1]
+    varying = [k for k in skeys if len({json.dumps(value_of(r, k)) for r in runs}) > 1]
     groups = {}
     for r in runs:
-        vals = [r["values"].get(k) for k in varying]
+        vals = [value_of(r, k) for k in varying]
         order = tuple((0, v, "") if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, 0, json.dumps(v))
                       for v in vals)
         label = ", ".join(f"{short_key(k)}={_value_text(v)}" for k, v in zip(varying, vals)) or "all runs"
@@ -171,16 +198,35 @@ def median(xs):
     return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
+PENDING = []  # (figure, folder, name): written only once every figure has been drawn (write_all)
+
+
 def save(fig, out, name):
-    os.makedirs(out, exist_ok=True)
-    paths = []
-    for ext in ("png", "svg"):
-        p = os.path.join(out, f"{name}.{ext}")
-        fig.savefig(p, dpi=120, bbox_inches="tight")
-        paths.append(p)
-    plt.close(fig)
-    print("wrote", " ".join(paths))
-    return paths
+    """Keeps the figure; write_all writes it, so that input found bad while drawing a later figure leaves no
+    file written."""
+    PENDING.append((fig, out, name))
+
+
+def write_all():
+    for fig, out, name in PENDING:
+        if os.path.exists(out) and not os.path.isdir(out):
+            raise BadInput(f"--out {out}: not a folder")
+    written = []
+    for fig, out, name in PENDING:
+        try:
+            os.makedirs(out, exist_ok=True)
+            paths = []
+            for ext in ("png", "svg"):
+                p = os.path.join(out, f"{name}.{ext}")
+                fig.savefig(p, dpi=120, bbox_inches="tight")
+                paths.append(p)
+        except OSError as e:
+            sys.exit(f"plot.py: error: cannot write {e.filename or out}: {e.strerror}")  # exit 1: a run failure
+        plt.close(fig)
+        print("wrote", " ".join(paths))
+        written += paths
+    PENDING.clear()
+    return written
 
 
 def caption(ax, text):
@@ -370,23 +416,39 @@ def batch(runs, keys, zips, out, wanted=None):
 # ----------------------------------------------------------------------------------------------------
 # Allreduce bus bandwidth against message size
 
+def _number(row, key, where, minimum=0.0, integer=False):
+    v = row.get(key)
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= minimum
+    if not ok or (integer and not float(v).is_integer()):
+        kind = "an integer" if integer else "a number"
+        raise BadInput(f"{where}/{key}: expected {kind} >= {minimum:g}, got {json.dumps(v)}")
+    return v
+
+
 def busbw(files, out):
     series, ranks = {}, set()  # (reducer, K) -> [(bytes, busbw, wrong)]
     for f in files:
-        doc = _read(f)
-        if doc is None:
-            sys.exit(f"plot.py: {f}: cannot read")
-        rows = doc.get("rows") if isinstance(doc, dict) else doc
+        doc = _read(f, "allreduce sweep (dtbench allreduce --json)")
+        rows, at = (doc.get("rows"), "/rows") if isinstance(doc, dict) else (doc, "")
         if rows is None and isinstance(doc, dict):
-            rows = next((v["rows"] for v in doc.values() if isinstance(v, dict) and "rows" in v), None)
-        if rows is None:
-            sys.exit(f"plot.py: {f}: no 'rows' of an allreduce sweep")
-        for row in rows:
-            size = row.get("bytes", row.get("size"))
-            bw = row.get("busbw_gbps", row.get("busbw"))
+            rows, at = next(((v["rows"], f"/{k}/rows") for k, v in doc.items() if isinstance(v, dict) and "rows" in v),
+                            (None, ""))
+        if not isinstance(rows, list) or not rows:
+            raise BadInput(f"{f}: no 'rows' of an allreduce sweep (dtbench allreduce --json)")
+        for i, row in enumerate(rows):
+            where = f"{f}: {at}/{i}"
+            if not isinstance(row, dict):
+                raise BadInput(f"{where}: expected an object, got {json.dumps(row)[:40]}")
+            if not isinstance(row.get("reducer"), str) or not row["reducer"]:
+                raise BadInput(f"{where}/reducer: expected a reducer name, got {json.dumps(row.get('reducer'))}")
+            size = _number(row, "bytes" if "bytes" in row else "size", where, 1, integer=True)
+            bw = _number(row, "busbw_gbps" if "busbw_gbps" in row or "busbw" not in row else "busbw", where)
+            wrong = _number(row, "wrong", where, integer=True) if "wrong" in row else 0
             k = row.get("ranks", doc.get("ranks") if isinstance(doc, dict) else None)
+            if k is not None:
+                k = _number({"ranks": k}, "ranks", where, 1, integer=True)
             ranks.add(k)
-            series.setdefault((row["reducer"], k), []).append((size, bw, row.get("wrong", 0)))
+            series.setdefault((row["reducer"], k), []).append((size, bw, wrong))
     # One colour per reducer, one line style per rank count.
     reducers = sorted({r for r, _ in series})
     ks = sorted((k for k in ranks if k is not None))
@@ -496,17 +558,28 @@ CLAIM_FIGURES = {"accuracy_vs_batch": _claim_accuracy, "steps_vs_batch": _claim_
 
 
 def claims(report_dir, out=None):
-    report = _read(os.path.join(report_dir, "report.json"))
+    path = os.path.join(report_dir, "report.json")
+    report = _read(path, "reproduction report (dtbench reproduce)")
+    if not isinstance(report, dict) or not isinstance(report.get("claims"), list):
+        raise BadInput(f"{path}: /claims: expected the list of claims of a dtbench reproduce report")
     out = out or os.path.join(report_dir, "figures")
-    for c in report["claims"]:
-        d = c.get("figure")
-        if not d or not (d.get("series") or d.get("batch")):
-            continue  # a claim without data has no figure (the report says why)
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
-        CLAIM_FIGURES[d["kind"]](ax, d)
-        ax.set_title(f"claim {c['id']}: {c['verdict']}", fontsize=10)
-        ax.grid(True, which="both", alpha=0.3)
-        save(fig, out, c["id"])
+    for i, c in enumerate(report["claims"]):
+        # report.json is dtbench's own output: a field of the wrong shape means another writer or damage, named
+        # here by the claim (nothing is written: save() only keeps the figure).
+        try:
+            d = c.get("figure")
+            if not d or not (d.get("series") or d.get("batch")):
+                continue  # a claim without data has no figure (the report says why)
+            if d.get("kind") not in CLAIM_FIGURES:
+                raise BadInput(f"{path}: /claims/{i}/figure/kind: expected one of {', '.join(CLAIM_FIGURES)}, "
+                               f"got {json.dumps(d.get('kind'))}")
+            fig, ax = plt.subplots(figsize=(6.4, 4.2))
+            CLAIM_FIGURES[d["kind"]](ax, d)
+            ax.set_title(f"claim {c['id']}: {c['verdict']}", fontsize=10)
+            ax.grid(True, which="both", alpha=0.3)
+            save(fig, out, str(c["id"]))
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+            raise BadInput(f"{path}: /claims/{i}: not a figure this script can draw ({type(e).__name__}: {e})")
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -527,8 +600,18 @@ def pbt_ancestry(lineage, member):
 
 
 def pbt(dirs, out):
+    import subprocess
     for d in dirs:
-        lineage = _read(os.path.join(d, "lineage.json"))
+        # dtbench reads the lineage (core/pbt_lineage.cpp's checks) and the member records before anything is drawn.
+        p = subprocess.run([DTBENCH, "table", d], capture_output=True, text=True)
+        if p.returncode != 0 or not os.path.isfile(os.path.join(d, "lineage.json")):
+            raise BadInput(p.stderr.strip().replace("dtbench: error: ", "", 1) or
+                           f"{d}: not a dtbench pbt folder (no lineage.json)")
+        lineage = _read(os.path.join(d, "lineage.json"), "pbt lineage")
+        records = {}
+        if os.path.isdir(os.path.join(d, "runs")):
+            runs, _, _ = load_runs(os.path.join(d, "runs"))
+            records = {r["record"]["name"]: r["record"] for r in runs if r["record"]}
         ivs = lineage["intervals"]
         if not ivs or "best" not in lineage:
             print(f"pbt: {d} has no evaluated interval; skipped")
@@ -538,7 +621,7 @@ def pbt(dirs, out):
         ax = axes[0]
         best = lineage["best"]["member"]
         for m in ivs[-1]["members"]:
-            rec = _read(os.path.join(d, "runs", m["run"] + ".json")) if m["status"] == "completed" else None
+            rec = records.get(m["run"]) if m["status"] == "completed" else None
             if not rec:
                 continue
             steps = [p["step"] for p in rec["curve"]]
@@ -571,34 +654,54 @@ def pbt(dirs, out):
 
 
 def main(argv=None):
+    global DTBENCH
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("what", choices=["scaling", "curves", "batch", "busbw", "all", "claims", "pbt"])
     ap.add_argument("inputs", nargs="+", help="campaign folders (or record folders); allreduce JSON for busbw")
     ap.add_argument("--out", help="folder for the PNG and SVG files (claims: default REPORT_DIR/figures)")
     ap.add_argument("--series", help="comma-separated keys that name a series (default: the sweep's axes)")
     ap.add_argument("--allreduce", action="append", default=[], help="with 'all': dtbench allreduce --json output")
+    ap.add_argument("--dtbench", help="the dtbench binary that reads the records (default: $DTBENCH, the newest "
+                                      "build/*/apps/dtbench of this checkout, or dtbench on PATH)")
     a = ap.parse_args(argv)
     wanted = a.series.split(",") if a.series else None
-    if a.what == "claims":
-        claims(a.inputs[0], a.out)
-        return
-    if not a.out:
+    if a.what not in ("claims",) and not a.out:
         ap.error("--out is required")
-    if a.what == "busbw":
-        busbw(a.inputs, a.out)
-        return
-    if a.what == "pbt":
-        pbt(a.inputs, a.out)
-        return
-    runs, keys, zips = load_all(a.inputs)
-    if a.what in ("scaling", "all"):
-        scaling(runs, keys, zips, a.out, wanted)
-    if a.what in ("curves", "all"):
-        curves(runs, keys, zips, a.out, wanted)
-    if a.what in ("batch", "all"):
-        batch(runs, keys, zips, a.out, wanted)
-    if a.what == "all" and a.allreduce:
-        busbw(a.allreduce, a.out)
+    try:
+        if a.what == "claims":
+            claims(a.inputs[0], a.out)
+        elif a.what == "busbw":
+            busbw(a.inputs, a.out)
+        else:
+            DTBENCH = find_dtbench(a.dtbench)
+            if a.what == "pbt":
+                pbt(a.inputs, a.out)
+            else:
+                runs, keys, zips = load_all(a.inputs)
+                if wanted:
+                    check_series(runs, wanted)
+                if a.what in ("scaling", "all"):
+                    scaling(runs, keys, zips, a.out, wanted)
+                if a.what in ("curves", "all"):
+                    curves(runs, keys, zips, a.out, wanted)
+                if a.what in ("batch", "all"):
+                    batch(runs, keys, zips, a.out, wanted)
+                if a.what == "all" and a.allreduce:
+                    busbw(a.allreduce, a.out)
+        write_all()
+    except BadInput as e:
+        for fig, _, _ in PENDING:
+            plt.close(fig)
+        PENDING.clear()
+        print(f"plot.py: error: {e}", file=sys.stderr)
+        sys.exit(2)
+    if UNREADABLE:
+        # As `dtbench table`: the figures are written from the records that could be read; exit 1 so that no
+        # script takes them for a complete result.
+        print(f"plot.py: {len(UNREADABLE)} run records could not be read; the figures leave them out:", file=sys.stderr)
+        for u in UNREADABLE:
+            print("  " + u, file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,9 @@ void add_table_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("table", "Regenerate a result table from a campaign folder or from published data");
   cmd->add_option("dir", o->dir, "Campaign folder (dtbench sweep --out), folder of run records, or one record");
-  cmd->add_option("--format", o->format, "md, csv or latex")->capture_default_str();
+  cmd->add_option("--format", o->format,
+                  "md, csv or latex; or json: the campaign's runs and records as read (what analysis/plot.py reads)")
+      ->capture_default_str();
   cmd->add_option("--group-by", o->group_by, "Row keys, comma-separated (default: the sweep's axes), e.g. reducer.name,ranks")
       ->delimiter(',');
   std::string metric_names;
@@ -35,11 +37,21 @@ void add_table_command(CLI::App& app) {
                   "Write MLPerf reference convergence points (epochs to the target per global batch, from the runs "
                   "that reached it) to this JSON file, for MLPerf's RCP checker --custom_rcps; prints no table");
   cmd->callback([o] {
-    analysis::Format f = analysis::parse_format(o->format);
+    const bool as_json = o->format == "json";
+    analysis::Format f = as_json ? analysis::Format::md : analysis::parse_format(o->format);
     analysis::CampaignData c;
     std::string text;
     bool no_rcps = false;  // --rcps, and no point gave one: nothing written
-    if (!o->rcps.empty()) {
+    if (as_json) {
+      if (!o->rcps.empty() || !o->published.empty() || o->dir.empty())
+        throw BadInput("--format json needs a campaign folder (not --rcps or --published)");
+      if (!o->group_by.empty() || !o->metrics.empty())
+        throw BadInput("--format json gives every run as read: --group-by and --metrics are for tables");
+      if (std::filesystem::exists(std::filesystem::path(o->dir) / "lineage.json"))
+        throw BadInput(o->dir + ": a population-based training campaign (lineage.json): --format json reads sweep campaigns");
+      c = analysis::load_campaign(o->dir);
+      text = analysis::campaign_json(c).dump(1) + "\n";
+    } else if (!o->rcps.empty()) {
       if (!o->published.empty() || o->dir.empty()) throw BadInput("--rcps needs a campaign folder, not --published");
       c = analysis::load_campaign(o->dir);
       const analysis::RcpSet set = analysis::reference_convergence_points(c);

@@ -2,7 +2,12 @@
 folder of records (synthetic records made here, only to exercise the plotting), checked for its
 title, axis labels and legend in the SVG text.
 
-Usage: /usr/bin/python3 test_plot.py SOURCE_DIR WORK_DIR
+The records are whole (RunRecord's fields): plot.py reads them through `dtbench table --format json`, which
+refuses anything less. Then the contract on bad input: exit 2 and nothing written for input at fault (a --series
+key no run has, a malformed sweep or report, the same folder twice), exit 1 after the figures when a record could
+not be read.
+
+Usage: /usr/bin/python3 test_plot.py SOURCE_DIR WORK_DIR DTBENCH
 """
 import json
 import math
@@ -10,7 +15,7 @@ import os
 import shutil
 import sys
 
-src, work = sys.argv[1], sys.argv[2]
+src, work, dtbench = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(src, "analysis"))
 import plot  # noqa: E402
@@ -59,14 +64,22 @@ def record(name, reducer, ranks, batch, ips, steps_to_target, b_simple):
         curve.append({"epoch": step * batch / 60000, "step": step, "samples": step * batch,
                       "wall_seconds": step * batch / ips, "train_loss": 1.0 / i, "test_loss": 1.1 / i,
                       "test_accuracy": min(0.9, 0.5 + 0.1 * i), "lr": 0.1, "b_simple": b_simple})
-    return {"kind": "dtbench-run-record", "name": name, "status": "reached-target", "ranks": ranks,
-            "global_batch": batch, "config": {"name": name, "seed": 1, "reducer": {"name": reducer},
-                                              "batch": {"global": batch}, "output": {"dir": recs}},
-            "throughput": {"images_per_second": ips}, "extra": {},
+    steps = curve[-1]["step"]
+    return {"schema_version": 1, "kind": "dtbench-run-record", "name": name, "status": "reached-target",
+            "status_detail": "", "seed": 1, "ranks": ranks, "global_batch": batch, "per_rank_batch": batch // ranks,
+            "config": {"name": name, "seed": 1, "reducer": {"name": reducer}, "batch": {"global": batch},
+                       "output": {"dir": recs}},
+            "started_utc": "2026-11-28T00:00:00Z", "finished_utc": "2026-11-28T00:01:00Z",
+            "wall_seconds": steps * batch / ips, "steps": steps, "epochs": steps * batch / 60000,
+            "samples": steps * batch,
+            "timing": {"unit": "seconds per step (mean)", "data": 0.0, "forward": 0.01, "backward": 0.02,
+                       "exposed_comm": 0.0, "comm": 0.0, "optimizer": 0.0, "total": batch / ips},
+            "throughput": {"images_per_second": ips, "bytes_communicated_per_step": 0.0}, "extra": {},
             "curve": curve,
             "time_to_accuracy": {"target": 0.8, "reached": True, "seconds": steps_to_target * batch / ips,
                                  "step": steps_to_target, "epoch": steps_to_target * batch / 60000,
-                                 "samples": steps_to_target * batch}}
+                                 "samples": steps_to_target * batch},
+            "provenance": {}}
 
 
 n = 0
@@ -86,10 +99,47 @@ rows = [{"bytes": 4096 << i, "count": 1024 << i, "reducer": r, "ranks": 4, "time
 json.dump({"ranks": 4, "transport": "mpi", "rows": rows, "wrong": 0}, open(allreduce, "w"))
 
 out = os.path.join(work, "figures")
-plot.main(["scaling", recs, "--out", out])
-plot.main(["curves", recs, "--out", out])
-plot.main(["batch", bdir, "--out", out])
+plot.main(["scaling", recs, "--out", out, "--dtbench", dtbench])
+plot.main(["curves", recs, "--out", out, "--dtbench", dtbench])
+plot.main(["batch", bdir, "--out", out, "--dtbench", dtbench])
 plot.main(["busbw", allreduce, "--out", out])
+
+
+def exit_code(argv):
+    """plot.main's exit code (0 when it returns)."""
+    try:
+        plot.main(argv + ["--dtbench", dtbench] if argv[0] not in ("busbw", "claims") else argv)
+        return 0
+    except SystemExit as e:
+        return e.code
+
+
+# Input at fault: exit 2, and no figure written (each is drawn first, written once all are).
+bad_out = os.path.join(work, "never")
+bad_sweep = os.path.join(work, "bad-sweep.json")
+json.dump({"ranks": 4, "rows": rows[:3] + [dict(rows[3], busbw_gbps="fast")]}, open(bad_sweep, "w"))
+bad_report = os.path.join(work, "bad-report")
+os.makedirs(bad_report)
+json.dump({"claims": [{"id": "x", "verdict": "supported", "figure": {"kind": "pie", "series": [1]}}]},
+          open(os.path.join(bad_report, "report.json"), "w"))
+for argv in (["all", recs, "--series", "reducer.nmae", "--out", bad_out],
+             ["all", recs, recs, "--out", bad_out],
+             ["all", recs, "--allreduce", bad_sweep, "--out", bad_out],
+             ["scaling", os.path.join(work, "no-such-folder"), "--out", bad_out],
+             ["claims", bad_report, "--out", bad_out]):
+    code = exit_code(argv)
+    check(code == 2, f"{argv}: exit {code}, expected 2")
+    check(not os.path.exists(bad_out), f"{argv}: {bad_out} was written")
+# A record that cannot be read (cut short): the figures from the others, then exit 1, as `dtbench table` does.
+cut_dir = os.path.join(work, "cut")
+shutil.copytree(recs, cut_dir)
+with open(os.path.join(cut_dir, "r0.json"), "r+") as f:
+    f.truncate(200)
+plot.UNREADABLE.clear()
+code = exit_code(["scaling", cut_dir, "--out", os.path.join(work, "cut-figures")])
+check(code == 1, f"a cut record: exit {code}, expected 1")
+check(os.path.exists(os.path.join(work, "cut-figures", "scaling.png")), "a cut record: no figure from the others")
+check(not os.path.exists(bad_out), f"{bad_out} was written after all")
 
 expected = {
     "scaling": ["Training throughput against K", "Scaling efficiency against K", "ranks K (data-parallel workers)",
