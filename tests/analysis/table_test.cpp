@@ -208,6 +208,26 @@ TEST(CampaignTable, AnUnreadableRecordIsARunOfItsOwnWithItsReason) {
   EXPECT_EQ(t.notes[1], "Unreadable record (in no metric): " + c.points[0].runs[1].problem);
 }
 
+// What plot.py reads (table --format json): every run of every point, each readable record as RunRecord writes it,
+// and the unreadable ones with their reasons, in the table's order.
+TEST(CampaignTable, CampaignJsonHoldsEveryRunAsRead) {
+  Synthetic s;
+  const CampaignData before = load_campaign(s.dir);
+  const fs::path cut = before.points[0].runs[0].record_path;
+  dtbench::write_file_atomic(cut, "{\"kind\": \"dtbench-run-record\"", false);
+  const CampaignData c = load_campaign(s.dir);
+  const Json j = dtbench::analysis::campaign_json(c);
+  EXPECT_EQ(j["kind"], "dtbench-campaign-data");
+  EXPECT_EQ(j["keys"], Json(c.keys));
+  ASSERT_EQ(j["points"].size(), c.points.size());
+  EXPECT_EQ(j["points"][0]["values"]["reducer.name"], "ring");
+  EXPECT_EQ(j["points"][0]["runs"][0]["state"], "unreadable");
+  EXPECT_TRUE(j["points"][0]["runs"][0]["record"].is_null());
+  EXPECT_EQ(j["unreadable"], Json(std::vector<std::string>{c.points[0].runs[0].problem}));
+  EXPECT_EQ(j["points"][0]["runs"][1]["record"], c.points[0].runs[1].record->to_json());
+  EXPECT_EQ(j["points"][3]["runs"][0]["state"], "missing");  // tree/2 nodes: no record, still listed
+}
+
 TEST(CampaignTable, UnreadableRecordsOutsideACampaignFormARowOfTheirOwn) {
   Synthetic s;
   fs::remove(s.dir / "campaign.json");
