@@ -42,6 +42,9 @@ void add_table_command(CLI::App& app) {
     analysis::CampaignData c;
     std::string text;
     bool no_rcps = false;  // --rcps, and no point gave one: nothing written
+    // Where the output goes is input too: a folder, a device or a missing folder is refused before any reading.
+    if (!o->output.empty()) check_output_file(o->output, "--output");
+    if (!o->rcps.empty()) check_output_file(o->rcps, "--rcps");
     if (as_json) {
       if (!o->rcps.empty() || !o->published.empty() || o->dir.empty())
         throw BadInput("--format json needs a campaign folder (not --rcps or --published)");
