@@ -411,6 +411,9 @@ int run_pbt(const Args& a) {
   const fs::path lineage_file = dir / "lineage.json";
   std::optional<DirLock> lock;
   Lineage l;
+  // A folder holds one campaign: a sweep's (campaign.json) would have its spec.json replaced.
+  if (fs::exists(dir / "campaign.json"))
+    throw BadInput((dir / "campaign.json").string() + ": this folder holds a dtbench sweep campaign; use another --out");
   if (fs::exists(lineage_file)) {
     l = pbt::read_lineage(lineage_file);
     if (l.spec != spec.source)

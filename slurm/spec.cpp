@@ -315,6 +315,12 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   auto claim = [&](const std::string& key, const std::string& ptr) {
     if (std::find(seen.begin(), seen.end(), key) != seen.end())
       fail(ptr, "\"" + key + "\" varies on another axis already");
+    // A section and a key inside it on two axes: the later one would overwrite the other's value, and runs
+    // labelled with different values would be the same run.
+    for (const std::string& other : seen)
+      if (key.rfind(other + ".", 0) == 0 || other.rfind(key + ".", 0) == 0)
+        fail(ptr, "\"" + key + "\" overlaps \"" + other + "\" on another axis (one would overwrite the other); vary "
+                      "the section or keys inside it, not both");
     seen.push_back(key);
   };
   if (doc.contains("axes")) {
@@ -349,6 +355,18 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
       spec.axes.push_back(std::move(axis));
     }
   }
+  // Each point once: an axis value given twice (1 and 1.0 included) would run the same config twice under two
+  // names, with the same seeds; /repeats is for repeated runs.
+  for (const Axis& a : spec.axes)
+    for (size_t i = 0; i < a.values.front().size(); ++i)
+      for (size_t j = 0; j < i; ++j) {
+        bool same = true;
+        for (const auto& list : a.values) same = same && list[i] == list[j];
+        if (same)
+          fail(a.pointer == "/axes" ? "/axes/" + pointer_token(a.keys.front()) : a.pointer,
+               "values " + std::to_string(j) + " and " + std::to_string(i) + " are the same point (" +
+                   shown(a.values.front()[i]) + "); use /repeats for repeated runs");
+      }
 
   spec.slurm = resolve_slurm(doc.contains("slurm") ? &doc["slurm"] : nullptr, "/slurm");
   spec.local = resolve_local(doc.contains("local") ? &doc["local"] : nullptr, "/local");

@@ -228,7 +228,10 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   } catch (const BadInput& e) {
     throw BadInput(o.spec + ": " + e.what());
   }
-  // A folder holds one campaign: another spec's would replace its spec.json and campaign.json (pbt refuses alike).
+  // A folder holds one campaign: another spec's would replace its spec.json and campaign.json (pbt refuses alike),
+  // and a population-based training campaign's (lineage.json) its spec.json.
+  if (fs::exists(outdir / "lineage.json"))
+    throw BadInput((outdir / "lineage.json").string() + ": this folder holds a dtbench pbt campaign; use another --out");
   if (fs::is_regular_file(outdir / "campaign.json")) {
     const CampaignIndex earlier = read_campaign_index(outdir / "campaign.json");
     if (earlier.name != spec.name)
@@ -236,6 +239,15 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
                      "', not '" + spec.name + "': use another --out");
   }
   bool arrays = o.array || spec.slurm["array"].get<bool>();
+  // A GPU run submitted without a GPU request gets a node's CPUs only, and every job would fail on the trainer's
+  // device check; --local runs on this machine's GPUs, with no Slurm request.
+  if (o.submit)
+    for (const Point& p : points)
+      if (!p.runs.empty() && p.runs.front().config.value("backend", "") == "gpu" &&
+          p.slurm["gpus_per_node"].get<int64_t>() == 0 && p.slurm["gpus_per_task"].get<int64_t>() == 0 &&
+          p.slurm["gres"].get<std::string>().rfind("gpu", 0) != 0)
+        throw BadInput(o.spec + ": /base/backend: \"gpu\" runs need GPUs from Slurm: set /slurm/gpus_per_node, "
+                       "/slurm/gpus_per_task or /slurm/gres (point " + p.id + ")");
   // The launcher is input too: refused before anything is queried or written (exit 2 writes nothing).
   require_launcher(o.local, o.submit);
   // --local starts the program here: one that is not there would fail every run (under --submit it runs on the
