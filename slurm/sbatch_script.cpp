@@ -179,9 +179,17 @@ std::string array_script(const Spec& spec, const ArrayGroup& g, size_t group, co
   s << "#SBATCH --array=0-" << g.runs.size() - 1 << "\n";
   sbatch_resources(s, g.slurm);
   // Slurm's own log holds only what happens before the task's output is redirected beside its record.
-  std::string prelude = sbatch_quote_path(l.runs.string() + "/array-" + std::to_string(group) + "-");
-  s << "#SBATCH --output=" << prelude << "%A_%a.out\n";
-  s << "#SBATCH --error=" << prelude << "%A_%a.err\n";
+  const std::string base = l.runs.string() + "/array-" + std::to_string(group);
+  if (base.find('\\') == std::string::npos) {
+    const std::string prelude = sbatch_quote_path(base + "-");
+    s << "#SBATCH --output=" << prelude << "%A_%a.out\n";
+    s << "#SBATCH --error=" << prelude << "%A_%a.err\n";
+  } else {
+    // A backslash anywhere in the name turns Slurm's % patterns off (sbatch(1), "filename pattern"): the tasks share
+    // one file for what they print before the redirect below, rather than one literally named %A_%a.
+    s << "#SBATCH --output=" << sbatch_quote_path(base + ".out") << "\n";
+    s << "#SBATCH --error=" << sbatch_quote_path(base + ".err") << "\n";
+  }
   s << "runs=(\n";
   for (size_t i = 0; i < g.runs.size(); ++i)
     s << "  " << shell_quote(g.runs[i]->name) << "  # " << i << ": point " << g.points[i]->id << " "

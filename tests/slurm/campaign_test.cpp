@@ -141,6 +141,10 @@ TEST(Script, ArrayGroupsShareTheirSlurmSection) {
   EXPECT_TRUE(has_line(s, "#SBATCH --nodes=2"));
   EXPECT_TRUE(has_line(s, "#SBATCH --output=/o/runs/array-1-%A_%a.out"));
   EXPECT_TRUE(has_line(s, "run=${runs[$SLURM_ARRAY_TASK_ID]}"));
+  // A backslash in the folder turns Slurm's % patterns off: one shared file, not one named %A_%a literally.
+  const std::string slashed = array_script(f.spec, groups[1], 1, make(doc, "/o\\b").layout);
+  EXPECT_EQ(slashed.find("%A_%a"), std::string::npos) << slashed;
+  EXPECT_NE(slashed.find("/runs/array-1.out"), std::string::npos) << slashed;
   // bash maps each task index to its run.
   fs::path tmp = fs::temp_directory_path() / ("dtbench-array-" + std::to_string(::getpid()) + ".sh");
   std::string cut = s.substr(0, s.find("run=${runs"));
