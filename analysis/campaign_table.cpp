@@ -172,7 +172,8 @@ TextTable campaign_table(const CampaignData& c, const TableOptions& o, Format fo
       }
       if (found) break;
     }
-    if (!found && !c.points.empty())
+    // Unreadable records hold no config to look in: then the key may be theirs, and the table says they are unreadable.
+    if (!found && !c.points.empty() && unreadable_records(c).empty())
       throw BadInput("--group-by: no run of this campaign has the key '" + k +
                      "' (a config key such as reducer.name or batch.global, slurm.nodes, ranks, status, global_batch)");
   }

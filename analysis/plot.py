@@ -102,26 +102,37 @@ def load_runs(path):
     rank count; and the axis keys and zipped groups."""
     import subprocess
     p = subprocess.run([DTBENCH, "table", path, "--format", "json"], capture_output=True, text=True)
-    if p.returncode not in (0, 1) or not p.stdout:
-        raise BadInput(p.stderr.strip().replace("dtbench: error: ", "", 1) or f"{path}: dtbench table exited {p.returncode}")
+    if p.returncode == 2:
+        raise BadInput(p.stderr.strip().replace("dtbench: error: ", "", 1))
+    if p.returncode not in (0, 1) or not p.stdout:  # killed, or failed: not the input's fault
+        sys.exit(f"plot.py: error: {DTBENCH} table {path} --format json exited {p.returncode}: {p.stderr.strip()}")
     data = json.loads(p.stdout)
     UNREADABLE.extend(data["unreadable"])
     runs = []
     for point in data["points"]:
         for r in point["runs"]:
             runs.append({"record": r["record"], "values": dict(point["values"]), "config": r["config"],
-                         "ranks": r["ranks"], "campaign": data["name"]})
+                         "slurm": r["slurm"], "ranks": r["ranks"], "state": r["state"], "campaign": data["name"]})
     return runs, data["keys"], data["zip_groups"]
 
 
 def value_of(run, key):
-    """A key's value for a run: the point's axis value, else the rank count or a dot path into the config."""
+    """A key's value for a run, as `dtbench table --group-by` takes it (analysis::key_value): the point's axis value,
+    else ranks, status, global_batch or per_rank_batch, slurm.KEY from the point's Slurm section, or a dot path into
+    the config; None when absent."""
     if key in run["values"]:
         return run["values"][key]
+    rec = run["record"]
     if key == "ranks":
         return run["ranks"] or None
-    node = run["config"]
-    for word in key.split("."):
+    if key == "status":
+        return rec["status"] if rec else ("missing" if run["state"] == "missing" else None)
+    if key in ("global_batch", "per_rank_batch"):
+        return rec[key] if rec else None
+    node, path = run["config"], key
+    if key.startswith("slurm."):
+        node, path = run["slurm"], key[len("slurm."):]
+    for word in path.split("."):
         if not isinstance(node, dict) or word not in node:
             return None
         node = node[word]
@@ -148,7 +159,8 @@ def load_all(paths):
 
 def check_series(runs, wanted):
     for k in wanted:
-        if all(value_of(r, k) is None for r in runs):
+        # Unreadable records hold no config to look in: the key may be theirs (they are named at the end).
+        if all(value_of(r, k) is None for r in runs) and not any(r["state"] == "unreadable" for r in runs):
             raise BadInput(f"--series: no run has the key '{k}' (a config key such as reducer.name, or ranks)")
 
 
@@ -609,7 +621,7 @@ def pbt(dirs, out):
                            f"{d}: not a dtbench pbt folder (no lineage.json)")
         lineage = _read(os.path.join(d, "lineage.json"), "pbt lineage")
         records = {}
-        if os.path.isdir(os.path.join(d, "runs")):
+        if os.path.isdir(os.path.join(d, "runs")) and any(n.endswith(".json") for n in os.listdir(os.path.join(d, "runs"))):
             runs, _, _ = load_runs(os.path.join(d, "runs"))
             records = {r["record"]["name"]: r["record"] for r in runs if r["record"]}
         ivs = lineage["intervals"]

@@ -51,7 +51,8 @@ void add_table_command(CLI::App& app) {
       if (!o->group_by.empty() || !o->metrics.empty())
         throw BadInput("--format json gives every run as read: --group-by and --metrics are for tables");
       if (std::filesystem::exists(std::filesystem::path(o->dir) / "lineage.json"))
-        throw BadInput(o->dir + ": a population-based training campaign (lineage.json): --format json reads sweep campaigns");
+        throw BadInput(o->dir + ": a population-based training campaign (lineage.json): --format json reads sweep "
+                       "campaigns and folders of records, such as its members' " + o->dir + "/runs");
       c = analysis::load_campaign(o->dir);
       text = analysis::campaign_json(c).dump(1) + "\n";
     } else if (!o->rcps.empty()) {

@@ -95,7 +95,9 @@ CampaignIndex CampaignIndex::from_json(const Json& j) {
     for (size_t k = 0; k < c.points[i].runs.size(); ++k) {
       const CampaignIndex::Run& r = c.points[i].runs[k];
       const std::string at = "/points/" + std::to_string(i) + "/runs/" + std::to_string(k);
-      for (auto [seen, field, value] : {std::tuple{&names, "name", r.name}, std::tuple{&records, "record", r.record}}) {
+      // Record paths as the file system resolves them ("runs/./x.json" is "runs/x.json").
+      const std::string record = std::filesystem::path(r.record).lexically_normal().string();
+      for (auto [seen, field, value] : {std::tuple{&names, "name", r.name}, std::tuple{&records, "record", record}}) {
         const auto [it, fresh] = seen->emplace(value, at);
         if (!fresh)
           throw BadInput(at + "/" + field + ": \"" + value + "\" is listed twice (also at " + it->second + "/" + field + ")");

@@ -59,7 +59,7 @@ StepTiming timing_from(const JsonFields& f) {
     throw_wrong_type(f.pointer("unit"), std::string("\"") + kTimingUnit + "\"", f.at("unit"));
   return {.data = f.nonneg_number("data"),
           .forward = f.nonneg_number("forward"),
-          .backward = f.number("backward"),
+          .backward = f.nonneg_number("backward"),
           .exposed_comm = f.nonneg_number("exposed_comm"),
           .comm = f.nonneg_number("comm"),
           .optimizer = f.nonneg_number("optimizer"),

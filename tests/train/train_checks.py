@@ -1221,6 +1221,22 @@ def check_bad_input():
             "no checkpoint here, where another rank found one (every rank must see the same /output/dir)") in p.stderr, p.stderr
     assert folder_bytes(records) == before and not os.path.exists(os.path.join(args.work, "node-local")), "files changed"
     print("exit 2, one message: --resume where only rank 0 finds the checkpoint")
+    # Rank 1's view holds an older checkpoint of the same run (a stale copy): refused, naming both steps.
+    stale = os.path.join(args.work, "node-local", "split.ckpt")
+    shutil.copytree(os.path.join(records, "split.ckpt"), stale)
+    with open(os.path.join(stale, "header.json")) as f:  # rank 1's config names its own folder (one path per node)
+        header = json.load(f)
+    header["config"]["output"]["dir"] = os.path.join(args.work, "node-local")
+    with open(os.path.join(stale, "header.json"), "w") as f:
+        json.dump(header, f)
+    mpirun(2, write_config("split", cut), "--resume", "--inject-fault", "sigusr1@8", expect=3)
+    before = folder_bytes(records)
+    p = mpmd([write_config("split", cut), "--resume"], [write_config("split-elsewhere", elsewhere), "--resume"],
+             expect=2)
+    assert f"rank 1 of 2 ({socket.gethostname()}): " in p.stderr and ": --resume: the checkpoint here is at step " in \
+        p.stderr and ", another rank's at step " in p.stderr, p.stderr
+    assert folder_bytes(records) == before, "files changed"
+    print("exit 2, one message: --resume where rank 1's checkpoint is older than rank 0's")
 
     # One live run owns its MLLOG file: a second run of the same name is refused while the first runs, and
     # leaves the first one's log alone.
