@@ -1,5 +1,6 @@
 #include "config/rules.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -7,6 +8,10 @@
 #include "config/run_config.hpp"
 #include "core/config.hpp"
 #include "core/cuda_info.hpp"
+#include "core/error.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/param_table.hpp"
+#include "optim/schedule.hpp"
 
 namespace dtbench::config {
 
@@ -77,13 +82,33 @@ Result bad_file_name(const std::string& given, const std::string& file) {
     return Broken{"a file name, not a path (a '/' would put the run's files outside /output/dir), got " +
                   shown(Json(given))};
   if (given.find('\0') != std::string::npos) return Broken{"a NUL character cannot be part of a file name"};
-  const bool json = file.size() > 5 && file.compare(file.size() - 5, 5, ".json") == 0;
+  for (const char ch : given)
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+      return Broken{"a control character (a newline, a tab) in a file name, got " + shown(Json(given))};
+  if (given.find_first_not_of(' ') == std::string::npos) return Broken{"a blank file name, got " + shown(Json(given))};
+  const bool json = file.size() >= 5 && file.compare(file.size() - 5, 5, ".json") == 0;
   const size_t stem = file.size() - (json ? 5 : 0);
+  if (stem == 0) return Broken{"\".json\" has no name before the extension"};
   return when(stem > kMaxRecordStem,
               std::to_string(stem) + " bytes is too long for the run's file names: at most " +
                   std::to_string(kMaxRecordStem) +
                   " (the longest file beside the record, \".<name>.weights.tmp-XXXXXX\", must fit the file "
                   "system's 255 bytes)");
+}
+
+// A module's check run for its BadInput: "/optimizer/nesterov: needs ..." becomes the rule's pointer and message
+// (a message without a pointer is put under `section`). The module's own words, not a second copy of them.
+template <class F>
+Result module_check(F&& check, const std::string& section) {
+  try {
+    check();
+  } catch (const BadInput& e) {
+    const std::string what = e.what();
+    const size_t colon = what.find(": ");
+    if (what.rfind("/", 0) == 0 && colon != std::string::npos) return Broken{what.substr(colon + 2), what.substr(0, colon)};
+    return Broken{what, section};
+  }
+  return std::nullopt;
 }
 
 bool model_parallel(const Json& c) { return c["parallel"]["model_parallel"].get<int64_t>() > 1; }
@@ -133,6 +158,56 @@ std::vector<Rule> build_rules() {
       either("eval", "every_epochs", "every_steps"),
       one_of("batch", "global", "per_rank"),
       one_of("duration", "epochs", "steps"),
+      // The optimizer's and the schedule's own checks (their modules' code), here too so that `dtbench config` and
+      // a sweep refuse what train would: the optimizer built on no parameters, the schedule on the global batch
+      // with no run length (a run of 2^60 steps of one step an epoch: the checks against the run's length and the
+      // epoch's steps are the trainer's, once it knows the data).
+      {"", Needs::config, [](const Json& c, int) -> Result { return module_check([&] { optim::make_optimizer(c["optimizer"], optim::ParamTable{}); }, "/optimizer"); }},
+      {"", Needs::ranks,
+       [](const Json& c, int ranks) -> Result {
+         return module_check([&] {
+           optim::make_schedule(c["optimizer"], c["lr_scaling"], c["schedule"],
+                                optim::RunShape{global_batch(c, ranks), 1, int64_t{1} << 60});
+         }, "/schedule");
+       }},
+      {"/model/zero_init_residual", Needs::config,
+       [](const Json& c, int) {
+         const std::string arch = c["model"]["arch"].get<std::string>();
+         return when(c["model"]["zero_init_residual"].get<bool>() && arch.rfind("resnet", 0) != 0,
+                     "applies only to ResNets (their residual blocks' last batch norm), not to arch \"" + arch + "\"");
+       }},
+      {"/eval/stop_at_target", Needs::config,
+       [](const Json& c, int) {
+         return when(c["eval"]["stop_at_target"].get<bool>() && !(c["eval"]["target_accuracy"].get<double>() > 0),
+                     "needs /eval/target_accuracy > 0 (there is no target to stop at)");
+       }},
+      either("parallel", "switch_epoch", "switch_step"),
+      // Synthetic data's sizes are in the config: what the data would refuse once loaded is refused here.
+      {"/data/validation_size", Needs::config,
+       [](const Json& c, int) {
+         const Json& d = c["data"];
+         return when(d["dataset"] == "synthetic" &&
+                         d["validation_size"].get<int64_t>() >= d["synthetic"]["train_size"].get<int64_t>(),
+                     std::to_string(d["validation_size"].get<int64_t>()) + " images leave none of the training set's " +
+                         std::to_string(d["synthetic"]["train_size"].get<int64_t>()) + " to train on");
+       }},
+      {"/batch/global", Needs::ranks,
+       [](const Json& c, int ranks) {
+         const Json& d = c["data"];
+         const int64_t train = d["synthetic"]["train_size"].get<int64_t>() - d["validation_size"].get<int64_t>();
+         const int64_t global = global_batch(c, ranks);
+         return when(d["dataset"] == "synthetic" && train > 0 && global > train,
+                     "a global batch of " + std::to_string(global) + " is more than the synthetic training set's " +
+                         std::to_string(train) + " images");
+       }},
+      {"/data/augment/random_crop_padding", Needs::config,
+       [](const Json& c, int) {
+         const Json& d = c["data"];
+         const int64_t pad = d["augment"]["random_crop_padding"].get<int64_t>();
+         const int64_t side = std::min(d["synthetic"]["height"].get<int64_t>(), d["synthetic"]["width"].get<int64_t>());
+         return when(d["dataset"] == "synthetic" && pad > side,
+                     std::to_string(pad) + " is more than the synthetic image size " + std::to_string(side));
+       }},
       {"/schedule/warmup/epochs", Needs::config,
        [](const Json& c, int) {
          const Json& w = c["schedule"]["warmup"];

@@ -160,13 +160,26 @@ Json resolve(const Json& user, int ranks) {
   return out;
 }
 
+std::string attributed(const std::string& message, const std::string& path, const std::vector<std::string>& overrides) {
+  const std::string at = message.rfind('/', 0) == 0 ? message.substr(0, message.find(": ")) : "";
+  std::string source = path;
+  for (const std::string& set : overrides) {
+    std::string pointer = "/" + set.substr(0, set.find('='));
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    const bool related = !at.empty() && (at == pointer || at.rfind(pointer + "/", 0) == 0 || pointer.rfind(at + "/", 0) == 0);
+    // A long value is shortened: the message is about the key, and a capped message keeps its beginning.
+    if (related) source = "--set " + (set.size() > 80 ? set.substr(0, set.find('=') + 1 + 40) + "... (" + std::to_string(set.size() - set.find('=') - 1) + " bytes)" : set);
+  }
+  if (source.empty() || (!path.empty() && message.rfind(path, 0) == 0) || message.rfind("--set ", 0) == 0) return message;
+  return source + ": " + message;
+}
+
 Json load(const std::string& path, const std::vector<std::string>& overrides, int ranks) {
   Json user = read_user(path, overrides);
   try {
     return resolve(user, ranks);
   } catch (const BadInput& e) {
-    if (path.empty()) throw;
-    throw BadInput(path + ": " + e.what());
+    throw BadInput(attributed(e.what(), path, overrides));
   }
 }
 

@@ -32,6 +32,11 @@ Json resolve(const Json& user, int ranks);
 // then resolves. An empty path means "defaults only".
 Json load(const std::string& path, const std::vector<std::string>& overrides, int ranks);
 
+// `message` (an error about a config read from `path` with `overrides`) prefixed with where the offending value
+// came from: the last --set whose key is the message's JSON pointer, lies below it or above it ("--set
+// batch.global=0: /batch: ..."), else the file (unless the message names it already).
+std::string attributed(const std::string& message, const std::string& path, const std::vector<std::string>& overrides);
+
 // Data-parallel replicas of a resolved config on `ranks` ranks: ranks / /parallel/model_parallel (the ranks
 // themselves without model parallelism).
 int replicas(const Json& resolved, int ranks);

@@ -266,13 +266,14 @@ TEST(Config, SetOverridesFollowTheSameRules) {
   EXPECT_DOUBLE_EQ(c["optimizer"]["lr"].get<double>(), 0.01);
   EXPECT_TRUE(c["data"]["augment"]["horizontal_flip"].get<bool>());
   EXPECT_EQ(c["name"], "my run");
+  // Each error names the --set it came from (config::attributed), as train's do.
   EXPECT_EQ(error_of_set({"optimizer.momentum=high"}),
-            "/optimizer/momentum: expected a number in [0, 1), got \"high\"");
-  EXPECT_EQ(error_of_set({"optimizer.lr=nan"}), "/optimizer/lr: expected a number > 0, got \"nan\"");
-  EXPECT_EQ(error_of_set({"optimizer.lr=-0.1"}), "/optimizer/lr: expected a number > 0, got -0.1");
+            "--set optimizer.momentum=high: /optimizer/momentum: expected a number in [0, 1), got \"high\"");
+  EXPECT_EQ(error_of_set({"optimizer.lr=nan"}), "--set optimizer.lr=nan: /optimizer/lr: expected a number > 0, got \"nan\"");
+  EXPECT_EQ(error_of_set({"optimizer.lr=-0.1"}), "--set optimizer.lr=-0.1: /optimizer/lr: expected a number > 0, got -0.1");
   EXPECT_EQ(error_of_set({"optimizer"}), "--set optimizer: expected key.path=value");
   EXPECT_EQ(error_of_set({"optimizer..lr=1"}), "--set optimizer..lr=1: empty key in \"optimizer..lr\"");
-  EXPECT_EQ(error_of_set({"modle.arch=resnet8"}).rfind("/modle: unknown key (did you mean \"model\"?)", 0), 0u);
+  EXPECT_EQ(error_of_set({"modle.arch=resnet8"}).rfind("--set modle.arch=resnet8: /modle: unknown key (did you mean \"model\"?)", 0), 0u);
   // Found by fuzz_config: a key path that is not UTF-8 became an object key, and the unknown-key message's dump
   // of it threw (exit 1, "internal error"). It is bad input, refused before it reaches the config.
   EXPECT_EQ(error_of_set({"optimizer.name=adam", "precision.nam\xee\xee" "e=adam"}),

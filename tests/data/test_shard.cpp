@@ -104,7 +104,7 @@ TEST(Shard, ShuffleIsUniform) {
 
 TEST(Shard, BadArguments) {
   EXPECT_EQ(bad_input([] { EpochSharder(100, 8, 16, 1); }),
-            "the training set has 100 samples, fewer than one global batch of 8 ranks x 16 = 128");
+            "/batch/global: the training set has 100 samples, fewer than one global batch of 8 ranks x 16 = 128");
   EXPECT_EQ(bad_input([] { EpochSharder(100, 0, 16, 1); }), "sharding needs at least 1 rank, got 0");
   EpochSharder s(100, 2, 10, 1);
   EXPECT_THROW(s.indices(0, 5, 0), std::out_of_range);

@@ -1096,6 +1096,17 @@ def check_diverged():
     assert rec["status"] == "diverged", rec["status"]
     assert "step" in rec["status_detail"], rec["status_detail"]
     print("diverged:", rec["status_detail"])
+    # Diverged before its first evaluation (every 100 steps; a NaN gradient at step 3): evaluated where it stopped,
+    # so that the curve and the MLLOG file hold an accuracy (MLPerf's common.yaml wants one eval_accuracy per log).
+    early = mlp_config("diverge-early", batch={"per_rank": 8}, duration={"steps": 300}, eval={"every_steps": 100})
+    mpirun(2, write_config("diverge-early", early), "--inject-fault", "nan-grad@0:3", expect=0)
+    rec = validate(os.path.join(args.work, "records", "diverge-early.json"))
+    assert rec["status"] == "diverged" and len(rec["curve"]) == 1 and rec["curve"][0]["step"] == rec["steps"], rec
+    mllog = os.path.join(args.work, "records", "diverge-early.mllog")
+    problems = mllog_rules.problems(mllog, open_benchmark=False)
+    assert not problems, problems
+    print(f"diverged at step {rec['steps'] + 1} before any evaluation: evaluated there "
+          f"(accuracy {rec['curve'][0]['test_accuracy']:.3f}), its MLLOG file passes the rules")
 
 
 def check_bad_input():
@@ -1161,9 +1172,10 @@ def check_bad_input():
     with open(notes, "w") as f:
         f.write("not a record")
     late = [
-        (mlp_config("late1", batch={"global": 2000}), [], "fewer than one global batch"),
+        (mlp_config("late1", batch={"global": 2000}), [],  # synthetic: the config knows its size (rules.cpp)
+         "/batch/global: a global batch of 2000 is more than the synthetic training set's 960 images"),
         (mlp_config("late2", data=dict(mlp_config("x")["data"], augment={"random_crop_padding": 9})), [],
-         "/data/augment/random_crop_padding is 9, more than the image size 8"),
+         "/data/augment/random_crop_padding: 9 is more than the synthetic image size 8"),
         (mlp_config("late3", schedule={"name": "constant", "warmup": {"epochs": 50}}), [],
          "/schedule/warmup/epochs: warmup of 50 epochs is longer than the run"),
         (mlp_config("late4"), ["--baseline", notes], notes + ": not a dtbench run record (--baseline)"),

@@ -21,7 +21,7 @@ EpochSharder::EpochSharder(size_t n, int ranks, size_t per_rank_batch, uint64_t 
   global_batch_ = static_cast<size_t>(ranks) * per_rank_batch;
   steps_ = n / global_batch_;
   if (steps_ == 0)
-    throw BadInput("the training set has " + std::to_string(n) + " samples, fewer than one global batch of " +
+    throw BadInput("/batch/global: the training set has " + std::to_string(n) + " samples, fewer than one global batch of " +
                    std::to_string(ranks) + " ranks x " + std::to_string(per_rank_batch) + " = " +
                    std::to_string(global_batch_));
 }

@@ -43,7 +43,11 @@ void check_outputs(const RunPaths& paths, bool resuming, const std::string& save
     throw BadInput("/output/save_weights: " + paths.weights.string() +
                    " exists already; weights files are never overwritten (choose another /output/record or "
                    "/name, or move the old files)");
-  check_writable(paths.record, !resuming);  // last: it creates the folder
+  // Last: it creates the folder (/output/dir, or a folder the record's name holds).
+  const fs::path folder = paths.record.has_parent_path() ? paths.record.parent_path() : fs::path(".");
+  fs::create_directories(folder, ec);
+  if (ec) throw BadInput("/output/dir: " + folder.string() + ": cannot create output folder: " + ec.message());
+  check_writable(paths.record, !resuming);
 }
 
 }  // namespace dtbench

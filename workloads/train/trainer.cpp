@@ -407,6 +407,10 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
     detail = d.what();
     st_.step = d.step;
     console_->line(std::string("diverged: ") + d.what());
+    // A run that diverged before its first evaluation is evaluated where it stopped (every rank agreed on the
+    // divergence, so every rank is here): its curve and its MLLOG file hold the accuracy it ended with, which
+    // MLPerf's rules require of every log (common.yaml: at least one eval_accuracy), rather than none.
+    if (st_.curve.empty()) evaluate(d.step, cadence_.epochs(d.step), false);
   }
   return std::nullopt;
 }
@@ -570,16 +574,7 @@ int train(const TrainArgs& args) {
       Json user = config::read_user(args.config, args.sets);  // the file is read once
       return std::make_unique<Run>(args, user);  // resolves and validates on this run's rank count
     } catch (const Error& e) {
-      std::string msg = e.what();
-      // Name where the offending value came from: the last --set of that key (or of an object above it), else the file.
-      std::string source = args.config;
-      for (const std::string& set : args.sets) {
-        std::string pointer = "/" + set.substr(0, set.find('='));
-        std::replace(pointer.begin(), pointer.end(), '.', '/');
-        if (msg.rfind(pointer + ":", 0) == 0 || msg.rfind(pointer + "/", 0) == 0) source = "--set " + set;
-      }
-      if (!source.empty() && (args.config.empty() || msg.rfind(args.config, 0) != 0)) msg = source + ": " + msg;
-      throw Error(e.code(), msg);
+      throw Error(e.code(), config::attributed(e.what(), args.config, args.sets));  // the --set or the file
     }
   });
   if (args.print_config) {
