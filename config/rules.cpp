@@ -158,18 +158,6 @@ std::vector<Rule> build_rules() {
       either("eval", "every_epochs", "every_steps"),
       one_of("batch", "global", "per_rank"),
       one_of("duration", "epochs", "steps"),
-      // The optimizer's and the schedule's own checks (their modules' code), here too so that `dtbench config` and
-      // a sweep refuse what train would: the optimizer built on no parameters, the schedule on the global batch
-      // with no run length (a run of 2^60 steps of one step an epoch: the checks against the run's length and the
-      // epoch's steps are the trainer's, once it knows the data).
-      {"", Needs::config, [](const Json& c, int) -> Result { return module_check([&] { optim::make_optimizer(c["optimizer"], optim::ParamTable{}); }, "/optimizer"); }},
-      {"", Needs::ranks,
-       [](const Json& c, int ranks) -> Result {
-         return module_check([&] {
-           optim::make_schedule(c["optimizer"], c["lr_scaling"], c["schedule"],
-                                optim::RunShape{global_batch(c, ranks), 1, int64_t{1} << 60});
-         }, "/schedule");
-       }},
       {"/model/zero_init_residual", Needs::config,
        [](const Json& c, int) {
          const std::string arch = c["model"]["arch"].get<std::string>();
@@ -587,6 +575,24 @@ std::vector<Rule> build_rules() {
       {"/reducer/name", Needs::config,
        [](const Json& c, int) {
          return when(c["backend"] == "cpu" && c["reducer"]["name"] == "nccl", "\"nccl\" needs the gpu backend");
+       }},
+      // Last, after the rules above (whose messages are more specific): the optimizer's and the schedule's own
+      // checks (their modules' code), here too so that `dtbench config` and a sweep refuse what train would: the
+      // optimizer built on no parameters, the schedule on the global batch with no run length (a run of 2^60 steps
+      // of one step an epoch: the checks against the run's length and the epoch's steps are the trainer's, once it
+      // knows the data).
+      {"", Needs::config,
+       [](const Json& c, int) -> Result {
+         return module_check([&] { optim::make_optimizer(c["optimizer"], optim::ParamTable{}); }, "/optimizer");
+       }},
+      {"", Needs::config,
+       [](const Json& c, int ranks) -> Result {
+         // The global batch sets the peak learning rate: given, or from the rank count when there is one.
+         if (c["batch"]["global"].get<int64_t>() <= 0 && ranks <= 0) return std::nullopt;
+         return module_check([&] {
+           optim::make_schedule(c["optimizer"], c["lr_scaling"], c["schedule"],
+                                optim::RunShape{global_batch(c, std::max(ranks, 1)), 1, int64_t{1} << 60});
+         }, "/schedule");
        }},
   };
 }

@@ -339,7 +339,9 @@ Warmup read_warmup(const Json& warmup, const Json& optimizer, const Json& lr_sca
     throw BadInput("/schedule/warmup/steps: set either /schedule/warmup/epochs or /schedule/warmup/steps, not both");
   }
   if (w_epochs > 0.0) {
-    out.steps = std::llround(w_epochs * static_cast<double>(spe));
+    // Compared as a double first: llround of a count beyond int64 (1e300 epochs) is undefined.
+    const double steps = w_epochs * static_cast<double>(spe);
+    out.steps = steps <= static_cast<double>(run.total_steps) ? std::llround(steps) : run.total_steps + 1;
     if (out.steps > run.total_steps) {
       throw BadInput("/schedule/warmup/epochs: warmup of " + fmt(w_epochs) + " epochs is longer than the run (" +
                      fmt(static_cast<double>(run.total_steps) / static_cast<double>(spe)) + " epochs)");

@@ -1105,6 +1105,14 @@ def check_diverged():
     mllog = os.path.join(args.work, "records", "diverge-early.mllog")
     problems = mllog_rules.problems(mllog, open_benchmark=False)
     assert not problems, problems
+    # A non-finite gradient on one rank in a local SGD step (no averaging: only that rank's optimizer refuses it):
+    # the ranks agree, and all stop as diverged (rank 0 used to go on alone and wait for rank 1 for good).
+    local = mlp_config("diverge-local", batch={"per_rank": 8}, parallel={"mode": "local_sgd", "local_steps": 4})
+    mpirun(2, write_config("diverge-local", local), "--inject-fault", "nan-grad@1:6", expect=0, timeout=120)
+    lrec = validate(os.path.join(args.work, "records", "diverge-local.json"))
+    assert lrec["status"] == "diverged" and lrec["steps"] == 5, (lrec["status"], lrec["steps"])
+    assert "(a local step, on 1 of 2 ranks)" in lrec["status_detail"], lrec["status_detail"]
+    print("a NaN gradient on rank 1 in a local SGD step: every rank stopped,", repr(lrec["status_detail"]))
     print(f"diverged at step {rec['steps'] + 1} before any evaluation: evaluated there "
           f"(accuracy {rec['curve'][0]['test_accuracy']:.3f}), its MLLOG file passes the rules")
 

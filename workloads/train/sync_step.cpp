@@ -175,6 +175,8 @@ void SyncStep::run(int64_t step, TrainState& st) {
     if (const ModelParallel* mp = par_.model_parallel()) mp->share_whole_gradients(grads, model_.param_table());
     const int shard = par_.model_parallel() ? par_.model_parallel()->shard() : 0;
     if (fault_ && fault_->poisons_gradient(step + 1, shard)) grads[0] = std::numeric_limits<float>::quiet_NaN();
+  } else if (fault_ && fault_->poisons_gradient(step + 1, world_.rank())) {
+    grads[0] = std::numeric_limits<float>::quiet_NaN();  // a local step: the rank's own gradient, averaged with none
   }
   // gpu: backward() only enqueued. The device's own backward time replaces the host's enqueue time. Of
   // the host's window from the enqueue to the end of the allreduces (enqueue, staging, wait), the part
@@ -217,17 +219,24 @@ void SyncStep::run(int64_t step, TrainState& st) {
   phase.reset();
   // The optimizer refuses a non-finite gradient before any write. Without model parallelism every rank holds the
   // same averaged gradient and refuses alike; with it, only the ranks of the shard whose rows overflowed would,
-  // leaving the others waiting in the next step's exchanges: they agree on it (one small sum, no pass over the
-  // gradient), and all stop.
+  // and in a local SGD phase (no averaging) only the rank whose own gradient overflowed, leaving the others waiting
+  // in the next exchange: they agree on it (one small sum, no pass over the gradient), and all stop.
+  const bool alike = par_.model_parallel() == nullptr && !local;
   std::string refused;
   try {
     if (model_.step_allowed()) model_.optimizer_step(sched_.lr(step));
   } catch (const optim::NonFiniteGradient& e) {
     refused = e.what();
-    if (par_.model_parallel() == nullptr)
-      throw Diverged(step, "gradient became non-finite at step " + std::to_string(step + 1) + ": " + refused);
+    if (alike) throw Diverged(step, "gradient became non-finite at step " + std::to_string(step + 1) + ": " + refused);
   }
-  if (par_.model_parallel() != nullptr) {
+  if (local && par_.model_parallel() == nullptr) {
+    double ranks_refused[1] = {refused.empty() ? 0.0 : 1.0};
+    world_.sum(ranks_refused);
+    if (ranks_refused[0] > 0)
+      throw Diverged(step, "gradient became non-finite at step " + std::to_string(step + 1) + " (a local step, on " +
+                               std::to_string(static_cast<int>(ranks_refused[0])) + " of " + std::to_string(ranks) +
+                               " ranks)");
+  } else if (par_.model_parallel() != nullptr) {
     double shards_refused[1] = {refused.empty() ? 0.0 : 1.0};
     world_.sum(shards_refused);
     if (shards_refused[0] > 0)

@@ -99,7 +99,8 @@ void add_train_command(CLI::App& app) {
                   "chrome://tracing)");
   cmd->add_option("--inject-fault", args->inject_fault,
                   "Testing: sigusr1@STEP (signal rank 0 after STEP steps), kill@RANK:STEP (SIGKILL a rank), "
-                  "nan-grad@SHARD:STEP (a non-finite gradient) or slow-setup@RANK:MS (a rank MS ms slower to start)");
+                  "nan-grad@SHARD:STEP (a non-finite gradient in a model-parallel shard, 0 without one, or on rank SHARD in a "
+                  "local SGD step) or slow-setup@RANK:MS (a rank MS ms slower to start)");
   cmd->callback([args] {
     flush_denormals();  // before MPI and OpenMP start their threads, which inherit it
     MpiSession mpi;
