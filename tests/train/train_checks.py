@@ -1227,6 +1227,7 @@ def check_bad_input():
     p = mpmd([write_config("pernode", small)], [write_config("pernode-smaller", other)], expect=2)
     assert (f"rank 1 of 2 ({socket.gethostname()}): the data this rank loaded has 900 training images where another "
             "rank's has 960 (every rank must read the same /data)") in p.stderr, p.stderr
+    assert p.stderr.count("dtbench: error") == 1, p.stderr
     assert not os.path.exists(fresh), "data of another size: the output folder was created"
     print("exit 2, one message: rank 1's data of another size")
     # --resume where rank 1 sees no checkpoint (its /output/dir another folder, as a node-local disk would be) and
@@ -1239,6 +1240,7 @@ def check_bad_input():
              expect=2)
     assert (f"rank 1 of 2 ({socket.gethostname()}): {os.path.join(args.work, 'node-local', 'split.ckpt')}: --resume: "
             "no checkpoint here, where another rank found one (every rank must see the same /output/dir)") in p.stderr, p.stderr
+    assert p.stderr.count("dtbench: error") == 1, p.stderr
     assert folder_bytes(records) == before and not os.path.exists(os.path.join(args.work, "node-local")), "files changed"
     print("exit 2, one message: --resume where only rank 0 finds the checkpoint")
     # Rank 1's view holds an older checkpoint of the same run (a stale copy): refused, naming both steps.
@@ -1255,6 +1257,7 @@ def check_bad_input():
              expect=2)
     assert f"rank 1 of 2 ({socket.gethostname()}): " in p.stderr and ": --resume: the checkpoint here is at step " in \
         p.stderr and ", another rank's at step " in p.stderr, p.stderr
+    assert p.stderr.count("dtbench: error") == 1, p.stderr
     assert folder_bytes(records) == before, "files changed"
     print("exit 2, one message: --resume where rank 1's checkpoint is older than rank 0's")
 
