@@ -161,23 +161,6 @@ TextTable campaign_table(const CampaignData& c, const TableOptions& o, Format fo
   std::vector<const MetricDef*> metrics;
   for (const auto& k : o.metrics.empty() ? default_metrics() : o.metrics) metrics.push_back(&metric(k));
 
-  // A --group-by key that no run has would pool every run into one row that looks like a result.
-  for (const auto& k : o.group_by) {
-    bool found = false;
-    for (const auto& p : c.points) {
-      for (const auto& r : p.runs) {
-        found = std::any_of(p.values.begin(), p.values.end(), [&](const auto& kv) { return kv.first == k; }) ||
-                !key_value(r, k).is_null();
-        if (found) break;
-      }
-      if (found) break;
-    }
-    // Unreadable records hold no config to look in: then the key may be theirs, and the table says they are unreadable.
-    if (!found && !c.points.empty() && unreadable_records(c).empty())
-      throw BadInput("--group-by: no run of this campaign has the key '" + k +
-                     "' (a config key such as reducer.name or batch.global, slurm.nodes, ranks, status, global_batch)");
-  }
-
   // Rows: runs grouped by their key values, in the order points appear.
   std::vector<Row> rows;
   for (const auto& p : c.points)
@@ -198,6 +181,13 @@ TextTable campaign_table(const CampaignData& c, const TableOptions& o, Format fo
       }
       it->runs.push_back(&r);
     }
+  // A --group-by key that no run has would pool every run into one row that looks like a result. (Unreadable records
+  // hold no config to look in: the key may be theirs, and the table says they are unreadable.)
+  for (size_t k = 0; k < o.group_by.size(); ++k)
+    if (!rows.empty() && unreadable_records(c).empty() &&
+        std::all_of(rows.begin(), rows.end(), [&](const Row& row) { return row.key[k].is_null(); }))
+      throw BadInput("--group-by: no run of this campaign has the key '" + o.group_by[k] +
+                     "' (a config key such as reducer.name or batch.global, slurm.nodes, ranks, status, global_batch)");
 
   // Scaling efficiency from throughput where records do not carry it: against the row with the
   // smallest rank count among rows that agree on every key except the rank-determining ones.

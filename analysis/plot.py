@@ -37,9 +37,12 @@ section). B_simple = tr(Sigma) / |G|^2 is the trainer's online estimate of the g
 which McCandlish et al. show approximates B_crit.
 """
 import argparse
+import glob
 import json
 import math
 import os
+import shutil
+import subprocess
 import sys
 
 import matplotlib
@@ -68,8 +71,6 @@ UNREADABLE = []  # problems dtbench reported: exit 1 once the figures are writte
 
 def find_dtbench(given):
     """--dtbench, else $DTBENCH, else the newest build of this checkout, else dtbench on PATH."""
-    import glob
-    import shutil
     if given or os.environ.get("DTBENCH"):
         path = given or os.environ["DTBENCH"]
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
@@ -100,7 +101,6 @@ def load_runs(path):
     """Runs of a campaign folder (campaign.json), of any folder of records or of one record, as dtbench reads
     them: dicts with the record (None when missing or unreadable), the point's axis values, the run's config and
     rank count; and the axis keys and zipped groups."""
-    import subprocess
     p = subprocess.run([DTBENCH, "table", path, "--format", "json"], capture_output=True, text=True)
     if p.returncode == 2:
         raise BadInput(p.stderr.strip().replace("dtbench: error: ", "", 1))
@@ -612,7 +612,6 @@ def pbt_ancestry(lineage, member):
 
 
 def pbt(dirs, out):
-    import subprocess
     for d in dirs:
         # dtbench reads the lineage (core/pbt_lineage.cpp's checks) and the member records before anything is drawn.
         p = subprocess.run([DTBENCH, "table", d], capture_output=True, text=True)

@@ -165,12 +165,11 @@ void Run::set_up() {
     // Each rank looked in its own view of /output/dir (a node's disk, a stale network file system cache): one that
     // found no checkpoint where another resumed would start at step 0 while that one went on, each waiting for the
     // other at some later step.
-    // Likewise one whose header names an older step (a stale copy).
-    std::array<int, 1> any{resumed_ ? 1 : 0};
-    world_.max(any);
+    // Likewise one whose header names an older step (a stale copy). One reduction: the newest step any rank resumed
+    // at, -1 when none did.
     const double newest = world_.max(resumed_ ? static_cast<double>(st_.step) : -1.0);
     std::optional<Error> err;
-    if (any[0] == 1 && !resumed_)
+    if (newest >= 0 && !resumed_)
       err = BadInput(paths_.checkpoint.string() + ": --resume: no checkpoint here, where another rank found one " +
                      "(every rank must see the same /output/dir)");
     else if (resumed_ && static_cast<double>(st_.step) != newest)

@@ -61,17 +61,11 @@ class World {
   // by a rank that failed before it.
   template <class F>
   auto on_every_rank(F&& f) const {
-    std::optional<Error> err;
-    using R = decltype(f());
-    if constexpr (std::is_void_v<R>) {
-      try {
-        f();
-      } catch (const Error& e) {
-        err = e;
-      }
-      agree_on_any_error(err);
+    if constexpr (std::is_void_v<decltype(f())>) {
+      on_every_rank([&] { return f(), true; });
     } else {
-      std::optional<R> out;
+      std::optional<decltype(f())> out;
+      std::optional<Error> err;
       try {
         out.emplace(f());
       } catch (const Error& e) {
