@@ -1,5 +1,6 @@
 #include "optim/state_io.hpp"
 
+#include <cmath>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -72,12 +73,25 @@ void StateReader::get_array(void* p, size_t count, size_t element_bytes, const c
   get_raw(p, count * element_bytes, what);
 }
 
+// A NaN in a moment or buffer is no state a run can continue from: its next update writes NaN into the weights
+// (the checksum around the state cannot tell, a file written with the NaN in it has a matching one). An infinity
+// can be: a saturated accumulator (Adam's second moment, Adagrad's sum, Adamax's norm) only scales its steps to 0.
+template <typename T>
+static void expect_no_nan(std::span<const T> values, size_t first_byte, const char* what) {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (std::isnan(values[i]))
+      throw BadInput("optimizer state: " + std::string(what) + " holds a NaN at byte " +
+                     std::to_string(first_byte + i * sizeof(T)) + " (element " + std::to_string(i) + ")");
+}
+
 void StateReader::get_floats(std::span<float> out, const char* what) {
   get_array(out.data(), out.size(), sizeof(float), what);
+  expect_no_nan<float>(out, pos_ - out.size_bytes(), what);
 }
 
 void StateReader::get_doubles(std::span<double> out, const char* what) {
   get_array(out.data(), out.size(), sizeof(double), what);
+  expect_no_nan<double>(out, pos_ - out.size_bytes(), what);
 }
 
 void StateReader::expect_end() const {

@@ -15,6 +15,7 @@
 #include "optim/lars.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/sgld.hpp"
+#include "optim/state_io.hpp"
 
 namespace dtbench::optim {
 namespace {
@@ -184,6 +185,39 @@ TEST_P(EveryOptimizer, NonFiniteGradientIsRefusedBeforeAnyWrite) {
       feed_statistics(*opt, 2);
       opt->step(w, g, 0.01);
       for (float x : w) ASSERT_TRUE(std::isfinite(x));
+    }
+  }
+}
+
+// A NaN in a saved buffer (its last element here) is refused naming the byte, and the optimizer is left as it was;
+// an infinity is taken (a saturated accumulator, state_io.cpp). Optimizers without buffers (SGLD) have nothing to
+// poison.
+TEST_P(EveryOptimizer, NanInSavedStateIsRefusedNamingTheByte) {
+  const ParamTable table = make_table(1);
+  auto a = make_optimizer(config_for(GetParam()), table, 7);
+  std::vector<float> w = random_vector(table.buffer_size(), 1, 0.5);
+  run(*a, w, 0, 3);
+  const std::vector<uint8_t> saved = a->save_state();
+  StateWriter header;
+  put_state_header(header, a->name(), table.fingerprint(), 3);
+  if (saved.size() == header.take().size()) GTEST_SKIP() << GetParam() << " keeps no buffers";
+  auto b = make_optimizer(config_for(GetParam()), table, 7);
+  const std::vector<uint8_t> before = b->save_state();
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    std::vector<uint8_t> poisoned = saved;
+    std::memcpy(poisoned.data() + poisoned.size() - sizeof(float), &bad, sizeof(float));
+    if (std::isnan(bad)) {
+      try {
+        b->load_state(poisoned);
+        FAIL() << "a NaN was loaded";
+      } catch (const BadInput& e) {
+        const std::string at = "NaN at byte " + std::to_string(saved.size() - sizeof(float));
+        EXPECT_NE(std::string(e.what()).find(at), std::string::npos) << e.what();
+      }
+      EXPECT_EQ(b->save_state(), before);
+    } else {
+      b->load_state(poisoned);
+      EXPECT_EQ(b->save_state(), poisoned);
     }
   }
 }
