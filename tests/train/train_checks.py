@@ -1224,12 +1224,15 @@ def check_bad_input():
     small = dict(good, data=mlp_config("x")["data"])
     other = json.loads(json.dumps(small))
     other["data"]["synthetic"]["train_size"] = 900
-    p = mpmd([write_config("pernode", small)], [write_config("pernode-smaller", other)], expect=2)
-    assert (f"rank 1 of 2 ({socket.gethostname()}): the data this rank loaded has 900 training images where another "
-            "rank's has 960 (every rank must read the same /data)") in p.stderr, p.stderr
-    assert p.stderr.count("dtbench: error") == 1, p.stderr
-    assert not os.path.exists(fresh), "data of another size: the output folder was created"
-    print("exit 2, one message: rank 1's data of another size")
+    # Each rank compares with rank 0's copy, so the odd rank is named whether its copy is smaller or larger.
+    for theirs, mine, label in [(small, other, "smaller"), (other, small, "larger")]:
+        p = mpmd([write_config("pernode", theirs)], [write_config("pernode-" + label, mine)], expect=2)
+        n = mine["data"]["synthetic"]["train_size"]
+        assert (f"rank 1 of 2 ({socket.gethostname()}): the data this rank loaded has {n} training images where "
+                f"rank 0's has {960 + 900 - n} (every rank must read the same /data)") in p.stderr, p.stderr
+        assert p.stderr.count("dtbench: error") == 1, p.stderr
+        assert not os.path.exists(fresh), "data of another size: the output folder was created"
+        print(f"exit 2, one message: rank 1's data {label}")
     # --resume where rank 1 sees no checkpoint (its /output/dir another folder, as a node-local disk would be) and
     # rank 0 does: refused, where they used to start at different steps and wait for each other at the end.
     cut = mlp_config("split", batch={"per_rank": 8}, duration={"steps": 12})

@@ -10,6 +10,7 @@
 #include <array>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -190,8 +191,9 @@ void Run::set_up() {
 }
 
 // Every rank loaded its own copy of /data (from its node's disk): a copy of another size or shape would give the
-// ranks different step counts or layers, and they would wait for one another. Refused naming the first rank whose
-// copy differs from the largest one's (the content itself is not compared).
+// ranks different step counts or layers, and they would wait for one another. Each rank compares its copy with rank
+// 0's, so the message names the first rank whose copy differs from it, or, when rank 0's is the odd one, rank 1
+// saying how (the content itself is not compared).
 void Run::agree_on_data_shape() const {
   const data::Dataset &train = data_->train(), &test = data_->test();
   const char* const names[] = {"training images", "test images", "validation images", "channels", "height",
@@ -199,13 +201,15 @@ void Run::agree_on_data_shape() const {
   const std::array<int, 7> mine{static_cast<int>(train.size()), static_cast<int>(test.size()),
                                 static_cast<int>(data_->validation().size()), train.channels, train.height,
                                 train.width, train.classes};
-  std::array<int, 7> most = mine;
-  world_.max(most);
+  std::array<int, 7> root;  // rank 0's, sent by a maximum to which the other ranks bring the least int
+  root.fill(std::numeric_limits<int>::min());
+  if (world_.root()) root = mine;
+  world_.max(root);
   std::optional<Error> err;
   for (size_t i = 0; i < mine.size() && !err; ++i)
-    if (mine[i] != most[i])
-      err = BadInput("the data this rank loaded has " + std::to_string(mine[i]) + " " + names[i] + " where another " +
-                     "rank's has " + std::to_string(most[i]) + " (every rank must read the same /data)");
+    if (mine[i] != root[i])
+      err = BadInput("the data this rank loaded has " + std::to_string(mine[i]) + " " + names[i] + " where rank 0's " +
+                     "has " + std::to_string(root[i]) + " (every rank must read the same /data)");
   world_.agree_on_any_error(err);
 }
 
