@@ -591,7 +591,7 @@ std::vector<Rule> build_rules() {
          if (c["batch"]["global"].get<int64_t>() <= 0 && ranks <= 0) return std::nullopt;
          return module_check([&] {
            optim::make_schedule(c["optimizer"], c["lr_scaling"], c["schedule"],
-                                optim::RunShape{global_batch(c, std::max(ranks, 1)), 1, int64_t{1} << 60});
+                                optim::RunShape{global_batch(c, std::max(ranks, 1)), 1, optim::RunShape::kUnknownLength});
          }, "/schedule");
        }},
   };

@@ -343,12 +343,17 @@ Warmup read_warmup(const Json& warmup, const Json& optimizer, const Json& lr_sca
     const double steps = w_epochs * static_cast<double>(spe);
     out.steps = steps <= static_cast<double>(run.total_steps) ? std::llround(steps) : run.total_steps + 1;
     if (out.steps > run.total_steps) {
-      throw BadInput("/schedule/warmup/epochs: warmup of " + fmt(w_epochs) + " epochs is longer than the run (" +
-                     fmt(static_cast<double>(run.total_steps) / static_cast<double>(spe)) + " epochs)");
+      throw BadInput("/schedule/warmup/epochs: warmup of " + fmt(w_epochs) + " epochs is longer than " +
+                     (run.total_steps == RunShape::kUnknownLength
+                          ? "any run can be (2^60 steps)"
+                          : "the run (" + fmt(static_cast<double>(run.total_steps) / static_cast<double>(spe)) +
+                                " epochs)"));
     }
   } else if (w_steps > run.total_steps) {
-    throw BadInput("/schedule/warmup/steps: warmup of " + std::to_string(w_steps) +
-                   " steps is longer than the run (" + std::to_string(run.total_steps) + " steps)");
+    throw BadInput("/schedule/warmup/steps: warmup of " + std::to_string(w_steps) + " steps is longer than " +
+                   (run.total_steps == RunShape::kUnknownLength
+                        ? std::string("any run can be (2^60 steps)")
+                        : "the run (" + std::to_string(run.total_steps) + " steps)"));
   } else {
     out.steps = w_steps;
   }

@@ -197,6 +197,9 @@ struct RunShape {
   int64_t global_batch = 1;     // samples per update over all ranks
   int64_t steps_per_epoch = 1;  // updates per epoch
   int64_t total_steps = 1;      // updates in the run
+  // A run of unknown length (`dtbench config` checks a config before any data says how long an epoch is): as long
+  // as any, for the checks against the run's length.
+  static constexpr int64_t kUnknownLength = int64_t{1} << 60;
 };
 
 // What every schedule is built from besides its own keys.
