@@ -68,8 +68,21 @@ void non_empty_arg(const std::string& s, const std::string& ptr) {
   if (s.find('\0') != std::string::npos) fail(ptr, "NUL is not allowed");
 }
 
-// The count of a gres that has the form name[:type]:count.
-int64_t gres_count(const std::string& gres) { return std::stoll(gres.substr(gres.rfind(':') + 1)); }
+// Partitions: sbatch takes one name or a comma-separated list of them, the job starting in the first that can run it.
+Json slurm_partitions(const Json& v, const std::string& ptr) {
+  static const std::regex ok("([A-Za-z0-9_.+-]+(,[A-Za-z0-9_.+-]+)*)?");
+  if (!v.is_string() || !std::regex_match(v.get<std::string>(), ok))
+    fail(ptr, "expected a Slurm partition name or a comma-separated list of them (letters, digits, '_', '.', '+', "
+              "'-') or \"\", got " + shown(v));
+  return v;
+}
+
+// The count of a gres of the form name[[:type]:count]: Slurm reads a missing count as 1 ("gpu", "gpu:a100").
+int64_t gres_count(const std::string& gres) {
+  const std::string last = gres.substr(gres.rfind(':') + 1);
+  if (gres.find(':') == std::string::npos || last.find_first_not_of("0123456789") != std::string::npos) return 1;
+  return last.size() > 4 ? 99999 : std::stoll(last);  // more than 4 digits is beyond any limit checked
+}
 
 // The keys, defaults and checks of the "slurm" section (slurm/README.md describes each).
 const std::vector<Field>& slurm_fields() {
@@ -84,12 +97,13 @@ const std::vector<Field>& slurm_fields() {
       {"gpus_per_task", 0, [](const Json& v, const std::string& p) { return integer_in(v, p, 0, 1024); }},
       {"gres", "",
        [](const Json& v, const std::string& p) {
-         // The count has at most 4 digits and is at most 1024, as gpus_per_node.
-         static const std::regex form("[A-Za-z][A-Za-z0-9_.-]*(:[A-Za-z0-9_.-]+)*:[0-9]{1,4}");
+         // The count is from 1 to 1024, as gpus_per_node (a request of 0 is none: leave the key out).
+         static const std::regex form("[A-Za-z][A-Za-z0-9_.-]*(:[A-Za-z0-9_.-]+)*");
          if (!v.is_string() || (!v.get<std::string>().empty() && (!std::regex_match(v.get<std::string>(), form) ||
+                                                                 gres_count(v.get<std::string>()) < 1 ||
                                                                  gres_count(v.get<std::string>()) > 1024)))
-           fail(p, "expected a generic resource such as \"gpu:4\" or \"gpu:a100:2\" (a count of at most 1024), "
-                   "or \"\", got " + shown(v));
+           fail(p, "expected a generic resource such as \"gpu\", \"gpu:4\" or \"gpu:a100:2\" (a count from 1 to "
+                   "1024), or \"\", got " + shown(v));
          return v;
        }},
       {"time", "01:00:00",
@@ -98,7 +112,7 @@ const std::vector<Field>& slurm_fields() {
            fail(p, "expected a Slurm time limit such as \"30\", \"01:30:00\" or \"1-12:00:00\", got " + shown(v));
          return v;
        }},
-      {"partition", "", slurm_name},
+      {"partition", "", slurm_partitions},
       {"account", "", slurm_name},
       {"qos", "", slurm_name},
       // Extra #SBATCH options, written as given.
@@ -226,6 +240,8 @@ Json check_slurm_value(const std::string& key, const Json& value, const std::str
   return f->check(value, pointer);
 }
 
+bool gres_is_gpu(const std::string& gres) { return gres == "gpu" || gres.rfind("gpu:", 0) == 0; }
+
 void check_slurm_section(const Json& s, const std::string& ptr) {
   const int64_t per_node = s["gpus_per_node"].get<int64_t>(), per_task = s["gpus_per_task"].get<int64_t>();
   const std::string gres = s["gres"].get<std::string>();
@@ -239,13 +255,13 @@ void check_slurm_section(const Json& s, const std::string& ptr) {
   // GPUs per node from gpus_per_node or a gpu gres ("gpu:4", "gpu:a100:4"): each rank needs its own.
   int64_t node_gpus = per_node;
   std::string node_key = "gpus_per_node";
-  if (gres.rfind("gpu:", 0) == 0) {
+  if (gres_is_gpu(gres)) {
     node_gpus = gres_count(gres);
     node_key = "gres";
   }
   const int64_t tasks = s["tasks_per_node"].get<int64_t>();
   if (node_gpus > 0 && tasks > node_gpus)
-    fail(ptr + "/" + node_key, std::to_string(node_gpus) + " GPUs for " + std::to_string(tasks) +
+    fail(ptr + "/" + node_key, std::to_string(node_gpus) + (node_gpus == 1 ? " GPU for " : " GPUs for ") + std::to_string(tasks) +
                                    " tasks per node: ranks would share a GPU (dtbench runs one rank per GPU)");
   // mpirun under Slurm starts one daemon task per node, so a per-task binding would give all of a node's
   // ranks the daemon's single GPU.

@@ -78,6 +78,9 @@ Json check_slurm_value(const std::string& key, const Json& value, const std::str
 // Cross-field rules of a resolved Slurm section (signal before the time limit). Throws BadInput.
 void check_slurm_section(const Json& slurm, const std::string& pointer);
 
+// Whether a /slurm/gres value asks for GPUs ("gpu", "gpu:4", "gpu:a100:2").
+bool gres_is_gpu(const std::string& gres);
+
 // Seconds of a Slurm time limit ("MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS");
 // -1 when `text` is not one of these forms.
 int64_t slurm_time_seconds(const std::string& text);

@@ -245,7 +245,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     for (const Point& p : points)
       if (!p.runs.empty() && p.runs.front().config.value("backend", "") == "gpu" &&
           p.slurm["gpus_per_node"].get<int64_t>() == 0 && p.slurm["gpus_per_task"].get<int64_t>() == 0 &&
-          p.slurm["gres"].get<std::string>().rfind("gpu", 0) != 0)
+          !gres_is_gpu(p.slurm["gres"].get<std::string>()))
         throw BadInput(o.spec + ": /base/backend: \"gpu\" runs need GPUs from Slurm: set /slurm/gpus_per_node, "
                        "/slurm/gpus_per_task or /slurm/gres (point " + p.id + ")");
   // The launcher is input too: refused before anything is queried or written (exit 2 writes nothing).

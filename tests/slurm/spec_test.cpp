@@ -64,8 +64,8 @@ TEST(Spec, ErrorsNameTheKey) {
             "cpus_per_task, gpus_per_node, gpus_per_task, gres, time, partition, account, qos, sbatch, setup, launcher, launcher_args, "
             "mpi, signal_seconds, array");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu 4"}})),
-            "/slurm/gres: expected a generic resource such as \"gpu:4\" or \"gpu:a100:2\" (a count of at most 1024), "
-            "or \"\", got \"gpu 4\"");
+            "/slurm/gres: expected a generic resource such as \"gpu\", \"gpu:4\" or \"gpu:a100:2\" (a count from 1 to "
+            "1024), or \"\", got \"gpu 4\"");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gpus_per_node", 4}, {"gres", "gpu:4"}})),
             "/slurm/gres: give one GPU request: gpus_per_node, gpus_per_task or gres, not several");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu:a100:2"}, {"tasks_per_node", 4}})),
@@ -82,7 +82,17 @@ TEST(Spec, ErrorsNameTheKey) {
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"time", "00:01:00"}})),
             "/slurm/signal_seconds: 120 s is not shorter than the time limit 00:01:00 (60 s)");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"partition", "gpu; rm -rf /"}})),
-            "/slurm/partition: expected a Slurm name (letters, digits, '_', '.', '+', '-') or \"\", got \"gpu; rm -rf /\"");
+            "/slurm/partition: expected a Slurm partition name or a comma-separated list of them (letters, digits, "
+            "'_', '.', '+', '-') or \"\", got \"gpu; rm -rf /\"");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"partition", "gpu,,cpu"}})).rfind("/slurm/partition: expected", 0), 0u);
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"partition", "gpu,cpu"}, {"gres", "gpu"}})), "(no error)");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"account", "a,b"}})).rfind("/slurm/account: expected a Slurm name", 0), 0u);
+  // A zero count is no request; a missing one is 1, as Slurm reads it ("gpu", "gpu:a100").
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu:0"}})).rfind("/slurm/gres: expected a generic", 0), 0u);
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu"}, {"tasks_per_node", 2}})),
+            "/slurm/gres: 1 GPU for 2 tasks per node: ranks would share a GPU (dtbench runs one rank per GPU)");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu:a100"}, {"tasks_per_node", 2}})),
+            "/slurm/gres: 1 GPU for 2 tasks per node: ranks would share a GPU (dtbench runs one rank per GPU)");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"sbatch", {"exclusive"}}})),
             "/slurm/sbatch/0: expected an sbatch option such as \"--exclusive\" or \"--constraint=skylake\", got "
             "\"exclusive\"");
@@ -169,8 +179,8 @@ TEST(Spec, NumbersBeyondTheirRangeNameTheKey) {
             "/slurm/time: expected a Slurm time limit such as \"30\", \"01:30:00\" or \"1-12:00:00\", got "
             "\"99999999999999999999\"");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu:99999999999999999999"}})),
-            "/slurm/gres: expected a generic resource such as \"gpu:4\" or \"gpu:a100:2\" (a count of at most 1024), "
-            "or \"\", got \"gpu:99999999999999999999\"");
+            "/slurm/gres: expected a generic resource such as \"gpu\", \"gpu:4\" or \"gpu:a100:2\" (a count from 1 to "
+            "1024), or \"\", got \"gpu:99999999999999999999\"");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu:1025"}})).rfind("/slurm/gres: expected a generic", 0), 0u);
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"nodes", 1e300}})),
             "/slurm/nodes: expected an integer in [1, 100000], got 1e+300");
