@@ -1171,6 +1171,26 @@ def check_bad_input():
     with open(os.path.join(ckpt, rank1), "wb") as f:
         f.write(good)
     print("exit 2: resume from a rank file with a NaN weight (and a matching CRC)")
+    # The same for a NaN in the optimizer's state (the last element of SGD's momentum buffer): its next update would
+    # write NaN into the weights. The file: magic, step, then weights, buffers and the optimizer's state, each as a
+    # uint64 byte count and the bytes.
+    at = 16
+    for _ in range(2):
+        at += 8 + struct.unpack_from("<Q", good, at)[0]
+    state_bytes = struct.unpack_from("<Q", good, at)[0]
+    last = at + 8 + state_bytes - 4
+    body = good[:last] + struct.pack("<f", float("nan")) + good[last + 4:-4]
+    with open(os.path.join(ckpt, rank1), "wb") as f:
+        f.write(body + struct.pack("<I", zlib.crc32(body)))
+    before = folder_bytes(records)
+    p = mpirun(2, write_config("other", base), "--resume", expect=2)
+    assert (f"rank 1 of 2 ({socket.gethostname()}): {os.path.join(ckpt, rank1)}: optimizer state: momentum buffer "
+            f"holds a NaN at byte {state_bytes - 4}") in p.stderr, p.stderr
+    assert p.stderr.count("dtbench: error") == 1, p.stderr
+    assert folder_bytes(records) == before, "files changed"
+    with open(os.path.join(ckpt, rank1), "wb") as f:
+        f.write(good)
+    print("exit 2: resume from a rank file with a NaN in the optimizer's momentum (and a matching CRC)")
 
     # Inputs that only the data, the schedule or another file can refute: exit 2, and the output folder is
     # neither created nor changed (nothing is written before every input has been validated).
