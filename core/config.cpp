@@ -151,6 +151,33 @@ Json resolve_fields(const Fields& fields, const Json* user, const std::string& p
 
 }  // namespace
 
+std::optional<Node::Kind> leaf_kind(const Node& schema, const Json& resolved, const std::string& pointer) {
+  Node node = schema;
+  const Json* at = &resolved;
+  size_t from = 1;
+  while (from <= pointer.size()) {
+    const size_t slash = std::min(pointer.find('/', from), pointer.size());
+    const std::string key = pointer.substr(from, slash - from);
+    from = slash + 1;
+    Fields storage;
+    const Fields* fields = &node.fields;
+    if (node.kind == Kind::variant) {
+      if (!at->is_object() || !at->contains(node.selector) || !(*at)[node.selector].is_string()) return std::nullopt;
+      fields = variant_fields(node, (*at)[node.selector].get<std::string>(), storage);
+      if (!fields) return std::nullopt;
+    } else if (node.kind != Kind::object) {
+      return std::nullopt;  // a path below a leaf
+    }
+    const auto f = std::find_if(fields->begin(), fields->end(), [&](const auto& field) { return field.first == key; });
+    if (f == fields->end() || !at->is_object() || !at->contains(key)) return std::nullopt;
+    Node next = f->second;  // f points into node: copied out before node is replaced
+    node = std::move(next);
+    at = &(*at)[key];
+  }
+  if (node.kind == Kind::object || node.kind == Kind::variant) return std::nullopt;
+  return node.kind;
+}
+
 Json resolve_node(const Node& n, const Json* user, const std::string& pointer) {
   switch (n.kind) {
     case Kind::object: return resolve_fields(n.fields, user, pointer);

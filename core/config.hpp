@@ -7,6 +7,7 @@
 // and are thrown as BadInput (exit code 2).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,5 +42,10 @@ std::string pointer_token(const std::string& key);
 std::string closest_name(const std::string& key, const std::vector<std::string>& valid);
 [[noreturn]] void throw_unknown_key(const std::string& pointer, const std::string& key,
                                     const std::vector<std::string>& valid);
+
+// The kind of the leaf at `pointer` (a path of plain keys, "/optimizer/momentum") in a config that `schema`
+// resolved to `resolved`: a variant's fields are those its selector holds there. The schema, not the JSON, says
+// whether a key is an integer (a number key written as 0 is still a number). nullopt for no such leaf.
+std::optional<Node::Kind> leaf_kind(const Node& schema, const Json& resolved, const std::string& pointer);
 
 }  // namespace dtbench::config

@@ -7,6 +7,7 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "slurm/expand.hpp"
+#include "slurm/shell.hpp"
 #include "slurm/spec.hpp"
 
 namespace dtbench::pbt {
@@ -101,8 +102,35 @@ Prior parse_prior(const std::string& key, const Json& j, const Json& base, const
   if (p.kind == "log_uniform" && !(p.min > 0)) fail(ptr + "/min", "a log-uniform prior needs min > 0, got " + config::fmt_number(p.min));
   const Json::json_pointer where(pointer_of(key));
   if (!resolved.contains(where)) fail(ptr, "the base config has no key " + key);
-  p.integer = resolved.at(where).is_number_integer();
+  // The schema says whether the key is an integer: a number written as 0 in the base is still a number.
+  p.integer = config::leaf_kind(config::run_schema(), resolved, where.to_string()) == config::Node::Kind::integer;
   return p;
+}
+
+// Each bound was checked with the base's other values; together the priors may still give a config the run refuses
+// (a cosine schedule's eta_min above a learning rate of its range, warmup in both steps and epochs). A member can
+// hold any point of the box the priors span (draws and explored values are clamped into it), and the rules between
+// keys are bounds between them, so the box's corners are checked: all of them up to 12 priors (4096 configs), beyond
+// that the two corners of all minima and all maxima.
+void check_prior_corners(const Spec& s) {
+  const size_t n = s.hyperparameters.size();
+  const uint64_t corners = n <= 12 ? uint64_t{1} << n : 2;
+  for (uint64_t c = 0; c < corners; ++c) {
+    const uint64_t high = n <= 12 ? c : (c == 0 ? 0 : ~uint64_t{0});
+    Json user = s.base, at = Json::object();
+    for (size_t i = 0; i < n; ++i) {
+      const Prior& p = s.hyperparameters[i];
+      const double v = (high >> i) & 1 ? p.max : p.min;
+      const Json value = p.integer ? Json(static_cast<int64_t>(std::llround(v))) : Json(v);
+      slurm::set_path(user, p.key, value, "/base");
+      at[p.key] = value;
+    }
+    try {
+      config::resolve(user, static_cast<int>(s.ranks));
+    } catch (const BadInput& e) {
+      fail("/hyperparameters", "the priors together allow a member the run refuses: at " + at.dump() + ", " + e.what());
+    }
+  }
 }
 
 }  // namespace
@@ -114,6 +142,13 @@ int Spec::cut() const {
 
 Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   if (!doc.is_object()) fail("", "a spec must be a JSON object, got " + shown(doc));
+  // Every top-level key, those checked by hand below included, so that a misspelt one is told all of them.
+  std::vector<std::string> top;
+  for (const auto& [key, node] : fixed_schema().fields) top.push_back(key);
+  for (const char* key : {"base", "hyperparameters", "program", "local", "slurm"}) top.push_back(key);
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (std::find(top.begin(), top.end(), it.key()) == top.end())
+      config::throw_unknown_key("", config::pointer_token(it.key()), top);
   Json fixed = doc;
   for (const char* key : {"base", "hyperparameters", "program", "local", "slurm"}) fixed.erase(key);
   if (fixed.contains("explore") && fixed["explore"].is_object()) fixed["explore"].erase("perturb");
@@ -123,7 +158,8 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   s.source = doc;
   s.name = r["name"].get<std::string>();
   if (s.name.empty()) fail("/name", "missing: give the campaign a name");
-  if (s.name.find_first_of("/\\\n\r\t") != std::string::npos) fail("/name", "must not hold a path separator or control character, got " + shown(doc["name"]));
+  if (s.name.find_first_of("/\\\t") != std::string::npos || slurm::has_control_chars(s.name))
+    fail("/name", "must not hold a path separator or control character, got " + shown(doc["name"]));
   s.mode = r["mode"].get<std::string>();
   s.population = static_cast<int>(r["population"].get<int64_t>());
   if (s.population < 2)
@@ -192,6 +228,7 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
                                  (doc.contains("hyperparameters") ? shown(doc["hyperparameters"]) : std::string("nothing")));
   for (auto it = doc["hyperparameters"].begin(); it != doc["hyperparameters"].end(); ++it)
     s.hyperparameters.push_back(parse_prior(it.key(), it.value(), s.base, resolved, s.ranks));
+  check_prior_corners(s);
 
   if (doc.contains("program")) {
     const Json& p = doc["program"];

@@ -44,6 +44,13 @@ TEST(PbtSpec, ParsesAndDerives) {
   ASSERT_EQ(s.hyperparameters.size(), 3u);
   EXPECT_FALSE(s.hyperparameters[0].integer);
   EXPECT_TRUE(s.hyperparameters[2].integer);  // schedule.warmup.steps is an integer key
+  // The schema, not the base's JSON, says which keys are integers: momentum, lr and weight decay written as whole
+  // numbers in the base stay real-valued priors (they were rounded to 0 or 1).
+  Json whole = good_spec();
+  whole["base"]["optimizer"] = {{"name", "sgd"}, {"lr", 1}, {"momentum", 0}, {"weight_decay", 0}};
+  whole["hyperparameters"]["optimizer.weight_decay"] = {{"prior", "uniform"}, {"min", 0}, {"max", 0.01}};
+  for (const pbt::Prior& p : pbt::parse_spec(whole, ".").hyperparameters)
+    EXPECT_EQ(p.integer, p.key == "schedule.warmup.steps") << p.key;
   Json odd = good_spec();
   odd["ready_steps"] = 15;
   EXPECT_EQ(pbt::parse_spec(odd, ".").intervals(), 3);  // 15, 30, 40
@@ -246,6 +253,7 @@ TEST(PbtLineage, RoundTripAndAncestry) {
   pbt::Lineage l;
   l.name = "t", l.mode = "pbt", l.population = 2, l.ready_steps = 10, l.total_steps = 30, l.seed = 3;
   l.spec = good_spec();
+  l.spec["hyperparameters"] = {{"optimizer.lr", {{"prior", "log_uniform"}, {"min", 0.001}, {"max", 3}}}};
   for (int64_t i = 0; i < 3; ++i) {
     pbt::Interval iv;
     iv.index = i, iv.start_step = 10 * i, iv.end_step = 10 * i + 10;
@@ -314,6 +322,20 @@ TEST(PbtLineage, RoundTripAndAncestry) {
             "f:/intervals/0/members/1/status: expected completed, failed or diverged, got \"running\"");
   EXPECT_EQ(error_of_lineage([](Json& j) { j["intervals"][0]["members"][1]["test_accuracy"] = 1.5; }),
             "f:/intervals/0/members/1/test_accuracy: expected a number in [0, 1]");
+  // Each member holds every hyperparameter of the spec, within its prior (a missing one was an internal error, an
+  // out-of-range one a member that failed); integers are integers of their type (2^40 members read as 0).
+  EXPECT_EQ(error_of_lineage([](Json& j) { j["intervals"][0]["members"][1]["hyperparameters"] = {{"x", 1}}; }),
+            "f:/intervals/0/members/1/hyperparameters/x: not a hyperparameter of the spec");
+  EXPECT_EQ(error_of_lineage([](Json& j) {
+              j["spec"]["hyperparameters"]["optimizer.momentum"] = {{"prior", "uniform"}, {"min", 0}, {"max", 0.9}};
+            }),
+            "f:/intervals/0/members/0/hyperparameters/optimizer.momentum: missing (a hyperparameter of the spec)");
+  EXPECT_EQ(error_of_lineage([](Json& j) { j["intervals"][0]["events"][0]["hyperparameters_after"]["optimizer.lr"] = 5; }),
+            "f:/intervals/0/events/0/hyperparameters_after/optimizer.lr: 5 is outside the spec's prior, [0.001, 3]");
+  EXPECT_EQ(error_of_lineage([](Json& j) { j["population"] = int64_t{1} << 40; }),
+            "f:/population: expected an integer from 2 to 100000, got 1099511627776");
+  EXPECT_EQ(error_of_lineage([](Json& j) { j["intervals"][0]["events"][0]["member"] = (int64_t{1} << 32) + 1; }),
+            "f:/intervals/0/events/0/member: expected an integer, got 4294967297");
 }
 
 }  // namespace
