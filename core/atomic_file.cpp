@@ -65,6 +65,21 @@ void check_output_file(const fs::path& path, const std::string& option) {
   if (!folder_writable(dir)) throw BadInput(option + ": folder " + dir.string() + " is not writable: " + errno_text());
 }
 
+void check_output_folder(const fs::path& dir, const std::string& option) {
+  std::error_code ec;
+  if (dir.empty()) throw BadInput(option + ": an empty folder name");
+  const fs::path abs = fs::absolute(dir, ec);
+  if (ec) throw BadInput(option + ": " + dir.string() + ": " + ec.message());
+  fs::path at = abs;
+  while (!fs::exists(at, ec) && at.has_relative_path()) at = at.parent_path();
+  if (!fs::is_directory(at, ec))
+    throw BadInput(option + ": " + at.string() + (at == abs ? " exists and is not a folder" : " is not a folder"));
+  if (!folder_writable(at))
+    throw BadInput(option + ": " + (at == abs ? "folder " + dir.string() + " is not writable"
+                                              : "cannot create " + dir.string() + " in " + at.string()) +
+                   ": " + errno_text());
+}
+
 void check_writable(const fs::path& path, bool must_be_new) {
   fs::path dir = folder_of(path);
   std::error_code ec;

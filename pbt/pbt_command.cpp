@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "config/run_config.hpp"
 #include "core/cli_checks.hpp"
 #include "core/atomic_file.hpp"
 #include "core/bounded_pool.hpp"
@@ -146,6 +147,14 @@ MemberRun prepare_member(const pbt::Spec& spec, const fs::path& dir, int m, int6
   r.earlier = fs::exists(r.record) ? read_run_record(r.record) : RecordFile{};
   const bool has_ckpt = fs::exists(r.ckpt / "header.json");
   const RunRecord* rec = r.earlier.record ? &*r.earlier.record : nullptr;
+  // An earlier attempt counts only if it trained what this one would: a base config file edited since (the spec
+  // names it, so the spec itself is unchanged) would otherwise have its results taken as the new base's.
+  if (rec) {
+    std::string state;
+    slurm::record_state(r.record, config::resolve(pbt::member_config(spec, plan.hyperparameters, m, r.result.run, runs),
+                                                  static_cast<int>(spec.ranks)),
+                        state);
+  }
   // A finished attempt of an interrupted campaign counts: one with its checkpoint, or one that diverged (which
   // keeps none).
   if (rec && rec->done() && (has_ckpt || rec->status == RunStatus::diverged)) {
@@ -414,11 +423,28 @@ int run_pbt(const Args& a) {
   // A folder holds one campaign: a sweep's (campaign.json) would have its spec.json replaced.
   if (fs::exists(dir / "campaign.json"))
     throw BadInput((dir / "campaign.json").string() + ": this folder holds a dtbench sweep campaign; use another --out");
+  check_output_folder(dir, "--out");  // a file, a file above it, or a folder that cannot be written
   if (fs::exists(lineage_file)) {
     l = pbt::read_lineage(lineage_file);
     if (l.spec != spec.source)
       throw BadInput(lineage_file.string() + ": this folder holds the campaign of another spec; use another --out");
-  } else {
+    // What the lineage derives from its spec must be what the spec gives (a hand-edited file would otherwise index
+    // members it does not hold, or write a lineage it cannot read back).
+    const std::pair<const char*, bool> same[] = {
+        {"name", l.name == spec.name}, {"mode", l.mode == spec.mode}, {"population", l.population == spec.population},
+        {"ready_steps", l.ready_steps == spec.ready_steps}, {"total_steps", l.total_steps == spec.total_steps},
+        {"seed", l.seed == spec.seed}, {"select_on", l.select_on == spec.select_on}};
+    for (const auto& [key, equal] : same)
+      if (!equal)
+        throw BadInput(lineage_file.string() + ": /" + key + " differs from what the campaign's spec gives; the file "
+                       "was edited (restore it, or use another --out)");
+  } else if (fs::is_regular_file(dir / "spec.json")) {
+    // A campaign stopped in its first interval has a spec.json and runs but no lineage yet: another spec's rerun
+    // would take its finished runs as its own.
+    if (read_json_file((dir / "spec.json").string(), "pbt spec") != spec.source)
+      throw BadInput((dir / "spec.json").string() + ": this folder holds the campaign of another spec; use another --out");
+  }
+  if (!fs::exists(lineage_file)) {
     l.name = spec.name, l.mode = spec.mode, l.population = spec.population;
     l.ready_steps = spec.ready_steps, l.total_steps = spec.total_steps, l.seed = spec.seed, l.spec = spec.source;
     l.select_on = spec.select_on;
