@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <type_traits>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -18,23 +20,49 @@ const Json& field(const Json& j, const char* key, const std::string& where) {
 
 template <class T>
 T get(const Json& j, const char* key, const std::string& where) {
-  try {
-    return field(j, key, where).get<T>();
-  } catch (const Json::exception&) {
-    throw BadInput(where + "/" + key + ": wrong type, got " + j.at(key).dump());
+  const Json& v = field(j, key, where);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // An integer of the type's range: nlohmann's get would truncate 2^40 to an int, or 1.5 to 1.
+    const bool fits = v.is_number_unsigned()  ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+                      : v.is_number_integer() ? v.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                                                    (std::is_unsigned_v<T> ||
+                                                     v.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max()))
+                                              : false;
+    if (!fits) throw BadInput(where + "/" + key + ": expected an integer, got " + v.dump());
+    return v.get<T>();
+  } else {
+    try {
+      return v.get<T>();
+    } catch (const Json::exception&) {
+      throw BadInput(where + "/" + key + ": wrong type, got " + v.dump());
+    }
   }
 }
 
-// A member's hyperparameters: numbers (every prior is numeric), each a key of the spec's "hyperparameters".
+// A member's hyperparameters: numbers (every prior is numeric), one for each key of the spec's "hyperparameters" and
+// within its prior's range (an integer key's value is the rounded draw, so half a unit beyond it).
 void check_hyperparameters(const Json& h, const Json& spec, const std::string& where) {
   if (!h.is_object() || h.empty()) throw BadInput(where + ": expected an object of hyperparameters");
+  const Json* priors = spec.is_object() && spec.contains("hyperparameters") && spec["hyperparameters"].is_object()
+                           ? &spec["hyperparameters"]
+                           : nullptr;
   for (auto it = h.begin(); it != h.end(); ++it) {
     if (!it.value().is_number() || !std::isfinite(it.value().get<double>()))
       throw BadInput(where + "/" + it.key() + ": expected a number, got " + it.value().dump());
-    if (spec.is_object() && spec.contains("hyperparameters") && spec["hyperparameters"].is_object() &&
-        !spec["hyperparameters"].contains(it.key()))
-      throw BadInput(where + "/" + it.key() + ": not a hyperparameter of the spec");
+    if (!priors) continue;
+    if (!priors->contains(it.key())) throw BadInput(where + "/" + it.key() + ": not a hyperparameter of the spec");
+    const Json& prior = (*priors)[it.key()];
+    if (!prior.is_object() || !prior.contains("min") || !prior.contains("max") || !prior["min"].is_number() ||
+        !prior["max"].is_number())
+      continue;  // the spec's own check names it
+    const double v = it.value().get<double>(), slack = it.value().is_number_integer() ? 0.5 : 0.0;
+    if (v < prior["min"].get<double>() - slack || v > prior["max"].get<double>() + slack)
+      throw BadInput(where + "/" + it.key() + ": " + it.value().dump() + " is outside the spec's prior, [" +
+                     prior["min"].dump() + ", " + prior["max"].dump() + "]");
   }
+  if (priors)
+    for (auto it = priors->begin(); it != priors->end(); ++it)
+      if (!h.contains(it.key())) throw BadInput(where + "/" + it.key() + ": missing (a hyperparameter of the spec)");
 }
 
 }  // namespace
@@ -83,11 +111,13 @@ Lineage Lineage::from_json(const Json& j, const std::string& where) {
   if (get<std::string>(j, "format", where) != "dtbench-pbt-lineage")
     throw BadInput(where + "/format: not a dtbench PBT lineage");
   if (get<int>(j, "version", where) != 1) throw BadInput(where + "/version: only version 1 is known");
-  if (get<int>(j, "population", where) < 2) throw BadInput(where + "/population: expected at least 2");
+  const int64_t population = get<int64_t>(j, "population", where);
+  if (population < 2 || population > 100000)
+    throw BadInput(where + "/population: expected an integer from 2 to 100000, got " + std::to_string(population));
   Lineage l;
   l.name = get<std::string>(j, "name", where);
   l.mode = get<std::string>(j, "mode", where);
-  l.population = get<int>(j, "population", where);
+  l.population = static_cast<int>(population);
   l.ready_steps = get<int64_t>(j, "ready_steps", where);
   l.total_steps = get<int64_t>(j, "total_steps", where);
   l.seed = get<uint64_t>(j, "seed", where);
