@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <set>
 
+#include <CLI/CLI.hpp>
+
 #include "core/error.hpp"
 #include "core/published_dir.hpp"
 #include "core/json_fields.hpp"
+#include "reducers/commands.hpp"
 #include "reproduce/finding.hpp"
 #include "slurm/expand.hpp"
 #include "slurm/spec.hpp"
@@ -76,8 +79,21 @@ Experiment parse_experiment(const JsonFields& f, const fs::path& dir, const std:
     throw BadInput(where + a.pointer("transport") + ": expected \"thread\" or \"mpi\", got \"" + e.transport + "\"");
   e.args = a.strings("args");
   for (const auto& arg : e.args)
-    if (arg == "--json" || arg == "--ranks" || arg == "--transport")
-      throw BadInput(where + a.pointer("args") + ": " + arg + " is set by dtbench reproduce");
+    for (const std::string set : {"--json", "--ranks", "--transport"})
+      if (arg == set || arg.rfind(set + "=", 0) == 0)
+        throw BadInput(where + a.pointer("args") + ": " + set + " is set by dtbench reproduce");
+  // The arguments parse as `dtbench allreduce`'s (an unknown option or a malformed value is refused here, before
+  // any run): its command is built with a callback that runs nothing.
+  CLI::App app;
+  add_allreduce_command(app);
+  app.get_subcommand("allreduce")->callback([] {});
+  std::vector<std::string> argv(e.args.rbegin(), e.args.rend());  // CLI11 takes them last first
+  argv.push_back("allreduce");
+  try {
+    app.parse(argv);
+  } catch (const CLI::ParseError& err) {
+    throw BadInput(where + a.pointer("args") + ": not arguments of dtbench allreduce: " + err.what());
+  }
   return e;
 }
 
@@ -99,7 +115,8 @@ Claim parse_claim(const fs::path& dir, const std::string& where, const Json& doc
   c.criterion = f.object("criterion");
   JsonFields crit = f.fields("criterion");
   crit.string("text");
-  criterion_kind(crit.string("kind"), where + "/criterion/kind").check(c.criterion, where + "/criterion");
+  const CriterionKind& kind = criterion_kind(crit.string("kind"), where + "/criterion/kind");
+  kind.check(c.criterion, where + "/criterion");
   JsonFields ex = f.fields("experiments");
   ex.only({"quick", "full"});
   for (const auto& scale : scale_names()) {
@@ -111,6 +128,9 @@ Claim parse_claim(const fs::path& dir, const std::string& where, const Json& doc
         throw BadInput(where + item.pointer("name") + ": experiment \"" + e.name + "\" is named twice");
       c.scales[scale].push_back(std::move(e));
     }
+    // What the criterion names among this scale's experiments exists (it was found missing only in the report).
+    if (kind.check_experiments && !c.scales[scale].empty())
+      kind.check_experiments(c.criterion, c.scales[scale], where + "/criterion");
   }
   return c;
 }

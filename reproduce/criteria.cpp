@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -68,6 +69,23 @@ std::string text_in(const Json& criterion, const std::string& where, const char*
   if (!v.is_string() || v.get<std::string>().empty())
     throw BadInput(where + "/" + key + ": expected a non-empty text, got " + v.dump());
   return v.get<std::string>();
+}
+
+const Experiment& published_inputs(const Json& criterion, const std::vector<Experiment>& experiments,
+                                   const std::string& where, std::initializer_list<const char*> files) {
+  const std::string name = criterion.at("inputs").get<std::string>();
+  std::string names;
+  for (const Experiment& e : experiments) {
+    if (e.name == name && e.kind == "published") {
+      for (const char* file : files)
+        if (std::find(e.files.begin(), e.files.end(), file) == e.files.end())
+          throw BadInput(where + "/inputs: experiment \"" + name + "\" does not copy " + file);
+      return e;
+    }
+    if (e.kind == "published") names += (names.empty() ? "" : ", ") + e.name;
+  }
+  throw BadInput(where + "/inputs: \"" + name + "\" is no published experiment of this claim (" +
+                 (names.empty() ? std::string("it has none") : "there are: " + names) + ")");
 }
 
 std::vector<std::string> texts_in(const Json& criterion, const std::string& where, const char* key) {

@@ -29,6 +29,10 @@ struct CriterionKind {
   void (*check)(const Json& criterion, const std::string& where);
   Finding (*evaluate)(const Claim& claim, const Json& criterion, const std::vector<Experiment>& experiments,
                       const std::filesystem::path& out);
+  // What the parameters name among a scale's experiments (and the files they copy), checked when the claim is
+  // loaded; null for a kind whose parameters name none.
+  void (*check_experiments)(const Json& criterion, const std::vector<Experiment>& experiments,
+                            const std::string& where) = nullptr;
 };
 
 // The kind named `name`; BadInput listing the kinds otherwise.

@@ -64,6 +64,11 @@ Json read_index(const fs::path& dir) {
     for (size_t i = 0; i < ids.size(); ++i)
       if (ids[i].empty() || ids[i] == "." || ids[i] == ".." || ids[i].find('/') != std::string::npos)
         throw BadInput("/claims/" + std::to_string(i) + ": \"" + ids[i] + "\" is not a claim id (a folder name)");
+    for (size_t i = 0; i < ids.size(); ++i)
+      for (size_t k = 0; k < i; ++k)
+        if (ids[i] == ids[k])
+          throw BadInput("/claims/" + std::to_string(i) + ": \"" + ids[i] + "\" is listed twice (also /claims/" +
+                         std::to_string(k) + ")");
     for (const JsonFields& session : f.items("sessions")) {
       session.only({"started_utc", "finished_utc", "load_start", "load_end", "dtbench", "machine", "mode"});
       for (const char* key : {"started_utc", "finished_utc", "load_start", "load_end", "dtbench", "machine", "mode"})
@@ -86,6 +91,8 @@ std::vector<ClaimVerdict> write_report(const fs::path& dir) {
   for (const auto& id : f.strings("claims")) {
     Claim c = load_claim(dir / id);
     const auto& experiments = c.scales.at(scale);
+    if (experiments.empty())  // as reproduce refuses before the runs
+      throw BadInput((dir / id / "claim.json").string() + ": /experiments/" + scale + ": no experiment at this scale");
     ClaimVerdict v{c.id, c.title, criterion_kind(c.criterion["kind"], index.string()).evaluate(
                                       c, c.criterion, experiments, dir / id)};
     body += "\n## " + c.id + ". " + c.title + "\n\n" + quote_block(c.quote) + ">\n> (seeds: " + c.seed_file + ")\n\n";

@@ -29,6 +29,7 @@ struct Options {
   std::string claims_dir = DTBENCH_CLAIMS_DIR;
   std::string scale = "quick";
   bool local = false, submit = false, wait = false, dry_run = false, report_only = false;
+  bool claims_dir_given = false, scale_given = false;  // --report-only reads both from DIR: given, they are refused
   int jobs = 1;
 };
 
@@ -84,7 +85,7 @@ void fail_on_unreadable_records(const fs::path& out) {
 void run(const Options& o) {
   const fs::path out = o.out;
   if (o.report_only) {
-    if (!o.claims.empty() || o.local || o.submit || o.dry_run || o.jobs != 1)
+    if (!o.claims.empty() || o.local || o.submit || o.dry_run || o.jobs != 1 || o.claims_dir_given || o.scale_given)
       throw BadInput("--report-only takes only --out: it regenerates the report of what DIR holds");
     if (!fs::is_regular_file(out / "reproduce.json"))
       throw BadInput(out.string() + ": no reproduce.json (not a folder written by dtbench reproduce)");
@@ -120,6 +121,7 @@ void run(const Options& o) {
                      index["scale"].get<std::string>() + "', not '" + o.scale + "': use another --out");
   }
   if (fs::exists(out) && !fs::is_directory(out)) throw BadInput("--out: " + out.string() + " exists and is not a folder");
+  check_output_folder(out, "--out");  // a file above it, or a folder that cannot be written
   std::vector<std::map<std::string, std::string>> definitions;  // each claim's files, read once
   for (const auto& c : claims) {
     definitions.push_back(definition_files(c.dir));
@@ -191,7 +193,11 @@ void add_reproduce_command(CLI::App& app) {
   cmd->add_flag("--dry-run", o->dry_run, "Print what would run; write nothing");
   cmd->add_flag("--report-only", o->report_only, "Regenerate REPORT.md and report.json from DIR's records");
   cmd->add_option("--claims", o->claims_dir, "Folder of claim definitions")->capture_default_str();
-  cmd->callback([o] { run(*o); });
+  cmd->callback([o, cmd] {
+    o->claims_dir_given = cmd->count("--claims") > 0;
+    o->scale_given = cmd->count("--scale") > 0;
+    run(*o);
+  });
 }
 
 }  // namespace dtbench

@@ -41,5 +41,9 @@ int64_t integer_in(const Json& criterion, const std::string& where, const char* 
 std::string text_in(const Json& criterion, const std::string& where, const char* key);
 // A non-empty list of texts.
 std::vector<std::string> texts_in(const Json& criterion, const std::string& where, const char* key);
+// The experiment the criterion's "inputs" names among a scale's: a "published" one copying each of `files`; BadInput
+// naming where + "/inputs" otherwise.
+const Experiment& published_inputs(const Json& criterion, const std::vector<Experiment>& experiments,
+                                   const std::string& where, std::initializer_list<const char*> files);
 
 }  // namespace dtbench::reproduce

@@ -3,6 +3,7 @@
 // must agree with each other, steps x time per step = time to train, within `max_inconsistency` (relative), for
 // every row that gives all three; and every such row names its optimizer. Supported: all agree. Contradicted: some
 // row disagrees or lacks its optimizer.
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/published.hpp"
@@ -16,6 +17,14 @@ void check(const Json& c, const std::string& where) {
   check_keys(c, where, {"table", "max_inconsistency", "inputs"});
   number_in(c, where, "max_inconsistency", 0, 1);
   for (const char* k : {"table", "inputs"}) text_in(c, where, k);
+}
+
+// The table is one of the files the inputs experiment copies.
+void check_experiments(const Json& c, const std::vector<Experiment>& experiments, const std::string& where) {
+  const std::string table = c["table"].get<std::string>() + ".json";
+  const Experiment& e = published_inputs(c, experiments, where, {});
+  if (std::find(e.files.begin(), e.files.end(), table) == e.files.end())
+    throw BadInput(where + "/table: experiment \"" + e.name + "\" does not copy " + table);
 }
 
 Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, const std::filesystem::path& out) {
@@ -59,6 +68,6 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, co
 }  // namespace published_table_criterion
 
 const CriterionKind kPublishedTable = {"published_table", published_table_criterion::check,
-                                       published_table_criterion::evaluate};
+                                       published_table_criterion::evaluate, published_table_criterion::check_experiments};
 
 }  // namespace dtbench::reproduce

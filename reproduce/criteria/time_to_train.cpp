@@ -7,6 +7,7 @@
 // `sensitivity` is reported beside (how much the verdict rests on the throughput figure).
 #include <cmath>
 
+#include "core/published_dir.hpp"
 #include "reducers/profiles.hpp"
 #include "reducers/time_to_train.hpp"
 #include "reproduce/criteria/kinds.hpp"
@@ -21,6 +22,22 @@ void check(const Json& c, const std::string& where) {
   text_in(c, where, "inputs");  // an experiment name
   texts_in(c, where, "runs");    // published runs of compute.json
   if (!(c["sensitivity"].is_array() && c["sensitivity"].empty())) texts_in(c, where, "sensitivity");  // devices
+}
+
+// The runs and the alternative devices are rows of the published files the inputs experiment copies (read from
+// results/published, as the copy will be).
+void check_experiments(const Json& c, const std::vector<Experiment>& experiments, const std::string& where) {
+  published_inputs(c, experiments, where, {"compute.json", "networks.json"});
+  const Profiles profiles = load_profiles(published_dir());
+  for (const char* key : {"runs", "sensitivity"})
+    for (size_t i = 0; i < c[key].size(); ++i) try {
+        if (std::string(key) == "runs")
+          profiles.run(c[key][i].get<std::string>());
+        else
+          profiles.device(c[key][i].get<std::string>());
+      } catch (const BadInput& e) {
+        throw BadInput(where + "/" + key + "/" + std::to_string(i) + ": " + e.what());
+      }
 }
 
 std::string minutes(double s) { return fixed(s / 60, 1); }
@@ -74,6 +91,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, co
 
 }  // namespace time_to_train_criterion
 
-const CriterionKind kTimeToTrain = {"time_to_train", time_to_train_criterion::check, time_to_train_criterion::evaluate};
+const CriterionKind kTimeToTrain = {"time_to_train", time_to_train_criterion::check, time_to_train_criterion::evaluate,
+                                    time_to_train_criterion::check_experiments};
 
 }  // namespace dtbench::reproduce

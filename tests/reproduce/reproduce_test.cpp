@@ -128,6 +128,30 @@ TEST_F(ClaimFile, ErrorsNameFileAndPointer) {
             std::string::npos) << error();
   write("claim.json", claim(kCriterion, R"({"quick": [{"name": "g", "allreduce": {"ranks": [2], "transport": "thread", "args": ["--json"]}}], "full": []})"));
   EXPECT_NE(error().find("--json is set by dtbench reproduce"), std::string::npos) << error();
+  // Found by a hunt: "--json=x" slipped past, and options allreduce does not take failed only at run time.
+  write("claim.json", claim(kCriterion, R"({"quick": [{"name": "g", "allreduce": {"ranks": [2], "transport": "thread", "args": ["--json=x"]}}], "full": []})"));
+  EXPECT_NE(error().find("--json is set by dtbench reproduce"), std::string::npos) << error();
+  write("claim.json", claim(kCriterion, R"({"quick": [{"name": "g", "allreduce": {"ranks": [2], "transport": "thread", "args": ["--bogus"]}}], "full": []})"));
+  EXPECT_NE(error().find("/experiments/quick/0/allreduce/args: not arguments of dtbench allreduce:"), std::string::npos)
+      << error();
+  // What a criterion names among the experiments exists when the claim is loaded (it was "not run" in the report).
+  const char* kPublished = R"({"quick": [{"name": "inputs", "published": ["networks.json", "compute.json"]}], "full": []})";
+  write("claim.json", claim(R"({"kind": "time_to_train", "text": "t", "runs": ["goyal2017"], "max_error": 0.3,
+                                "inputs": "nope", "sensitivity": []})", kPublished));
+  EXPECT_NE(error().find("claim.json: /criterion/inputs: \"nope\" is no published experiment of this claim (there are: "
+                         "inputs)"), std::string::npos) << error();
+  write("claim.json", claim(R"({"kind": "time_to_train", "text": "t", "runs": ["goyal2017", "nope"], "max_error": 0.3,
+                                "inputs": "inputs", "sensitivity": []})", kPublished));
+  EXPECT_NE(error().find("claim.json: /criterion/runs/1: no published run \"nope\""), std::string::npos) << error();
+  write("claim.json", claim(R"({"kind": "time_to_train", "text": "t", "runs": ["goyal2017"], "max_error": 0.3,
+                                "inputs": "inputs", "sensitivity": []})",
+                            R"({"quick": [{"name": "inputs", "published": ["networks.json"]}], "full": []})"));
+  EXPECT_NE(error().find("claim.json: /criterion/inputs: experiment \"inputs\" does not copy compute.json"),
+            std::string::npos) << error();
+  write("claim.json", claim(R"({"kind": "published_table", "text": "t", "table": "nope", "max_inconsistency": 0.1,
+                                "inputs": "inputs"})", kPublished));
+  EXPECT_NE(error().find("claim.json: /criterion/table: experiment \"inputs\" does not copy nope.json"),
+            std::string::npos) << error();
   // The top-level fields' errors name the file too.
   write("claim.json", R"({"id": "x", "title": 5})");
   EXPECT_NE(error().find("claim.json: /title: expected a string, got 5"), std::string::npos) << error();
