@@ -1,5 +1,7 @@
 #include "optim/dcasgd.hpp"
 
+#include <algorithm>
+
 namespace dtbench::optim {
 
 namespace {
@@ -72,7 +74,7 @@ void Dcasgd::save_extra(StateWriter& out) const {
 
 void Dcasgd::load_extra(StateReader& in) {
   in.get_floats(previous_, "previous weights");
-  in.get_floats(v_, "momentum buffer");
+  if (!in.get_switched_floats(v_, "momentum buffer")) std::fill(v_.begin(), v_.end(), 0.0f);  // as a new one starts
 }
 
 }  // namespace dtbench::optim

@@ -1,5 +1,7 @@
 #include "optim/rmsprop.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 
 namespace dtbench::optim {
@@ -77,8 +79,8 @@ void Rmsprop::save_extra(StateWriter& out) const {
 
 void Rmsprop::load_extra(StateReader& in) {
   in.get_floats(v_, "mean square");
-  in.get_floats(avg_, "mean gradient");
-  in.get_floats(buf_, "momentum buffer");
+  if (!in.get_switched_floats(avg_, "mean gradient")) std::fill(avg_.begin(), avg_.end(), 0.0f);  // torch starts it at 0
+  if (!in.get_switched_floats(buf_, "momentum buffer")) std::fill(buf_.begin(), buf_.end(), 0.0f);  // torch starts it at 0
 }
 
 }  // namespace dtbench::optim

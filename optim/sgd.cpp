@@ -43,7 +43,8 @@ void Sgd::update(float* w, const float* g, const StepContext& ctx) {
   const float lr = static_cast<float>(ctx.lr);
   const float mu = static_cast<float>(options_.momentum);
   const float damp = static_cast<float>(1.0 - options_.dampening);
-  const bool first = ctx.t == 1;
+  const bool first = ctx.t == 1 || fresh_buffer_;
+  fresh_buffer_ = false;
   for_each_chunk([&](const Chunk& c) {
     const size_t n = c.end - c.begin;
     float* wp = w + c.begin;
@@ -64,8 +65,16 @@ void Sgd::update(float* w, const float* g, const StepContext& ctx) {
   });
 }
 
-void Sgd::save_extra(StateWriter& out) const { out.put_floats(buf_); }
+// A buffer not yet started (continued from a state without momentum) is saved as none, so that it starts again
+// after a restore.
+void Sgd::save_extra(StateWriter& out) const {
+  out.put_floats(fresh_buffer_ ? std::span<const float>{} : std::span<const float>(buf_));
+}
 
-void Sgd::load_extra(StateReader& in) { in.get_floats(buf_, "momentum buffer"); }
+// --init-from a run of another momentum setting: its buffer dropped, or, where it kept none, this one starts as
+// torch starts a missing buffer, with the next step's gradient (not as a zero buffer, which dampening would scale).
+void Sgd::load_extra(StateReader& in) {
+  fresh_buffer_ = !in.get_switched_floats(buf_, "momentum buffer") && !buf_.empty();
+}
 
 }  // namespace dtbench::optim

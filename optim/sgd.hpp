@@ -45,6 +45,7 @@ class Sgd final : public Optimizer {
 
   SgdOptions options_;
   std::vector<float> buf_;  // momentum buffer; empty without momentum
+  bool fresh_buffer_ = false;  // buf_ starts at the next step (a restored state had no buffer)
 };
 
 }  // namespace dtbench::optim

@@ -89,6 +89,24 @@ void StateReader::get_floats(std::span<float> out, const char* what) {
   expect_no_nan<float>(out, pos_ - out.size_bytes(), what);
 }
 
+bool StateReader::get_switched_floats(std::span<float> out, const char* what) {
+  StateReader ahead = *this;
+  const uint64_t n = ahead.get_u64();
+  if (n == out.size()) {
+    get_floats(out, what);
+    return true;
+  }
+  if (n == 0 || out.empty()) {
+    *this = ahead;
+    if (n > (bytes_.size() - pos_) / sizeof(float))
+      throw BadInput("optimizer state: truncated at byte " + std::to_string(pos_) + " reading " + what);
+    pos_ += n * sizeof(float);
+    return n > 0;
+  }
+  get_floats(out, what);  // a count that fits neither: the element-count error
+  return true;
+}
+
 void StateReader::get_doubles(std::span<double> out, const char* what) {
   get_array(out.data(), out.size(), sizeof(double), what);
   expect_no_nan<double>(out, pos_ - out.size_bytes(), what);

@@ -39,6 +39,10 @@ class StateReader {
   // (throws BadInput naming the offset otherwise).
   void get_floats(std::span<float> out, const char* what);
   void get_doubles(std::span<double> out, const char* what);
+  // A buffer that a hyperparameter switches on (momentum > 0, centring), which --init-from may change: a state saved
+  // with the other setting holds none (returns false, `out` left as it is: the caller starts it afresh), or one this
+  // optimizer keeps none of (skipped). Otherwise as get_floats, returning true.
+  bool get_switched_floats(std::span<float> out, const char* what);
   // Throws BadInput unless every byte was consumed.
   void expect_end() const;
   size_t offset() const { return pos_; }

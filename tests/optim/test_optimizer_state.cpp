@@ -258,6 +258,59 @@ TEST(OptimizerState, RestoreRejectsOtherOptimizerTableAndTruncation) {
   EXPECT_EQ(fresh->save_state(), before);
 }
 
+// --init-from may change the momentum (README, "Run configs"): a state saved without a momentum buffer continues into
+// an optimizer with one, which starts it as torch starts a missing buffer, with the next gradient (the same step as
+// a new optimizer's first, bitwise, dampening included); a saved buffer an optimizer without momentum keeps none of
+// is dropped (its steps are plain SGD's). RMSprop's and DC-ASGD's switched buffers start at 0, as new ones do.
+TEST(OptimizerState, RestoreAcrossAMomentumSwitch) {
+  const ParamTable table = make_table(1);
+  const Json plain = {{"name", "sgd"}, {"lr", 0.01}, {"momentum", 0}, {"weight_decay", 0.01}};  // 0.9 by default
+  Json heavy = plain;
+  heavy["momentum"] = 0.9;
+  heavy["dampening"] = 0.5;
+  std::vector<float> w0 = random_vector(table.buffer_size(), 1, 0.5);
+  auto with = make_optimizer(heavy, table), without = make_optimizer(plain, table);
+  std::vector<float> w = w0;
+  run(*with, w, 0, 3);
+  const std::vector<uint8_t> saved_with = with->save_state();
+  w = w0;
+  run(*without, w, 0, 3);
+  const std::vector<uint8_t> saved_without = without->save_state();
+
+  // No buffer saved: the next step is a new optimizer's first.
+  auto continued = make_optimizer(heavy, table), fresh = make_optimizer(heavy, table);
+  continued->load_state(saved_without);
+  EXPECT_EQ(continued->save_state(), saved_without);  // not started yet: saved as none again
+  std::vector<float> a = w0, b = w0;
+  run(*continued, a, 3, 1);
+  run(*fresh, b, 3, 1);
+  ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+  EXPECT_EQ(continued->steps_taken(), 4);
+  run(*continued, a, 4, 1);
+  run(*fresh, b, 4, 1);
+  ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+
+  // A buffer saved, none kept: plain SGD's step.
+  auto dropped = make_optimizer(plain, table), plain_fresh = make_optimizer(plain, table);
+  dropped->load_state(saved_with);
+  a = w0, b = w0;
+  run(*dropped, a, 3, 1);
+  run(*plain_fresh, b, 3, 1);
+  ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+
+  for (const char* name : {"rmsprop", "dcasgd"}) {
+    Json off = {{"name", name}, {"lr", 0.01}, {"momentum", 0}}, on = off;
+    on["momentum"] = 0.5;
+    if (std::string(name) == "rmsprop") on["centered"] = true;
+    auto from = make_optimizer(off, table), to = make_optimizer(on, table), back = make_optimizer(off, table);
+    std::vector<float> x = w0;
+    run(*from, x, 0, 2);
+    EXPECT_NO_THROW(to->load_state(from->save_state())) << name;
+    EXPECT_NO_THROW(back->load_state(to->save_state())) << name;
+    EXPECT_EQ(back->save_state(), from->save_state()) << name;
+  }
+}
+
 TEST(OptimizerRules, NoWeightDecayOnBnAndBiasByDefault) {
   const ParamTable table = make_table(1);
   auto on = make_optimizer({{"name", "sgd"}, {"lr", 0.1}, {"weight_decay", 0.5}}, table);
