@@ -10,7 +10,8 @@
 
 namespace dtbench {
 
-// Documented exit codes of the dtbench binary (README.md, "Exit codes").
+// Documented exit codes of the dtbench binary (README.md, "Exit codes"); `train`'s 3 for a preempted run is
+// kExitPreempted (workloads/train/trainer.hpp), not an error.
 enum class ExitCode : int {
   ok = 0,
   run_failed = 1,  // the run started but could not complete (I/O error mid-run, a rank died, wrong results)

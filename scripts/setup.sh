@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package dtbench needs, skipping what is already present.
-# Idempotent: a second run installs nothing. Usage: scripts/setup.sh [--with-slurm] [--with-torch]
-# (both are on by default; pass --minimal for the build-and-unit-test set only).
+# Idempotent: a second run installs nothing. Usage: scripts/setup.sh [--minimal]
+# (by default everything, Slurm with munge and PyTorch included; --minimal: the build-and-unit-test set only).
 set -euo pipefail
 
 core=(build-essential cmake ninja-build pkg-config git
@@ -17,7 +17,8 @@ extra=(slurm-wlm munge python3-torch)
 want=("${core[@]}")
 case "${1:-}" in
   --minimal) ;;
-  *) want+=("${extra[@]}") ;;
+  "") want+=("${extra[@]}") ;;
+  *) echo "setup.sh: unknown option '$1' (usage: scripts/setup.sh [--minimal])" >&2; exit 2 ;;
 esac
 
 missing=()
