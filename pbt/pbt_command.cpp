@@ -147,8 +147,9 @@ MemberRun prepare_member(const pbt::Spec& spec, const fs::path& dir, int m, int6
   r.earlier = fs::exists(r.record) ? read_run_record(r.record) : RecordFile{};
   const bool has_ckpt = fs::exists(r.ckpt / "header.json");
   const RunRecord* rec = r.earlier.record ? &*r.earlier.record : nullptr;
-  // An earlier attempt counts only if it trained what this one would: a base config file edited since (the spec
-  // names it, so the spec itself is unchanged) would otherwise have its results taken as the new base's.
+  // An earlier attempt counts only if it trained what this one would, as a sweep's run does (slurm::record_state): a
+  // record the spec did not make (written by hand, or by a dtbench whose config has keys this one resolves otherwise)
+  // would otherwise be taken as this member's result.
   if (rec) {
     std::string state;
     slurm::record_state(r.record, config::resolve(pbt::member_config(spec, plan.hyperparameters, m, r.result.run, runs),
