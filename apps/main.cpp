@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);  // prints help or the parse error
     if (code == 0) return 0;
-    if (argc > 1 && std::string(argv[1]) == "train") dtbench::leave_with_the_other_ranks();
+    if (argc > 1 && std::string(argv[1]) == "train") dtbench::leave_with_the_other_ranks(e.what());
     return static_cast<int>(dtbench::ExitCode::bad_input);
   } catch (const dtbench::ExitRequest& e) {
     return e.exit_code;

@@ -139,6 +139,19 @@ std::pair<std::string, int64_t> narrowest_split_layer(const Json& c) {
 const std::string async_pair =
     "asynchronous SGD needs /parallel/mode \"async\" together with /reducer/name \"async_parameter_server\"";
 
+// The pointer of the first text holding a NUL in `j` (below `at`), if any: a path or name that holds one is cut at
+// it by the file system's calls, so the run would write where the config does not say.
+std::optional<std::string> first_nul(const Json& j, const std::string& at) {
+  if (j.is_string()) return j.get<std::string>().find('\0') != std::string::npos ? std::optional(at) : std::nullopt;
+  if (j.is_object())
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (auto p = first_nul(it.value(), at + "/" + pointer_token(it.key()))) return p;
+  if (j.is_array())
+    for (size_t i = 0; i < j.size(); ++i)
+      if (auto p = first_nul(j[i], at + "/" + std::to_string(i))) return p;
+  return std::nullopt;
+}
+
 std::vector<Rule> build_rules() {
   return {
       {"/name", Needs::config,
@@ -152,6 +165,11 @@ std::vector<Rule> build_rules() {
          const std::string record = c["output"]["record"].get<std::string>();
          if (record.empty()) return std::nullopt;  // <name>.json
          return bad_file_name(record, record);
+       }},
+      {"", Needs::config,
+       [](const Json& c, int) -> Result {
+         if (auto at = first_nul(c, "")) return Broken{"a NUL character cannot be part of a text here (a path ends at it)", *at};
+         return std::nullopt;
        }},
       either("batch", "global", "per_rank"),
       either("duration", "epochs", "steps"),

@@ -170,7 +170,8 @@ std::string attributed(const std::string& message, const std::string& path, cons
     // A long value is shortened: the message is about the key, and a capped message keeps its beginning.
     if (related) source = "--set " + (set.size() > 80 ? set.substr(0, set.find('=') + 1 + 40) + "... (" + std::to_string(set.size() - set.find('=') - 1) + " bytes)" : set);
   }
-  if (source.empty() || (!path.empty() && message.rfind(path, 0) == 0) || message.rfind("--set ", 0) == 0) return message;
+  // A message about a command-line option ("--inject-fault: ...", "--set ...") names its source already.
+  if (source.empty() || (!path.empty() && message.rfind(path, 0) == 0) || message.rfind("--", 0) == 0) return message;
   return source + ": " + message;
 }
 

@@ -477,7 +477,7 @@ def check_pipeline():
     # --trace through the stages (ResNet-8, 2 replicas of S = 2, M = 2): the trace check's rules hold (spans nest per
     # track, every phase present, layer groups within the last backward), and each rank shows M forwards and M
     # backwards per step, each with its micro-batch.
-    trace = os.path.join(args.work, "pp-trace.json")
+    trace = os.path.join(args.work, "pp-trace.trace.json")  # beside its config, not over it
     tcfg = resnet_config("pp-trace", data=data, batch={"global": 16, "micro_batches": 2}, duration={"steps": 4},
                          eval={"every_steps": 2}, parallel={"sync_bn": False, "pipeline_stages": 2})
     mpirun(4, write_config("pp-trace", tcfg), "--trace", trace)
@@ -1239,20 +1239,43 @@ def check_bad_input():
         assert p.stderr.count("dtbench: error") == 1, p.stderr
         assert not os.path.exists(fresh), f"{label}: the output folder was created"
         print(f"exit 2, one message: rank 1's {label} missing")
-    # Rank 1's copy of the data is another size (a node with another version of it): refused, not trained with
-    # step counts that differ between the ranks.
-    small = dict(good, data=mlp_config("x")["data"])
-    other = json.loads(json.dumps(small))
-    other["data"]["synthetic"]["train_size"] = 900
+    # Rank 1's copy of the data is another size (a node with another version of it, at its own /data/path, the one
+    # data key that may differ between nodes): refused, not trained with step counts that differ between the ranks.
+    def idx_copy(name, n):
+        folder = os.path.join(args.work, name)
+        os.makedirs(folder, exist_ok=True)
+        pixels = np.random.default_rng(n).integers(0, 256, size=(n, 8, 8), dtype=np.uint8)
+        for kind, images in [("train", n), ("t10k", 100)]:
+            with open(os.path.join(folder, f"{kind}-images-idx3-ubyte"), "wb") as f:
+                f.write(struct.pack(">IIII", 0x803, images, 8, 8) + pixels[:images].tobytes())
+            with open(os.path.join(folder, f"{kind}-labels-idx1-ubyte"), "wb") as f:
+                f.write(struct.pack(">II", 0x801, images) + bytes(i % 10 for i in range(images)))
+        return dict(good, data={"dataset": "mnist", "path": folder, "normalize": False})
+    small, other = idx_copy("idx-960", 960), idx_copy("idx-900", 900)
     # Each rank compares with rank 0's copy, so the odd rank is named whether its copy is smaller or larger.
     for theirs, mine, label in [(small, other, "smaller"), (other, small, "larger")]:
         p = mpmd([write_config("pernode", theirs)], [write_config("pernode-" + label, mine)], expect=2)
-        n = mine["data"]["synthetic"]["train_size"]
+        n = 900 if label == "smaller" else 960
         assert (f"rank 1 of 2 ({socket.gethostname()}): the data this rank loaded has {n} training images where "
                 f"rank 0's has {960 + 900 - n} (every rank must read the same /data)") in p.stderr, p.stderr
         assert p.stderr.count("dtbench: error") == 1, p.stderr
         assert not os.path.exists(fresh), "data of another size: the output folder was created"
         print(f"exit 2, one message: rank 1's data {label}")
+    # Another config or other options on one rank (an MPMD launch, a node given another file): refused naming what
+    # differs, where each used to hang (another --stop-at, reducer, --trace on one rank, a command line that does not
+    # parse) or train silently with another seed.
+    cfg = write_config("pernode", good)
+    for label, mine, message in [
+        ("--stop-at", [cfg, "--stop-at", "1"], "differs from rank 0's at /options/--stop-at"),
+        ("reducer", [cfg, "--set", "reducer.name=tree"], "differs from rank 0's at /config/reducer/name"),
+        ("seed", [cfg, "--set", "seed=2"], "differs from rank 0's at /config/seed"),
+        ("--trace", [cfg, "--trace", os.path.join(args.work, "t.json")], "differs from rank 0's at /options/--trace"),
+        ("--stop-at 0 (does not parse)", [cfg, "--stop-at", "0"], "--stop-at: must be greater than 0, got '0'"),
+    ]:
+        p = mpmd([cfg], mine, expect=2, timeout=60)
+        assert f"rank 1 of 2 ({socket.gethostname()}): " in p.stderr and message in p.stderr, (label, p.stderr)
+        assert not os.path.exists(fresh), f"{label}: the output folder was created"
+        print(f"exit 2, one message: rank 1's {label}")
     # --resume where rank 1 sees no checkpoint (its /output/dir another folder, as a node-local disk would be) and
     # rank 0 does: refused, where they used to start at different steps and wait for each other at the end.
     cut = mlp_config("split", batch={"per_rank": 8}, duration={"steps": 12})

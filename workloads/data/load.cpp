@@ -33,8 +33,10 @@ int64_t in_range(const Json& j, const char* key, const std::string& parent, int6
 fs::path idx_file(const fs::path& dir, const std::string& base, const std::string& hint) {
   const fs::path gz = dir / (base + ".gz"), plain = dir / base;
   std::error_code ec;
-  if (fs::exists(gz, ec)) return gz;
-  if (fs::exists(plain, ec)) return plain;
+  // The name itself, a link included: a link to nothing or a loop of links is that file's error when it is read,
+  // not a reason to take the other file silently.
+  if (fs::exists(fs::symlink_status(gz, ec))) return gz;
+  if (fs::exists(fs::symlink_status(plain, ec))) return plain;
   throw BadInput("data file not found: " + gz.string() + " (nor " + plain.string() + ")" + hint);
 }
 
@@ -54,6 +56,10 @@ TrainTest load_idx(const std::string& name, const std::string& path, const fs::p
   TrainTest d;
   d.train = read_idx(train_images, train_labels, 10);
   d.test = read_idx(test_images, test_labels, 10);
+  // Files of 0 images are well-formed IDX, but a run needs images to train on and a test set to evaluate (an empty
+  // one gave a NaN accuracy and a record with none).
+  if (d.train.size() == 0) throw BadInput(train_images.string() + ": holds no images (a run needs some to train on)");
+  if (d.test.size() == 0) throw BadInput(test_images.string() + ": holds no images (a run evaluates on the test set)");
   return d;
 }
 

@@ -2,32 +2,61 @@
 
 #include <chrono>
 #include <csignal>
-#include <cstdio>
+#include <charconv>
+#include <climits>
+#include <cstdint>
+#include <optional>
+#include <string_view>
 #include <thread>
 
 #include "core/error.hpp"
 
 namespace dtbench {
 
+namespace {
+
+// A count written in decimal digits only (no sign, space or base prefix) and at most `max`; nullopt otherwise.
+std::optional<long long> count(std::string_view s, long long max) {
+  long long v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || s[0] < '0' || s[0] > '9' || ec != std::errc() || end != s.data() + s.size() || v > max)
+    return std::nullopt;
+  return v;
+}
+
+constexpr long long kMaxSetupMs = 600000;  // a slow node of up to 10 minutes
+
+}  // namespace
+
 FaultInjection::FaultInjection(const std::string& f) {
   if (f.empty()) return;
-  // Each form must take the whole text (%n: the characters read), with a rank or shard >= 0 and a step >= 0.
-  int used = -1;
-  const auto whole = [&](int fields, int want) { return fields == want && used == int(f.size()); };
-  if (whole(std::sscanf(f.c_str(), "sigusr1@%lld%n", &step_, &used), 1))
-    kind_ = Kind::sigusr1;
-  else if (whole(std::sscanf(f.c_str(), "kill@%d:%lld%n", &victim_, &step_, &used), 2))
-    kind_ = Kind::kill;
-  else if (whole(std::sscanf(f.c_str(), "nan-grad@%d:%lld%n", &victim_, &step_, &used), 2))
-    kind_ = Kind::nan_grad;
-  else if (whole(std::sscanf(f.c_str(), "slow-setup@%d:%lld%n", &victim_, &setup_ms_, &used), 2))
-    kind_ = Kind::slow_setup;
-  const bool has_rank = kind_ == Kind::kill || kind_ == Kind::nan_grad || kind_ == Kind::slow_setup;
-  const long long amount = kind_ == Kind::slow_setup ? setup_ms_ : step_;
-  if ((has_rank && victim_ < 0) || amount < 0) kind_ = Kind::none;
-  if (kind_ == Kind::none)
-    throw BadInput("--inject-fault: expected sigusr1@STEP, kill@RANK:STEP, nan-grad@SHARD:STEP or slow-setup@RANK:MS, "
-                   "got \"" + f + "\"");
+  const std::string_view text(f);
+  const size_t at = text.find('@');
+  const std::string_view kind = text.substr(0, at), rest = at == std::string_view::npos ? "" : text.substr(at + 1);
+  const Kind k = kind == "sigusr1" ? Kind::sigusr1 : kind == "kill" ? Kind::kill : kind == "nan-grad" ? Kind::nan_grad
+               : kind == "slow-setup" ? Kind::slow_setup : Kind::none;
+  std::optional<long long> victim = 0, amount;
+  if (k == Kind::sigusr1) {
+    amount = count(rest, INT64_MAX);
+  } else if (k != Kind::none && rest.find(':') != std::string_view::npos) {
+    victim = count(rest.substr(0, rest.find(':')), INT32_MAX);
+    amount = count(rest.substr(rest.find(':') + 1), k == Kind::slow_setup ? kMaxSetupMs : INT64_MAX);
+  }
+  if (k == Kind::none || !victim || !amount)
+    throw BadInput("--inject-fault: expected sigusr1@STEP, kill@RANK:STEP, nan-grad@SHARD:STEP or slow-setup@RANK:MS "
+                   "(whole numbers; MS at most " + std::to_string(kMaxSetupMs) + "), got \"" + f + "\"");
+  kind_ = k;
+  victim_ = static_cast<int>(*victim);
+  (k == Kind::slow_setup ? setup_ms_ : step_) = *amount;
+}
+
+void FaultInjection::check(int ranks, int64_t total_steps) const {
+  if ((kind_ == Kind::kill || kind_ == Kind::nan_grad || kind_ == Kind::slow_setup) && victim_ >= ranks)
+    throw BadInput("--inject-fault: " + std::to_string(victim_) + " is not a rank of this run's " +
+                   std::to_string(ranks) + " (it would inject nothing)");
+  if ((kind_ == Kind::sigusr1 || kind_ == Kind::kill || kind_ == Kind::nan_grad) && step_ > total_steps)
+    throw BadInput("--inject-fault: step " + std::to_string(step_) + " is past the run's last step, " +
+                   std::to_string(total_steps) + " (it would inject nothing)");
 }
 
 void FaultInjection::after_step(int64_t done, int rank) const {

@@ -1,5 +1,9 @@
 #include "workloads/train/run_paths.hpp"
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 
@@ -35,10 +39,52 @@ RunPaths run_paths(const Json& cfg) {
   return p;
 }
 
-void check_outputs(const RunPaths& paths, bool resuming, const std::string& save_weights, const std::string& trace) {
+namespace {
+
+// The path a file would be written at, symbolic links resolved as far as they exist: two names of one file compare
+// equal.
+fs::path resolved(const fs::path& p) {
+  std::error_code ec;
+  fs::path r = fs::weakly_canonical(fs::absolute(p), ec);
+  return ec ? fs::absolute(p).lexically_normal() : r;
+}
+
+}  // namespace
+
+void check_outputs(const RunPaths& paths, bool resuming, const std::string& save_weights, const std::string& trace,
+                   const std::vector<std::pair<std::string, std::string>>& inputs) {
   if (!save_weights.empty()) check_output_file(save_weights, "--save-weights");
   if (!trace.empty()) check_output_file(trace, "--trace");
   std::error_code ec;
+  // The run's own files are written by name: one that is a FIFO would block the run for good, a folder or a device
+  // would fail it at the end.
+  for (const auto& [path, kind] : {std::pair{paths.mllog, fs::file_type::regular}, {paths.record, fs::file_type::regular},
+                                   {paths.checkpoint, fs::file_type::directory}, {paths.weights, fs::file_type::regular}}) {
+    if (path.empty()) continue;
+    const fs::file_type type = fs::status(path, ec).type();
+    if (type != fs::file_type::not_found && type != fs::file_type::none && type != kind)
+      throw BadInput("/output: " + path.string() + " exists and is not a " +
+                     (kind == fs::file_type::directory ? "folder" : "regular file") + " (the run writes it)");
+  }
+  // Two outputs, or an output and an input, at one path: the later write would replace the other's file.
+  std::vector<std::pair<std::string, fs::path>> named = {{"the record", paths.record}, {"the MLLOG file", paths.mllog},
+                                                         {"the checkpoint folder", paths.checkpoint}};
+  if (!paths.weights.empty()) named.emplace_back("/output/save_weights' file", paths.weights);
+  if (!save_weights.empty()) named.emplace_back("--save-weights", save_weights);
+  if (!trace.empty()) named.emplace_back("--trace", trace);
+  const size_t outputs = named.size();
+  for (const auto& [what, path] : inputs)
+    if (!path.empty()) named.emplace_back(what, path);
+  for (size_t i = 0; i < outputs; ++i)
+    for (size_t k = i + 1; k < named.size(); ++k) {
+      const fs::path a = resolved(named[i].second), b = resolved(named[k].second);
+      // The checkpoint is a folder: nothing may be written inside it either.
+      const bool inside = i == 2 && std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first == a.end();
+      if (a == b || inside)
+        throw BadInput(named[k].first + ": " + named[k].second.string() + " is " +
+                       (inside && a != b ? "inside " : "") + named[i].first + " (" + named[i].second.string() +
+                       "); give another path");
+    }
   if (!paths.weights.empty() && fs::exists(paths.weights, ec))
     throw BadInput("/output/save_weights: " + paths.weights.string() +
                    " exists already; weights files are never overwritten (choose another /output/record or "

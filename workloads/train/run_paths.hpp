@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/json.hpp"
 
@@ -23,9 +25,12 @@ struct RunPaths {
 RunPaths run_paths(const Json& cfg);
 
 // Checks that the record may be written (an existing record refuses the run unless `resuming` continues
-// it), creating its folder, that the weights file (if any) does not exist yet, and that --save-weights
-// and --trace (if given) name files in existing, writable folders. BadInput naming the path. Rank 0 calls
-// it (World::checked_on_root).
-void check_outputs(const RunPaths& paths, bool resuming, const std::string& save_weights, const std::string& trace);
+// it), creating its folder, that the weights file (if any) does not exist yet, that none of the run's files is
+// there as another kind of file (a FIFO, a folder), that --save-weights and --trace (if given) name files in
+// existing, writable folders, and that no two outputs, nor an output and one of `inputs` ({what, path}: the
+// config file, --baseline, --init-from), are one file. BadInput naming the path. Rank 0 calls it
+// (World::checked_on_root).
+void check_outputs(const RunPaths& paths, bool resuming, const std::string& save_weights, const std::string& trace,
+                   const std::vector<std::pair<std::string, std::string>>& inputs);
 
 }  // namespace dtbench

@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "reducers/mpi_comm.hpp"
 #include "workloads/train/trainer.hpp"
+#include "workloads/train/world.hpp"
 
 namespace dtbench {
 namespace {
@@ -63,10 +64,17 @@ void flush_denormals() {
 
 }  // namespace
 
-void leave_with_the_other_ranks() {
+void leave_with_the_other_ranks(const std::string& why) {
   if (launched_ranks() < 2) return;
   try {
     MpiSession mpi;
+    // The other ranks may have parsed their command lines (an MPMD launch): they are in train()'s first agreement on
+    // errors, and this rank's error joins it there, so that they leave naming it rather than wait for good.
+    try {
+      World().agree_on_any_error(BadInput(why));
+    } catch (const SameOnAllRanks&) {
+      // this rank printed its own parse error already
+    }
     leave_together();
   } catch (const Error&) {
     // MPI would not start: nothing to leave together with.

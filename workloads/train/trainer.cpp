@@ -136,6 +136,7 @@ void Run::set_up() {
     if (args_.stop_at > total_steps)
       throw BadInput("--stop-at " + std::to_string(args_.stop_at) + " is past the run's last step, " +
                      std::to_string(total_steps) + " (/duration)");
+    fault_.check(world_.size(), total_steps);
   });
   cadence_ = Cadence(cfg_["eval"], steps_per_epoch, total_steps, args_.stop_at);
   console_ = std::make_unique<Console>(world_.root(), total_steps);
@@ -297,7 +298,8 @@ std::vector<double> Run::measure_unit_seconds(const models::ModelSpec& whole, in
 void Run::check_outputs_and_open_log() {
   world_.checked_on_root([this] {
     if (!args_.baseline.empty()) baseline_ = read_baseline(args_.baseline, cfg_);
-    check_outputs(paths_, resumed_, args_.save_weights, args_.trace);
+    check_outputs(paths_, resumed_, args_.save_weights, args_.trace,
+                  {{"the config file", args_.config}, {"--baseline", args_.baseline}, {"--init-from", args_.init_from}});
     if (resumed_) log_->discard_pending();  // its init_start: the first attempt logged one
     log_->open(paths_.mllog.string(), resumed_);
   });
@@ -568,6 +570,35 @@ void Run::save_weights() const {
   if (!paths_.weights.empty()) write_file_atomic(paths_.weights, bytes, true);
 }
 
+namespace {
+
+// Every rank of the job must run the same command: a rank with another /duration, reducer, seed, --stop-at, --resume
+// or --trace than the others (an MPMD launch, a node given other files) would train something else or wait for
+// them in a collective they never enter. Each rank compares its resolved config and options with rank 0's (one
+// broadcast of rank 0's text); only what may differ between nodes is left out: /data/path and /output/dir (node-local
+// copies and scratch disks) and the paths of --init-from, --save-weights and --trace (whether they are given
+// counts: the last two are written by rank 0 from collectives every rank enters). --baseline and --mllog-stdout are
+// rank 0's alone.
+void agree_on_command(const World& world, const TrainArgs& args, const Json& cfg) {
+  if (world.size() == 1) return;
+  Json mine = {{"config", cfg},
+               {"options", {{"--resume", args.resume}, {"--init-from", !args.init_from.empty()},
+                            {"--stop-at", args.stop_at}, {"--print-config", args.print_config},
+                            {"--save-weights", !args.save_weights.empty()}, {"--trace", !args.trace.empty()},
+                            {"--inject-fault", args.inject_fault}}}};
+  mine["config"]["data"].erase("path");
+  mine["config"]["output"].erase("dir");
+  const Json root = Json::parse(world.broadcast_text(mine.dump()));
+  world.on_every_rank([&] {
+    if (root != mine)
+      throw BadInput("its config or command line differs from rank 0's at " + first_difference(root, mine) +
+                     " (every rank runs the same command; only /data/path, /output/dir and the paths of --init-from, "
+                     "--save-weights and --trace may differ between nodes)");
+  });
+}
+
+}  // namespace
+
 int train(const TrainArgs& args) {
   // The config phase reads the same files on every rank, so its errors are mostly the same everywhere; a file
   // missing on one node or a node without a GPU fails there alone, and the ranks agree on that too.
@@ -580,6 +611,7 @@ int train(const TrainArgs& args) {
       throw Error(e.code(), config::attributed(e.what(), args.config, args.sets));  // the --set or the file
     }
   });
+  agree_on_command(world, args, run->config());
   if (args.print_config) {
     if (world.root()) std::cout << run->config().dump(2) << "\n";
     return 0;

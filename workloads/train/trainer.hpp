@@ -40,9 +40,10 @@ inline constexpr int kExitPreempted = 3;
 int train(const TrainArgs& args);
 
 void add_train_command(CLI::App& app);
-// For a `dtbench train` command line that fails to parse (exit 2 on every rank): when this process is one of
-// several ranks of mpirun or srun, it joins MPI to leave with the others, as every rank leaving with a shared exit
-// code does (train_command.cpp).
-void leave_with_the_other_ranks();
+// For a `dtbench train` command line that fails to parse (`why`): when this process is one of several ranks of
+// mpirun or srun, it joins MPI, brings its error to the ranks' first agreement on errors (those that parsed theirs
+// are there, in train()) and leaves with the others, as every rank leaving with a shared exit code does
+// (train_command.cpp). Every rank exits 2.
+void leave_with_the_other_ranks(const std::string& why);
 
 }  // namespace dtbench

@@ -66,6 +66,15 @@ std::vector<std::string> World::gather_text(const std::string& mine) const {
   return out;
 }
 
+std::string World::broadcast_text(const std::string& mine) const {
+  int64_t n = root() ? static_cast<int64_t>(mine.size()) : 0;
+  MPI_Bcast(&n, 1, MPI_INT64_T, 0, comm_);
+  if (n > INT32_MAX) throw RunFailed("broadcasting " + std::to_string(n) + " bytes from rank 0: over MPI's 2 GiB");
+  std::string out = root() ? mine : std::string(static_cast<size_t>(n), '\0');
+  MPI_Bcast(out.data(), static_cast<int>(n), MPI_CHAR, 0, comm_);
+  return out;
+}
+
 void World::agree_on_error(const std::optional<Error>& err) const {
   int failed = root() && err ? 1 : 0;
   MPI_Bcast(&failed, 1, MPI_INT, 0, comm_);

@@ -48,6 +48,8 @@ class World {
   std::vector<double> gather(std::span<const double> mine) const;
   // Every rank's text, in rank order, on rank 0 (empty elsewhere).
   std::vector<std::string> gather_text(const std::string& mine) const;
+  // Rank 0's text on every rank (under 2 GiB).
+  std::string broadcast_text(const std::string& mine) const;
   // Rank 0 decided (err holds its error, if any); every rank learns the outcome, and all throw the same
   // SameOnAllRanks, so the job ends with one message and one exit code.
   void agree_on_error(const std::optional<Error>& err) const;
