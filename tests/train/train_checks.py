@@ -784,6 +784,34 @@ def check_resume():
         assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
         assert sum('"dtbench_resume"' in line for line in open(mllog)) == 1
         print(f"K={k}: signalled after step {step}, stopped at {stopped_at}, resumed, bitwise identical to the uninterrupted run")
+    # An attempt that resumed and then died after logging steps past its checkpoint (rank 0 killed at step 15, the
+    # checkpoint at 6): the next --resume cuts the MLLOG file back to the checkpoint's length before going on, so
+    # no evaluation or epoch is logged twice (they were, found by a hunt) and the log keeps MLPerf's rules.
+    relog = write_config("relog", mlp_config("relog", batch={"per_rank": 8}, duration={"steps": 30},
+                                             eval={"every_steps": 3}))
+    mpirun(2, relog, "--inject-fault", "sigusr1@6", expect=3)
+    p = mpirun(2, relog, "--resume", "--inject-fault", "kill@0:15", expect=None)
+    assert p.returncode == 137, p.returncode
+    mpirun(2, relog, "--resume")
+    mllog = os.path.join(args.work, "records", "relog.mllog")
+    events = [json.loads(line.split(":::MLLOG ", 1)[1]) for line in open(mllog) if ":::MLLOG " in line]
+    evals = [e["metadata"]["epoch_num"] for e in events if e["key"] == "eval_accuracy"]
+    assert len(evals) == len(set(evals)) == 10, evals
+    assert sum(e["key"] == "run_stop" for e in events) == 1
+    assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
+    print(f"resumed after an attempt killed past its checkpoint: {len(evals)} evaluations logged once each")
+    # /output/save_weights' file written by an attempt that then failed before its record (a full disk): --resume
+    # replaces it (it had refused every rerun, exit 2); without --resume it is still never replaced.
+    kept = mlp_config("leftover", batch={"per_rank": 8}, duration={"steps": 4})
+    kept["output"] = dict(kept.get("output", {}), save_weights=True)
+    path = write_config("leftover", kept)
+    mpirun(2, path)
+    os.remove(os.path.join(args.work, "records", "leftover.json"))  # as if its write had failed
+    p = mpirun(2, path, expect=2)
+    assert "leftover.weights exists already; weights files are never overwritten" in p.stderr, p.stderr
+    mpirun(2, path, "--resume")
+    assert validate(os.path.join(args.work, "records", "leftover.json"))["status"] == "completed"
+    print("a weights file without its record: refused without --resume, replaced with it")
 
 
 def check_mllog_rules_catch(mllog):
@@ -947,6 +975,15 @@ def check_paths():
     print(f"async-stop: status {rec['status']}, {rec['steps']} steps, {rec['extra']['async']['updates']} updates")
     assert rec["status"] == "reached-target", rec["status"]
     assert rec["steps"] < 48 and rec["extra"]["async"]["updates"] < 96, (rec["steps"], rec["extra"]["async"])
+    # A stop signal on rank 0 alone stops every worker (rank 1 trained on to the end before) and the run exits 3,
+    # preempted (asynchronous runs keep no checkpoint: --resume runs them again).
+    cfg = fmnist_config("async-signal", parallel={"mode": "async"}, reducer={"name": "async_parameter_server"},
+                        duration={"steps": 48}, eval={"every_steps": 24, "batch": 200, "test_samples": 2000})
+    mpirun(2, write_config("async-signal", cfg), "--inject-fault", "sigusr1@4", expect=3)
+    rec = validate(os.path.join(args.work, "records", "async-signal.json"))
+    assert rec["status"] == "preempted", rec["status"]
+    assert rec["extra"]["async"]["updates"] < 48, rec["extra"]["async"]
+    print(f"async, SIGUSR1 on rank 0 after step 4: exit 3, {rec['extra']['async']['updates']} of 96 updates")
 
 
 def check_ssp():

@@ -1,6 +1,7 @@
 #include "workloads/train/async_loop.hpp"
 
 #include <exception>
+#include <limits>
 #include <memory>
 #include <thread>
 
@@ -17,7 +18,8 @@ namespace dtbench {
 AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::Schedule& schedule, TrainingData& data,
                            const Cadence& cadence, long per_rank, bool stop_at_target, int64_t staleness_bound,
                            int servers, int poll_us, const Json& optimizer_section, uint64_t seed, TrainState& st,
-                           mllog::Logger* log, const std::function<void(int64_t, double)>& evaluate,
+                           mllog::Logger* log, const FaultInjection* fault,
+                           const std::function<void(int64_t, double)>& evaluate,
                            const std::function<void(int64_t)>& progress) {
   const int ranks = world.size();
   const int64_t total_steps = cadence.total_steps;
@@ -54,7 +56,7 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
   for (int64_t step = 0; step < total_steps; ++step) {
     if (received_stop_signal()) {
       stopped = true;
-      worker.leave();
+      worker.leave(/*stop_all=*/true);  // the servers answer every other worker's next push with "finished"
       break;
     }
     const int64_t epoch = cadence.epoch_of(step);
@@ -73,6 +75,8 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     seq.end("forward", "step");
     phase.reset();
     model.backward({});
+    if (fault && fault->poisons_gradient(step + 1, world.rank()))
+      model.grads()[0] = std::numeric_limits<float>::quiet_NaN();  // this worker's own gradient
     t.backward = phase.seconds();
     seq.end("backward", "step");
     phase.reset();
@@ -90,6 +94,7 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
       break;
     }
     const int64_t done = step + 1;
+    if (fault) fault->after_step(done, world.rank());
     if (log && cadence.ends_epoch(done)) log->end(mllog::kEpochStop, nullptr, {{mllog::kEpochNum, epoch}});
     if (world.root() && cadence.evaluates_after(done)) {
       evaluate(version / ranks, static_cast<double>(version) / updates_per_epoch);

@@ -13,6 +13,7 @@
 #include "core/run_record.hpp"
 #include "optim/schedule.hpp"
 #include "workloads/train/cadence.hpp"
+#include "workloads/train/fault_injection.hpp"
 #include "workloads/train/mllog.hpp"
 #include "workloads/train/run_state.hpp"
 #include "workloads/backend/train_model.hpp"
@@ -31,10 +32,13 @@ struct AsyncOutcome {
 // the console's progress line. log is null except on rank 0. staleness_bound: SSP's s, < 0 for none.
 // servers: the shard servers S (ranks 0..S-1); with S > 1 each builds an optimizer over its shard from
 // optimizer_section and seed (as the model built its own). poll_us: reducer.poll_us, the servers' waits.
+// fault: --inject-fault (null: none); nan-grad@RANK:STEP poisons that rank's own gradient, as in a local SGD step.
+// A stop signal on any rank stops every worker at its next push (the run is then `preempted`, with no checkpoint).
 AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::Schedule& schedule, TrainingData& data,
                            const Cadence& cadence, long per_rank, bool stop_at_target, int64_t staleness_bound,
                            int servers, int poll_us, const Json& optimizer_section, uint64_t seed, TrainState& st,
-                           mllog::Logger* log, const std::function<void(int64_t, double)>& evaluate,
+                           mllog::Logger* log, const FaultInjection* fault,
+                           const std::function<void(int64_t, double)>& evaluate,
                            const std::function<void(int64_t)>& progress);
 
 }  // namespace dtbench

@@ -85,7 +85,8 @@ void AsyncServer::run() {
   while (requests_left > 0) {
     int64_t header[2];
     const int src = comm_.recv_any(header, kHeaderBytes, kTagHeader);
-    if (header[1] == 1) {  // the worker leaves: it sends no more requests
+    if (header[1] == 1 || header[1] == 2) {  // the worker leaves: it sends no more requests
+      if (header[1] == 2) finish_.store(true);  // it was stopped by a signal: so is the run
       requests_left -= left[static_cast<size_t>(src)];
       left[static_cast<size_t>(src)] = 0;
       release_held(stop ? AsyncReply::diverged : finish_.load() ? AsyncReply::finished : AsyncReply::go_on);
@@ -160,8 +161,8 @@ AsyncReply AsyncWorker::push_pull(std::span<const float> grads, std::span<float>
   return answer;
 }
 
-void AsyncWorker::leave() {
-  int64_t header[2] = {0, 1};
+void AsyncWorker::leave(bool stop_all) {
+  int64_t header[2] = {0, stop_all ? 2 : 1};
   for (size_t k = 0; k < shards_.size(); ++k) comm_.send(static_cast<int>(k), header, kHeaderBytes, kTagHeader);
 }
 

@@ -134,8 +134,9 @@ class AsyncWorker {
   AsyncReply push_pull(std::span<const float> grads, std::span<float> params);
   // The update count of server 0's shard when this worker last pulled (its evaluations count by it).
   int64_t version() const { return versions_[0]; }
-  // Tells every server this worker sends no more requests (after a stop, before its share is done).
-  void leave();
+  // Tells every server this worker sends no more requests (after a stop, before its share is done); stop_all (a stop
+  // signal): the servers then answer every other worker's next push with AsyncReply::finished, so all stop.
+  void leave(bool stop_all = false);
   // What this worker moved: its puts, gets and leave messages.
   CommTraffic traffic() const { return comm_.traffic(); }
 

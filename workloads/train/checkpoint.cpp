@@ -124,7 +124,9 @@ void remove_rank_states(const fs::path& dir, int rank, int64_t keep) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && name != kept) fs::remove(entry.path(), ec);
+    // Also the temporary files (".<name>.tmp-XXXXXX", core/atomic_file) of a write that a killed rank left.
+    const bool temporary = name.rfind("." + prefix, 0) == 0 && name.find(".tmp-") != std::string::npos;
+    if ((name.rfind(prefix, 0) == 0 && name != kept) || temporary) fs::remove(entry.path(), ec);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,7 +18,7 @@ Logger::~Logger() {
   if (file_) std::fclose(file_);  // also releases the lock
 }
 
-void Logger::open(const std::string& path, bool append) {
+void Logger::open(const std::string& path, bool append, int64_t keep_bytes) {
   path_ = path;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw RunFailed(path + ": cannot open the MLLOG file: " + std::strerror(errno));
@@ -28,7 +29,13 @@ void Logger::open(const std::string& path, bool append) {
     throw BadInput(path + ": another run of this name is writing its MLLOG file now (choose another /name or "
                    "/output/record)");
   }
-  if ((append ? ::lseek(fd, 0, SEEK_END) : ::ftruncate(fd, 0)) < 0) {
+  struct stat st {};
+  const bool cut = append && keep_bytes >= 0 && ::fstat(fd, &st) == 0 && st.st_size > keep_bytes;
+  bool ok = true;
+  if (!append) ok = ::ftruncate(fd, 0) == 0;
+  if (cut) ok = ::ftruncate(fd, keep_bytes) == 0;
+  if (ok && append) ok = ::lseek(fd, 0, SEEK_END) >= 0;
+  if (!ok) {
     ::close(fd);
     throw RunFailed(path + ": cannot prepare the MLLOG file: " + std::strerror(errno));
   }
@@ -39,6 +46,12 @@ void Logger::open(const std::string& path, bool append) {
   }
   for (const std::string& line : pending_) write(line);
   pending_.clear();
+}
+
+int64_t Logger::bytes() const {
+  if (!file_) return -1;
+  std::fflush(file_);
+  return static_cast<int64_t>(std::ftell(file_));
 }
 
 void Logger::write(const std::string& line) {

@@ -39,8 +39,12 @@ class Logger {
   Logger& operator=(const Logger&) = delete;
 
   // Creates (or, with append, continues: a resumed run) the file at `path`, takes its lock and writes
-  // the events so far. BadInput when another live run holds it; RunFailed on I/O errors.
-  void open(const std::string& path, bool append);
+  // the events so far. Appending with keep_bytes >= 0 first cuts a longer file back to that length: the events the
+  // previous attempt logged after its checkpoint (steps the resumed run does again), and a line a full disk cut
+  // short. BadInput when another live run holds it; RunFailed on I/O errors.
+  void open(const std::string& path, bool append, int64_t keep_bytes = -1);
+  // The file's length in bytes so far (what a checkpoint notes, so that a resumed run drops what came after it).
+  int64_t bytes() const;
   // Forgets the events logged before open() (a resumed run's second init_start).
   void discard_pending() { pending_.clear(); }
 

@@ -183,6 +183,10 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
     r.extra["baseline_record"] = f.baseline->path;
     r.extra["scaling_efficiency"] = one > 0 ? r.images_per_second / (ranks * one) : 0.0;
   }
+  // The folder may have been removed while the run trained (the checkpoint writer recreates it too): the record
+  // is the run's result, so it is written rather than lost.
+  std::error_code ec;
+  if (f.record.has_parent_path()) fs::create_directories(f.record.parent_path(), ec);
   write_json_atomic(f.record, r.to_json(), !replaces_preempted(f.record, f.resume));
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/run_record.hpp"
 
 namespace dtbench {
 namespace fs = std::filesystem;
@@ -51,8 +52,16 @@ fs::path resolved(const fs::path& p) {
 
 }  // namespace
 
-void check_outputs(const RunPaths& paths, bool resuming, const std::string& save_weights, const std::string& trace,
-                   const std::vector<std::pair<std::string, std::string>>& inputs) {
+bool weights_left_over(const RunPaths& paths, bool resume) {
+  std::error_code ec;
+  if (!resume || paths.weights.empty() || !fs::exists(paths.weights, ec)) return false;
+  if (!fs::exists(paths.record, ec)) return true;
+  const RecordFile old = read_run_record(paths.record);
+  return old.record && old.record->status == RunStatus::preempted;
+}
+
+void check_outputs(const RunPaths& paths, bool resuming, bool resume, const std::string& save_weights,
+                   const std::string& trace, const std::vector<std::pair<std::string, std::string>>& inputs) {
   if (!save_weights.empty()) check_output_file(save_weights, "--save-weights");
   if (!trace.empty()) check_output_file(trace, "--trace");
   std::error_code ec;
@@ -85,7 +94,7 @@ void check_outputs(const RunPaths& paths, bool resuming, const std::string& save
                        (inside && a != b ? "inside " : "") + named[i].first + " (" + named[i].second.string() +
                        "); give another path");
     }
-  if (!paths.weights.empty() && fs::exists(paths.weights, ec))
+  if (!paths.weights.empty() && fs::exists(paths.weights, ec) && !weights_left_over(paths, resume))
     throw BadInput("/output/save_weights: " + paths.weights.string() +
                    " exists already; weights files are never overwritten (choose another /output/record or "
                    "/name, or move the old files)");

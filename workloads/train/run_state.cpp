@@ -60,7 +60,8 @@ Json TrainState::to_json() const {
           {"noise", noise},
           {"split", {{"wait_slowest", wait_slowest}, {"after_last", after_last}, {"steps", split_steps}}},
           {"curvature", {{"exchanges", curvature_exchanges}, {"bytes", curvature_bytes}}},
-          {"pipeline_unit_seconds", pipeline_unit_seconds}};
+          {"pipeline_unit_seconds", pipeline_unit_seconds},
+          {"mllog_bytes", mllog_bytes}};
 }
 
 TrainState TrainState::from_json(const Json& j) {
@@ -83,6 +84,7 @@ TrainState TrainState::from_json(const Json& j) {
     s.split_steps = split.at("steps");
     if (j.contains("pipeline_unit_seconds"))  // checkpoints before pipeline stages have none
       s.pipeline_unit_seconds = j["pipeline_unit_seconds"].get<std::vector<double>>();
+    if (j.contains("mllog_bytes")) s.mllog_bytes = j["mllog_bytes"].get<int64_t>();  // not in older checkpoints
     if (j.contains("steady")) {  // checkpoints from before it have none: its sums then start at this attempt
       s.steady_total = j["steady"].at("total");
       s.steady_steps = j["steady"].at("steps");

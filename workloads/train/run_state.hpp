@@ -39,6 +39,9 @@ struct TrainState {
   // Pipeline stages: the units' measured seconds the stages were cut by, so that a resumed run (or one started
   // --init-from it) cuts them the same way.
   std::vector<double> pipeline_unit_seconds;
+  // Rank 0's MLLOG file's length in bytes when the checkpoint was written (-1: unknown, a checkpoint from before it):
+  // a resumed run cuts the file back to it, dropping what the attempt logged after its checkpoint.
+  int64_t mllog_bytes = -1;
 
   // One more timed step: its phases and the (rank-mean) training loss.
   void add_step(const StepTiming& t, double loss);

@@ -16,6 +16,7 @@
 #include "core/cli_checks.hpp"
 #include "core/error.hpp"
 #include "reducers/mpi_comm.hpp"
+#include "workloads/train/stop_signal.hpp"
 #include "workloads/train/trainer.hpp"
 #include "workloads/train/world.hpp"
 
@@ -111,6 +112,9 @@ void add_train_command(CLI::App& app) {
                   "local SGD step) or slow-setup@RANK:MS (a rank MS ms slower to start)");
   cmd->callback([args] {
     flush_denormals();  // before MPI and OpenMP start their threads, which inherit it
+    // From the very start: a stop signal during MPI's start or the config phase is taken as one during set-up (the
+    // run preempts after its first step) instead of killing the rank.
+    install_stop_signal_handlers();
     MpiSession mpi;
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

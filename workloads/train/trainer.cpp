@@ -96,6 +96,7 @@ class Run {
   std::unique_ptr<Console> console_;
   TrainState st_;  // everything a checkpoint carries besides the buffers
   bool resumed_ = false;
+  bool replace_weights_ = false;  // rank 0: /output/save_weights' file is a failed attempt's (weights_left_over)
   std::optional<Baseline> baseline_;  // rank 0
   Json asynchronous_stats_;
   double run_start_ = 0;  // now_seconds() at run start, shifted back by the time spent before a resume
@@ -298,10 +299,11 @@ std::vector<double> Run::measure_unit_seconds(const models::ModelSpec& whole, in
 void Run::check_outputs_and_open_log() {
   world_.checked_on_root([this] {
     if (!args_.baseline.empty()) baseline_ = read_baseline(args_.baseline, cfg_);
-    check_outputs(paths_, resumed_, args_.save_weights, args_.trace,
+    replace_weights_ = weights_left_over(paths_, args_.resume);
+    check_outputs(paths_, resumed_, args_.resume, args_.save_weights, args_.trace,
                   {{"the config file", args_.config}, {"--baseline", args_.baseline}, {"--init-from", args_.init_from}});
     if (resumed_) log_->discard_pending();  // its init_start: the first attempt logged one
-    log_->open(paths_.mllog.string(), resumed_);
+    log_->open(paths_.mllog.string(), resumed_, resumed_ ? st_.mllog_bytes : -1);
   });
 }
 
@@ -367,7 +369,7 @@ int Run::execute() {
         static_cast<int>(cfg_["reducer"]["servers"].get<int64_t>()),
         static_cast<int>(cfg_["reducer"]["poll_us"].get<int64_t>()), cfg_["optimizer"],
         static_cast<uint64_t>(cfg_["seed"].get<int64_t>()), st_,
-        log_.get(), [this](int64_t done, double epoch) { evaluate(done, epoch, true); },
+        log_.get(), &fault_, [this](int64_t done, double epoch) { evaluate(done, epoch, true); },
         [this](int64_t done) { console_->progress(done, st_.images_per_second(global_)); });
     status = out.status, detail = out.detail, asynchronous_stats_ = out.stats;
     st_.elapsed = now_seconds() - run_start_;
@@ -472,6 +474,7 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
 // A stop signal: checkpoint, a `preempted` record, and exit code 3 (resume with --resume).
 int Run::preempt(int64_t done) {
   st_.elapsed = now_seconds() - run_start_;
+  if (log_) st_.mllog_bytes = log_->bytes();  // rank 0's: the resumed run continues the log from here
   try {
     trace::Span traced("checkpoint", "checkpoint");
     save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_->noise(), st_);
@@ -494,9 +497,9 @@ int Run::finish(RunStatus status, const std::string& detail) {
   const bool target = cfg_["eval"]["target_accuracy"].get<double>() > 0;
   const bool success = status == RunStatus::reached_target || (status == RunStatus::completed && !target);
   if (log_) log_->end_open(mllog::kEpochStop);  // a run that ended within an epoch (a step budget, the target)
-  if (log_) log_->end(mllog::kRunStop, nullptr, {{mllog::kStatus, success ? mllog::kStatusSuccess : mllog::kStatusAborted}});
   const bool keep = cfg_["output"]["keep_checkpoint"].get<bool>() && status != RunStatus::diverged;
   if (keep) {
+    if (log_) st_.mllog_bytes = log_->bytes();  // a requeued run that resumes at the end logs its run_stop again
     // Another run starts from it (--init-from): the final state, in the format of a preemption's. Written before
     // the weights and the record, so that a finished record always has its checkpoint.
     std::optional<NoiseScaleEstimator> none;
@@ -509,13 +512,18 @@ int Run::finish(RunStatus status, const std::string& detail) {
   save_weights();  // before the record, which names the weights file
   write_trace();
   write_record(status, detail);
+  // Logged once the run's files are written: a run whose record could not be written ends with no run_stop (it
+  // failed), not with one that says success.
+  if (log_) log_->end(mllog::kRunStop, nullptr, {{mllog::kStatus, success ? mllog::kStatusSuccess : mllog::kStatusAborted}});
   console_->line("record: " + paths_.record.string() + " (status " + to_string(status) + ")");
   if (!keep && world_.root()) {
     std::error_code ec;
     fs::remove_all(paths_.checkpoint, ec);  // the run is over: its checkpoint is no longer needed
   }
   world_.barrier();
-  return 0;
+  // An asynchronous run stopped by a signal keeps no checkpoint, but it did not run to its end: the job script
+  // requeues it, and --resume runs it again from the start.
+  return status == RunStatus::preempted ? kExitPreempted : 0;
 }
 
 // --trace: every rank's spans, gathered to rank 0, which writes one file (pid = rank).
@@ -567,7 +575,7 @@ void Run::save_weights() const {
   const std::span<const float> b = pipeline_ ? std::span<const float>(whole_buffers) : model_->host_buffers();
   bytes.append(reinterpret_cast<const char*>(b.data()), b.size() * sizeof(float));
   if (!args_.save_weights.empty()) write_file_atomic(args_.save_weights, bytes, false);
-  if (!paths_.weights.empty()) write_file_atomic(paths_.weights, bytes, true);
+  if (!paths_.weights.empty()) write_file_atomic(paths_.weights, bytes, !replace_weights_);
 }
 
 namespace {
