@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "workloads/train/stop_signal.hpp"
 
 namespace dtbench {
 
@@ -61,7 +62,7 @@ void FaultInjection::check(int ranks, int64_t total_steps) const {
 
 void FaultInjection::after_step(int64_t done, int rank) const {
   if (done != step_) return;
-  if (kind_ == Kind::sigusr1 && rank == 0) std::raise(SIGUSR1);
+  if (kind_ == Kind::sigusr1 && rank == 0) note_stop_signal(SIGUSR1);
   if (kind_ == Kind::kill && rank == victim_) std::raise(SIGKILL);
 }
 

@@ -1,4 +1,4 @@
-// --inject-fault, for tests of the preemption and failure paths: "sigusr1@STEP" raises SIGUSR1 on rank 0
+// --inject-fault, for tests of the preemption and failure paths: "sigusr1@STEP" is SIGUSR1 arriving at rank 0
 // once STEP steps are done (as Slurm would send it); "kill@RANK:STEP" kills rank RANK with SIGKILL then;
 // "nan-grad@SHARD:STEP" makes the averaged gradient of step STEP (1-based) not finite on the ranks holding
 // model-parallel shard SHARD (every rank without model parallelism, whose one shard is 0), as an overflow in

@@ -8,5 +8,8 @@ namespace dtbench {
 void install_stop_signal_handlers();
 // The last stop signal received by this process (0 = none).
 int received_stop_signal();
+// --inject-fault sigusr1: what the arrival of `sig` does, at once in this thread (a signal sent to the process reaches
+// the watcher thread a moment later, so an injected one would stop the run a step later or not).
+void note_stop_signal(int sig);
 
 }  // namespace dtbench
