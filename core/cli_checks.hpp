@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -24,5 +25,22 @@ CLI::Validator number_check(Ok ok, const std::string& words, const std::string& 
 
 inline const CLI::Validator positive = number_check([](double v) { return v > 0; }, "greater than 0", "POSITIVE");
 inline const CLI::Validator non_negative = number_check([](double v) { return v >= 0; }, "0 or more", "NONNEGATIVE");
+
+// A count of steps: decimal digits only, from 1 to 2^63 - 1 (CLI11 alone reads "0x1" as 1 and 2^63 as 2^63 - 1).
+inline const CLI::Validator positive_count = CLI::Validator(
+    [](std::string& text) -> std::string {
+      if (text == "0") return "must be greater than 0, got '0'";
+      long long v = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || ec != std::errc() ||
+          end != text.data() + text.size() || v < 1)
+        return "must be a whole number from 1 to 2^63 - 1 in decimal digits, got '" + text + "'";
+      return {};
+    },
+    "POSITIVE");
+
+// A file or folder name that, given, is not empty ("--trace ''" was taken for no --trace at all).
+inline const CLI::Validator non_empty = CLI::Validator(
+    [](std::string& text) -> std::string { return text.empty() ? "must not be empty" : ""; }, "PATH");
 
 }  // namespace dtbench::cli

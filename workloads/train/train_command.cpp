@@ -93,19 +93,19 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--init-from", args->init_from,
                   "Start from another run's checkpoint folder (weights, optimizer state, step, curve) with this "
                   "config's hyperparameters (population-based training); see output.keep_checkpoint. With --resume: only "
-                  "when this run has no checkpoint of its own yet");
+                  "when this run has no checkpoint of its own yet")->check(cli::non_empty);
   cmd->add_option("--stop-at", args->stop_at,
                   "Stop after this many steps (evaluating there), while the schedule and /duration still describe the "
                   "whole run: one interval of population-based training")
-      ->check(cli::positive);
+      ->check(cli::positive_count);
   cmd->add_flag("--print-config", args->print_config, "Print the fully resolved config and exit");
-  cmd->add_option("--baseline", args->baseline, "A 1-rank record of the same workload, for scaling efficiency");
+  cmd->add_option("--baseline", args->baseline, "A 1-rank record of the same workload, for scaling efficiency")->check(cli::non_empty);
   cmd->add_flag("--mllog-stdout", args->mllog_stdout, "Also print :::MLLOG lines to stdout");
   cmd->add_option("--save-weights", args->save_weights,
-                  "Write the final weights then the batch-norm statistics (per-replica ones: their mean) as raw float32 to this file");
+                  "Write the final weights then the batch-norm statistics (per-replica ones: their mean) as raw float32 to this file")->check(cli::non_empty);
   cmd->add_option("--trace", args->trace,
                   "Write a per-step timeline of every rank to this file (Chrome trace events: open it in Perfetto or "
-                  "chrome://tracing)");
+                  "chrome://tracing)")->check(cli::non_empty);
   cmd->add_option("--inject-fault", args->inject_fault,
                   "Testing: sigusr1@STEP (signal rank 0 after STEP steps), kill@RANK:STEP (SIGKILL a rank), "
                   "nan-grad@SHARD:STEP (a non-finite gradient in a model-parallel shard, 0 without one, or on rank SHARD in a "
