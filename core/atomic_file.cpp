@@ -65,16 +65,25 @@ void check_output_file(const fs::path& path, const std::string& option) {
   if (!folder_writable(dir)) throw BadInput(option + ": folder " + dir.string() + " is not writable: " + errno_text());
 }
 
-void check_output_folder(const fs::path& dir, const std::string& option) {
+void check_output_folder(const fs::path& dir, const std::string& option, bool writable) {
   std::error_code ec;
   if (dir.empty()) throw BadInput(option + ": an empty folder name");
   const fs::path abs = fs::absolute(dir, ec);
   if (ec) throw BadInput(option + ": " + dir.string() + ": " + ec.message());
+  // Up to the nearest name that exists (a link included: one to nothing is not a folder); a name that cannot be
+  // looked at (a folder that cannot be searched, a loop of links) is the error itself.
   fs::path at = abs;
-  while (!fs::exists(at, ec) && at.has_relative_path()) at = at.parent_path();
+  for (;;) {
+    std::error_code e;
+    const fs::file_status st = fs::symlink_status(at, e);
+    if (e && e != std::errc::no_such_file_or_directory && e != std::errc::not_a_directory)
+      throw BadInput(option + ": " + at.string() + ": " + e.message());
+    if (fs::exists(st) || !at.has_relative_path()) break;
+    at = at.parent_path();
+  }
   if (!fs::is_directory(at, ec))
     throw BadInput(option + ": " + at.string() + (at == abs ? " exists and is not a folder" : " is not a folder"));
-  if (!folder_writable(at))
+  if (writable && !folder_writable(at))
     throw BadInput(option + ": " + (at == abs ? "folder " + dir.string() + " is not writable"
                                               : "cannot create " + dir.string() + " in " + at.string()) +
                    ": " + errno_text());

@@ -21,8 +21,9 @@ void check_output_file(const std::filesystem::path& path, const std::string& opt
 
 // Checks, before any work starts, that `dir` is a folder or can be created as one, creating nothing: a path that
 // exists is a writable folder, and the nearest existing folder above one that does not is a writable folder (not a
-// file, not /proc). Throws BadInput "<option>: ..." naming the path.
-void check_output_folder(const std::filesystem::path& dir, const std::string& option);
+// file, not /proc). Throws BadInput "<option>: ..." naming the path. `writable` false (a dry run, which writes
+// nothing and may look at a folder it cannot write): the folder's shape only, no probe file.
+void check_output_folder(const std::filesystem::path& dir, const std::string& option, bool writable = true);
 
 // Writes `text` to `path` atomically. must_be_new: the final name is created with link(2), which
 // fails rather than replace an existing file, so even two racing writers never overwrite a record.

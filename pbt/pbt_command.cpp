@@ -147,15 +147,6 @@ MemberRun prepare_member(const pbt::Spec& spec, const fs::path& dir, int m, int6
   r.earlier = fs::exists(r.record) ? read_run_record(r.record) : RecordFile{};
   const bool has_ckpt = fs::exists(r.ckpt / "header.json");
   const RunRecord* rec = r.earlier.record ? &*r.earlier.record : nullptr;
-  // An earlier attempt counts only if it trained what this one would, as a sweep's run does (slurm::record_state): a
-  // record the spec did not make (written by hand, or by a dtbench whose config has keys this one resolves otherwise)
-  // would otherwise be taken as this member's result.
-  if (rec) {
-    std::string state;
-    slurm::record_state(r.record, config::resolve(pbt::member_config(spec, plan.hyperparameters, m, r.result.run, runs),
-                                                  static_cast<int>(spec.ranks)),
-                        state);
-  }
   // A finished attempt of an interrupted campaign counts: one with its checkpoint, or one that diverged (which
   // keeps none).
   if (rec && rec->done() && (has_ckpt || rec->status == RunStatus::diverged)) {
@@ -171,6 +162,28 @@ MemberRun prepare_member(const pbt::Spec& spec, const fs::path& dir, int m, int6
   }
   write_json_atomic(r.config, pbt::member_config(spec, plan.hyperparameters, m, r.result.run, runs), false);
   return r;
+}
+
+// Before an interval trains: the records an earlier `dtbench pbt` left that the members would take as theirs (a
+// finished one reused, a preempted one resumed) must have been made from the config each member would run now, as
+// a sweep's runs must (slurm::record_state): a record the spec did not make (written by hand, or by a dtbench whose
+// config has keys this one resolves otherwise) would otherwise be taken as this member's result. All are checked
+// before any member trains, so that a mismatch is exit 2 with nothing written (a failed record is trained again).
+void check_earlier_records(const pbt::Spec& spec, const fs::path& dir, int64_t interval, const std::vector<Plan>& plans) {
+  const fs::path runs = dir / "runs";
+  for (int m = 0; m < spec.population; ++m) {
+    if (plans[size_t(m)].diverged) continue;
+    const std::string run = pbt::run_name(m, interval);
+    const fs::path record = runs / (run + ".json");
+    if (!fs::exists(record)) continue;
+    const RecordFile f = read_run_record(record);
+    const bool kept = f.record && (f.record->done() || f.record->status == RunStatus::preempted);
+    if (!kept) continue;
+    std::string state;
+    slurm::record_state(record, config::resolve(pbt::member_config(spec, plans[size_t(m)].hyperparameters, m, run, runs),
+                                                static_cast<int>(spec.ranks)),
+                        state);
+  }
 }
 
 // A run that ended preempted (record "preempted", checkpoint written): it resumes, as a sweep's run does, at most
@@ -424,7 +437,7 @@ int run_pbt(const Args& a) {
   // A folder holds one campaign: a sweep's (campaign.json) would have its spec.json replaced.
   if (fs::exists(dir / "campaign.json"))
     throw BadInput((dir / "campaign.json").string() + ": this folder holds a dtbench sweep campaign; use another --out");
-  check_output_folder(dir, "--out");  // a file, a file above it, or a folder that cannot be written
+  check_output_folder(dir, "--out", !a.dry_run);  // a file, a file above it, or a folder that cannot be written
   if (fs::exists(lineage_file)) {
     l = pbt::read_lineage(lineage_file);
     if (l.spec != spec.source)
@@ -453,6 +466,9 @@ int run_pbt(const Args& a) {
   const std::vector<std::string> program =
       spec.program.empty() ? std::vector<std::string>{slurm::dtbench_binary(), "train"} : spec.program;
   std::vector<Plan> plans = l.intervals.empty() ? first_plans(spec) : next_plans(l);
+  // Only the first interval this process trains can find records of an earlier one (the later ones' are its own).
+  if (static_cast<int64_t>(l.intervals.size()) < spec.intervals())
+    check_earlier_records(spec, dir, static_cast<int64_t>(l.intervals.size()), plans);
 
   const std::string where = a.submit ? "Slurm jobs of " + std::to_string(spec.ranks) + " rank" + (spec.ranks == 1 ? "" : "s")
                                      : std::to_string(spec.concurrency) + " at a time here, " + std::to_string(spec.ranks) +

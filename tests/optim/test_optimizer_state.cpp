@@ -306,6 +306,17 @@ TEST(OptimizerState, RestoreAcrossAMomentumSwitch) {
     std::vector<float> x = w0;
     run(*from, x, 0, 2);
     EXPECT_NO_THROW(to->load_state(from->save_state())) << name;
+    // The state ends with the switched-on buffers (RMSprop: the mean gradient, then the momentum buffer, each a
+    // uint64 count and its floats; DC-ASGD: the momentum buffer): all zeros, as a new optimizer's.
+    const std::vector<uint8_t> state = to->save_state();
+    const size_t n = table.buffer_size(), arrays = std::string(name) == "rmsprop" ? 2 : 1;
+    ASSERT_GE(state.size(), arrays * (8 + n * sizeof(float)));
+    for (size_t a = 0; a < arrays; ++a) {
+      const size_t end = state.size() - a * (8 + n * sizeof(float));
+      std::vector<float> tail(n);
+      std::memcpy(tail.data(), state.data() + end - n * sizeof(float), n * sizeof(float));
+      for (float v : tail) ASSERT_EQ(v, 0.0f) << name << ", array " << a << " from the end";
+    }
     EXPECT_NO_THROW(back->load_state(to->save_state())) << name;
     EXPECT_EQ(back->save_state(), from->save_state()) << name;
   }

@@ -1222,7 +1222,8 @@ def check_bad_input():
     before = folder_bytes(records)
     p = mpirun(2, write_config("other", base), "--resume", expect=2)
     assert (f"rank 1 of 2 ({socket.gethostname()}): {os.path.join(ckpt, rank1)}: optimizer state: momentum buffer "
-            f"holds a NaN at byte {state_bytes - 4}") in p.stderr, p.stderr
+            f"holds a NaN at byte {state_bytes - 4} (element ") in p.stderr, p.stderr
+    assert f"(the optimizer state starts at byte {at + 8} of the file)" in p.stderr, p.stderr
     assert p.stderr.count("dtbench: error") == 1, p.stderr
     assert folder_bytes(records) == before, "files changed"
     with open(os.path.join(ckpt, rank1), "wb") as f:

@@ -52,6 +52,7 @@ class Reader {
     pos_ += sizeof v;
     return v;
   }
+  size_t position() const { return pos_; }
   std::string bytes(const char* what) {
     uint64_t n = get<uint64_t>(what);
     need(n, what);
@@ -159,6 +160,7 @@ RankState read_rank_state(const fs::path& dir, int rank, int64_t expect_step) {
                    std::to_string(expect_step) + " (a stale or mixed checkpoint)");
   s.params = r.floats("the weights");
   s.buffers = r.floats("the batch-norm buffers");  // none in a model without batch norm
+  s.optimizer_offset = r.position() + sizeof(uint64_t);  // past the section's byte count
   std::string o = r.bytes("the optimizer state");
   s.optimizer.assign(o.begin(), o.end());
   std::string e = r.bytes("the extra state");

@@ -23,6 +23,7 @@ struct RankState {
   int64_t step = 0;
   std::vector<float> params, buffers;
   std::vector<uint8_t> optimizer;
+  uint64_t optimizer_offset = 0;  // read: the byte of the file at which `optimizer` starts
   Json extra = Json::object();  // schedule state and other small per-rank state
 };
 

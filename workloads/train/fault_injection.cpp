@@ -51,13 +51,17 @@ FaultInjection::FaultInjection(const std::string& f) {
   (k == Kind::slow_setup ? setup_ms_ : step_) = *amount;
 }
 
-void FaultInjection::check(int ranks, int64_t total_steps) const {
-  if ((kind_ == Kind::kill || kind_ == Kind::nan_grad || kind_ == Kind::slow_setup) && victim_ >= ranks)
+void FaultInjection::check(int ranks, int shards, int64_t last_step) const {
+  if ((kind_ == Kind::kill || kind_ == Kind::slow_setup) && victim_ >= ranks)
     throw BadInput("--inject-fault: " + std::to_string(victim_) + " is not a rank of this run's " +
                    std::to_string(ranks) + " (it would inject nothing)");
-  if ((kind_ == Kind::sigusr1 || kind_ == Kind::kill || kind_ == Kind::nan_grad) && step_ > total_steps)
+  if (kind_ == Kind::nan_grad && victim_ >= shards)
+    throw BadInput("--inject-fault: nan-grad@" + std::to_string(victim_) + ": this run's gradients are in " +
+                   std::to_string(shards) + (shards == 1 ? " shard (0)" : " shards (0 to " + std::to_string(shards - 1) + ")") +
+                   " (it would inject nothing)");
+  if ((kind_ == Kind::sigusr1 || kind_ == Kind::kill || kind_ == Kind::nan_grad) && step_ > last_step)
     throw BadInput("--inject-fault: step " + std::to_string(step_) + " is past the run's last step, " +
-                   std::to_string(total_steps) + " (it would inject nothing)");
+                   std::to_string(last_step) + " (/duration, --stop-at; it would inject nothing)");
 }
 
 void FaultInjection::after_step(int64_t done, int rank) const {

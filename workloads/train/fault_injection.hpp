@@ -15,9 +15,11 @@ class FaultInjection {
  public:
   // Empty: no fault. Throws BadInput on anything else that is not one of the forms, before any work.
   explicit FaultInjection(const std::string& spec);
-  // Throws BadInput for a fault that could never happen in this run: a rank (or shard) beyond its ranks, a step past
-  // its last. (A STEP of 0 is documented as injecting nothing.)
-  void check(int ranks, int64_t total_steps) const;
+  // Throws BadInput for a fault that could never happen in this run: a rank beyond its `ranks`, a nan-grad SHARD
+  // beyond its `shards` (the model-parallel group's size; the ranks when each rank's own gradient is stepped on, in
+  // local SGD or asynchronous SGD; else 1), a step past `last_step` (/duration or --stop-at). (A STEP of 0 is
+  // documented as injecting nothing.)
+  void check(int ranks, int shards, int64_t last_step) const;
   // Called after each step with the number of steps done.
   void after_step(int64_t done, int rank) const;
   // Called at the end of each rank's set-up, before the ranks meet to start.

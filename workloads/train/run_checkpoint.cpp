@@ -82,11 +82,18 @@ Json load_rank_state(const World& world, const fs::path& dir, const TrainState& 
   std::copy(rs.buffers.begin(), rs.buffers.end(), b.begin());
   model.push_host_params();
   model.push_host_buffers();
+  const std::string file = rank_file(dir, world.rank(), st.step).string();
   try {
     model.load_optimizer_state(rs.optimizer);
+  } catch (const BadInput& e) {
+    // The optimizer's offsets count from its own state; where that starts in the file says where they are.
+    throw BadInput(file + ": " + e.what() + " (the optimizer state starts at byte " +
+                   std::to_string(rs.optimizer_offset) + " of the file)");
+  }
+  try {
     if (rs.extra.contains("backend")) model.load_extra_state(rs.extra["backend"]);
   } catch (const BadInput& e) {
-    throw BadInput(rank_file(dir, world.rank(), st.step).string() + ": " + e.what());
+    throw BadInput(file + ": " + e.what());
   }
   return rs.extra["schedule"];
 }

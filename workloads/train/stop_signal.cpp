@@ -13,6 +13,21 @@ namespace {
 std::atomic<int> g_stop_signal{0};
 extern "C" void on_stop_signal(int sig) { g_stop_signal.store(sig); }
 
+sigset_t stop_signals() {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGUSR1);
+  sigaddset(&stop, SIGTERM);
+  return stop;
+}
+
+// A child forked by a library (Open MPI's singleton daemon) inherits the mask across exec: unblocked there, so that
+// it still dies of SIGTERM (it held the campaign lock of `dtbench pbt` past its member's end).
+extern "C" void unblock_in_child() {
+  const sigset_t stop = stop_signals();
+  pthread_sigmask(SIG_UNBLOCK, &stop, nullptr);
+}
+
 }  // namespace
 
 // The stop signals are blocked in the calling thread before MPI and OpenMP start theirs, so every thread inherits
@@ -25,10 +40,8 @@ void install_stop_signal_handlers() {
   std::call_once(once, [] {
     std::signal(SIGUSR1, on_stop_signal);
     std::signal(SIGTERM, on_stop_signal);
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGUSR1);
-    sigaddset(&stop, SIGTERM);
+    const sigset_t stop = stop_signals();
+    pthread_atfork(nullptr, nullptr, unblock_in_child);
     pthread_sigmask(SIG_BLOCK, &stop, nullptr);
     std::thread([stop] {
       for (;;) {

@@ -137,7 +137,11 @@ void Run::set_up() {
     if (args_.stop_at > total_steps)
       throw BadInput("--stop-at " + std::to_string(args_.stop_at) + " is past the run's last step, " +
                      std::to_string(total_steps) + " (/duration)");
-    fault_.check(world_.size(), total_steps);
+    const std::string mode = cfg_["parallel"]["mode"].get<std::string>();
+    const int shards = model_parallel_ ? model_parallel_->group_size()
+                       : mode == "local_sgd" || mode == "post_local_sgd" || mode == "async" ? world_.size()
+                                                                                             : 1;
+    fault_.check(world_.size(), shards, args_.stop_at > 0 ? args_.stop_at : total_steps);
   });
   cadence_ = Cadence(cfg_["eval"], steps_per_epoch, total_steps, args_.stop_at);
   console_ = std::make_unique<Console>(world_.root(), total_steps);
