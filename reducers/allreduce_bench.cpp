@@ -1,4 +1,5 @@
 #include "reducers/allreduce_bench.hpp"
+#include "reducers/commands.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -489,7 +490,11 @@ void run_command(const CliOptions& cli) {
 
 }  // namespace
 
-void add_allreduce_command(CLI::App& app) {
+namespace {
+
+// The subcommand; with run false its callback does nothing (check_allreduce_args), but it still owns the options the
+// parser writes into.
+void add_allreduce_subcommand(CLI::App& app, bool run) {
   auto cli = std::make_shared<CliOptions>();
   auto* cmd = app.add_subcommand("allreduce", "Sweep the reducers over message sizes (nccl-tests style)");
   cmd->add_option("-b,--minbytes", cli->minbytes, "Smallest size in bytes (K/M/G suffixes); sizes are rounded down to whole floats (4 bytes)")->capture_default_str();
@@ -518,12 +523,25 @@ void add_allreduce_command(CLI::App& app) {
   cmd->add_option("--transport", cli->transport, "mpi (under mpirun) or thread (ranks as threads, no MPI)")
       ->capture_default_str();
   CLI::Option* ranks = cmd->add_option("--ranks", cli->ranks, "Rank count for --transport thread")->capture_default_str();
-  cmd->callback([cli, ranks, json] {
+  cmd->callback([cli, ranks, json, run] {
+    if (!run) return;
     if (ranks->count() > 0 && cli->transport == "mpi")
       throw BadInput("--ranks is for --transport thread; under MPI the rank count is the launcher's (mpirun -np K)");
     if (json->count() > 0 && cli->json.empty()) throw BadInput("--json: an empty file name");
     run_command(*cli);
   });
+}
+
+}  // namespace
+
+void add_allreduce_command(CLI::App& app) { add_allreduce_subcommand(app, true); }
+
+void check_allreduce_args(const std::vector<std::string>& args) {
+  CLI::App app;
+  add_allreduce_subcommand(app, false);
+  std::vector<std::string> argv(args.rbegin(), args.rend());  // CLI11 takes them last first
+  argv.push_back("allreduce");
+  app.parse(argv);
 }
 
 }  // namespace dtbench

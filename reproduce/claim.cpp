@@ -83,14 +83,9 @@ Experiment parse_experiment(const JsonFields& f, const fs::path& dir, const std:
       if (arg == set || arg.rfind(set + "=", 0) == 0)
         throw BadInput(where + a.pointer("args") + ": " + set + " is set by dtbench reproduce");
   // The arguments parse as `dtbench allreduce`'s (an unknown option or a malformed value is refused here, before
-  // any run): its command is built with a callback that runs nothing.
-  CLI::App app;
-  add_allreduce_command(app);
-  app.get_subcommand("allreduce")->callback([] {});
-  std::vector<std::string> argv(e.args.rbegin(), e.args.rend());  // CLI11 takes them last first
-  argv.push_back("allreduce");
+  // any run).
   try {
-    app.parse(argv);
+    check_allreduce_args(e.args);
   } catch (const CLI::ParseError& err) {
     throw BadInput(where + a.pointer("args") + ": not arguments of dtbench allreduce: " + err.what());
   }
