@@ -87,7 +87,8 @@ std::string tail_of(const fs::path& file, size_t bytes) {
 // An exclusive lock on a campaign folder for the life of the process (flock: released if the process dies).
 // The member processes trained here inherit the descriptor (run_here), so the lock is held until the last of
 // them has exited, and a rerun cannot start while members of a killed campaign still write their files. Nothing
-// else does (close-on-exec): a squeue or sbatch that outlived a killed campaign by a moment would refuse a rerun.
+// else does (close-on-exec): a squeue or sbatch that outlived a killed campaign by a moment would refuse a rerun,
+// and so would the Open MPI daemon a 1-rank member starts (MpiSession marks what a member inherited close-on-exec).
 class DirLock {
  public:
   explicit DirLock(const fs::path& file) : fd_(::open(file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {

@@ -1,8 +1,35 @@
 #include "reducers/mpi_session.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+
+#include <cstdlib>
+
 #include "core/error.hpp"
 
 namespace dtbench {
+namespace {
+
+// Marks every descriptor this process inherited (above stderr) close-on-exec. MPI_Init in a process that no
+// launcher started (a singleton, as `dtbench pbt` runs its 1-rank members) forks and execs Open MPI's daemon
+// (orted), which outlives the process by some milliseconds (measured: 10 ms idle, more under load) and would hold
+// what the process was given past its end: a PBT campaign's folder lock, so that a rerun right after the campaign
+// was refused as if members still worked there. The process itself keeps its descriptors.
+void keep_inherited_descriptors_from_exec() {
+  DIR* d = ::opendir("/proc/self/fd");
+  if (d == nullptr) return;  // no procfs: nothing is marked (the daemon then holds them as before)
+  const int own = ::dirfd(d);
+  while (const dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    const long fd = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || fd <= 2 || fd == own) continue;
+    const int flags = ::fcntl(static_cast<int>(fd), F_GETFD);
+    if (flags >= 0) ::fcntl(static_cast<int>(fd), F_SETFD, flags | FD_CLOEXEC);
+  }
+  ::closedir(d);
+}
+
+}  // namespace
 
 std::string MpiSession::thread_level_name(int level) {
   switch (level) {
@@ -20,6 +47,7 @@ MpiSession::MpiSession(int* argc, char*** argv, int required) {
   if (initialized) {
     MPI_Query_thread(&provided_);
   } else {
+    keep_inherited_descriptors_from_exec();
     if (MPI_Init_thread(argc, argv, required, &provided_) != MPI_SUCCESS)
       throw RunFailed("MPI_Init_thread failed");
     owns_ = true;

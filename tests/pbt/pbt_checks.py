@@ -153,7 +153,38 @@ def check_lineage(camp, l):
         assert os.path.isfile(os.path.join(camp, "runs", m["run"] + ".ckpt", "header.json"))
 
 
+def check_lock_released():
+    # A member is given the campaign's folder lock (an inherited descriptor): it must be free the moment the member
+    # has exited. A 1-rank member's MPI_Init starts Open MPI's singleton daemon, which outlived it by ~10 ms holding
+    # the lock, and a rerun right after a campaign ended was refused now and then (the flake of pbt.campaign).
+    import fcntl
+    lock = os.path.join(args.work, "member.lock")
+    for i in range(3):
+        fd = os.open(lock, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        cfg = dict(base(5), name=f"locked{i}", output={"dir": os.path.join(args.work, "locked")})
+        # Output to a file, not a pipe: reading a pipe to its end would wait for the daemon too (it shares them);
+        # and a wait without a timeout, which returns at the exit (with one, Python polls every few milliseconds).
+        # The test's own time limit (ctest's) bounds a hang.
+        with open(os.path.join(args.work, f"locked{i}.err"), "w+") as err:
+            p = subprocess.Popen([args.dtbench, "train", write(f"locked{i}.json", cfg)], pass_fds=(fd,), env=ENV,
+                                 stdout=subprocess.DEVNULL, stderr=err)
+            p.wait()
+            os.close(fd)
+            err.seek(0)
+            assert p.returncode == 0, err.read()
+        probe = os.open(lock, os.O_RDWR)
+        try:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SystemExit(f"run {i}: a descriptor given to a 1-rank run is still held after it exited")
+        finally:
+            os.close(probe)
+    print("lock: a 1-rank run's inherited descriptor is released when it exits (3 runs)")
+
+
 def check_campaign():
+    check_lock_released()
     wrapper = os.path.join(args.work, "member.sh")
     with open(wrapper, "w") as f:
         f.write('#!/bin/sh\nrun=$(basename "$1" .json)\n'

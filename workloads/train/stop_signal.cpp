@@ -22,7 +22,7 @@ sigset_t stop_signals() {
 }
 
 // A child forked by a library (Open MPI's singleton daemon) inherits the mask across exec: unblocked there, so that
-// it still dies of SIGTERM (it held the campaign lock of `dtbench pbt` past its member's end).
+// it still dies of SIGTERM.
 extern "C" void unblock_in_child() {
   const sigset_t stop = stop_signals();
   pthread_sigmask(SIG_UNBLOCK, &stop, nullptr);
