@@ -453,13 +453,12 @@ int run_pbt(const Args& a) {
       if (!equal)
         throw BadInput(lineage_file.string() + ": /" + key + " differs from what the campaign's spec gives; the file "
                        "was edited (restore it, or use another --out)");
-  } else if (fs::is_regular_file(dir / "spec.json")) {
+  } else {
     // A campaign stopped in its first interval has a spec.json and runs but no lineage yet: another spec's rerun
     // would take its finished runs as its own.
-    if (read_json_file((dir / "spec.json").string(), "pbt spec") != spec.source)
+    if (fs::is_regular_file(dir / "spec.json") &&
+        read_json_file((dir / "spec.json").string(), "pbt spec") != spec.source)
       throw BadInput((dir / "spec.json").string() + ": this folder holds the campaign of another spec; use another --out");
-  }
-  if (!fs::exists(lineage_file)) {
     l.name = spec.name, l.mode = spec.mode, l.population = spec.population;
     l.ready_steps = spec.ready_steps, l.total_steps = spec.total_steps, l.seed = spec.seed, l.spec = spec.source;
     l.select_on = spec.select_on;

@@ -120,8 +120,7 @@ void run(const Options& o) {
       throw BadInput((out / "reproduce.json").string() + ": this folder holds scale '" +
                      index["scale"].get<std::string>() + "', not '" + o.scale + "': use another --out");
   }
-  if (fs::exists(out) && !fs::is_directory(out)) throw BadInput("--out: " + out.string() + " exists and is not a folder");
-  check_output_folder(out, "--out", !o.dry_run);  // a file above it, or a folder that cannot be written
+  check_output_folder(out, "--out", !o.dry_run);  // a file, a file above it, or a folder that cannot be written
   std::vector<std::map<std::string, std::string>> definitions;  // each claim's files, read once
   for (const auto& c : claims) {
     definitions.push_back(definition_files(c.dir));

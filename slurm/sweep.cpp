@@ -218,8 +218,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   if (has_control_chars(o.out)) throw BadInput("--out: line breaks and control characters are not allowed");
   fs::path outdir = fs::absolute(fs::path(o.out)).lexically_normal();
   if (outdir.has_filename() == false) outdir = outdir.parent_path();  // "dir/" -> "dir"
-  if (fs::exists(outdir) && !fs::is_directory(outdir)) throw BadInput("--out " + o.out + ": exists and is not a folder");
-  check_output_folder(outdir, "--out " + o.out, !o.dry_run);  // a file above it, or a folder that cannot be written
+  check_output_folder(outdir, "--out " + o.out, !o.dry_run);  // a file, a file above it, or a folder that cannot be written
 
   Spec spec = load_spec(o.spec);
   Layout l = make_layout(outdir, spec.program.empty() ? default_program() : spec.program, generated_by());

@@ -60,7 +60,7 @@ bool weights_left_over(const RunPaths& paths, bool resume) {
   return old.record && old.record->status == RunStatus::preempted;
 }
 
-void check_outputs(const RunPaths& paths, bool resuming, bool resume, const std::string& save_weights,
+void check_outputs(const RunPaths& paths, bool resuming, bool replace_weights, const std::string& save_weights,
                    const std::string& trace, const std::vector<std::pair<std::string, std::string>>& inputs) {
   if (!save_weights.empty()) check_output_file(save_weights, "--save-weights");
   if (!trace.empty()) check_output_file(trace, "--trace");
@@ -94,7 +94,7 @@ void check_outputs(const RunPaths& paths, bool resuming, bool resume, const std:
                        (inside && a != b ? "inside " : "") + named[i].first + " (" + named[i].second.string() +
                        "); give another path");
     }
-  if (!paths.weights.empty() && fs::exists(paths.weights, ec) && !weights_left_over(paths, resume))
+  if (!paths.weights.empty() && fs::exists(paths.weights, ec) && !replace_weights)
     throw BadInput("/output/save_weights: " + paths.weights.string() +
                    " exists already; weights files are never overwritten (choose another /output/record or "
                    "/name, or move the old files)");

@@ -25,13 +25,13 @@ struct RunPaths {
 RunPaths run_paths(const Json& cfg);
 
 // Checks that the record may be written (an existing record refuses the run unless `resuming` continues
-// it), creating its folder, that the weights file (if any) does not exist yet (unless weights_left_over with
-// `resume`, --resume given), that none of the run's files is
+// it), creating its folder, that the weights file (if any) does not exist yet (unless `replace_weights`, what
+// weights_left_over said), that none of the run's files is
 // there as another kind of file (a FIFO, a folder), that --save-weights and --trace (if given) name files in
 // existing, writable folders, and that no two outputs, nor an output and one of `inputs` ({what, path}: the
 // config file, --baseline, --init-from), are one file. BadInput naming the path. Rank 0 calls it
 // (World::checked_on_root).
-void check_outputs(const RunPaths& paths, bool resuming, bool resume, const std::string& save_weights,
+void check_outputs(const RunPaths& paths, bool resuming, bool replace_weights, const std::string& save_weights,
                    const std::string& trace, const std::vector<std::pair<std::string, std::string>>& inputs);
 
 // Whether /output/save_weights' file is there without a finished record beside it (none, or a preempted one) and

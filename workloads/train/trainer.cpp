@@ -304,7 +304,7 @@ void Run::check_outputs_and_open_log() {
   world_.checked_on_root([this] {
     if (!args_.baseline.empty()) baseline_ = read_baseline(args_.baseline, cfg_);
     replace_weights_ = weights_left_over(paths_, args_.resume);
-    check_outputs(paths_, resumed_, args_.resume, args_.save_weights, args_.trace,
+    check_outputs(paths_, resumed_, replace_weights_, args_.save_weights, args_.trace,
                   {{"the config file", args_.config}, {"--baseline", args_.baseline}, {"--init-from", args_.init_from}});
     if (resumed_) log_->discard_pending();  // its init_start: the first attempt logged one
     log_->open(paths_.mllog.string(), resumed_, resumed_ ? st_.mllog_bytes : -1);
