@@ -207,12 +207,20 @@ Json PlateauSchedule::save_state() const {
   return j;
 }
 
+void Schedule::load_state(const Json& state) {
+  if (state != Json::object())
+    throw BadInput("schedule state: expected {} (this schedule keeps no state), got " + state.dump().substr(0, 60));
+}
+
 void PlateauSchedule::load_state(const Json& state) {
-  if (!state.is_object() || !state.contains("bad_evaluations") || !state.contains("cooldown_left")) {
-    throw BadInput("schedule state: not a plateau schedule state");
-  }
+  if (!state.is_object() || state.size() != 4 || !state.contains("bad_evaluations") || !state.contains("cooldown_left") ||
+      !state["bad_evaluations"].is_number_unsigned() || !state["cooldown_left"].is_number_unsigned())
+    throw BadInput("schedule state: not a plateau schedule state (current_lr_bits, best_bits, and bad_evaluations and "
+                   "cooldown_left as counts)");
   const double current = from_bits(state, "current_lr_bits");
   const double best = from_bits(state, "best_bits");
+  if (!std::isfinite(current) || current < 0)
+    throw BadInput("schedule state: current_lr_bits is not a learning rate (" + std::to_string(current) + ")");
   current_lr_ = current;
   best_ = best;
   bad_evaluations_ = state["bad_evaluations"].get<int64_t>();

@@ -66,7 +66,8 @@ class Schedule {
   virtual void observe(double metric) { (void)metric; }
   // Mutable state (only plateau has any), exactly: doubles are stored as their bit patterns.
   virtual Json save_state() const { return Json::object(); }
-  virtual void load_state(const Json& state) { (void)state; }
+  // A checkpoint's: BadInput unless it is what save_state writes ({} for a schedule without state).
+  virtual void load_state(const Json& state);
 
  protected:
   // The decay curve at time t (in the unit).

@@ -11,6 +11,9 @@
 // by a factor, not by 1e-12.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <limits>
+
 #include <cmath>
 
 #include "core/error.hpp"
@@ -126,6 +129,29 @@ TEST(ScheduleBehaviour, PlateauStateRoundTripsExactly) {
   }
   EXPECT_LT(a->lr(10), 0.1);  // it did reduce
   EXPECT_THROW(b->load_state(Json::object()), BadInput);
+  // A checkpoint's state that save_state could not have written is refused, not half taken.
+  for (const char* key : {"bad_evaluations", "cooldown_left"}) {
+    Json bad = state;
+    bad[key] = -1;
+    EXPECT_THROW(b->load_state(bad), BadInput) << key;
+    bad[key] = 1.5;
+    EXPECT_THROW(b->load_state(bad), BadInput) << key;
+  }
+  Json nan_lr = state;
+  nan_lr["current_lr_bits"] = std::bit_cast<uint64_t>(std::numeric_limits<double>::quiet_NaN());
+  EXPECT_THROW(b->load_state(nan_lr), BadInput);
+  Json extra = state;
+  extra["other"] = 1;
+  EXPECT_THROW(b->load_state(extra), BadInput);
+}
+
+TEST(ScheduleBehaviour, AStatelessScheduleTakesOnlyItsEmptyState) {
+  auto cos = make_schedule({{"name", "sgd"}, {"lr", 0.1}}, Json(), {{"name", "cosine"}, {"unit", "step"}},
+                           RunShape{256, 1, 100});
+  EXPECT_EQ(cos->save_state(), Json::object());
+  EXPECT_NO_THROW(cos->load_state(Json::object()));
+  for (const Json& bad : {Json(5), Json(), Json::array(), Json{{"current_lr_bits", 1}}})
+    EXPECT_THROW(cos->load_state(bad), BadInput) << bad.dump();
 }
 
 }  // namespace
