@@ -23,6 +23,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "train"))
+import mllog_rules  # noqa: E402  (tests/train/mllog_rules.py: MLPerf's logging rules, and dtbench's own)
+
 args = None
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1",
            OMPI_MCA_btl_tcp_if_include="lo", OMPI_MCA_oob_tcp_if_include="lo")
@@ -93,6 +96,34 @@ def check_init_from():
     for p, q in zip(rec["curve"][2:], straight["curve"][1:]):
         assert abs(p["lr"] - q["lr"] * 0.4) <= 1e-12 * max(1.0, q["lr"]), (p["lr"], q["lr"])
     print("--init-from with another lr and momentum: the curve continues the first run's, at the new lr")
+    # Its MLLOG file holds only its own part, from step 7, within the first epoch (30 steps): it opens that epoch
+    # (it had an epoch_stop without an epoch_start, or neither, which MLCommons' checker refuses).
+    for name in ("second", "other-lr"):
+        log = os.path.join(args.work, "runs", name + ".mllog")
+        assert not mllog_rules.problems(log, open_benchmark=False), (name, mllog_rules.problems(log, open_benchmark=False))
+    # A first part that reached its target (0.95, at step 7; the synthetic task is easy): a continuation with the
+    # same target has reached it in its curve (the record says so), but its MLLOG file says success only if one of
+    # its own evaluations did (a learning rate of 5 spoils them). With another target (0.85), the point where the
+    # curve reached it is that target's (step 5), not the first part's.
+    targeted = dict(cosine, eval=dict(cosine["eval"], target_accuracy=0.95, stop_at_target=False))
+    train("donor", dict(targeted, output={"keep_checkpoint": True}), "--stop-at", "7")
+    donor = json.load(open(os.path.join(args.work, "runs", "donor.json")))
+    assert donor["status"] == "reached-target" and donor["time_to_accuracy"]["step"] == 7, donor["curve"]
+    dckpt = os.path.join(args.work, "runs", "donor.ckpt")
+    train("spoilt", dict(targeted, optimizer=dict(cosine["optimizer"], lr=5.0)), "--init-from", dckpt)
+    spoilt = json.load(open(os.path.join(args.work, "runs", "spoilt.json")))
+    assert spoilt["status"] == "reached-target", spoilt["status"]
+    log = os.path.join(args.work, "runs", "spoilt.mllog")
+    own = [p["test_accuracy"] for p in spoilt["curve"] if p["step"] > 7]
+    success = [e for e in mllog_rules.read_events(log) if e["key"] == "run_stop"][0]["metadata"]["status"] == "success"
+    assert success == any(a >= 0.95 for a in own), (success, own)
+    assert not mllog_rules.problems(log, open_benchmark=False), mllog_rules.problems(log, open_benchmark=False)
+    lower = dict(cosine, eval=dict(cosine["eval"], target_accuracy=0.85, stop_at_target=False))
+    train("lower", lower, "--init-from", dckpt)
+    lower = json.load(open(os.path.join(args.work, "runs", "lower.json")))
+    assert lower["time_to_accuracy"]["step"] == 5, (lower["time_to_accuracy"], lower["curve"][:2])
+    print(f"--init-from a run that reached its target: own evaluations {own}, MLLOG success {success}; "
+          "another target is reached where the curve reached it")
     wider = dict(cosine, model={"arch": "mlp", "hidden": 32})
     p = train("wider", wider, "--init-from", ckpt, expect=2)
     assert "--init-from: the checkpoint's config differs at /model/hidden" in p.stderr, p.stderr

@@ -104,4 +104,26 @@ def problems(path, open_benchmark=True):
     times = [e["time_ms"] for e in events]
     if any(b < a for a, b in zip(times, times[1:])):
         bad.append("time_ms goes backwards")
+
+    # dtbench's own, stricter than the checker (which takes an epoch_stop without its epoch_start, and a run_stop
+    # "success" whatever the evaluations said): every epoch_stop ends the epoch_start before it, of the same
+    # epoch_num, none starts while one is open and none is open at run_stop; and "success" needs an
+    # eval_accuracy in the file at or above the target the file states (dtbench_target_accuracy; 0: none).
+    epoch = None
+    for e in events:
+        if e["key"] == "epoch_start":
+            if epoch is not None:
+                bad.append(f"line {e['line']}: epoch_start while epoch {epoch} is open")
+            epoch = e["metadata"].get("epoch_num")
+        elif e["key"] == "epoch_stop":
+            if epoch is None or e["metadata"].get("epoch_num") != epoch:
+                bad.append(f"line {e['line']}: epoch_stop of epoch {e['metadata'].get('epoch_num')} without its "
+                           f"epoch_start")
+            epoch = None
+        elif e["key"] == "run_stop" and epoch is not None:
+            bad.append(f"line {e['line']}: run_stop while epoch {epoch} is open")
+    target = value.get("dtbench_target_accuracy") or 0
+    if events[run_stop]["metadata"].get("status") == "success" and target > 0 and \
+            not any(a >= target for a in accuracies):
+        bad.append(f"run_stop says success, but no eval_accuracy reached the target {target}")
     return bad

@@ -812,12 +812,31 @@ def check_resume():
     mpirun(2, path, "--resume")
     assert validate(os.path.join(args.work, "records", "leftover.json"))["status"] == "completed"
     print("a weights file without its record: refused without --resume, replaced with it")
+    # A finished run that kept its checkpoint (mid-epoch: 4 of 60 steps) and lost its record: --resume at its end
+    # logs the open epoch's epoch_stop and the run_stop once each (the epoch_stop was logged twice).
+    ended = mlp_config("ended", batch={"per_rank": 8}, duration={"steps": 4})
+    ended["output"] = dict(ended.get("output", {}), keep_checkpoint=True)
+    path = write_config("ended", ended)
+    mpirun(2, path)
+    os.remove(os.path.join(args.work, "records", "ended.json"))
+    mpirun(2, path, "--resume")
+    mllog = os.path.join(args.work, "records", "ended.mllog")
+    assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
+    assert sum('"epoch_stop"' in line for line in open(mllog)) == 1
+    print("a kept checkpoint resumed at its end: one epoch_stop, one run_stop")
 
 
 def check_mllog_rules_catch(mllog):
     """mllog_rules finds what it must: each rule broken in a copy of a good log is reported."""
     lines = open(mllog).read().splitlines(keepends=True)
     key = lambda line: json.loads(line.split(":::MLLOG ", 1)[1])["key"]
+
+    def edit(line, values):  # the line with another value for its key, and run_stop's status success
+        e = json.loads(line.split(":::MLLOG ", 1)[1])
+        e["value"] = values.get(e["key"], e["value"])
+        if e["key"] == "run_stop":
+            e["metadata"]["status"] = "success"
+        return ":::MLLOG " + json.dumps(e) + "\n"
     broken = {
         "no submission_org": [x for x in lines if key(x) != "submission_org"],
         "two run_start": lines + [x for x in lines if key(x) == "run_start"],
@@ -825,6 +844,9 @@ def check_mllog_rules_catch(mllog):
         "no cache_clear": [x for x in lines if key(x) != "cache_clear"],
         "division after init_stop": [x for x in lines if key(x) != "submission_division"] +
                                     [x for x in lines if key(x) == "submission_division"],
+        "an epoch_stop without its epoch_start": [x for x in lines if key(x) != "epoch_start"],
+        "an epoch left open": [x for x in lines if key(x) != "epoch_stop"],
+        "success without an evaluation at the target": [edit(x, {"dtbench_target_accuracy": 2.0}) for x in lines],
     }
     for what, text in broken.items():
         path = mllog + ".broken"
@@ -984,6 +1006,15 @@ def check_paths():
     assert rec["status"] == "preempted", rec["status"]
     assert rec["extra"]["async"]["updates"] < 48, rec["extra"]["async"]
     print(f"async, SIGUSR1 on rank 0 after step 4: exit 3, {rec['extra']['async']['updates']} of 96 updates")
+    # --resume runs it again from the start, replacing its preempted record and MLLOG file (it was refused, exit 2:
+    # "a record of that name exists already").
+    mpirun(2, write_config("async-signal", cfg), "--resume")
+    rec = validate(os.path.join(args.work, "records", "async-signal.json"))
+    assert rec["status"] == "completed" and rec["extra"]["async"]["updates"] == 96, (rec["status"], rec["extra"]["async"])
+    mllog = os.path.join(args.work, "records", "async-signal.mllog")
+    assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
+    assert sum('"run_start"' in line for line in open(mllog)) == 1
+    print("async, preempted then --resume: ran again from the start, record and MLLOG file replaced")
 
 
 def check_ssp():
@@ -1142,6 +1173,15 @@ def check_diverged():
     mllog = os.path.join(args.work, "records", "diverge-early.mllog")
     problems = mllog_rules.problems(mllog, open_benchmark=False)
     assert not problems, problems
+    # The same for asynchronous SGD (a worker's NaN gradient at step 3): it had no eval_accuracy at all.
+    early_async = mlp_config("diverge-async", batch={"per_rank": 8}, duration={"steps": 300},
+                             eval={"every_steps": 100}, parallel={"mode": "async"},
+                             reducer={"name": "async_parameter_server"})
+    mpirun(2, write_config("diverge-async", early_async), "--inject-fault", "nan-grad@1:3", expect=0, timeout=120)
+    arec = validate(os.path.join(args.work, "records", "diverge-async.json"))
+    assert arec["status"] == "diverged" and len(arec["curve"]) == 1, (arec["status"], arec["curve"])
+    amllog = os.path.join(args.work, "records", "diverge-async.mllog")
+    assert not mllog_rules.problems(amllog, open_benchmark=False), mllog_rules.problems(amllog, open_benchmark=False)
     # A non-finite gradient on one rank in a local SGD step (no averaging: only that rank's optimizer refuses it):
     # the ranks agree, and all stop as diverged (rank 0 used to go on alone and wait for rank 1 for good).
     local = mlp_config("diverge-local", batch={"per_rank": 8}, parallel={"mode": "local_sgd", "local_steps": 4})

@@ -115,6 +115,10 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
   world.max(flags);
   if (flags[0]) {
     out.status = RunStatus::diverged;
+    // As a synchronous run does: one that diverged before its first evaluation is evaluated where it stopped, so
+    // that its curve and MLLOG file hold the accuracy it ended with (MLPerf's rules: at least one eval_accuracy).
+    if (world.root() && st.curve.empty())
+      evaluate(worker.version() / ranks, static_cast<double>(worker.version()) / updates_per_epoch);
   } else if (flags[1]) {
     out.detail = "stopped by a signal; asynchronous runs are not checkpointed, so this run cannot be resumed";
     out.status = RunStatus::preempted;

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "workloads/train/checkpoint.hpp"
 #include "workloads/train/data_parallel.hpp"
+#include "workloads/train/run_paths.hpp"
 #include "workloads/backend/train_model.hpp"
 
 namespace dtbench {
@@ -20,13 +21,6 @@ Json rank_timing(int k, const double* v) {
           {"exposed_comm", v[3]}, {"comm", v[4]}, {"optimizer", v[5]}, {"total", v[6]}};
 }
 
-
-// A preempted record is replaced by its own continuation; any other record is never overwritten.
-bool replaces_preempted(const fs::path& record, bool resume) {
-  if (!resume || !fs::exists(record)) return false;
-  const RecordFile old = read_run_record(record);
-  return old.record && old.record->status == RunStatus::preempted;
-}
 
 }  // namespace
 
@@ -187,7 +181,8 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
   // is the run's result, so it is written rather than lost.
   std::error_code ec;
   if (f.record.has_parent_path()) fs::create_directories(f.record.parent_path(), ec);
-  write_json_atomic(f.record, r.to_json(), !replaces_preempted(f.record, f.resume));
+  // A preempted record is replaced by its own continuation (--resume); any other record is never overwritten.
+  write_json_atomic(f.record, r.to_json(), !(f.resume && preempted_record(f.record)));
 }
 
 }  // namespace dtbench

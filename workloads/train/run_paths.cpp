@@ -52,12 +52,17 @@ fs::path resolved(const fs::path& p) {
 
 }  // namespace
 
+bool preempted_record(const fs::path& record) {
+  std::error_code ec;
+  if (!fs::exists(record, ec)) return false;
+  const RecordFile old = read_run_record(record);
+  return old.record && old.record->status == RunStatus::preempted;
+}
+
 bool weights_left_over(const RunPaths& paths, bool resume) {
   std::error_code ec;
   if (!resume || paths.weights.empty() || !fs::exists(paths.weights, ec)) return false;
-  if (!fs::exists(paths.record, ec)) return true;
-  const RecordFile old = read_run_record(paths.record);
-  return old.record && old.record->status == RunStatus::preempted;
+  return !fs::exists(paths.record, ec) || preempted_record(paths.record);
 }
 
 void check_outputs(const RunPaths& paths, bool resuming, bool replace_weights, const std::string& save_weights,

@@ -24,8 +24,8 @@ struct RunPaths {
 // The paths of the resolved config `cfg` (whose /name is set); writes nothing.
 RunPaths run_paths(const Json& cfg);
 
-// Checks that the record may be written (an existing record refuses the run unless `resuming` continues
-// it), creating its folder, that the weights file (if any) does not exist yet (unless `replace_weights`, what
+// Checks that the record may be written (an existing record refuses the run unless `resuming` continues or
+// replaces it), creating its folder, that the weights file (if any) does not exist yet (unless `replace_weights`, what
 // weights_left_over said), that none of the run's files is
 // there as another kind of file (a FIFO, a folder), that --save-weights and --trace (if given) name files in
 // existing, writable folders, and that no two outputs, nor an output and one of `inputs` ({what, path}: the
@@ -33,6 +33,10 @@ RunPaths run_paths(const Json& cfg);
 // (World::checked_on_root).
 void check_outputs(const RunPaths& paths, bool resuming, bool replace_weights, const std::string& save_weights,
                    const std::string& trace, const std::vector<std::pair<std::string, std::string>>& inputs);
+
+// Whether `record` is there and says "preempted": with --resume, the run's next attempt replaces it (a checkpointed
+// run continues it; one without a checkpoint, as an asynchronous run, starts again from step 0).
+bool preempted_record(const std::filesystem::path& record);
 
 // Whether /output/save_weights' file is there without a finished record beside it (none, or a preempted one) and
 // --resume was given: an attempt that failed between writing the weights and its record left it, and the rerun

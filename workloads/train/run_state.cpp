@@ -61,7 +61,18 @@ Json TrainState::to_json() const {
           {"split", {{"wait_slowest", wait_slowest}, {"after_last", after_last}, {"steps", split_steps}}},
           {"curvature", {{"exchanges", curvature_exchanges}, {"bytes", curvature_bytes}}},
           {"pipeline_unit_seconds", pipeline_unit_seconds},
-          {"mllog_bytes", mllog_bytes}};
+          {"mllog_bytes", mllog_bytes},
+          {"mllog_from_step", mllog_from_step}};
+}
+
+void TrainState::retarget(double target) {
+  tta.reset();
+  if (target <= 0) return;
+  for (const EvalPoint& p : curve)
+    if (p.test_accuracy >= target) {
+      tta = TimeToAccuracy{p.wall_seconds, p.step, p.epoch, p.samples};
+      return;
+    }
 }
 
 TrainState TrainState::from_json(const Json& j) {
@@ -85,6 +96,7 @@ TrainState TrainState::from_json(const Json& j) {
     if (j.contains("pipeline_unit_seconds"))  // checkpoints before pipeline stages have none
       s.pipeline_unit_seconds = j["pipeline_unit_seconds"].get<std::vector<double>>();
     if (j.contains("mllog_bytes")) s.mllog_bytes = j["mllog_bytes"].get<int64_t>();  // not in older checkpoints
+    if (j.contains("mllog_from_step")) s.mllog_from_step = j["mllog_from_step"].get<int64_t>();
     if (j.contains("steady")) {  // checkpoints from before it have none: its sums then start at this attempt
       s.steady_total = j["steady"].at("total");
       s.steady_steps = j["steady"].at("steps");
@@ -101,6 +113,9 @@ TrainState TrainState::from_json(const Json& j) {
     at_least_0("elapsed", s.elapsed);
     at_least_0("timed_steps", static_cast<double>(s.timed_steps));
     at_least_0("train_loss_steps", static_cast<double>(s.train_loss_steps));
+    if (s.mllog_from_step < 0 || s.mllog_from_step > s.step)
+      throw BadInput("/state/mllog_from_step: expected a step from 0 to /state/step (" + std::to_string(s.step) +
+                     "), got " + std::to_string(s.mllog_from_step));
     if (!s.preemptions.is_array() || !std::all_of(s.preemptions.begin(), s.preemptions.end(),
                                                    [](const Json& p) { return p.is_object(); }))
       throw BadInput("/state/preemptions: expected a list of objects");

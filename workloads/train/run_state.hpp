@@ -42,9 +42,15 @@ struct TrainState {
   // Rank 0's MLLOG file's length in bytes when the checkpoint was written (-1: unknown, a checkpoint from before it):
   // a resumed run cuts the file back to it, dropping what the attempt logged after its checkpoint.
   int64_t mllog_bytes = -1;
+  // The step the MLLOG file began at: 0, or where a run started --init-from another's checkpoint (its file holds
+  // only its own evaluations, while `curve` holds the other run's too).
+  int64_t mllog_from_step = 0;
 
   // One more timed step: its phases and the (rank-mean) training loss.
   void add_step(const StepTiming& t, double loss);
+  // `tta` again from the curve, for the target `target` (<= 0: none): a run started --init-from another's
+  // checkpoint may have another target than the run whose curve it continues.
+  void retarget(double target);
   // Training images per second over the timed steps.
   double images_per_second(int64_t global_batch) const;
   // The same over the steps after each attempt's first; none when no attempt had a second step.

@@ -304,7 +304,9 @@ void Run::check_outputs_and_open_log() {
   world_.checked_on_root([this] {
     if (!args_.baseline.empty()) baseline_ = read_baseline(args_.baseline, cfg_);
     replace_weights_ = weights_left_over(paths_, args_.resume);
-    check_outputs(paths_, resumed_, replace_weights_, args_.save_weights, args_.trace,
+    // A preempted run without a checkpoint (an asynchronous one) runs again from the start and replaces its record.
+    const bool replaces_record = resumed_ || (args_.resume && preempted_record(paths_.record));
+    check_outputs(paths_, replaces_record, replace_weights_, args_.save_weights, args_.trace,
                   {{"the config file", args_.config}, {"--baseline", args_.baseline}, {"--init-from", args_.init_from}});
     if (resumed_) log_->discard_pending();  // its init_start: the first attempt logged one
     log_->open(paths_.mllog.string(), resumed_, resumed_ ? st_.mllog_bytes : -1);
@@ -342,6 +344,9 @@ void Run::log_init_stop() {
   log_->point(mllog::kEvalSamples, static_cast<int64_t>(data_->test().size()));
   log_->end(mllog::kInitStop);
   log_->start(mllog::kRunStart);
+  // A run started --init-from a checkpoint within an epoch: its file has no epoch_start for that epoch yet.
+  if (!cadence_.starts_epoch(st_.step))
+    log_->start(mllog::kEpochStart, nullptr, {{mllog::kEpochNum, cadence_.epoch_of(st_.step)}});
 }
 
 int Run::execute() {
@@ -497,18 +502,25 @@ int Run::preempt(int64_t done) {
 
 int Run::finish(RunStatus status, const std::string& detail) {
   if (status == RunStatus::completed && st_.tta) status = RunStatus::reached_target;
-  // MLPerf's status: success when the run reached its quality target (or had none and completed).
-  const bool target = cfg_["eval"]["target_accuracy"].get<double>() > 0;
-  const bool success = status == RunStatus::reached_target || (status == RunStatus::completed && !target);
-  if (log_) log_->end_open(mllog::kEpochStop);  // a run that ended within an epoch (a step budget, the target)
+  // MLPerf's status: success when the run reached its quality target (or had none and completed), by an evaluation
+  // in its MLLOG file (a run started --init-from another's checkpoint may have reached it in that run's only).
+  const double target = cfg_["eval"]["target_accuracy"].get<double>();
+  const bool logged_target = std::any_of(st_.curve.begin(), st_.curve.end(), [&](const EvalPoint& p) {
+    return p.step > st_.mllog_from_step && p.test_accuracy >= target;
+  });
+  const bool success =
+      (status == RunStatus::reached_target && logged_target) || (status == RunStatus::completed && target <= 0);
   const bool keep = cfg_["output"]["keep_checkpoint"].get<bool>() && status != RunStatus::diverged;
   if (keep) {
-    if (log_) st_.mllog_bytes = log_->bytes();  // a requeued run that resumes at the end logs its run_stop again
+    // Before the open epoch's epoch_stop: a requeued run that resumes at the end (its record was lost) cuts the file
+    // back to here, and logs that epoch_stop and its run_stop again, once each.
+    if (log_) st_.mllog_bytes = log_->bytes();
     // Another run starts from it (--init-from): the final state, in the format of a preemption's. Written before
     // the weights and the record, so that a finished record always has its checkpoint.
     std::optional<NoiseScaleEstimator> none;
     save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_);
   }
+  if (log_) log_->end_open(mllog::kEpochStop);  // a run that ended within an epoch (a step budget, the target)
   // The saved weights are the evaluated model: with per-replica batch norm, the replicas' mean statistics (the
   // checkpoint above keeps each rank's own, to train on). Local SGD's last evaluation averaged whole models.
   if (saves_weights() && parallel_ && status != RunStatus::diverged && !parallel_->local_step(st_.step - 1))
