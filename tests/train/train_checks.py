@@ -957,7 +957,10 @@ def check_paths():
         print(f"{name}: status {rec['status']}, {rec['steps']} steps, acc {acc:.3f}, "
               f"{rec['throughput']['images_per_second']:.0f} img/s, exposed comm {rec['timing']['exposed_comm']*1e3:.2f} ms")
         assert rec["status"] in ("completed", "reached-target"), rec["status"]
-        assert rec["ranks"] == 2 and len(rec["curve"]) == 2
+        # Asynchronous SGD: rank 0's evaluation after its own last step may see fewer than every update (the other
+        # worker still pushes); the run then evaluates the servers' final weights at its end, a third point.
+        assert rec["ranks"] == 2 and len(rec["curve"]) in ((2, 3) if name.startswith("async") else (2,)), rec["curve"]
+        assert rec["curve"][-1]["step"] == rec["steps"] == 24, ([p["step"] for p in rec["curve"]], rec["steps"])
         assert rec["throughput"]["steady_images_per_second"] > 0, rec["throughput"]
         assert rec["curve"][-1]["train_loss"] < 2.3, "the loss did not fall below chance level (ln 10)"
         mllog = os.path.join(args.work, "records", name + ".mllog")

@@ -1,5 +1,6 @@
 #include "workloads/train/async_loop.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -113,6 +114,14 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
   if (world.root()) out.stats.erase("diverged"), out.stats.erase("diverged_detail");
   int flags[2] = {diverged ? 1 : 0, stopped ? 1 : 0};
   world.max(flags);
+  // The final model is the servers' master weights once every update was applied: each server's shard to every
+  // rank. Rank 0's own copy is what it pulled after its last push, while the other workers' pushes still came in.
+  for (int s = 0; s < servers; ++s) {
+    const ParamShard& sh = shards[static_cast<size_t>(s)];
+    std::span<float> part = model.params().subspan(sh.begin, sh.end - sh.begin);
+    if (world.rank() == s) std::copy(server->weights().begin(), server->weights().end(), part.begin());
+    world.broadcast(part, s);
+  }
   if (flags[0]) {
     out.status = RunStatus::diverged;
     // As a synchronous run does: one that diverged before its first evaluation is evaluated where it stopped, so
@@ -123,6 +132,12 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     out.detail = "stopped by a signal; asynchronous runs are not checkpointed, so this run cannot be resumed";
     out.status = RunStatus::preempted;
   } else {
+    // A run that went to its end is evaluated on that final model, unless rank 0's last evaluation saw every
+    // update already (its label counts server 0's updates, K per step). One stopped at its target keeps the
+    // evaluation that reached it.
+    const bool finished_early = world.root() && server->stats().updates < total_steps * ranks;
+    if (world.root() && !finished_early && (st.curve.empty() || st.curve.back().step < total_steps))
+      evaluate(total_steps, static_cast<double>(total_steps * ranks) / updates_per_epoch);
     out.status = st.tta ? RunStatus::reached_target : RunStatus::completed;
   }
   return out;

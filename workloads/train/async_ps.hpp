@@ -101,6 +101,7 @@ class AsyncServer {
               int64_t total_updates, int64_t staleness_bound = -1);
   void run();  // the server thread's body
   const AsyncStats& stats() const { return stats_; }  // complete once run() has returned
+  std::span<const float> weights() const { return w_; }  // the shard's master weights: final once run() returned
   // Any thread (rank 0's evaluation, on reaching the target): apply no more updates and answer every
   // further request with AsyncReply::finished.
   void request_finish() { finish_.store(true); }

@@ -170,7 +170,13 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
                  "bytes_communicated_per_step includes them"}};
   }
   if (!st.preemptions.empty()) r.extra["preemptions"] = st.preemptions;
-  if (!asynchronous.is_null()) r.extra["async"] = asynchronous;
+  if (!asynchronous.is_null()) {
+    r.extra["async"] = asynchronous;
+    // The images trained on are the updates' (one per-rank batch each): rank 0's own steps times the global batch
+    // count other workers' steps it did not see when a run stops early (its target, a signal, a divergence).
+    r.samples = asynchronous["updates"].get<int64_t>() * f.per_rank;
+    r.epochs = static_cast<double>(r.samples) / static_cast<double>(f.steps_per_epoch * f.global_batch);
+  }
   if (f.baseline) {
     // Scaling efficiency: this run's images/s against K times the baseline's images/s per rank.
     const double one = f.baseline->images_per_second_per_rank;

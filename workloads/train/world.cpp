@@ -26,8 +26,8 @@ World::World() {
 
 void World::barrier() const { MPI_Barrier(comm_); }
 
-void World::broadcast(std::span<float> data) const {
-  if (!data.empty()) MPI_Bcast(data.data(), static_cast<int>(data.size()), MPI_FLOAT, 0, comm_);
+void World::broadcast(std::span<float> data, int from) const {
+  if (!data.empty()) MPI_Bcast(data.data(), static_cast<int>(data.size()), MPI_FLOAT, from, comm_);
 }
 
 void World::sum(std::span<double> data) const {

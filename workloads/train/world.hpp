@@ -40,7 +40,7 @@ class World {
   MPI_Comm comm() const { return comm_; }
 
   void barrier() const;
-  void broadcast(std::span<float> data) const;  // rank 0's values to every rank
+  void broadcast(std::span<float> data, int from = 0) const;  // rank `from`'s values to every rank
   void sum(std::span<double> data) const;       // in place, across ranks
   double max(double value) const;
   void max(std::span<int> data) const;  // in place, across ranks
