@@ -39,6 +39,14 @@ int pipeline_units(const std::string& arch) {
   return units == 0 ? 0 : units + 1;
 }
 
+int param_tensors(const std::string& arch) {
+  static const std::map<std::string, int> tensors = {{"resnet8", 29},  {"resnet20", 65}, {"resnet32", 101},
+                                                     {"resnet56", 173}, {"resnet18", 62}, {"resnet50", 161},
+                                                     {"simple_cnn", 8}, {"mlp", 4}};
+  const auto it = tensors.find(arch);
+  return it == tensors.end() ? 0 : it->second;
+}
+
 namespace {
 
 #ifdef DTBENCH_HAVE_CUDA
@@ -217,6 +225,24 @@ std::vector<Rule> build_rules() {
          return when(d["dataset"] == "synthetic" && pad > side,
                      std::to_string(pad) + " is more than the synthetic image size " + std::to_string(side));
        }},
+      // The models layer's downsampling (workloads/models/model_spec.cpp, validate): ResNet-18/50 by 32, the
+      // CIFAR-style ResNets and the Simple CNN by 4; checked here where the config fixes the image size (synthetic
+      // data; CIFAR's binary format is 32 x 32), so that `dtbench config` and a sweep refuse what train would.
+      {"/model/arch", Needs::config,
+       [](const Json& c, int) -> Result {
+         const std::string arch = c["model"]["arch"].get<std::string>();
+         const Json& d = c["data"];
+         if (arch == "mlp") return std::nullopt;
+         int64_t h = 0, w = 0;
+         if (d["dataset"] == "synthetic") h = d["synthetic"]["height"].get<int64_t>(), w = d["synthetic"]["width"].get<int64_t>();
+         else if (d["dataset"] == "cifar10" || d["dataset"] == "cifar100") h = w = 32;
+         else return std::nullopt;  // the IDX files' sizes: checked once read
+         const int64_t factor = arch == "resnet18" || arch == "resnet50" ? 32 : 4;
+         return when(h % factor != 0 || w % factor != 0,
+                     "the input " + std::to_string(h) + "x" + std::to_string(w) + " (/data) does not fit " + arch +
+                         ": it downsamples by " + std::to_string(factor) + ", so height and width must be multiples "
+                         "of " + std::to_string(factor));
+       }},
       {"/schedule/warmup/epochs", Needs::config,
        [](const Json& c, int) {
          const Json& w = c["schedule"]["warmup"];
@@ -225,6 +251,24 @@ std::vector<Rule> build_rules() {
        }},
       // Warmup against run length when both are in the same unit; the schedule factory checks mixed
       // units once the trainer knows the steps per epoch.
+      // The models layer's downsampling (workloads/models/model_spec.cpp, validate): ResNet-18/50 by 32, the
+      // CIFAR-style ResNets and the Simple CNN by 4; checked here where the config fixes the image size (synthetic
+      // data; CIFAR's binary format is 32 x 32), so that `dtbench config` and a sweep refuse what train would.
+      {"/model/arch", Needs::config,
+       [](const Json& c, int) -> Result {
+         const std::string arch = c["model"]["arch"].get<std::string>();
+         const Json& d = c["data"];
+         if (arch == "mlp") return std::nullopt;
+         int64_t h = 0, w = 0;
+         if (d["dataset"] == "synthetic") h = d["synthetic"]["height"].get<int64_t>(), w = d["synthetic"]["width"].get<int64_t>();
+         else if (d["dataset"] == "cifar10" || d["dataset"] == "cifar100") h = w = 32;
+         else return std::nullopt;  // the IDX files' sizes: checked once read
+         const int64_t factor = arch == "resnet18" || arch == "resnet50" ? 32 : 4;
+         return when(h % factor != 0 || w % factor != 0,
+                     "the input " + std::to_string(h) + "x" + std::to_string(w) + " (/data) does not fit " + arch +
+                         ": it downsamples by " + std::to_string(factor) + ", so height and width must be multiples "
+                         "of " + std::to_string(factor));
+       }},
       {"/schedule/warmup/epochs", Needs::config,
        [](const Json& c, int) {
          const double warmup = c["schedule"]["warmup"]["epochs"].get<double>();
@@ -547,6 +591,15 @@ std::vector<Rule> build_rules() {
          return when(served && servers > r, std::to_string(servers) + " servers is more than the " +
                                                 (r == ranks ? "rank count " : "data-parallel replicas ") +
                                                 std::to_string(r));
+       }},
+      {"/reducer/servers", Needs::config,
+       [](const Json& c, int) {
+         const int64_t servers = c["reducer"]["servers"].get<int64_t>();
+         const int tensors = param_tensors(c["model"]["arch"].get<std::string>());
+         return when(c["reducer"]["name"] == "async_parameter_server" && tensors > 0 && servers > tensors,
+                     std::to_string(servers) + " server shards for a model of " + std::to_string(tensors) +
+                         " tensors; a shard holds whole tensors (arch \"" + c["model"]["arch"].get<std::string>() +
+                         "\")");
        }},
       {"/optimizer/name", Needs::config,
        [](const Json& c, int) {

@@ -41,5 +41,8 @@ void check_rules(const Json& config, int ranks, bool on_this_machine);
 int checkpoint_units(const std::string& arch);
 // Pipeline units of an arch (workloads/models/pipeline_units.hpp; tests/workloads compares the two).
 int pipeline_units(const std::string& arch);
+// Parameter tensors of an arch (a weight, a bias, a batch norm's scale and shift each; the models layer's parameter
+// table, which tests/workloads compares): the most shards asynchronous SGD's servers can hold, whole tensors each.
+int param_tensors(const std::string& arch);
 
 }  // namespace dtbench::config

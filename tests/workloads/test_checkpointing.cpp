@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/rules.hpp"
+#include "config/run_config.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "workloads/cpu/model.hpp"
@@ -90,6 +91,40 @@ void expect_same_as_without(ModelSpec s, int batch, const std::vector<int>& segm
       EXPECT_TRUE(same_bits(got[step].announced, want[step].grads)) << what << ": gradients as announced";
       EXPECT_TRUE(same_bits(got[step].buffers, want[step].buffers)) << what << ": running statistics";
     }
+  }
+}
+
+// The config layer's early check of the image size (rules.cpp, /model/arch) and the models layer's own
+// (model_spec.cpp validate) refuse the same sizes, for every arch.
+TEST(Checkpointing, ConfigAndModelsAgreeOnTheInputSize) {
+  for (const std::string arch : {"resnet8", "resnet20", "resnet32", "resnet56", "resnet18", "resnet50", "simple_cnn", "mlp"})
+    for (int side : {1, 3, 4, 8, 12, 28, 30, 32, 64, 224}) {
+      const Json user = {{"model", {{"arch", arch}}},
+                         {"data", {{"dataset", "synthetic"}, {"synthetic", {{"height", side}, {"width", side}}}}}};
+      bool config_refuses = false;
+      try {
+        config::resolve(user, 1);
+      } catch (const BadInput& e) {
+        config_refuses = true;
+        EXPECT_NE(std::string(e.what()).find("/model/arch"), std::string::npos) << e.what();
+      }
+      ModelSpec s = spec_of(arch, 1, side);
+      bool models_refuse = false;
+      try {
+        models::validate(s);
+      } catch (const BadInput&) {
+        models_refuse = true;
+      }
+      EXPECT_EQ(config_refuses, models_refuse) << arch << " on " << side << "x" << side;
+    }
+}
+
+// The config layer's count of parameter tensors (the most asynchronous SGD's servers can shard) is the models
+// layer's, for every arch (tensor model parallelism and pipeline stages aside: async SGD uses neither).
+TEST(Checkpointing, ConfigKnowsTheTensorCounts) {
+  for (const std::string arch : {"resnet8", "resnet20", "resnet32", "resnet56", "resnet18", "resnet50", "simple_cnn", "mlp"}) {
+    Model m(spec_of(arch, 3, 64), 7);
+    EXPECT_EQ(config::param_tensors(arch), static_cast<int>(m.param_table().size())) << arch;
   }
 }
 

@@ -101,7 +101,7 @@ void validate(const ModelSpec& s) {
   }
   const int factor = kImagenetArchs.count(s.arch) ? 32 : 4;
   if (s.in_h % factor != 0 || s.in_w % factor != 0) {
-    throw BadInput(where + "input " + std::to_string(s.in_h) + "x" + std::to_string(s.in_w) + " does not fit " +
+    throw BadInput("/model/arch: the input " + std::to_string(s.in_h) + "x" + std::to_string(s.in_w) + " (/data) does not fit " +
                    s.arch + ": it downsamples by " + std::to_string(factor) +
                    ", so height and width must be multiples of " + std::to_string(factor) +
                    (factor == 4 ? " (e.g. 28 or 32)" : " (e.g. 224)"));
