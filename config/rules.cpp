@@ -147,6 +147,19 @@ std::pair<std::string, int64_t> narrowest_split_layer(const Json& c) {
   return least;
 }
 
+// The images' height and width where the config fixes them (synthetic data; CIFAR's binary format is 32 x 32);
+// none for the IDX datasets, whose files say.
+std::optional<std::pair<int64_t, int64_t>> known_image_size(const Json& c) {
+  const Json& d = c["data"];
+  if (d["dataset"] == "synthetic")
+    return std::pair{d["synthetic"]["height"].get<int64_t>(), d["synthetic"]["width"].get<int64_t>()};
+  if (d["dataset"] == "cifar10" || d["dataset"] == "cifar100") return std::pair<int64_t, int64_t>{32, 32};
+  return std::nullopt;
+}
+
+// How much a convolutional arch downsamples its input to its last stage (the models layer's validate).
+int64_t downsampling(const std::string& arch) { return arch == "resnet18" || arch == "resnet50" ? 32 : 4; }
+
 const std::string async_pair =
     "asynchronous SGD needs /parallel/mode \"async\" together with /reducer/name \"async_parameter_server\"";
 
@@ -231,13 +244,10 @@ std::vector<Rule> build_rules() {
       {"/model/arch", Needs::config,
        [](const Json& c, int) -> Result {
          const std::string arch = c["model"]["arch"].get<std::string>();
-         const Json& d = c["data"];
-         if (arch == "mlp") return std::nullopt;
-         int64_t h = 0, w = 0;
-         if (d["dataset"] == "synthetic") h = d["synthetic"]["height"].get<int64_t>(), w = d["synthetic"]["width"].get<int64_t>();
-         else if (d["dataset"] == "cifar10" || d["dataset"] == "cifar100") h = w = 32;
-         else return std::nullopt;  // the IDX files' sizes: checked once read
-         const int64_t factor = arch == "resnet18" || arch == "resnet50" ? 32 : 4;
+         const auto size = known_image_size(c);
+         if (arch == "mlp" || !size) return std::nullopt;
+         const auto [h, w] = *size;
+         const int64_t factor = downsampling(arch);
          return when(h % factor != 0 || w % factor != 0,
                      "the input " + std::to_string(h) + "x" + std::to_string(w) + " (/data) does not fit " + arch +
                          ": it downsamples by " + std::to_string(factor) + ", so height and width must be multiples "
@@ -257,13 +267,10 @@ std::vector<Rule> build_rules() {
       {"/model/arch", Needs::config,
        [](const Json& c, int) -> Result {
          const std::string arch = c["model"]["arch"].get<std::string>();
-         const Json& d = c["data"];
-         if (arch == "mlp") return std::nullopt;
-         int64_t h = 0, w = 0;
-         if (d["dataset"] == "synthetic") h = d["synthetic"]["height"].get<int64_t>(), w = d["synthetic"]["width"].get<int64_t>();
-         else if (d["dataset"] == "cifar10" || d["dataset"] == "cifar100") h = w = 32;
-         else return std::nullopt;  // the IDX files' sizes: checked once read
-         const int64_t factor = arch == "resnet18" || arch == "resnet50" ? 32 : 4;
+         const auto size = known_image_size(c);
+         if (arch == "mlp" || !size) return std::nullopt;
+         const auto [h, w] = *size;
+         const int64_t factor = downsampling(arch);
          return when(h % factor != 0 || w % factor != 0,
                      "the input " + std::to_string(h) + "x" + std::to_string(w) + " (/data) does not fit " + arch +
                          ": it downsamples by " + std::to_string(factor) + ", so height and width must be multiples "
@@ -382,6 +389,28 @@ std::vector<Rule> build_rules() {
          return when(forward % ghost != 0, "a ghost batch of " + std::to_string(ghost) +
                                                " does not divide the batch of each forward, " +
                                                std::to_string(forward) + " (per-rank batch / micro_batches)");
+       }},
+      // Batch norm in training normalises each channel over the images of one forward (a ghost batch, or with
+      // synchronised batch norm every replica's) and the positions of its map: the last stage's maps are the
+      // smallest, and one value per channel has no variance (the layer refuses it, mid-run).
+      {"/batch", Needs::ranks,
+       [](const Json& c, int ranks) -> Result {
+         const std::string arch = c["model"]["arch"].get<std::string>();
+         const auto size = known_image_size(c);
+         if (arch.rfind("resnet", 0) != 0 || !size) return std::nullopt;
+         const int64_t factor = downsampling(arch);
+         const int64_t positions = (size->first / factor) * (size->second / factor);
+         const int64_t ghost = c["model"]["ghost_batch"].get<int64_t>();
+         const int64_t forward = per_rank_batch(c, ranks) / c["batch"]["micro_batches"].get<int64_t>();
+         const bool synced = c["parallel"]["sync_bn"].get<bool>();
+         const int64_t images = ghost > 0 ? ghost : synced ? forward * replicas(c, ranks) : forward;
+         return when(positions > 0 && images * positions <= 1,
+                     "batch norm in training needs more than one value per channel: " + std::to_string(images) +
+                         " image(s) per normalisation (" +
+                         (ghost > 0 ? "/model/ghost_batch" : synced ? "the replicas' forwards" : "each forward: "
+                          "the per-rank batch / micro_batches") +
+                         ") of " + std::to_string(size->first / factor) + "x" + std::to_string(size->second / factor) +
+                         " maps in arch \"" + arch + "\"'s last stage give one; use a larger batch");
        }},
       // Gradient checkpointing (workloads/models/checkpointing.hpp): segments are runs of checkpoint units.
       {"/model/checkpoint_segments", Needs::config,
