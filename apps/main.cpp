@@ -2,6 +2,7 @@
 // and throws dtbench::Error; this is the one place errors become messages and exit codes:
 //   0 ok, 1 the run failed, 2 bad input (config, flags, spec, data files).
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <iostream>
 #include <new>
 #include <string>
@@ -48,7 +49,10 @@ int main(int argc, char** argv) {
   } catch (const dtbench::ExitRequest& e) {
     return e.exit_code;
   } catch (const dtbench::Error& e) {
-    std::cerr << "dtbench: error: " << e.what() << "\n";
+    // As one write: ranks of a job sharing stderr interleaved the pieces of their lines.
+    const std::string line = std::string("dtbench: error: ") + e.what() + "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    std::fflush(stderr);
     return static_cast<int>(e.code());
   } catch (const std::bad_alloc&) {
     std::cerr << "dtbench: error: out of memory (a config or input larger than this machine holds?)\n";

@@ -506,7 +506,7 @@ std::vector<Rule> build_rules() {
            if (u <= last || u >= units)
              return when(true, "boundaries must increase strictly within 1.." + std::to_string(units - 1) +
                                    " (the arch has " + std::to_string(units) + " pipeline units), got " + b.dump() +
-                                   " after " + std::to_string(last));
+                                   (&b == &cut.front() ? " first" : " after " + std::to_string(last)));
            last = u;
          }
          return std::nullopt;

@@ -373,10 +373,12 @@ void check_memory(const AllreduceOptions& o, const std::string& maxbytes, int ra
   const double have = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
   if (need > have) {
     char line[256];
+    const std::string ranks = ranks_here == 1 ? "for this rank" : "for each of " + std::to_string(ranks_here) +
+                                                                   " ranks on this machine";
     std::snprintf(line, sizeof line,
-                  "-e/--maxbytes: %s would need %.3g GB here ((2 + %zu reducers) buffers of up to -e bytes for each "
-                  "of %d ranks on this machine); it has %.3g GB of memory",
-                  maxbytes.c_str(), need / 1e9, o.reducers.size(), ranks_here, have / 1e9);
+                  "-e/--maxbytes: %s would need %.3g GB here ((2 + %zu reducers) buffers of up to -e bytes %s); it "
+                  "has %.3g GB of memory",
+                  maxbytes.c_str(), need / 1e9, o.reducers.size(), ranks.c_str(), have / 1e9);
     throw BadInput(line);
   }
 }
@@ -436,36 +438,47 @@ void run_command(const CliOptions& cli) {
     // would wait for each other's messages forever.
     const std::string mine = options_json(o, cli).dump();
     const std::vector<uint64_t> hashes = gather_to_all(comm, static_cast<uint64_t>(std::hash<std::string>{}(mine)));
-    for (size_t r = 1; r < hashes.size(); ++r)
-      if (hashes[r] != hashes[0])
-        throw BadInput("rank " + std::to_string(r) + " was started with other options than rank 0: every rank must "
-                       "run the same allreduce sweep");
-    if (o.reducer_options.servers > comm.size())
-      throw BadInput("--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= the rank count (" +
-                     std::to_string(comm.size()) + ")");
-    // The memory of this node, shared by its ranks; one verdict for all (a rank alone failing would leave the
-    // others waiting).
-    const int here = static_cast<int>(std::count(nodes.begin(), nodes.end(), nodes[size_t(comm.rank())]));
-    std::string too_much;
+    // From here every rank has the same options, so an error is every rank's: rank 0 alone prints it, and the ranks
+    // leave together (one that exited first would have mpirun kill rank 0 before it printed).
     try {
-      check_memory(o, cli.maxbytes, here);
-    } catch (const BadInput& e) {
-      too_much = e.what();
-    }
-    if (max_over_ranks(comm, too_much.empty() ? 0.0 : 1.0) > 0)
-      throw BadInput(!too_much.empty() ? too_much : "-e/--maxbytes: the buffers would not fit in another node's memory");
-    // Rank 0 writes the JSON: it checks the path before the sweep, and every rank stops with the same error
-    // if it fails.
-    std::string unwritable;
-    if (rank0 && !cli.json.empty()) {
+      for (size_t r = 1; r < hashes.size(); ++r)
+        if (hashes[r] != hashes[0])
+          throw SameOnAllRanks(ExitCode::bad_input, "rank " + std::to_string(r) + " was started with other options than "
+                               "rank 0: every rank must run the same allreduce sweep");
+      if (o.reducer_options.servers > comm.size())
+        throw SameOnAllRanks(ExitCode::bad_input, "--servers (" + std::to_string(o.reducer_options.servers) +
+                                                      ") must be <= the rank count (" + std::to_string(comm.size()) + ")");
+      // The memory of this node, shared by its ranks; one verdict for all (a rank alone failing would leave the
+      // others waiting).
+      const int here = static_cast<int>(std::count(nodes.begin(), nodes.end(), nodes[size_t(comm.rank())]));
+      std::string too_much;
       try {
-        check_output_file(cli.json, "--json");
+        check_memory(o, cli.maxbytes, here);
       } catch (const BadInput& e) {
-        unwritable = e.what();
+        too_much = e.what();
       }
+      if (max_over_ranks(comm, too_much.empty() ? 0.0 : 1.0) > 0)
+        throw SameOnAllRanks(ExitCode::bad_input, !too_much.empty() ? too_much
+                                                                    : "-e/--maxbytes: the buffers would not fit in "
+                                                                      "another node's memory");
+      // Rank 0 writes the JSON: it checks the path before the sweep, and every rank stops with the same error
+      // if it fails.
+      std::string unwritable;
+      if (rank0 && !cli.json.empty()) {
+        try {
+          check_output_file(cli.json, "--json");
+        } catch (const BadInput& e) {
+          unwritable = e.what();
+        }
+      }
+      if (max_over_ranks(comm, unwritable.empty() ? 0.0 : 1.0) > 0)
+        throw SameOnAllRanks(ExitCode::bad_input, rank0 ? unwritable : "--json: rank 0 cannot write '" + cli.json + "'");
+    } catch (const SameOnAllRanks& e) {
+      if (rank0) std::fprintf(stderr, "dtbench: error: %s\n", e.what());
+      std::fflush(stderr);
+      comm.barrier();
+      throw ExitRequest(static_cast<int>(e.code()));
     }
-    if (max_over_ranks(comm, unwritable.empty() ? 0.0 : 1.0) > 0)
-      throw BadInput(rank0 ? unwritable : "--json: rank 0 cannot write '" + cli.json + "'");
     result = run_allreduce_sweep(comm, o, rank0 ? &std::cout : nullptr);
     comm.barrier();
   } else {
