@@ -1,5 +1,7 @@
 #include "workloads/train/model_setup.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "core/error.hpp"
@@ -41,8 +43,17 @@ void validate_spec(const models::ModelSpec& spec, bool gpu) {
   (void)gpu;
   models::validate(spec);
   // With model parallelism, describe() also checks that every split layer has a unit for every rank (the same
-  // answer on every rank: it depends on the widths and the group's size only).
-  if (spec.shards > 1) models::describe(spec);
+  // answer on every rank: it depends on the widths and the group's size only). It computes the tables only, so
+  // the parameters' memory is known before any is allocated: weights, gradients and two optimizer buffers of
+  // fp32 per rank at the least, which a machine without that much memory would meet as the kernel's OOM kill
+  // well into the set-up (a 16 GB MLP head was).
+  const double params = static_cast<double>(models::describe(spec).param_count());
+  const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (memory > 0 && 16 * params > memory)
+    throw BadInput("/model: arch \"" + spec.arch + "\" on this data has " + std::to_string(static_cast<int64_t>(params)) +
+                   " parameters" + (spec.shards > 1 || spec.stages > 1 ? " on this rank" : "") + ": their weights, "
+                   "gradients and optimizer state take at least " + std::to_string(static_cast<int64_t>(16 * params / 1e9)) +
+                   " GB, more than this machine's " + std::to_string(static_cast<int64_t>(memory / 1e9)) + " GB");
 }
 
 std::unique_ptr<TrainModel> build(const models::ModelSpec& spec, uint64_t seed, const Json& cfg, int rank) {
