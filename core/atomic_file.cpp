@@ -94,7 +94,8 @@ void check_writable(const fs::path& path, bool must_be_new) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw BadInput(dir.string() + ": cannot create output folder: " + ec.message());
-  if (must_be_new && fs::exists(path))
+  const fs::file_status st = fs::symlink_status(path, ec);
+  if (must_be_new && (fs::exists(st) || (ec && ec != std::errc::no_such_file_or_directory)))
     throw BadInput(path.string() + ": a record of that name exists already; records are never overwritten "
                    "(choose another /output/record or /name, or move the old record)");
   if (!folder_writable(dir)) throw BadInput(dir.string() + ": output folder is not writable: " + errno_text());

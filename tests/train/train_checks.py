@@ -818,6 +818,14 @@ def check_resume():
     ended["output"] = dict(ended.get("output", {}), keep_checkpoint=True)
     path = write_config("ended", ended)
     mpirun(2, path)
+    # With its record there, --resume is refused before anything is written (it resumed at the end, rewrote the
+    # checkpoint and the MLLOG file, and then refused to write its record).
+    before = folder_bytes(os.path.join(args.work, "records", "ended.ckpt"))
+    log_before = open(os.path.join(args.work, "records", "ended.mllog")).read()
+    p = mpirun(2, path, "--resume", expect=2)
+    assert "ended.json: a record of that name exists already" in p.stderr, p.stderr
+    assert folder_bytes(os.path.join(args.work, "records", "ended.ckpt")) == before
+    assert open(os.path.join(args.work, "records", "ended.mllog")).read() == log_before
     os.remove(os.path.join(args.work, "records", "ended.json"))
     mpirun(2, path, "--resume")
     mllog = os.path.join(args.work, "records", "ended.mllog")

@@ -304,8 +304,11 @@ void Run::check_outputs_and_open_log() {
   world_.checked_on_root([this] {
     if (!args_.baseline.empty()) baseline_ = read_baseline(args_.baseline, cfg_);
     replace_weights_ = weights_left_over(paths_, args_.resume);
-    // A preempted run without a checkpoint (an asynchronous one) runs again from the start and replaces its record.
-    const bool replaces_record = resumed_ || (args_.resume && preempted_record(paths_.record));
+    // --resume replaces a preempted record (a run without a checkpoint, as an asynchronous one, runs again from the
+    // start); any other record there, a finished run's or a file that is not a record, refuses the run before it
+    // writes anything (a finished run that kept its checkpoint resumed at its end, rewrote its checkpoint and MLLOG
+    // file, and only then found its record there).
+    const bool replaces_record = args_.resume && preempted_record(paths_.record);
     check_outputs(paths_, replaces_record, replace_weights_, args_.save_weights, args_.trace,
                   {{"the config file", args_.config}, {"--baseline", args_.baseline}, {"--init-from", args_.init_from}});
     if (resumed_) log_->discard_pending();  // its init_start: the first attempt logged one
