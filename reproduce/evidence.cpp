@@ -68,7 +68,9 @@ std::vector<float> saved_parameters(const analysis::RunData& run, std::string& p
   const auto floats = w["floats"].get<uint64_t>(), params = w["parameters"].get<uint64_t>();
   fs::path file = run.record_path.parent_path() / w["file"].get<std::string>();
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec) || fs::file_size(file, ec) != floats * sizeof(float) || params > floats) {
+  // The size in floats, not the floats in bytes: a count near 2^64 would wrap its product to a size that matches.
+  const std::uintmax_t size = fs::is_regular_file(file, ec) ? fs::file_size(file, ec) : 0;
+  if (ec || size == 0 || size % sizeof(float) != 0 || size / sizeof(float) != floats || params > floats) {
     problem = file.string() + ": missing, not a regular file, or not " + std::to_string(floats) + " floats";
     return {};
   }

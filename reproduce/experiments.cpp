@@ -5,6 +5,7 @@
 #include "core/published_dir.hpp"
 #include "core/regular_file.hpp"
 #include "core/json.hpp"
+#include "reducers/sweep_document.hpp"
 #include "slurm/process.hpp"
 #include "slurm/shell.hpp"
 #include "slurm/sweep.hpp"
@@ -56,6 +57,16 @@ bool run_allreduce(const Experiment& e, const fs::path& out, const RunOptions& o
 
 fs::path allreduce_file(const fs::path& out, const Experiment& e, int ranks) {
   return out / e.name / ("allreduce-k" + std::to_string(ranks) + ".json");
+}
+
+Json read_allreduce_file(const fs::path& file) {
+  Json doc = read_json_file(file.string(), "allreduce sweep");
+  try {
+    check_sweep_document(doc);
+  } catch (const BadInput& e) {
+    throw BadInput(file.string() + ": " + e.what());
+  }
+  return doc;
 }
 
 bool run_experiment(const Experiment& e, const fs::path& out, const RunOptions& o, std::ostream& log) {

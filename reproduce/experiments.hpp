@@ -21,6 +21,9 @@ struct RunOptions {
 
 // The file an allreduce experiment writes for `ranks` ranks.
 std::filesystem::path allreduce_file(const std::filesystem::path& out, const Experiment& e, int ranks);
+// That file read and checked as a `dtbench allreduce --json` document (check_sweep_document); BadInput naming the
+// file and the JSON pointer of what is wrong.
+Json read_allreduce_file(const std::filesystem::path& file);
 
 // Runs (or, with dry_run, prints) the experiment; its output goes to out / e.name. Returns false when something
 // did not finish (the message went to `log`).

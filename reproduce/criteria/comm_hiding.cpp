@@ -9,6 +9,7 @@
 // network disagrees. Inconclusive: an input is missing.
 #include <algorithm>
 
+#include "core/error.hpp"
 #include "reducers/batch_split.hpp"
 #include "reducers/cost_model.hpp"
 #include "reducers/profiles.hpp"
@@ -29,6 +30,16 @@ void check(const Json& c, const std::string& where) {
   texts_in(c, where, "networks");  // network profile names
 }
 
+// f() with a BadInput it throws prefixed by `dir`, the folder whose files it read.
+template <class F>
+decltype(auto) naming(const std::filesystem::path& dir, const F& f) {
+  try {
+    return f();
+  } catch (const BadInput& e) {
+    throw BadInput(dir.string() + ": " + e.what());
+  }
+}
+
 const Experiment* find(const std::vector<Experiment>& es, const std::string& name) {
   for (const auto& e : es)
     if (e.name == name) return &e;
@@ -43,11 +54,17 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
     f.reason = "the published inputs were not copied (experiment \"" + c["inputs"].get<std::string>() + "\" not run)";
     return f;
   }
-  const Profiles profiles = load_profiles(out / inputs->name);
-  const DeviceThroughput& device = profiles.device(c["device"]);
+  const std::filesystem::path in_dir = out / inputs->name;
+  const Profiles profiles = load_profiles(in_dir);
+  // The claim's spec names profiles that a copied inputs folder (networks.json, compute.json) may lack.
+  const DeviceThroughput& device = naming(in_dir, [&]() -> const DeviceThroughput& { return profiles.device(c["device"]); });
   BatchSplitInput in;
   in.global_batch = c["global_batch"].get<int>();
-  in.gradient_bytes = profiles.model_parameters.at(c["model"].get<std::string>()) * 4;
+  const auto model = profiles.model_parameters.find(c["model"].get<std::string>());
+  if (model == profiles.model_parameters.end())
+    throw BadInput((in_dir / "compute.json").string() + ": no model \"" + c["model"].get<std::string>() +
+                   "\" with a parameter count (the claim's /model)");
+  in.gradient_bytes = model->second * 4;
   in.seconds_per_image = 1.0 / device.images_per_s;
   in.reducer = c["reducer"].get<std::string>();
   const int hidden = c["hidden"].get<int>(), exposed = c["exposed"].get<int>();
@@ -70,7 +87,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   };
   BatchSplit last;
   for (const auto& name : c["networks"]) {
-    const NetworkProfile& net = profiles.network(name.get<std::string>());
+    const NetworkProfile& net =
+        naming(in_dir, [&]() -> const NetworkProfile& { return profiles.network(name.get<std::string>()); });
     in.link = net.params(profiles.gamma_s_per_byte);
     in.options = BatchSplitInput::unsegmented_options();
     last = add(net.label, batch_split(in), true);
@@ -82,9 +100,9 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
     std::vector<Json> sweeps;
     for (int k : fitted->ranks)
       if (std::filesystem::exists(allreduce_file(out, *fitted, k)))
-        sweeps.push_back(read_json_file(allreduce_file(out, *fitted, k).string(), "allreduce sweep"));
+        sweeps.push_back(read_allreduce_file(allreduce_file(out, *fitted, k)));
     if (!sweeps.empty()) {
-      FittedModel m = fit_cost_model(sweeps);
+      const FittedModel m = naming(out / fitted->name, [&] { return fit_cost_model(sweeps); });
       auto it = m.params.find(in.reducer);
       if (it != m.params.end()) {
         in.link = it->second;

@@ -38,8 +38,18 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, co
   const double tol = c["max_inconsistency"].get<double>();
   std::vector<std::vector<std::string>> rows;
   std::string bad;
-  for (const auto& r : doc["rows"]) {
+  for (size_t i = 0; i < doc["rows"].size(); ++i) {
+    const Json& r = doc["rows"][i];
     if (!r.contains("steps") || !r.contains("seconds_per_step") || !r.contains("minutes")) continue;
+    // The table's reader takes any cell (a table may print text); the figures compared here must be numbers.
+    const auto cell_must = [&](const char* key, bool number) {
+      const Json& v = r.contains(key) ? r[key] : Json();
+      if (number ? !(v.is_number() && v.get<double>() > 0) : !v.is_string())
+        throw BadInput(file.string() + ": /rows/" + std::to_string(i) + "/" + key + ": expected " +
+                       (number ? "a number > 0" : "a text") + ", got " + v.dump().substr(0, 40));
+    };
+    for (const char* key : {"steps", "seconds_per_step", "minutes"}) cell_must(key, true);
+    cell_must("work", false);
     const double product = r["steps"].get<double>() * r["seconds_per_step"].get<double>() / 60;
     const double published = r["minutes"].get<double>();
     const double err = (product - published) / published;

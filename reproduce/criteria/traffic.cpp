@@ -7,7 +7,9 @@
 // Supported: every count equals its form exactly at every N. Contradicted: any differs. The other reducers'
 // counts are compared with their own exact formulas (reducers/traffic.hpp) and reported beside.
 #include <algorithm>
+#include <cmath>
 
+#include "core/error.hpp"
 #include "reproduce/criteria/kinds.hpp"
 #include "reproduce/evidence.hpp"
 #include "reproduce/experiments.hpp"
@@ -21,10 +23,23 @@ void check(const Json& c, const std::string& where) {
   text_in(c, where, "sweep");  // an experiment name
 }
 
-std::vector<double> numbers(const Json& j, const char* key) {
+// A row's per-rank byte counts (traffic/KEY): a list of whole numbers >= 0, one per rank; empty when the row has
+// none and `required` is false. BadInput naming the file and the pointer otherwise.
+std::vector<double> counts(const Json& traffic, const char* key, bool required, const std::string& at) {
   std::vector<double> v;
-  if (j.contains(key) && j[key].is_array())
-    for (const auto& x : j[key]) v.push_back(x.is_number() ? x.get<double>() : -1);
+  if (!traffic.contains(key)) {
+    if (required) throw BadInput(at + "/" + key + ": missing (the bytes each rank's Comm counted)");
+    return v;
+  }
+  const Json& list = traffic[key];
+  if (!list.is_array()) throw BadInput(at + "/" + key + ": expected a list of byte counts, got " + list.dump().substr(0, 40));
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Json& x = list[i];
+    if (!x.is_number() || x.get<double>() < 0 || std::floor(x.get<double>()) != x.get<double>())
+      throw BadInput(at + "/" + key + "/" + std::to_string(i) + ": expected a whole number of bytes >= 0, got " +
+                     x.dump().substr(0, 40));
+    v.push_back(x.get<double>());
+  }
   return v;
 }
 
@@ -53,13 +68,19 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
       missing.push_back("N=" + std::to_string(n));
       continue;
     }
-    const Json doc = read_json_file(file.string(), "allreduce sweep");
-    for (const auto& row : doc["rows"]) {
-      if (row.value("bytes", 0.0) != S || !row.contains("traffic")) continue;
+    const Json doc = read_allreduce_file(file);  // the rows' bytes and reducers checked
+    bool ring_row = false, server_row = false;
+    for (size_t i = 0; i < doc["rows"].size(); ++i) {
+      const Json& row = doc["rows"][i];
+      if (row["bytes"].get<double>() != S || !row.contains("traffic")) continue;
       const std::string name = row["reducer"];
+      const std::string at = file.string() + ": /rows/" + std::to_string(i) + "/traffic";
       const Json& t = row["traffic"];
-      auto sent = numbers(t, "sent_bytes"), recv = numbers(t, "received_bytes");
-      auto esent = numbers(t, "expected_sent_bytes"), erecv = numbers(t, "expected_received_bytes");
+      if (!t.is_object()) throw BadInput(at + ": expected an object of per-rank byte counts");
+      auto sent = counts(t, "sent_bytes", true, at), recv = counts(t, "received_bytes", true, at);
+      auto esent = counts(t, "expected_sent_bytes", false, at), erecv = counts(t, "expected_received_bytes", false, at);
+      ring_row = ring_row || name == "ring";
+      server_row = server_row || name == "parameter_server";
       if (sent.size() != size_t(n) || recv.size() != size_t(n)) {
         wrong.push_back(name + " N=" + std::to_string(n) + ": counts for " + std::to_string(sent.size()) + " ranks");
         continue;
@@ -95,6 +116,11 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
         if (sent != esent || recv != erecv) beside.push_back(name + " N=" + std::to_string(n));
       }
     }
+    // A file without the two rows this claim compares at size S: that N is missing, not passed.
+    if (!ring_row || !server_row)
+      missing.push_back("N=" + std::to_string(n) + " (no " +
+                        (!ring_row && !server_row ? std::string("ring or parameter_server") : !ring_row ? "ring" : "parameter_server") +
+                        " row of " + fixed(S, 0) + " bytes with its traffic)");
   }
   f.figure = {{"kind", "bytes_per_rank"}, {"y", "bytes sent per allreduce of " + fixed(S / 1048576, 2) + " MiB"},
               {"series", Json::array({ring, server, worker})}};

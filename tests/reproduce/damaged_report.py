@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""`dtbench reproduce --report-only` on damaged copies of the committed report's folder (results/reproduce): a file
+that is not what its claim reads is exit 2 naming the file and the JSON pointer, with REPORT.md and report.json
+left as they were; a file without the rows a claim compares makes that claim inconclusive, never supported. Each
+case failed before (a segmentation fault, internal errors, claim g "supported" without its N = 3 rows).
+
+Usage: damaged_report.py DTBENCH SOURCE_DIR WORKDIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+dtbench, src, work = sys.argv[1:4]
+
+
+def damaged(name, path, edit):
+    d = os.path.join(work, name)
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(os.path.join(src, "results", "reproduce"), d)
+    p = os.path.join(d, path)
+    doc = json.load(open(p))
+    new = edit(doc)  # an edit returns a new document, or changes this one and returns None
+    if new is not None:
+        doc = new
+    with open(p, "w") as f:
+        json.dump(doc, f)
+    return d
+
+
+def report(d):
+    return subprocess.run([dtbench, "reproduce", "--report-only", "--out", d], capture_output=True, text=True,
+                          timeout=120)
+
+
+def refused(name, path, edit, message):
+    d = damaged(name, path, edit)
+    before = {f: open(os.path.join(d, f), "rb").read() for f in ("REPORT.md", "report.json")}
+    p = report(d)
+    assert p.returncode == 2, (name, p.returncode, p.stderr[-500:])
+    want = message.format(file=os.path.join(d, path))
+    assert want in p.stderr, (name, want, p.stderr[-500:])
+    assert {f: open(os.path.join(d, f), "rb").read() for f in before} == before, name + ": the report was rewritten"
+    print(f"{name}: exit 2, {p.stderr.strip()[:160]}")
+
+
+def set_row(key, value, row=0):
+    def edit(doc):
+        doc["rows"][row][key] = value
+    return edit
+
+
+g = "g/bytes/allreduce-k3.json"
+refused("g-empty-object", g, lambda doc: {}, "{file}: not a `dtbench allreduce --json` file")
+refused("g-bytes-text", g, set_row("bytes", "3440640"), "{file}: /rows/0/bytes: expected a number")
+refused("g-reducer-null", g, set_row("reducer", None), "{file}: /rows/0/reducer: expected a string")
+ring = lambda doc: next(i for i, r in enumerate(doc["rows"]) if r["reducer"] == "ring" and "traffic" in r)
+refused("g-traffic-text", g, lambda doc: doc["rows"][ring(doc)]["traffic"].update(sent_bytes="x"),
+        "{file}: /rows/")
+refused("h-steps-text", "h/inputs/imagenet-resnet50.json", set_row("steps", "14076", 1),
+        "{file}: /rows/1/steps: expected a number > 0")
+refused("f-wrong-negative", "f/this-machine/allreduce-k2.json", set_row("wrong", -1, 4),
+        "{file}: /rows/4/wrong: expected an integer")
+
+# No rows at all in a well-formed N = 3 file: claim g is inconclusive, naming N = 3 (it said supported).
+d = damaged("g-no-rows", g, lambda doc: doc.update(rows=[]))
+p = report(d)
+assert p.returncode == 0, p.stderr[-500:]
+verdicts = {c["id"]: c["verdict"] for c in json.load(open(os.path.join(d, "report.json")))["claims"]}
+assert verdicts["g"] == "inconclusive", verdicts
+assert "N=3 (no ring or parameter_server row" in open(os.path.join(d, "REPORT.md")).read()
+print("g without rows at N = 3: inconclusive")
