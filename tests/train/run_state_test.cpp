@@ -4,6 +4,7 @@
 // times are sums of a few doubles, compared with the same sums.
 #include <gtest/gtest.h>
 
+#include "core/error.hpp"
 #include "workloads/train/run_state.hpp"
 
 using namespace dtbench;
@@ -27,6 +28,7 @@ TEST(RunState, SteadyThroughputLeavesOutEachAttemptsFirstStep) {
   EXPECT_EQ(st.images_per_second(64), 3 * 64 / (5.0 + 0.25 + 0.75));
   EXPECT_EQ(st.steady_images_per_second(64), 2 * 64 / (0.25 + 0.75));
 
+  st.step = 3;  // one step for each timed one (the header's counts may not exceed it)
   // A resume: the state comes back from the checkpoint header, and the new attempt's first step is set-up again.
   TrainState resumed = TrainState::from_json(Json::parse(st.to_json().dump()));
   EXPECT_EQ(resumed.steady_images_per_second(64), st.steady_images_per_second(64));
@@ -42,6 +44,7 @@ TEST(RunState, ACheckpointFromBeforeTheSteadySumsStartsThemAtTheResume) {
   TrainState st;
   st.add_step(step_of(5.0), 2.3);
   st.add_step(step_of(0.25), 2.2);
+  st.step = 2;
   Json header = Json::parse(st.to_json().dump());
   header.erase("steady");
   TrainState resumed = TrainState::from_json(header);
@@ -51,4 +54,40 @@ TEST(RunState, ACheckpointFromBeforeTheSteadySumsStartsThemAtTheResume) {
   resumed.add_step(step_of(0.5), 2.0);
   EXPECT_EQ(resumed.steady_images_per_second(64), 64 / 0.5);
   EXPECT_EQ(resumed.images_per_second(64), 4 * 64 / (5.0 + 0.25 + 3.0 + 0.5));
+}
+
+// A header is text anyone can edit: what it holds goes into the record, so each field is checked, named by its
+// pointer (a negative sum made a record `dtbench table` refused; 2^63 steps was reported as a negative number).
+TEST(RunState, AnEditedHeaderIsRefusedNamingTheField) {
+  TrainState st;
+  st.add_step(step_of(0.5), 2.3);
+  st.step = 1;
+  const Json good = Json::parse(st.to_json().dump());
+  const auto refused = [&](const std::string& pointer, const Json& value, const std::string& message) {
+    Json bad = good;
+    bad[Json::json_pointer(pointer)] = value;
+    try {
+      TrainState::from_json(bad);
+      ADD_FAILURE() << pointer << " = " << value.dump() << " was taken";
+    } catch (const BadInput& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  refused("/sum/total", -1e300, "/state/sum/total: expected a number in [0, 1e12]");
+  refused("/steady/steps", -3, "/state/steady/steps: expected a whole number");
+  refused("/step", uint64_t{1} << 63, "/state/step: expected a whole number in [0, 2^62], got 9223372036854775808");
+  refused("/step", 4.5, "/state/step: expected a whole number");
+  refused("/elapsed", "x", "/state/elapsed: expected a number");
+  refused("/elapsed", 1e308, "/state/elapsed: expected a number in [0, 1e12]");
+  refused("/tta", Json::object(), "/state/tta/seconds: missing");
+  refused("/timed_steps", 5, "/state/timed_steps: 5 is more than /state/step (1)");
+  refused("/mllog_bytes", -2, "/state/mllog_bytes: expected a whole number");
+  Json curve = good;
+  curve["curve"] = Json::array({Json::object()});
+  EXPECT_THROW(TrainState::from_json(curve), BadInput);
+  try {
+    TrainState::from_json(curve);
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("/state/curve/0"), std::string::npos) << e.what();
+  }
 }

@@ -800,6 +800,20 @@ def check_resume():
     assert sum(e["key"] == "run_stop" for e in events) == 1
     assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
     print(f"resumed after an attempt killed past its checkpoint: {len(evals)} evaluations logged once each")
+    # A header whose MLLOG length is not the end of a line of the file (edited): exit 2, the file as it was (it was
+    # cut in the middle of an event and the next one glued to it).
+    cut = write_config("cut-mid", mlp_config("cut-mid", batch={"per_rank": 8}, duration={"steps": 30}))
+    mpirun(2, cut, "--inject-fault", "sigusr1@6", expect=3)
+    header = os.path.join(args.work, "records", "cut-mid.ckpt", "header.json")
+    h = json.load(open(header))
+    h["state"]["mllog_bytes"] = 100
+    json.dump(h, open(header, "w"))
+    log_path = os.path.join(args.work, "records", "cut-mid.mllog")
+    log_before = open(log_path).read()
+    p = mpirun(2, cut, "--resume", expect=2)
+    assert "the checkpoint's /state/mllog_bytes (100) is not the end of a line of this file" in p.stderr, p.stderr
+    assert open(log_path).read() == log_before
+    print("a checkpoint whose MLLOG length ends no line: refused, the file kept")
     # /output/save_weights' file written by an attempt that then failed before its record (a full disk): --resume
     # replaces it (it had refused every rerun, exit 2); without --resume it is still never replaced.
     kept = mlp_config("leftover", batch={"per_rank": 8}, duration={"steps": 4})

@@ -183,12 +183,8 @@ Json read_header(const fs::path& dir) {
   fs::path file = dir / "header.json";
   if (!exists_or_bad_input(file, "checkpoint header")) return Json();
   const std::string text = read_regular_file(file, uint64_t{64} << 20, "checkpoint header");
-  Json header;
-  try {
-    header = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw BadInput(file.string() + ": damaged checkpoint header (byte " + std::to_string(e.byte) + ")");
-  }
+  // Strict (no duplicate keys, no byte order mark): the header is the one part of a checkpoint without a CRC.
+  const Json header = parse_json(text, file.string());
   const std::string where = file.string() + ": damaged checkpoint header: ";
   if (!header.is_object()) throw BadInput(where + "expected an object");
   for (const char* key : {"config", "state"})

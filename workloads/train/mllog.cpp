@@ -20,7 +20,7 @@ Logger::~Logger() {
 
 void Logger::open(const std::string& path, bool append, int64_t keep_bytes) {
   path_ = path;
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);  // read: where a resumed run cuts
   if (fd < 0) throw RunFailed(path + ": cannot open the MLLOG file: " + std::strerror(errno));
   // The lock tells a live run (it holds the lock) from a file left by a run that died (no lock: it is
   // replaced, as the rerun replaces the run).
@@ -31,6 +31,15 @@ void Logger::open(const std::string& path, bool append, int64_t keep_bytes) {
   }
   struct stat st {};
   const bool cut = append && keep_bytes >= 0 && ::fstat(fd, &st) == 0 && st.st_size > keep_bytes;
+  // The checkpoint's length ends a line of the file it was taken of: one that does not (an edited header, the file
+  // replaced) would cut an event in two and glue the next one to it.
+  char last = '\n';
+  if (cut && keep_bytes > 0 && ::pread(fd, &last, 1, keep_bytes - 1) != 1) last = 0;
+  if (last != '\n') {
+    ::close(fd);
+    throw BadInput(path + ": the checkpoint's /state/mllog_bytes (" + std::to_string(keep_bytes) + ") is not the end "
+                   "of a line of this file: it is not the file the checkpoint was taken with");
+  }
   bool ok = true;
   if (!append) ok = ::ftruncate(fd, 0) == 0;
   if (cut) ok = ::ftruncate(fd, keep_bytes) == 0;

@@ -1,6 +1,9 @@
 #include "workloads/train/run_state.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -12,10 +15,6 @@ Json timing_json(const StepTiming& t) {
           {"comm", t.comm},   {"optimizer", t.optimizer}, {"total", t.total}};
 }
 
-StepTiming timing_from(const Json& j) {
-  return {j.at("data"), j.at("forward"), j.at("backward"), j.at("exposed_comm"),
-          j.at("comm"), j.at("optimizer"), j.at("total")};
-}
 
 }  // namespace
 
@@ -75,47 +74,108 @@ void TrainState::retarget(double target) {
     }
 }
 
+namespace {
+
+// The fields of one object of the checkpoint's run state, read with their JSON pointers in every message: a header
+// is plain text anyone can edit (it has no CRC, unlike the rank files), and what it holds goes into the record.
+class StateFields {
+ public:
+  StateFields(const Json& j, std::string at) : j_(j), at_(std::move(at)) {
+    if (!j_.is_object()) throw BadInput(at_ + ": expected an object");
+  }
+  bool has(const char* key) const { return j_.contains(key); }
+  const Json& at(const char* key) const {
+    if (!j_.contains(key)) throw BadInput(at_ + "/" + key + ": missing");
+    return j_[key];
+  }
+  std::string pointer(const char* key) const { return at_ + "/" + key; }
+  // A whole number in [0, 2^62]: steps, counts, bytes.
+  int64_t count(const char* key) const {
+    const Json& v = at(key);
+    const bool whole = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+    if (!whole || v.get<uint64_t>() > (uint64_t{1} << 62))
+      throw BadInput(pointer(key) + ": expected a whole number in [0, 2^62], got " + v.dump().substr(0, 40));
+    return v.get<int64_t>();
+  }
+  // Seconds or another figure >= 0 the record reports: finite and below 10^12.
+  double amount(const char* key) const {
+    const Json& v = at(key);
+    if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1e12)
+      throw BadInput(pointer(key) + ": expected a number in [0, 1e12], got " + v.dump().substr(0, 40));
+    return v.get<double>();
+  }
+  double finite(const char* key) const {
+    const Json& v = at(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+      throw BadInput(pointer(key) + ": expected a finite number, got " + v.dump().substr(0, 40));
+    return v.get<double>();
+  }
+  StateFields object(const char* key) const { return StateFields(at(key), pointer(key)); }
+
+ private:
+  const Json& j_;
+  std::string at_;
+};
+
+}  // namespace
+
 TrainState TrainState::from_json(const Json& j) {
   try {
+    const StateFields f(j, "/state");
     TrainState s;
-    s.step = j.at("step");
-    s.elapsed = j.at("elapsed");
-    s.sum = timing_from(j.at("sum"));
-    s.timed_steps = j.at("timed_steps");
-    s.train_loss_sum = j.at("train_loss_sum");
-    s.train_loss_steps = j.at("train_loss_steps");
-    for (const auto& p : j.at("curve")) s.curve.push_back(eval_point_from_json(p, "/state/curve"));
-    if (const Json& t = j.at("tta"); !t.is_null())
-      s.tta = TimeToAccuracy{t.at("seconds"), t.at("step"), t.at("epoch"), t.at("samples")};
-    s.preemptions = j.at("preemptions");
-    s.noise = j.at("noise");
-    const Json& split = j.at("split");
-    s.wait_slowest = split.at("wait_slowest");
-    s.after_last = split.at("after_last");
-    s.split_steps = split.at("steps");
-    if (j.contains("pipeline_unit_seconds"))  // checkpoints before pipeline stages have none
-      s.pipeline_unit_seconds = j["pipeline_unit_seconds"].get<std::vector<double>>();
-    if (j.contains("mllog_bytes")) s.mllog_bytes = j["mllog_bytes"].get<int64_t>();  // not in older checkpoints
-    if (j.contains("mllog_from_step")) s.mllog_from_step = j["mllog_from_step"].get<int64_t>();
-    if (j.contains("steady")) {  // checkpoints from before it have none: its sums then start at this attempt
-      s.steady_total = j["steady"].at("total");
-      s.steady_steps = j["steady"].at("steps");
+    s.step = f.count("step");
+    s.elapsed = f.amount("elapsed");
+    const StateFields sum = f.object("sum");
+    s.sum = {sum.amount("data"), sum.amount("forward"), sum.amount("backward"), sum.amount("exposed_comm"),
+             sum.amount("comm"), sum.amount("optimizer"), sum.amount("total")};
+    s.timed_steps = f.count("timed_steps");
+    s.train_loss_sum = f.finite("train_loss_sum");
+    s.train_loss_steps = f.count("train_loss_steps");
+    const Json& curve = f.at("curve");
+    if (!curve.is_array()) throw BadInput("/state/curve: expected a list of evaluations");
+    for (size_t i = 0; i < curve.size(); ++i)
+      s.curve.push_back(eval_point_from_json(curve[i], "/state/curve/" + std::to_string(i)));
+    if (!f.at("tta").is_null()) {
+      const StateFields t = f.object("tta");
+      s.tta = TimeToAccuracy{t.amount("seconds"), t.count("step"), t.amount("epoch"), t.count("samples")};
     }
-    if (j.contains("curvature")) {  // checkpoints before K-FAC have none
-      s.curvature_exchanges = j["curvature"].at("exchanges");
-      s.curvature_bytes = j["curvature"].at("bytes");
+    s.preemptions = f.at("preemptions");
+    s.noise = f.at("noise");
+    const StateFields split = f.object("split");
+    s.wait_slowest = split.amount("wait_slowest");
+    s.after_last = split.amount("after_last");
+    s.split_steps = split.count("steps");
+    if (f.has("pipeline_unit_seconds")) {  // checkpoints before pipeline stages have none
+      const Json& units = f.at("pipeline_unit_seconds");
+      if (!units.is_array()) throw BadInput("/state/pipeline_unit_seconds: expected a list of seconds");
+      for (size_t i = 0; i < units.size(); ++i) {
+        if (!units[i].is_number() || !(units[i].get<double>() >= 0) || units[i].get<double>() > 1e12)
+          throw BadInput("/state/pipeline_unit_seconds/" + std::to_string(i) + ": expected seconds in [0, 1e12]");
+        s.pipeline_unit_seconds.push_back(units[i].get<double>());
+      }
     }
-    // What the record and the next steps take as counts and times may not be negative or of another shape.
-    const auto at_least_0 = [](const char* key, double v) {
-      if (!(v >= 0)) throw BadInput(std::string("/state/") + key + ": expected a number >= 0, got " + std::to_string(v));
-    };
-    at_least_0("step", static_cast<double>(s.step));
-    at_least_0("elapsed", s.elapsed);
-    at_least_0("timed_steps", static_cast<double>(s.timed_steps));
-    at_least_0("train_loss_steps", static_cast<double>(s.train_loss_steps));
-    if (s.mllog_from_step < 0 || s.mllog_from_step > s.step)
-      throw BadInput("/state/mllog_from_step: expected a step from 0 to /state/step (" + std::to_string(s.step) +
-                     "), got " + std::to_string(s.mllog_from_step));
+    // Not in older checkpoints: -1 (unknown) is what a checkpoint of a run without an MLLOG file (rank 0's) has.
+    if (f.has("mllog_bytes") && f.at("mllog_bytes") != -1) s.mllog_bytes = f.count("mllog_bytes");
+    if (f.has("mllog_from_step")) s.mllog_from_step = f.count("mllog_from_step");
+    if (f.has("steady")) {  // checkpoints from before it have none: its sums then start at this attempt
+      const StateFields steady = f.object("steady");
+      s.steady_total = steady.amount("total");
+      s.steady_steps = steady.count("steps");
+    }
+    if (f.has("curvature")) {  // checkpoints before K-FAC have none
+      const StateFields c = f.object("curvature");
+      s.curvature_exchanges = c.count("exchanges");
+      s.curvature_bytes = c.amount("bytes");
+    }
+    // Counts that must agree with the step the run is at.
+    for (const auto& [key, v] : {std::pair{"timed_steps", s.timed_steps}, {"train_loss_steps", s.train_loss_steps},
+                                 {"mllog_from_step", s.mllog_from_step}, {"split/steps", s.split_steps}})
+      if (v > s.step)
+        throw BadInput(std::string("/state/") + key + ": " + std::to_string(v) + " is more than /state/step (" +
+                       std::to_string(s.step) + ")");
+    if (s.steady_steps > s.timed_steps)
+      throw BadInput("/state/steady/steps: " + std::to_string(s.steady_steps) + " is more than /state/timed_steps (" +
+                     std::to_string(s.timed_steps) + ")");
     if (!s.preemptions.is_array() || !std::all_of(s.preemptions.begin(), s.preemptions.end(),
                                                    [](const Json& p) { return p.is_object(); }))
       throw BadInput("/state/preemptions: expected a list of objects");
