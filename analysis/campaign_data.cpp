@@ -78,27 +78,40 @@ CampaignData from_campaign(const fs::path& dir) {
 
 CampaignData from_records(const fs::path& path) {
   std::vector<RunData> runs, unreadable_runs;
+  auto add_unreadable = [&](const fs::path& p, const std::string& problem) {
+    RunData r;
+    r.record_path = p;
+    r.name = p.stem().string();
+    r.ranks = 0;  // unknown
+    unreadable(r, problem);
+    unreadable_runs.push_back(std::move(r));
+  };
   auto add = [&](const fs::path& p) {
     RecordFile rec = read_run_record(p);
     if (rec.other_kind) return;  // a config, a spec or an index: JSON, but no record
+    if (!rec.record) return add_unreadable(p, rec.problem);
     RunData r;
     r.record_path = p;
-    if (rec.record) {
-      r.name = rec.record->name;
-      fill_from_record(r, std::move(*rec.record));
-      runs.push_back(std::move(r));
-    } else {
-      r.name = p.stem().string();
-      r.ranks = 0;  // unknown
-      unreadable(r, rec.problem);
-      unreadable_runs.push_back(std::move(r));
-    }
+    r.name = rec.record->name;
+    fill_from_record(r, std::move(*rec.record));
+    runs.push_back(std::move(r));
   };
   if (fs::is_directory(path)) {
+    // An entry that cannot be looked at (a loop of links, no permission) is an unreadable record when its name says
+    // record, and nothing otherwise; the table of the others is still printed.
     std::vector<fs::path> files;
-    for (const auto& e : fs::recursive_directory_iterator(path))
-      if (e.is_regular_file() && e.path().extension() == ".json" && e.path().parent_path().filename() != "failed")
-        files.push_back(e.path());
+    std::error_code ec;
+    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
+    if (ec) throw BadInput(path.string() + ": cannot list the folder: " + ec.message());
+    for (; it != end; it.increment(ec)) {
+      const fs::path& p = it->path();
+      const bool named = p.extension() == ".json" && p.parent_path().filename() != "failed";
+      std::error_code kind;
+      const bool regular = it->is_regular_file(kind);
+      if (named && kind) add_unreadable(p, p.string() + ": " + kind.message());
+      else if (named && regular) files.push_back(p);
+    }
+    if (ec) add_unreadable(path, path.string() + ": the folder could not be listed to its end: " + ec.message());
     std::sort(files.begin(), files.end());
     for (const auto& f : files) add(f);
   } else {
