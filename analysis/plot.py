@@ -38,6 +38,7 @@ which McCandlish et al. show approximates B_crit.
 """
 import argparse
 import glob
+import io
 import json
 import math
 import os
@@ -223,14 +224,29 @@ def write_all():
     for fig, out, name in PENDING:
         if os.path.exists(out) and not os.path.isdir(out):
             raise BadInput(f"--out {out}: not a folder")
-    written = []
+    # Every figure rendered in memory first: values a record may hold but no axis can show (1e308 seconds, a label
+    # of 100000 characters) fail in matplotlib's drawing, which must leave no file and no folder behind.
+    rendered = []
     for fig, out, name in PENDING:
+        images = {}
+        for ext in ("png", "svg"):
+            buf = io.BytesIO()
+            try:
+                fig.savefig(buf, format=ext, dpi=120, bbox_inches="tight")
+            except (ValueError, OverflowError, IndexError, TypeError) as e:
+                raise BadInput(f"figure {name}: the inputs hold values no plot can draw ({type(e).__name__}: "
+                               f"{str(e)[:200]})")
+            images[ext] = buf.getvalue()
+        rendered.append((fig, out, name, images))
+    written = []
+    for fig, out, name, images in rendered:
         try:
             os.makedirs(out, exist_ok=True)
             paths = []
-            for ext in ("png", "svg"):
+            for ext, data in images.items():
                 p = os.path.join(out, f"{name}.{ext}")
-                fig.savefig(p, dpi=120, bbox_inches="tight")
+                with open(p, "wb") as f:
+                    f.write(data)
                 paths.append(p)
         except OSError as e:
             sys.exit(f"plot.py: error: cannot write {e.filename or out}: {e.strerror}")  # exit 1: a run failure
@@ -274,7 +290,8 @@ def scaling(runs, keys, zips, out, wanted=None):
         eff = []
         for k, m, recs in zip(ks, med, [byk[k] for k in ks]):
             own = [x["extra"]["scaling_efficiency"] for x in recs if "scaling_efficiency" in x.get("extra", {})]
-            eff.append(100 * median(own) if own else 100 * (m / k) / (t0 / k0))
+            # No throughput at the smallest K (a record of 0 images/s): no efficiency against it.
+            eff.append(100 * median(own) if own else 100 * (m / k) / (t0 / k0) if t0 > 0 else float("nan"))
         ax2.plot(ks, eff, marker="o", color=color, label=label)
     ax1.plot([], [], ls="--", color="gray", label="ideal: linear in K")
     ax2.axhline(100, ls="--", color="gray", label="ideal: 100%")
@@ -428,12 +445,12 @@ def batch(runs, keys, zips, out, wanted=None):
 # ----------------------------------------------------------------------------------------------------
 # Allreduce bus bandwidth against message size
 
-def _number(row, key, where, minimum=0.0, integer=False):
+def _number(row, key, where, minimum=0.0, integer=False, maximum=1e300):
     v = row.get(key)
-    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= minimum
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and minimum <= v <= maximum
     if not ok or (integer and not float(v).is_integer()):
         kind = "an integer" if integer else "a number"
-        raise BadInput(f"{where}/{key}: expected {kind} >= {minimum:g}, got {json.dumps(v)}")
+        raise BadInput(f"{where}/{key}: expected {kind} in [{minimum:g}, {maximum:g}], got {json.dumps(v)}")
     return v
 
 
@@ -453,7 +470,7 @@ def busbw(files, out):
                 raise BadInput(f"{where}: expected an object, got {json.dumps(row)[:40]}")
             if not isinstance(row.get("reducer"), str) or not row["reducer"]:
                 raise BadInput(f"{where}/reducer: expected a reducer name, got {json.dumps(row.get('reducer'))}")
-            size = _number(row, "bytes" if "bytes" in row else "size", where, 1, integer=True)
+            size = _number(row, "bytes" if "bytes" in row else "size", where, 1, integer=True, maximum=2 ** 40)
             bw = _number(row, "busbw_gbps" if "busbw_gbps" in row or "busbw" not in row else "busbw", where)
             wrong = _number(row, "wrong", where, integer=True) if "wrong" in row else 0
             k = row.get("ranks", doc.get("ranks") if isinstance(doc, dict) else None)
