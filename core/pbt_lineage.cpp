@@ -160,9 +160,9 @@ Lineage Lineage::from_json(const Json& j, const std::string& where) {
                        m.run + "\"");
       const Json& from = field(ms[k], "init_from", wm);
       m.init_from = from.is_null() ? "" : get<std::string>(ms[k], "init_from", wm);
-      bool known_from = m.init_from.empty();  // a run of the interval before
+      bool known_from = m.init_from.empty();  // a run the interval before holds (a member trained there)
       for (int b = 0; b < l.population && !known_from && i > 0; ++b)
-        known_from = m.init_from == run_name(b, static_cast<int64_t>(i) - 1);
+        known_from = m.init_from == l.intervals[i - 1].members[size_t(b)].run;
       if (!known_from) throw BadInput(wm + "/init_from: \"" + m.init_from + "\" is no run of the interval before");
       m.hyperparameters = field(ms[k], "hyperparameters", wm);
       check_hyperparameters(m.hyperparameters, l.spec, wm + "/hyperparameters");

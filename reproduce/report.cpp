@@ -1,5 +1,6 @@
 #include "reproduce/report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -62,8 +63,10 @@ Json read_index(const fs::path& dir) {
     if (scale != "quick" && scale != "full") throw BadInput("/scale: expected quick or full, got \"" + scale + "\"");
     const auto ids = f.strings("claims");
     for (size_t i = 0; i < ids.size(); ++i)
-      if (ids[i].empty() || ids[i] == "." || ids[i] == ".." || ids[i].find('/') != std::string::npos)
-        throw BadInput("/claims/" + std::to_string(i) + ": \"" + ids[i] + "\" is not a claim id (a folder name)");
+      if (ids[i].empty() || ids[i] == "." || ids[i] == ".." || ids[i].find('/') != std::string::npos ||
+          std::any_of(ids[i].begin(), ids[i].end(), [](unsigned char ch) { return ch < 0x20 || ch == 0x7f; }))
+        throw BadInput("/claims/" + std::to_string(i) + ": " + Json(ids[i]).dump().substr(0, 80) +
+                       " is not a claim id (a folder name); control characters are not allowed either");
     for (size_t i = 0; i < ids.size(); ++i)
       for (size_t k = 0; k < i; ++k)
         if (ids[i] == ids[k])

@@ -314,6 +314,13 @@ TEST(PbtLineage, RoundTripAndAncestry) {
             "f:/intervals/1/members/0/run: expected \"m00-i001\", got \"../../etc/x\"");
   EXPECT_EQ(error_of_lineage([](Json& j) { j["intervals"][1]["members"][0]["init_from"] = "m05-i000"; }),
             "f:/intervals/1/members/0/init_from: \"m05-i000\" is no run of the interval before");
+  // A run name of the interval before that its member did not train there (no run): the lineage's ancestry found it
+  // only when asked, with neither the file nor the pointer in its message.
+  EXPECT_EQ(error_of_lineage([](Json& j) {
+              j["intervals"][1]["members"][0]["init_from"] = "m01-i000";
+              j["intervals"][0]["members"][1]["run"] = "";
+            }),
+            "f:/intervals/1/members/0/init_from: \"m01-i000\" is no run of the interval before");
   EXPECT_EQ(error_of_lineage([](Json& j) { j["intervals"][0]["members"][1]["hyperparameters"]["optimizer.lr"] = "x"; }),
             "f:/intervals/0/members/1/hyperparameters/optimizer.lr: expected a number, got \"x\"");
   EXPECT_EQ(error_of_lineage([](Json& j) { j["intervals"][0]["members"][1]["hyperparameters"] = Json::object(); }),
