@@ -3,13 +3,16 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/timer.hpp"
 
 namespace dtbench {
 namespace {
 
-bool is_tty() { return ::isatty(STDOUT_FILENO) != 0; }
+// A terminal the user watches. Under mpirun a rank's stdout is a pseudo-terminal of Open MPI's own whatever mpirun's
+// output is (a file under sbatch, a pipe): the progress line's carriage returns and escapes then filled Slurm logs.
+bool is_tty() { return ::isatty(STDOUT_FILENO) != 0 && std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr; }
 
 }  // namespace
 
