@@ -254,7 +254,10 @@ void apply_override(Json& user, std::string_view assignment) {
     throw BadInput("--set: the key path is not valid UTF-8 (byte " + std::to_string(bad) + ")");
   Json value;
   if (Json::accept(text)) {
-    value = parse_json(text, "--set " + path);  // strict: no duplicate keys, bounded nesting
+    // Strict: no duplicate keys, bounded nesting. Pointers in its messages are within the value: say where it goes.
+    std::string at = "/" + path;
+    std::replace(at.begin(), at.end(), '.', '/');
+    value = parse_json(text, "--set " + path + " (the value of " + at + ")");
   } else {
     // A bare word such as adam or results/x: a JSON string, so it must be UTF-8.
     if (size_t bad = first_invalid_utf8(text); bad != std::string::npos)
