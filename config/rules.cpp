@@ -261,21 +261,6 @@ std::vector<Rule> build_rules() {
        }},
       // Warmup against run length when both are in the same unit; the schedule factory checks mixed
       // units once the trainer knows the steps per epoch.
-      // The models layer's downsampling (workloads/models/model_spec.cpp, validate): ResNet-18/50 by 32, the
-      // CIFAR-style ResNets and the Simple CNN by 4; checked here where the config fixes the image size (synthetic
-      // data; CIFAR's binary format is 32 x 32), so that `dtbench config` and a sweep refuse what train would.
-      {"/model/arch", Needs::config,
-       [](const Json& c, int) -> Result {
-         const std::string arch = c["model"]["arch"].get<std::string>();
-         const auto size = known_image_size(c);
-         if (arch == "mlp" || !size) return std::nullopt;
-         const auto [h, w] = *size;
-         const int64_t factor = downsampling(arch);
-         return when(h % factor != 0 || w % factor != 0,
-                     "the input " + std::to_string(h) + "x" + std::to_string(w) + " (/data) does not fit " + arch +
-                         ": it downsamples by " + std::to_string(factor) + ", so height and width must be multiples "
-                         "of " + std::to_string(factor));
-       }},
       {"/schedule/warmup/epochs", Needs::config,
        [](const Json& c, int) {
          const double warmup = c["schedule"]["warmup"]["epochs"].get<double>();
