@@ -1,6 +1,7 @@
 #include "analysis/campaign_data.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -98,20 +99,28 @@ CampaignData from_records(const fs::path& path) {
   };
   if (fs::is_directory(path)) {
     // An entry that cannot be looked at (a loop of links, no permission) is an unreadable record when its name says
-    // record, and nothing otherwise; the table of the others is still printed.
+    // record, and nothing otherwise; a folder that cannot be listed is unreadable itself (its records would be
+    // missing without a word); the table of the others is still printed. Links to folders are not followed.
     std::vector<fs::path> files;
-    std::error_code ec;
-    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
-    if (ec) throw BadInput(path.string() + ": cannot list the folder: " + ec.message());
-    for (; it != end; it.increment(ec)) {
-      const fs::path& p = it->path();
-      const bool named = p.extension() == ".json" && p.parent_path().filename() != "failed";
-      std::error_code kind;
-      const bool regular = it->is_regular_file(kind);
-      if (named && kind) add_unreadable(p, p.string() + ": " + kind.message());
-      else if (named && regular) files.push_back(p);
-    }
-    if (ec) add_unreadable(path, path.string() + ": the folder could not be listed to its end: " + ec.message());
+    std::function<void(const fs::path&)> walk = [&](const fs::path& dir) {
+      std::error_code ec;
+      fs::directory_iterator it(dir, ec), end;
+      for (; !ec && it != end; it.increment(ec)) {
+        const fs::path& p = it->path();
+        std::error_code kind;
+        const fs::file_status st = it->symlink_status(kind);
+        if (!kind && fs::is_directory(st)) {
+          walk(p);
+          continue;
+        }
+        if (p.extension() != ".json" || p.parent_path().filename() == "failed") continue;
+        const bool regular = it->is_regular_file(kind);
+        if (kind) add_unreadable(p, p.string() + ": " + kind.message());
+        else if (regular) files.push_back(p);
+      }
+      if (ec) add_unreadable(dir, dir.string() + ": the folder could not be listed: " + ec.message());
+    };
+    walk(path);
     std::sort(files.begin(), files.end());
     for (const auto& f : files) add(f);
   } else {
@@ -216,8 +225,11 @@ Json key_value(const RunData& run, const std::string& key) {
 }
 
 CampaignData load_campaign(const fs::path& path) {
-  if (!fs::exists(path)) throw BadInput(path.string() + ": no such file or folder");
-  if (fs::is_directory(path) && fs::exists(path / "campaign.json")) return from_campaign(path);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw BadInput(path.string() + ": " + (ec ? ec.message() : "no such file or folder"));
+  const bool folder = fs::is_directory(path, ec);
+  if (folder && fs::exists(path / "campaign.json", ec)) return from_campaign(path);
+  if (ec) throw BadInput(path.string() + ": " + ec.message());
   return from_records(path);
 }
 

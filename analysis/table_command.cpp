@@ -14,6 +14,17 @@
 #include "core/error.hpp"
 
 namespace dtbench {
+namespace {
+
+// Whether `dir` holds a population-based training campaign (lineage.json); BadInput when it cannot be looked at.
+bool has_lineage(const std::string& dir) {
+  std::error_code ec;
+  const bool there = std::filesystem::exists(std::filesystem::path(dir) / "lineage.json", ec);
+  if (ec) throw BadInput(dir + ": " + ec.message());
+  return there;
+}
+
+}  // namespace
 
 void add_table_command(CLI::App& app) {
   struct Opts {
@@ -50,7 +61,7 @@ void add_table_command(CLI::App& app) {
         throw BadInput("--format json needs a campaign folder (not --rcps or --published)");
       if (!o->group_by.empty() || !o->metrics.empty())
         throw BadInput("--format json gives every run as read: --group-by and --metrics are for tables");
-      if (std::filesystem::exists(std::filesystem::path(o->dir) / "lineage.json"))
+      if (has_lineage(o->dir))
         throw BadInput(o->dir + ": a population-based training campaign (lineage.json): --format json reads sweep "
                        "campaigns and folders of records, such as its members' " + o->dir + "/runs");
       c = analysis::load_campaign(o->dir);
@@ -70,7 +81,7 @@ void add_table_command(CLI::App& app) {
       text = analysis::render(analysis::published_table(analysis::load_published(o->published), f), f);
     } else {
       if (o->dir.empty()) throw BadInput("give a campaign folder (dtbench table results/NAME) or --published NAME");
-      if (std::filesystem::exists(std::filesystem::path(o->dir) / "lineage.json")) {
+      if (has_lineage(o->dir)) {
         // A population-based training campaign (dtbench pbt).
         for (const analysis::TextTable& t : analysis::pbt_tables(pbt::read_lineage(std::filesystem::path(o->dir) / "lineage.json"), f))
           text += analysis::render(t, f) + "\n";

@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* c) { return c->get_name() == argv[1]; }).empty()) {
     std::string names;
     for (const auto* c : app.get_subcommands([](CLI::App*) { return true; })) names += " " + c->get_name();
-    std::cerr << "dtbench: error: unknown command '" << argv[1] << "'; commands:" << names << "\n";
+    const std::string line = std::string("dtbench: error: unknown command '") + argv[1] + "'; commands:" + names + "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
     return static_cast<int>(dtbench::ExitCode::bad_input);
   }
   try {
@@ -58,7 +59,8 @@ int main(int argc, char** argv) {
     std::cerr << "dtbench: error: out of memory (a config or input larger than this machine holds?)\n";
     return static_cast<int>(dtbench::ExitCode::run_failed);
   } catch (const std::exception& e) {
-    std::cerr << "dtbench: internal error: " << e.what() << "\n";
+    const std::string line = std::string("dtbench: internal error: ") + e.what() + "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
     return static_cast<int>(dtbench::ExitCode::run_failed);
   }
   return 0;

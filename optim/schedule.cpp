@@ -213,8 +213,10 @@ void Schedule::load_state(const Json& state) {
 }
 
 void PlateauSchedule::load_state(const Json& state) {
-  if (!state.is_object() || state.size() != 4 || !state.contains("bad_evaluations") || !state.contains("cooldown_left") ||
-      !state["bad_evaluations"].is_number_unsigned() || !state["cooldown_left"].is_number_unsigned())
+  const auto count = [&](const char* key) {
+    return state.contains(key) && state[key].is_number_integer() && state[key].get<int64_t>() >= 0;
+  };
+  if (!state.is_object() || state.size() != 4 || !count("bad_evaluations") || !count("cooldown_left"))
     throw BadInput("schedule state: not a plateau schedule state (current_lr_bits, best_bits, and bad_evaluations and "
                    "cooldown_left as counts)");
   const double current = from_bits(state, "current_lr_bits");

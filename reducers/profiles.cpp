@@ -71,12 +71,13 @@ std::string reference(const JsonFields& f, const std::string& key, const std::se
 }
 
 template <class T>
-const T& by_name(const std::vector<T>& items, const std::string& name, const std::string& what) {
+const T& by_name(const std::vector<T>& items, const std::string& name, const std::string& what,
+                 const std::string& file) {
   for (const T& t : items)
     if (t.name == name) return t;
   std::string list;
   for (const T& t : items) list += (list.empty() ? "" : ", ") + t.name;
-  throw BadInput("no " + what + " \"" + name + "\" (there are: " + list + ")");
+  throw BadInput("no " + what + " \"" + name + "\"" + (file.empty() ? "" : " in " + file) + " (there are: " + list + ")");
 }
 
 void check_kind(const JsonFields& root, const char* kind) {
@@ -193,11 +194,15 @@ CostParams NetworkProfile::params(double gamma) const {
 }
 
 const NetworkProfile& Profiles::network(const std::string& name) const {
-  return by_name(networks, name, "network profile");
+  return by_name(networks, name, "network profile", networks_file);
 }
-const Cluster& Profiles::cluster(const std::string& name) const { return by_name(clusters, name, "cluster"); }
-const DeviceThroughput& Profiles::device(const std::string& name) const { return by_name(devices, name, "device"); }
-const PublishedRun& Profiles::run(const std::string& name) const { return by_name(runs, name, "published run"); }
+const Cluster& Profiles::cluster(const std::string& name) const {
+  return by_name(clusters, name, "cluster", networks_file);
+}
+const DeviceThroughput& Profiles::device(const std::string& name) const {
+  return by_name(devices, name, "device", compute_file);
+}
+const PublishedRun& Profiles::run(const std::string& name) const { return by_name(runs, name, "published run", compute_file); }
 
 Profiles parse_profiles(const Json& networks, const std::string& networks_file, const Json& compute,
                         const std::string& compute_file) {
@@ -212,6 +217,7 @@ Profiles parse_profiles(const Json& networks, const std::string& networks_file, 
   } catch (const BadInput& e) {
     throw BadInput(compute_file + ": " + e.what());
   }
+  p.networks_file = networks_file, p.compute_file = compute_file;  // after parsing: its own messages name them once
   return p;
 }
 

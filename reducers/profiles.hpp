@@ -58,8 +58,9 @@ struct Profiles {
   std::map<std::string, double> model_parameters;  // model name -> parameter count
   std::map<std::string, double> dataset_images;    // dataset name -> training images
   std::vector<PublishedRun> runs;
+  std::string networks_file, compute_file;  // where they were read (parse_profiles' names), for messages
 
-  // By name; BadInput listing the names there are.
+  // By name; BadInput naming the file that lacks it and listing the names there are.
   const NetworkProfile& network(const std::string& name) const;
   const Cluster& cluster(const std::string& name) const;
   const DeviceThroughput& device(const std::string& name) const;

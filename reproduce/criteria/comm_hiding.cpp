@@ -30,16 +30,6 @@ void check(const Json& c, const std::string& where) {
   texts_in(c, where, "networks");  // network profile names
 }
 
-// f() with a BadInput it throws prefixed by `dir`, the folder whose files it read.
-template <class F>
-decltype(auto) naming(const std::filesystem::path& dir, const F& f) {
-  try {
-    return f();
-  } catch (const BadInput& e) {
-    throw BadInput(dir.string() + ": " + e.what());
-  }
-}
-
 const Experiment* find(const std::vector<Experiment>& es, const std::string& name) {
   for (const auto& e : es)
     if (e.name == name) return &e;
@@ -56,8 +46,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   }
   const std::filesystem::path in_dir = out / inputs->name;
   const Profiles profiles = load_profiles(in_dir);
-  // The claim's spec names profiles that a copied inputs folder (networks.json, compute.json) may lack.
-  const DeviceThroughput& device = naming(in_dir, [&]() -> const DeviceThroughput& { return profiles.device(c["device"]); });
+  const DeviceThroughput& device = profiles.device(c["device"]);  // BadInput naming compute.json when it lacks it
   BatchSplitInput in;
   in.global_batch = c["global_batch"].get<int>();
   const auto model = profiles.model_parameters.find(c["model"].get<std::string>());
@@ -87,8 +76,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   };
   BatchSplit last;
   for (const auto& name : c["networks"]) {
-    const NetworkProfile& net =
-        naming(in_dir, [&]() -> const NetworkProfile& { return profiles.network(name.get<std::string>()); });
+    const NetworkProfile& net = profiles.network(name.get<std::string>());
     in.link = net.params(profiles.gamma_s_per_byte);
     in.options = BatchSplitInput::unsegmented_options();
     last = add(net.label, batch_split(in), true);
@@ -102,7 +90,12 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
       if (std::filesystem::exists(allreduce_file(out, *fitted, k)))
         sweeps.push_back(read_allreduce_file(allreduce_file(out, *fitted, k)));
     if (!sweeps.empty()) {
-      const FittedModel m = naming(out / fitted->name, [&] { return fit_cost_model(sweeps); });
+      FittedModel m;
+      try {
+        m = fit_cost_model(sweeps);  // its messages count the files ("fit file 2"): say which folder
+      } catch (const BadInput& e) {
+        throw BadInput((out / fitted->name).string() + ": " + e.what());
+      }
       auto it = m.params.find(in.reducer);
       if (it != m.params.end()) {
         in.link = it->second;

@@ -65,7 +65,7 @@ TEST_F(JsonInput, DuplicateKeysAreNamed) {
   EXPECT_NO_THROW(dtbench::parse_json(R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 3}, {"x": 4}]})", "c.json"));
   // Through --set too.
   EXPECT_EQ(error_of([] { dtbench::config::load("", {R"(model={"arch":"mlp","arch":"resnet8"})"}, 0); }),
-            "--set model: /arch: the key appears twice in one object (which one is meant?)");
+            "--set model (the value of /model): /arch: the key appears twice in one object (which one is meant?)");
 }
 
 TEST_F(JsonInput, NumbersBeyondADoubleAreNamed) {

@@ -121,7 +121,8 @@ TEST(ScheduleBehaviour, PlateauStateRoundTripsExactly) {
   for (double m : {1.0, 0.9, 0.95, 0.95, 0.94}) a->observe(m);
   const Json state = a->save_state();
   auto b = make_schedule({{"name", "sgd"}, {"lr", 0.1}}, Json(), sched, RunShape{256, 1, 100});
-  b->load_state(Json::parse(state.dump()));  // through text, as a checkpoint would store it
+  b->load_state(state);                      // in memory (signed counts)
+  b->load_state(Json::parse(state.dump()));  // and through text, as a checkpoint would store it
   for (double m : {0.96, 0.97, 0.98, 0.99, 0.5, 0.6, 0.7}) {
     a->observe(m);
     b->observe(m);

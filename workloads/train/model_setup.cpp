@@ -36,7 +36,8 @@ models::ModelSpec model_spec(const Json& cfg, const data::Dataset& train) {
   return spec;
 }
 
-void validate_spec(const models::ModelSpec& spec, bool gpu) {
+// `node_ranks`: the ranks sharing this machine's memory.
+void validate_spec(const models::ModelSpec& spec, bool gpu, int node_ranks) {
 #ifdef DTBENCH_HAVE_CUDA
   if (gpu) return validate_gpu_model_spec(spec);
 #endif
@@ -44,16 +45,29 @@ void validate_spec(const models::ModelSpec& spec, bool gpu) {
   models::validate(spec);
   // With model parallelism, describe() also checks that every split layer has a unit for every rank (the same
   // answer on every rank: it depends on the widths and the group's size only). It computes the tables only, so
-  // the parameters' memory is known before any is allocated: weights, gradients and two optimizer buffers of
-  // fp32 per rank at the least, which a machine without that much memory would meet as the kernel's OOM kill
-  // well into the set-up (a 16 GB MLP head was).
+  // the parameters' memory is known before any is allocated: fp32 weights and gradients at the least (8 bytes a
+  // parameter, before any optimizer state or activation) on each rank of this machine, which a machine without
+  // that much memory would meet as the kernel's OOM kill well into the set-up (a 16 GB MLP head was).
   const double params = static_cast<double>(models::describe(spec).param_count());
   const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
-  if (memory > 0 && 16 * params > memory)
+  const double need = 8 * params * node_ranks;
+  if (memory > 0 && need > memory)
     throw BadInput("/model: arch \"" + spec.arch + "\" on this data has " + std::to_string(static_cast<int64_t>(params)) +
-                   " parameters" + (spec.shards > 1 || spec.stages > 1 ? " on this rank" : "") + ": their weights, "
-                   "gradients and optimizer state take at least " + std::to_string(static_cast<int64_t>(16 * params / 1e9)) +
-                   " GB, more than this machine's " + std::to_string(static_cast<int64_t>(memory / 1e9)) + " GB");
+                   " parameters" + (spec.shards > 1 || spec.stages > 1 ? " on each rank" : "") + ": their weights and "
+                   "gradients alone take " + std::to_string(static_cast<int64_t>(need / 1e9)) + " GB for the " +
+                   std::to_string(node_ranks) + " rank(s) on this machine, which has " +
+                   std::to_string(static_cast<int64_t>(memory / 1e9)) + " GB");
+}
+
+// The ranks that share this rank's machine (an MPI shared-memory split; collective).
+int ranks_on_this_node(const World& world) {
+  MPI_Comm node = MPI_COMM_NULL;
+  int size = 1;
+  if (MPI_Comm_split_type(world.comm(), MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_size(node, &size);
+    MPI_Comm_free(&node);
+  }
+  return size;
 }
 
 std::unique_ptr<TrainModel> build(const models::ModelSpec& spec, uint64_t seed, const Json& cfg, int rank) {
@@ -96,7 +110,8 @@ std::unique_ptr<TrainModel> make_train_model(const Json& cfg, const data::Datase
   const models::ModelSpec spec = train_model_spec(cfg, train, model_parallel);
   // Every rank has the same config and data shape, so a spec the network cannot take fails alike on all of
   // them: one message and exit 2, not one abort per rank.
-  world.on_every_rank([&] { validate_spec(spec, cfg["backend"] == "gpu"); });
+  const int node_ranks = ranks_on_this_node(world);
+  world.on_every_rank([&] { validate_spec(spec, cfg["backend"] == "gpu", node_ranks); });
   auto model = build(spec, static_cast<uint64_t>(cfg["seed"].get<int64_t>()), cfg, world.rank());
   // Every rank built the same weights from the same seed; broadcasting rank 0's makes that a fact rather
   // than an assumption (and covers models initialised from anything else).

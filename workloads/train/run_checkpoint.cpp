@@ -171,7 +171,7 @@ void init_from_checkpoint(const World& world, const fs::path& dir, const Json& c
   st.preemptions = Json::array();  // another run's preemptions are not this run's
   // The curve goes on (the run's history); whether and where it reached a target is this run's target's question.
   st.retarget(cfg["eval"]["target_accuracy"].get<double>());
-  st.mllog_from_step = st.step;  // this run's MLLOG file starts here
+  st.mllog_from_point = static_cast<int64_t>(st.curve.size());  // this run's MLLOG file starts after them
   const Json schedule_state = load_rank_state(world, dir, st, model);
   const Json& was = header["config"];
   const auto at = [](const Json& j, const char* pointer) {  // null where the saved config lacks the key

@@ -54,7 +54,8 @@ fs::path resolved(const fs::path& p) {
 
 bool preempted_record(const fs::path& record) {
   std::error_code ec;
-  if (!fs::exists(record, ec)) return false;
+  // A link is not replaced (the rerun's record would take the link's place and leave its target preempted).
+  if (!fs::is_regular_file(fs::symlink_status(record, ec))) return false;
   const RecordFile old = read_run_record(record);
   return old.record && old.record->status == RunStatus::preempted;
 }

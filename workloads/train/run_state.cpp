@@ -61,7 +61,7 @@ Json TrainState::to_json() const {
           {"curvature", {{"exchanges", curvature_exchanges}, {"bytes", curvature_bytes}}},
           {"pipeline_unit_seconds", pipeline_unit_seconds},
           {"mllog_bytes", mllog_bytes},
-          {"mllog_from_step", mllog_from_step}};
+          {"mllog_from_point", mllog_from_point}};
 }
 
 void TrainState::retarget(double target) {
@@ -103,6 +103,11 @@ class StateFields {
     if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1e12)
       throw BadInput(pointer(key) + ": expected a number in [0, 1e12], got " + v.dump().substr(0, 40));
     return v.get<double>();
+  }
+  double nonnegative(const char* key) const {
+    const double v = finite(key);
+    if (v < 0) throw BadInput(pointer(key) + ": expected a number >= 0, got " + at(key).dump().substr(0, 40));
+    return v;
   }
   double finite(const char* key) const {
     const Json& v = at(key);
@@ -156,7 +161,7 @@ TrainState TrainState::from_json(const Json& j) {
     }
     // Not in older checkpoints: -1 (unknown) is what a checkpoint of a run without an MLLOG file (rank 0's) has.
     if (f.has("mllog_bytes") && f.at("mllog_bytes") != -1) s.mllog_bytes = f.count("mllog_bytes");
-    if (f.has("mllog_from_step")) s.mllog_from_step = f.count("mllog_from_step");
+    if (f.has("mllog_from_point")) s.mllog_from_point = f.count("mllog_from_point");
     if (f.has("steady")) {  // checkpoints from before it have none: its sums then start at this attempt
       const StateFields steady = f.object("steady");
       s.steady_total = steady.amount("total");
@@ -165,11 +170,14 @@ TrainState TrainState::from_json(const Json& j) {
     if (f.has("curvature")) {  // checkpoints before K-FAC have none
       const StateFields c = f.object("curvature");
       s.curvature_exchanges = c.count("exchanges");
-      s.curvature_bytes = c.amount("bytes");
+      s.curvature_bytes = c.nonnegative("bytes");  // a running total: no bound
     }
     // Counts that must agree with the step the run is at.
+    if (s.mllog_from_point > static_cast<int64_t>(s.curve.size()))
+      throw BadInput("/state/mllog_from_point: " + std::to_string(s.mllog_from_point) + " is more than the curve's " +
+                     std::to_string(s.curve.size()) + " points");
     for (const auto& [key, v] : {std::pair{"timed_steps", s.timed_steps}, {"train_loss_steps", s.train_loss_steps},
-                                 {"mllog_from_step", s.mllog_from_step}, {"split/steps", s.split_steps}})
+                                 {"split/steps", s.split_steps}})
       if (v > s.step)
         throw BadInput(std::string("/state/") + key + ": " + std::to_string(v) + " is more than /state/step (" +
                        std::to_string(s.step) + ")");

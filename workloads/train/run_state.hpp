@@ -42,9 +42,10 @@ struct TrainState {
   // Rank 0's MLLOG file's length in bytes when the checkpoint was written (-1: unknown, a checkpoint from before it):
   // a resumed run cuts the file back to it, dropping what the attempt logged after its checkpoint.
   int64_t mllog_bytes = -1;
-  // The step the MLLOG file began at: 0, or where a run started --init-from another's checkpoint (its file holds
-  // only its own evaluations, while `curve` holds the other run's too).
-  int64_t mllog_from_step = 0;
+  // The first point of `curve` the MLLOG file holds: 0, or the inherited curve's length in a run started
+  // --init-from another's checkpoint (its file holds only its own evaluations, `curve` the other run's too). Counted
+  // in points, not steps: asynchronous SGD labels its evaluations by server updates.
+  int64_t mllog_from_point = 0;
 
   // One more timed step: its phases and the (rank-mean) training loss.
   void add_step(const StepTiming& t, double loss);

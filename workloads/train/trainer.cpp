@@ -312,7 +312,13 @@ void Run::check_outputs_and_open_log() {
     check_outputs(paths_, replaces_record, replace_weights_, args_.save_weights, args_.trace,
                   {{"the config file", args_.config}, {"--baseline", args_.baseline}, {"--init-from", args_.init_from}});
     if (resumed_) log_->discard_pending();  // its init_start: the first attempt logged one
-    log_->open(paths_.mllog.string(), resumed_, resumed_ ? st_.mllog_bytes : -1);
+    try {
+      log_->open(paths_.mllog.string(), resumed_, resumed_ ? st_.mllog_bytes : -1);
+    } catch (const BadInput& e) {
+      // Where the length it would cut to comes from, when it does not fit the file.
+      const bool cut = std::string(e.what()).find("/state/mllog_bytes") != std::string::npos;
+      throw BadInput(std::string(e.what()) + (cut ? " (" + (paths_.checkpoint / "header.json").string() + ")" : ""));
+    }
   });
 }
 
@@ -456,7 +462,11 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   p.step = steps_done;
   p.samples = steps_done * global_;
   p.wall_seconds = now_seconds() - run_start_;
-  p.train_loss = st_.train_loss_steps ? st_.train_loss_sum / static_cast<double>(st_.train_loss_steps) : 0.0;
+  // The mean over the steps since the last evaluation; none since (asynchronous SGD's last evaluation on the
+  // servers' final weights right after rank 0's own): that evaluation's, not 0.
+  p.train_loss = st_.train_loss_steps ? st_.train_loss_sum / static_cast<double>(st_.train_loss_steps)
+                 : st_.curve.empty()  ? 0.0
+                                      : st_.curve.back().train_loss;
   p.test_loss = e.loss;
   p.test_accuracy = e.accuracy;
   if (data_->has_validation()) {
@@ -508,9 +518,9 @@ int Run::finish(RunStatus status, const std::string& detail) {
   // MLPerf's status: success when the run reached its quality target (or had none and completed), by an evaluation
   // in its MLLOG file (a run started --init-from another's checkpoint may have reached it in that run's only).
   const double target = cfg_["eval"]["target_accuracy"].get<double>();
-  const bool logged_target = std::any_of(st_.curve.begin(), st_.curve.end(), [&](const EvalPoint& p) {
-    return p.step > st_.mllog_from_step && p.test_accuracy >= target;
-  });
+  const bool logged_target =
+      std::any_of(st_.curve.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(st_.mllog_from_point, st_.curve.size())),
+                  st_.curve.end(), [&](const EvalPoint& p) { return p.test_accuracy >= target; });
   const bool success =
       (status == RunStatus::reached_target && logged_target) || (status == RunStatus::completed && target <= 0);
   const bool keep = cfg_["output"]["keep_checkpoint"].get<bool>() && status != RunStatus::diverged;
