@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/atomic_file.hpp"
 #include "core/cli_checks.hpp"
 #include "core/bounded_pool.hpp"
 #include "core/error.hpp"
