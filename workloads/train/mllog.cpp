@@ -18,7 +18,7 @@ Logger::~Logger() {
   if (file_) std::fclose(file_);  // also releases the lock
 }
 
-void Logger::open(const std::string& path, bool append, int64_t keep_bytes) {
+void Logger::open(const std::string& path, bool append, int64_t keep_bytes, const std::string& keep_from) {
   path_ = path;
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);  // read: where a resumed run cuts
   if (fd < 0) throw RunFailed(path + ": cannot open the MLLOG file: " + std::strerror(errno));
@@ -38,7 +38,8 @@ void Logger::open(const std::string& path, bool append, int64_t keep_bytes) {
   if (last != '\n') {
     ::close(fd);
     throw BadInput(path + ": the checkpoint's /state/mllog_bytes (" + std::to_string(keep_bytes) + ") is not the end "
-                   "of a line of this file: it is not the file the checkpoint was taken with");
+                   "of a line of this file: it is not the file the checkpoint was taken with" +
+                   (keep_from.empty() ? "" : " (" + keep_from + ")"));
   }
   bool ok = true;
   if (!append) ok = ::ftruncate(fd, 0) == 0;

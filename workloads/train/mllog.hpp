@@ -42,7 +42,8 @@ class Logger {
   // the events so far. Appending with keep_bytes >= 0 first cuts a longer file back to that length: the events the
   // previous attempt logged after its checkpoint (steps the resumed run does again), and a line a full disk cut
   // short. BadInput when another live run holds it; RunFailed on I/O errors.
-  void open(const std::string& path, bool append, int64_t keep_bytes = -1);
+  // `keep_from`: where keep_bytes comes from (a checkpoint's header), named when it does not fit the file.
+  void open(const std::string& path, bool append, int64_t keep_bytes = -1, const std::string& keep_from = "");
   // The file's length in bytes so far (what a checkpoint notes, so that a resumed run drops what came after it).
   int64_t bytes() const;
   // Forgets the events logged before open() (a resumed run's second init_start).

@@ -312,13 +312,8 @@ void Run::check_outputs_and_open_log() {
     check_outputs(paths_, replaces_record, replace_weights_, args_.save_weights, args_.trace,
                   {{"the config file", args_.config}, {"--baseline", args_.baseline}, {"--init-from", args_.init_from}});
     if (resumed_) log_->discard_pending();  // its init_start: the first attempt logged one
-    try {
-      log_->open(paths_.mllog.string(), resumed_, resumed_ ? st_.mllog_bytes : -1);
-    } catch (const BadInput& e) {
-      // Where the length it would cut to comes from, when it does not fit the file.
-      const bool cut = std::string(e.what()).find("/state/mllog_bytes") != std::string::npos;
-      throw BadInput(std::string(e.what()) + (cut ? " (" + (paths_.checkpoint / "header.json").string() + ")" : ""));
-    }
+    log_->open(paths_.mllog.string(), resumed_, resumed_ ? st_.mllog_bytes : -1,
+               (paths_.checkpoint / "header.json").string());
   });
 }
 
