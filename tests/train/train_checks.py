@@ -1198,11 +1198,13 @@ def check_diverged():
     mllog = os.path.join(args.work, "records", "diverge-early.mllog")
     problems = mllog_rules.problems(mllog, open_benchmark=False)
     assert not problems, problems
-    # The same for asynchronous SGD (a worker's NaN gradient at step 3): it had no eval_accuracy at all.
+    # The same for asynchronous SGD (rank 0's own NaN gradient at its step 3, so that it diverges before its first
+    # evaluation whatever the other worker's pace: with rank 1's, rank 0 could run 150 steps ahead and evaluate
+    # first, seen on a loaded machine): it had no eval_accuracy at all.
     early_async = mlp_config("diverge-async", batch={"per_rank": 8}, duration={"steps": 300},
                              eval={"every_steps": 100}, parallel={"mode": "async"},
                              reducer={"name": "async_parameter_server"})
-    mpirun(2, write_config("diverge-async", early_async), "--inject-fault", "nan-grad@1:3", expect=0, timeout=120)
+    mpirun(2, write_config("diverge-async", early_async), "--inject-fault", "nan-grad@0:3", expect=0, timeout=120)
     arec = validate(os.path.join(args.work, "records", "diverge-async.json"))
     assert arec["status"] == "diverged" and len(arec["curve"]) == 1, (arec["status"], arec["curve"])
     amllog = os.path.join(args.work, "records", "diverge-async.mllog")
