@@ -211,8 +211,16 @@ Json resolve_local(const Json* user, const std::string& ptr) {
   if (!user) return out;
   if (!user->is_object()) fail(ptr, "expected an object, got " + shown(*user));
   for (auto it = user->begin(); it != user->end(); ++it) {
-    if (it.key() != "mpirun_args") throw_unknown_key(ptr, pointer_token(it.key()), {"mpirun_args"});
-    out["mpirun_args"] = string_list(it.value(), ptr + "/mpirun_args", non_empty_arg);
+    if (it.key() == "mpirun_args") {
+      out["mpirun_args"] = string_list(it.value(), ptr + "/mpirun_args", non_empty_arg);
+    } else if (it.key() == "max_jobs") {
+      const Json& v = it.value();
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 1024)
+        fail(ptr + "/max_jobs", "expected an integer from 1 to 1024, got " + shown(v));
+      out["max_jobs"] = v;
+    } else {
+      throw_unknown_key(ptr, pointer_token(it.key()), {"max_jobs", "mpirun_args"});
+    }
   }
   return out;
 }

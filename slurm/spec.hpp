@@ -9,7 +9,9 @@
 //     "zip": [{"batch.global": [128, 256], "optimizer.lr": [0.1, 0.2]}],    values that move together
 //     "repeats": 3,                          seeds base_seed, base_seed + 1, ... (base_seed = /base/seed)
 //     "slurm": {"nodes": 2, ...},           resources and launch of every point (slurm/README.md)
-//     "local": {"mpirun_args": ["--oversubscribe"]},                         for `dtbench sweep --local`
+//     "local": {"mpirun_args": ["--oversubscribe"], "max_jobs": 1},         for `dtbench sweep --local`
+//                                            (max_jobs caps --jobs: runs whose outcome depends on the machine's
+//                                            pace, such as asynchronous SGD's staleness, never share it)
 //     "program": ["/path/to/dtbench", "train"]                               default: this dtbench binary
 //   }
 //
@@ -63,7 +65,7 @@ Json load_base(const Json& base, const std::filesystem::path& spec_dir);
 Spec load_spec(const std::filesystem::path& path);
 
 // A "slurm" section (nullptr: absent) with every default filled in and every key checked, and a "local"
-// section ({"mpirun_args": [...]}, default ["--oversubscribe"]). Throws BadInput naming `ptr`/KEY. Sweep specs
+// section ({"mpirun_args": [...]}, default ["--oversubscribe"]; "max_jobs" only where given). Throws BadInput naming `ptr`/KEY. Sweep specs
 // and dtbench pbt's specs share both.
 Json resolve_slurm(const Json* user, const std::string& ptr);
 Json resolve_local(const Json* user, const std::string& ptr);

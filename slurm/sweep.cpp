@@ -110,6 +110,10 @@ void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int 
   std::vector<Item*> todo;
   for (auto& it : items)
     if (needs_run(it.state)) todo.push_back(&it);
+  if (spec.local.contains("max_jobs") && jobs > spec.local["max_jobs"].get<int>()) {
+    jobs = spec.local["max_jobs"].get<int>();
+    out << "  at most " << jobs << " at once (the spec's /local/max_jobs)" << std::endl;
+  }
   std::mutex m;  // guards `out`
   for_each_bounded(todo.size(), jobs, [&](size_t i) {
     Item& it = *todo[i];

@@ -47,6 +47,8 @@ TEST(Spec, DefaultsAreFilledIn) {
   EXPECT_EQ(s.slurm["signal_seconds"], 120);
   EXPECT_EQ(s.slurm["time"], "01:00:00");
   EXPECT_EQ(s.local["mpirun_args"], Json::array({"--oversubscribe"}));
+  EXPECT_FALSE(s.local.contains("max_jobs"));  // no cap unless the spec sets one
+  EXPECT_EQ(parse_spec(with(minimal(), "local", {{"max_jobs", 1}}), ".").local["max_jobs"], 1);
   EXPECT_TRUE(s.program.empty());
   EXPECT_EQ(slurm_defaults(), s.slurm);
 }
@@ -103,7 +105,11 @@ TEST(Spec, ErrorsNameTheKey) {
   EXPECT_EQ(error_of(with(minimal(), "program", Json::array())),
             "/program: expected at least the program to run, e.g. [\"/usr/local/bin/dtbench\", \"train\"]");
   EXPECT_EQ(error_of(with(minimal(), "local", {{"mpirun_arg", Json::array()}})),
-            "/local/mpirun_arg: unknown key (did you mean \"mpirun_args\"?); valid keys here: mpirun_args");
+            "/local/mpirun_arg: unknown key (did you mean \"mpirun_args\"?); valid keys here: max_jobs, mpirun_args");
+  EXPECT_EQ(error_of(with(minimal(), "local", {{"max_jobs", 0}})),
+            "/local/max_jobs: expected an integer from 1 to 1024, got 0");
+  EXPECT_EQ(error_of(with(minimal(), "local", {{"max_jobs", 1.5}})),
+            "/local/max_jobs: expected an integer from 1 to 1024, got 1.5");
 }
 
 TEST(Spec, AxisErrors) {
