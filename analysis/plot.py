@@ -544,7 +544,7 @@ def _claim_steps(ax, d):
         ax.plot(xs, [s_min * (1 + b_crit / x) for x in xs], "-", label=f"S_min (1 + B_crit/B), B_crit = {b_crit:.0f}")
         ax.axvspan(min(b) / 2, b_crit / 4, color="tab:green", alpha=0.08, label="perfect scaling")
         ax.axvspan(4 * b_crit, max(b) * 2, color="tab:red", alpha=0.08, label="no further gain")
-        ax.axvline(b_crit, color="grey", ls=":", lw=1)
+        ax.axvline(b_crit, color="grey", ls=":", lw=1, label="B_crit")
     bs = [(x, y) for x, y in zip(b, d.get("b_simple", [])) if y is not None]
     if bs:
         ax.axvline(median([y for _, y in bs]), color="tab:purple", ls="--", lw=1, label="B_simple (median)")
