@@ -5,9 +5,11 @@
 # with the build.
 #   bash scripts/run-default.sh            # local mpirun, no Slurm needed
 #   bash scripts/run-default.sh --slurm    # the sweep experiments submitted with sbatch (waits for them)
-# OUT overrides the report folder (default results/reproduce-quick); BUILD_DIR the build folder. A rerun skips the
-# runs whose records are complete. The full scale (the committed results/reproduce was written by the command
-# below; rerun it into a new folder: the committed records predate config keys added since, which a rerun refuses)
+# OUT overrides the report folder (default results/reproduce-quick); BUILD_DIR the build folder (a Ninja one: the ci
+# preset's). A rerun skips the runs whose records are complete; after a claim's definition changed (results/claims),
+# the folder of its earlier runs is refused: remove it or set OUT. The full scale (the committed results/reproduce
+# was written by the command below; rerun it into a new folder: the committed records predate config keys added
+# since, which a rerun refuses)
 #   dtbench reproduce --scale full --local --out results/reproduce
 set -euo pipefail
 cd "$(dirname "$0")/.."

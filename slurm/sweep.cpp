@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <map>
@@ -104,16 +105,19 @@ void final_report(const std::vector<Point>& points, const Layout& l, std::ostrea
   if (n_bad) throw RunFailed(std::to_string(n_bad) + " of " + std::to_string(items.size()) + " runs have no complete record:" + bad);
 }
 
+// How many local runs at once: --jobs, capped by the spec's /local/max_jobs (runs whose outcome depends on the
+// machine's pace).
+int local_jobs(const Spec& spec, int jobs) {
+  return spec.local.contains("max_jobs") ? std::min(jobs, spec.local["max_jobs"].get<int>()) : jobs;
+}
+
 // Runs what needs running with mpirun, `jobs` at a time (each its own mpirun and its own output files), in the
 // order of the items; a finished run's line is printed as it ends.
 void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int jobs, std::ostream& out) {
   std::vector<Item*> todo;
   for (auto& it : items)
     if (needs_run(it.state)) todo.push_back(&it);
-  if (spec.local.contains("max_jobs") && jobs > spec.local["max_jobs"].get<int>()) {
-    jobs = spec.local["max_jobs"].get<int>();
-    out << "  at most " << jobs << " at once (the spec's /local/max_jobs)" << std::endl;
-  }
+  jobs = local_jobs(spec, jobs);
   std::mutex m;  // guards `out`
   for_each_bounded(todo.size(), jobs, [&](size_t i) {
     Item& it = *todo[i];
@@ -294,6 +298,8 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     out << "  retrying " << count(counts[RunState::failed], "failed run") << " (old records move to runs/failed/)\n";
   size_t todo = counts[RunState::missing] + counts[RunState::preempted] + counts[RunState::failed];
   out << "  " << count(todo, "run") << " to do" << std::endl;
+  if (o.local && todo > 1 && local_jobs(spec, o.jobs) < o.jobs)
+    out << "  at most " << local_jobs(spec, o.jobs) << " at once (the spec's /local/max_jobs)" << std::endl;
 
   if (o.dry_run) {
     out << "dry run: nothing is written or started\n";

@@ -99,6 +99,7 @@ $py "$src/tests/core/validate_record.py" "$src/results/schema/run-record.schema.
 echo "== the spec's /local/max_jobs caps --jobs (runs whose outcome depends on the machine's pace)"
 $py -c 'import json; s = json.load(open("spec.json")); s.setdefault("local", {})["max_jobs"] = 1; json.dump(s, open("spec1.json", "w"))'
 rm "$out/runs/p0-ring-tasks_per_node1-s1.json" "$out/runs/p1-ring-tasks_per_node2-s2.json"
+expect 0 "at most 1 at once (the spec's /local/max_jobs)" -- "$dtbench" sweep spec1.json --out "$out" --local --jobs 2 --dry-run
 expect 0 "at most 1 at once (the spec's /local/max_jobs)" -- "$dtbench" sweep spec1.json --out "$out" --local --jobs 2
 start2=$(grep -nF "[2/2]" <<<"$LAST_OUT" | grep -v ": exit" | head -1 | cut -d: -f1)
 end1=$(grep -nF "[1/2]" <<<"$LAST_OUT" | grep ": exit" | head -1 | cut -d: -f1)
