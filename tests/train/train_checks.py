@@ -1304,7 +1304,15 @@ def check_bad_input():
     notes = os.path.join(args.work, "notes.txt")
     with open(notes, "w") as f:
         f.write("not a record")
+    # A finished record whose throughput is a denormal: no measurement (it used to pass as > 0 and print "0.000000").
+    tiny = os.path.join(args.work, "tiny-throughput.json")
+    with open(os.path.join(records, "other.json")) as f:
+        doc = json.load(f)
+    doc["status"], doc["throughput"]["images_per_second"] = "completed", 1e-320
+    with open(tiny, "w") as f:
+        json.dump(doc, f)
     late = [
+        (mlp_config("late9"), ["--baseline", tiny], "e-321, below 1e-06: no measured throughput"),  # a denormal: 9.99989e-321
         (mlp_config("late1", batch={"global": 2000}), [],  # synthetic: the config knows its size (rules.cpp)
          "/batch/global: a global batch of 2000 is more than the synthetic training set's 960 images"),
         (mlp_config("late2", data=dict(mlp_config("x")["data"], augment={"random_crop_padding": 9})), [],

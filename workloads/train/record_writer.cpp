@@ -1,6 +1,7 @@
 #include "workloads/train/record_writer.hpp"
 
 #include <algorithm>
+#include <sstream>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -34,8 +35,14 @@ Baseline read_baseline(const std::string& path, const Json& cfg) {
   const RunRecord& r = *base.record;
   if (!r.done())
     throw BadInput(path + ": --baseline: the run is " + to_string(r.status) + ", not done: its throughput is no baseline");
-  if (!(r.images_per_second > 0))
-    throw BadInput(path + ": --baseline: /throughput/images_per_second is " + std::to_string(r.images_per_second));
+  // At least one image in 11.6 days: a smaller figure (1e-320 is a valid JSON number) is no measurement, and
+  // the scaling efficiency divided by it would overflow.
+  if (!(r.images_per_second >= 1e-6)) {
+    std::ostringstream got;
+    got << r.images_per_second;
+    throw BadInput(path + ": --baseline: /throughput/images_per_second is " + got.str() +
+                   ", below 1e-06: no measured throughput");
+  }
   // Scaling efficiency compares one rank's images/s with this run's per rank: the same model, data and backend (the
   // batch per rank may differ: strong scaling keeps the global batch, as bench/reference_runs.sh does).
   // Keys present on both sides only: a record written before a key existed lacks it (the committed reference records
