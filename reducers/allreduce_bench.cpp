@@ -394,7 +394,8 @@ Json options_json(const AllreduceOptions& o, const CliOptions& cli) {
           {"transport", cli.transport}};
 }
 
-void run_command(const CliOptions& cli) {
+// The options checked before MPI starts (bad input costs nothing then). Throws BadInput.
+AllreduceOptions checked_options(const CliOptions& cli) {
   AllreduceOptions o;
   o.min_bytes = parse_bytes(cli.minbytes, "-b/--minbytes");
   o.max_bytes = parse_bytes(cli.maxbytes, "-e/--maxbytes");
@@ -413,7 +414,7 @@ void run_command(const CliOptions& cli) {
     throw BadInput("--transport must be mpi or thread, got '" + cli.transport + "'");
   const bool mpi = cli.transport == "mpi";
   o.reducers = resolve_reducers(cli.reducer, mpi);
-  validate(o);  // before MPI starts: bad input costs nothing and every rank reports it the same way
+  validate(o);
   if (!mpi && o.reducer_options.leader == "mpi" &&
       std::find(o.reducers.begin(), o.reducers.end(), "hierarchical") != o.reducers.end())
     throw BadInput("--leader: 'mpi' (MPI_Allreduce among the node leaders) needs the MPI transport, not --transport "
@@ -424,6 +425,48 @@ void run_command(const CliOptions& cli) {
                    "more ranks under mpirun)");
   // Under MPI the ranks per machine are not known yet: each rank's own need first, the node's once MPI runs.
   check_memory(o, cli.maxbytes, mpi ? 1 : cli.ranks);
+  return o;
+}
+
+// Under MPI, an error found before MPI started is every rank's (mpirun starts them with the same options) or one
+// rank's (its MPMD form): the ranks agree, and rank 0 alone prints the lowest failing rank's message, naming that
+// rank when the others did not fail, so that 8 ranks print one line and not 8. Returns when no rank failed.
+void agree_on_early_error(MpiComm& comm, const std::string& mine) {
+  const std::vector<uint64_t> failed = gather_to_all(comm, static_cast<uint64_t>(mine.empty() ? 0 : 1));
+  const auto first = std::find(failed.begin(), failed.end(), uint64_t{1});
+  if (first == failed.end()) return;
+  const int from = static_cast<int>(first - failed.begin());
+  std::string msg = mine;
+  if (from != 0) {  // its text to rank 0
+    uint64_t len = msg.size();
+    if (comm.rank() == from) comm.send(0, &len, sizeof len, kTagDriver), comm.send(0, msg.data(), len, kTagDriver);
+    if (comm.rank() == 0) {
+      comm.recv(from, &len, sizeof len, kTagDriver);
+      msg.assign(len, '\0');
+      comm.recv(from, msg.data(), len, kTagDriver);
+    }
+  }
+  if (comm.rank() == 0) {
+    const bool all = std::count(failed.begin(), failed.end(), uint64_t{1}) == static_cast<long>(failed.size());
+    std::fprintf(stderr, "dtbench: error: %s%s\n",
+                 all ? "" : ("rank " + std::to_string(from) + " of " + std::to_string(comm.size()) + ": ").c_str(),
+                 msg.c_str());
+    std::fflush(stderr);
+  }
+  comm.barrier();  // rank 0 has printed before any rank leaves (mpirun would kill it)
+  throw ExitRequest(static_cast<int>(ExitCode::bad_input));
+}
+
+void run_command(const CliOptions& cli) {
+  const bool mpi = cli.transport == "mpi";
+  AllreduceOptions o;
+  std::string early;  // under MPI: the error found before MPI started, which the ranks agree on
+  try {
+    o = checked_options(cli);
+  } catch (const BadInput& e) {
+    if (!mpi) throw;
+    early = e.what();
+  }
 
   Json result;
   bool rank0 = true;
@@ -431,6 +474,7 @@ void run_command(const CliOptions& cli) {
     MpiSession session;
     MpiComm comm;
     rank0 = comm.rank() == 0;
+    agree_on_early_error(comm, early);
     const std::vector<int> nodes = comm.nodes();
     if (std::any_of(nodes.begin(), nodes.end(), [&](int n) { return n != nodes[0]; }))
       o.reducers = resolve_reducers(cli.reducer, mpi, false);  // "all" without shared_memory
