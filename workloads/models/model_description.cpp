@@ -1,5 +1,6 @@
 #include "workloads/models/model_description.hpp"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -60,6 +61,12 @@ class ParamLayout {
     add_rows(layer + ".bias", ParamInfo::bias, {rows}, shards, shard);
     d_.macs_per_sample += double(rows) * double(inputs);
     d_.rank_macs_per_sample += double(own) * double(inputs);
+    add_output(double(rows));
+  }
+
+  void add_output(double floats) {
+    d_.layer_output_floats_per_sample += floats;
+    d_.largest_layer_output_floats = std::max(d_.largest_layer_output_floats, floats);
   }
 
   // Weight and bias, then the running mean and variance.
@@ -96,6 +103,7 @@ ModelDescription describe_resnet(const ModelSpec& spec) {
     const double per_row = double(ch) * double(cw) * double(c.in_c) * c.kernel * c.kernel;
     d.macs_per_sample += per_row * c.out_c;
     d.rank_macs_per_sample += per_row * double(own);
+    layout.add_output(double(ch) * double(cw) * double(c.out_c));
   };
   conv(topo.stem, h, w);
   layout.add_bn(topo.stem_bn);
@@ -137,6 +145,7 @@ ModelDescription describe_simple_cnn(const ModelSpec& spec) {
     layout.add_rows(name + ".bias", ParamInfo::bias, {out}, spec.shards, spec.shard);
     d.macs_per_sample += positions * double(out * in * 25);
     d.rank_macs_per_sample += positions * double(own * in * 25);
+    layout.add_output(positions * double(out));
   };
   conv("conv1", c1, spec.in_c, pixels);
   conv("conv2", c2, c1, pixels / 4);

@@ -23,6 +23,11 @@ struct ModelDescription {
   double rank_macs_per_sample = 0;
   // A pipeline stage's description: the tables hold its units' tensors only (pipeline_units.hpp).
   bool partial = false;
+  // The outputs of one image's convolutions and fully connected layers (whole layers, the whole model): what
+  // training keeps at the least for the backward pass (batch norm, ReLU and the loss read them), and the largest
+  // of them. A lower bound on the activations' memory, before any workspace, normalisation or ReLU output.
+  double layer_output_floats_per_sample = 0;
+  double largest_layer_output_floats = 0;
   // Forward 2 x MACs, backward twice the forward (data and weight gradients), so 6 x MACs.
   double flops_per_sample_train() const { return 6 * macs_per_sample; }
   double rank_flops_per_sample_train() const { return 6 * rank_macs_per_sample; }

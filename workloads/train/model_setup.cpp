@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 
+#include "config/run_config.hpp"
 #include "core/error.hpp"
 #include "workloads/models/checkpointing.hpp"
 #include "workloads/models/model_description.hpp"
@@ -36,8 +38,18 @@ models::ModelSpec model_spec(const Json& cfg, const data::Dataset& train) {
   return spec;
 }
 
-// `node_ranks`: the ranks sharing this machine's memory.
-void validate_spec(const models::ModelSpec& spec, bool gpu, int node_ranks) {
+// "868 kB", "49.2 GB": three digits in the unit that keeps them above 1.
+std::string bytes_text(double bytes) {
+  const char* unit = bytes >= 1e12 ? "TB" : bytes >= 1e9 ? "GB" : bytes >= 1e6 ? "MB" : bytes >= 1e3 ? "kB" : "B";
+  const double scale = bytes >= 1e12 ? 1e12 : bytes >= 1e9 ? 1e9 : bytes >= 1e6 ? 1e6 : bytes >= 1e3 ? 1e3 : 1;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g %s", bytes / scale, unit);
+  return text;
+}
+
+// `node_ranks`: the ranks sharing this machine's memory; `micro_batch`: the images of one forward and backward
+// pass on a rank (the per-rank batch over its micro-batches).
+void validate_spec(const models::ModelSpec& spec, bool gpu, int node_ranks, int64_t micro_batch) {
 #ifdef DTBENCH_HAVE_CUDA
   if (gpu) return validate_gpu_model_spec(spec);
 #endif
@@ -48,7 +60,8 @@ void validate_spec(const models::ModelSpec& spec, bool gpu, int node_ranks) {
   // the parameters' memory is known before any is allocated: fp32 weights and gradients at the least (8 bytes a
   // parameter, before any optimizer state or activation) on each rank of this machine, which a machine without
   // that much memory would meet as the kernel's OOM kill well into the set-up (a 16 GB MLP head was).
-  const double params = static_cast<double>(models::describe(spec).param_count());
+  const models::ModelDescription d = models::describe(spec);
+  const double params = static_cast<double>(d.param_count());
   const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
   const double need = 8 * params * node_ranks;
   if (memory > 0 && need > memory)
@@ -57,6 +70,26 @@ void validate_spec(const models::ModelSpec& spec, bool gpu, int node_ranks) {
                    "gradients alone take " + std::to_string(static_cast<int64_t>(need / 1e9)) + " GB for the " +
                    std::to_string(node_ranks) + " rank(s) on this machine, which has " +
                    std::to_string(static_cast<int64_t>(memory / 1e9)) + " GB");
+  // The activations, where one rank holds whole layers (no tensor or pipeline split): the layers' outputs of a
+  // forward pass at the least, 4 bytes each (2 in bf16), kept for the backward pass, plus one output's gradient; with gradient
+  // checkpointing the largest output and its gradient at the least. A lower bound (the plan also keeps batch norm
+  // and ReLU outputs and workspaces), so it refuses only what cannot fit, before any of it is allocated: 4096 x
+  // 4096 images failed well into the set-up as an out-of-memory error (exit 1).
+  if (spec.shards > 1 || spec.stages > 1 || memory <= 0) return;
+  const double value_bytes = spec.precision == "fp32" ? 4 : 2;  // bf16 activations take 2
+  const double per_image = value_bytes * (spec.checkpoint_segments > 0 ? 2 * d.largest_layer_output_floats
+                                                              : d.layer_output_floats_per_sample + d.largest_layer_output_floats);
+  const double activations = per_image * static_cast<double>(micro_batch);
+  if (need + activations * node_ranks > memory)
+    throw BadInput("/batch: arch \"" + spec.arch + "\" on " + std::to_string(spec.in_c) + " x " +
+                   std::to_string(spec.in_h) + " x " + std::to_string(spec.in_w) + " images keeps at least " +
+                   bytes_text(per_image) + " of activations an image (its layers' outputs alone), " +
+                   bytes_text(activations) + " for a batch of " + std::to_string(micro_batch) + " per rank" +
+                   (node_ranks > 1 ? ", " + bytes_text(activations * node_ranks) + " for the " +
+                                         std::to_string(node_ranks) + " ranks on this machine"
+                                   : std::string()) +
+                   ", with " + bytes_text(need) + " of weights and gradients: more than this machine's " +
+                   bytes_text(memory) + " (a smaller batch, /batch/micro_batches or /model/checkpointing need less)");
 }
 
 // The ranks that share this rank's machine (an MPI shared-memory split; collective).
@@ -111,7 +144,8 @@ std::unique_ptr<TrainModel> make_train_model(const Json& cfg, const data::Datase
   // Every rank has the same config and data shape, so a spec the network cannot take fails alike on all of
   // them: one message and exit 2, not one abort per rank.
   const int node_ranks = ranks_on_this_node(world);
-  world.on_every_rank([&] { validate_spec(spec, cfg["backend"] == "gpu", node_ranks); });
+  const int64_t micro_batch = config::per_rank_batch(cfg, world.size()) / cfg["batch"]["micro_batches"].get<int64_t>();
+  world.on_every_rank([&] { validate_spec(spec, cfg["backend"] == "gpu", node_ranks, micro_batch); });
   auto model = build(spec, static_cast<uint64_t>(cfg["seed"].get<int64_t>()), cfg, world.rank());
   // Every rank built the same weights from the same seed; broadcasting rank 0's makes that a fact rather
   // than an assumption (and covers models initialised from anything else).

@@ -1,5 +1,7 @@
 #include "workloads/train/training_data.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <string>
 
@@ -38,8 +40,19 @@ TrainingData::TrainingData(const Json& cfg, int ranks, int rank, long per_rank) 
   sharder_ = std::make_unique<data::EpochSharder>(data_.train.size(), ranks, static_cast<size_t>(per_rank), seed);
   train_maker_ = std::make_unique<data::BatchMaker>(data_.norm, data_.augment, seed);
   eval_maker_ = std::make_unique<data::BatchMaker>(data_.norm, data::AugmentOptions{}, seed);
-  const size_t eval_batch = static_cast<size_t>(cfg["eval"]["batch"].get<int64_t>());
+  // One buffer for the largest batch made: an evaluation batch is never larger than the set it evaluates (500
+  // images of 4096 x 4096 asked for 100 GB where the test set had 32).
+  const size_t eval_batch = std::min(static_cast<size_t>(cfg["eval"]["batch"].get<int64_t>()),
+                                     std::max(data_.test.size(), validation_.size()));
   const size_t max_batch = std::max(static_cast<size_t>(per_rank), eval_batch);
+  const double bytes = static_cast<double>(max_batch) * static_cast<double>(data_.train.image_bytes()) * sizeof(float);
+  const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (memory > 0 && bytes > memory)
+    throw BadInput(std::string(eval_batch > static_cast<size_t>(per_rank) ? "/eval/batch" : "/batch") + ": a batch of " +
+                   std::to_string(max_batch) + " images of " + std::to_string(data_.train.channels) + " x " +
+                   std::to_string(data_.train.height) + " x " + std::to_string(data_.train.width) + " floats takes " +
+                   std::to_string(static_cast<int64_t>(bytes / 1e9)) + " GB, more than this machine's " +
+                   std::to_string(static_cast<int64_t>(memory / 1e9)) + " GB");
   x_.resize(max_batch * data_.train.image_bytes());
   y_.resize(max_batch);
 }
