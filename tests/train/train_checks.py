@@ -971,6 +971,7 @@ def check_paths():
             ("async", {"parallel": {"mode": "async"}, "reducer": {"name": "async_parameter_server"}}),
             ("async-dcasgd", {"parallel": {"mode": "async"}, "reducer": {"name": "async_parameter_server"},
                               "optimizer": {"name": "dcasgd", "lr": 0.05}})]
+    sent = {}
     for name, over in runs:
         path = write_config(name, fmnist_config(name, **over))
         p = mpirun(2, path)
@@ -995,6 +996,15 @@ def check_paths():
             assert [e["value"] for e in said if e["key"] == "eval_samples"] == [2000], "eval_samples"
         if name == "async":
             assert rec["extra"]["async"]["updates"] == 48
+        # Bytes per step against the synchronous ring run's (the same ResNet-8, the ring's bus factor 1 at N = 2):
+        # local SGD averages weights and batch norm's statistics (672 floats: 336 channels' mean and variance)
+        # after every 4th of its 24 steps, 6 times; post-local SGD allreduces gradients for its first 12 steps,
+        # then averages after every 2nd, 6 times. (Before, both were the gradient bytes over H: 1/4 and 1/2.)
+        sent[name] = rec["throughput"]["bytes_communicated_per_step"]
+        if name in ("local-sgd", "post-local-sgd"):
+            grad = sent["ring-sgd"]
+            want = (6 * (grad + 4 * 672) if name == "local-sgd" else 12 * grad + 6 * (grad + 4 * 672)) / 24
+            assert abs(sent[name] - want) <= 1e-9 * want, (name, sent[name], want)
         if name == "validation-split":
             # 55000 images left to train on: an epoch is floor(55000 / 64) steps (60000 would give 937, not 859);
             # every evaluation has both sets.

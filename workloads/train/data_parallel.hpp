@@ -59,9 +59,13 @@ class DataParallel {
   // All ranks share one host clock and backward is timed on the host: the exposed-communication split
   // (waiting for the slowest rank's backward against communication after it) is meaningful.
   bool same_clock() const { return same_clock_; }
-  // Bytes each rank sends per step (nccl-tests' busbw convention: bus factor x buffer), divided by H for
-  // local SGD.
-  double bytes_communicated_per_step(double buffer_bytes, const std::string& mode) const;
+  // Bytes each rank sent per step over a run of `steps` steps (nccl-tests' busbw convention: bus factor x buffer):
+  // a synchronous step allreduces the gradients (`gradient_bytes`), a local SGD average every H local steps the
+  // weights and batch norm's statistics (`gradient_bytes` + `buffer_bytes`); post-local SGD is synchronous before
+  // its switch. The averages before an evaluation are not counted (not a training step's).
+  double bytes_communicated_per_step(double gradient_bytes, double buffer_bytes, int64_t steps) const;
+  // The same for `bytes` allreduced every step (K-FAC's factors).
+  double bus_bytes(double bytes) const;
 
  private:
   int ranks_;  // replicas

@@ -106,11 +106,11 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
   r.timing = mean;
   r.images_per_second = st.images_per_second(f.global_batch);
   r.steady_images_per_second = st.steady_images_per_second(f.global_batch);
-  const double buffer_bytes = static_cast<double>(model.params().size() * sizeof(float));
-  const std::string mode = f.config["parallel"]["mode"].get<std::string>();
+  const double gradient_bytes = static_cast<double>(model.params().size() * sizeof(float));
+  const double statistics_bytes = static_cast<double>(model.buffers().size() * sizeof(float));
   // An asynchronous worker puts a gradient and gets the weights: what its Comm counted, per step (rank 0's
   // `asynchronous` has it; the other ranks write no record).
-  r.bytes_communicated_per_step = parallel ? parallel->bytes_communicated_per_step(buffer_bytes, mode)
+  r.bytes_communicated_per_step = parallel ? parallel->bytes_communicated_per_step(gradient_bytes, statistics_bytes, st.step)
                                   : asynchronous.is_object() ? asynchronous.value("worker_bytes_per_step", 0.0)
                                                              : 0.0;
   // Model parallelism's activations: rank 0's received bytes, which an allgather's ranks also send (exactly so
@@ -124,7 +124,7 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
     r.bytes_communicated_per_step += sent / static_cast<double>(f.pipeline["per_stage"].size());
   }
   if (parallel && st.curvature_exchanges > 0 && st.step > 0)  // K-FAC's factors, averaged like the gradients
-    r.bytes_communicated_per_step += parallel->bytes_communicated_per_step(st.curvature_bytes / double(st.step), "sync");
+    r.bytes_communicated_per_step += parallel->bus_bytes(st.curvature_bytes / double(st.step));
   r.curve = st.curve;
   r.target_accuracy = f.config["eval"]["target_accuracy"].get<double>();
   r.time_to_accuracy = st.tta;
@@ -150,7 +150,7 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
                                 {"note", "rank 0's fp32 weights and gradients, its optimizer state as checkpointed, "
                                          "and the largest training plan's activations, their gradients and "
                                          "workspaces (cpu backend; 0 on the gpu backend, not measured)"}};
-  r.extra["bytes_allreduced_per_step"] = mode == "sync" ? buffer_bytes : 0.0;
+  r.extra["bytes_allreduced_per_step"] = f.config["parallel"]["mode"] == "sync" ? gradient_bytes : 0.0;
   if (parallel) r.extra["buckets"] = parallel->bucket_count();
   r.extra["exposed_comm_share"] = mean.total > 0 ? mean.exposed_comm / mean.total : 0.0;
   if (st.split_steps > 0) {
