@@ -4,15 +4,21 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <numeric>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include <unistd.h>
 
@@ -428,11 +434,45 @@ AllreduceOptions checked_options(const CliOptions& cli) {
   return o;
 }
 
+// A rank with an error found before MPI started waits for the others to agree on it; a rank of the job that never
+// starts MPI (another transport or --help, in mpirun's MPMD form) would leave it waiting for good. Unless disarmed
+// within 20 s (once every rank is in MPI), the watchdog says the error itself and ends the process with exit 2, as
+// every rank did before the agreement (mpirun then ends the job).
+class EarlyErrorWatchdog {
+ public:
+  explicit EarlyErrorWatchdog(std::string message)
+      : thread_([this, message = std::move(message)] {
+          std::unique_lock<std::mutex> lock(m_);
+          if (cv_.wait_for(lock, std::chrono::seconds(20), [this] { return disarmed_; })) return;
+          std::fprintf(stderr, "dtbench: error: %s\n", message.c_str());
+          std::fflush(stderr);
+          std::_Exit(static_cast<int>(ExitCode::bad_input));
+        }) {}
+  ~EarlyErrorWatchdog() {
+    disarm();
+    thread_.join();
+  }
+  void disarm() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      disarmed_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool disarmed_ = false;
+  std::thread thread_;  // last: it starts once the members above exist
+};
+
 // Under MPI, an error found before MPI started is every rank's (mpirun starts them with the same options) or one
 // rank's (its MPMD form): the ranks agree, and rank 0 alone prints the lowest failing rank's message, naming that
 // rank when the others did not fail, so that 8 ranks print one line and not 8. Returns when no rank failed.
-void agree_on_early_error(MpiComm& comm, const std::string& mine) {
+void agree_on_early_error(MpiComm& comm, const std::string& mine, std::optional<EarlyErrorWatchdog>& watchdog) {
   const std::vector<uint64_t> failed = gather_to_all(comm, static_cast<uint64_t>(mine.empty() ? 0 : 1));
+  if (watchdog) watchdog->disarm();  // every rank is in MPI
   const auto first = std::find(failed.begin(), failed.end(), uint64_t{1});
   if (first == failed.end()) return;
   const int from = static_cast<int>(first - failed.begin());
@@ -471,10 +511,12 @@ void run_command(const CliOptions& cli) {
   Json result;
   bool rank0 = true;
   if (mpi) {
+    std::optional<EarlyErrorWatchdog> watchdog;
+    if (!early.empty()) watchdog.emplace(early);
     MpiSession session;
     MpiComm comm;
     rank0 = comm.rank() == 0;
-    agree_on_early_error(comm, early);
+    agree_on_early_error(comm, early, watchdog);
     const std::vector<int> nodes = comm.nodes();
     if (std::any_of(nodes.begin(), nodes.end(), [&](int n) { return n != nodes[0]; }))
       o.reducers = resolve_reducers(cli.reducer, mpi, false);  // "all" without shared_memory

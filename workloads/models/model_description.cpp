@@ -140,15 +140,17 @@ ModelDescription describe_simple_cnn(const ModelSpec& spec) {
   ParamLayout layout(d, spec);
   const int64_t c1 = spec.conv_filters[0], c2 = spec.conv_filters[1];
   const double pixels = double(spec.in_h) * spec.in_w;  // conv1 at full resolution, conv2 after one pool
-  auto conv = [&](const std::string& name, int64_t out, int64_t in, double positions) {
+  // `maps`: the output positions (conv2's map is the pooled one, (H/2) x (W/2), which H x W / 4 overstates for odd
+  // sizes; the multiply-adds keep H x W / 4, as recorded).
+  auto conv = [&](const std::string& name, int64_t out, int64_t in, double positions, double maps) {
     const int64_t own = layout.add_rows(name + ".weight", ParamInfo::conv_weight, {out, in, 5, 5}, spec.shards, spec.shard);
     layout.add_rows(name + ".bias", ParamInfo::bias, {out}, spec.shards, spec.shard);
     d.macs_per_sample += positions * double(out * in * 25);
     d.rank_macs_per_sample += positions * double(own * in * 25);
-    layout.add_output(positions * double(out));
+    layout.add_output(maps * double(out));
   };
-  conv("conv1", c1, spec.in_c, pixels);
-  conv("conv2", c2, c1, pixels / 4);
+  conv("conv1", c1, spec.in_c, pixels, pixels);
+  conv("conv2", c2, c1, pixels / 4, double(spec.in_h / 2) * double(spec.in_w / 2));
   const int64_t features = c2 * (spec.in_h / 4) * (spec.in_w / 4);
   layout.add_fc("fc1", spec.hidden, features, spec.shards, spec.shard);
   layout.add_fc("fc2", spec.classes, spec.hidden, spec.shards, spec.shard);
