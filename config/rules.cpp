@@ -1,7 +1,5 @@
 #include "config/rules.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -12,6 +10,7 @@
 #include "core/config.hpp"
 #include "core/cuda_info.hpp"
 #include "core/error.hpp"
+#include "core/provenance.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/param_table.hpp"
 #include "optim/schedule.hpp"
@@ -646,7 +645,7 @@ std::vector<Rule> build_rules() {
          const Json& s = c["data"]["synthetic"];
          const long double bytes = static_cast<long double>(s["train_size"].get<int64_t>() + s["test_size"].get<int64_t>()) *
                                    s["channels"].get<int64_t>() * s["height"].get<int64_t>() * s["width"].get<int64_t>();
-         const long double memory = static_cast<long double>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+         const long double memory = physical_memory_bytes();
          return when(c["data"]["dataset"] == "synthetic" && memory > 0 && bytes > memory,
                      "the training and test images take " + fmt_number(static_cast<double>(bytes / (1 << 30))) +
                          " GiB, more than this machine's " + fmt_number(std::floor(static_cast<double>(memory / (1 << 30)))) +

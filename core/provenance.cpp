@@ -83,6 +83,15 @@ Json cpu_info() {
   return cpu;
 }
 
+}  // namespace
+
+double physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+
+namespace {
+
 Json mpi_info() {
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;

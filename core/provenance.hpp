@@ -11,4 +11,8 @@ namespace dtbench {
 // Safe to call before or after MPI_Init.
 Json provenance();
 
+// This machine's physical memory in bytes (0 when unknown): what the memory checks of configs and options compare
+// with.
+double physical_memory_bytes();
+
 }  // namespace dtbench

@@ -376,7 +376,7 @@ struct CliOptions {
 // machine's memory.
 void check_memory(const AllreduceOptions& o, const std::string& maxbytes, int ranks_here) {
   const double need = static_cast<double>(o.max_bytes) * static_cast<double>(2 + o.reducers.size()) * ranks_here;
-  const double have = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  const double have = physical_memory_bytes();
   if (need > have) {
     char line[256];
     const std::string ranks = ranks_here == 1 ? "for this rank" : "for each of " + std::to_string(ranks_here) +

@@ -1,11 +1,10 @@
 #include "workloads/train/training_data.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <string>
 
 #include "core/error.hpp"
+#include "core/provenance.hpp"
 
 namespace dtbench {
 
@@ -46,7 +45,7 @@ TrainingData::TrainingData(const Json& cfg, int ranks, int rank, long per_rank) 
                                      std::max(data_.test.size(), validation_.size()));
   const size_t max_batch = std::max(static_cast<size_t>(per_rank), eval_batch);
   const double bytes = static_cast<double>(max_batch) * static_cast<double>(data_.train.image_bytes()) * sizeof(float);
-  const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  const double memory = physical_memory_bytes();
   if (memory > 0 && bytes > memory)
     throw BadInput(std::string(eval_batch > static_cast<size_t>(per_rank) ? "/eval/batch" : "/batch") + ": a batch of " +
                    std::to_string(max_batch) + " images of " + std::to_string(data_.train.channels) + " x " +
