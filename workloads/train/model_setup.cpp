@@ -1,12 +1,11 @@
 #include "workloads/train/model_setup.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 
 #include "config/run_config.hpp"
 #include "core/error.hpp"
+#include "core/provenance.hpp"
 #include "workloads/models/checkpointing.hpp"
 #include "workloads/models/model_description.hpp"
 
@@ -62,7 +61,7 @@ void validate_spec(const models::ModelSpec& spec, bool gpu, int node_ranks, int6
   // that much memory would meet as the kernel's OOM kill well into the set-up (a 16 GB MLP head was).
   const models::ModelDescription d = models::describe(spec);
   const double params = static_cast<double>(d.param_count());
-  const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  const double memory = physical_memory_bytes();
   const double need = 8 * params * node_ranks;
   if (memory > 0 && need > memory)
     throw BadInput("/model: arch \"" + spec.arch + "\" on this data has " + std::to_string(static_cast<int64_t>(params)) +
@@ -90,17 +89,6 @@ void validate_spec(const models::ModelSpec& spec, bool gpu, int node_ranks, int6
                                    : std::string()) +
                    ", with " + bytes_text(need) + " of weights and gradients: more than this machine's " +
                    bytes_text(memory) + " (a smaller batch, /batch/micro_batches or /model/checkpointing need less)");
-}
-
-// The ranks that share this rank's machine (an MPI shared-memory split; collective).
-int ranks_on_this_node(const World& world) {
-  MPI_Comm node = MPI_COMM_NULL;
-  int size = 1;
-  if (MPI_Comm_split_type(world.comm(), MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-    MPI_Comm_size(node, &size);
-    MPI_Comm_free(&node);
-  }
-  return size;
 }
 
 std::unique_ptr<TrainModel> build(const models::ModelSpec& spec, uint64_t seed, const Json& cfg, int rank) {
@@ -143,7 +131,7 @@ std::unique_ptr<TrainModel> make_train_model(const Json& cfg, const data::Datase
   const models::ModelSpec spec = train_model_spec(cfg, train, model_parallel);
   // Every rank has the same config and data shape, so a spec the network cannot take fails alike on all of
   // them: one message and exit 2, not one abort per rank.
-  const int node_ranks = ranks_on_this_node(world);
+  const int node_ranks = world.ranks_on_this_host();
   const int64_t micro_batch = config::per_rank_batch(cfg, world.size()) / cfg["batch"]["micro_batches"].get<int64_t>();
   world.on_every_rank([&] { validate_spec(spec, cfg["backend"] == "gpu", node_ranks, micro_batch); });
   auto model = build(spec, static_cast<uint64_t>(cfg["seed"].get<int64_t>()), cfg, world.rank());

@@ -120,13 +120,13 @@ void World::checked_on_root(const std::function<void()>& check) const {
   agree_on_error(err);
 }
 
-bool World::on_one_host() const {
+int World::ranks_on_this_host() const {
   MPI_Comm node;
   MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   int node_size = 0;
   MPI_Comm_size(node, &node_size);
   MPI_Comm_free(&node);
-  return node_size == size_;
+  return node_size;
 }
 
 }  // namespace dtbench

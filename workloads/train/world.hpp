@@ -79,8 +79,10 @@ class World {
   }
   // Runs `check` on rank 0 only; an Error it throws is thrown on every rank (agree_on_error).
   void checked_on_root(const std::function<void()>& check) const;
-  // Whether every rank runs on this rank's host (an MPI shared-memory split as large as the world).
-  bool on_one_host() const;
+  // The ranks that share this rank's host and its memory (an MPI shared-memory split; collective).
+  int ranks_on_this_host() const;
+  // Whether every rank runs on this rank's host.
+  bool on_one_host() const { return ranks_on_this_host() == size_; }
 
  private:
   // Rank `from` holds the error (`mine` there); every rank receives its code and message and throws them.
