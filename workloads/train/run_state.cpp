@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/json_fields.hpp"
 
 namespace dtbench {
 namespace {
@@ -78,17 +79,9 @@ namespace {
 
 // The fields of one object of the checkpoint's run state, read with their JSON pointers in every message: a header
 // is plain text anyone can edit (it has no CRC, unlike the rank files), and what it holds goes into the record.
-class StateFields {
+class StateFields : public JsonFields {
  public:
-  StateFields(const Json& j, std::string at) : j_(j), at_(std::move(at)) {
-    if (!j_.is_object()) throw BadInput(at_ + ": expected an object");
-  }
-  bool has(const char* key) const { return j_.contains(key); }
-  const Json& at(const char* key) const {
-    if (!j_.contains(key)) throw BadInput(at_ + "/" + key + ": missing");
-    return j_[key];
-  }
-  std::string pointer(const char* key) const { return at_ + "/" + key; }
+  StateFields(const Json& j, std::string at) : JsonFields(j, std::move(at)) {}
   // A whole number in [0, 2^62]: steps, counts, bytes.
   int64_t count(const char* key) const {
     const Json& v = at(key);
@@ -104,11 +97,6 @@ class StateFields {
       throw BadInput(pointer(key) + ": expected a number in [0, 1e12], got " + v.dump().substr(0, 40));
     return v.get<double>();
   }
-  double nonnegative(const char* key) const {
-    const double v = finite(key);
-    if (v < 0) throw BadInput(pointer(key) + ": expected a number >= 0, got " + at(key).dump().substr(0, 40));
-    return v;
-  }
   double finite(const char* key) const {
     const Json& v = at(key);
     if (!v.is_number() || !std::isfinite(v.get<double>()))
@@ -116,10 +104,6 @@ class StateFields {
     return v.get<double>();
   }
   StateFields object(const char* key) const { return StateFields(at(key), pointer(key)); }
-
- private:
-  const Json& j_;
-  std::string at_;
 };
 
 }  // namespace
@@ -170,7 +154,7 @@ TrainState TrainState::from_json(const Json& j) {
     if (f.has("curvature")) {  // checkpoints before K-FAC have none
       const StateFields c = f.object("curvature");
       s.curvature_exchanges = c.count("exchanges");
-      s.curvature_bytes = c.nonnegative("bytes");  // a running total: no bound
+      s.curvature_bytes = c.nonneg_number("bytes");  // a running total: no bound
     }
     // Counts that must agree with the step the run is at.
     if (s.mllog_from_point > static_cast<int64_t>(s.curve.size()))

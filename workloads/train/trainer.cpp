@@ -514,8 +514,8 @@ int Run::finish(RunStatus status, const std::string& detail) {
   // in its MLLOG file (a run started --init-from another's checkpoint may have reached it in that run's only).
   const double target = cfg_["eval"]["target_accuracy"].get<double>();
   const bool logged_target =
-      std::any_of(st_.curve.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(st_.mllog_from_point, st_.curve.size())),
-                  st_.curve.end(), [&](const EvalPoint& p) { return p.test_accuracy >= target; });
+      std::any_of(st_.curve.begin() + static_cast<std::ptrdiff_t>(st_.mllog_from_point), st_.curve.end(),
+                  [&](const EvalPoint& p) { return p.test_accuracy >= target; });
   const bool success =
       (status == RunStatus::reached_target && logged_target) || (status == RunStatus::completed && target <= 0);
   const bool keep = cfg_["output"]["keep_checkpoint"].get<bool>() && status != RunStatus::diverged;
