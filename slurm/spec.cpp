@@ -214,10 +214,7 @@ Json resolve_local(const Json* user, const std::string& ptr) {
     if (it.key() == "mpirun_args") {
       out["mpirun_args"] = string_list(it.value(), ptr + "/mpirun_args", non_empty_arg);
     } else if (it.key() == "max_jobs") {
-      const Json& v = it.value();
-      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 1024)
-        fail(ptr + "/max_jobs", "expected an integer from 1 to 1024, got " + shown(v));
-      out["max_jobs"] = v;
+      out["max_jobs"] = integer_in(it.value(), ptr + "/max_jobs", 1, 1024);
     } else {
       throw_unknown_key(ptr, pointer_token(it.key()), {"max_jobs", "mpirun_args"});
     }

@@ -107,9 +107,9 @@ TEST(Spec, ErrorsNameTheKey) {
   EXPECT_EQ(error_of(with(minimal(), "local", {{"mpirun_arg", Json::array()}})),
             "/local/mpirun_arg: unknown key (did you mean \"mpirun_args\"?); valid keys here: max_jobs, mpirun_args");
   EXPECT_EQ(error_of(with(minimal(), "local", {{"max_jobs", 0}})),
-            "/local/max_jobs: expected an integer from 1 to 1024, got 0");
+            "/local/max_jobs: expected an integer in [1, 1024], got 0");
   EXPECT_EQ(error_of(with(minimal(), "local", {{"max_jobs", 1.5}})),
-            "/local/max_jobs: expected an integer from 1 to 1024, got 1.5");
+            "/local/max_jobs: expected an integer in [1, 1024], got 1.5");
 }
 
 TEST(Spec, AxisErrors) {
