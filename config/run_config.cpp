@@ -164,8 +164,7 @@ std::string attributed(const std::string& message, const std::string& path, cons
   const std::string at = message.rfind('/', 0) == 0 ? message.substr(0, message.find(": ")) : "";
   std::string source = path;
   for (const std::string& set : overrides) {
-    std::string pointer = "/" + set.substr(0, set.find('='));
-    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    const std::string pointer = dotted_pointer(std::string_view(set).substr(0, set.find('=')));
     const bool related = !at.empty() && (at == pointer || at.rfind(pointer + "/", 0) == 0 || pointer.rfind(at + "/", 0) == 0);
     // A long value is shortened: the message is about the key, and a capped message keeps its beginning.
     if (related) source = "--set " + (set.size() > 80 ? set.substr(0, set.find('=') + 1 + 40) + "... (" + std::to_string(set.size() - set.find('=') - 1) + " bytes)" : set);

@@ -111,6 +111,18 @@ std::string pointer_token(const std::string& key) {
   return out;
 }
 
+std::string dotted_pointer(std::string_view dotted) {
+  std::string out;
+  size_t start = 0;
+  for (;;) {
+    const size_t dot = dotted.find('.', start);
+    out += '/';
+    out += pointer_token(std::string(dotted.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start)));
+    if (dot == std::string_view::npos) return out;
+    start = dot + 1;
+  }
+}
+
 std::string closest_name(const std::string& key, const std::vector<std::string>& valid) {
   std::string best;
   size_t best_d = 3;  // suggest only close misspellings
@@ -255,9 +267,7 @@ void apply_override(Json& user, std::string_view assignment) {
   Json value;
   if (Json::accept(text)) {
     // Strict: no duplicate keys, bounded nesting. Pointers in its messages are within the value: say where it goes.
-    std::string at = "/" + path;
-    std::replace(at.begin(), at.end(), '.', '/');
-    value = parse_json(text, "--set " + path + " (the value of " + at + ")");
+    value = parse_json(text, "--set " + path + " (the value of " + dotted_pointer(path) + ")");
   } else {
     // A bare word such as adam or results/x: a JSON string, so it must be UTF-8.
     if (size_t bad = first_invalid_utf8(text); bad != std::string::npos)

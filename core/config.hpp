@@ -38,6 +38,9 @@ Json user_config(Json doc, const std::string& where, const std::vector<std::stri
 std::string shown(const Json& v);
 std::string fmt_number(double v);  // integers without a point, "inf"
 std::string pointer_token(const std::string& key);
+// The JSON pointer of a dotted key path as --set, sweep axes and pbt priors write it: "optimizer.lr" ->
+// "/optimizer/lr", each key escaped as pointer_token does.
+std::string dotted_pointer(std::string_view dotted);
 // The valid name closest to a misspelt one (edit distance at most 2), or "".
 std::string closest_name(const std::string& key, const std::vector<std::string>& valid);
 [[noreturn]] void throw_unknown_key(const std::string& pointer, const std::string& key,

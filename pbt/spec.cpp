@@ -34,13 +34,6 @@ config::Node fixed_schema() {
   });
 }
 
-// The pointer of a dot path's value in a run config: "optimizer.lr" -> "/optimizer/lr".
-std::string pointer_of(const std::string& key) {
-  std::string p = "/" + key;
-  std::replace(p.begin(), p.end(), '.', '/');
-  return p;
-}
-
 // The base with `key` set to `value`, resolved as a run config of `ranks` ranks (BadInput as config::resolve
 // throws).
 Json resolve_with(const Json& base, const std::string& key, const Json& value, int64_t ranks) {
@@ -100,7 +93,7 @@ Prior parse_prior(const std::string& key, const Json& j, const Json& base, const
   p.max = j["max"].get<double>();
   if (!(p.min < p.max)) fail(ptr + "/max", "must be greater than min (" + config::fmt_number(p.min) + "), got " + config::fmt_number(p.max));
   if (p.kind == "log_uniform" && !(p.min > 0)) fail(ptr + "/min", "a log-uniform prior needs min > 0, got " + config::fmt_number(p.min));
-  const Json::json_pointer where(pointer_of(key));
+  const Json::json_pointer where(config::dotted_pointer(key));
   if (!resolved.contains(where)) fail(ptr, "the base config has no key " + key);
   // The schema says whether the key is an integer: a number written as 0 in the base is still a number.
   p.integer = config::leaf_kind(config::run_schema(), resolved, where.to_string()) == config::Node::Kind::integer;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "config/run_config.hpp"
+#include "core/config.hpp"
 #include "core/error.hpp"
 #include "slurm/shell.hpp"
 
@@ -71,7 +72,8 @@ void set_path(Json& doc, const std::string& key, const Json& value, const std::s
       (*node)[word] = value;
       return;
     }
-    ptr += "/" + word;
+    ptr += '/';
+    ptr += config::pointer_token(word);
     Json& next = (*node)[word];
     if (next.is_null()) next = Json::object();
     if (!next.is_object()) throw BadInput(ptr + ": expected an object (an axis sets \"" + key + "\"), got " + next.dump());

@@ -279,6 +279,15 @@ TEST(Config, SetOverridesFollowTheSameRules) {
   EXPECT_EQ(error_of_set({"optimizer.name=adam", "precision.nam\xee\xee" "e=adam"}),
             "--set: the key path is not valid UTF-8 (byte 13)");
   EXPECT_EQ(error_of_set({"\xc3=1"}), "--set: the key path is not valid UTF-8 (byte 0)");
+  // A key holding '/' or '~' is one token of the pointer (RFC 6901), and the error is still traced to its --set.
+  EXPECT_EQ(error_of_set({"data.a/b~c=1"}).rfind("--set data.a/b~c=1: /data/a~1b~0c: unknown key", 0), 0u);
+}
+
+TEST(Config, DottedPathsBecomePointers) {
+  EXPECT_EQ(config::dotted_pointer("optimizer.lr"), "/optimizer/lr");
+  EXPECT_EQ(config::dotted_pointer("seed"), "/seed");
+  EXPECT_EQ(config::dotted_pointer("a/b.~c"), "/a~1b/~0c");
+  EXPECT_EQ(config::dotted_pointer(""), "/");
 }
 
 TEST(Config, FileErrorsNameTheFileAndPosition) {
