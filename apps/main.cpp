@@ -3,7 +3,6 @@
 //   0 ok, 1 the run failed, 2 bad input (config, flags, spec, data files).
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <iostream>
 #include <new>
 #include <string>
 
@@ -17,6 +16,17 @@
 #include "analysis/table_command.hpp"
 #include "pbt/pbt_command.hpp"
 #include "reproduce/reproduce_command.hpp"
+
+namespace {
+
+// One line to stderr in one write: ranks of a job sharing stderr interleaved the pieces of their lines.
+void say(const std::string& line) {
+  const std::string text = "dtbench: " + line + "\n";
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"dtbench: benchmark and reproducibility harness for distributed data-parallel training"};
@@ -36,8 +46,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* c) { return c->get_name() == argv[1]; }).empty()) {
     std::string names;
     for (const auto* c : app.get_subcommands([](CLI::App*) { return true; })) names += " " + c->get_name();
-    const std::string line = std::string("dtbench: error: unknown command '") + argv[1] + "'; commands:" + names + "\n";
-    std::fwrite(line.data(), 1, line.size(), stderr);
+    say(std::string("error: unknown command '") + argv[1] + "'; commands:" + names);
     return static_cast<int>(dtbench::ExitCode::bad_input);
   }
   try {
@@ -50,17 +59,13 @@ int main(int argc, char** argv) {
   } catch (const dtbench::ExitRequest& e) {
     return e.exit_code;
   } catch (const dtbench::Error& e) {
-    // As one write: ranks of a job sharing stderr interleaved the pieces of their lines.
-    const std::string line = std::string("dtbench: error: ") + e.what() + "\n";
-    std::fwrite(line.data(), 1, line.size(), stderr);
-    std::fflush(stderr);
+    say(std::string("error: ") + e.what());
     return static_cast<int>(e.code());
   } catch (const std::bad_alloc&) {
-    std::cerr << "dtbench: error: out of memory (a config or input larger than this machine holds?)\n";
+    say("error: out of memory (a config or input larger than this machine holds?)");
     return static_cast<int>(dtbench::ExitCode::run_failed);
   } catch (const std::exception& e) {
-    const std::string line = std::string("dtbench: internal error: ") + e.what() + "\n";
-    std::fwrite(line.data(), 1, line.size(), stderr);
+    say(std::string("internal error: ") + e.what());
     return static_cast<int>(dtbench::ExitCode::run_failed);
   }
   return 0;
