@@ -1005,6 +1005,10 @@ def check_paths():
             grad = sent["ring-sgd"]
             want = (6 * (grad + 4 * 672) if name == "local-sgd" else 12 * grad + 6 * (grad + 4 * 672)) / 24
             assert abs(sent[name] - want) <= 1e-9 * want, (name, sent[name], want)
+        # The same bytes before the bus factor (1 for the ring at N = 2): post-local SGD's gradients before its
+        # switch count too (it said 0 for every mode but sync).
+        if name in ("ring-sgd", "local-sgd", "post-local-sgd"):
+            assert abs(rec["extra"]["bytes_allreduced_per_step"] - sent[name]) <= 1e-9 * sent[name], rec["extra"]
         if name == "validation-split":
             # 55000 images left to train on: an epoch is floor(55000 / 64) steps (60000 would give 937, not 859);
             # every evaluation has both sets.

@@ -76,12 +76,12 @@ void DataParallel::average_models(TrainModel& model) {
   }
 }
 
-double DataParallel::bytes_communicated_per_step(double gradient_bytes, double buffer_bytes, int64_t steps) const {
+double DataParallel::bytes_allreduced_per_step(double gradient_bytes, double buffer_bytes, int64_t steps) const {
   if (steps <= 0) return 0;
   const int64_t sync = std::min(steps, switch_step_);  // every step of a synchronous run (switch_step_ past its end)
   const int64_t averages = steps > switch_step_ ? (steps - switch_step_) / local_steps_ : 0;
-  return bus_bytes(static_cast<double>(sync) * gradient_bytes +
-                   static_cast<double>(averages) * (gradient_bytes + buffer_bytes)) / static_cast<double>(steps);
+  return (static_cast<double>(sync) * gradient_bytes + static_cast<double>(averages) * (gradient_bytes + buffer_bytes)) /
+         static_cast<double>(steps);
 }
 
 double DataParallel::bus_bytes(double bytes) const { return bytes * reducer_->bus_factor(ranks_); }

@@ -59,11 +59,15 @@ class DataParallel {
   // All ranks share one host clock and backward is timed on the host: the exposed-communication split
   // (waiting for the slowest rank's backward against communication after it) is meaningful.
   bool same_clock() const { return same_clock_; }
-  // Bytes each rank sent per step over a run of `steps` steps (nccl-tests' busbw convention: bus factor x buffer):
-  // a synchronous step allreduces the gradients (`gradient_bytes`), a local SGD average every H local steps the
-  // weights and batch norm's statistics (`gradient_bytes` + `buffer_bytes`); post-local SGD is synchronous before
-  // its switch. The averages before an evaluation are not counted (not a training step's).
-  double bytes_communicated_per_step(double gradient_bytes, double buffer_bytes, int64_t steps) const;
+  // The bytes each rank hands to allreduce per step, the mean over a run of `steps` steps: a synchronous step
+  // allreduces the gradients (`gradient_bytes`), a local SGD average every H local steps the weights and batch
+  // norm's statistics (`gradient_bytes` + `buffer_bytes`); post-local SGD is synchronous before its switch. The
+  // averages before an evaluation are not counted (not a training step's).
+  double bytes_allreduced_per_step(double gradient_bytes, double buffer_bytes, int64_t steps) const;
+  // What each rank sent for them (nccl-tests' busbw convention: bus factor x buffer).
+  double bytes_communicated_per_step(double gradient_bytes, double buffer_bytes, int64_t steps) const {
+    return bus_bytes(bytes_allreduced_per_step(gradient_bytes, buffer_bytes, steps));
+  }
   // The same for `bytes` allreduced every step (K-FAC's factors).
   double bus_bytes(double bytes) const;
 

@@ -150,7 +150,11 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
                                 {"note", "rank 0's fp32 weights and gradients, its optimizer state as checkpointed, "
                                          "and the largest training plan's activations, their gradients and "
                                          "workspaces (cpu backend; 0 on the gpu backend, not measured)"}};
-  r.extra["bytes_allreduced_per_step"] = f.config["parallel"]["mode"] == "sync" ? gradient_bytes : 0.0;
+  // The same traffic before the bus factor (a 1-rank synchronous run would allreduce its gradients; asynchronous
+  // workers allreduce nothing).
+  r.extra["bytes_allreduced_per_step"] = parallel ? parallel->bytes_allreduced_per_step(gradient_bytes, statistics_bytes, st.step)
+                                         : f.config["parallel"]["mode"] == "sync" ? gradient_bytes
+                                                                                  : 0.0;
   if (parallel) r.extra["buckets"] = parallel->bucket_count();
   r.extra["exposed_comm_share"] = mean.total > 0 ? mean.exposed_comm / mean.total : 0.0;
   if (st.split_steps > 0) {
