@@ -1357,6 +1357,19 @@ def check_bad_input():
                      f'image (its layers\' outputs alone), '))
     else:
         print(f"SKIP: the activation check's case (this machine's {memory / 1e9:.0f} GB would need too much data)")
+    # The evaluation plan is kept beside the training plan and holds every layer's output too (200,714 floats an
+    # image for ResNet-20): evaluation batches of 0.75 x this machine's memory over that, per rank, on 2 ranks (each
+    # evaluates its half of the test set), are refused where the training batch of 2 per rank fits.
+    per_rank_eval = int(0.75 * memory / (4 * 200714)) + 1
+    if per_rank_eval <= 1e6 and 2 * per_rank_eval * 3072 < 4e9:
+        late.append((mlp_config("late11", model={"arch": "resnet20"}, batch={"global": 4},
+                                eval={"every_epochs": 1, "batch": per_rank_eval},
+                                data={"dataset": "synthetic",
+                                      "synthetic": {"channels": 3, "height": 32, "width": 32, "classes": 4,
+                                                    "train_size": 64, "test_size": 2 * per_rank_eval}}), [],
+                     f'/eval/batch: an evaluation batch of {per_rank_eval} per rank keeps at least '))
+    else:
+        print(f"SKIP: the evaluation check's case (this machine's {memory / 1e9:.0f} GB would need too much data)")
     for cfg, extra, message in late:
         cfg["output"] = {"dir": fresh}
         p = mpirun(2, write_config(cfg["name"], cfg), *extra, expect=2)

@@ -10,6 +10,7 @@
 
 #include "config/run_config.hpp"
 #include "core/error.hpp"
+#include "core/provenance.hpp"
 #include "workloads/train/training_data.hpp"
 
 namespace dtbench {
@@ -101,6 +102,25 @@ TEST(TestSamples, TheTestSetsFirstImagesAreKeptAndTooManyIsRefused) {
     FAIL() << "accepted";
   } catch (const BadInput& e) {
     EXPECT_EQ(std::string(e.what()), "/eval/test_samples: 11 is more than the test set's 10 images");
+  }
+}
+
+// The batch buffer (one per rank, the largest of the training and evaluation batches, as floats) times the ranks on
+// this machine is refused when it exceeds the machine's memory: here a buffer of 10 test images of 4 x 4 floats
+// (640 bytes) with as many ranks as make it exceed the memory by one buffer.
+TEST(ValidationSplit, TheBatchBuffersOfTheMachinesRanksMustFit) {
+  const double memory = physical_memory_bytes();
+  if (memory <= 0 || memory / 640 > 2e9) GTEST_SKIP() << "memory unknown, or more than 2e9 buffers of 640 B";
+  const int fits = static_cast<int>(memory / 640);
+  TrainingData alone(synthetic(0), 1, 0, 8, fits);  // 8 training and 10 test images a batch: 10 x 64 B
+  try {
+    TrainingData d(synthetic(0), 1, 0, 8, fits + 1);
+    FAIL() << "accepted";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("/eval/batch: a batch of 10 images of 1 x 4 x 4 floats takes 6.4e-07 GB on each of the " +
+                                          std::to_string(fits + 1) + " ranks on this machine, more than its ", 0),
+              0u)
+        << e.what();
   }
 }
 

@@ -86,7 +86,7 @@ TEST(Model, FlopsMatchHandCountAndPublishedFigures) {
   EXPECT_NEAR(Model(spec_of("resnet50", 3, 224, 1000), 1).macs_per_sample() / 1e9, 4.09, 0.005);
 }
 
-TEST(Model, LayerOutputsAreALowerBoundOnTheTrainingPlansMemory) {
+TEST(Model, LayerOutputsAreALowerBoundOnThePlansMemory) {
   // ResNet-8 on 28x28, floats of each conv's and the fc's output for one image, by hand: stem and stage 1's two
   // convs 16 x 28 x 28 each; stage 2's two convs and shortcut 32 x 14 x 14; stage 3's 64 x 7 x 7; fc 10.
   const double outputs8 = 3.0 * 16 * 28 * 28 + 3.0 * 32 * 14 * 14 + 3.0 * 64 * 7 * 7 + 10;
@@ -108,6 +108,9 @@ TEST(Model, LayerOutputsAreALowerBoundOnTheTrainingPlansMemory) {
     m.forward(b.x.data(), b.labels.data(), n, true);
     const double bound = 4.0 * n * (d.layer_output_floats_per_sample + d.largest_layer_output_floats);
     EXPECT_LE(bound, static_cast<double>(m.plan_bytes(n, true)));
+    // The evaluation plan holds every layer's output too (the /eval/batch check's bound, without gradients).
+    m.forward(b.x.data(), b.labels.data(), n, false);
+    EXPECT_LE(4.0 * n * d.layer_output_floats_per_sample, static_cast<double>(m.plan_bytes(n, false)));
     // Loose at this batch (the plans held 4.5x the bound for ResNet-8 to 186x for the MLP, whose weights' buffers
     // dominate at 4 images), as a lower bound may be: the check refuses only what cannot fit.
   }

@@ -127,7 +127,8 @@ void Run::set_up() {
   // A model-parallel group's ranks read the same batches: the data is sharded over the replicas.
   const int replicas = model_parallel_ ? model_parallel_->replicas() : world_.size();
   const int replica = model_parallel_ ? model_parallel_->replica() : world_.rank();
-  data_ = world_.on_every_rank([&] { return std::make_unique<TrainingData>(cfg_, replicas, replica, per_rank_); });
+  const int node_ranks = world_.ranks_on_this_host();
+  data_ = world_.on_every_rank([&] { return std::make_unique<TrainingData>(cfg_, replicas, replica, per_rank_, node_ranks); });
   agree_on_data_shape();
   const int64_t steps_per_epoch = data_->steps_per_epoch();
   const int64_t total_steps = cfg_["duration"]["steps"].get<int64_t>() > 0
@@ -147,7 +148,8 @@ void Run::set_up() {
   console_ = std::make_unique<Console>(world_.root(), total_steps);
   const bool pipelined = model_parallel_ && model_parallel_->form() == ModelParallel::Form::pipeline;
   if (pipelined) cut_pipeline();
-  model_ = make_train_model(cfg_, data_->train(), world_, model_parallel_.get());
+  model_ = make_train_model(cfg_, data_->train(), world_, model_parallel_.get(), node_ranks,
+                            static_cast<int64_t>(data_->eval_batch()));
   if (pipelined)
     pipeline_ = std::make_unique<Pipeline>(*model_parallel_, cfg_["parallel"]["pipeline_schedule"].get<std::string>(),
                                            static_cast<int>(cfg_["batch"]["micro_batches"].get<int64_t>()));

@@ -1,14 +1,24 @@
 #include "workloads/train/training_data.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "core/error.hpp"
 #include "core/provenance.hpp"
 
 namespace dtbench {
+namespace {
 
-TrainingData::TrainingData(const Json& cfg, int ranks, int rank, long per_rank) : ranks_(ranks), rank_(rank) {
+std::string gigabytes(double bytes) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.3g", bytes / 1e9);
+  return s;
+}
+
+}  // namespace
+
+TrainingData::TrainingData(const Json& cfg, int ranks, int rank, long per_rank, int node_ranks) : ranks_(ranks), rank_(rank) {
   const uint64_t seed = static_cast<uint64_t>(cfg["seed"].get<int64_t>());
   data_ = data::load(cfg["data"], seed);
   const size_t held = static_cast<size_t>(cfg["data"]["validation_size"].get<int64_t>());
@@ -46,12 +56,14 @@ TrainingData::TrainingData(const Json& cfg, int ranks, int rank, long per_rank) 
   const size_t max_batch = std::max(static_cast<size_t>(per_rank), eval_batch);
   const double bytes = static_cast<double>(max_batch) * static_cast<double>(data_.train.image_bytes()) * sizeof(float);
   const double memory = physical_memory_bytes();
-  if (memory > 0 && bytes > memory)
+  if (memory > 0 && bytes * std::max(node_ranks, 1) > memory)
     throw BadInput(std::string(eval_batch > static_cast<size_t>(per_rank) ? "/eval/batch" : "/batch") + ": a batch of " +
                    std::to_string(max_batch) + " images of " + std::to_string(data_.train.channels) + " x " +
                    std::to_string(data_.train.height) + " x " + std::to_string(data_.train.width) + " floats takes " +
-                   std::to_string(static_cast<int64_t>(bytes / 1e9)) + " GB, more than this machine's " +
-                   std::to_string(static_cast<int64_t>(memory / 1e9)) + " GB");
+                   gigabytes(bytes) + " GB" + (node_ranks > 1 ? " on each of the " + std::to_string(node_ranks) + " ranks on this machine" : std::string()) +
+                   ", more than its " + gigabytes(memory) + " GB");
+  eval_batch_ = std::min(static_cast<size_t>(cfg["eval"]["batch"].get<int64_t>()),
+                         std::max(eval_indices(EvalSet::test, false).size(), eval_indices(EvalSet::validation, false).size()));
   x_.resize(max_batch * data_.train.image_bytes());
   y_.resize(max_batch);
 }

@@ -24,8 +24,9 @@ class TrainingData {
  public:
   // Loads /data of the resolved config; per_rank is this rank's batch, eval_batch /eval/batch. With
   // /data/validation_size v > 0 the last v training images become the validation set (as Keras's
-  // validation_split takes the last samples): never in a training batch. BadInput when v leaves no training image.
-  TrainingData(const Json& cfg, int ranks, int rank, long per_rank);
+  // validation_split takes the last samples): never in a training batch. BadInput when v leaves no training image,
+  // or when the batch buffer of the `node_ranks` ranks on this machine (each holds one) exceeds its memory.
+  TrainingData(const Json& cfg, int ranks, int rank, long per_rank, int node_ranks = 1);
 
   const data::Dataset& train() const { return data_.train; }
   const data::Normalization& normalization() const { return data_.norm; }
@@ -41,6 +42,9 @@ class TrainingData {
   // This rank's indices of an evaluation set (all of them when `solo`, for rank 0 evaluating alone) and,
   // for each batch of them, the batch made into x() and labels().
   std::vector<uint32_t> eval_indices(EvalSet set, bool solo) const;
+  // The largest batch this rank's share of an evaluation makes (/eval/batch, or fewer when its share of the larger
+  // set is smaller).
+  size_t eval_batch() const { return eval_batch_; }
   void make_eval_batch(EvalSet set, std::span<const uint32_t> idx);
 
   const float* x() const { return x_.data(); }
@@ -50,6 +54,7 @@ class TrainingData {
 
  private:
   int ranks_, rank_;
+  size_t eval_batch_ = 0;
   data::TrainTest data_;
   data::Dataset validation_;  // empty without /data/validation_size
   std::unique_ptr<data::EpochSharder> sharder_;
