@@ -52,9 +52,15 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);  // prints help or the parse error
-    if (code == 0) return 0;
-    if (argc > 1 && std::string(argv[1]) == "train") dtbench::leave_with_the_other_ranks(e.what());
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // The MPI commands' ranks share stderr and mpirun gives them one command line: they agree on the error, and
+    // rank 0 alone prints it (with one rank, or where MPI would not start, CLI11 prints it).
+    const std::string command = argc > 1 ? argv[1] : "";
+    const std::string why = std::string(e.what()) + " (dtbench " + command + " --help lists the options)";
+    if ((command == "train" && dtbench::leave_with_the_other_ranks(why)) ||
+        (command == "allreduce" && dtbench::say_allreduce_parse_error_once(why)))
+      return static_cast<int>(dtbench::ExitCode::bad_input);
+    app.exit(e);
     return static_cast<int>(dtbench::ExitCode::bad_input);
   } catch (const dtbench::ExitRequest& e) {
     return e.exit_code;

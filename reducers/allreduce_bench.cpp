@@ -29,6 +29,7 @@
 #include "reducers/exchange.hpp"
 #include "reducers/hierarchical.hpp"
 #include "reducers/mpi_comm.hpp"
+#include "reducers/mpi_session.hpp"
 #include "reducers/pattern.hpp"
 #include "reducers/registry.hpp"
 #include "reducers/thread_comm.hpp"
@@ -369,6 +370,7 @@ struct CliOptions {
   std::string json;
   std::string transport = "mpi";
   int ranks = 2;
+  bool ranks_given = false, json_given = false;  // on the command line
 };
 
 // Bad input when the sweep could not hold its buffers: each rank holds the data and the operand of the
@@ -418,6 +420,9 @@ AllreduceOptions checked_options(const CliOptions& cli) {
   o.reducer_options.small_transfer_bytes = parse_bytes(cli.small_transfer, "--small-transfer-bytes");
   if (cli.transport != "mpi" && cli.transport != "thread")
     throw BadInput("--transport must be mpi or thread, got '" + cli.transport + "'");
+  if (cli.ranks_given && cli.transport == "mpi")
+    throw BadInput("--ranks is for --transport thread; under MPI the rank count is the launcher's (mpirun -np K)");
+  if (cli.json_given && cli.json.empty()) throw BadInput("--json: an empty file name");
   const bool mpi = cli.transport == "mpi";
   o.reducers = resolve_reducers(cli.reducer, mpi);
   validate(o);
@@ -497,20 +502,26 @@ void agree_on_early_error(MpiComm& comm, const std::string& mine, std::optional<
   throw ExitRequest(static_cast<int>(ExitCode::bad_input));
 }
 
+// The ranks of a launcher agree on an error found before MPI started (agree_on_early_error): under MPI, and under a
+// launcher of several ranks when the transport is not "thread" (a misspelt --transport).
+bool agrees_on_early_errors(const std::string& transport) {
+  return transport == "mpi" || (transport != "thread" && launched_ranks() >= 2);
+}
+
 void run_command(const CliOptions& cli) {
-  const bool mpi = cli.transport == "mpi";
+  const bool agree = agrees_on_early_errors(cli.transport);
   AllreduceOptions o;
-  std::string early;  // under MPI: the error found before MPI started, which the ranks agree on
+  std::string early;  // the error found before MPI started, which the ranks agree on
   try {
     o = checked_options(cli);
   } catch (const BadInput& e) {
-    if (!mpi) throw;
+    if (!agree) throw;
     early = e.what();
   }
 
   Json result;
   bool rank0 = true;
-  if (mpi) {
+  if (agree) {  // past the agreement, the transport is "mpi"
     std::optional<EarlyErrorWatchdog> watchdog;
     if (!early.empty()) watchdog.emplace(early);
     MpiSession session;
@@ -519,7 +530,7 @@ void run_command(const CliOptions& cli) {
     agree_on_early_error(comm, early, watchdog);
     const std::vector<int> nodes = comm.nodes();
     if (std::any_of(nodes.begin(), nodes.end(), [&](int n) { return n != nodes[0]; }))
-      o.reducers = resolve_reducers(cli.reducer, mpi, false);  // "all" without shared_memory
+      o.reducers = resolve_reducers(cli.reducer, true, false);  // "all" without shared_memory
     // Every rank must run the same sweep (mpirun's MPMD form can start them with other options): ranks that differ
     // would wait for each other's messages forever.
     const std::string mine = options_json(o, cli).dump();
@@ -624,9 +635,7 @@ void add_allreduce_subcommand(CLI::App& app, bool run) {
   CLI::Option* ranks = cmd->add_option("--ranks", cli->ranks, "Rank count for --transport thread")->capture_default_str();
   cmd->callback([cli, ranks, json, run] {
     if (!run) return;
-    if (ranks->count() > 0 && cli->transport == "mpi")
-      throw BadInput("--ranks is for --transport thread; under MPI the rank count is the launcher's (mpirun -np K)");
-    if (json->count() > 0 && cli->json.empty()) throw BadInput("--json: an empty file name");
+    cli->ranks_given = ranks->count() > 0, cli->json_given = json->count() > 0;
     run_command(*cli);
   });
 }
@@ -634,6 +643,21 @@ void add_allreduce_subcommand(CLI::App& app, bool run) {
 }  // namespace
 
 void add_allreduce_command(CLI::App& app) { add_allreduce_subcommand(app, true); }
+
+bool say_allreduce_parse_error_once(const std::string& why) {
+  if (launched_ranks() < 2) return false;
+  std::optional<EarlyErrorWatchdog> watchdog(std::in_place, why);
+  try {
+    MpiSession session;
+    MpiComm comm;
+    agree_on_early_error(comm, why, watchdog);
+  } catch (const ExitRequest&) {
+    return true;  // rank 0 printed it
+  } catch (const Error&) {
+    // MPI would not start: the caller prints it
+  }
+  return false;
+}
 
 void check_allreduce_args(const std::vector<std::string>& args) {
   CLI::App app;

@@ -11,6 +11,11 @@ class App;
 
 namespace dtbench {
 void add_allreduce_command(CLI::App& app);
+// For a `dtbench allreduce` command line that fails to parse (`why`, CLI11's message): when this process is one of
+// several ranks of a launcher, the ranks agree on it in MPI (those that parsed theirs are in their first agreement)
+// and rank 0 alone prints it; true then, and the process exits 2. False with one rank or where MPI would not start:
+// the caller prints it.
+bool say_allreduce_parse_error_once(const std::string& why);
 // Parses `args` as `dtbench allreduce`'s arguments without running anything; throws CLI::ParseError (reproduce checks
 // a claim's allreduce experiments with it before any run).
 void check_allreduce_args(const std::vector<std::string>& args);

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "core/error.hpp"
@@ -39,6 +40,12 @@ std::string MpiSession::thread_level_name(int level) {
     case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
     default: return "unknown (" + std::to_string(level) + ")";
   }
+}
+
+int launched_ranks() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE"})
+    if (const char* v = std::getenv(var)) return std::max(1, std::atoi(v));
+  return 1;
 }
 
 MpiSession::MpiSession(int* argc, char*** argv, int required) {

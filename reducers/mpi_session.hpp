@@ -27,4 +27,7 @@ class MpiSession {
   int provided_ = MPI_THREAD_SINGLE;
 };
 
+// The rank count the launcher (mpirun, srun, another PMI launcher) announces to this process, 1 when none does.
+int launched_ranks();
+
 }  // namespace dtbench

@@ -16,6 +16,7 @@
 #include "core/cli_checks.hpp"
 #include "core/error.hpp"
 #include "reducers/mpi_comm.hpp"
+#include "reducers/mpi_session.hpp"
 #include "workloads/train/stop_signal.hpp"
 #include "workloads/train/trainer.hpp"
 #include "workloads/train/world.hpp"
@@ -30,13 +31,6 @@ namespace {
 void leave_together() {
   std::signal(SIGTERM, SIG_IGN);
   MPI_Barrier(MPI_COMM_WORLD);
-}
-
-// The rank count the launcher announces, 1 when none does.
-int launched_ranks() {
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE"})
-    if (const char* v = std::getenv(var)) return std::max(1, std::atoi(v));
-  return 1;
 }
 
 // Denormal floats flushed to zero (FTZ) and read as zero (DAZ) in this thread and every thread it starts later, as
@@ -65,20 +59,26 @@ void flush_denormals() {
 
 }  // namespace
 
-void leave_with_the_other_ranks(const std::string& why) {
-  if (launched_ranks() < 2) return;
+bool leave_with_the_other_ranks(const std::string& why) {
+  if (launched_ranks() < 2) return false;
   try {
     MpiSession mpi;
     // The other ranks may have parsed their command lines (an MPMD launch): they are in train()'s first agreement on
-    // errors, and this rank's error joins it there, so that they leave naming it rather than wait for good.
+    // errors, and this rank's error joins it there, so that they leave naming it rather than wait for good. When
+    // every rank failed (the usual case: mpirun gives them one command line), rank 0 alone prints it.
+    const World world;
     try {
-      World().agree_on_any_error(BadInput(why));
-    } catch (const SameOnAllRanks&) {
-      // this rank printed its own parse error already
+      world.agree_on_any_error(BadInput(why));
+    } catch (const SameOnAllRanks& e) {
+      if (world.root()) {
+        std::fprintf(stderr, "dtbench: error: %s\n", e.what());
+        std::fflush(stderr);
+      }
     }
     leave_together();
+    return true;
   } catch (const Error&) {
-    // MPI would not start: nothing to leave together with.
+    return false;  // MPI would not start: nothing to leave together with
   }
 }
 

@@ -42,8 +42,9 @@ int train(const TrainArgs& args);
 void add_train_command(CLI::App& app);
 // For a `dtbench train` command line that fails to parse (`why`): when this process is one of several ranks of
 // mpirun or srun, it joins MPI, brings its error to the ranks' first agreement on errors (those that parsed theirs
-// are there, in train()) and leaves with the others, as every rank leaving with a shared exit code does
-// (train_command.cpp). Every rank exits 2.
-void leave_with_the_other_ranks(const std::string& why);
+// are there, in train()), where rank 0 alone prints it, and leaves with the others, as every rank leaving with a
+// shared exit code does (train_command.cpp); true then, and every rank exits 2. False when there is no other rank
+// or MPI would not start: the caller prints the error.
+bool leave_with_the_other_ranks(const std::string& why);
 
 }  // namespace dtbench
