@@ -52,16 +52,16 @@ BatchSplit batch_split(const BatchSplitInput& in) {
                     in.intra_link);
   BatchSplit out;
   out.input = in;
-  for (int b = 1; b <= B; b *= 2) {
+  for (int64_t b = 1; b <= B; b *= 2) {  // 64 bits: doubling past 2^30 overflowed an int, and B / b divided by 0
     BatchSplitRow r;
-    r.per_node = b;
-    r.nodes = B / b;
+    r.per_node = static_cast<int>(b);
+    r.nodes = static_cast<int>(B / b);
     r.compute_s = b * in.seconds_per_image;
     r.window_s = in.backward_share * r.compute_s;
     r.comm_s = allreduce_seconds(in.reducer, r.nodes, in.gradient_bytes, in.options, in.eager_bytes, in.link,
                                  in.intra_link);
     r.hidden = r.comm_s <= r.window_s;
-    if (r.hidden && out.crossover_per_node == 0) out.crossover_per_node = b;
+    if (r.hidden && out.crossover_per_node == 0) out.crossover_per_node = r.per_node;
     out.rows.push_back(r);
   }
   return out;

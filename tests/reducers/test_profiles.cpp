@@ -139,6 +139,13 @@ TEST(BatchSplit, CrossoverOnAHandComputedCase) {
   in.global_batch = 8;
   in.reducer = "nosuch";
   EXPECT_THROW(batch_split(in), BadInput);
+  // The largest power of two an int holds: 31 rows down to one node, where doubling past it divided by zero.
+  in.reducer = "ring";
+  in.global_batch = 1 << 30;
+  s = batch_split(in);
+  ASSERT_EQ(s.rows.size(), 31u);
+  EXPECT_EQ(s.rows.back().per_node, 1 << 30);
+  EXPECT_EQ(s.rows.back().nodes, 1);
 }
 
 TEST(BatchSplit, SeedsCasesOnPublishedTenGigabitEthernet) {
