@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
@@ -80,6 +81,14 @@ std::vector<float> saved_parameters(const analysis::RunData& run, std::string& p
     problem = file.string() + ": cannot read";
     return {};
   }
+  // A finished run's weights are finite (a run whose weights are not ends as diverged): NaN or inf here is a damaged
+  // file, which no difference may be computed from (std::max skips NaN: a NaN file compared as equal).
+  for (size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i])) {
+      problem = file.string() + ": float " + std::to_string(i) + " is not finite (" + (std::isnan(v[i]) ? "NaN" : "inf") +
+                "), in the weights of a run recorded as finished";
+      return {};
+    }
   return v;
 }
 

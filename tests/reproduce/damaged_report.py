@@ -71,3 +71,19 @@ verdicts = {c["id"]: c["verdict"] for c in json.load(open(os.path.join(d, "repor
 assert verdicts["g"] == "inconclusive", verdicts
 assert "N=3 (no ring or parameter_server row" in open(os.path.join(d, "REPORT.md")).read()
 print("g without rows at N = 3: inconclusive")
+
+# NaN in a compared run's saved weights (its record says finished): claim a is inconclusive naming the file. It said
+# supported, with d = 0: std::max skips NaN, so the damaged file compared as equal to its reference.
+d = os.path.join(work, "a-nan-weights")
+shutil.rmtree(d, ignore_errors=True)
+shutil.copytree(os.path.join(src, "results", "reproduce"), d)
+w = os.path.join(d, "a", "mlp", "runs", "p2-tasks_per_node2-threads1-s1.weights")
+with open(w, "r+b") as f:
+    f.seek(4 * 10)
+    f.write(b"\x00\x00\xc0\x7f")  # a quiet NaN, float 10
+p = report(d)
+assert p.returncode == 0, p.stderr[-500:]
+verdicts = {c["id"]: c["verdict"] for c in json.load(open(os.path.join(d, "report.json")))["claims"]}
+assert verdicts["a"] == "inconclusive", verdicts
+assert w + ": float 10 is not finite (NaN)" in open(os.path.join(d, "REPORT.md")).read()
+print("a with NaN in a compared run's weights: inconclusive, naming the file")
