@@ -7,6 +7,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_fields.hpp"
 #include "core/run_record.hpp"
 #include "slurm/process.hpp"
 #include "slurm/shell.hpp"
@@ -120,17 +121,35 @@ fs::path move_failed_record(const Layout& l, const Run& r) {
   return to;
 }
 
+namespace {
+
+// A campaign's job list as dtbench writes it ({"kind", "submissions": [{run, job_id, array_task?, script,
+// submitted_utc}]}), with `subs` its entries. BadInput naming the file and the pointer for anything else: it is part
+// of the campaign folder the command was given.
+Json read_job_list(const fs::path& jobs_json, std::vector<Submission>* subs) {
+  Json j = read_json_file(jobs_json.string(), "job list");
+  try {
+    const JsonFields list(j, "");
+    for (const JsonFields& s : list.items("submissions")) {
+      Submission one{s.string("run"), s.string("job_id"), s.has("array_task") ? s.integer("array_task", 0, int64_t{1} << 31) : -1};
+      if (subs) subs->push_back(std::move(one));
+    }
+  } catch (const BadInput& e) {
+    throw BadInput(jobs_json.string() + ": " + e.what());
+  }
+  return j;
+}
+
+}  // namespace
+
 std::vector<Submission> read_submissions(const fs::path& jobs_json) {
   std::vector<Submission> subs;
-  if (!fs::exists(jobs_json)) return subs;
-  Json j = read_json_file(jobs_json.string(), "job list");
-  for (const auto& s : j.value("submissions", Json::array()))
-    subs.push_back({s.value("run", ""), s.value("job_id", ""), s.value("array_task", int64_t{-1})});
+  if (fs::exists(jobs_json)) read_job_list(jobs_json, &subs);
   return subs;
 }
 
 void append_submissions(const fs::path& jobs_json, const std::vector<Submission>& subs, const std::string& script) {
-  Json j = fs::exists(jobs_json) ? read_json_file(jobs_json.string(), "job list") : Json{{"kind", "dtbench-sweep-jobs"}, {"submissions", Json::array()}};
+  Json j = fs::exists(jobs_json) ? read_job_list(jobs_json, nullptr) : Json{{"kind", "dtbench-sweep-jobs"}, {"submissions", Json::array()}};
   std::string now = utc_timestamp();
   for (const auto& s : subs) {
     Json e = {{"run", s.run}, {"job_id", s.job_id}};

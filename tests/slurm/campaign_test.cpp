@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "core/atomic_file.hpp"
@@ -265,6 +266,22 @@ TEST(Campaign, SubmissionsRoundTrip) {
   EXPECT_EQ(subs[0].array_task, -1);
   EXPECT_EQ(subs[2].job_id, "42");
   EXPECT_EQ(subs[2].array_task, 1);
+  // A damaged list is bad input naming the file and the pointer (it leaked nlohmann's type errors as internal errors).
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"[1, 2]", "/: expected an object, got [1,2]"},
+           {R"({"submissions": 5})", "/submissions: expected a list"},
+           {R"({"submissions": [{"run": 5, "job_id": "1"}]})", "/submissions/0/run: expected a string, got 5"},
+           {R"({"submissions": [{"run": "p0", "job_id": "1", "array_task": "x"}]})", "/submissions/0/array_task: expected an integer"}}) {
+    std::ofstream(jobs) << text;
+    for (int append = 0; append < 2; ++append)
+      try {
+        if (append) append_submissions(jobs, {{"p0-s1", "41", -1}}, "scripts/p0-s1.sbatch");
+        else read_submissions(jobs);
+        ADD_FAILURE() << text;
+      } catch (const BadInput& e) {
+        EXPECT_EQ(std::string(e.what()).rfind(jobs.string() + ": " + message, 0), 0u) << e.what();
+      }
+  }
   fs::remove(jobs);
 }
 
