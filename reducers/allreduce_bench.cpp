@@ -603,8 +603,8 @@ void run_command(const CliOptions& cli) {
 namespace {
 
 // The subcommand; with run false its callback does nothing (check_allreduce_args), but it still owns the options the
-// parser writes into.
-void add_allreduce_subcommand(CLI::App& app, bool run) {
+// parser writes into, which it returns.
+std::shared_ptr<CliOptions> add_allreduce_subcommand(CLI::App& app, bool run) {
   auto cli = std::make_shared<CliOptions>();
   auto* cmd = app.add_subcommand("allreduce", "Sweep the reducers over message sizes (nccl-tests style)");
   cmd->add_option("-b,--minbytes", cli->minbytes, "Smallest size in bytes (K/M/G suffixes); sizes are rounded down to whole floats (4 bytes)")->capture_default_str();
@@ -638,6 +638,7 @@ void add_allreduce_subcommand(CLI::App& app, bool run) {
     cli->ranks_given = ranks->count() > 0, cli->json_given = json->count() > 0;
     run_command(*cli);
   });
+  return cli;
 }
 
 }  // namespace
@@ -659,12 +660,19 @@ bool say_allreduce_parse_error_once(const std::string& why) {
   return false;
 }
 
-void check_allreduce_args(const std::vector<std::string>& args) {
+void check_allreduce_args(const std::vector<std::string>& args, const std::string& transport, int ranks) {
   CLI::App app;
-  add_allreduce_subcommand(app, false);
+  const std::shared_ptr<CliOptions> cli = add_allreduce_subcommand(app, false);
   std::vector<std::string> argv(args.rbegin(), args.rend());  // CLI11 takes them last first
   argv.push_back("allreduce");
   app.parse(argv);
+  // And their values, as the run will check them (sizes, reducers, memory of `ranks` ranks on this machine).
+  cli->transport = transport;
+  cli->ranks = ranks;
+  const AllreduceOptions o = checked_options(*cli);
+  if (o.reducer_options.servers > ranks)
+    throw BadInput("--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= the rank count (" +
+                   std::to_string(ranks) + ")");
 }
 
 }  // namespace dtbench

@@ -16,9 +16,10 @@ void add_allreduce_command(CLI::App& app);
 // and rank 0 alone prints it; true then, and the process exits 2. False with one rank or where MPI would not start:
 // the caller prints it.
 bool say_allreduce_parse_error_once(const std::string& why);
-// Parses `args` as `dtbench allreduce`'s arguments without running anything; throws CLI::ParseError (reproduce checks
-// a claim's allreduce experiments with it before any run).
-void check_allreduce_args(const std::vector<std::string>& args);
+// Parses `args` as `dtbench allreduce`'s arguments for `ranks` ranks of `transport` ("mpi" or "thread") without
+// running anything; throws CLI::ParseError for what does not parse and BadInput for a value the run would refuse
+// (reproduce checks a claim's allreduce experiments with it before any run).
+void check_allreduce_args(const std::vector<std::string>& args, const std::string& transport, int ranks);
 void add_model_command(CLI::App& app);
 inline void add_reducer_commands(CLI::App& app) {
   add_allreduce_command(app);

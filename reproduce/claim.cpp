@@ -84,11 +84,13 @@ Experiment parse_experiment(const JsonFields& f, const fs::path& dir, const std:
         throw BadInput(where + a.pointer("args") + ": " + set + " is set by dtbench reproduce");
   // The arguments parse as `dtbench allreduce`'s (an unknown option or a malformed value is refused here, before
   // any run).
-  try {
-    check_allreduce_args(e.args);
-  } catch (const CLI::ParseError& err) {
-    throw BadInput(where + a.pointer("args") + ": not arguments of dtbench allreduce: " + err.what());
-  }
+  for (const int ranks : e.ranks) try {
+      check_allreduce_args(e.args, e.transport, ranks);
+    } catch (const CLI::ParseError& err) {
+      throw BadInput(where + a.pointer("args") + ": not arguments of dtbench allreduce: " + err.what());
+    } catch (const BadInput& err) {
+      throw BadInput(where + a.pointer("args") + ": " + err.what() + " (at " + std::to_string(ranks) + " ranks)");
+    }
   return e;
 }
 
