@@ -1,9 +1,14 @@
 #include <algorithm>
 #include <cstdio>
+#include <set>
 #include <vector>
 
+#include "analysis/campaign_data.hpp"
 #include "core/error.hpp"
 #include "reproduce/criteria/kinds.hpp"
+#include "reproduce/evidence.hpp"
+#include "slurm/expand.hpp"
+#include "slurm/spec.hpp"
 
 namespace dtbench::reproduce {
 
@@ -71,21 +76,51 @@ std::string text_in(const Json& criterion, const std::string& where, const char*
   return v.get<std::string>();
 }
 
-const Experiment& published_inputs(const Json& criterion, const std::vector<Experiment>& experiments,
-                                   const std::string& where, std::initializer_list<const char*> files) {
-  const std::string name = criterion.at("inputs").get<std::string>();
+void check_group_values(const Json& criterion, const std::vector<Experiment>& experiments, const std::string& where,
+                        std::initializer_list<const char*> values) {
+  const std::string key = criterion.at("group_key").get<std::string>();
+  std::set<std::string> groups;
+  for (const Experiment& e : experiments) {
+    if (e.kind != "sweep") continue;
+    for (const slurm::Point& p : slurm::expand(slurm::load_spec(e.spec), e.spec.parent_path() / "runs"))
+      for (const slurm::Run& r : p.runs) {
+        analysis::RunData run;
+        run.config = r.config;
+        run.slurm = p.slurm;
+        run.ranks = p.ranks;
+        groups.insert(group_text(run, key));
+      }
+  }
+  for (const char* v : values) {
+    const std::string want = criterion.at(v).get<std::string>();
+    if (groups.count(want) == 0) {
+      std::string have;
+      for (const auto& g : groups) have += (have.empty() ? "\"" : ", \"") + g + "\"";
+      throw BadInput(where + "/" + v + ": no run of this claim's sweeps is in group \"" + want + "\" of /group_key \"" +
+                     key + "\" (their groups: " + (have.empty() ? std::string("none") : have) + ")");
+    }
+  }
+}
+
+const Experiment& named_experiment(const Json& criterion, const std::vector<Experiment>& experiments,
+                                   const std::string& where, const char* key, const std::string& kind) {
+  const std::string name = criterion.at(key).get<std::string>();
   std::string names;
   for (const Experiment& e : experiments) {
-    if (e.name == name && e.kind == "published") {
-      for (const char* file : files)
-        if (std::find(e.files.begin(), e.files.end(), file) == e.files.end())
-          throw BadInput(where + "/inputs: experiment \"" + name + "\" does not copy " + file);
-      return e;
-    }
-    if (e.kind == "published") names += (names.empty() ? "" : ", ") + e.name;
+    if (e.name == name && e.kind == kind) return e;
+    if (e.kind == kind) names += (names.empty() ? "" : ", ") + e.name;
   }
-  throw BadInput(where + "/inputs: \"" + name + "\" is no published experiment of this claim (" +
+  throw BadInput(where + "/" + key + ": \"" + name + "\" is no " + kind + " experiment of this claim (" +
                  (names.empty() ? std::string("it has none") : "there are: " + names) + ")");
+}
+
+const Experiment& published_inputs(const Json& criterion, const std::vector<Experiment>& experiments,
+                                   const std::string& where, std::initializer_list<const char*> files) {
+  const Experiment& e = named_experiment(criterion, experiments, where, "inputs", "published");
+  for (const char* file : files)
+    if (std::find(e.files.begin(), e.files.end(), file) == e.files.end())
+      throw BadInput(where + "/inputs: experiment \"" + e.name + "\" does not copy " + file);
+  return e;
 }
 
 std::vector<std::string> texts_in(const Json& criterion, const std::string& where, const char* key) {

@@ -99,7 +99,7 @@ BatchSeries batch_series(const analysis::PointData& p, const std::string& group_
     if (r.state != "done" || !r.record) continue;
     auto v = value(*r.record);
     if (!v) continue;
-    s[group_key + "=" + value_text(analysis::key_value(r, group_key))][r.record->global_batch].push_back(*v);
+    s[group_key + "=" + group_text(r, group_key)][r.record->global_batch].push_back(*v);
   }
   return s;
 }
@@ -129,6 +129,16 @@ Json batch_figure(const std::string& kind, const std::string& y_label, const Bat
     series.push_back(one);
   }
   return {{"kind", kind}, {"y", y_label}, {"series", series}};
+}
+
+std::string group_text(const analysis::RunData& run, const std::string& keys) {
+  std::string text;
+  for (size_t a = 0, b; a <= keys.size(); a = b + 1) {
+    b = std::min(keys.find(',', a), keys.size());
+    if (a > 0) text += ' ';
+    text += value_text(analysis::key_value(run, keys.substr(a, b - a)));
+  }
+  return text;
 }
 
 std::string value_text(const Json& v) {

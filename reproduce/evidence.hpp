@@ -45,6 +45,9 @@ Json batch_figure(const std::string& kind, const std::string& y_label, const Bat
 
 // A point's axis value as text ("0.1", "ring", "{...}" for objects: their "name" when they have one).
 std::string value_text(const Json& v);
+// The group a run belongs to by `keys`, one config key or several separated by commas: their values' texts, joined
+// by spaces ("parallel.mode,optimizer.name" -> "async sgd").
+std::string group_text(const analysis::RunData& run, const std::string& keys);
 
 // Fixed formatting: `digits` after the point ("%.*f"), and scientific with `digits` significant digits.
 std::string fixed(double v, int digits);

@@ -26,6 +26,11 @@ void check(const Json& c, const std::string& where) {
   for (const char* k : {"group_key", "sync", "async"}) text_in(c, where, k);
 }
 
+// The groups it compares exist among the runs (a misspelt value was found only in the report, after the runs).
+void check_experiments(const Json& c, const std::vector<Experiment>& experiments, const std::string& where) {
+  check_group_values(c, experiments, where, {"sync", "async"});
+}
+
 struct Method {
   double best = INFINITY;
   int points = 0, reached = 0;
@@ -60,12 +65,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
           continue;
         }
         k = r.ranks;
-        method.clear();
-        for (size_t a = 0, b; a <= key.size(); a = b + 1) {  // "k1,k2": the values joined by spaces
-          b = std::min(key.find(',', a), key.size());
-          if (!method.empty()) method += ' ';
-          method += value_text(analysis::key_value(r, key.substr(a, b - a)));
-        }
+        method = group_text(r, key);  // "k1,k2": the values joined by spaces
         m = &by_k[k][method];
         if (r.record->time_to_accuracy) epochs.push_back(r.record->time_to_accuracy->epoch);
         else all = false;
@@ -122,6 +122,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
 
 }  // namespace async_cost_criterion
 
-const CriterionKind kAsyncCost = {"async_cost", async_cost_criterion::check, async_cost_criterion::evaluate};
+const CriterionKind kAsyncCost = {"async_cost", async_cost_criterion::check, async_cost_criterion::evaluate,
+                                  async_cost_criterion::check_experiments};
 
 }  // namespace dtbench::reproduce

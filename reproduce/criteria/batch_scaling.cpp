@@ -24,6 +24,11 @@ void check(const Json& c, const std::string& where) {
   text_in(c, where, "with_warmup");  // the group's value as text
 }
 
+// The groups it compares exist among the runs (a misspelt value was found only in the report, after the runs).
+void check_experiments(const Json& c, const std::vector<Experiment>& experiments, const std::string& where) {
+  check_group_values(c, experiments, where, {"with_warmup"});
+}
+
 Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& experiments,
                  const std::filesystem::path& out) {
   const auto ref_batch = c["reference_batch"].get<int64_t>();
@@ -83,6 +88,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
 }  // namespace batch_scaling_criterion
 
 const CriterionKind kBatchScaling = {"batch_scaling", batch_scaling_criterion::check,
-                                     batch_scaling_criterion::evaluate};
+                                     batch_scaling_criterion::evaluate,
+                                     batch_scaling_criterion::check_experiments};
 
 }  // namespace dtbench::reproduce

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/published_dir.hpp"
 #include "reducers/batch_split.hpp"
 #include "reducers/cost_model.hpp"
 #include "reducers/profiles.hpp"
@@ -34,6 +35,50 @@ const Experiment* find(const std::vector<Experiment>& es, const std::string& nam
   for (const auto& e : es)
     if (e.name == name) return &e;
   return nullptr;
+}
+
+// Before any run: the experiments it names exist, and the published files the inputs experiment copies (read from
+// results/published, as the copy will be) hold its device, model and networks; the batches split and the reducer
+// has a cost formula. Each was found wrong only in the report, after the runs.
+void check_experiments(const Json& c, const std::vector<Experiment>& experiments, const std::string& where) {
+  published_inputs(c, experiments, where, {"compute.json", "networks.json"});
+  named_experiment(c, experiments, where, "fitted", "allreduce");
+  const int64_t batch = c["global_batch"].get<int64_t>();
+  if ((batch & (batch - 1)) != 0) throw BadInput(where + "/global_batch: a power of two, got " + std::to_string(batch));
+  for (const char* key : {"hidden", "exposed"}) {
+    const int64_t b = c[key].get<int64_t>();
+    if ((b & (b - 1)) != 0 || b > batch)
+      throw BadInput(where + "/" + key + ": a per-node batch is a power of two up to /global_batch (" +
+                     std::to_string(batch) + "), got " + std::to_string(b));
+  }
+  const std::filesystem::path dir = published_dir();
+  const Profiles profiles = load_profiles(dir);
+  BatchSplitInput in;
+  in.global_batch = static_cast<int>(batch);
+  try {
+    in.seconds_per_image = 1.0 / profiles.device(c["device"].get<std::string>()).images_per_s;
+  } catch (const BadInput& e) {
+    throw BadInput(where + "/device: " + e.what());
+  }
+  const auto model = profiles.model_parameters.find(c["model"].get<std::string>());
+  if (model == profiles.model_parameters.end())
+    throw BadInput(where + "/model: no model \"" + c["model"].get<std::string>() + "\" with a parameter count in " +
+                   (dir / "compute.json").string());
+  in.gradient_bytes = model->second * 4;
+  in.reducer = c["reducer"].get<std::string>();
+  in.options = BatchSplitInput::unsegmented_options();
+  for (size_t i = 0; i < c["networks"].size(); ++i) {
+    try {
+      in.link = profiles.network(c["networks"][i].get<std::string>()).params(profiles.gamma_s_per_byte);
+    } catch (const BadInput& e) {
+      throw BadInput(where + "/networks/" + std::to_string(i) + ": " + e.what());
+    }
+    try {
+      batch_split(in);
+    } catch (const BadInput& e) {
+      throw BadInput(where + "/reducer: " + e.what());
+    }
+  }
 }
 
 Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& experiments,
@@ -133,6 +178,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
 
 }  // namespace comm_hiding_criterion
 
-const CriterionKind kCommHiding = {"comm_hiding", comm_hiding_criterion::check, comm_hiding_criterion::evaluate};
+const CriterionKind kCommHiding = {"comm_hiding", comm_hiding_criterion::check, comm_hiding_criterion::evaluate,
+                                   comm_hiding_criterion::check_experiments};
 
 }  // namespace dtbench::reproduce

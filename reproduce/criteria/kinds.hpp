@@ -45,5 +45,13 @@ std::vector<std::string> texts_in(const Json& criterion, const std::string& wher
 // naming where + "/inputs" otherwise.
 const Experiment& published_inputs(const Json& criterion, const std::vector<Experiment>& experiments,
                                    const std::string& where, std::initializer_list<const char*> files);
+// Each of `values` (keys of the criterion holding a group's text) names a group that some run of the scale's sweep
+// experiments will be in, by the criterion's "group_key" (group_text of the runs' resolved configs, as the report
+// groups the records): a misspelt key or value is refused before any run, naming where + its key.
+void check_group_values(const Json& criterion, const std::vector<Experiment>& experiments, const std::string& where,
+                        std::initializer_list<const char*> values);
+// The experiment the criterion's `key` names among a scale's, of `kind`; BadInput naming where + "/" + key otherwise.
+const Experiment& named_experiment(const Json& criterion, const std::vector<Experiment>& experiments,
+                                   const std::string& where, const char* key, const std::string& kind);
 
 }  // namespace dtbench::reproduce

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "analysis/published.hpp"
+#include "core/published_dir.hpp"
 #include "reproduce/criteria/kinds.hpp"
 #include "reproduce/evidence.hpp"
 
@@ -19,12 +20,14 @@ void check(const Json& c, const std::string& where) {
   for (const char* k : {"table", "inputs"}) text_in(c, where, k);
 }
 
-// The table is one of the files the inputs experiment copies.
+// The table is one of the files the inputs experiment copies, and a published table (read from results/published, as
+// the copy will be: a damaged one was found only after the copy and reproduce.json were written).
 void check_experiments(const Json& c, const std::vector<Experiment>& experiments, const std::string& where) {
   const std::string table = c["table"].get<std::string>() + ".json";
   const Experiment& e = published_inputs(c, experiments, where, {});
   if (std::find(e.files.begin(), e.files.end(), table) == e.files.end())
     throw BadInput(where + "/table: experiment \"" + e.name + "\" does not copy " + table);
+  analysis::load_published((published_dir() / table).string());
 }
 
 Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, const std::filesystem::path& out) {

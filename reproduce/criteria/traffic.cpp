@@ -23,6 +23,10 @@ void check(const Json& c, const std::string& where) {
   text_in(c, where, "sweep");  // an experiment name
 }
 
+void check_experiments(const Json& c, const std::vector<Experiment>& experiments, const std::string& where) {
+  named_experiment(c, experiments, where, "sweep", "allreduce");
+}
+
 // A row's per-rank byte counts (traffic/KEY): a list of whole numbers >= 0, one per rank; empty when the row has
 // none and `required` is false. BadInput naming the file and the pointer otherwise.
 std::vector<double> counts(const Json& traffic, const char* key, bool required, const std::string& at) {
@@ -145,6 +149,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
 
 }  // namespace traffic_criterion
 
-const CriterionKind kTraffic = {"traffic", traffic_criterion::check, traffic_criterion::evaluate};
+const CriterionKind kTraffic = {"traffic", traffic_criterion::check, traffic_criterion::evaluate,
+                                traffic_criterion::check_experiments};
 
 }  // namespace dtbench::reproduce

@@ -21,6 +21,11 @@ void check(const Json& c, const std::string& where) {
   text_in(c, where, "baseline");   // the baseline group's value as text
 }
 
+// The groups it compares exist among the runs (a misspelt value was found only in the report, after the runs).
+void check_experiments(const Json& c, const std::vector<Experiment>& experiments, const std::string& where) {
+  check_group_values(c, experiments, where, {"baseline"});
+}
+
 Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& experiments,
                  const std::filesystem::path& out) {
   const double target = c["target_accuracy"].get<double>();
@@ -80,6 +85,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
 
 }  // namespace usable_batch_criterion
 
-const CriterionKind kUsableBatch = {"usable_batch", usable_batch_criterion::check, usable_batch_criterion::evaluate};
+const CriterionKind kUsableBatch = {"usable_batch", usable_batch_criterion::check, usable_batch_criterion::evaluate,
+                                    usable_batch_criterion::check_experiments};
 
 }  // namespace dtbench::reproduce

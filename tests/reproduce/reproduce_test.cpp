@@ -161,6 +161,59 @@ TEST_F(ClaimFile, ErrorsNameFileAndPointer) {
   EXPECT_NE(error().find("/id: \"y\" differs from the folder's name \"x\""), std::string::npos) << error();
 }
 
+// Found by a hunt: criterion parameters naming a device, model, network, experiment or group that does not exist,
+// and allreduce arguments whose values the run refuses, passed the load (and --dry-run) and failed only in the
+// report or the run, after the runs and reproduce.json. Each is refused when the claim loads, naming the pointer.
+TEST_F(ClaimFile, WhatACriterionNamesExistsBeforeAnyRun) {
+  const char* kF = R"({"quick": [{"name": "inputs", "published": ["networks.json", "compute.json"]},
+                                  {"name": "this-machine", "allreduce": {"ranks": [2], "transport": "thread", "args": []}}],
+                       "full": []})";
+  auto hiding = [&](const std::string& change) {
+    Json c = {{"kind", "comm_hiding"}, {"text", "t"}, {"global_batch", 1024}, {"model", "resnet50"},
+              {"device", "p100-resnet50-fp32-tf"}, {"reducer", "ring"}, {"networks", {"10gbe-tcp", "ib-edr"}},
+              {"hidden", 64}, {"exposed", 1}, {"inputs", "inputs"}, {"fitted", "this-machine"}};
+    c.merge_patch(Json::parse(change));
+    write("claim.json", claim(c.dump(), kF));
+    return error();
+  };
+  EXPECT_EQ(hiding("{}"), "no error");
+  EXPECT_NE(hiding(R"({"device": "nodevice"})").find("claim.json: /criterion/device: "), std::string::npos) << error();
+  EXPECT_NE(hiding(R"({"model": "vgg"})").find("claim.json: /criterion/model: no model \"vgg\""), std::string::npos)
+      << error();
+  EXPECT_NE(hiding(R"({"networks": ["10gbe-tcp", "nonet"]})").find("claim.json: /criterion/networks/1: "),
+            std::string::npos) << error();
+  EXPECT_NE(hiding(R"({"reducer": "bogus"})").find("claim.json: /criterion/reducer: "), std::string::npos) << error();
+  EXPECT_NE(hiding(R"({"hidden": 3})").find("claim.json: /criterion/hidden: a per-node batch is a power of two"),
+            std::string::npos) << error();
+  EXPECT_NE(hiding(R"({"global_batch": 1000})").find("claim.json: /criterion/global_batch: a power of two"),
+            std::string::npos) << error();
+  EXPECT_NE(hiding(R"({"fitted": "nope"})").find("claim.json: /criterion/fitted: \"nope\" is no allreduce experiment"),
+            std::string::npos) << error();
+  // Claim g's sweep, and an allreduce argument whose value does not parse (it failed in every run).
+  write("claim.json", claim(R"({"kind": "traffic", "text": "t", "size_bytes": 1024, "sweep": "nope"})", kAllreduce));
+  EXPECT_NE(error().find("claim.json: /criterion/sweep: \"nope\" is no allreduce experiment of this claim (there are: g)"),
+            std::string::npos) << error();
+  write("claim.json", claim(kCriterion, R"({"quick": [{"name": "g", "allreduce": {"ranks": [2], "transport": "thread", "args": ["-b", "1Z"]}}], "full": []})"));
+  EXPECT_NE(error().find("claim.json: /experiments/quick/0/allreduce/args: -b/--minbytes: '1Z' is not a byte size"),
+            std::string::npos) << error();
+  // Groups (claims b, c, e): a value of group_key that no run of the sweeps takes.
+  write("s.json", R"({"name": "s", "base": {"model": {"arch": "mlp"}, "duration": {"steps": 2},
+                      "data": {"dataset": "synthetic"}}, "axes": {"optimizer.name": ["sgd", "lars"]}})");
+  const char* kSweep = R"({"quick": [{"name": "s", "sweep": "s.json"}], "full": []})";
+  write("claim.json", claim(R"({"kind": "usable_batch", "text": "t", "target_accuracy": 0.8, "group_key": "optimizer.name",
+                                "baseline": "sgd"})", kSweep));
+  EXPECT_EQ(error(), "no error");
+  write("claim.json", claim(R"({"kind": "usable_batch", "text": "t", "target_accuracy": 0.8, "group_key": "optimizer.name",
+                                "baseline": "nope"})", kSweep));
+  EXPECT_NE(error().find("claim.json: /criterion/baseline: no run of this claim's sweeps is in group \"nope\" of "
+                         "/group_key \"optimizer.name\" (their groups: \"lars\", \"sgd\")"),
+            std::string::npos) << error();
+  write("claim.json", claim(R"({"kind": "async_cost", "text": "t", "group_key": "parallel.mode,optimizer.name",
+                                "sync": "sync sgd", "async": "async sgd"})", kSweep));
+  EXPECT_NE(error().find("claim.json: /criterion/async: no run of this claim's sweeps is in group \"async sgd\""),
+            std::string::npos) << error();
+}
+
 // Every committed claim loads: its criterion's parameters and every sweep spec it names are valid.
 TEST(CommittedClaims, AllLoad) {
   const fs::path root = fs::path(DTBENCH_SOURCE_DIR) / "results" / "claims";
