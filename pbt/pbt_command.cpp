@@ -438,6 +438,8 @@ int run_pbt(const Args& a) {
   // A folder holds one campaign: a sweep's (campaign.json) would have its spec.json replaced.
   if (fs::exists(dir / "campaign.json"))
     throw BadInput((dir / "campaign.json").string() + ": this folder holds a dtbench sweep campaign; use another --out");
+  if (fs::exists(dir / "reproduce.json"))
+    throw BadInput((dir / "reproduce.json").string() + ": this folder holds a dtbench reproduce report; use another --out");
   check_output_folder(dir, "--out", !a.dry_run);  // a file, a file above it, or a folder that cannot be written
   if (fs::exists(lineage_file)) {
     l = pbt::read_lineage(lineage_file);

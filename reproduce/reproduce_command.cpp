@@ -114,6 +114,11 @@ void run(const Options& o) {
   }
   Json index = {{"kind", "dtbench-reproduction"}, {"scale", o.scale}, {"claims", Json::array()},
                 {"sessions", Json::array()}};
+  // A folder holds one kind of campaign: a sweep's or a pbt campaign's would get a report beside it.
+  for (const char* other : {"campaign.json", "lineage.json"})
+    if (fs::exists(out / other))
+      throw BadInput((out / other).string() + ": this folder holds a dtbench " +
+                     (std::string(other) == "campaign.json" ? "sweep" : "pbt") + " campaign; use another --out");
   if (fs::exists(out / "reproduce.json")) {
     index = reproduce::read_index(out);
     if (index["scale"] != o.scale)
@@ -121,6 +126,13 @@ void run(const Options& o) {
                      index["scale"].get<std::string>() + "', not '" + o.scale + "': use another --out");
   }
   check_output_folder(out, "--out", !o.dry_run);  // a file, a file above it, or a folder that cannot be written
+  // Every folder the claims write: a file where one goes was found only after reproduce.json was written.
+  for (const auto& c : claims)
+    for (const auto& e : c.scales.at(o.scale)) check_output_folder(out / c.id / e.name, "--out", !o.dry_run);
+  // The claims an earlier session listed are reported too: each must still load from the folder.
+  for (const auto& id : index["claims"])
+    if (std::find(ids.begin(), ids.end(), id.get<std::string>()) == ids.end())
+      reproduce::load_claim(out / id.get<std::string>());
   std::vector<std::map<std::string, std::string>> definitions;  // each claim's files, read once
   for (const auto& c : claims) {
     definitions.push_back(definition_files(c.dir));
@@ -132,6 +144,16 @@ void run(const Options& o) {
             : o.dry_run ? reproduce::RunMode::dry_run : reproduce::RunMode::none;
   ro.wait = o.wait;
   ro.jobs = o.jobs;
+  if (ro.mode != reproduce::RunMode::dry_run) {
+    // What an earlier run left in the sweeps' folders (their campaigns and records) is read as a dry run reads it,
+    // before anything is written: a damaged campaign was refused only after reproduce.json and the claims' files.
+    reproduce::RunOptions look = ro;
+    look.mode = reproduce::RunMode::dry_run;
+    std::ostream quiet(nullptr);
+    for (const auto& c : claims)
+      for (const auto& e : c.scales.at(o.scale))
+        if (e.kind == "sweep") reproduce::run_experiment(e, out / c.id, look, quiet);
+  }
   if (ro.mode == reproduce::RunMode::dry_run) {
     for (const auto& c : claims) {
       std::cout << "claim " << c.id << ": " << c.title << "\n";
