@@ -54,13 +54,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // The MPI commands' ranks share stderr and mpirun gives them one command line: they agree on the error, and
-    // rank 0 alone prints it (with one rank, or where MPI would not start, CLI11 prints it).
+    // rank 0 alone prints it.
     const std::string command = argc > 1 ? argv[1] : "";
-    const std::string why = std::string(e.what()) + " (dtbench " + command + " --help lists the options)";
+    const std::string why = std::string(e.what()) + " (dtbench " + (command.empty() || command[0] == '-' ? "" : command + " ") +
+                            "--help lists the options)";
     if ((command == "train" && dtbench::leave_with_the_other_ranks(why)) ||
         (command == "allreduce" && dtbench::say_allreduce_parse_error_once(why)))
       return static_cast<int>(dtbench::ExitCode::bad_input);
-    app.exit(e);
+    say("error: " + why);  // as every other error line (CLI11's own has no prefix)
     return static_cast<int>(dtbench::ExitCode::bad_input);
   } catch (const dtbench::ExitRequest& e) {
     return e.exit_code;
