@@ -49,7 +49,16 @@ void add_table_command(CLI::App& app) {
                   "that reached it) to this JSON file, for MLPerf's RCP checker --custom_rcps; prints no table");
   cmd->callback([o] {
     const bool as_json = o->format == "json";
-    analysis::Format f = as_json ? analysis::Format::md : analysis::parse_format(o->format);
+    analysis::Format f = analysis::Format::md;
+    try {
+      if (!as_json) f = analysis::parse_format(o->format);
+    } catch (const BadInput&) {
+      throw BadInput("--format: expected one of \"md\", \"csv\", \"latex\", \"json\", got \"" + o->format + "\"");
+    }
+    for (const auto& key : o->group_by)
+      if (key.empty()) throw BadInput("--group-by: an empty key (the keys are separated by commas)");
+    for (const auto& key : o->metrics)
+      if (key.empty()) throw BadInput("--metrics: an empty name (the names are separated by commas)");
     analysis::CampaignData c;
     std::string text;
     bool no_rcps = false;  // --rcps, and no point gave one: nothing written

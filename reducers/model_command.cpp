@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/atomic_file.hpp"
+#include "core/cli_checks.hpp"
 #include "core/error.hpp"
 #include "core/provenance.hpp"
 #include "core/published_dir.hpp"
@@ -276,7 +277,14 @@ void run_model_command(const ModelCliOptions& cli) {
   }
 
   const double fit_max = cli.fit_max.empty() ? 0.0 : static_cast<double>(parse_bytes(cli.fit_max, "--fit-max-bytes"));
-  FittedModel m = fit_cost_model(docs, static_cast<double>(parse_bytes(cli.eager, "--eager-bytes")), fit_max);
+  FittedModel m;
+  try {
+    m = fit_cost_model(docs, static_cast<double>(parse_bytes(cli.eager, "--eager-bytes")), fit_max);
+  } catch (const BadInput& e) {  // its messages count the files ("fit file 2"): which they are
+    std::string files;
+    for (const auto& f : cli.fit) files += (files.empty() ? "" : ", ") + f;
+    throw BadInput(std::string(e.what()) + " (--fit " + files + ")");
+  }
   const Json fit_json = m.to_json();  // with the fitted sweeps' node size
   if (cli.ranks_per_node >= 0) m.options.ranks_per_node = cli.ranks_per_node;  // predictions only: rows keep theirs
   const std::map<std::string, double> held =
@@ -397,14 +405,16 @@ void add_model_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--layers", cli->layers,
                   "Data against model parallelism: a fully connected stack's widths, inputs first (e.g. 784,8192,10), "
-                  "timed at --batch over --ranks with --compute-us-per-image on --network");
+                  "timed at --batch over --ranks with --compute-us-per-image on --network")
+      ->check(cli::non_empty);
   cmd->add_option("--micro-batches", cli->micro_batches,
                   "Data against model parallelism: the pipeline's micro-batches per step (0: 4 per rank, at most "
                   "--batch)")
       ->capture_default_str();
   cmd->add_option("--ranks-per-node", cli->ranks_per_node,
                   "hierarchical: ranks per node in the predictions, the batch split and the parallelism table "
-                  "(0: one node; default: the fitted sweeps' nodes)");
+                  "(0: one node; default: the fitted sweeps' nodes)")
+      ->check(cli::non_negative);  // the default, -1, is not checked
   cmd->add_option("--check", cli->check, "Compare predictions with this measured sweep (sizes inside the fit range)");
   cmd->add_option("--holdout", cli->holdout,
                   "Held-out `dtbench allreduce --json` file(s), not fitted: report the model's rms error on them "

@@ -8,6 +8,7 @@
 #include "core/json_fields.hpp"
 #include "reducers/allreduce_bench.hpp"
 #include "reducers/hierarchical.hpp"
+#include "reducers/registry.hpp"
 
 namespace dtbench {
 namespace {
@@ -84,7 +85,10 @@ void check_sweep_document(const Json& doc) {
     if (row.has("ranks") && row.at("ranks") != top.at("ranks"))
       throw BadInput(row.pointer("ranks") + ": " + row.at("ranks").dump() + ", but the file's /ranks is " +
                      top.at("ranks").dump());
-    row.string("reducer");
+    // A reducer dtbench has (one without a cost formula, nccl, is left out of fits by name; an unknown one is another
+    // writer's, and was dropped from a fit without a word).
+    if (const std::string name = row.string("reducer"); find_reducer(name) == nullptr)
+      throw BadInput(row.pointer("reducer") + ": " + config::shown(row.at("reducer")) + " is not a dtbench reducer");
     count_in(row, "wrong", 0, 9007199254740992.0);  // 2^53: exact as a double
     check_times(row);
   }

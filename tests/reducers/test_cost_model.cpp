@@ -334,9 +334,9 @@ TEST(CostModel, HoldoutErrorIsTheRmsOfTheRelativeErrors) {
   EXPECT_EQ(err.size(), kTruth.size());
   // Held-out sweeps taken with other options cannot be predicted with the fitted segmenting.
   EXPECT_THROW(holdout_rms_rel_error(m, {synthetic_sweep(3, 0.05e-9, kTruth, 1 << 16)}), BadInput);
-  // A held-out sweep of reducers the model does not know.
+  // A held-out sweep of reducers the model does not know (here nccl's, which has no cost formula).
   Json unknown = held;
-  for (Json& row : unknown["rows"]) row["reducer"] = "nosuch";
+  for (Json& row : unknown["rows"]) row["reducer"] = "nccl";
   EXPECT_THROW(holdout_rms_rel_error(m, {unknown}), BadInput);
 }
 
@@ -432,6 +432,15 @@ TEST(CostModel, FitRejectsMixedOptionsAndForeignFiles) {
                BadInput);
   EXPECT_THROW(fit_cost_model({Json{{"kind", "dtbench.run"}}}), BadInput);
   EXPECT_THROW(fit_cost_model({}), BadInput);
+  // A row of a reducer dtbench does not have is another writer's: refused naming it (it was dropped from the fit).
+  Json foreign = synthetic_sweep(2, 1e-11, truth, 1 << 20);
+  foreign["rows"][1]["reducer"] = "bogus";
+  try {
+    fit_cost_model({foreign});
+    ADD_FAILURE() << "accepted";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), "fit file 1: /rows/1/reducer: \"bogus\" is not a dtbench reducer");
+  }
 }
 
 // Every field the fit reads is checked before use: a negative or fractional byte count, a time that is not a
