@@ -53,7 +53,10 @@ std::string find_program(const std::string& program) {
 }
 
 // run_to_files with PR_SET_PDEATHSIG or an inherited descriptor: posix_spawn can set neither, so fork and exec by
-// hand. The signal comes when the thread that forked ends, which here outlives the child (it waits for it).
+// hand. The signal comes when the thread that forked ends, which here outlives the child (it waits for it). With a
+// signal, the child leads its own process group and reads nothing from the terminal: a terminal's Ctrl-C (SIGINT to
+// the foreground group) then reaches only this process, whose death sends the child `signal` (a pbt member then
+// checkpoints), where SIGINT killed the members outright; and a background group reading the terminal would stop.
 int run_tied_to_parent(const std::vector<std::string>& argv, const std::filesystem::path& out,
                        const std::filesystem::path& err, int signal, int inherit_fd) {
   const std::string exe = find_program(argv[0]);
@@ -66,11 +69,13 @@ int run_tied_to_parent(const std::vector<std::string>& argv, const std::filesyst
     if (fd_err >= 0) ::close(fd_err);
     throw RunFailed((fd_out < 0 ? out : err).string() + ": cannot open: " + std::strerror(e));
   }
+  const int fd_in = signal != 0 ? ::open("/dev/null", O_RDONLY | O_CLOEXEC) : -1;
   auto args = c_argv(argv);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {  // the child: async-signal-safe calls only
     if (::prctl(PR_SET_PDEATHSIG, signal) != 0 || ::getppid() != parent) ::_exit(127);  // parent already gone
+    if (signal != 0 && (::setpgid(0, 0) != 0 || fd_in < 0 || ::dup2(fd_in, 0) < 0)) ::_exit(127);
     if (inherit_fd >= 0 && ::fcntl(inherit_fd, F_SETFD, 0) != 0) ::_exit(127);  // kept across execve
     if (::dup2(fd_out, 1) < 0 || ::dup2(fd_err, 2) < 0) ::_exit(127);
     ::execve(exe.c_str(), args.data(), environ);
@@ -79,6 +84,7 @@ int run_tied_to_parent(const std::vector<std::string>& argv, const std::filesyst
   const int e = errno;
   ::close(fd_out);
   ::close(fd_err);
+  if (fd_in >= 0) ::close(fd_in);
   if (pid < 0) throw RunFailed(argv[0] + ": cannot start: " + std::strerror(e));
   return wait_for(pid);
 }

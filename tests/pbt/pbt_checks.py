@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -332,6 +333,33 @@ def check_campaign():
     rec = json.load(open(os.path.join(camp_val, "runs", l["best"]["run"] + ".json")))
     assert rec["curve"][-1]["validation_accuracy"] == l["best"]["validation_accuracy"]
     print("selection on the validation set: lineage, accuracies and exploits consistent")
+
+    # Ctrl-C in a terminal (SIGINT to the foreground process group) while members train: the members, each leading its
+    # own process group, do not get it; the campaign dies of it, and its death (PR_SET_PDEATHSIG) makes each member
+    # checkpoint and record itself preempted, so that a rerun resumes it. SIGINT killed them without a checkpoint.
+    long = spec([args.dtbench, "train"])
+    long.update(population=2, ready_steps=1000000)
+    long["base"]["duration"]["steps"] = 2000000
+    camp_int = os.path.join(args.work, "camp-int")
+    proc = subprocess.Popen([args.dtbench, "pbt", write("int.json", long), "--out", camp_int], env=ENV,
+                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    logs = [os.path.join(camp_int, "runs", f"m0{m}-i000.mllog") for m in (0, 1)]
+    for _ in range(600):  # both members train (their logs say run_start)
+        if all(os.path.exists(f) and "run_start" in open(f).read() for f in logs):
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=60) == -signal.SIGINT
+    for _ in range(600):
+        if subprocess.run(["pgrep", "-f", camp_int + "/configs"], capture_output=True).returncode != 0:
+            break
+        time.sleep(0.1)
+    for m in (0, 1):
+        rec = json.load(open(os.path.join(camp_int, "runs", f"m0{m}-i000.json")))
+        assert rec["status"] == "preempted" and 0 < rec["steps"] < 1000000, (rec["status"], rec["steps"])
+        assert os.path.isdir(os.path.join(camp_int, "runs", f"m0{m}-i000.ckpt")), os.listdir(os.path.join(camp_int, "runs"))
+    print("Ctrl-C to the campaign's process group: every member checkpointed and recorded itself preempted")
 
 
 def main():

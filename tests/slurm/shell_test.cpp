@@ -162,6 +162,20 @@ TEST(RunToFiles, ParentDeathSignalReachesTheChild) {
   std::filesystem::remove_all(dir);
 }
 
+// With a parent-death signal the child leads its own process group (a terminal's Ctrl-C reaches only its parent, whose
+// death then signals it) and its standard input is /dev/null; without one it stays in its parent's group.
+TEST(RunToFiles, ATiedChildLeadsItsOwnProcessGroup) {
+  char tmpl[] = "/tmp/dtbench-pgid-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::filesystem::path dir = tmpl;
+  const std::string leads = "[ \"$(cut -d' ' -f5 /proc/$$/stat)\" = \"$$\" ]";
+  const std::string no_stdin = "[ \"$(readlink /proc/$$/fd/0)\" = /dev/null ]";
+  EXPECT_EQ(run_to_files({"/bin/sh", "-c", leads}, dir / "out", dir / "err", SIGUSR1), 0);
+  EXPECT_EQ(run_to_files({"/bin/sh", "-c", no_stdin}, dir / "out", dir / "err", SIGUSR1), 0);
+  EXPECT_EQ(run_to_files({"/bin/sh", "-c", leads}, dir / "out", dir / "err"), 1);
+  std::filesystem::remove_all(dir);
+}
+
 // A close-on-exec descriptor (a campaign folder's lock) reaches only the child given it as inherit_fd, with or
 // without a parent-death signal; a captured command (squeue, sbatch) never gets it, so that such a command still
 // running when its campaign is killed does not hold the campaign's lock. The child sees the descriptor in
