@@ -153,6 +153,9 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   if (s.name.empty()) fail("/name", "missing: give the campaign a name");
   if (s.name.find_first_of("/\\\t") != std::string::npos || slurm::has_control_chars(s.name))
     fail("/name", "must not hold a path separator or control character, got " + shown(doc["name"]));
+  if (s.name.size() > slurm::kMaxCampaignNameBytes)
+    fail("/name", "at most " + std::to_string(slurm::kMaxCampaignNameBytes) + " bytes (Slurm's job names carry it), got " +
+                      std::to_string(s.name.size()));
   s.mode = r["mode"].get<std::string>();
   s.population = static_cast<int>(r["population"].get<int64_t>());
   if (s.population < 2)

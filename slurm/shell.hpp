@@ -37,5 +37,9 @@ std::string display_line(const std::vector<std::string>& words);
 // True when `s` holds a control character other than tab (names, #SBATCH values and setup lines
 // must fit on one line).
 bool has_control_chars(std::string_view s);
+// The longest campaign name (sweep and pbt specs' /name): each job's name is the campaign's, '/' and its run's (at
+// most about 170 bytes), and Slurm 22.05's sbatch refuses job names above 1024 bytes ("Pathname ... too long", found
+// on the local cluster), which a 5000-byte name met only at --submit, after the campaign was written.
+inline constexpr size_t kMaxCampaignNameBytes = 512;
 
 }  // namespace dtbench::slurm

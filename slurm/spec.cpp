@@ -309,6 +309,9 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   if (!name.is_string() || name.get<std::string>().empty()) fail("/name", "expected a non-empty string, got " + shown(name));
   if (has_control_chars(name.get<std::string>()))
     fail("/name", "line breaks and control characters are not allowed, got " + shown(name));
+  if (name.get<std::string>().size() > kMaxCampaignNameBytes)
+    fail("/name", "at most " + std::to_string(kMaxCampaignNameBytes) + " bytes (Slurm's job names carry it), got " +
+                      std::to_string(name.get<std::string>().size()));
   spec.name = name.get<std::string>();
   if (doc.contains("description")) {
     if (!doc["description"].is_string()) fail("/description", "expected a string, got " + shown(doc["description"]));

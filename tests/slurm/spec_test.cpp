@@ -60,6 +60,9 @@ TEST(Spec, ErrorsNameTheKey) {
   EXPECT_EQ(error_of(Json{{"base", Json::object()}}), "/name: missing: give the campaign a name");
   EXPECT_EQ(error_of(with(minimal(), "name", "two\nlines")),
             "/name: line breaks and control characters are not allowed, got \"two\\nlines\"");
+  // sbatch (Slurm 22.05) refuses job names above 1024 bytes; a job's is the campaign's, '/' and its run's.
+  EXPECT_EQ(error_of(with(minimal(), "name", std::string(513, 'x'))), "/name: at most 512 bytes (Slurm's job names carry it), got 513");
+  EXPECT_EQ(parse_spec(with(minimal(), "name", std::string(512, 'x')), ".").name.size(), 512u);
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"nodes", 0}})), "/slurm/nodes: expected an integer in [1, 100000], got 0");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"node", 2}})),
             "/slurm/node: unknown key (did you mean \"nodes\"?); valid keys here: nodes, tasks_per_node, "
