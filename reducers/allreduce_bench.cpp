@@ -107,6 +107,8 @@ std::vector<std::string> resolve_reducers(const std::string& spec, bool mpi_tran
   return out;
 }
 
+constexpr int kMaxIters = 10000000;
+
 void validate(const AllreduceOptions& o) {
   if (!(o.step_factor > 1.0) || std::isinf(o.step_factor))
     throw BadInput("-f/--stepfactor must be a finite number > 1, got " + std::to_string(o.step_factor));
@@ -116,7 +118,10 @@ void validate(const AllreduceOptions& o) {
   if (o.min_bytes > o.max_bytes)
     throw BadInput("-b/--minbytes (" + std::to_string(o.min_bytes) + ") must be <= -e/--maxbytes (" +
                    std::to_string(o.max_bytes) + ")");
-  if (o.iters < 1) throw BadInput("-n/--iters must be >= 1, got " + std::to_string(o.iters));
+  // Each rank keeps every timed iteration's time (8 bytes): 2^31 - 1 of them were killed by the kernel at 23 GB.
+  if (o.iters < 1 || o.iters > kMaxIters)
+    throw BadInput("-n/--iters must be in [1, " + std::to_string(kMaxIters) + "] (each rank keeps every iteration's "
+                   "time), got " + std::to_string(o.iters));
   if (o.warmup < 0) throw BadInput("-w/--warmup_iters must be >= 0, got " + std::to_string(o.warmup));
   if (o.check_iters < 0) throw BadInput("-c/--check must be >= 0, got " + std::to_string(o.check_iters));
   if (o.reducer_options.segment_bytes < sizeof(float))
@@ -127,12 +132,10 @@ void validate(const AllreduceOptions& o) {
     throw BadInput("--servers must be >= 1, got " + std::to_string(o.reducer_options.servers));
   if (o.reducer_options.ranks_per_node < 0)
     throw BadInput("--ranks-per-node must be >= 0, got " + std::to_string(o.reducer_options.ranks_per_node));
-  if (std::find(o.reducers.begin(), o.reducers.end(), "hierarchical") != o.reducers.end()) {
-    try {
-      Hierarchical::check_leader(o.reducer_options.leader);
-    } catch (const BadInput& e) {
-      throw BadInput(std::string("--leader: ") + e.what());
-    }
+  try {  // whether or not hierarchical runs: a misspelt leader was accepted and ignored
+    Hierarchical::check_leader(o.reducer_options.leader);
+  } catch (const BadInput& e) {
+    throw BadInput(std::string("--leader: ") + e.what());
   }
 }
 
@@ -420,6 +423,10 @@ AllreduceOptions checked_options(const CliOptions& cli) {
   o.reducer_options.small_transfer_bytes = parse_bytes(cli.small_transfer, "--small-transfer-bytes");
   if (cli.transport != "mpi" && cli.transport != "thread")
     throw BadInput("--transport must be mpi or thread, got '" + cli.transport + "'");
+  if (cli.transport == "thread" && launched_ranks() >= 2)
+    throw BadInput("--transport thread runs its ranks as threads of this one process (--ranks), but the launcher "
+                   "started " + std::to_string(launched_ranks()) + " processes: each would run the whole sweep and "
+                   "write --json; run it without mpirun or srun");
   if (cli.ranks_given && cli.transport == "mpi")
     throw BadInput("--ranks is for --transport thread; under MPI the rank count is the launcher's (mpirun -np K)");
   if (cli.json_given && cli.json.empty()) throw BadInput("--json: an empty file name");
@@ -503,9 +510,9 @@ void agree_on_early_error(MpiComm& comm, const std::string& mine, std::optional<
 }
 
 // The ranks of a launcher agree on an error found before MPI started (agree_on_early_error): under MPI, and under a
-// launcher of several ranks when the transport is not "thread" (a misspelt --transport).
+// launcher of several ranks whatever the transport (a misspelt one, or "thread", which a launcher may not start).
 bool agrees_on_early_errors(const std::string& transport) {
-  return transport == "mpi" || (transport != "thread" && launched_ranks() >= 2);
+  return transport == "mpi" || launched_ranks() >= 2;
 }
 
 void run_command(const CliOptions& cli) {
