@@ -431,6 +431,7 @@ void refuse_if_queued(const fs::path& dir) {
 
 int run_pbt(const Args& a) {
   const pbt::Spec spec = pbt::load_spec(a.spec);  // BadInput (exit 2) before anything is written
+  if (a.out.empty()) throw BadInput("--out: an empty folder name");
   const fs::path dir = fs::absolute(a.out);
   const fs::path lineage_file = dir / "lineage.json";
   std::optional<DirLock> lock;
@@ -441,6 +442,8 @@ int run_pbt(const Args& a) {
   if (fs::exists(dir / "reproduce.json"))
     throw BadInput((dir / "reproduce.json").string() + ": this folder holds a dtbench reproduce report; use another --out");
   check_output_folder(dir, "--out", !a.dry_run);  // a file, a file above it, or a folder that cannot be written
+  for (const char* sub : {"runs", "configs"})  // a file where the campaign's folders go was an internal error
+    check_output_folder(dir / sub, "--out", !a.dry_run);
   if (fs::exists(lineage_file)) {
     l = pbt::read_lineage(lineage_file);
     if (l.spec != spec.source)
@@ -467,6 +470,11 @@ int run_pbt(const Args& a) {
   }
   const std::vector<std::string> program =
       spec.program.empty() ? std::vector<std::string>{slurm::dtbench_binary(), "train"} : spec.program;
+  // Members run here start the program on this machine: one that is not there failed every member (under --submit it
+  // runs on the compute nodes, as a sweep's does).
+  if (!a.submit && !spec.program.empty() && !slurm::on_path(spec.program[0]))
+    throw BadInput(a.spec + ": /program/0: '" + spec.program[0] + "' is not an executable file here (members run on "
+                   "this machine without --submit)");
   std::vector<Plan> plans = l.intervals.empty() ? first_plans(spec) : next_plans(l);
   // Only the first interval this process trains can find records of an earlier one (the later ones' are its own).
   if (static_cast<int64_t>(l.intervals.size()) < spec.intervals())
@@ -585,7 +593,8 @@ void add_pbt_command(CLI::App& app) {
   cmd->add_flag("--dry-run", a->dry_run, "Validate the spec and print the first interval's members; write nothing");
   cmd->add_flag("--submit", a->submit,
                 "Train each member interval as a Slurm job (sbatch, the spec's /slurm section) and wait for them");
-  cmd->add_option("--poll", a->poll_seconds, "Seconds between queue polls with --submit")->check(CLI::Range(0.1, 3600.0));
+  cmd->add_option("--poll", a->poll_seconds, "Seconds between queue polls with --submit")
+      ->check(cli::number_check([](double v) { return v >= 0.1 && v <= 3600; }, "in [0.1, 3600] seconds", "SECONDS"));
   cmd->add_option("--timeout", a->timeout_seconds,
                   "With --submit: give up (exit 1) when an interval's jobs are still queued after this many seconds; "
                   "0 = never")

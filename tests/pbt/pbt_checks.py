@@ -298,6 +298,24 @@ def check_campaign():
     print("campaign killed mid-interval (and a member preempted and resumed) and rerun: the same lineage as the "
           "uninterrupted one")
 
+    # Found by a hunt: bad input that was exit 1 (an internal error), or was written before it failed every member.
+    good = write("good.json", spec([args.dtbench, "train"]))
+    blocked = os.path.join(args.work, "blocked")
+    os.makedirs(blocked)
+    open(os.path.join(blocked, "runs"), "w").close()
+    for cmd, message, folder in [
+            ([good, "--out", ""], "--out: an empty folder name", None),
+            ([good, "--out", blocked], "blocked/runs exists and is not a folder", None),
+            ([write("noprog.json", spec(["/nonexistent/dtbench", "train"])), "--out", os.path.join(args.work, "np")],
+             "/program/0: '/nonexistent/dtbench' is not an executable file here", os.path.join(args.work, "np")),
+            ([good, "--out", os.path.join(args.work, "poll"), "--poll", "nan"], "--poll: must be in [0.1, 3600]",
+             os.path.join(args.work, "poll"))]:
+        p = run([args.dtbench, "pbt", *cmd], expect=2)
+        assert message in p.stderr and p.stderr.count("dtbench: error") == 1, (message, p.stderr)
+        assert folder is None or not os.path.exists(folder), folder
+    assert os.listdir(blocked) == ["runs"], os.listdir(blocked)
+    print("bad --out, /program and --poll: exit 2, nothing written")
+
     other = spec([wrapper])
     other["population"] = 3
     p = run([args.dtbench, "pbt", write("other.json", other), "--out", camp], expect=2)
