@@ -814,6 +814,21 @@ def check_resume():
     assert "the checkpoint's /state/mllog_bytes (100) is not the end of a line of this file" in p.stderr, p.stderr
     assert open(log_path).read() == log_before
     print("a checkpoint whose MLLOG length ends no line: refused, the file kept")
+    # A log cut or removed after the checkpoint (found by a hunt): the resumed run glued its events to the cut line,
+    # or logged no init events, and ended with exit 0. Refused, nothing written.
+    h["state"]["mllog_bytes"] = len(log_before.encode())
+    json.dump(h, open(header, "w"))
+    with open(log_path, "w") as f:
+        f.write(log_before[:100])
+    p = mpirun(2, cut, "--resume", expect=2)
+    assert f"cut-mid.mllog: 100 bytes, where the checkpoint's /state/mllog_bytes says the log held {len(log_before.encode())}" \
+        in p.stderr and p.stderr.count("dtbench: error") == 1, p.stderr
+    assert open(log_path).read() == log_before[:100]
+    os.remove(log_path)
+    p = mpirun(2, cut, "--resume", expect=2)
+    assert "cut-mid.mllog: missing, where the checkpoint's" in p.stderr, p.stderr
+    assert not os.path.exists(log_path)
+    print("a checkpoint whose MLLOG file was cut or removed: refused, nothing written")
     # /output/save_weights' file written by an attempt that then failed before its record (a full disk): --resume
     # replaces it (it had refused every rerun, exit 2); without --resume it is still never replaced.
     kept = mlp_config("leftover", batch={"per_rank": 8}, duration={"steps": 4})

@@ -20,6 +20,17 @@ Logger::~Logger() {
 
 void Logger::open(const std::string& path, bool append, int64_t keep_bytes, const std::string& keep_from) {
   path_ = path;
+  // A log shorter than the checkpoint says (cut, or removed, after it) lost events the resumed run cannot log again:
+  // its next event was glued to the cut line, or the init events were missing, and the run ended with exit 0.
+  if (append && keep_bytes > 0) {
+    struct stat was {};
+    const bool there = ::stat(path.c_str(), &was) == 0;
+    if (!there || was.st_size < keep_bytes)
+      throw BadInput(path + ": " + (there ? std::to_string(was.st_size) + " bytes" : std::string("missing")) +
+                     ", where the checkpoint's /state/mllog_bytes says the log held " + std::to_string(keep_bytes) +
+                     (keep_from.empty() ? "" : " (" + keep_from + ")") +
+                     ": it was cut or removed after the checkpoint; restore it, or run again without --resume");
+  }
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);  // read: where a resumed run cuts
   if (fd < 0) throw RunFailed(path + ": cannot open the MLLOG file: " + std::strerror(errno));
   // The lock tells a live run (it holds the lock) from a file left by a run that died (no lock: it is
