@@ -128,13 +128,16 @@ def check_init_from():
     wider = dict(cosine, model={"arch": "mlp", "hidden": 32})
     p = train("wider", wider, "--init-from", ckpt, expect=2)
     assert "--init-from: the checkpoint's config differs at /model/hidden" in p.stderr, p.stderr
+    # Another optimizer: named as such (it said /optimizer/dampening, the first of sgd's keys that adam lacks).
+    p = train("adam", dict(cosine, optimizer={"name": "adam", "lr": 0.001}), "--init-from", ckpt, expect=2)
+    assert "--init-from: the checkpoint's config differs at /optimizer/name" in p.stderr, p.stderr
     p = train("short", cosine, "--init-from", ckpt, "--stop-at", "7", expect=2)
     assert "the checkpoint is at step 7 and this run ends at step 7" in p.stderr, p.stderr
     p = train("past", cosine, "--stop-at", "21", expect=2)
     assert "--stop-at 21 is past the run's last step, 20" in p.stderr, p.stderr
     p = train("nowhere", cosine, "--init-from", os.path.join(args.work, "missing.ckpt"), expect=2)
     assert "--init-from: no checkpoint there" in p.stderr, p.stderr
-    for name in ("wider", "short", "past", "nowhere"):
+    for name in ("wider", "adam", "short", "past", "nowhere"):
         assert not os.path.exists(os.path.join(args.work, "runs", name + ".json")), f"{name}: a record was written"
     print("--init-from and --stop-at refusals: exit 2, nothing written")
 

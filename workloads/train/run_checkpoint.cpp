@@ -149,12 +149,11 @@ void init_from_checkpoint(const World& world, const fs::path& dir, const Json& c
   const Json header = read_header(dir);
   if (header.is_null()) throw BadInput(dir.string() + ": --init-from: no checkpoint there");
   Json saved = header["config"], mine = cfg;
-  // The hyperparameters may change, not the optimizer (its state would not fit another one).
+  // The hyperparameters may change, not the optimizer (its state would not fit another one). Only its name is
+  // compared: another optimizer's keys differ too, and the first of them was named instead (/optimizer/dampening).
   for (Json* c : {&saved, &mine}) {
     for (const char* key : kInitFromMayDiffer) (*c)[Json::json_pointer(key)] = nullptr;
-    if ((*c)["optimizer"].is_object())
-      for (auto& [key, value] : (*c)["optimizer"].items())
-        if (key != "name") value = nullptr;
+    if ((*c)["optimizer"].is_object()) (*c)["optimizer"] = Json{{"name", (*c)["optimizer"].value("name", Json())}};
   }
   if (saved != mine)
     throw BadInput(dir.string() + ": --init-from: the checkpoint's config differs at " + first_difference(saved, mine) +
