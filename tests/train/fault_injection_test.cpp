@@ -32,5 +32,18 @@ TEST(FaultInjection, RefusesTrailingTextNegativeRanksAndUnknownForms) {
   }
 }
 
+// What would inject nothing is refused (exit 2): a step past the run's end, a rank it does not have, and a stop signal
+// at the last step or the one before (the ranks stop at the end of the step after it, and the last step finishes).
+TEST(FaultInjection, WhatWouldInjectNothingIsRefused) {
+  EXPECT_NO_THROW(FaultInjection("sigusr1@2").check(2, 1, 4));  // stops at the end of step 3 of 4
+  EXPECT_THROW(FaultInjection("sigusr1@3").check(2, 1, 4), BadInput);
+  EXPECT_THROW(FaultInjection("sigusr1@4").check(2, 1, 4), BadInput);
+  EXPECT_THROW(FaultInjection("sigusr1@5").check(2, 1, 4), BadInput);
+  EXPECT_NO_THROW(FaultInjection("sigusr1@0").check(2, 1, 4));  // documented: a STEP of 0 injects nothing
+  EXPECT_NO_THROW(FaultInjection("kill@1:4").check(2, 1, 4));
+  EXPECT_THROW(FaultInjection("kill@2:4").check(2, 1, 4), BadInput);
+  EXPECT_THROW(FaultInjection("nan-grad@1:2").check(2, 1, 4), BadInput);
+}
+
 }  // namespace
 }  // namespace dtbench

@@ -62,6 +62,12 @@ void FaultInjection::check(int ranks, int shards, int64_t last_step) const {
   if ((kind_ == Kind::sigusr1 || kind_ == Kind::kill || kind_ == Kind::nan_grad) && step_ > last_step)
     throw BadInput("--inject-fault: step " + std::to_string(step_) + " is past the run's last step, " +
                    std::to_string(last_step) + " (/duration, --stop-at; it would inject nothing)");
+  // The ranks act on a stop signal at the end of the next step; one that ends the run ends it as finished.
+  if (kind_ == Kind::sigusr1 && step_ > 0 && step_ + 1 >= last_step)
+    throw BadInput("--inject-fault: sigusr1@" + std::to_string(step_) + ": the run stops at the end of the step after " +
+                   "the signal, step " + std::to_string(step_ + 1) + ", and its last step is " + std::to_string(last_step) +
+                   " (/duration, --stop-at): it would finish, not be preempted (inject at most at step " +
+                   std::to_string(last_step - 2) + ")");
 }
 
 void FaultInjection::after_step(int64_t done, int rank) const {

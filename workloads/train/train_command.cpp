@@ -109,7 +109,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--inject-fault", args->inject_fault,
                   "Testing: sigusr1@STEP (signal rank 0 after STEP steps), kill@RANK:STEP (SIGKILL a rank), "
                   "nan-grad@SHARD:STEP (a non-finite gradient in a model-parallel shard, 0 without one, or on rank SHARD in a "
-                  "local SGD step) or slow-setup@RANK:MS (a rank MS ms slower to start)");
+                  "local SGD step) or slow-setup@RANK:MS (a rank MS ms slower to start)")
+      ->check(cli::non_empty);
   cmd->callback([args] {
     flush_denormals();  // before MPI and OpenMP start their threads, which inherit it
     // From the very start: a stop signal during MPI's start or the config phase is taken as one during set-up (the
