@@ -252,7 +252,6 @@ void run_model_command(const ModelCliOptions& cli) {
       throw BadInput("--intra-network: only --reducer hierarchical has a phase within the nodes, got --reducer " + cli.reducer);
     if (cli.ranks_per_node < 1) throw BadInput("--intra-network needs --ranks-per-node >= 1 (the ranks of a node)");
   }
-  if (cli.ranks_per_node < -1) throw BadInput("--ranks-per-node must be >= 0, got " + std::to_string(cli.ranks_per_node));
   std::vector<Json> docs;
   for (const auto& f : cli.fit) docs.push_back(read_sweep_file(f, "--fit"));
   std::vector<Json> measured;
