@@ -19,4 +19,6 @@ Json parse_json(const std::string& text, const std::string& where);
 size_t first_invalid_utf8(const std::string& text);
 // parse_json of a regular file of bounded size (core/regular_file.hpp).
 Json read_json_file(const std::string& path, const std::string& what);
+// The first JSON pointer at which two documents differ ("" if equal), for "a different config / spec" errors.
+std::string first_difference(const Json& a, const Json& b);
 }  // namespace dtbench

@@ -171,4 +171,10 @@ Json read_json_file(const std::string& path, const std::string& what) {
   return parse_json(read_regular_file(path, kMaxJsonBytes, what), path);
 }
 
+std::string first_difference(const Json& a, const Json& b) {
+  nlohmann::json patch = nlohmann::json::diff(nlohmann::json::parse(a.dump()), nlohmann::json::parse(b.dump()));
+  if (patch.empty()) return "";
+  return patch[0]["path"].get<std::string>();
+}
+
 }  // namespace dtbench

@@ -447,7 +447,8 @@ int run_pbt(const Args& a) {
   if (fs::exists(lineage_file)) {
     l = pbt::read_lineage(lineage_file);
     if (l.spec != spec.source)
-      throw BadInput(lineage_file.string() + ": this folder holds the campaign of another spec; use another --out");
+      throw BadInput(lineage_file.string() + ": this folder holds the campaign of another spec (they differ at " +
+                     first_difference(l.spec, spec.source) + "); use another --out");
     // What the lineage derives from its spec must be what the spec gives (a hand-edited file would otherwise index
     // members it does not hold, or write a lineage it cannot read back).
     const std::pair<const char*, bool> same[] = {
@@ -461,9 +462,10 @@ int run_pbt(const Args& a) {
   } else {
     // A campaign stopped in its first interval has a spec.json and runs but no lineage yet: another spec's rerun
     // would take its finished runs as its own.
-    if (fs::is_regular_file(dir / "spec.json") &&
-        read_json_file((dir / "spec.json").string(), "pbt spec") != spec.source)
-      throw BadInput((dir / "spec.json").string() + ": this folder holds the campaign of another spec; use another --out");
+    if (fs::is_regular_file(dir / "spec.json"))
+      if (const Json was = read_json_file((dir / "spec.json").string(), "pbt spec"); was != spec.source)
+        throw BadInput((dir / "spec.json").string() + ": this folder holds the campaign of another spec (they differ at " +
+                       first_difference(was, spec.source) + "); use another --out");
     l.name = spec.name, l.mode = spec.mode, l.population = spec.population;
     l.ready_steps = spec.ready_steps, l.total_steps = spec.total_steps, l.seed = spec.seed, l.spec = spec.source;
     l.select_on = spec.select_on;

@@ -322,7 +322,7 @@ def check_campaign():
     other = spec([wrapper])
     other["population"] = 3
     p = run([args.dtbench, "pbt", write("other.json", other), "--out", camp], expect=2)
-    assert "holds the campaign of another spec" in p.stderr, p.stderr
+    assert "holds the campaign of another spec (they differ at /population)" in p.stderr, p.stderr
 
     # Random search: the same members, never exploited (member 2's failure is still replaced).
     rs = spec([wrapper])

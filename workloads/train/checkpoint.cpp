@@ -196,10 +196,4 @@ Json read_header(const fs::path& dir) {
   return header;
 }
 
-std::string first_difference(const Json& a, const Json& b) {
-  nlohmann::json patch = nlohmann::json::diff(nlohmann::json::parse(a.dump()), nlohmann::json::parse(b.dump()));
-  if (patch.empty()) return "";
-  return patch[0]["path"].get<std::string>();
-}
-
 }  // namespace dtbench

@@ -44,8 +44,4 @@ void write_header(const std::filesystem::path& dir, const Json& header);
 // rank count (BadInput naming the file otherwise).
 Json read_header(const std::filesystem::path& dir);
 
-// The first JSON pointer at which two configs differ ("" if equal), for "resumed with a different
-// config" errors.
-std::string first_difference(const Json& a, const Json& b);
-
 }  // namespace dtbench
