@@ -197,6 +197,27 @@ expect 0 "sweep: 1 run: 1 done" -- "$dtbench" sweep preempt.json --out "$sout" -
 grep -qF "requeueing job $job" "$sout/runs/p0-nodes2-s1.out" || fail "the script did not requeue itself"
 check_resumed "$sout/runs/p0-nodes2-s1.json"
 
+echo "== reproduce --submit --wait: a claim's sweep through the cluster, then its report"
+# (Its check of the folders before writing ran the sweeps as dry runs with --wait, which they refuse without
+# --submit: every reproduce --submit --wait was exit 2 until this case.)
+claims=$work/claims
+mkdir -p "$claims/tiny"
+STEPS=$steps $py - "$claims/tiny" <<'EOF'
+import json, os, sys
+d = sys.argv[1]
+json.dump({"name": "tiny-claim", "base": {"duration": {"steps": 4}, "data": {"dataset": "synthetic"}},
+           "axes": {"batch.global": [8, 16]},
+           "slurm": {"tasks_per_node": 1, "time": "00:05:00", "signal_seconds": 60},
+           "program": [os.environ["STEPS"], "--step-seconds=0.01"]}, open(os.path.join(d, "s.json"), "w"))
+json.dump({"id": "tiny", "title": "a claim of two runs", "seed": {"file": "f", "quote": "q"}, "setup": "s",
+           "criterion": {"kind": "critical_batch", "text": "t", "min_seeds": 1, "max_fit_rms": 0.5},
+           "experiments": {"quick": [{"name": "s", "sweep": "s.json"}], "full": [{"name": "s", "sweep": "s.json"}]}},
+          open(os.path.join(d, "claim.json"), "w"))
+EOF
+expect 0 "report: $work/repro/REPORT.md" -- "$dtbench" reproduce tiny --claims "$claims" --out "$work/repro" --submit --wait
+[ -f "$work/repro/tiny/s/runs/p0-global8-s1.json" ] && [ -f "$work/repro/tiny/s/runs/p1-global16-s1.json" ] ||
+  fail "the claim's runs left no records"
+
 echo "== stop the cluster"
 stop_cluster_checked
 echo "PASS"
