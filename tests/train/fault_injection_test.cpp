@@ -40,6 +40,9 @@ TEST(FaultInjection, WhatWouldInjectNothingIsRefused) {
   EXPECT_THROW(FaultInjection("sigusr1@4").check(2, 1, 4), BadInput);
   EXPECT_THROW(FaultInjection("sigusr1@5").check(2, 1, 4), BadInput);
   EXPECT_NO_THROW(FaultInjection("sigusr1@0").check(2, 1, 4));  // documented: a STEP of 0 injects nothing
+  // Asynchronous workers stop before their next step: a signal after step 3 of 4 stops them.
+  EXPECT_NO_THROW(FaultInjection("sigusr1@3").check(2, 2, 4, true));
+  EXPECT_THROW(FaultInjection("sigusr1@4").check(2, 2, 4, true), BadInput);
   EXPECT_NO_THROW(FaultInjection("kill@1:4").check(2, 1, 4));
   EXPECT_THROW(FaultInjection("kill@2:4").check(2, 1, 4), BadInput);
   EXPECT_THROW(FaultInjection("nan-grad@1:2").check(2, 1, 4), BadInput);

@@ -51,7 +51,7 @@ FaultInjection::FaultInjection(const std::string& f) {
   (k == Kind::slow_setup ? setup_ms_ : step_) = *amount;
 }
 
-void FaultInjection::check(int ranks, int shards, int64_t last_step) const {
+void FaultInjection::check(int ranks, int shards, int64_t last_step, bool asynchronous) const {
   if ((kind_ == Kind::kill || kind_ == Kind::slow_setup) && victim_ >= ranks)
     throw BadInput("--inject-fault: " + std::to_string(victim_) + " is not a rank of this run's " +
                    std::to_string(ranks) + " (it would inject nothing)");
@@ -62,12 +62,16 @@ void FaultInjection::check(int ranks, int shards, int64_t last_step) const {
   if ((kind_ == Kind::sigusr1 || kind_ == Kind::kill || kind_ == Kind::nan_grad) && step_ > last_step)
     throw BadInput("--inject-fault: step " + std::to_string(step_) + " is past the run's last step, " +
                    std::to_string(last_step) + " (/duration, --stop-at; it would inject nothing)");
-  // The ranks act on a stop signal at the end of the next step; one that ends the run ends it as finished.
-  if (kind_ == Kind::sigusr1 && step_ > 0 && step_ + 1 >= last_step)
-    throw BadInput("--inject-fault: sigusr1@" + std::to_string(step_) + ": the run stops at the end of the step after " +
-                   "the signal, step " + std::to_string(step_ + 1) + ", and its last step is " + std::to_string(last_step) +
-                   " (/duration, --stop-at): it would finish, not be preempted (inject at most at step " +
-                   std::to_string(last_step - 2) + ")");
+  // Synchronous ranks act on a stop signal at the end of the next step, asynchronous workers before it; a run that
+  // reaches its last step ends as finished.
+  const int64_t latest = asynchronous ? last_step - 1 : last_step - 2;
+  if (kind_ == Kind::sigusr1 && step_ > 0 && step_ > latest)
+    throw BadInput("--inject-fault: sigusr1@" + std::to_string(step_) + ": " +
+                   (asynchronous ? std::string("the workers stop before their next step")
+                                 : "the ranks stop at the end of the step after the signal, step " + std::to_string(step_ + 1)) +
+                   ", and the run's last step is " + std::to_string(last_step) + " (/duration, --stop-at): it would " +
+                   "finish, not be preempted (" +
+                   (latest >= 1 ? "inject at most at step " + std::to_string(latest) : std::string("the run is too short")) + ")");
 }
 
 void FaultInjection::after_step(int64_t done, int rank) const {

@@ -18,8 +18,10 @@ class FaultInjection {
   // Throws BadInput for a fault that could never happen in this run: a rank beyond its `ranks`, a nan-grad SHARD
   // beyond its `shards` (the model-parallel group's size; the ranks when each rank's own gradient is stepped on, in
   // local SGD or asynchronous SGD; else 1), a step past `last_step` (/duration or --stop-at). (A STEP of 0 is
-  // documented as injecting nothing.)
-  void check(int ranks, int shards, int64_t last_step) const;
+  // documented as injecting nothing.) And a stop signal the run would not stop for: synchronous ranks stop at the end
+  // of the step after it, asynchronous workers before their next step (`asynchronous`), and a run that reaches its
+  // last step finishes.
+  void check(int ranks, int shards, int64_t last_step, bool asynchronous = false) const;
   // Called after each step with the number of steps done.
   void after_step(int64_t done, int rank) const;
   // Called at the end of each rank's set-up, before the ranks meet to start.

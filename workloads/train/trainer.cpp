@@ -142,14 +142,16 @@ void Run::set_up() {
     const int shards = model_parallel_ ? model_parallel_->group_size()
                        : mode == "local_sgd" || mode == "post_local_sgd" || mode == "async" ? world_.size()
                                                                                              : 1;
-    fault_.check(world_.size(), shards, args_.stop_at > 0 ? args_.stop_at : total_steps);
+    fault_.check(world_.size(), shards, args_.stop_at > 0 ? args_.stop_at : total_steps, mode == "async");
   });
   cadence_ = Cadence(cfg_["eval"], steps_per_epoch, total_steps, args_.stop_at);
   console_ = std::make_unique<Console>(world_.root(), total_steps);
   const bool pipelined = model_parallel_ && model_parallel_->form() == ModelParallel::Form::pipeline;
   if (pipelined) cut_pipeline();
-  model_ = make_train_model(cfg_, data_->train(), world_, model_parallel_.get(), node_ranks,
-                            static_cast<int64_t>(data_->eval_batch()));
+  // Asynchronous SGD's rank 0 evaluates alone, the whole set; synchronous ranks each their share.
+  const int64_t eval_batch = static_cast<int64_t>(asynchronous() ? data_->solo_eval_batch() : data_->eval_batch());
+  model_ = make_train_model(cfg_, data_->train(), world_, model_parallel_.get(), node_ranks, eval_batch,
+                            asynchronous() ? 1 : node_ranks);
   if (pipelined)
     pipeline_ = std::make_unique<Pipeline>(*model_parallel_, cfg_["parallel"]["pipeline_schedule"].get<std::string>(),
                                            static_cast<int>(cfg_["batch"]["micro_batches"].get<int64_t>()));
