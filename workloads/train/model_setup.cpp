@@ -47,8 +47,10 @@ std::string bytes_text(double bytes) {
 }
 
 // `node_ranks`: the ranks sharing this machine's memory; `micro_batch`: the images of one forward and backward
-// pass on a rank (the per-rank batch over its micro-batches); `eval_batch`: the largest of its evaluations.
-void validate_spec(const models::ModelSpec& spec, bool gpu, int node_ranks, int64_t micro_batch, int64_t eval_batch) {
+// pass on a rank (the per-rank batch over its micro-batches); `eval_batch`: the largest batch of an evaluation,
+// made by `eval_node_ranks` of them (asynchronous SGD's rank 0 evaluates alone, the whole set).
+void validate_spec(const models::ModelSpec& spec, bool gpu, int node_ranks, int64_t micro_batch, int64_t eval_batch,
+                   int eval_node_ranks) {
 #ifdef DTBENCH_HAVE_CUDA
   if (gpu) return validate_gpu_model_spec(spec);
 #endif
@@ -92,14 +94,14 @@ void validate_spec(const models::ModelSpec& spec, bool gpu, int node_ranks, int6
   // The evaluation plan of its batch is kept beside the training plan (model.cpp keeps a plan per batch size and
   // kind) and holds every layer's output too, without gradients and checkpointing.
   const double eval_activations = value_bytes * d.layer_output_floats_per_sample * static_cast<double>(eval_batch);
-  if (need + (activations + eval_activations) * node_ranks > memory)
+  if (need + activations * node_ranks + eval_activations * eval_node_ranks > memory)
     throw BadInput("/eval/batch: an evaluation batch of " + std::to_string(eval_batch) + " per rank keeps at least " +
                    bytes_text(eval_activations) + " of activations (arch \"" + spec.arch + "\" on " +
                    std::to_string(spec.in_c) + " x " + std::to_string(spec.in_h) + " x " + std::to_string(spec.in_w) +
                    " images), beside the training pass's " + bytes_text(activations) + " and " + bytes_text(need) +
                    " of weights and gradients" +
-                   (node_ranks > 1 ? " on each of the " + std::to_string(node_ranks) + " ranks on this machine"
-                                   : std::string()) +
+                   (eval_node_ranks > 1 ? " on each of the " + std::to_string(eval_node_ranks) + " ranks on this machine"
+                                        : std::string()) +
                    ": more than its " + bytes_text(memory) + " (a smaller /eval/batch needs less)");
 }
 
@@ -139,12 +141,15 @@ models::ModelSpec train_model_spec(const Json& cfg, const data::Dataset& train, 
 }
 
 std::unique_ptr<TrainModel> make_train_model(const Json& cfg, const data::Dataset& train, const World& world,
-                                             ModelParallel* model_parallel, int node_ranks, int64_t eval_batch) {
+                                             ModelParallel* model_parallel, int node_ranks, int64_t eval_batch,
+                                             int eval_node_ranks) {
   const models::ModelSpec spec = train_model_spec(cfg, train, model_parallel);
   // Every rank has the same config and data shape, so a spec the network cannot take fails alike on all of
   // them: one message and exit 2, not one abort per rank.
   const int64_t micro_batch = config::per_rank_batch(cfg, world.size()) / cfg["batch"]["micro_batches"].get<int64_t>();
-  world.on_every_rank([&] { validate_spec(spec, cfg["backend"] == "gpu", node_ranks, micro_batch, eval_batch); });
+  world.on_every_rank([&] {
+    validate_spec(spec, cfg["backend"] == "gpu", node_ranks, micro_batch, eval_batch, eval_node_ranks);
+  });
   auto model = build(spec, static_cast<uint64_t>(cfg["seed"].get<int64_t>()), cfg, world.rank());
   // Every rank built the same weights from the same seed; broadcasting rank 0's makes that a fact rather
   // than an assumption (and covers models initialised from anything else).

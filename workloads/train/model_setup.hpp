@@ -21,9 +21,11 @@ models::ModelSpec train_model_spec(const Json& cfg, const data::Dataset& train, 
 
 // Throws SameOnAllRanks (exit 2) when the network cannot take this spec (e.g. ResNet-18 on 28x28 images), or when
 // its weights and activations cannot fit in the memory of the `node_ranks` ranks on this machine (lower bounds;
-// `eval_batch`: the largest batch of this rank's evaluations). With tensor model parallelism (model_parallel not
-// null) each rank holds its shard, joined to its group, and the first replica's shards are broadcast to the others.
+// `eval_batch`: the largest batch of an evaluation, made by `eval_node_ranks` of them). With tensor model parallelism
+// (model_parallel not null) each rank holds its shard, joined to its group, and the first replica's shards are
+// broadcast to the others.
 std::unique_ptr<TrainModel> make_train_model(const Json& cfg, const data::Dataset& train, const World& world,
-                                             ModelParallel* model_parallel, int node_ranks, int64_t eval_batch);
+                                             ModelParallel* model_parallel, int node_ranks, int64_t eval_batch,
+                                             int eval_node_ranks);
 
 }  // namespace dtbench

@@ -152,9 +152,11 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
                                          "workspaces (cpu backend; 0 on the gpu backend, not measured)"}};
   // The same traffic before the bus factor (a 1-rank synchronous run would allreduce its gradients; asynchronous
   // workers allreduce nothing).
-  r.extra["bytes_allreduced_per_step"] = parallel ? parallel->bytes_allreduced_per_step(gradient_bytes, statistics_bytes, st.step)
-                                         : f.config["parallel"]["mode"] == "sync" ? gradient_bytes
-                                                                                  : 0.0;
+  double allreduced = parallel ? parallel->bytes_allreduced_per_step(gradient_bytes, statistics_bytes, st.step)
+                      : f.config["parallel"]["mode"] == "sync" ? gradient_bytes
+                                                               : 0.0;
+  if (parallel && st.curvature_exchanges > 0 && st.step > 0) allreduced += st.curvature_bytes / double(st.step);
+  r.extra["bytes_allreduced_per_step"] = allreduced;
   if (parallel) r.extra["buckets"] = parallel->bucket_count();
   r.extra["exposed_comm_share"] = mean.total > 0 ? mean.exposed_comm / mean.total : 0.0;
   if (st.split_steps > 0) {

@@ -54,6 +54,7 @@ TrainingData::TrainingData(const Json& cfg, int ranks, int rank, long per_rank, 
   const size_t eval_batch = std::min(static_cast<size_t>(cfg["eval"]["batch"].get<int64_t>()),
                                      std::max(data_.test.size(), validation_.size()));
   const size_t max_batch = std::max(static_cast<size_t>(per_rank), eval_batch);
+  solo_eval_batch_ = eval_batch;
   const double bytes = static_cast<double>(max_batch) * static_cast<double>(data_.train.image_bytes()) * sizeof(float);
   const double memory = physical_memory_bytes();
   if (memory > 0 && bytes * std::max(node_ranks, 1) > memory)
