@@ -446,39 +446,6 @@ AllreduceOptions checked_options(const CliOptions& cli) {
   return o;
 }
 
-// A rank with an error found before MPI started waits for the others to agree on it; a rank of the job that never
-// starts MPI (another transport or --help, in mpirun's MPMD form) would leave it waiting for good. Unless disarmed
-// within 20 s (once every rank is in MPI), the watchdog says the error itself and ends the process with exit 2, as
-// every rank did before the agreement (mpirun then ends the job).
-class EarlyErrorWatchdog {
- public:
-  explicit EarlyErrorWatchdog(std::string message)
-      : thread_([this, message = std::move(message)] {
-          std::unique_lock<std::mutex> lock(m_);
-          if (cv_.wait_for(lock, std::chrono::seconds(20), [this] { return disarmed_; })) return;
-          std::fprintf(stderr, "dtbench: error: %s\n", message.c_str());
-          std::fflush(stderr);
-          std::_Exit(static_cast<int>(ExitCode::bad_input));
-        }) {}
-  ~EarlyErrorWatchdog() {
-    disarm();
-    thread_.join();
-  }
-  void disarm() {
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      disarmed_ = true;
-    }
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool disarmed_ = false;
-  std::thread thread_;  // last: it starts once the members above exist
-};
-
 // Under MPI, an error found before MPI started is every rank's (mpirun starts them with the same options) or one
 // rank's (its MPMD form): the ranks agree, and rank 0 alone prints the lowest failing rank's message, naming that
 // rank when the others did not fail, so that 8 ranks print one line and not 8. Returns when no rank failed.

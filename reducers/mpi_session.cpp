@@ -4,6 +4,8 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 #include "core/error.hpp"
@@ -46,6 +48,28 @@ int launched_ranks() {
   for (const char* var : {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE"})
     if (const char* v = std::getenv(var)) return std::max(1, std::atoi(v));
   return 1;
+}
+
+EarlyErrorWatchdog::EarlyErrorWatchdog(std::string message)
+    : thread_([this, message = std::move(message)] {
+        std::unique_lock<std::mutex> lock(m_);
+        if (cv_.wait_for(lock, std::chrono::seconds(20), [this] { return disarmed_; })) return;
+        std::fprintf(stderr, "dtbench: error: %s\n", message.c_str());
+        std::fflush(stderr);
+        std::_Exit(static_cast<int>(ExitCode::bad_input));
+      }) {}
+
+EarlyErrorWatchdog::~EarlyErrorWatchdog() {
+  disarm();
+  thread_.join();
+}
+
+void EarlyErrorWatchdog::disarm() {
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    disarmed_ = true;
+  }
+  cv_.notify_all();
 }
 
 MpiSession::MpiSession(int* argc, char*** argv, int required) {

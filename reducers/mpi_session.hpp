@@ -3,7 +3,10 @@
 
 #include <mpi.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 
 namespace dtbench {
 
@@ -29,5 +32,25 @@ class MpiSession {
 
 // The rank count the launcher (mpirun, srun, another PMI launcher) announces to this process, 1 when none does.
 int launched_ranks();
+
+// A rank with an error found before MPI started waits for the others to agree on it (allreduce's early errors,
+// train's and allreduce's command lines); a rank of the job that never starts MPI (another transport or --help, in
+// mpirun's MPMD form) would leave it waiting for good. Unless disarmed within 20 s (once every rank is in MPI), the
+// watchdog says the error itself and ends the process with exit 2, as every rank did before the agreement (mpirun
+// then ends the job).
+class EarlyErrorWatchdog {
+ public:
+  explicit EarlyErrorWatchdog(std::string message);
+  ~EarlyErrorWatchdog();
+  EarlyErrorWatchdog(const EarlyErrorWatchdog&) = delete;
+  EarlyErrorWatchdog& operator=(const EarlyErrorWatchdog&) = delete;
+  void disarm();
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool disarmed_ = false;
+  std::thread thread_;  // last: it starts once the members above exist
+};
 
 }  // namespace dtbench

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <new>
 
 #include "core/cli_checks.hpp"
@@ -61,6 +62,8 @@ void flush_denormals() {
 
 bool leave_with_the_other_ranks(const std::string& why) {
   if (launched_ranks() < 2) return false;
+  // A rank of an MPMD launch that never starts MPI (--help) would leave this one waiting in the agreement for good.
+  std::optional<EarlyErrorWatchdog> watchdog(std::in_place, why);
   try {
     MpiSession mpi;
     // The other ranks may have parsed their command lines (an MPMD launch): they are in train()'s first agreement on
@@ -70,6 +73,7 @@ bool leave_with_the_other_ranks(const std::string& why) {
     try {
       world.agree_on_any_error(BadInput(why));
     } catch (const SameOnAllRanks& e) {
+      watchdog->disarm();  // every rank is in the agreement
       if (world.root()) {
         std::fprintf(stderr, "dtbench: error: %s\n", e.what());
         std::fflush(stderr);
