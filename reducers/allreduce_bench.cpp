@@ -376,6 +376,13 @@ struct CliOptions {
   bool ranks_given = false, json_given = false;  // on the command line
 };
 
+// The parameter servers are ranks of the job: the error when there are more of them than its `ranks`, else "".
+std::string servers_error(const AllreduceOptions& o, int ranks) {
+  if (o.reducer_options.servers <= ranks) return "";
+  return "--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= the rank count (" +
+         std::to_string(ranks) + ")";
+}
+
 // Bad input when the sweep could not hold its buffers: each rank holds the data and the operand of the
 // largest size (2 x -e) and one scratch per reducer (at most -e each), and `ranks_here` ranks share this
 // machine's memory.
@@ -516,9 +523,7 @@ void run_command(const CliOptions& cli) {
         if (hashes[r] != hashes[0])
           throw SameOnAllRanks(ExitCode::bad_input, "rank " + std::to_string(r) + " was started with other options than "
                                "rank 0: every rank must run the same allreduce sweep");
-      if (o.reducer_options.servers > comm.size())
-        throw SameOnAllRanks(ExitCode::bad_input, "--servers (" + std::to_string(o.reducer_options.servers) +
-                                                      ") must be <= the rank count (" + std::to_string(comm.size()) + ")");
+      if (const std::string e = servers_error(o, comm.size()); !e.empty()) throw SameOnAllRanks(ExitCode::bad_input, e);
       // The memory of this node, shared by its ranks; one verdict for all (a rank alone failing would leave the
       // others waiting).
       const int here = static_cast<int>(std::count(nodes.begin(), nodes.end(), nodes[size_t(comm.rank())]));
@@ -553,9 +558,7 @@ void run_command(const CliOptions& cli) {
     result = run_allreduce_sweep(comm, o, rank0 ? &std::cout : nullptr);
     comm.barrier();
   } else {
-    if (o.reducer_options.servers > cli.ranks)
-      throw BadInput("--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= --ranks (" +
-                     std::to_string(cli.ranks) + ")");
+    if (const std::string e = servers_error(o, cli.ranks); !e.empty()) throw BadInput(e);
     if (!cli.json.empty()) check_output_file(cli.json, "--json");
     run_ranks(cli.ranks, [&](Comm& comm) {
       Json r = run_allreduce_sweep(comm, o, comm.rank() == 0 ? &std::cout : nullptr);
@@ -643,10 +646,7 @@ void check_allreduce_args(const std::vector<std::string>& args, const std::strin
   // And their values, as the run will check them (sizes, reducers, memory of `ranks` ranks on this machine).
   cli->transport = transport;
   cli->ranks = ranks;
-  const AllreduceOptions o = checked_options(*cli);
-  if (o.reducer_options.servers > ranks)
-    throw BadInput("--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= the rank count (" +
-                   std::to_string(ranks) + ")");
+  if (const std::string e = servers_error(checked_options(*cli), ranks); !e.empty()) throw BadInput(e);
 }
 
 }  // namespace dtbench
