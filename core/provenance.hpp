@@ -2,6 +2,8 @@
 // prints it and every JSON record (run records, allreduce sweeps) embeds it under "provenance".
 #pragma once
 
+#include <string>
+
 #include "core/json.hpp"
 
 namespace dtbench {
@@ -14,5 +16,7 @@ Json provenance();
 // This machine's physical memory in bytes (0 when unknown): what the memory checks of configs and options compare
 // with.
 double physical_memory_bytes();
+// A size as the memory checks say it: "868 kB", "49.2 GB" (three digits in the unit that keeps them above 1).
+std::string bytes_text(double bytes);
 
 }  // namespace dtbench

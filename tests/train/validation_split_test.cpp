@@ -117,7 +117,7 @@ TEST(ValidationSplit, TheBatchBuffersOfTheMachinesRanksMustFit) {
     TrainingData d(synthetic(0), 1, 0, 8, fits + 1);
     FAIL() << "accepted";
   } catch (const BadInput& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("/eval/batch: a batch of 10 images of 1 x 4 x 4 floats takes 6.4e-07 GB on each of the " +
+    EXPECT_EQ(std::string(e.what()).rfind("/eval/batch: a batch of 10 images of 1 x 4 x 4 floats takes 640 B on each of the " +
                                           std::to_string(fits + 1) + " ranks on this machine, more than its ", 0),
               0u)
         << e.what();

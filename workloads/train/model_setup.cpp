@@ -1,7 +1,6 @@
 #include "workloads/train/model_setup.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "config/run_config.hpp"
 #include "core/error.hpp"
@@ -35,15 +34,6 @@ models::ModelSpec model_spec(const Json& cfg, const data::Dataset& train) {
                                             : models::default_checkpoint_segments(models::checkpoint_units(spec));
   }
   return spec;
-}
-
-// "868 kB", "49.2 GB": three digits in the unit that keeps them above 1.
-std::string bytes_text(double bytes) {
-  const char* unit = bytes >= 1e12 ? "TB" : bytes >= 1e9 ? "GB" : bytes >= 1e6 ? "MB" : bytes >= 1e3 ? "kB" : "B";
-  const double scale = bytes >= 1e12 ? 1e12 : bytes >= 1e9 ? 1e9 : bytes >= 1e6 ? 1e6 : bytes >= 1e3 ? 1e3 : 1;
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g %s", bytes / scale, unit);
-  return text;
 }
 
 // `node_ranks`: the ranks sharing this machine's memory; `micro_batch`: the images of one forward and backward

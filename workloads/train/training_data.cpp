@@ -1,22 +1,12 @@
 #include "workloads/train/training_data.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 
 #include "core/error.hpp"
 #include "core/provenance.hpp"
 
 namespace dtbench {
-namespace {
-
-std::string gigabytes(double bytes) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.3g", bytes / 1e9);
-  return s;
-}
-
-}  // namespace
 
 TrainingData::TrainingData(const Json& cfg, int ranks, int rank, long per_rank, int node_ranks) : ranks_(ranks), rank_(rank) {
   const uint64_t seed = static_cast<uint64_t>(cfg["seed"].get<int64_t>());
@@ -61,8 +51,8 @@ TrainingData::TrainingData(const Json& cfg, int ranks, int rank, long per_rank, 
     throw BadInput(std::string(eval_batch > static_cast<size_t>(per_rank) ? "/eval/batch" : "/batch") + ": a batch of " +
                    std::to_string(max_batch) + " images of " + std::to_string(data_.train.channels) + " x " +
                    std::to_string(data_.train.height) + " x " + std::to_string(data_.train.width) + " floats takes " +
-                   gigabytes(bytes) + " GB" + (node_ranks > 1 ? " on each of the " + std::to_string(node_ranks) + " ranks on this machine" : std::string()) +
-                   ", more than its " + gigabytes(memory) + " GB");
+                   bytes_text(bytes) + (node_ranks > 1 ? " on each of the " + std::to_string(node_ranks) + " ranks on this machine" : std::string()) +
+                   ", more than its " + bytes_text(memory));
   eval_batch_ = std::min(static_cast<size_t>(cfg["eval"]["batch"].get<int64_t>()),
                          std::max(eval_indices(EvalSet::test, false).size(), eval_indices(EvalSet::validation, false).size()));
   x_.resize(max_batch * data_.train.image_bytes());
