@@ -65,6 +65,15 @@ void check_output_file(const fs::path& path, const std::string& option) {
   if (!folder_writable(dir)) throw BadInput(option + ": folder " + dir.string() + " is not writable: " + errno_text());
 }
 
+void check_campaign_kind(const fs::path& dir, const std::string& own) {
+  static const std::pair<const char*, const char*> kinds[] = {
+      {"campaign.json", "a dtbench sweep campaign"}, {"lineage.json", "a dtbench pbt campaign"},
+      {"reproduce.json", "a dtbench reproduce report"}};
+  for (const auto& [index, what] : kinds)
+    if (own != index && fs::exists(dir / index))
+      throw BadInput((dir / index).string() + ": this folder holds " + what + "; use another --out");
+}
+
 void check_output_folder(const fs::path& dir, const std::string& option, bool writable) {
   std::error_code ec;
   if (dir.empty()) throw BadInput(option + ": an empty folder name");

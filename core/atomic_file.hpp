@@ -25,6 +25,11 @@ void check_output_file(const std::filesystem::path& path, const std::string& opt
 // nothing and may look at a folder it cannot write): the folder's shape only, no probe file.
 void check_output_folder(const std::filesystem::path& dir, const std::string& option, bool writable = true);
 
+// A folder holds one kind of campaign, named by its index file: "campaign.json" (dtbench sweep), "lineage.json"
+// (dtbench pbt) or "reproduce.json" (dtbench reproduce). Throws BadInput naming the file when `dir` holds another
+// kind's than `own`'s (its files would be written beside the other's, or replace its spec.json).
+void check_campaign_kind(const std::filesystem::path& dir, const std::string& own);
+
 // Writes `text` to `path` atomically. must_be_new: the final name is created with link(2), which
 // fails rather than replace an existing file, so even two racing writers never overwrite a record.
 // Otherwise the file is replaced with rename(2). Throws RunFailed on I/O errors and BadInput when a

@@ -436,11 +436,8 @@ int run_pbt(const Args& a) {
   const fs::path lineage_file = dir / "lineage.json";
   std::optional<DirLock> lock;
   Lineage l;
-  // A folder holds one campaign: a sweep's (campaign.json) would have its spec.json replaced.
-  if (fs::exists(dir / "campaign.json"))
-    throw BadInput((dir / "campaign.json").string() + ": this folder holds a dtbench sweep campaign; use another --out");
-  if (fs::exists(dir / "reproduce.json"))
-    throw BadInput((dir / "reproduce.json").string() + ": this folder holds a dtbench reproduce report; use another --out");
+  // A folder holds one campaign: a sweep's or a reproduction's would have its spec.json replaced, or get one beside it.
+  check_campaign_kind(dir, "lineage.json");
   check_output_folder(dir, "--out", !a.dry_run);  // a file, a file above it, or a folder that cannot be written
   for (const char* sub : {"runs", "configs"})  // a file where the campaign's folders go was an internal error
     check_output_folder(dir / sub, "--out", !a.dry_run);

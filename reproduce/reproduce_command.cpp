@@ -114,11 +114,7 @@ void run(const Options& o) {
   }
   Json index = {{"kind", "dtbench-reproduction"}, {"scale", o.scale}, {"claims", Json::array()},
                 {"sessions", Json::array()}};
-  // A folder holds one kind of campaign: a sweep's or a pbt campaign's would get a report beside it.
-  for (const char* other : {"campaign.json", "lineage.json"})
-    if (fs::exists(out / other))
-      throw BadInput((out / other).string() + ": this folder holds a dtbench " +
-                     (std::string(other) == "campaign.json" ? "sweep" : "pbt") + " campaign; use another --out");
+  check_campaign_kind(out, "reproduce.json");  // a sweep's or a pbt campaign's would get a report beside it
   if (fs::exists(out / "reproduce.json")) {
     index = reproduce::read_index(out);
     if (index["scale"] != o.scale)

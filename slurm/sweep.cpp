@@ -238,12 +238,8 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     throw BadInput(o.spec + ": " + e.what());
   }
   // A folder holds one campaign: another spec's would replace its spec.json and campaign.json (pbt refuses alike),
-  // and a population-based training campaign's (lineage.json) its spec.json.
-  if (fs::exists(outdir / "lineage.json"))
-    throw BadInput((outdir / "lineage.json").string() + ": this folder holds a dtbench pbt campaign; use another --out");
-  if (fs::exists(outdir / "reproduce.json"))
-    throw BadInput((outdir / "reproduce.json").string() + ": this folder holds a dtbench reproduce report; use another "
-                   "--out");
+  // and another kind's (a pbt campaign, a reproduction) would get a sweep beside it.
+  check_campaign_kind(outdir, "campaign.json");
   if (fs::is_regular_file(outdir / "campaign.json")) {
     const CampaignIndex earlier = read_campaign_index(outdir / "campaign.json");
     if (earlier.name != spec.name)
