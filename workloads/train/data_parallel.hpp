@@ -64,11 +64,7 @@ class DataParallel {
   // norm's statistics (`gradient_bytes` + `buffer_bytes`); post-local SGD is synchronous before its switch. The
   // averages before an evaluation are not counted (not a training step's).
   double bytes_allreduced_per_step(double gradient_bytes, double buffer_bytes, int64_t steps) const;
-  // What each rank sent for them (nccl-tests' busbw convention: bus factor x buffer).
-  double bytes_communicated_per_step(double gradient_bytes, double buffer_bytes, int64_t steps) const {
-    return bus_bytes(bytes_allreduced_per_step(gradient_bytes, buffer_bytes, steps));
-  }
-  // The same for `bytes` allreduced every step (K-FAC's factors).
+  // What each rank sends to allreduce `bytes` (nccl-tests' busbw convention: bus factor x buffer).
   double bus_bytes(double bytes) const;
 
  private:

@@ -108,9 +108,15 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
   r.steady_images_per_second = st.steady_images_per_second(f.global_batch);
   const double gradient_bytes = static_cast<double>(model.params().size() * sizeof(float));
   const double statistics_bytes = static_cast<double>(model.buffers().size() * sizeof(float));
-  // An asynchronous worker puts a gradient and gets the weights: what its Comm counted, per step (rank 0's
-  // `asynchronous` has it; the other ranks write no record).
-  r.bytes_communicated_per_step = parallel ? parallel->bytes_communicated_per_step(gradient_bytes, statistics_bytes, st.step)
+  // What each rank hands to allreduce per step: gradients, local SGD's averages, K-FAC's factors (averaged like the
+  // gradients). A 1-rank synchronous run would allreduce its gradients; asynchronous workers allreduce nothing.
+  double allreduced = parallel ? parallel->bytes_allreduced_per_step(gradient_bytes, statistics_bytes, st.step)
+                      : f.config["parallel"]["mode"] == "sync" ? gradient_bytes
+                                                               : 0.0;
+  if (parallel && st.curvature_exchanges > 0 && st.step > 0) allreduced += st.curvature_bytes / double(st.step);
+  // Sent for it, by the bus factor (nccl-tests' busbw convention). An asynchronous worker puts a gradient and gets the
+  // weights: what its Comm counted, per step (rank 0's `asynchronous` has it; the other ranks write no record).
+  r.bytes_communicated_per_step = parallel ? parallel->bus_bytes(allreduced)
                                   : asynchronous.is_object() ? asynchronous.value("worker_bytes_per_step", 0.0)
                                                              : 0.0;
   // Model parallelism's activations: rank 0's received bytes, which an allgather's ranks also send (exactly so
@@ -123,8 +129,6 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
     for (const Json& st : f.pipeline["per_stage"]) sent += st["bytes_sent_per_step"].get<double>();
     r.bytes_communicated_per_step += sent / static_cast<double>(f.pipeline["per_stage"].size());
   }
-  if (parallel && st.curvature_exchanges > 0 && st.step > 0)  // K-FAC's factors, averaged like the gradients
-    r.bytes_communicated_per_step += parallel->bus_bytes(st.curvature_bytes / double(st.step));
   r.curve = st.curve;
   r.target_accuracy = f.config["eval"]["target_accuracy"].get<double>();
   r.time_to_accuracy = st.tta;
@@ -150,12 +154,6 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
                                 {"note", "rank 0's fp32 weights and gradients, its optimizer state as checkpointed, "
                                          "and the largest training plan's activations, their gradients and "
                                          "workspaces (cpu backend; 0 on the gpu backend, not measured)"}};
-  // The same traffic before the bus factor (a 1-rank synchronous run would allreduce its gradients; asynchronous
-  // workers allreduce nothing).
-  double allreduced = parallel ? parallel->bytes_allreduced_per_step(gradient_bytes, statistics_bytes, st.step)
-                      : f.config["parallel"]["mode"] == "sync" ? gradient_bytes
-                                                               : 0.0;
-  if (parallel && st.curvature_exchanges > 0 && st.step > 0) allreduced += st.curvature_bytes / double(st.step);
   r.extra["bytes_allreduced_per_step"] = allreduced;
   if (parallel) r.extra["buckets"] = parallel->bucket_count();
   r.extra["exposed_comm_share"] = mean.total > 0 ? mean.exposed_comm / mean.total : 0.0;
