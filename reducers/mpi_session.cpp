@@ -2,10 +2,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 
 #include "core/error.hpp"
@@ -50,14 +52,46 @@ int launched_ranks() {
   return 1;
 }
 
-EarlyErrorWatchdog::EarlyErrorWatchdog(std::string message)
-    : thread_([this, message = std::move(message)] {
-        std::unique_lock<std::mutex> lock(m_);
-        if (cv_.wait_for(lock, std::chrono::seconds(20), [this] { return disarmed_; })) return;
-        std::fprintf(stderr, "dtbench: error: %s\n", message.c_str());
-        std::fflush(stderr);
-        std::_Exit(static_cast<int>(ExitCode::bad_input));
-      }) {}
+namespace {
+
+// The armed watchdog's line, for the thread and for the SIGTERM handler: whichever comes first says it, once.
+std::string watchdog_line;
+std::atomic<bool> watchdog_said{false};
+struct sigaction watchdog_previous_term {};
+
+void say_watchdog_line_and_leave() {
+  if (!watchdog_said.exchange(true)) {
+    const char* p = watchdog_line.data();
+    size_t left = watchdog_line.size();
+    while (left > 0) {  // write(2) is async-signal-safe, stdio is not
+      const ssize_t n = ::write(STDERR_FILENO, p, left);
+      if (n <= 0) break;
+      p += n, left -= size_t(n);
+    }
+  }
+  ::_exit(static_cast<int>(ExitCode::bad_input));
+}
+
+void on_term_while_armed(int) { say_watchdog_line_and_leave(); }
+
+}  // namespace
+
+EarlyErrorWatchdog::EarlyErrorWatchdog(std::string message) {
+  watchdog_line = "dtbench: error: " + message + "\n";
+  watchdog_said = false;
+  // A rank of the job that never starts MPI and leaves before this one entered MPI_Init has mpirun end the job
+  // ("exiting improperly") with SIGTERM to this rank: the line is said then too, not lost (mpirun's exit code is
+  // its own, 1, then).
+  struct sigaction term {};
+  term.sa_handler = on_term_while_armed;
+  sigemptyset(&term.sa_mask);
+  ::sigaction(SIGTERM, &term, &watchdog_previous_term);
+  thread_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(m_);
+    if (cv_.wait_for(lock, std::chrono::seconds(20), [this] { return disarmed_; })) return;
+    say_watchdog_line_and_leave();
+  });
+}
 
 EarlyErrorWatchdog::~EarlyErrorWatchdog() {
   disarm();
@@ -67,8 +101,10 @@ EarlyErrorWatchdog::~EarlyErrorWatchdog() {
 void EarlyErrorWatchdog::disarm() {
   {
     std::lock_guard<std::mutex> lock(m_);
+    if (disarmed_) return;
     disarmed_ = true;
   }
+  ::sigaction(SIGTERM, &watchdog_previous_term, nullptr);
   cv_.notify_all();
 }
 

@@ -37,7 +37,8 @@ int launched_ranks();
 // train's and allreduce's command lines); a rank of the job that never starts MPI (another transport or --help, in
 // mpirun's MPMD form) would leave it waiting for good. Unless disarmed within 20 s (once every rank is in MPI), the
 // watchdog says the error itself and ends the process with exit 2, as every rank did before the agreement (mpirun
-// then ends the job).
+// then ends the job). While armed, SIGTERM (mpirun ending the job because that rank left first) says it too. One
+// watchdog at a time: it holds the process's SIGTERM handler.
 class EarlyErrorWatchdog {
  public:
   explicit EarlyErrorWatchdog(std::string message);
@@ -50,7 +51,7 @@ class EarlyErrorWatchdog {
   std::mutex m_;
   std::condition_variable cv_;
   bool disarmed_ = false;
-  std::thread thread_;  // last: it starts once the members above exist
+  std::thread thread_;  // started in the constructor's body, once the members above exist
 };
 
 }  // namespace dtbench
