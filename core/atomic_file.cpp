@@ -16,6 +16,13 @@ namespace {
 
 std::string errno_text() { return std::strerror(errno); }
 
+// Why a probe file could not be created in a folder that exists. ENOENT there is a file system that creates no
+// files (procfs, sysfs): strerror's "No such file or directory" alone would read as if the folder were missing.
+std::string cannot_create_text() {
+  if (errno == ENOENT) return "its file system creates no files (" + errno_text() + ")";
+  return errno_text();
+}
+
 fs::path folder_of(const fs::path& path) {
   fs::path dir = path.parent_path();
   return dir.empty() ? fs::path(".") : dir;
@@ -62,7 +69,7 @@ void check_output_file(const fs::path& path, const std::string& option) {
   const fs::path dir = folder_of(path);
   if (!fs::is_directory(dir, ec))
     throw BadInput(option + ": " + (fs::exists(dir, ec) ? dir.string() + " is not a folder" : "folder " + dir.string() + " does not exist"));
-  if (!folder_writable(dir)) throw BadInput(option + ": folder " + dir.string() + " is not writable: " + errno_text());
+  if (!folder_writable(dir)) throw BadInput(option + ": folder " + dir.string() + " is not writable: " + cannot_create_text());
 }
 
 void check_campaign_kind(const fs::path& dir, const std::string& own) {
@@ -95,7 +102,7 @@ void check_output_folder(const fs::path& dir, const std::string& option, bool wr
   if (writable && !folder_writable(at))
     throw BadInput(option + ": " + (at == abs ? "folder " + dir.string() + " is not writable"
                                               : "cannot create " + dir.string() + " in " + at.string()) +
-                   ": " + errno_text());
+                   ": " + cannot_create_text());
 }
 
 void check_writable(const fs::path& path, bool must_be_new) {
@@ -107,7 +114,7 @@ void check_writable(const fs::path& path, bool must_be_new) {
   if (must_be_new && (fs::exists(st) || (ec && ec != std::errc::no_such_file_or_directory)))
     throw BadInput(path.string() + ": a record of that name exists already; records are never overwritten "
                    "(choose another /output/record or /name, or move the old record)");
-  if (!folder_writable(dir)) throw BadInput(dir.string() + ": output folder is not writable: " + errno_text());
+  if (!folder_writable(dir)) throw BadInput(dir.string() + ": output folder is not writable: " + cannot_create_text());
 }
 
 void write_file_atomic(const fs::path& path, const std::string& text, bool must_be_new) {
