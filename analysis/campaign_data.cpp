@@ -47,6 +47,13 @@ CampaignData from_campaign(const fs::path& dir) {
   const CampaignIndex idx = read_campaign_index(dir / "campaign.json");
   CampaignData c;
   c.name = idx.name;
+  c.files.emplace_back("the campaign index", dir / "campaign.json");
+  for (const auto& p : idx.points)
+    for (const auto& r : p.runs) {
+      c.files.emplace_back("run " + r.name + "'s config", dir / r.config);
+      c.files.emplace_back("run " + r.name + "'s record", dir / r.record);
+      if (!r.script.empty()) c.files.emplace_back("run " + r.name + "'s sbatch script", dir / r.script);
+    }
   for (const auto& a : idx.axes) {
     c.keys.insert(c.keys.end(), a.keys.begin(), a.keys.end());
     if (a.keys.size() > 1) c.zip_groups.push_back(a.keys);
@@ -87,21 +94,27 @@ CampaignData from_records(const fs::path& path) {
     unreadable(r, problem);
     unreadable_runs.push_back(std::move(r));
   };
+  std::map<std::string, fs::path> seen;  // a record's text as read -> its file
   auto add = [&](const fs::path& p) {
     RecordFile rec = read_run_record(p);
     if (rec.other_kind) return;  // a config, a spec or an index: JSON, but no record
     if (!rec.record) return add_unreadable(p, rec.problem);
+    // One run, one record: a copy (the same record, wall times and provenance included) would be counted twice in
+    // every median. Names alone repeat across campaigns (p0-s1 of two sweeps), so the whole record is compared.
+    if (const auto [at, added] = seen.emplace(rec.record->to_json().dump(), p); !added)
+      throw BadInput(p.string() + ": the same record as " + at->second.string() + " (run '" + rec.record->name +
+                     "'); a run is counted once: move the copy away");
     RunData r;
     r.record_path = p;
     r.name = rec.record->name;
     fill_from_record(r, std::move(*rec.record));
     runs.push_back(std::move(r));
   };
+  std::vector<fs::path> files;  // the record-named files read
   if (fs::is_directory(path)) {
     // An entry that cannot be looked at (a loop of links, no permission) is an unreadable record when its name says
     // record, and nothing otherwise; a folder that cannot be listed is unreadable itself (its records would be
     // missing without a word); the table of the others is still printed. Links to folders are not followed.
-    std::vector<fs::path> files;
     std::function<void(const fs::path&)> walk = [&](const fs::path& dir) {
       std::error_code ec;
       fs::directory_iterator it(dir, ec), end;
@@ -117,17 +130,24 @@ CampaignData from_records(const fs::path& path) {
         const bool regular = it->is_regular_file(kind);
         if (kind) add_unreadable(p, p.string() + ": " + kind.message());
         else if (regular) files.push_back(p);
+        else add_unreadable(p, p.string() + ": not a regular file (a pipe, a device, a socket or a link to a folder)");
       }
       if (ec) add_unreadable(dir, dir.string() + ": the folder could not be listed: " + ec.message());
     };
     walk(path);
     std::sort(files.begin(), files.end());
     for (const auto& f : files) add(f);
+    // In file order, as the readable ones (the walk meets them in the folder's own order).
+    std::sort(unreadable_runs.begin(), unreadable_runs.end(),
+              [](const RunData& a, const RunData& b) { return a.record_path < b.record_path; });
   } else {
+    files.push_back(path);
     add(path);
   }
   if (runs.empty() && unreadable_runs.empty())
     throw BadInput(path.string() + ": no campaign.json and no run records here");
+  std::vector<std::pair<std::string, fs::path>> read;
+  for (const auto& f : files) read.emplace_back("a JSON file the table reads", f);
 
   // The keys that vary: every config leaf whose value differs between records, plus the rank count.
   std::vector<std::map<std::string, Json>> flat(runs.size());
@@ -138,6 +158,7 @@ CampaignData from_records(const fs::path& path) {
   }
   CampaignData c;
   c.name = path.filename().string();
+  c.files = std::move(read);
   for (const auto& k : all) {
     if (k == "seed" || k == "name" || k.rfind("output.", 0) == 0) continue;
     std::set<std::string> values;

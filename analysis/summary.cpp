@@ -12,7 +12,8 @@ std::optional<Summary> summarize(std::vector<double> values) {
   s.n = n;
   s.min = values.front();
   s.max = values.back();
-  s.median = n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+  // Halved before the sum: two values near DBL_MAX would sum to inf, outside [min, max].
+  s.median = n % 2 ? values[n / 2] : 0.5 * values[n / 2 - 1] + 0.5 * values[n / 2];
   return s;
 }
 

@@ -34,7 +34,7 @@ void add_table_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("table", "Regenerate a result table from a campaign folder or from published data");
   cmd->add_option("dir", o->dir, "Campaign folder (dtbench sweep --out), folder of run records, or one record");
-  cmd->add_option("--format", o->format,
+  auto* format = cmd->add_option("--format", o->format,
                   "md, csv or latex; or json: the campaign's runs and records as read (what analysis/plot.py reads)")
       ->capture_default_str();
   cmd->add_option("--group-by", o->group_by, "Row keys, comma-separated (default: the sweep's axes), e.g. reducer.name,ranks")
@@ -43,11 +43,11 @@ void add_table_command(CLI::App& app) {
   for (const auto& m : analysis::all_metrics()) metric_names += (metric_names.empty() ? "" : ", ") + m;
   cmd->add_option("--metrics", o->metrics, "Metric columns, comma-separated: " + metric_names)->delimiter(',');
   cmd->add_option("--published", o->published, "Print a published table instead (imagenet-resnet50, mlperf-resnet-rcp)");
-  cmd->add_option("--output", o->output, "Write to this file instead of standard output");
-  cmd->add_option("--rcps", o->rcps,
+  auto* output = cmd->add_option("--output", o->output, "Write to this file instead of standard output");
+  auto* rcps = cmd->add_option("--rcps", o->rcps,
                   "Write MLPerf reference convergence points (epochs to the target per global batch, from the runs "
                   "that reached it) to this JSON file, for MLPerf's RCP checker --custom_rcps; prints no table");
-  cmd->callback([o] {
+  cmd->callback([o, format, output, rcps] {
     const bool as_json = o->format == "json";
     analysis::Format f = analysis::Format::md;
     try {
@@ -62,9 +62,13 @@ void add_table_command(CLI::App& app) {
     analysis::CampaignData c;
     std::string text;
     bool no_rcps = false;  // --rcps, and no point gave one: nothing written
-    // Where the output goes is input too: a folder, a device or a missing folder is refused before any reading.
-    if (!o->output.empty()) check_output_file(o->output, "--output");
-    if (!o->rcps.empty()) check_output_file(o->rcps, "--rcps");
+    // Where the output goes is input too: a folder, a device, a missing folder or an empty name (an unset shell
+    // variable, which would have printed the table instead) is refused before any reading.
+    if (output->count() > 0) check_output_file(o->output, "--output");
+    if (rcps->count() > 0) check_output_file(o->rcps, "--rcps");
+    if (rcps->count() > 0 && (output->count() > 0 || format->count() > 0))
+      throw BadInput("--rcps writes the RCP file and prints no table: --output and --format are for tables");
+    std::vector<std::pair<std::string, std::filesystem::path>> inputs;  // what the output must not replace
     if (as_json) {
       if (!o->rcps.empty() || !o->published.empty() || o->dir.empty())
         throw BadInput("--format json needs a campaign folder (not --rcps or --published)");
@@ -78,6 +82,7 @@ void add_table_command(CLI::App& app) {
     } else if (!o->rcps.empty()) {
       if (!o->published.empty() || o->dir.empty()) throw BadInput("--rcps needs a campaign folder, not --published");
       c = analysis::load_campaign(o->dir);
+      check_not_an_input(o->rcps, "--rcps", c.files);
       const analysis::RcpSet set = analysis::reference_convergence_points(c);
       for (const std::string& why : set.skipped) std::cerr << "table --rcps: left out " << why << "\n";
       no_rcps = set.rcps.empty();
@@ -92,6 +97,7 @@ void add_table_command(CLI::App& app) {
       if (o->dir.empty()) throw BadInput("give a campaign folder (dtbench table results/NAME) or --published NAME");
       if (has_lineage(o->dir)) {
         // A population-based training campaign (dtbench pbt).
+        inputs.emplace_back("the lineage file", std::filesystem::path(o->dir) / "lineage.json");
         for (const analysis::TextTable& t : analysis::pbt_tables(pbt::read_lineage(std::filesystem::path(o->dir) / "lineage.json"), f))
           text += analysis::render(t, f) + "\n";
       } else {
@@ -100,8 +106,13 @@ void add_table_command(CLI::App& app) {
       }
     }
     if (o->rcps.empty()) {
-      if (o->output.empty()) std::cout << text << std::flush;
-      else write_file_atomic(o->output, text, false);
+      if (o->output.empty()) {
+        std::cout << text << std::flush;
+      } else {
+        inputs.insert(inputs.end(), c.files.begin(), c.files.end());
+        check_not_an_input(o->output, "--output", inputs);
+        write_file_atomic(o->output, text, false);
+      }
     }
     // The table (or the RCPs) is written, from the records that could be read; exit 1 so that no script takes it
     // for a complete result (README "Exit codes").

@@ -72,6 +72,20 @@ void check_output_file(const fs::path& path, const std::string& option) {
   if (!folder_writable(dir)) throw BadInput(option + ": folder " + dir.string() + " is not writable: " + cannot_create_text());
 }
 
+fs::path resolved_path(const fs::path& path) {
+  std::error_code ec;
+  fs::path r = fs::weakly_canonical(fs::absolute(path), ec);
+  return ec ? fs::absolute(path).lexically_normal() : r;
+}
+
+void check_not_an_input(const fs::path& output, const std::string& option,
+                        const std::vector<std::pair<std::string, fs::path>>& inputs) {
+  const fs::path out = resolved_path(output);
+  for (const auto& [what, path] : inputs)
+    if (!path.empty() && resolved_path(path) == out)
+      throw BadInput(option + ": " + output.string() + " is " + what + " (" + path.string() + "); give another path");
+}
+
 void check_campaign_kind(const fs::path& dir, const std::string& own) {
   static const std::pair<const char*, const char*> kinds[] = {
       {"campaign.json", "a dtbench sweep campaign"}, {"lineage.json", "a dtbench pbt campaign"},

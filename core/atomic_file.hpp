@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/json.hpp"
 
@@ -18,6 +20,14 @@ void check_writable(const std::filesystem::path& path, bool must_be_new);
 // not a folder, a device or a pipe, in a folder that exists and is writable. Throws BadInput "<option>: ..." naming
 // the path.
 void check_output_file(const std::filesystem::path& path, const std::string& option);
+
+// The path a file would be written at, links resolved as far as they exist: two names of one file compare equal.
+std::filesystem::path resolved_path(const std::filesystem::path& path);
+
+// Throws BadInput "<option>: <output> is <what> (<path>); give another path" when `output` names one of the files
+// the command reads (`inputs`: what each is, and its path), which the write would replace.
+void check_not_an_input(const std::filesystem::path& output, const std::string& option,
+                        const std::vector<std::pair<std::string, std::filesystem::path>>& inputs);
 
 // Checks, before any work starts, that `dir` is a folder or can be created as one, creating nothing: a path that
 // exists is a writable folder, and the nearest existing folder above one that does not is a writable folder (not a

@@ -266,7 +266,14 @@ void run_model_command(const ModelCliOptions& cli) {
         throw BadInput("--holdout " + f + ": the same sweep as --fit " + cli.fit[i] +
                        "; a held-out error needs rows the fit did not see");
   }
-  if (!cli.json.empty()) check_output_file(cli.json, "--json");
+  if (!cli.json.empty()) {
+    check_output_file(cli.json, "--json");
+    std::vector<std::pair<std::string, std::filesystem::path>> inputs;
+    for (const auto& f : cli.fit) inputs.emplace_back("a --fit file", f);
+    for (const auto& f : cli.holdout) inputs.emplace_back("a --holdout file", f);
+    if (!cli.check.empty()) inputs.emplace_back("the --check file", cli.check);
+    check_not_an_input(cli.json, "--json", inputs);
+  }
   if (cli.fit.empty()) {  // the batch split on a published network needs no fit
     Json out = {{"kind", "dtbench.model"},
                 {"batch_split", print_batch_split(cli, network, model_bytes, profiles, nullptr)}};
@@ -422,8 +429,12 @@ void add_model_command(CLI::App& app) {
   cmd->add_option("--fit-max-bytes", cli->fit_max, "Fit only rows up to this size (default: all)");
   cmd->add_option("--eager-bytes", cli->eager, "Messages up to this size pay alpha, larger ones alpha_rndv")
       ->capture_default_str();
-  cmd->add_option("--json", cli->json, "Write the fit, predictions and answers to this JSON file");
-  cmd->callback([cli] { run_model_command(*cli); });
+  CLI::Option* json = cmd->add_option("--json", cli->json, "Write the fit, predictions and answers to this JSON file");
+  cmd->callback([cli, json] {
+    // An empty name (an unset shell variable) wrote no JSON and said nothing.
+    if (json->count() > 0 && cli->json.empty()) throw BadInput("--json: an empty file name");
+    run_model_command(*cli);
+  });
 }
 
 }  // namespace dtbench

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -35,6 +37,9 @@ TEST(Summary, MedianMinMax) {
   EXPECT_EQ(summarize({4, 1, 3, 2})->median, 2.5);
   EXPECT_EQ(summarize({7})->median, 7);
   EXPECT_FALSE(summarize({}));
+  // The median of two values near DBL_MAX is theirs, not inf (a table printed "inf [1e+308, 1e+308]").
+  EXPECT_EQ(summarize({1e308, 1e308})->median, 1e308);
+  EXPECT_EQ(summarize({-1e308, 1e308})->median, 0);
 }
 
 TEST(TextTable, ThreeFormatsEscapeWhatTheyMust) {
@@ -177,6 +182,34 @@ TEST(CampaignTable, AFolderOfRecordsWithoutCampaignIndex) {
   EXPECT_EQ(t.rows[0][3], "110 [100, 120]");
   EXPECT_EQ(t.rows[2][2], "1/2 done, 1 failed");
   EXPECT_THROW(load_campaign(s.dir / "configs"), dtbench::BadInput);  // configs are not records
+}
+
+TEST(CampaignTable, AFolderScanCountsARecordOnceAndNoJsonNameSilently) {
+  Synthetic s;
+  fs::remove(s.dir / "campaign.json");
+  const fs::path runs = s.dir / "runs";
+  const CampaignData before = load_campaign(runs);
+  const fs::path first = before.points[0].runs[0].record_path;
+  // A copy of a record: counted once would be right, twice was what happened (4/4 done with 3 runs); refused.
+  fs::copy_file(first, runs / "zz-copy.json");
+  try {
+    load_campaign(runs);
+    FAIL();
+  } catch (const dtbench::BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), (runs / "zz-copy.json").string() + ": the same record as " + first.string() +
+                                         " (run '" + before.points[0].runs[0].name +
+                                         "'); a run is counted once: move the copy away");
+  }
+  fs::remove(runs / "zz-copy.json");
+  // A record-named entry that is no file (a pipe, which reading would block on; a link to a device) is unreadable,
+  // as a dangling link was, never left out without a word.
+  ASSERT_EQ(::mkfifo((runs / "pipe.json").c_str(), 0644), 0);
+  fs::create_symlink("/dev/zero", runs / "zero.json");
+  const CampaignData c = load_campaign(runs);
+  EXPECT_EQ(unreadable_records(c),
+            (std::vector<std::string>{
+                (runs / "pipe.json").string() + ": not a regular file (a pipe, a device, a socket or a link to a folder)",
+                (runs / "zero.json").string() + ": not a regular file (a pipe, a device, a socket or a link to a folder)"}));
 }
 
 TEST(CampaignTable, AnUnreadableRecordIsARunOfItsOwnWithItsReason) {

@@ -40,18 +40,6 @@ RunPaths run_paths(const Json& cfg) {
   return p;
 }
 
-namespace {
-
-// The path a file would be written at, symbolic links resolved as far as they exist: two names of one file compare
-// equal.
-fs::path resolved(const fs::path& p) {
-  std::error_code ec;
-  fs::path r = fs::weakly_canonical(fs::absolute(p), ec);
-  return ec ? fs::absolute(p).lexically_normal() : r;
-}
-
-}  // namespace
-
 bool preempted_record(const fs::path& record) {
   std::error_code ec;
   // A link is not replaced (the rerun's record would take the link's place and leave its target preempted).
@@ -92,7 +80,7 @@ void check_outputs(const RunPaths& paths, bool resuming, bool replace_weights, c
     if (!path.empty()) named.emplace_back(what, path);
   for (size_t i = 0; i < outputs; ++i)
     for (size_t k = i + 1; k < named.size(); ++k) {
-      const fs::path a = resolved(named[i].second), b = resolved(named[k].second);
+      const fs::path a = resolved_path(named[i].second), b = resolved_path(named[k].second);
       // The checkpoint is a folder: nothing may be written inside it either.
       const bool inside = i == 2 && std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first == a.end();
       if (a == b || inside)
