@@ -1,5 +1,6 @@
 #include "optim/state_io.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -133,6 +134,13 @@ void put_state_header(StateWriter& out, const std::string& name, uint64_t table_
 int64_t get_state_header(StateReader& in, const std::string& name, uint64_t table_fingerprint) {
   if (in.get_string() != kStateMagic) throw BadInput("optimizer state: not a dtbench optimizer state (bad magic)");
   const std::string stored_name = in.get_string();
+  // A damaged length (a format-1 checkpoint has no checksum) reads bytes that are no name: say so, not them.
+  const bool a_name = !stored_name.empty() && stored_name.size() <= 64 && std::all_of(stored_name.begin(), stored_name.end(), [](char c) {
+                        return c > ' ' && c < 0x7f;
+                      });
+  if (!a_name)
+    throw BadInput("optimizer state: damaged: the optimizer's name is " + std::to_string(stored_name.size()) +
+                   " bytes that are not a name");
   if (stored_name != name) {
     throw BadInput("optimizer state: saved by optimizer '" + stored_name + "', cannot restore into '" + name + "'");
   }

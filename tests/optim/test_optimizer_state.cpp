@@ -256,6 +256,22 @@ TEST(OptimizerState, RestoreRejectsOtherOptimizerTableAndTruncation) {
   longer.push_back(0);
   EXPECT_THROW(fresh->load_state(longer), BadInput);
   EXPECT_EQ(fresh->save_state(), before);
+
+  // A damaged name length (a format-1 checkpoint has no checksum) read 200 bytes of floats as the optimizer's name
+  // and printed them, a newline among them; the message now says what they are, on one line.
+  for (const std::string& bad : {std::string("sgd\x92\n\xa2", 6), std::string(65, 'a'), std::string()}) {
+    StateWriter w;
+    put_state_header(w, bad, table.fingerprint(), 3);
+    const std::vector<uint8_t> bytes = w.take();
+    StateReader r(bytes);
+    try {
+      get_state_header(r, "sgd", table.fingerprint());
+      FAIL() << "a name of " << bad.size() << " bytes was read";
+    } catch (const BadInput& e) {
+      EXPECT_EQ(std::string(e.what()), "optimizer state: damaged: the optimizer's name is " +
+                                           std::to_string(bad.size()) + " bytes that are not a name");
+    }
+  }
 }
 
 // --init-from may change the momentum (README, "Run configs"): a state saved without a momentum buffer continues into

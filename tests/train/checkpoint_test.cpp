@@ -78,6 +78,12 @@ TEST_F(CheckpointFiles, RoundTripsAndDetectsDamage) {
   put(good.substr(0, 6));
   EXPECT_NE(error().find("wrong magic number at byte 0"), std::string::npos) << error();
 
+  // Rank 1's file under rank 0's name (two model-parallel shards of one size, swapped by hand) was read as rank 0's.
+  write_rank_state(dir, 1, sample());
+  fs::rename(rank_file(dir, 1, 6), rank_file(dir, 0, 6));
+  EXPECT_EQ(error(), file + ": rank file holds the state of rank 1, not of rank 0 (a mixed checkpoint: rank files "
+                            "renamed?)");
+
   RankState odd = sample();
   odd.extra = Json::array({1, 2});
   write_rank_state(dir, 0, odd);

@@ -91,3 +91,47 @@ TEST(RunState, AnEditedHeaderIsRefusedNamingTheField) {
     EXPECT_NE(std::string(e.what()).find("/state/curve/0"), std::string::npos) << e.what();
   }
 }
+
+// The curve and the time to accuracy go into the record as they are: an edited point ahead of the run (a record
+// reached its target at step 100 of an 8-step run, in 1e9 s) or out of order, a time to accuracy at no evaluation,
+// and an MLLOG length of 0 (the resumed run cut the whole first log) are refused, naming the field.
+TEST(RunState, AnEditedCurveIsRefusedNamingThePoint) {
+  TrainState st;
+  st.step = 8;
+  st.elapsed = 4.0;
+  for (int i = 1; i <= 4; ++i) {
+    EvalPoint p;
+    p.step = 2 * i, p.samples = 16 * i, p.epoch = 0.25 * i, p.wall_seconds = 0.5 * i, p.test_accuracy = 0.2 * i;
+    st.curve.push_back(p);
+  }
+  st.retarget(0.4);
+  ASSERT_TRUE(st.tta);
+  st.mllog_bytes = 1234;
+  const Json good = Json::parse(st.to_json().dump());
+  EXPECT_EQ(TrainState::from_json(good).curve, st.curve);
+  const auto error = [&](const std::vector<std::pair<std::string, Json>>& edits) -> std::string {
+    Json bad = good;
+    for (const auto& [pointer, value] : edits) bad[Json::json_pointer(pointer)] = value;
+    try {
+      TrainState::from_json(bad);
+    } catch (const BadInput& e) {
+      return e.what();
+    }
+    return "taken";
+  };
+  EXPECT_EQ(error({{"/curve/1/step", 100}}), "checkpoint header: /state/curve/1/step: 100 is more than /state/step (8)");
+  EXPECT_EQ(error({{"/curve/1", good["curve"][2]}, {"/curve/2", good["curve"][1]}}),
+            "checkpoint header: /state/curve/2: an evaluation before the one at /state/curve/1 (its step, samples, "
+            "epoch or wall_seconds is less)");
+  EXPECT_EQ(error({{"/curve/3/wall_seconds", 0.1}}),
+            "checkpoint header: /state/curve/3: an evaluation before the one at /state/curve/2 (its step, samples, "
+            "epoch or wall_seconds is less)");
+  EXPECT_EQ(error({{"/tta/seconds", 1e9}}),
+            "checkpoint header: /state/tta: no point of /state/curve has its step, samples, epoch and seconds (a "
+            "target is reached at an evaluation)");
+  EXPECT_EQ(error({{"/mllog_bytes", 0}}),
+            "checkpoint header: /state/mllog_bytes: 0, but a run's MLLOG file holds its first events before any "
+            "checkpoint (a resumed run would cut them all)");
+  // A point repeated at one step (equal, not before) is taken.
+  EXPECT_EQ(error({{"/curve/3", good["curve"][2]}, {"/tta", nullptr}}), "taken");
+}

@@ -114,7 +114,11 @@ void write_rank_state(const fs::path& dir, int rank, const RankState& s) {
   put_bytes(out, s.params.data(), s.params.size() * sizeof(float));
   put_bytes(out, s.buffers.data(), s.buffers.size() * sizeof(float));
   put_bytes(out, s.optimizer.data(), s.optimizer.size());
-  std::string extra = s.extra.dump();
+  // The rank is written inside the checksummed bytes: files of two ranks swapped by hand (one model-parallel shard's
+  // size is another's) are then told apart, as a renamed step is.
+  Json extra_state = s.extra;
+  if (extra_state.is_object()) extra_state["rank"] = rank;
+  std::string extra = extra_state.dump();
   put_bytes(out, extra.data(), extra.size());
   put(out, crc32_of(out.data(), out.size()));
   write_file_atomic(rank_file(dir, rank, s.step), out, false);
@@ -172,6 +176,11 @@ RankState read_rank_state(const fs::path& dir, int rank, int64_t expect_step) {
   }
   if (!s.extra.is_object() || !s.extra.contains("schedule"))
     throw BadInput(file.string() + ": damaged extra state (expected an object with the schedule's state)");
+  // Files written before the rank was recorded have none: they are read as before.
+  if (s.extra.contains("rank") && s.extra["rank"] != Json(rank))
+    throw BadInput(file.string() + ": rank file holds the state of rank " + s.extra["rank"].dump() + ", not of rank " +
+                   std::to_string(rank) + " (a mixed checkpoint: rank files renamed?)");
+  s.extra.erase("rank");
   return s;
 }
 

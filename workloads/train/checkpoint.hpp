@@ -6,8 +6,8 @@
 // elapsed time, the curve so far and the other run-level state). Ranks write their files first
 // (atomically), then rank 0 writes the header, so a header always names complete rank files. Because a new
 // checkpoint's files have new names, the previous checkpoint stays whole until the new header replaces
-// its header: a write that fails half way (a full disk) never damages it. Each rank file repeats the step,
-// so a file renamed by hand is detected, and ends with a CRC-32 of its bytes, so a damaged one is too.
+// its header: a write that fails half way (a full disk) never damages it. Each rank file repeats the step and
+// its rank, so a file renamed by hand is detected, and ends with a CRC-32 of its bytes, so a damaged one is too.
 #pragma once
 
 #include <cstdint>

@@ -156,7 +156,28 @@ TrainState TrainState::from_json(const Json& j) {
       s.curvature_exchanges = c.count("exchanges");
       s.curvature_bytes = c.nonneg_number("bytes");  // a running total: no bound
     }
-    // Counts that must agree with the step the run is at.
+    // Counts that must agree with the step the run is at. The curve and its time to accuracy go into the record:
+    // an edited point ahead of the run, or out of order, gave a record that reached its target at step 100 of 8.
+    for (size_t i = 0; i < s.curve.size(); ++i) {
+      const EvalPoint& p = s.curve[i];
+      const std::string at = "/state/curve/" + std::to_string(i);
+      if (p.step > s.step)
+        throw BadInput(at + "/step: " + std::to_string(p.step) + " is more than /state/step (" + std::to_string(s.step) +
+                       ")");
+      if (i == 0) continue;
+      const EvalPoint& q = s.curve[i - 1];
+      if (p.step < q.step || p.samples < q.samples || p.epoch < q.epoch || p.wall_seconds < q.wall_seconds)
+        throw BadInput(at + ": an evaluation before the one at " + "/state/curve/" + std::to_string(i - 1) +
+                       " (its step, samples, epoch or wall_seconds is less)");
+    }
+    if (s.tta && std::none_of(s.curve.begin(), s.curve.end(), [&](const EvalPoint& p) {
+          return TimeToAccuracy{p.wall_seconds, p.step, p.epoch, p.samples} == *s.tta;
+        }))
+      throw BadInput("/state/tta: no point of /state/curve has its step, samples, epoch and seconds (a target is "
+                     "reached at an evaluation)");
+    if (s.mllog_bytes == 0)
+      throw BadInput("/state/mllog_bytes: 0, but a run's MLLOG file holds its first events before any checkpoint "
+                     "(a resumed run would cut them all)");
     if (s.mllog_from_point > static_cast<int64_t>(s.curve.size()))
       throw BadInput("/state/mllog_from_point: " + std::to_string(s.mllog_from_point) + " is more than the curve's " +
                      std::to_string(s.curve.size()) + " points");
