@@ -225,6 +225,10 @@ std::vector<std::string> unreadable_records(const CampaignData& c) {
   return problems;
 }
 
+bool key_from_record(const std::string& key) {
+  return key == "status" || key == "global_batch" || key == "per_rank_batch";
+}
+
 Json key_value(const RunData& run, const std::string& key) {
   if (key == "ranks") return run.ranks > 0 ? Json(run.ranks) : Json();
   if (key == "status") return run.record ? to_string(run.record->status) : "missing";

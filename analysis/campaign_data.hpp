@@ -69,5 +69,7 @@ std::vector<std::string> unreadable_records(const CampaignData& c);
 // "slurm.KEY" from the point's Slurm section, anything else a dot path into the config. Null when
 // absent.
 Json key_value(const RunData& run, const std::string& key);
+// Whether key_value takes `key` from the record (status, global_batch, per_rank_batch): a run not yet run has none.
+bool key_from_record(const std::string& key);
 
 }  // namespace dtbench::analysis

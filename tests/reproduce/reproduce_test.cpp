@@ -208,6 +208,10 @@ TEST_F(ClaimFile, WhatACriterionNamesExistsBeforeAnyRun) {
   EXPECT_NE(error().find("claim.json: /criterion/baseline: no run of this claim's sweeps is in group \"nope\" of "
                          "/group_key \"optimizer.name\" (their groups: \"lars\", \"sgd\")"),
             std::string::npos) << error();
+  // A key the records give has no groups before the runs: not refused (it was, whatever the value).
+  write("claim.json", claim(R"({"kind": "usable_batch", "text": "t", "target_accuracy": 0.8,
+                                "group_key": "optimizer.name,global_batch", "baseline": "sgd 64"})", kSweep));
+  EXPECT_EQ(error(), "no error");
   write("claim.json", claim(R"({"kind": "async_cost", "text": "t", "group_key": "parallel.mode,optimizer.name",
                                 "sync": "sync sgd", "async": "async sgd"})", kSweep));
   EXPECT_NE(error().find("claim.json: /criterion/async: no run of this claim's sweeps is in group \"async sgd\""),
