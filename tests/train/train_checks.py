@@ -861,6 +861,23 @@ def check_resume():
     assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
     assert sum('"epoch_stop"' in line for line in open(mllog)) == 1
     print("a kept checkpoint resumed at its end: one epoch_stop, one run_stop")
+    # --init-from may name another path on each rank (a node's disk), but one checkpoint: two of one step (another
+    # seed) trained the replicas from different weights with exit 0; of two steps, the run hung (found by a hunt).
+    kept = {}
+    for seed, steps in ((1, 4), (2, 4), (1, 6)):
+        name = f"kept-s{seed}-{steps}"
+        cfg = mlp_config(name, batch={"per_rank": 8}, duration={"steps": steps}, seed=seed)
+        cfg["output"] = dict(cfg.get("output", {}), keep_checkpoint=True)
+        mpirun(2, write_config(name, cfg))
+        kept[(seed, steps)] = os.path.join(args.work, "records", name + ".ckpt")
+    start = write_config("from-two", mlp_config("from-two", batch={"per_rank": 8}, duration={"steps": 12}))
+    for other in ((2, 4), (1, 6)):
+        p = mpmd([start, "--init-from", kept[(1, 4)]], [start, "--init-from", kept[other]], expect=2)
+        assert "rank 1 of 2" in p.stderr and "--init-from: this checkpoint is not rank 0's (its header.json differs at " \
+            in p.stderr and p.stderr.count("dtbench: error") == 1, p.stderr
+        assert not os.path.exists(os.path.join(args.work, "records", "from-two.json"))
+    mpmd([start, "--init-from", kept[(1, 4)]], [start, "--init-from", kept[(1, 4)]])
+    print("--init-from of two different checkpoints on two ranks: refused naming the rank")
 
 
 def check_mllog_rules_catch(mllog):

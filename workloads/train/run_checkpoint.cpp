@@ -123,6 +123,22 @@ const char* const kInitFromMayDiffer[] = {"/name", "/seed", "/output", "/duratio
 
 }  // namespace
 
+void agree_on_checkpoint(const World& world, const fs::path& dir, const std::string& option) {
+  std::optional<Error> err;
+  std::string mine;
+  try {
+    mine = read_header(dir).dump();
+  } catch (const Error& e) {  // removed or damaged since it was loaded
+    err = e;
+  }
+  world.agree_on_any_error(err);
+  const std::string root = world.broadcast_text(mine);
+  if (mine != root)
+    err = BadInput(dir.string() + ": " + option + ": this checkpoint is not rank 0's (its header.json differs at " +
+                   first_difference(Json::parse(root), Json::parse(mine)) + "); every rank must load the same one");
+  world.agree_on_any_error(err);
+}
+
 bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json& cfg, TrainModel& model,
                             optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st) {
   const Json header = read_header(dir);

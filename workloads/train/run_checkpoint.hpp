@@ -22,6 +22,11 @@ void save_checkpoint(const World& world, const std::filesystem::path& dir, const
                      const optim::Schedule& schedule, const std::optional<NoiseScaleEstimator>& noise,
                      TrainState& st);
 
+// Collective, once every rank loaded a checkpoint (--resume, --init-from): each rank read its own copy (a node's
+// disk), and one whose header.json is not rank 0's (another run's checkpoint, a stale copy) would train from other
+// weights, or wait for the others at another step. BadInput naming the rank and the first difference then.
+void agree_on_checkpoint(const World& world, const std::filesystem::path& dir, const std::string& option);
+
 // Loads the checkpoint in `dir` into the model, schedule, estimator and `st`; false (nothing changed)
 // when there is none. BadInput when it was written by another config or rank count, or is damaged.
 bool resume_from_checkpoint(const World& world, const std::filesystem::path& dir, const Json& cfg, TrainModel& model,

@@ -188,6 +188,7 @@ void Run::set_up() {
                      std::to_string(st_.step) + ", another rank's at step " + std::to_string(static_cast<int64_t>(newest)) +
                      " (every rank must see the same /output/dir)");
     world_.agree_on_any_error(err);
+    if (resumed_) agree_on_checkpoint(world_, paths_.checkpoint, "--resume");
   }
   // With --resume as well, --init-from is where a run starts that has no checkpoint of its own yet (a requeued
   // population-based training member continues its own).
@@ -196,6 +197,9 @@ void Run::set_up() {
       init_from_checkpoint(world_, args_.init_from, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_,
                            cadence_.stop_step);
     });
+    // Its path may differ between ranks (a node's disk): two checkpoints of one step hung the run, of another run
+    // trained replicas from different weights, with exit 0.
+    agree_on_checkpoint(world_, args_.init_from, "--init-from");
   }
   if (pipeline_) st_.pipeline_unit_seconds = unit_seconds_;  // the next checkpoint's, as this run cut its stages
 }
