@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cstdlib>
+#include <optional>
 
 #include "core/error.hpp"
 
@@ -54,58 +56,71 @@ int launched_ranks() {
 
 namespace {
 
-// The armed watchdog's line, for the thread and for the SIGTERM handler: whichever comes first says it, once.
-std::string watchdog_line;
+// The SIGTERM watchdog's line, for its handler; whichever watchdog comes first says its line, once.
+std::string term_line;
 std::atomic<bool> watchdog_said{false};
 struct sigaction watchdog_previous_term {};
 
-void say_watchdog_line_and_leave() {
+void say_and_leave(const std::string& line, ExitCode code) {
   if (!watchdog_said.exchange(true)) {
-    const char* p = watchdog_line.data();
-    size_t left = watchdog_line.size();
+    const char* p = line.data();
+    size_t left = line.size();
     while (left > 0) {  // write(2) is async-signal-safe, stdio is not
       const ssize_t n = ::write(STDERR_FILENO, p, left);
       if (n <= 0) break;
       p += n, left -= size_t(n);
     }
   }
-  ::_exit(static_cast<int>(ExitCode::bad_input));
+  ::_exit(static_cast<int>(code));
 }
 
-void on_term_while_armed(int) { say_watchdog_line_and_leave(); }
+void on_term_while_armed(int) { say_and_leave(term_line, ExitCode::bad_input); }
 
 }  // namespace
 
-EarlyErrorWatchdog::EarlyErrorWatchdog(std::string message) {
-  watchdog_line = "dtbench: error: " + message + "\n";
-  watchdog_said = false;
-  // A rank of the job that never starts MPI and leaves before this one entered MPI_Init has mpirun end the job
-  // ("exiting improperly") with SIGTERM to this rank: the line is said then too, not lost (mpirun's exit code is
-  // its own, 1, then).
-  struct sigaction term {};
-  term.sa_handler = on_term_while_armed;
-  sigemptyset(&term.sa_mask);
-  ::sigaction(SIGTERM, &term, &watchdog_previous_term);
-  thread_ = std::thread([this] {
+Watchdog::Watchdog(std::string message, int seconds, ExitCode code, bool on_sigterm)
+    : line_("dtbench: error: " + message + "\n"), on_sigterm_(on_sigterm) {
+  if (on_sigterm_) {
+    // A rank of the job that never starts MPI and leaves before this one entered MPI_Init has mpirun end the job
+    // ("exiting improperly") with SIGTERM to this rank: the line is said then too, not lost (mpirun's exit code is
+    // its own, 1, then).
+    term_line = line_;
+    struct sigaction term {};
+    term.sa_handler = on_term_while_armed;
+    sigemptyset(&term.sa_mask);
+    ::sigaction(SIGTERM, &term, &watchdog_previous_term);
+  }
+  thread_ = std::thread([this, seconds, code] {
     std::unique_lock<std::mutex> lock(m_);
-    if (cv_.wait_for(lock, std::chrono::seconds(20), [this] { return disarmed_; })) return;
-    say_watchdog_line_and_leave();
+    if (cv_.wait_for(lock, std::chrono::seconds(seconds), [this] { return disarmed_; })) return;
+    say_and_leave(line_, code);
   });
 }
 
-EarlyErrorWatchdog::~EarlyErrorWatchdog() {
+Watchdog::~Watchdog() {
   disarm();
   thread_.join();
 }
 
-void EarlyErrorWatchdog::disarm() {
+void Watchdog::disarm() {
   {
     std::lock_guard<std::mutex> lock(m_);
     if (disarmed_) return;
     disarmed_ = true;
   }
-  ::sigaction(SIGTERM, &watchdog_previous_term, nullptr);
+  if (on_sigterm_) ::sigaction(SIGTERM, &watchdog_previous_term, nullptr);
   cv_.notify_all();
+}
+
+int mpi_init_timeout_seconds() {
+  const char* v = std::getenv("DTBENCH_MPI_INIT_TIMEOUT");
+  if (v == nullptr) return 120;
+  char* end = nullptr;
+  errno = 0;
+  const long s = std::strtol(v, &end, 10);
+  if (*v == '\0' || *end != '\0' || errno != 0 || s < 0 || s > 86400)
+    throw BadInput(std::string("DTBENCH_MPI_INIT_TIMEOUT: expected whole seconds in [0, 86400], got '") + v + "'");
+  return static_cast<int>(s);
 }
 
 MpiSession::MpiSession(int* argc, char*** argv, int required) {
@@ -115,6 +130,12 @@ MpiSession::MpiSession(int* argc, char*** argv, int required) {
     MPI_Query_thread(&provided_);
   } else {
     keep_inherited_descriptors_from_exec();
+    std::optional<Watchdog> waiting;
+    if (const int limit = mpi_init_timeout_seconds(); limit > 0 && launched_ranks() >= 2)
+      waiting.emplace("MPI_Init did not finish within " + std::to_string(limit) + " s: a rank of this job did not "
+                      "start MPI (mpirun's MPMD form with --help, config or info on one rank?), or the launcher "
+                      "cannot connect the ranks (DTBENCH_MPI_INIT_TIMEOUT sets the wait, 0 for none)",
+                      limit, ExitCode::run_failed, false);
     if (MPI_Init_thread(argc, argv, required, &provided_) != MPI_SUCCESS)
       throw RunFailed("MPI_Init_thread failed");
     owns_ = true;

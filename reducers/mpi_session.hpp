@@ -8,6 +8,8 @@
 #include <string>
 #include <thread>
 
+#include "core/error.hpp"
+
 namespace dtbench {
 
 // Initialises MPI on construction and finalises it on destruction, unless MPI was already initialised
@@ -33,25 +35,40 @@ class MpiSession {
 // The rank count the launcher (mpirun, srun, another PMI launcher) announces to this process, 1 when none does.
 int launched_ranks();
 
-// A rank with an error found before MPI started waits for the others to agree on it (allreduce's early errors,
-// train's and allreduce's command lines); a rank of the job that never starts MPI (another transport or --help, in
-// mpirun's MPMD form) would leave it waiting for good. Unless disarmed within 20 s (once every rank is in MPI), the
-// watchdog says the error itself and ends the process with exit 2, as every rank did before the agreement (mpirun
-// then ends the job). While armed, SIGTERM (mpirun ending the job because that rank left first) says it too. One
-// watchdog at a time: it holds the process's SIGTERM handler.
-class EarlyErrorWatchdog {
+// Says "dtbench: error: <message>" and ends the process with `code` unless disarmed within `seconds`: for a wait
+// that another rank may never end. With `on_sigterm`, SIGTERM while armed says it too; one such watchdog at a time
+// (it holds the process's SIGTERM handler). Of two armed watchdogs, the first to fire speaks.
+class Watchdog {
  public:
-  explicit EarlyErrorWatchdog(std::string message);
-  ~EarlyErrorWatchdog();
-  EarlyErrorWatchdog(const EarlyErrorWatchdog&) = delete;
-  EarlyErrorWatchdog& operator=(const EarlyErrorWatchdog&) = delete;
+  Watchdog(std::string message, int seconds, ExitCode code, bool on_sigterm);
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
   void disarm();
 
  private:
+  std::string line_;
+  bool on_sigterm_;
   std::mutex m_;
   std::condition_variable cv_;
   bool disarmed_ = false;
   std::thread thread_;  // started in the constructor's body, once the members above exist
 };
+
+// A rank with an error found before MPI started waits for the others to agree on it (allreduce's early errors,
+// train's and allreduce's command lines); a rank of the job that never starts MPI (another transport or --help, in
+// mpirun's MPMD form) would leave it waiting for good. Unless disarmed within 20 s (once every rank is in MPI), the
+// watchdog says the error itself and ends the process with exit 2, as every rank did before the agreement (mpirun
+// then ends the job). While armed, SIGTERM (mpirun ending the job because that rank left first) says it too.
+class EarlyErrorWatchdog : public Watchdog {
+ public:
+  explicit EarlyErrorWatchdog(std::string message) : Watchdog(std::move(message), 20, ExitCode::bad_input, true) {}
+};
+
+// How long MpiSession waits in MPI_Init under a launcher of several ranks before it gives up: a rank that never
+// starts MPI (mpirun's MPMD form with --help, config or info on one rank) left the others there for good when it
+// left before they entered MPI_Init (Open MPI ends the job only when it leaves after). DTBENCH_MPI_INIT_TIMEOUT
+// (whole seconds, 0: no limit) sets it; 120 s by default. BadInput when it is not a whole number.
+int mpi_init_timeout_seconds();
 
 }  // namespace dtbench
