@@ -84,6 +84,12 @@ Hierarchical::Hierarchical(Comm& comm, const ReducerOptions& o) : Allreduce(comm
   check_leader(o.leader);
   const std::vector<int> nodes = node_layout(comm.size(), o, &comm);
   const std::vector<std::vector<int>> groups = groups_of(nodes);
+  // A parameter server among the leaders with more servers than leaders is refused, on every rank alike, as the
+  // flat one refuses more than its ranks (it ran with one per leader, and the record said the number asked for).
+  if (o.leader == "parameter_server" && groups.size() > 1 && o.servers > static_cast<int>(groups.size()))
+    throw BadInput("hierarchical: " + std::to_string(o.servers) + " servers (/reducer/servers, --servers) among " +
+                   std::to_string(groups.size()) + " node leaders: the leaders' parameter server has at most one "
+                   "per leader");
   local_ = groups[size_t(nodes[size_t(comm.rank())])];
   const bool leads = local_[0] == comm.rank() && groups.size() > 1;
   if (o.leader == "mpi") {

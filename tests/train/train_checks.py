@@ -1293,6 +1293,31 @@ def check_bad_input():
     p = mpirun(2, write_config("badset", mlp_config("badset")), "--set", "batch.global=15", expect=2)
     assert "--set batch.global=15: /batch/global: 15 is not divisible by the rank count 2" in p.stderr, p.stderr
     print("exit 2: --set batch.global=15")
+    # Refused before any step and said once (found by a hunt): post-local SGD that never switches (it trained as
+    # synchronous SGD); a parameter server among hierarchical leaders with more servers than leaders (it ran with
+    # fewer, the record saying 3); shared_memory across two nodes (each rank printed it, then MPI_Abort's banner).
+    for k, name, over, message in (
+            (2, "never-local", {"parallel": {"mode": "post_local_sgd", "switch_step": 1000}},
+             "/parallel/switch_step: the switch to local SGD at step 1000 is not before the run's last step, 4 "
+             "(/duration)"),
+            (3, "ps-leaders", {"reducer": {"name": "hierarchical", "leader": "parameter_server", "ranks_per_node": 2,
+                                           "servers": 3}},
+             "hierarchical: 3 servers (/reducer/servers, --servers) among 2 node leaders")):
+        cfg = mlp_config(name, batch={"per_rank": 8}, duration={"steps": 4}, **over)
+        p = mpirun(k, write_config(name, cfg), expect=2)
+        assert message in p.stderr and p.stderr.count("dtbench: error") == 1, p.stderr
+        assert not os.path.exists(os.path.join(records, name + ".json"))
+        print("exit 2:", message)
+    path = write_config("shm-nodes", mlp_config("shm-nodes", batch={"per_rank": 8}, duration={"steps": 4},
+                                                reducer={"name": "shared_memory"}))
+    cmd = ["mpirun", "--oversubscribe", "--bind-to", "none"]
+    for node in (0, 1):
+        cmd += (["-np", "1"] if node == 0 else [":", "-np", "1"]) + ["env", f"SLURM_NODEID={node}", args.dtbench,
+                                                                     "train", path]
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr.count("dtbench: error") == 1 and \
+        "reducer 'shared_memory' needs every rank on one node" in p.stderr, (p.returncode, p.stderr)
+    print("exit 2: shared_memory across two nodes, said once")
     # Resume with a checkpoint of another config.
     base = mlp_config("other", batch={"per_rank": 8}, duration={"steps": 12})
     path = write_config("other", base)

@@ -31,7 +31,15 @@ DataParallel::DataParallel(const Json& cfg, const World& world, TrainModel& mode
   ro.servers = static_cast<int>(red["servers"].get<int64_t>());
   ro.leader = red["leader"].get<std::string>();
   ro.ranks_per_node = static_cast<int>(red["ranks_per_node"].get<int64_t>());
-  reducer_ = model.make_reducer(red["name"].get<std::string>(), *comm_, ro);
+  // A reducer's own refusal (shared_memory across nodes, seen alike by every rank of its communicator) is agreed on
+  // over the world: each rank printed it, and with model-parallel replicas only some ranks may have it.
+  std::optional<Error> refused;
+  try {
+    reducer_ = model.make_reducer(red["name"].get<std::string>(), *comm_, ro);
+  } catch (const BadInput& e) {
+    refused = e;
+  }
+  world.agree_on_any_error(refused);
   std::vector<TensorRange> ranges;
   for (const auto& t : model.param_table()) ranges.push_back({t.offset, t.size});
   const size_t bucket_bytes = static_cast<size_t>(red["bucket_mib"].get<double>() * 1024 * 1024);

@@ -143,6 +143,17 @@ void Run::set_up() {
                        : mode == "local_sgd" || mode == "post_local_sgd" || mode == "async" ? world_.size()
                                                                                              : 1;
     fault_.check(world_.size(), shards, args_.stop_at > 0 ? args_.stop_at : total_steps, mode == "async");
+    // Post-local SGD that never switches is synchronous SGD under another name, as a warmup longer than the run is
+    // refused (the switch step is known once the epoch's steps are).
+    const Json& par = cfg_["parallel"];
+    if (mode == "post_local_sgd") {
+      const bool by_step = par["switch_step"].get<int64_t>() > 0;
+      const int64_t at = by_step ? par["switch_step"].get<int64_t>() : par["switch_epoch"].get<int64_t>() * steps_per_epoch;
+      if (at >= total_steps)
+        throw BadInput(std::string(by_step ? "/parallel/switch_step" : "/parallel/switch_epoch") + ": the switch to "
+                       "local SGD at step " + std::to_string(at) + " is not before the run's last step, " +
+                       std::to_string(total_steps) + " (/duration): the run would be synchronous SGD throughout");
+    }
   });
   cadence_ = Cadence(cfg_["eval"], steps_per_epoch, total_steps, args_.stop_at);
   console_ = std::make_unique<Console>(world_.root(), total_steps);
