@@ -712,4 +712,23 @@ void check_rules(const Json& config, int ranks, bool on_this_machine) {
   }
 }
 
+void check_node_rules(const Json& config, int ranks, int nodes) {
+  const Json& red = config["reducer"];
+  const std::string name = red["name"].get<std::string>();
+  const int tensor_or_stage = static_cast<int>(std::max(config["parallel"]["model_parallel"].get<int64_t>(),
+                                                        config["parallel"]["pipeline_stages"].get<int64_t>()));
+  if (nodes <= 1 || tensor_or_stage > 1) return;  // a model-parallel layout's replica groups are not known here
+  if (name == "shared_memory")
+    fail("/reducer/name", "'shared_memory' needs every rank on one node; this run's ranks are on " +
+                              std::to_string(nodes) + " nodes (use 'hierarchical' across nodes)");
+  if (name == "hierarchical" && red["leader"].get<std::string>() == "parameter_server") {
+    const int64_t per_node = red["ranks_per_node"].get<int64_t>();
+    const int64_t leaders = per_node > 0 ? (ranks + per_node - 1) / per_node : nodes;
+    if (leaders > 1 && red["servers"].get<int64_t>() > leaders)
+      fail("/reducer/servers", std::to_string(red["servers"].get<int64_t>()) + " servers among " +
+                                   std::to_string(leaders) + " node leaders: the leaders' parameter server has at "
+                                   "most one per leader");
+  }
+}
+
 }  // namespace dtbench::config

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "config/rules.hpp"
 #include "config/run_config.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
@@ -150,6 +151,7 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
       u["output"]["record"] = run.name + ".json";
       try {
         run.config = config::resolve(u, static_cast<int>(p.ranks));
+        config::check_node_rules(run.config, static_cast<int>(p.ranks), static_cast<int>(p.slurm["nodes"].get<int64_t>()));
       } catch (const BadInput& e) {
         // The config's message is "POINTER: reason"; the pointer is mapped to where the spec set that key.
         std::string what = e.what();
