@@ -878,6 +878,32 @@ def check_resume():
         assert not os.path.exists(os.path.join(args.work, "records", "from-two.json"))
     mpmd([start, "--init-from", kept[(1, 4)]], [start, "--init-from", kept[(1, 4)]])
     print("--init-from of two different checkpoints on two ranks: refused naming the rank")
+    # /output/dir may differ between ranks (a node's own disk). Rank 1's folder held its rank file but no header, so
+    # a preempted run could never resume (exit 2); it now holds a copy, the run resumes to the uninterrupted run's
+    # weights, and at its end each rank's part of the checkpoint is gone (rank 1's stayed for good).
+    two = write_config("two-dirs", mlp_config("two-dirs", batch={"per_rank": 8}, duration={"steps": 12}))
+    d0, d1 = (os.path.join(args.work, f"node{i}") for i in (0, 1))
+    on = [lambda *a, d=d: [two, "--set", f"output.dir={d}", *a] for d in (d0, d1)]
+    mpmd(on[0]("--inject-fault", "sigusr1@5"), on[1]("--inject-fault", "sigusr1@5"), expect=3)
+    assert os.path.exists(os.path.join(d1, "two-dirs.ckpt", "header.json"))
+    saved = os.path.join(args.work, "two-dirs.bin")
+    mpmd(on[0]("--resume", "--save-weights", saved), on[1]("--resume", "--save-weights", saved))
+    assert validate(os.path.join(d0, "two-dirs.json"))["steps"] == 12
+    assert not os.path.exists(os.path.join(d0, "two-dirs.ckpt")) and not os.path.exists(os.path.join(d1, "two-dirs.ckpt"))
+    whole = write_config("two-dirs-whole", mlp_config("two-dirs-whole", batch={"per_rank": 8}, duration={"steps": 12}))
+    mpirun(2, whole, "--save-weights", os.path.join(args.work, "two-dirs-whole.bin"))
+    a, b = (load_weights(os.path.join(args.work, f)) for f in ("two-dirs.bin", "two-dirs-whole.bin"))
+    assert np.array_equal(a.view(np.uint32), b.view(np.uint32)), "resumed across two folders: weights differ"
+    print("a checkpoint across two ranks' own /output/dir: resumed, bitwise the uninterrupted run, removed at the end")
+    # A rank whose /output/dir it cannot write: refused before anything is written (it trained, then failed at its
+    # checkpoint, exit 1, after rank 0 wrote its MLLOG file).
+    open(os.path.join(args.work, "afile"), "w").close()
+    bad = write_config("bad-dir", mlp_config("bad-dir", batch={"per_rank": 8}, duration={"steps": 4}))
+    p = mpmd([bad, "--set", f"output.dir={d0}"], [bad, "--set", f"output.dir={os.path.join(args.work, 'afile')}"],
+             expect=2)
+    assert "rank 1 of 2" in p.stderr and "/output/dir: " in p.stderr and p.stderr.count("dtbench: error") == 1, p.stderr
+    assert not any(n.startswith("bad-dir") for n in os.listdir(d0)), os.listdir(d0)
+    print("a rank's /output/dir that cannot be written: refused before anything is written")
 
 
 def check_mllog_rules_catch(mllog):

@@ -30,11 +30,30 @@ void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, T
   const fs::path mine = rank_file(dir, world.rank(), rs.step);
   const bool had_folder = world.root() && fs::exists(dir), had_mine = fs::exists(mine);
   world.barrier();  // rank 0 looked before any rank created the folder
+  // The header this rank had before this checkpoint's (rank 0's, or a rank's copy; null: none), and whether this
+  // rank wrote this checkpoint's: a failure puts it back, so that the previous checkpoint stays whole.
+  Json previous_header;
+  bool wrote_header = false;
   auto abandon = [&] {
     std::error_code ec;
+    if (wrote_header) {  // best effort (an I/O error here changes nothing for the run's end)
+      try {
+        if (previous_header.is_null()) fs::remove(dir / "header.json", ec);
+        else write_header(dir, previous_header);
+      } catch (const Error&) {
+      }
+    }
     if (!had_mine) fs::remove(mine, ec);  // a file of the same step is the previous checkpoint's: keep it
     world.barrier();
     if (world.root() && !had_folder) fs::remove(dir, ec);  // only if empty: never another run's files
+  };
+  // This rank's header as it is now; null when there is none or it is damaged (then it is replaced).
+  auto header_here = [&] {
+    try {
+      return read_header(dir);
+    } catch (const BadInput&) {
+      return Json();
+    }
   };
   try {
     std::optional<Error> err;
@@ -44,15 +63,32 @@ void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, T
       err = e;
     }
     world.agree_on_any_error(err);  // every rank file exists before the header names them
+    Json header;
     if (world.root()) {
       try {
         if (noise) st.noise = noise->save_state();
-        write_header(dir, {{"config", cfg}, {"ranks", world.size()}, {"state", st.to_json()}});
+        header = {{"config", cfg}, {"ranks", world.size()}, {"state", st.to_json()}};
+        previous_header = header_here();
+        write_header(dir, header);
+        wrote_header = true;
       } catch (const Error& e) {
         err = e;
       }
     }
     world.agree_on_error(err);
+    // A rank whose /output/dir is not rank 0's folder (a node's own disk, under the same path or another) keeps a
+    // copy of the header beside its rank file, so that --resume finds the checkpoint there too (it found none, and
+    // a preempted run could never resume). On a folder shared with rank 0 the header it reads is rank 0's already.
+    header = Json::parse(world.broadcast_text(world.root() ? header.dump() : std::string()));
+    if (!world.root()) {
+      try {
+        previous_header = header_here();
+        if (previous_header != header) write_header(dir, header), wrote_header = true;
+      } catch (const Error& e) {
+        err = e;
+      }
+    }
+    world.agree_on_any_error(err);
   } catch (const SameOnAllRanks&) {
     abandon();
     throw;
@@ -143,10 +179,13 @@ bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json&
                             optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st) {
   const Json header = read_header(dir);
   if (header.is_null()) return false;  // nothing to resume: start fresh
-  const Json& saved = header["config"];
-  if (saved != cfg)
+  // /output/dir may differ between ranks (a node's own disk): the header is rank 0's, and names rank 0's.
+  Json saved = header["config"], mine = cfg;
+  for (Json* c : {&saved, &mine})
+    if (c->contains("output") && (*c)["output"].is_object()) (*c)["output"].erase("dir");
+  if (saved != mine)
     throw BadInput(dir.string() + ": checkpoint was written by a different config (first difference at " +
-                   first_difference(saved, cfg) + "); resume needs the same config");
+                   first_difference(saved, mine) + "); resume needs the same config");
   if (header["ranks"].get<int>() != world.size())
     throw BadInput(dir.string() + ": checkpoint was written by " + std::to_string(header["ranks"].get<int>()) +
                    " ranks, this run has " + std::to_string(world.size()));

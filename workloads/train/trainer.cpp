@@ -320,6 +320,21 @@ std::vector<double> Run::measure_unit_seconds(const models::ModelSpec& whole, in
 // Every input is valid by now (config, data, model, checkpoint); rank 0 reads --baseline and proves each
 // output writable before the first byte is written. Then the MLLOG file takes the events logged so far.
 void Run::check_outputs_and_open_log() {
+  // The other ranks write their checkpoint files under their own /output/dir (a node's disk may differ from rank
+  // 0's): one they cannot write failed the run at its first checkpoint, after training and rank 0's MLLOG file.
+  std::optional<Error> err;
+  if (!world_.root() && !asynchronous()) {
+    try {
+      const fs::path& ckpt = paths_.checkpoint;
+      check_output_folder(ckpt.has_parent_path() ? ckpt.parent_path() : fs::path("."), "/output/dir");
+      std::error_code ec;
+      if (fs::exists(ckpt, ec) && !fs::is_directory(ckpt, ec))
+        throw BadInput("/output: " + ckpt.string() + " exists and is not a folder (the run writes its checkpoint there)");
+    } catch (const Error& e) {
+      err = e;
+    }
+  }
+  world_.agree_on_any_error(err);
   world_.checked_on_root([this] {
     if (!args_.baseline.empty()) baseline_ = read_baseline(args_.baseline, cfg_);
     replace_weights_ = weights_left_over(paths_, args_.resume);
@@ -564,6 +579,12 @@ int Run::finish(RunStatus status, const std::string& detail) {
     fs::remove_all(paths_.checkpoint, ec);  // the run is over: its checkpoint is no longer needed
   }
   world_.barrier();
+  // A rank whose /output/dir is its own (a node's disk) removes its part of the checkpoint too (it stayed there); on
+  // rank 0's folder there is nothing left to remove.
+  if (!keep && !world_.root()) {
+    std::error_code ec;
+    if (fs::exists(paths_.checkpoint, ec)) fs::remove_all(paths_.checkpoint, ec);
+  }
   // An asynchronous run stopped by a signal keeps no checkpoint, but it did not run to its end: the job script
   // requeues it, and --resume runs it again from the start.
   return status == RunStatus::preempted ? kExitPreempted : 0;
