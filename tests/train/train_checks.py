@@ -1515,6 +1515,13 @@ def check_bad_input():
         assert f"rank 1 of 2 ({socket.gethostname()}): " in p.stderr and message in p.stderr, (label, p.stderr)
         assert not os.path.exists(fresh), f"{label}: the output folder was created"
         print(f"exit 2, one message: rank 1's {label}")
+    # A run named from its config (no /name): the key that differs is named, not the derived /config/name.
+    anon = write_config("pernode-anon", {k: v for k, v in good.items() if k != "name"})
+    for key, value in (("reducer.name", "tree"), ("seed", "2")):
+        p = mpmd([anon], [anon, "--set", f"{key}={value}"], expect=2, timeout=60)
+        at = "/config/" + key.replace(".", "/")
+        assert f"differs from rank 0's at {at} " in p.stderr and p.stderr.count("dtbench: error") == 1, p.stderr
+    print("exit 2, one message: a derived run name's source named")
     # --resume where rank 1 sees no checkpoint (its /output/dir another folder, as a node-local disk would be) and
     # rank 0 does: refused, where they used to start at different steps and wait for each other at the end.
     cut = mlp_config("split", batch={"per_rank": 8}, duration={"steps": 12})

@@ -662,8 +662,16 @@ void agree_on_command(const World& world, const TrainArgs& args, const Json& cfg
   mine["config"]["output"].erase("dir");
   const Json root = Json::parse(world.broadcast_text(mine.dump()));
   world.on_every_rank([&] {
-    if (root != mine)
-      throw BadInput("its config or command line differs from rank 0's at " + first_difference(root, mine) +
+    if (root == mine) return;
+    // A run name derived from the config (reducer, seed, ...) differs with what it is derived from: that key is the
+    // one to name, not /config/name, which the user may never have set.
+    std::string at = first_difference(root, mine);
+    if (at == "/config/name") {
+      Json r = root, m = mine;
+      r["config"].erase("name"), m["config"].erase("name");
+      if (r != m) at = first_difference(r, m);
+    }
+    throw BadInput("its config or command line differs from rank 0's at " + at +
                      " (every rank runs the same command; only /data/path, /output/dir and the paths of --init-from, "
                      "--save-weights and --trace may differ between nodes)");
   });
