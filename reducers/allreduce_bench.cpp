@@ -412,8 +412,9 @@ Json options_json(const AllreduceOptions& o, const CliOptions& cli) {
           {"transport", cli.transport}};
 }
 
-// The options checked before MPI starts (bad input costs nothing then). Throws BadInput.
-AllreduceOptions checked_options(const CliOptions& cli) {
+// The options checked before MPI starts (bad input costs nothing then); with `on_this_machine`, also that the buffers
+// fit this machine's memory. Throws BadInput.
+AllreduceOptions checked_options(const CliOptions& cli, bool on_this_machine = true) {
   AllreduceOptions o;
   o.min_bytes = parse_bytes(cli.minbytes, "-b/--minbytes");
   o.max_bytes = parse_bytes(cli.maxbytes, "-e/--maxbytes");
@@ -449,7 +450,7 @@ AllreduceOptions checked_options(const CliOptions& cli) {
                    std::to_string(cli.ranks) + " (each rank is a thread of this process with its own stack; run "
                    "more ranks under mpirun)");
   // Under MPI the ranks per machine are not known yet: each rank's own need first, the node's once MPI runs.
-  check_memory(o, cli.maxbytes, mpi ? 1 : cli.ranks);
+  if (on_this_machine) check_memory(o, cli.maxbytes, mpi ? 1 : cli.ranks);
   return o;
 }
 
@@ -637,16 +638,17 @@ bool say_allreduce_parse_error_once(const std::string& why) {
   return false;
 }
 
-void check_allreduce_args(const std::vector<std::string>& args, const std::string& transport, int ranks) {
+void check_allreduce_args(const std::vector<std::string>& args, const std::string& transport, int ranks,
+                          bool on_this_machine) {
   CLI::App app;
   const std::shared_ptr<CliOptions> cli = add_allreduce_subcommand(app, false);
   std::vector<std::string> argv(args.rbegin(), args.rend());  // CLI11 takes them last first
   argv.push_back("allreduce");
   app.parse(argv);
-  // And their values, as the run will check them (sizes, reducers, memory of `ranks` ranks on this machine).
+  // And their values, as the run will check them (sizes, reducers; memory of `ranks` ranks on this machine).
   cli->transport = transport;
   cli->ranks = ranks;
-  if (const std::string e = servers_error(checked_options(*cli), ranks); !e.empty()) throw BadInput(e);
+  if (const std::string e = servers_error(checked_options(*cli, on_this_machine), ranks); !e.empty()) throw BadInput(e);
 }
 
 }  // namespace dtbench

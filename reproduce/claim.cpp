@@ -27,7 +27,7 @@ bool safe_name(const std::string& s) {
   });
 }
 
-Experiment parse_experiment(const JsonFields& f, const fs::path& dir, const std::string& where) {
+Experiment parse_experiment(const JsonFields& f, const fs::path& dir, const std::string& where, bool to_run) {
   Experiment e;
   e.name = f.string("name");
   if (!safe_name(e.name))
@@ -85,7 +85,7 @@ Experiment parse_experiment(const JsonFields& f, const fs::path& dir, const std:
   // The arguments parse as `dtbench allreduce`'s (an unknown option or a malformed value is refused here, before
   // any run).
   for (const int ranks : e.ranks) try {
-      check_allreduce_args(e.args, e.transport, ranks);
+      check_allreduce_args(e.args, e.transport, ranks, to_run);
     } catch (const CLI::ParseError& err) {
       throw BadInput(where + a.pointer("args") + ": not arguments of dtbench allreduce: " + err.what());
     } catch (const BadInput& err) {
@@ -94,7 +94,7 @@ Experiment parse_experiment(const JsonFields& f, const fs::path& dir, const std:
   return e;
 }
 
-Claim parse_claim(const fs::path& dir, const std::string& where, const Json& doc) {
+Claim parse_claim(const fs::path& dir, const std::string& where, const Json& doc, bool to_run) {
   if (!doc.is_object()) throw BadInput(where + "expected a JSON object");
   JsonFields f(doc, "");
   f.only({"id", "title", "seed", "setup", "criterion", "experiments"});
@@ -120,7 +120,7 @@ Claim parse_claim(const fs::path& dir, const std::string& where, const Json& doc
     c.scales[scale];  // present also when empty: a claim may have no experiment at a scale
     std::set<std::string> names;
     for (const auto& item : ex.items(scale)) {
-      Experiment e = parse_experiment(item, dir, where);
+      Experiment e = parse_experiment(item, dir, where, to_run);
       if (!names.insert(e.name).second)
         throw BadInput(where + item.pointer("name") + ": experiment \"" + e.name + "\" is named twice");
       c.scales[scale].push_back(std::move(e));
@@ -134,11 +134,11 @@ Claim parse_claim(const fs::path& dir, const std::string& where, const Json& doc
 
 }  // namespace
 
-Claim load_claim(const fs::path& dir) {
+Claim load_claim(const fs::path& dir, bool to_run) {
   const fs::path file = dir / "claim.json";
   const std::string where = file.string() + ": ";
   try {
-    return parse_claim(dir, where, read_json_file(file.string(), "claim"));
+    return parse_claim(dir, where, read_json_file(file.string(), "claim"), to_run);
   } catch (const BadInput& e) {
     // The top-level fields' errors name only their pointer; the others already name the file (or a spec file).
     const std::string msg = e.what();

@@ -53,8 +53,9 @@ inline const std::vector<std::string>& scale_names() {
   return names;
 }
 
-// Reads and validates <dir>/claim.json, its criterion's parameters and every sweep spec it names.
-Claim load_claim(const std::filesystem::path& dir);
+// Reads and validates <dir>/claim.json, its criterion's parameters and every sweep spec it names; with `to_run`, also
+// that its allreduce experiments' buffers fit this machine (a report regenerated from records runs nothing).
+Claim load_claim(const std::filesystem::path& dir, bool to_run = true);
 
 // The claim ids under `root` (folders holding a claim.json), sorted.
 std::vector<std::string> claim_ids(const std::filesystem::path& root);

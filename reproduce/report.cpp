@@ -92,7 +92,7 @@ std::vector<ClaimVerdict> write_report(const fs::path& dir) {
   Json claims_json = Json::array();
   std::string body;
   for (const auto& id : f.strings("claims")) {
-    Claim c = load_claim(dir / id);
+    Claim c = load_claim(dir / id, /*to_run=*/false);
     const auto& experiments = c.scales.at(scale);
     if (experiments.empty())  // as reproduce refuses before the runs
       throw BadInput((dir / id / "claim.json").string() + ": /experiments/" + scale + ": no experiment at this scale");

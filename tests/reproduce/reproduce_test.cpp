@@ -98,6 +98,16 @@ TEST_F(ClaimFile, LoadsAValidClaim) {
   EXPECT_TRUE(c.scales["full"].empty());
 }
 
+// An allreduce experiment whose buffers this machine could not hold is refused before a run, but a report
+// regenerated from its records (which runs nothing, maybe on a smaller machine) loads it.
+TEST_F(ClaimFile, TheMachinesMemoryIsCheckedOnlyForARun) {
+  write("claim.json", claim(kCriterion, R"({"quick": [{"name": "g", "allreduce": {"ranks": [2], "transport": "thread",
+                                          "args": ["-b", "4", "-e", "1024G", "--reducer", "ring"]}}], "full": []})"));
+  EXPECT_NE(error().find("/experiments/quick/0/allreduce/args: -e/--maxbytes: 1024G would need "), std::string::npos)
+      << error();
+  EXPECT_EQ(load_claim(dir, /*to_run=*/false).scales["quick"].size(), 1u);
+}
+
 TEST_F(ClaimFile, ErrorsNameFileAndPointer) {
   write("claim.json", claim(R"({"kind": "equivalence", "text": "t", "tolerance": 2, "control_factor": 4})", kAllreduce));
   EXPECT_NE(error().find("claim.json: /criterion/tolerance: expected a number in [0, 1], got 2"), std::string::npos)
