@@ -229,8 +229,22 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   if (outdir.has_filename() == false) outdir = outdir.parent_path();  // "dir/" -> "dir"
   check_output_folder(outdir, "--out " + o.out, !o.dry_run);  // a file, a file above it, or a folder that cannot be written
 
+  Layout l = make_layout(outdir, {}, generated_by());
+  // The spec is input: one where the sweep writes (its index, jobs file, a config, a script or a record) would be
+  // replaced by what it writes, with exit 0 (its copy, DIR/spec.json, may be the spec: it is written as it is read).
+  const fs::path spec_at = resolved_path(o.spec);
+  for (const fs::path& folder : {l.configs, l.scripts, l.runs}) {
+    const fs::path f = resolved_path(folder);
+    if (std::mismatch(f.begin(), f.end(), spec_at.begin(), spec_at.end()).first == f.end())
+      throw BadInput(o.spec + ": the spec lies in " + folder.string() + ", where the sweep writes its files; keep it "
+                     "elsewhere (the campaign keeps a copy as " + (outdir / "spec.json").string() + ")");
+  }
+  for (const char* index : {"campaign.json", "jobs.json"})
+    if (resolved_path(outdir / index) == spec_at)
+      throw BadInput(o.spec + ": the spec is " + (outdir / index).string() + ", which the sweep writes; keep it "
+                     "elsewhere (the campaign keeps a copy as " + (outdir / "spec.json").string() + ")");
   Spec spec = load_spec(o.spec);
-  Layout l = make_layout(outdir, spec.program.empty() ? default_program() : spec.program, generated_by());
+  l.program = spec.program.empty() ? default_program() : spec.program;
   std::vector<Point> points;
   try {
     points = expand(spec, l.runs);
