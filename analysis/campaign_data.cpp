@@ -73,7 +73,12 @@ CampaignData from_campaign(const fs::path& dir) {
       std::error_code ec;
       if (fs::symlink_status(rd.record_path, ec).type() != fs::file_type::not_found) {
         RecordFile rec = read_run_record(rd.record_path);
-        if (rec.record) fill_from_record(rd, std::move(*rec.record));
+        // A record is its run's only: another run's, copied or moved into this slot, would count as this run (a
+        // claim's verdict turned on two records of another campaign), and one record in two slots twice.
+        if (rec.record && rec.record->name != r.name)
+          unreadable(rd, rd.record_path.string() + ": the record of run '" + rec.record->name + "', not of run '" +
+                             r.name + "' (copied or moved here?)");
+        else if (rec.record) fill_from_record(rd, std::move(*rec.record));
         else unreadable(rd, rec.problem);
       }
       if (!rd.record) rd.config = config_or_empty(dir / r.config);

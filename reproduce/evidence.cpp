@@ -5,8 +5,12 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <set>
 
 #include "analysis/summary.hpp"
+#include "slurm/expand.hpp"
+#include "slurm/spec.hpp"
 #include "analysis/text_table.hpp"
 
 namespace fs = std::filesystem;
@@ -43,6 +47,30 @@ std::vector<analysis::CampaignData> load_sweeps(const fs::path& out, const std::
     camps.push_back(analysis::load_campaign(out / e.name));
     std::string nd = runs_not_done(camps.back(), 8);
     if (!nd.empty()) note(e.name + ": " + nd);
+    // The campaign must be the spec's, whole: its index names the spec's campaign (not another scale's) and lists
+    // exactly the spec's runs (an index with points deleted judged the claim on the rest, without a word).
+    const slurm::Spec spec = slurm::load_spec(e.spec);
+    if (camps.back().name != spec.name) {
+      note(e.name + ": its campaign.json is campaign '" + camps.back().name + "', not the spec's '" + spec.name + "'");
+      continue;
+    }
+    std::set<std::string> listed, specified;
+    for (const auto& p : camps.back().points)
+      for (const auto& r : p.runs) listed.insert(r.name);
+    for (const slurm::Point& p : slurm::expand(spec, out / e.name / "runs"))
+      for (const slurm::Run& r : p.runs) specified.insert(r.name);
+    const auto differ = [&](const std::set<std::string>& a, const std::set<std::string>& b, const char* what) {
+      std::vector<std::string> only;
+      std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(only));
+      if (only.empty()) return;
+      std::string names;
+      for (size_t i = 0; i < only.size() && i < 4; ++i) names += (i ? ", " : "") + only[i];
+      if (only.size() > 4) names += " and " + std::to_string(only.size() - 4) + " more";
+      note(e.name + ": " + std::to_string(only.size()) + " run" + (only.size() == 1 ? " " : "s ") + what + " (" + names +
+           ")");
+    };
+    differ(specified, listed, "of the spec not in its campaign.json");
+    differ(listed, specified, "in its campaign.json not of the spec");
   }
   return camps;
 }

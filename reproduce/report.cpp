@@ -5,8 +5,10 @@
 #include <cstdlib>
 
 #include "core/atomic_file.hpp"
+#include "core/crc32.hpp"
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
+#include "core/regular_file.hpp"
 #include "reproduce/claim.hpp"
 #include "reproduce/evidence.hpp"
 
@@ -56,7 +58,7 @@ Json read_index(const fs::path& dir) {
   try {
     if (!doc.is_object()) throw_wrong_type("", "an object", doc);
     JsonFields f(doc, "");
-    f.only({"kind", "scale", "claims", "sessions"});
+    f.only({"kind", "scale", "claims", "sessions", "definitions"});
     if (f.string("kind") != "dtbench-reproduction")
       throw BadInput("/kind: expected \"dtbench-reproduction\", got \"" + f.string("kind") + "\"");
     const std::string scale = f.string("scale");
@@ -72,6 +74,19 @@ Json read_index(const fs::path& dir) {
         if (ids[i] == ids[k])
           throw BadInput("/claims/" + std::to_string(i) + ": \"" + ids[i] + "\" is listed twice (also /claims/" +
                          std::to_string(k) + ")");
+    if (f.has("definitions")) {
+      const JsonFields defs = f.fields("definitions");
+      for (const auto& [id, files] : f.object("definitions").items()) {
+        const JsonFields named = defs.fields(id);
+        for (const auto& [name, crc] : files.items()) {
+          const std::string text = named.string(name);
+          if (text.size() != 8 || text.find_first_not_of("0123456789abcdef") != std::string::npos ||
+              name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+            throw BadInput(named.pointer(name) + ": expected the CRC-32 of a file of the claim's folder as 8 hex "
+                           "digits, got " + crc.dump().substr(0, 40));
+        }
+      }
+    }
     for (const JsonFields& session : f.items("sessions")) {
       session.only({"started_utc", "finished_utc", "load_start", "load_end", "dtbench", "machine", "mode"});
       for (const char* key : {"started_utc", "finished_utc", "load_start", "load_end", "dtbench", "machine", "mode"})
@@ -83,11 +98,35 @@ Json read_index(const fs::path& dir) {
   return doc;
 }
 
+Json definition_digests(const std::map<std::string, std::string>& files) {
+  Json out = Json::object();
+  for (const auto& [name, text] : files) {
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(crc32_of(text)));
+    out[name] = hex;
+  }
+  return out;
+}
+
 std::vector<ClaimVerdict> write_report(const fs::path& dir) {
   const fs::path index = dir / "reproduce.json";
   Json doc = read_index(dir);
   JsonFields f(doc, "");
   const std::string scale = f.string("scale");
+  // The criteria are the ones the runs started from: a claim's file edited since (a looser max_drop turned a
+  // verdict, and the report quoted the old text beside the new number) is refused.
+  if (f.has("definitions"))
+    for (const auto& [id, files] : doc["definitions"].items())
+      for (const auto& [name, crc] : files.items()) {
+        const fs::path file = dir / id / name;
+        std::error_code ec;
+        const bool there = fs::is_regular_file(file, ec);
+        if (!there || definition_digests({{name, read_regular_file(file, size_t{1} << 20, "claim file")}})[name] != crc)
+          throw BadInput(file.string() + ": " + (there ? "differs from" : "missing; it is part of") +
+                         " the claim's definition as its runs started (" + index.string() + ": /definitions/" + id +
+                         "/" + name + "); criteria are fixed before the runs: restore it, or run the claim in a new "
+                         "--out folder");
+      }
   std::vector<ClaimVerdict> out;
   Json claims_json = Json::array();
   std::string body;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,12 +26,17 @@ struct ClaimVerdict {
 };
 
 // DIR/reproduce.json, checked whole (exit 2 naming the file and the pointer): an object with "kind"
-// "dtbench-reproduction", "scale" quick or full, "claims" a list of claim ids (plain folder names) and "sessions" a
-// list of objects whose fields are texts.
+// "dtbench-reproduction", "scale" quick or full, "claims" a list of claim ids (plain folder names), "sessions" a
+// list of objects whose fields are texts, and "definitions" (absent in folders from before it): per claim id, the
+// CRC-32 of each file of its definition (claim.json and its specs) as its runs started from it.
 Json read_index(const std::filesystem::path& dir);
 
+// The "definitions" entry of a claim whose files (name -> text) are copied into DIR before its runs.
+Json definition_digests(const std::map<std::string, std::string>& files);
+
 // Evaluates every claim of DIR/reproduce.json and writes REPORT.md and report.json (atomically). Returns the
-// verdicts in the order of the claims.
+// verdicts in the order of the claims. A claim's file in DIR that is not what its recorded definition says (edited
+// after the runs: criteria are fixed before them) is BadInput naming the file, before anything is written.
 std::vector<ClaimVerdict> write_report(const std::filesystem::path& dir);
 
 // The verdict table printed at the end of a run: claim, title, verdict, reason.

@@ -165,6 +165,7 @@ void run(const Options& o) {
     fs::create_directories(out / c.id);
     for (const auto& [name, text] : definitions[i]) write_file_atomic(out / c.id / name, text, false);
     if (in_index.insert(c.id).second) index["claims"].push_back(c.id);
+    index["definitions"][c.id] = reproduce::definition_digests(definitions[i]);
   }
   Json session = {{"started_utc", utc_timestamp()}, {"load_start", load_average()}};
   const Json p = provenance();

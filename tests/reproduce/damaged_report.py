@@ -87,3 +87,73 @@ verdicts = {c["id"]: c["verdict"] for c in json.load(open(os.path.join(d, "repor
 assert verdicts["a"] == "inconclusive", verdicts
 assert w + ": float 10 is not finite (NaN)" in open(os.path.join(d, "REPORT.md")).read()
 print("a with NaN in a compared run's weights: inconclusive, naming the file")
+
+
+def verdicts_of(d, expect_rc=0):
+    p = report(d)
+    assert p.returncode == expect_rc, (p.returncode, p.stderr[-800:])
+    return {c["id"]: c["verdict"] for c in json.load(open(os.path.join(d, "report.json")))["claims"]}, p
+
+
+def copy_of(name):
+    d = os.path.join(work, name)
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(os.path.join(src, "results", "reproduce"), d)
+    return d
+
+
+# Found by a hunt, each a verdict turned by an edit with exit 0. Another campaign's record copied into a run's slot
+# (claim b said supported): that record is another run's, unreadable here (exit 1), and b inconclusive.
+d = copy_of("b-foreign-record")
+runs = os.path.join(d, "b", "mlp", "runs")
+shutil.copy(os.path.join(d, "c", "mlp", "runs", "p00-global256-sgd-lr_scalingv0-constant-s1.json"),
+            os.path.join(runs, "p09-epochs2.0-global256-micro_batches1-s1.json"))
+v, p = verdicts_of(d, expect_rc=1)
+assert v["b"] == "inconclusive", v
+assert "the record of run 'p00-global256-sgd-lr_scalingv0-constant-s1', not of run " \
+       "'p09-epochs2.0-global256-micro_batches1-s1'" in p.stderr, p.stderr[-800:]
+print("b with another campaign's record in a run's slot: inconclusive, the record named")
+
+# A point deleted from a campaign index (claim e said supported), or runs cut from every point (claim a judged 1
+# comparison of 24): the index no longer lists the spec's runs, the claim is inconclusive naming them.
+d = damaged("e-point-deleted", "e/mlp/campaign.json",
+            lambda doc: doc.update(points=[q for q in doc["points"] if q["id"] != "p01"]))
+v, _ = verdicts_of(d)
+assert v["e"] == "inconclusive", v
+assert "1 run of the spec not in its campaign.json (p01-" in open(os.path.join(d, "REPORT.md")).read()
+def first_run_only(doc):
+    for q in doc["points"]:
+        q["runs"] = q["runs"][:1]
+
+
+d = damaged("a-runs-cut", "a/mlp/campaign.json", first_run_only)
+v, _ = verdicts_of(d)
+assert v["a"] == "inconclusive", v
+print("e with a point deleted from its index, a with runs cut: inconclusive")
+
+# The scale edited (full-scale records reported as quick): every sweep's campaign is another scale's.
+d = damaged("scale-edited", "reproduce.json", lambda doc: doc.update(scale="quick"))
+v, _ = verdicts_of(d)
+assert v["a"] == "inconclusive" and v["b"] == "inconclusive", v
+assert "its campaign.json is campaign 'claim-a-mlp-full', not the spec's 'claim-a-mlp'" in \
+    open(os.path.join(d, "REPORT.md")).read()
+print("the scale edited: every sweep claim inconclusive, the campaign named")
+
+# A criterion edited after the runs (claim b's max_drop loosened, b said supported while quoting the old text): with
+# the definitions recorded when the runs started, refused naming the file; REPORT.md untouched.
+d = damaged("b-criterion-edited", "reproduce.json", lambda doc: doc.update(definitions={
+    cid: {n: "%08x" % __import__("zlib").crc32(open(os.path.join(src, "results", "reproduce", cid, n), "rb").read())
+          for n in os.listdir(os.path.join(src, "results", "reproduce", cid)) if n.endswith(".json")
+          and os.path.isfile(os.path.join(src, "results", "reproduce", cid, n))}
+    for cid in doc["claims"]}))
+v, _ = verdicts_of(d)  # recorded and unedited: the same report
+claim_b = os.path.join(d, "b", "claim.json")
+text = open(claim_b).read()
+assert '"max_drop": 0.01,' in text
+open(claim_b, "w").write(text.replace('"max_drop": 0.01,', '"max_drop": 0.015,'))
+before = {f: open(os.path.join(d, f), "rb").read() for f in ("REPORT.md", "report.json")}
+p = report(d)
+assert p.returncode == 2 and claim_b + ": differs from the claim's definition as its runs started" in p.stderr, \
+    (p.returncode, p.stderr[-800:])
+assert {f: open(os.path.join(d, f), "rb").read() for f in before} == before
+print("b's criterion edited after its runs: refused, the report kept")

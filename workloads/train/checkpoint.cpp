@@ -1,11 +1,10 @@
 #include "workloads/train/checkpoint.hpp"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
 
 #include "core/atomic_file.hpp"
+#include "core/crc32.hpp"
 #include "core/error.hpp"
 #include "core/regular_file.hpp"
 
@@ -18,16 +17,6 @@ namespace {
 constexpr char kMagic[8] = {'D', 'T', 'B', 'C', 'K', 'P', 'T', '2'};
 constexpr char kMagicV1[8] = {'D', 'T', 'B', 'C', 'K', 'P', 'T', '1'};
 
-uint32_t crc32_of(const char* data, size_t bytes) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  while (bytes > 0) {  // zlib's length is a uInt
-    const uInt n = static_cast<uInt>(std::min<size_t>(bytes, uInt{1} << 30));
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(data), n);
-    data += n;
-    bytes -= n;
-  }
-  return static_cast<uint32_t>(crc);
-}
 
 template <class T>
 void put(std::string& out, const T& v) {

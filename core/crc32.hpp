@@ -1,0 +1,14 @@
+// zlib's CRC-32 of a byte string: what detects a damaged checkpoint file, or a file edited since it was recorded.
+// A check against accidents, not against someone who means to forge a file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace dtbench {
+
+uint32_t crc32_of(const char* data, size_t bytes);
+inline uint32_t crc32_of(const std::string& text) { return crc32_of(text.data(), text.size()); }
+
+}  // namespace dtbench
