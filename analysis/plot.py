@@ -42,6 +42,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -87,11 +88,20 @@ def find_dtbench(given):
     return found
 
 
+def _finite(text):
+    """A JSON number as a float; one that overflows (1e400 reads as inf) is no value a figure can show."""
+    x = float(text)
+    if not math.isfinite(x):
+        raise ValueError(f"{text} is not a finite number")
+    return x
+
+
 def _read(path, what):
     """A JSON file of `what`, or BadInput naming the file."""
     try:
         with open(path) as f:
-            return json.load(f, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"{c} is not JSON")))
+            return json.load(f, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"{c} is not JSON")),
+                             parse_float=_finite)
     except OSError as e:
         raise BadInput(f"{path}: cannot read the {what}: {e.strerror}")
     except ValueError as e:
@@ -107,7 +117,13 @@ def load_runs(path):
         raise BadInput(p.stderr.strip().replace("dtbench: error: ", "", 1))
     if p.returncode not in (0, 1) or not p.stdout:  # killed, or failed: not the input's fault
         sys.exit(f"plot.py: error: {DTBENCH} table {path} --format json exited {p.returncode}: {p.stderr.strip()}")
-    data = json.loads(p.stdout)
+    try:
+        data = json.loads(p.stdout)
+        if not isinstance(data, dict) or data.get("kind") != "dtbench-campaign-data":
+            raise ValueError("not dtbench's campaign data")
+    except ValueError:
+        raise BadInput(f"{DTBENCH} table {path} --format json printed no campaign data: is {DTBENCH} dtbench "
+                       "(--dtbench, $DTBENCH)?")
     UNREADABLE.extend(data["unreadable"])
     runs = []
     for point in data["points"]:
@@ -222,8 +238,13 @@ def save(fig, out, name):
 
 def write_all():
     for fig, out, name in PENDING:
-        if os.path.exists(out) and not os.path.isdir(out):
-            raise BadInput(f"--out {out}: not a folder")
+        # The folder, or the nearest name above it that exists, must be a folder (a file there is the input's
+        # fault: exit 2, as dtbench's own --out).
+        at = os.path.abspath(out)
+        while not os.path.lexists(at) and os.path.dirname(at) != at:
+            at = os.path.dirname(at)
+        if not os.path.isdir(at):
+            raise BadInput(f"--out {out}: " + ("not a folder" if at == os.path.abspath(out) else f"{at} is not a folder"))
     # Every figure rendered in memory first: values a record may hold but no axis can show (1e308 seconds, a label
     # of 100000 characters) fail in matplotlib's drawing, which must leave no file and no folder behind.
     rendered = []
@@ -593,6 +614,12 @@ def claims(report_dir, out=None):
         raise BadInput(f"{path}: /claims: expected the list of claims of a dtbench reproduce report")
     out = out or os.path.join(report_dir, "figures")
     for i, c in enumerate(report["claims"]):
+        # The id names the figure's files: a plain folder name, as dtbench reproduce checks its claim ids (an id of
+        # "../../x" wrote outside --out, one with "/" failed after other figures were written).
+        cid = c.get("id") if isinstance(c, dict) else None
+        if not isinstance(cid, str) or cid in (".", "..") or not re.fullmatch(r"[A-Za-z0-9._-]+", cid):
+            raise BadInput(f"{path}: /claims/{i}/id: expected a claim id (letters, digits, '.', '_', '-'), got "
+                           f"{json.dumps(cid)[:80]}")
         # report.json is dtbench's own output: a field of the wrong shape means another writer or damage, named
         # here by the claim (nothing is written: save() only keeps the figure).
         try:
@@ -607,7 +634,7 @@ def claims(report_dir, out=None):
             ax.set_title(f"claim {c['id']}: {c['verdict']}", fontsize=10)
             ax.grid(True, which="both", alpha=0.3)
             save(fig, out, str(c["id"]))
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, ZeroDivisionError, OverflowError) as e:
             raise BadInput(f"{path}: /claims/{i}: not a figure this script can draw ({type(e).__name__}: {e})")
 
 

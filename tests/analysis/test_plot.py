@@ -122,6 +122,37 @@ bad_report = os.path.join(work, "bad-report")
 os.makedirs(bad_report)
 json.dump({"claims": [{"id": "x", "verdict": "supported", "figure": {"kind": "pie", "series": [1]}}]},
           open(os.path.join(bad_report, "report.json"), "w"))
+# Found by a hunt: a claim id that leaves --out (it wrote there) or holds a "/" (exit 1 after other figures), a
+# batch of 0 and a number that overflows to inf in report.json (a traceback, a figure drawn), a program that is not
+# dtbench (a traceback), --out below a file (exit 1).
+reports = {}
+for name, claim in (("escape", {"id": "../../escaped"}), ("slash", {"id": "sub/c"}),
+                    ("zero-batch", {"figure": {"kind": "steps_vs_batch", "batch": [0, 64], "median": [5, 3],
+                                               "min": [5, 3], "max": [5, 3], "s_min": 1, "b_crit": 10}})):
+    reports[name] = os.path.join(work, "report-" + name)
+    os.makedirs(reports[name])
+    c = {"id": "b", "verdict": "supported", "figure": {"kind": "steps_vs_batch", "batch": [32, 64], "median": [5, 3],
+                                                       "min": [5, 3], "max": [5, 3], "s_min": 1, "b_crit": 10}}
+    c.update(claim)
+    json.dump({"claims": [c]}, open(os.path.join(reports[name], "report.json"), "w"))
+reports["inf"] = os.path.join(work, "report-inf")
+os.makedirs(reports["inf"])
+open(os.path.join(reports["inf"], "report.json"), "w").write(open(os.path.join(reports["zero-batch"], "report.json"))
+                                                             .read().replace("[0, 64]", "[32, 1e400]"))
+a_file = os.path.join(work, "a-file")
+open(a_file, "w").close()
+for argv in (["claims", reports["escape"], "--out", bad_out], ["claims", reports["slash"], "--out", bad_out],
+             ["claims", reports["zero-batch"], "--out", bad_out], ["claims", reports["inf"], "--out", bad_out],
+             ["busbw", allreduce, "--out", os.path.join(a_file, "figs")]):
+    code = exit_code(argv)
+    check(code == 2, f"{argv}: exit {code}, expected 2")
+    check(not os.path.exists(bad_out) and not os.path.exists(os.path.join(work, "..", "escaped.png")),
+          f"{argv}: a figure was written")
+try:
+    plot.main(["curves", recs, "--out", bad_out, "--dtbench", "/bin/echo"])
+    check(False, "--dtbench /bin/echo: no error")
+except SystemExit as e:
+    check(e.code == 2, f"--dtbench /bin/echo: exit {e.code}, expected 2")
 for argv in (["all", recs, "--series", "reducer.nmae", "--out", bad_out],
              ["all", recs, recs, "--out", bad_out],
              ["all", recs, "--allreduce", bad_sweep, "--out", bad_out],
