@@ -689,10 +689,20 @@ std::vector<Rule> build_rules() {
        [](const Json& c, int ranks) -> Result {
          // The global batch sets the peak learning rate: given, or from the rank count when there is one.
          if (c["batch"]["global"].get<int64_t>() <= 0 && ranks <= 0) return std::nullopt;
-         return module_check([&] {
-           optim::make_schedule(c["optimizer"], c["lr_scaling"], c["schedule"],
-                                optim::RunShape{global_batch(c, std::max(ranks, 1)), 1, optim::RunShape::kUnknownLength});
-         }, "/schedule");
+         optim::RunShape shape{global_batch(c, std::max(ranks, 1)), 1, optim::RunShape::kUnknownLength};
+         // Synthetic data says its size in the config: with the rank count, the run's length is known here as the
+         // trainer will know it (its epoch: the training images left beside the validation set, over the global
+         // batch), and a sweep point whose warmup outlasts its run is refused before it is written.
+         const Json& d = c["data"];
+         if (ranks > 0 && d["dataset"].get<std::string>() == "synthetic") {
+           const int64_t images = d["synthetic"]["train_size"].get<int64_t>() - d["validation_size"].get<int64_t>();
+           const int64_t per_epoch = images > 0 ? images / shape.global_batch : 0;
+           const int64_t steps = c["duration"]["steps"].get<int64_t>();
+           if (per_epoch > 0)
+             shape = {shape.global_batch, per_epoch, steps > 0 ? steps : c["duration"]["epochs"].get<int64_t>() * per_epoch};
+         }
+         return module_check([&] { optim::make_schedule(c["optimizer"], c["lr_scaling"], c["schedule"], shape); },
+                             "/schedule");
        }},
   };
 }
