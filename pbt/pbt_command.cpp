@@ -183,7 +183,7 @@ void check_earlier_records(const pbt::Spec& spec, const fs::path& dir, int64_t i
     std::string state;
     slurm::record_state(record, config::resolve(pbt::member_config(spec, plans[size_t(m)].hyperparameters, m, run, runs),
                                                 static_cast<int>(spec.ranks)),
-                        state);
+                        state, spec.ranks);
   }
 }
 

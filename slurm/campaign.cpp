@@ -31,7 +31,7 @@ std::string to_string(RunState s) {
   return "missing";
 }
 
-RunState record_state(const fs::path& record, const Json& expected, std::string& detail) {
+RunState record_state(const fs::path& record, const Json& expected, std::string& detail, int64_t expected_ranks) {
   detail.clear();
   std::error_code ec;
   if (!fs::exists(record, ec)) return RunState::missing;
@@ -47,6 +47,13 @@ RunState record_state(const fs::path& record, const Json& expected, std::string&
     throw BadInput(record.string() + ": made from a different config than this spec gives (first difference at " +
                    where + "); use another --out, or move the old record away");
   }
+  // The rank count is the spec's too (/slurm nodes x tasks_per_node), not the config's: a record made on another was
+  // skipped as done, under an index and scripts of this one.
+  if (expected_ranks > 0 && r.ranks != expected_ranks)
+    throw BadInput(record.string() + ": made on " + std::to_string(r.ranks) + (r.ranks == 1 ? " rank" : " ranks") +
+                   ", where this spec runs it on " +
+                   std::to_string(expected_ranks) + " (/slurm nodes x tasks_per_node); use another --out, or move "
+                   "the old record away");
   detail = to_string(r.status);
   if (!r.status_detail.empty()) detail += ": " + r.status_detail;
   if (r.done()) return RunState::done;

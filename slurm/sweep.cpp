@@ -57,7 +57,7 @@ std::vector<Item> survey(const std::vector<Point>& points, const Layout& l) {
     for (const auto& r : p.runs) {
       for (const auto& f : {config_path(l, r), record_path(l, r), script_path(l, r)}) check_inside(l.out, f);
       Item it{&p, &r, RunState::missing, ""};
-      it.state = record_state(record_path(l, r), r.config, it.detail);
+      it.state = record_state(record_path(l, r), r.config, it.detail, p.ranks);
       items.push_back(it);
     }
   return items;
@@ -131,7 +131,7 @@ void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int 
     Stopwatch sw;
     const int rc = run_to_files(argv, l.runs / (it.run->name + ".out"), l.runs / (it.run->name + ".err"));
     std::string detail;
-    it.state = record_state(record_path(l, *it.run), it.run->config, detail);
+    it.state = record_state(record_path(l, *it.run), it.run->config, detail, it.point->ranks);
     std::lock_guard<std::mutex> lock(m);
     out << k << it.run->name << ": exit " << rc << ", " << (detail.empty() ? std::string("no record") : detail)
         << ", " << std::fixed << std::setprecision(1) << sw.seconds() << " s" << std::defaultfloat << std::endl;
@@ -277,6 +277,10 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   if (o.local && !spec.program.empty() && !on_path(spec.program[0]))
     throw BadInput(o.spec + ": /program/0: '" + spec.program[0] + "' is not an executable file here (--local runs it on this machine)");
   std::vector<Item> items = survey(points, l);
+  // A failed run's record moves to runs/failed/ before the rerun: a file there, or a folder that cannot be made,
+  // failed after the campaign was rewritten ("internal error", exit 1).
+  if (std::any_of(items.begin(), items.end(), [](const Item& it) { return it.state == RunState::failed; }))
+    check_output_folder(l.runs / "failed", "--out " + o.out, !o.dry_run);
 
   // Runs whose earlier job is still pending or running are left alone.
   if (o.submit || (o.dry_run && fs::exists(l.out / "jobs.json") && on_path("squeue"))) {

@@ -214,6 +214,17 @@ TEST(Campaign, RecordStateDecidesWhatARerunDoes) {
   r.config["output"]["dir"] = "/elsewhere/runs";
   dtbench::write_json_atomic(rec, r.to_json(), false);
   EXPECT_EQ(record_state(rec, run.config, detail), RunState::done);
+  // A record made on another rank count than the spec's point (its /slurm changed between two sweeps) was skipped
+  // as done under the new index and scripts.
+  EXPECT_EQ(record_state(rec, run.config, detail, r.ranks), RunState::done);
+  try {
+    record_state(rec, run.config, detail, r.ranks + 1);
+    FAIL();
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), rec.string() + ": made on " + std::to_string(r.ranks) +
+                                         (r.ranks == 1 ? " rank" : " ranks") + ", where this spec runs it on " + std::to_string(r.ranks + 1) + " (/slurm nodes x tasks_per_node); "
+                                     "use another --out, or move the old record away");
+  }
   fs::remove_all(dir);
 }
 

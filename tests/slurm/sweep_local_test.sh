@@ -80,6 +80,19 @@ expect 0 "skipping 8 runs whose records are complete" -- "$dtbench" sweep spec.j
 grep -qF "0 runs to do" <<<"$LAST_OUT" || fail "rerun wanted to do something"
 grep -qF "[1/" <<<"$LAST_OUT" && fail "rerun ran something"
 
+echo "== a record of another rank count, or a failed one whose runs/failed is a file: refused, nothing written"
+$py -c 'import json; s = json.load(open("spec.json")); s.setdefault("slurm", {})["nodes"] = 2; json.dump(s, open("nodes2.json", "w"))'
+expect 2 "p0-ring-tasks_per_node1-s1.json: made on 1 rank, where this spec runs it on 2 (/slurm nodes x tasks_per_node)" \
+  -- "$dtbench" sweep nodes2.json --out "$out" --local
+rec="$out/runs/p0-ring-tasks_per_node1-s1.json"
+cp "$rec" "$work/kept.json"
+REC="$rec" $py -c 'import json, os; p = os.environ["REC"]; r = json.load(open(p)); r["status"] = "failed"; json.dump(r, open(p, "w"))'
+touch "$out/runs/failed"
+expect 2 "runs/failed exists and is not a folder" -- "$dtbench" sweep spec.json --out "$out" --local
+cmp -s "$rec" "$work/kept.json" && fail "the record was not edited" || true
+rm "$out/runs/failed"
+cp "$work/kept.json" "$rec"
+
 echo "== a lost record is redone alone"
 rm "$out/runs/p2-tree-tasks_per_node1-s2.json"
 expect 0 "1 run to do" -- "$dtbench" sweep spec.json --out "$out" --local
