@@ -1,7 +1,5 @@
 #include "pbt/pbt_command.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -23,6 +21,7 @@
 #include "core/cli_checks.hpp"
 #include "core/atomic_file.hpp"
 #include "core/bounded_pool.hpp"
+#include "core/dir_lock.hpp"
 #include "core/error.hpp"
 #include "core/run_record.hpp"
 #include "core/timer.hpp"
@@ -84,29 +83,12 @@ std::string tail_of(const fs::path& file, size_t bytes) {
   return s;
 }
 
-// An exclusive lock on a campaign folder for the life of the process (flock: released if the process dies).
-// The member processes trained here inherit the descriptor (run_here), so the lock is held until the last of
-// them has exited, and a rerun cannot start while members of a killed campaign still write their files. Nothing
-// else does (close-on-exec): a squeue or sbatch that outlived a killed campaign by a moment would refuse a rerun,
-// and so would the Open MPI daemon a 1-rank member starts (MpiSession marks what a member inherited close-on-exec).
-class DirLock {
- public:
-  explicit DirLock(const fs::path& file) : fd_(::open(file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
-    if (fd_ < 0) throw RunFailed(file.string() + ": cannot create the campaign's lock file");
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      ::close(fd_);
-      throw RunFailed(file.parent_path().string() + ": another dtbench pbt, or member runs of one that ended, still "
-                      "work on this folder; wait for them");
-    }
-  }
-  ~DirLock() { ::close(fd_); }
-  int fd() const { return fd_; }
-  DirLock(const DirLock&) = delete;
-  DirLock& operator=(const DirLock&) = delete;
-
- private:
-  int fd_;
-};
+// The campaign's lock (core/dir_lock) is held by the member processes trained here too: they inherit its
+// descriptor (run_here), so the lock is held until the last of them has exited, and a rerun cannot start while
+// members of a killed campaign still write their files. Nothing else does (close-on-exec): a squeue or sbatch that
+// outlived a killed campaign by a moment would refuse a rerun, and so would the Open MPI daemon a 1-rank member
+// starts (MpiSession marks what a member inherited close-on-exec).
+const char* const kBusy = "another dtbench pbt, or member runs of one that ended, still work on this folder; wait for them";
 
 // A short folder (Unix socket paths are limited to about 100 bytes) per campaign and member slot.
 std::string session_base(const fs::path& dir, int member) {
@@ -497,7 +479,7 @@ int run_pbt(const Args& a) {
     throw BadInput("members of " + std::to_string(spec.ranks) + " ranks (/slurm) run here with mpirun, which is not on "
                    "PATH (Open MPI: scripts/setup.sh installs it); or use --submit");
   fs::create_directories(dir / "runs");
-  lock.emplace(dir / ".lock");  // one campaign process per folder
+  lock.emplace(dir / ".lock", kBusy);  // one campaign process per folder
   if (!a.submit) refuse_if_queued(dir);
   fs::create_directories(dir / "configs");
   write_json_atomic(dir / "spec.json", spec.source, false);

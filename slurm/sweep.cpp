@@ -9,12 +9,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "core/atomic_file.hpp"
 #include "core/cli_checks.hpp"
 #include "core/bounded_pool.hpp"
+#include "core/dir_lock.hpp"
 #include "core/error.hpp"
 #include "core/timer.hpp"
 #include "core/campaign_index.hpp"
@@ -281,6 +283,17 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   // failed after the campaign was rewritten ("internal error", exit 1).
   if (std::any_of(items.begin(), items.end(), [](const Item& it) { return it.state == RunState::failed; }))
     check_output_folder(l.runs / "failed", "--out " + o.out, !o.dry_run);
+
+  // One sweep at a time per folder, from here (every input checked) to its end: two at once each submitted every run
+  // (jobs.json listed each twice, the second set failed on the first's MLLOG lock, and one sweep reported the runs
+  // missing), and their updates of jobs.json could lose each other's.
+  std::optional<DirLock> lock;
+  if (!o.dry_run) {
+    std::error_code ec;
+    fs::create_directories(outdir, ec);
+    if (ec) throw BadInput("--out " + o.out + ": cannot create " + outdir.string() + ": " + ec.message());
+    lock.emplace(outdir / ".lock", "another dtbench sweep (or reproduce) works on this folder; wait for it to end");
+  }
 
   // Runs whose earlier job is still pending or running are left alone.
   if (o.submit || (o.dry_run && fs::exists(l.out / "jobs.json") && on_path("squeue"))) {

@@ -93,6 +93,15 @@ cmp -s "$rec" "$work/kept.json" && fail "the record was not edited" || true
 rm "$out/runs/failed"
 cp "$work/kept.json" "$rec"
 
+echo "== one sweep at a time per folder (two at once each ran every run, and one reported them missing)"
+flock --no-fork "$out/.lock" sleep 30 &
+holder=$!
+sleep 1
+expect 1 "$out: another dtbench sweep (or reproduce) works on this folder; wait for it to end" \
+  -- "$dtbench" sweep spec.json --out "$out" --local
+kill $holder 2>/dev/null || true
+wait $holder 2>/dev/null || true
+
 echo "== a lost record is redone alone"
 rm "$out/runs/p2-tree-tasks_per_node1-s2.json"
 expect 0 "1 run to do" -- "$dtbench" sweep spec.json --out "$out" --local
