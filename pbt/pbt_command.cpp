@@ -30,6 +30,7 @@
 #include "pbt/spec.hpp"
 #include "slurm/campaign.hpp"
 #include "slurm/process.hpp"
+#include "slurm/shell.hpp"
 #include "slurm/sbatch_script.hpp"
 
 namespace dtbench {
@@ -421,6 +422,7 @@ int run_pbt(const Args& a) {
   // A folder holds one campaign: a sweep's or a reproduction's would have its spec.json replaced, or get one beside it.
   check_campaign_kind(dir, "lineage.json");
   check_output_folder(dir, "--out", !a.dry_run);  // a file, a file above it, or a folder that cannot be written
+  if (const std::string e = slurm::slurm_folder_error(dir, "--out"); a.submit && !e.empty()) throw BadInput(e);
   for (const char* sub : {"runs", "configs"})  // a file where the campaign's folders go was an internal error
     check_output_folder(dir / sub, "--out", !a.dry_run);
   if (fs::exists(lineage_file)) {

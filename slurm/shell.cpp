@@ -15,6 +15,12 @@ std::string shell_quote(std::string_view s) {
   return out + "'";
 }
 
+std::string slurm_folder_error(const std::filesystem::path& absolute, const std::string& option) {
+  if (absolute.string().find('\\') == std::string::npos) return "";
+  return option + ": a backslash in its path (" + absolute.string() + ") is not allowed: Slurm drops it from a "
+         "job's output file names";
+}
+
 bool has_control_chars(std::string_view s) {
   for (unsigned char c : s)
     if ((c < 0x20 && c != '\t') || c == 0x7f) return true;

@@ -3,6 +3,7 @@
 // through these functions, so shell metacharacters arrive literally.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,10 @@ std::string display_line(const std::vector<std::string>& words);
 // True when `s` holds a control character other than tab (names, #SBATCH values and setup lines
 // must fit on one line).
 bool has_control_chars(std::string_view s);
+
+// Empty, or why a campaign folder cannot hold a Slurm job's files: Slurm drops a backslash from the #SBATCH
+// --output and --error paths (the job failed to start, or wrote its logs outside the folder). `option` names it.
+std::string slurm_folder_error(const std::filesystem::path& absolute, const std::string& option);
 // The longest campaign name (sweep and pbt specs' /name): each job's name is the campaign's, '/' and its run's (at
 // most about 170 bytes), and Slurm 22.05's sbatch refuses job names above 1024 bytes ("Pathname ... too long", found
 // on the local cluster), which a 5000-byte name met only at --submit, after the campaign was written.

@@ -230,6 +230,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   fs::path outdir = fs::absolute(fs::path(o.out)).lexically_normal();
   if (outdir.has_filename() == false) outdir = outdir.parent_path();  // "dir/" -> "dir"
   check_output_folder(outdir, "--out " + o.out, !o.dry_run);  // a file, a file above it, or a folder that cannot be written
+  if (const std::string e = slurm_folder_error(outdir, "--out " + o.out); !e.empty()) throw BadInput(e);
 
   Layout l = make_layout(outdir, {}, generated_by());
   // The spec is input: one where the sweep writes (its index, jobs file, a config, a script or a record) would be
