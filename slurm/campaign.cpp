@@ -228,7 +228,7 @@ std::vector<ActiveJob> query_queue() {
 std::string submit_job(const std::vector<std::string>& argv) {
   ProcessResult r = run_capture(argv);
   if (r.exit_code != 0)
-    throw RunFailed(display_line(argv) + " failed (exit " + std::to_string(r.exit_code) + "): " + r.err + r.out);
+    throw RunFailed(display_line(argv) + " failed (exit " + std::to_string(r.exit_code) + "): " + one_line(r.err + r.out));
   std::string id = r.out.substr(0, r.out.find_first_of(";\n"));  // --parsable: "ID" or "ID;cluster"
   if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
     throw RunFailed(display_line(argv) + " printed no job id: " + r.out);

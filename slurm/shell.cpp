@@ -21,6 +21,12 @@ std::string slurm_folder_error(const std::filesystem::path& absolute, const std:
          "job's output file names";
 }
 
+std::string one_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  for (size_t at; (at = text.find('\n')) != std::string::npos;) text.replace(at, 1, "; ");
+  return text;
+}
+
 bool has_control_chars(std::string_view s) {
   for (unsigned char c : s)
     if ((c < 0x20 && c != '\t') || c == 0x7f) return true;

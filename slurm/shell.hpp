@@ -39,6 +39,9 @@ std::string display_line(const std::vector<std::string>& words);
 // must fit on one line).
 bool has_control_chars(std::string_view s);
 
+// A program's message on one line: its lines joined with "; ", trailing blanks dropped (sbatch's errors are two).
+std::string one_line(std::string text);
+
 // Empty, or why a campaign folder cannot hold a Slurm job's files: Slurm drops a backslash from the #SBATCH
 // --output and --error paths (the job failed to start, or wrote its logs outside the folder). `option` names it.
 std::string slurm_folder_error(const std::filesystem::path& absolute, const std::string& option);

@@ -3,12 +3,15 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
 #include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -53,6 +56,37 @@ struct Item {
   std::string detail;
 };
 
+bool needs_run(RunState s) { return s == RunState::missing || s == RunState::preempted || s == RunState::failed; }
+
+// Before anything is written or submitted, Slurm judges each distinct resource request of the runs to submit
+// (`sbatch --test-only` on the script from a temporary file): a partition that does not exist failed at its point's
+// sbatch, exit 1 after the campaign was written and earlier points' jobs were queued, which --wait then left.
+void test_requests(const Spec& spec, const std::vector<Item>& items, const Layout& l, const std::string& spec_file) {
+  std::set<std::string> tested;
+  for (const Item& it : items) {
+    if (!needs_run(it.state) || !tested.insert(it.point->slurm.dump()).second) continue;
+    char path[] = "/tmp/dtbench-test-only-XXXXXX";
+    const int fd = ::mkstemp(path);
+    if (fd < 0) throw RunFailed(std::string("cannot create a temporary file in /tmp for sbatch --test-only: ") +
+                                std::strerror(errno));
+    const std::string text = run_script(spec, *it.point, *it.run, l);
+    const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    ProcessResult r;
+    try {
+      if (written) r = run_capture({"sbatch", "--test-only", path});
+    } catch (...) {
+      ::unlink(path);
+      throw;
+    }
+    ::unlink(path);
+    if (!written) throw RunFailed(std::string("cannot write the temporary file ") + path + " for sbatch --test-only");
+    if (r.exit_code != 0)
+      throw BadInput(spec_file + ": /slurm: Slurm refuses the request of point " + it.point->id + " (" +
+                     describe(*it.point) + "): " + one_line(r.err + r.out));
+  }
+}
+
 std::vector<Item> survey(const std::vector<Point>& points, const Layout& l) {
   std::vector<Item> items;
   for (const auto& p : points)
@@ -78,8 +112,6 @@ std::string state_summary(const std::vector<Item>& items) {
     if (n[st]) s += (s.empty() ? "" : ", ") + std::to_string(n[st]) + " " + to_string(st);
   return s;
 }
-
-bool needs_run(RunState s) { return s == RunState::missing || s == RunState::preempted || s == RunState::failed; }
 
 // mpirun -np K [local args] PROGRAM... CONFIG --resume: a run on this machine, no Slurm.
 std::vector<std::string> local_argv(const Spec& spec, const Layout& l, const Item& it) {
@@ -284,6 +316,8 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   // failed after the campaign was rewritten ("internal error", exit 1).
   if (std::any_of(items.begin(), items.end(), [](const Item& it) { return it.state == RunState::failed; }))
     check_output_folder(l.runs / "failed", "--out " + o.out, !o.dry_run);
+
+  if (o.submit && !o.dry_run) test_requests(spec, items, l, o.spec);
 
   // One sweep at a time per folder, from here (every input checked) to its end: two at once each submitted every run
   // (jobs.json listed each twice, the second set failed on the first's MLLOG lock, and one sweep reported the runs

@@ -90,6 +90,15 @@ srun -N2 --ntasks-per-node=1 --mpi=pmix --kill-on-bad-exit=1 "$dtbench" allreduc
 /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert "shared_memory" not in {r["reducer"] for r in d["rows"]}' \
   "$work/all.json"
 
+echo "== a request Slurm refuses (a partition that does not exist) is exit 2 before anything is written or queued"
+$py -c 'import json; json.dump({"name": "nopart", "base": {"duration": {"steps": 2}, "data": {"dataset": "synthetic"}},
+  "axes": {"slurm.partition": ["debug", "nosuch"]}, "slurm": {"time": "00:05:00"}}, open("nopart.json", "w"))'
+expect 2 "nopart.json: /slurm: Slurm refuses the request of point p1 (slurm.partition=nosuch): sbatch: error: " \
+  -- "$dtbench" sweep nopart.json --out "$work/nopart" --submit --wait --poll 0.5
+[ "$(grep -c "dtbench: error" <<<"$LAST_OUT")" = 1 ] || fail "the refusal took more than one line"
+[ ! -e "$work/nopart" ] || fail "the refused campaign was written"
+[ -z "$(squeue -h -n nopart/p0-debug-s1)" ] || fail "a job of the refused campaign was queued"
+
 echo "== a 2 x 2 sweep, submitted and waited for"
 out="$work/camp 100%"
 name='cluster "q" $(touch pwned) #1'
