@@ -480,6 +480,17 @@ int run_pbt(const Args& a) {
   if (!a.submit && spec.ranks > 1 && !slurm::on_path("mpirun"))
     throw BadInput("members of " + std::to_string(spec.ranks) + " ranks (/slurm) run here with mpirun, which is not on "
                    "PATH (Open MPI: scripts/setup.sh installs it); or use --submit");
+  if (a.submit) {  // Slurm judges the members' request before anything is written or queued (a partition that does
+                   // not exist failed at the first sbatch, exit 1, leaving the campaign and a .submitting marker)
+    slurm::JobScript j;
+    j.job_name = spec.name + "/" + pbt::run_name(0, 0);
+    j.slurm = spec.slurm;
+    j.out = dir / "runs" / (pbt::run_name(0, 0) + ".out"), j.err = dir / "runs" / (pbt::run_name(0, 0) + ".err");
+    j.config = dir / "configs" / (pbt::run_name(0, 0) + ".json");
+    const std::string refused =
+        slurm::sbatch_refuses(slurm::job_script(j, slurm::make_layout(dir, program, slurm::generated_by())));
+    if (!refused.empty()) throw BadInput(a.spec + ": /slurm: Slurm refuses the members' request: " + refused);
+  }
   fs::create_directories(dir / "runs");
   lock.emplace(dir / ".lock", kBusy);  // one campaign process per folder
   if (!a.submit) refuse_if_queued(dir);

@@ -1,6 +1,11 @@
 #include "slurm/campaign.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 
 #include <sstream>
 #include <tuple>
@@ -223,6 +228,25 @@ std::vector<ActiveJob> query_queue() {
   ProcessResult r = run_capture({"squeue", "-h", "-o", "%A|%F|%K|%T"});
   if (r.exit_code != 0) throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
   return parse_squeue(r.out);
+}
+
+std::string sbatch_refuses(const std::string& script) {
+  char path[] = "/tmp/dtbench-test-only-XXXXXX";
+  const int fd = ::mkstemp(path);
+  if (fd < 0)
+    throw RunFailed(std::string("cannot create a temporary file in /tmp for sbatch --test-only: ") + std::strerror(errno));
+  const bool written = ::write(fd, script.data(), script.size()) == static_cast<ssize_t>(script.size());
+  ::close(fd);
+  ProcessResult r;
+  try {
+    if (written) r = run_capture({"sbatch", "--test-only", path});
+  } catch (...) {
+    ::unlink(path);
+    throw;
+  }
+  ::unlink(path);
+  if (!written) throw RunFailed(std::string("cannot write the temporary file ") + path + " for sbatch --test-only");
+  return r.exit_code == 0 ? std::string() : one_line(r.err + r.out);
 }
 
 std::string submit_job(const std::vector<std::string>& argv) {

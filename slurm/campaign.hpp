@@ -82,4 +82,9 @@ std::vector<ActiveJob> query_queue();
 // prints no id.
 std::string submit_job(const std::vector<std::string>& argv);
 
+// What Slurm says against a job script, on one line: `sbatch --test-only` on it (from a temporary file in /tmp,
+// removed), so a request Slurm would refuse (a partition that does not exist) is found before anything is written
+// or queued. Empty when Slurm would take it. RunFailed when the file cannot be written.
+std::string sbatch_refuses(const std::string& script);
+
 }  // namespace dtbench::slurm

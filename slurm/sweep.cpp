@@ -3,8 +3,6 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cerrno>
-#include <cstring>
 #include <algorithm>
 #include <filesystem>
 #include <iomanip>
@@ -59,31 +57,16 @@ struct Item {
 bool needs_run(RunState s) { return s == RunState::missing || s == RunState::preempted || s == RunState::failed; }
 
 // Before anything is written or submitted, Slurm judges each distinct resource request of the runs to submit
-// (`sbatch --test-only` on the script from a temporary file): a partition that does not exist failed at its point's
-// sbatch, exit 1 after the campaign was written and earlier points' jobs were queued, which --wait then left.
+// (sbatch_refuses): a partition that does not exist failed at its point's sbatch, exit 1 after the campaign was
+// written and earlier points' jobs were queued, which --wait then left.
 void test_requests(const Spec& spec, const std::vector<Item>& items, const Layout& l, const std::string& spec_file) {
   std::set<std::string> tested;
   for (const Item& it : items) {
     if (!needs_run(it.state) || !tested.insert(it.point->slurm.dump()).second) continue;
-    char path[] = "/tmp/dtbench-test-only-XXXXXX";
-    const int fd = ::mkstemp(path);
-    if (fd < 0) throw RunFailed(std::string("cannot create a temporary file in /tmp for sbatch --test-only: ") +
-                                std::strerror(errno));
-    const std::string text = run_script(spec, *it.point, *it.run, l);
-    const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    ::close(fd);
-    ProcessResult r;
-    try {
-      if (written) r = run_capture({"sbatch", "--test-only", path});
-    } catch (...) {
-      ::unlink(path);
-      throw;
-    }
-    ::unlink(path);
-    if (!written) throw RunFailed(std::string("cannot write the temporary file ") + path + " for sbatch --test-only");
-    if (r.exit_code != 0)
+    const std::string refused = sbatch_refuses(run_script(spec, *it.point, *it.run, l));
+    if (!refused.empty())
       throw BadInput(spec_file + ": /slurm: Slurm refuses the request of point " + it.point->id + " (" +
-                     describe(*it.point) + "): " + one_line(r.err + r.out));
+                     describe(*it.point) + "): " + refused);
   }
 }
 

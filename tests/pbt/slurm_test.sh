@@ -65,6 +65,12 @@ spec = {"name": "pbt-slurm", "population": 3, "ready_steps": 10, "seed": 3, "bas
 json.dump(spec, open("spec.json", "w"), indent=1)
 PY
 
+echo "== a request Slurm refuses (a partition that does not exist): exit 2, nothing written or queued"
+$py -c 'import json; s = json.load(open("spec.json")); s["slurm"]["partition"] = "nosuch"; json.dump(s, open("nopart.json", "w"))'
+expect 2 "nopart.json: /slurm: Slurm refuses the members' request: sbatch: error: " \
+  -- "$dtbench" pbt nopart.json --out "$work/nopart" --submit --poll 0.5
+[ ! -e "$work/nopart" ] || fail "the refused campaign was written"
+
 echo "== the campaign as Slurm jobs, one requeued by Slurm, one preempted"
 camp=$work/camp
 PBT_REQUEUE=1 "$dtbench" pbt spec.json --out "$camp" --submit --poll 0.5 --timeout 600 >pbt.out 2>&1 &
