@@ -1,5 +1,6 @@
 #include "slurm/sweep.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -155,6 +156,26 @@ void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int 
   });
 }
 
+// While alive, this thread holds the stop signals (SIGINT, SIGTERM, SIGHUP) back, and so does every program it
+// starts meanwhile (posix_spawn keeps the mask): a job that sbatch queued is listed in jobs.json before Ctrl-C ends
+// the sweep. Without it, a Ctrl-C between the two left a queued job that no file named, and the rerun queued its run
+// again (found by a hunt). The signal is delivered when the scope ends.
+class HoldStopSignals {
+ public:
+  HoldStopSignals() {
+    sigset_t stop;
+    sigemptyset(&stop);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stop, s);
+    ::pthread_sigmask(SIG_BLOCK, &stop, &was_);
+  }
+  ~HoldStopSignals() { ::pthread_sigmask(SIG_SETMASK, &was_, nullptr); }
+  HoldStopSignals(const HoldStopSignals&) = delete;
+  HoldStopSignals& operator=(const HoldStopSignals&) = delete;
+
+ private:
+  sigset_t was_;
+};
+
 void run_submit(const std::vector<Item>& items, const std::vector<Point>& points, const Layout& l,
                 bool arrays, std::ostream& out) {
   fs::path jobs = l.out / "jobs.json";
@@ -173,9 +194,13 @@ void run_submit(const std::vector<Item>& items, const std::vector<Point>& points
       }
       if (subs.empty()) continue;
       fs::path script = array_script_path(l, g);
-      std::string id = submit_job({"sbatch", "--parsable", "--array=" + list, script.string()});
-      for (auto& s : subs) s.job_id = id;
-      append_submissions(jobs, subs, script.lexically_relative(l.out).string());
+      {
+        HoldStopSignals hold;
+        std::string id = submit_job({"sbatch", "--parsable", "--array=" + list, script.string()});
+        for (auto& s : subs) s.job_id = id;
+        append_submissions(jobs, subs, script.lexically_relative(l.out).string());
+      }
+      const std::string& id = subs.front().job_id;
       out << "submitted job array " << id << " (tasks " << list << ") from " << script.string() << std::endl;
       n += subs.size();
     }
@@ -183,8 +208,12 @@ void run_submit(const std::vector<Item>& items, const std::vector<Point>& points
     for (const auto& it : items) {
       if (!needs_run(it.state)) continue;
       fs::path script = script_path(l, *it.run);
-      std::string id = submit_job({"sbatch", "--parsable", script.string()});
-      append_submissions(jobs, {{it.run->name, id, -1}}, script.lexically_relative(l.out).string());
+      std::string id;
+      {
+        HoldStopSignals hold;
+        id = submit_job({"sbatch", "--parsable", script.string()});
+        append_submissions(jobs, {{it.run->name, id, -1}}, script.lexically_relative(l.out).string());
+      }
       out << "submitted job " << id << ": " << it.run->name << std::endl;
       ++n;
     }

@@ -227,6 +227,29 @@ expect 0 "report: $work/repro/REPORT.md" -- "$dtbench" reproduce tiny --claims "
 [ -f "$work/repro/tiny/s/runs/p0-global8-s1.json" ] && [ -f "$work/repro/tiny/s/runs/p1-global16-s1.json" ] ||
   fail "the claim's runs left no records"
 
+echo "== Ctrl-C while submitting: every job Slurm queued is listed in jobs.json (one was not, and was queued twice)"
+DTBENCH=$dtbench WORK=$work $py - <<'EOF'
+import json, os, signal, subprocess, time
+work, dtbench = os.environ["WORK"], os.environ["DTBENCH"]
+for k, delay in enumerate((0.05, 0.08, 0.11, 0.14, 0.17, 0.2)):
+    name, out = f"held{k}", os.path.join(work, f"held{k}")
+    json.dump({"name": name, "base": {"duration": {"steps": 2}, "data": {"dataset": "synthetic"}}, "repeats": 24,
+               "slurm": {"time": "00:05:00", "sbatch": ["--hold"]}}, open(out + ".json", "w"))
+    p = subprocess.Popen([dtbench, "sweep", out + ".json", "--out", out, "--submit"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    time.sleep(delay)
+    os.killpg(p.pid, signal.SIGINT)
+    p.wait(timeout=60)
+    queued = subprocess.run(["squeue", "-h", "-o", "%i %j"], capture_output=True, text=True).stdout.splitlines()
+    ids = {q.split()[0] for q in queued if q.strip() and q.split(None, 1)[1].startswith(name + "/")}
+    jobs = os.path.join(out, "jobs.json")
+    listed = {s["job_id"] for s in json.load(open(jobs))["submissions"]} if os.path.exists(jobs) else set()
+    if ids:
+        subprocess.run(["scancel", *sorted(ids)], check=False)
+    assert ids <= listed, f"SIGINT after {delay} s: jobs queued but not listed: {sorted(ids - listed)}"
+    print(f"    SIGINT after {delay} s: {len(ids)} of 24 jobs queued, each listed in jobs.json")
+EOF
+
 echo "== stop the cluster"
 stop_cluster_checked
 echo "PASS"
