@@ -727,8 +727,8 @@ void check_node_rules(const Json& config, int ranks, int nodes) {
   const std::string name = red["name"].get<std::string>();
   const int tensor_or_stage = static_cast<int>(std::max(config["parallel"]["model_parallel"].get<int64_t>(),
                                                         config["parallel"]["pipeline_stages"].get<int64_t>()));
-  if (nodes <= 1 || tensor_or_stage > 1) return;  // a model-parallel layout's replica groups are not known here
-  if (name == "shared_memory")
+  if (tensor_or_stage > 1) return;  // a model-parallel layout's replica groups are not known here
+  if (name == "shared_memory" && nodes > 1)
     fail("/reducer/name", "'shared_memory' needs every rank on one node; this run's ranks are on " +
                               std::to_string(nodes) + " nodes (use 'hierarchical' across nodes)");
   if (name == "hierarchical" && red["leader"].get<std::string>() == "parameter_server") {

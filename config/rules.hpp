@@ -38,7 +38,8 @@ void check_rules(const Json& config, int ranks, bool on_this_machine);
 
 // Checks a resolved config on `ranks` ranks over `nodes` nodes of a launcher (a sweep point's Slurm section), which
 // the reducer sees at run time: shared_memory on one node only, and a parameter server among the hierarchical
-// reducer's node leaders with at most one server per leader. Throws BadInput "<pointer>: <message>".
+// reducer's node leaders (the launcher's nodes, or /reducer/ranks_per_node's) with at most one server per leader.
+// Throws BadInput "<pointer>: <message>".
 void check_node_rules(const Json& config, int ranks, int nodes);
 
 // Checkpoint units of an arch for gradient checkpointing (/model/checkpoint_segments can be at most this);

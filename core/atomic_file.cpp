@@ -47,8 +47,10 @@ bool write_all(int fd, const std::string& text) {
 // Proves `dir` writable with a probe file, created and removed (access(2) says yes to root even on a
 // file system that refuses the write). False with errno set when it cannot be created.
 bool folder_writable(const fs::path& dir) {
-  const fs::path probe = dir / (".dtbench-probe-" + std::to_string(::getpid()));
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  // A unique name (mkstemp): ranks of one job probe a shared folder at once, and two of them may have one pid (a PID
+  // namespace per container), where a name from the pid made one of them fail with EEXIST.
+  std::string probe = (dir / ".dtbench-probe-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
   if (fd < 0) return false;
   ::close(fd);
   ::unlink(probe.c_str());

@@ -114,7 +114,7 @@ void Watchdog::disarm() {
 
 int mpi_init_timeout_seconds() {
   const char* v = std::getenv("DTBENCH_MPI_INIT_TIMEOUT");
-  if (v == nullptr) return 120;
+  if (v == nullptr) return 600;
   char* end = nullptr;
   errno = 0;
   const long s = std::strtol(v, &end, 10);

@@ -68,7 +68,8 @@ class EarlyErrorWatchdog : public Watchdog {
 // How long MpiSession waits in MPI_Init under a launcher of several ranks before it gives up: a rank that never
 // starts MPI (mpirun's MPMD form with --help, config or info on one rank) left the others there for good when it
 // left before they entered MPI_Init (Open MPI ends the job only when it leaves after). DTBENCH_MPI_INIT_TIMEOUT
-// (whole seconds, 0: no limit) sets it; 120 s by default. BadInput when it is not a whole number.
+// (whole seconds, 0: no limit) sets it; 600 s by default (a container image pulled on each node can take minutes
+// before the last rank starts). BadInput when it is not a whole number.
 int mpi_init_timeout_seconds();
 
 }  // namespace dtbench

@@ -50,8 +50,9 @@ std::vector<analysis::CampaignData> load_sweeps(const fs::path& out, const std::
     // The campaign must be the spec's, whole: its index names the spec's campaign (not another scale's) and lists
     // exactly the spec's runs (an index with points deleted judged the claim on the rest, without a word).
     const slurm::Spec spec = slurm::load_spec(e.spec);
-    if (camps.back().name != spec.name) {
+    if (camps.back().name != spec.name) {  // another scale's or spec's runs judge nothing here
       note(e.name + ": its campaign.json is campaign '" + camps.back().name + "', not the spec's '" + spec.name + "'");
+      camps.pop_back();
       continue;
     }
     std::set<std::string> listed, specified;
@@ -71,6 +72,10 @@ std::vector<analysis::CampaignData> load_sweeps(const fs::path& out, const std::
     };
     differ(specified, listed, "of the spec not in its campaign.json");
     differ(listed, specified, "in its campaign.json not of the spec");
+    for (auto& p : camps.back().points)  // and those judge nothing either
+      p.runs.erase(std::remove_if(p.runs.begin(), p.runs.end(),
+                                  [&](const analysis::RunData& r) { return !specified.count(r.name); }),
+                   p.runs.end());
   }
   return camps;
 }

@@ -76,7 +76,10 @@ Json read_index(const fs::path& dir) {
                          std::to_string(k) + ")");
     if (f.has("definitions")) {
       const JsonFields defs = f.fields("definitions");
+      const std::vector<std::string> listed = f.strings("claims");
       for (const auto& [id, files] : f.object("definitions").items()) {
+        if (std::find(listed.begin(), listed.end(), id) == listed.end())
+          throw BadInput(defs.pointer(id) + ": not a claim of /claims");
         const JsonFields named = defs.fields(id);
         for (const auto& [name, crc] : files.items()) {
           const std::string text = named.string(name);

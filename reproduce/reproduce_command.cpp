@@ -70,7 +70,7 @@ void fail_on_unreadable_records(const fs::path& out) {
   const Json index = reproduce::read_index(out);
   std::vector<std::string> unreadable;
   for (const auto& id : index["claims"]) {
-    const reproduce::Claim c = reproduce::load_claim(out / id.get<std::string>());
+    const reproduce::Claim c = reproduce::load_claim(out / id.get<std::string>(), /*to_run=*/false);
     std::string missing;
     for (const auto& camp : reproduce::load_sweeps(out / c.id, c.scales.at(index["scale"].get<std::string>()), missing))
       for (const auto& u : analysis::unreadable_records(camp)) unreadable.push_back(u);
@@ -128,7 +128,7 @@ void run(const Options& o) {
   // The claims an earlier session listed are reported too: each must still load from the folder.
   for (const auto& id : index["claims"])
     if (std::find(ids.begin(), ids.end(), id.get<std::string>()) == ids.end())
-      reproduce::load_claim(out / id.get<std::string>());
+      reproduce::load_claim(out / id.get<std::string>(), /*to_run=*/false);
   std::vector<std::map<std::string, std::string>> definitions;  // each claim's files, read once
   for (const auto& c : claims) {
     definitions.push_back(definition_files(c.dir));

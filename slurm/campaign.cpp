@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -246,11 +247,18 @@ std::string sbatch_refuses(const std::string& script) {
   }
   ::unlink(path);
   if (!written) throw RunFailed(std::string("cannot write the temporary file ") + path + " for sbatch --test-only");
-  return r.exit_code == 0 ? std::string() : one_line(r.err + r.out);
+  if (r.exit_code == 0) return "";
+  std::string said = one_line(r.err + r.out), lower = said;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool for_good = lower.find("invalid") != std::string::npos || lower.find("not available") != std::string::npos ||
+                        lower.find("more processors requested than permitted") != std::string::npos;
+  return for_good ? said : "";
 }
 
 std::string submit_job(const std::vector<std::string>& argv) {
-  ProcessResult r = run_capture(argv);
+  // Its own process group: Ctrl-C at the terminal does not end an sbatch that may have queued the job already (the
+  // caller lists it first: sweep's HoldStopSignals).
+  ProcessResult r = run_capture(argv, /*own_group=*/true);
   if (r.exit_code != 0)
     throw RunFailed(display_line(argv) + " failed (exit " + std::to_string(r.exit_code) + "): " + one_line(r.err + r.out));
   std::string id = r.out.substr(0, r.out.find_first_of(";\n"));  // --parsable: "ID" or "ID;cluster"

@@ -83,8 +83,10 @@ std::vector<ActiveJob> query_queue();
 std::string submit_job(const std::vector<std::string>& argv);
 
 // What Slurm says against a job script, on one line: `sbatch --test-only` on it (from a temporary file in /tmp,
-// removed), so a request Slurm would refuse (a partition that does not exist) is found before anything is written
-// or queued. Empty when Slurm would take it. RunFailed when the file cannot be written.
+// removed), so a request Slurm refuses for good (a partition, account, QOS or gres that does not exist, a time or
+// node count beyond any partition's) is found before anything is written or queued. Empty when Slurm would take it,
+// and when the refusal may pass (the controller out of reach, a limit the user's running jobs reach now): sbatch
+// itself then says what it says. RunFailed when the file cannot be written.
 std::string sbatch_refuses(const std::string& script);
 
 }  // namespace dtbench::slurm

@@ -89,7 +89,7 @@ std::string describe(const Point& p) {
   return s.empty() ? "the base config" : s;
 }
 
-std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_dir) {
+std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_dir, bool on_slurm_nodes) {
   const size_t count = count_points(spec);
   size_t width = std::to_string(count == 0 ? 0 : count - 1).size();
   // The repeats' seeds count up from the base seed. One that is not an integer in [0, 2^53] goes to every run
@@ -151,7 +151,9 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
       u["output"]["record"] = run.name + ".json";
       try {
         run.config = config::resolve(u, static_cast<int>(p.ranks));
-        config::check_node_rules(run.config, static_cast<int>(p.ranks), static_cast<int>(p.slurm["nodes"].get<int64_t>()));
+        // --local runs every rank on this machine: one node (emulated nodes, /reducer/ranks_per_node, apply anyway).
+        config::check_node_rules(run.config, static_cast<int>(p.ranks),
+                                 on_slurm_nodes ? static_cast<int>(p.slurm["nodes"].get<int64_t>()) : 1);
       } catch (const BadInput& e) {
         // The config's message is "POINTER: reason"; the pointer is mapped to where the spec set that key.
         std::string what = e.what();

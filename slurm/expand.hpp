@@ -42,7 +42,9 @@ constexpr size_t kMaxRuns = 10000;
 // Expands the grid. `runs_dir` (absolute) becomes every run's /output/dir, "<run>.json" its
 // /output/record. Throws BadInput naming the spec key (/base/..., /axes/KEY/I, /zip/G/KEY/I) and
 // the point.
-std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_dir);
+// Each point's config is also checked on its nodes (config::check_node_rules: a reducer that cannot run across
+// them): its /slurm nodes with on_slurm_nodes, else one (--local runs every rank on this machine).
+std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_dir, bool on_slurm_nodes = false);
 
 // "reducer.name=ring, slurm.nodes=2": a point's values for messages and tables.
 std::string describe(const Point& p);

@@ -91,7 +91,7 @@ int run_tied_to_parent(const std::vector<std::string>& argv, const std::filesyst
 
 }  // namespace
 
-ProcessResult run_capture(const std::vector<std::string>& argv) {
+ProcessResult run_capture(const std::vector<std::string>& argv, bool own_group) {
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0)
     throw RunFailed(argv[0] + ": cannot create pipes: " + std::strerror(errno));
@@ -99,10 +99,22 @@ ProcessResult run_capture(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
+  // own_group: a process group of its own (the terminal's Ctrl-C does not reach it) and no signal held back (this
+  // thread's may be), so that it finishes what it started and can still be stopped on its own.
+  posix_spawnattr_t at;
+  posix_spawnattr_init(&at);
+  if (own_group) {
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+  }
   pid_t pid = 0;
   auto args = c_argv(argv);
-  int rc = ::posix_spawnp(&pid, argv[0].c_str(), &fa, nullptr, args.data(), environ);
+  int rc = ::posix_spawnp(&pid, argv[0].c_str(), &fa, &at, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   if (rc != 0) {

@@ -15,8 +15,9 @@ struct ProcessResult {
 };
 
 // Runs argv[0] (searched on PATH) with its output captured. Throws RunFailed when it cannot be
-// started at all.
-ProcessResult run_capture(const std::vector<std::string>& argv);
+// started at all. With own_group, the child leads a process group of its own and starts with no signal blocked
+// (sbatch while the sweep holds Ctrl-C back until the job is listed).
+ProcessResult run_capture(const std::vector<std::string>& argv, bool own_group = false);
 
 // Runs argv[0] with standard output and error appended to the given files; returns the exit code
 // as above. With parent_death_signal (e.g. SIGUSR1) the child gets that signal when this process dies (Linux

@@ -156,10 +156,10 @@ void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int 
   });
 }
 
-// While alive, this thread holds the stop signals (SIGINT, SIGTERM, SIGHUP) back, and so does every program it
-// starts meanwhile (posix_spawn keeps the mask): a job that sbatch queued is listed in jobs.json before Ctrl-C ends
-// the sweep. Without it, a Ctrl-C between the two left a queued job that no file named, and the rerun queued its run
-// again (found by a hunt). The signal is delivered when the scope ends.
+// While alive, this thread holds the stop signals (SIGINT, SIGTERM, SIGHUP) back, and sbatch runs in a process group
+// of its own (submit_job), which the terminal's Ctrl-C does not reach: a job that sbatch queued is listed in
+// jobs.json before Ctrl-C ends the sweep. Without it, a Ctrl-C between the two left a queued job that no file named,
+// and the rerun queued its run again (found by a hunt). The signal is delivered when the scope ends.
 class HoldStopSignals {
  public:
   HoldStopSignals() {
@@ -294,7 +294,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   l.program = spec.program.empty() ? default_program() : spec.program;
   std::vector<Point> points;
   try {
-    points = expand(spec, l.runs);
+    points = expand(spec, l.runs, /*on_slurm_nodes=*/!o.local);
   } catch (const BadInput& e) {
     throw BadInput(o.spec + ": " + e.what());
   }
@@ -342,19 +342,22 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     lock.emplace(outdir / ".lock", "another dtbench sweep (or reproduce) works on this folder; wait for it to end");
   }
 
-  // Runs whose earlier job is still pending or running are left alone.
+  // Runs whose earlier job is still pending or running are left alone. The queue is asked first, then the records
+  // read again (under the lock: another sweep's runs may have ended since the first reading): a job that ends
+  // between the two is seen done, where records read first and the queue after saw it neither and submitted it again.
+  std::map<std::string, Submission> latest;
+  std::vector<ActiveJob> active;
   if (o.submit || (o.dry_run && fs::exists(l.out / "jobs.json") && on_path("squeue"))) {
-    auto latest = latest_submissions(l.out / "jobs.json");
-    if (!latest.empty()) {
-      auto active = query_queue();
-      for (auto& it : items) {
-        auto s = latest.find(it.run->name);
-        if (s != latest.end() && needs_run(it.state) && find_active(s->second, active)) {
-          it.state = RunState::queued;
-          it.detail = "job " + s->second.job_id + (s->second.array_task >= 0 ? "_" + std::to_string(s->second.array_task) : "") +
-                      " still queued";
-        }
-      }
+    latest = latest_submissions(l.out / "jobs.json");
+    if (!latest.empty()) active = query_queue();
+  }
+  if (lock) items = survey(points, l);
+  for (auto& it : items) {
+    auto s = latest.find(it.run->name);
+    if (s != latest.end() && needs_run(it.state) && find_active(s->second, active)) {
+      it.state = RunState::queued;
+      it.detail = "job " + s->second.job_id + (s->second.array_task >= 0 ? "_" + std::to_string(s->second.array_task) : "") +
+                  " still queued";
     }
   }
 

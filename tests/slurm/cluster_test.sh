@@ -231,6 +231,7 @@ echo "== Ctrl-C while submitting: every job Slurm queued is listed in jobs.json 
 DTBENCH=$dtbench WORK=$work $py - <<'EOF'
 import json, os, signal, subprocess, time
 work, dtbench = os.environ["WORK"], os.environ["DTBENCH"]
+cut_short = 0  # submissions the signal ended midway (with none, the test could not fail)
 for k, delay in enumerate((0.05, 0.08, 0.11, 0.14, 0.17, 0.2)):
     name, out = f"held{k}", os.path.join(work, f"held{k}")
     json.dump({"name": name, "base": {"duration": {"steps": 2}, "data": {"dataset": "synthetic"}}, "repeats": 24,
@@ -248,6 +249,8 @@ for k, delay in enumerate((0.05, 0.08, 0.11, 0.14, 0.17, 0.2)):
         subprocess.run(["scancel", *sorted(ids)], check=False)
     assert ids <= listed, f"SIGINT after {delay} s: jobs queued but not listed: {sorted(ids - listed)}"
     print(f"    SIGINT after {delay} s: {len(ids)} of 24 jobs queued, each listed in jobs.json")
+    cut_short += 0 < len(ids) < 24
+assert cut_short > 0, "no SIGINT came while the sweep submitted: the window was not tested"
 EOF
 
 echo "== stop the cluster"

@@ -102,6 +102,12 @@ expect 1 "$out: another dtbench sweep (or reproduce) works on this folder; wait 
 kill $holder 2>/dev/null || true
 wait $holder 2>/dev/null || true
 
+echo "== --local runs every rank here: a reducer of one node is taken for a spec of two nodes (refused for Slurm)"
+$py -c 'import json; s = json.load(open("spec.json")); s.setdefault("slurm", {})["nodes"] = 2; s["axes"] = {"reducer.name": ["shared_memory"]}; json.dump(s, open("shm2.json", "w"))'
+expect 0 "2 runs to do" -- "$dtbench" sweep shm2.json --out "$work/shm2" --local --dry-run
+expect 2 "'shared_memory' needs every rank on one node; this run's ranks are on 2 nodes" \
+  -- "$dtbench" sweep shm2.json --out "$work/shm2"
+
 echo "== a lost record is redone alone"
 rm "$out/runs/p2-tree-tasks_per_node1-s2.json"
 expect 0 "1 run to do" -- "$dtbench" sweep spec.json --out "$out" --local
