@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace dtbench {
 
@@ -15,6 +16,12 @@ uint32_t crc32_of(const char* data, size_t bytes) {
     bytes -= n;
   }
   return static_cast<uint32_t>(crc);
+}
+
+std::string crc32_hex(const std::string& text) {
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(crc32_of(text)));
+  return hex;
 }
 
 }  // namespace dtbench

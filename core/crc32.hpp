@@ -10,5 +10,7 @@ namespace dtbench {
 
 uint32_t crc32_of(const char* data, size_t bytes);
 inline uint32_t crc32_of(const std::string& text) { return crc32_of(text.data(), text.size()); }
+// As 8 lower-case hex digits, the form a JSON file records it in.
+std::string crc32_hex(const std::string& text);
 
 }  // namespace dtbench

@@ -103,11 +103,7 @@ Json read_index(const fs::path& dir) {
 
 Json definition_digests(const std::map<std::string, std::string>& files) {
   Json out = Json::object();
-  for (const auto& [name, text] : files) {
-    char hex[9];
-    std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(crc32_of(text)));
-    out[name] = hex;
-  }
+  for (const auto& [name, text] : files) out[name] = crc32_hex(text);
   return out;
 }
 
@@ -124,7 +120,7 @@ std::vector<ClaimVerdict> write_report(const fs::path& dir) {
         const fs::path file = dir / id / name;
         std::error_code ec;
         const bool there = fs::is_regular_file(file, ec);
-        if (!there || definition_digests({{name, read_regular_file(file, size_t{1} << 20, "claim file")}})[name] != crc)
+        if (!there || crc32_hex(read_regular_file(file, size_t{1} << 20, "claim file")) != crc)
           throw BadInput(file.string() + ": " + (there ? "differs from" : "missing; it is part of") +
                          " the claim's definition as its runs started (" + index.string() + ": /definitions/" + id +
                          "/" + name + "); criteria are fixed before the runs: restore it, or run the claim in a new "
