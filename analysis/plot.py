@@ -743,6 +743,7 @@ def main(argv=None):
                     batch(runs, keys, zips, a.out, wanted)
                 if a.what == "all" and a.allreduce:
                     busbw(a.allreduce, a.out)
+        nothing_drawn = a.what in ("scaling", "curves", "batch", "all") and not PENDING
         write_all()
     except BadInput as e:
         for fig, _, _ in PENDING:
@@ -756,6 +757,12 @@ def main(argv=None):
         print(f"plot.py: {len(UNREADABLE)} run records could not be read; the figures leave them out:", file=sys.stderr)
         for u in UNREADABLE:
             print("  " + u, file=sys.stderr)
+        sys.exit(1)
+    if nothing_drawn:
+        # Every kind asked for was skipped (each said why above): as `dtbench table --rcps` with no point, exit 1, so
+        # that no script takes an empty figure folder for a result.
+        print(f"plot.py: {a.what}: no figure drawn from {', '.join(a.inputs)}: no kind had the runs it needs",
+              file=sys.stderr)
         sys.exit(1)
 
 

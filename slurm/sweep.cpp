@@ -413,6 +413,11 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
             out << "----- " << script_path(l, *it.run).string() << "\n" << run_script(spec, *it.point, *it.run, l) << "-----\n";
       }
     }
+    // --wait is accepted with a dry run of --submit (the same command line, tried first): say what it would do.
+    if (o.submit && o.wait)
+      out << "  then would wait for the jobs (--wait: polling every " << o.poll_seconds << " s"
+          << (o.timeout_seconds > 0 ? ", for at most " + std::to_string(static_cast<long>(o.timeout_seconds)) + " s" : "")
+          << ")\n";
     return;
   }
 

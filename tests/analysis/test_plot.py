@@ -171,6 +171,17 @@ code = exit_code(["scaling", cut_dir, "--out", os.path.join(work, "cut-figures")
 check(code == 1, f"a cut record: exit {code}, expected 1")
 check(os.path.exists(os.path.join(work, "cut-figures", "scaling.png")), "a cut record: no figure from the others")
 check(not os.path.exists(bad_out), f"{bad_out} was written after all")
+# Nothing to draw at all (one run, no evaluation): every kind says why it skipped, then exit 1 (it was exit 0 with
+# an empty figure folder).
+none_dir = os.path.join(work, "none")
+os.makedirs(none_dir)
+lone = record("lone", "ring", 2, 128, 1000, 900, 300.0)
+lone.update(curve=[], status="completed", time_to_accuracy={"target": 0.8, "reached": False})
+json.dump(lone, open(os.path.join(none_dir, "lone.json"), "w"))
+plot.UNREADABLE.clear()
+code = exit_code(["all", none_dir, "--out", os.path.join(work, "none-figures")])
+check(code == 1, f"nothing to draw: exit {code}, expected 1")
+check(not os.path.exists(os.path.join(work, "none-figures")), "nothing to draw: a folder was made")
 
 expected = {
     "scaling": ["Training throughput against K", "Scaling efficiency against K", "ranks K (data-parallel workers)",

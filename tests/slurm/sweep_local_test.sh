@@ -44,6 +44,11 @@ echo "== dry run writes nothing"
 expect 0 "8 runs to do" -- "$dtbench" sweep spec.json --out "$out" --dry-run
 grep -qF "dry run: nothing is written or started" <<<"$LAST_OUT" || fail "no dry-run notice"
 [ ! -e "$out" ] || fail "--dry-run created $out"
+if command -v sbatch >/dev/null; then  # a dry run of --submit --wait says it would wait (it said nothing of --wait)
+  expect 0 "then would wait for the jobs (--wait: polling every 5 s, for at most 60 s)" -- \
+    "$dtbench" sweep spec.json --out "$out" --dry-run --submit --wait --poll 5 --timeout 60
+  [ ! -e "$out" ] || fail "--dry-run --submit created $out"
+fi
 
 echo "== write the campaign"
 expect 0 "wrote 8 configs and 8 sbatch scripts" -- "$dtbench" sweep spec.json --out "$out"
