@@ -10,6 +10,7 @@
 #include "core/config.hpp"
 #include "core/cuda_info.hpp"
 #include "core/error.hpp"
+#include "reducers/hierarchical.hpp"
 #include "core/provenance.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/param_table.hpp"
@@ -731,13 +732,13 @@ void check_node_rules(const Json& config, int ranks, int nodes) {
   if (name == "shared_memory" && nodes > 1)
     fail("/reducer/name", "'shared_memory' needs every rank on one node; this run's ranks are on " +
                               std::to_string(nodes) + " nodes (use 'hierarchical' across nodes)");
-  if (name == "hierarchical" && red["leader"].get<std::string>() == "parameter_server") {
+  if (name == "hierarchical") {
     const int64_t per_node = red["ranks_per_node"].get<int64_t>();
     const int64_t leaders = per_node > 0 ? (ranks + per_node - 1) / per_node : nodes;
-    if (leaders > 1 && red["servers"].get<int64_t>() > leaders)
-      fail("/reducer/servers", std::to_string(red["servers"].get<int64_t>()) + " servers among " +
-                                   std::to_string(leaders) + " node leaders: the leaders' parameter server has at "
-                                   "most one per leader");
+    if (const std::string e = Hierarchical::leader_servers_problem(red["leader"].get<std::string>(),
+                                                                   red["servers"].get<int64_t>(), leaders);
+        !e.empty())
+      fail("/reducer/servers", e);
   }
 }
 

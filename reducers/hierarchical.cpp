@@ -80,16 +80,20 @@ std::vector<int> Hierarchical::node_layout(int ranks, const ReducerOptions& o, c
   return nodes;
 }
 
+std::string Hierarchical::leader_servers_problem(const std::string& leader, int64_t servers, int64_t leaders) {
+  if (leader != "parameter_server" || leaders <= 1 || servers <= leaders) return "";
+  return std::to_string(servers) + " servers among " + std::to_string(leaders) +
+         " node leaders: the leaders' parameter server has at most one per leader";
+}
+
 Hierarchical::Hierarchical(Comm& comm, const ReducerOptions& o) : Allreduce(comm) {
   check_leader(o.leader);
   const std::vector<int> nodes = node_layout(comm.size(), o, &comm);
   const std::vector<std::vector<int>> groups = groups_of(nodes);
   // A parameter server among the leaders with more servers than leaders is refused, on every rank alike, as the
   // flat one refuses more than its ranks (it ran with one per leader, and the record said the number asked for).
-  if (o.leader == "parameter_server" && groups.size() > 1 && o.servers > static_cast<int>(groups.size()))
-    throw BadInput("hierarchical: " + std::to_string(o.servers) + " servers (/reducer/servers, --servers) among " +
-                   std::to_string(groups.size()) + " node leaders: the leaders' parameter server has at most one "
-                   "per leader");
+  if (const std::string e = leader_servers_problem(o.leader, o.servers, static_cast<int64_t>(groups.size())); !e.empty())
+    throw BadInput("hierarchical: /reducer/servers (--servers): " + e);
   local_ = groups[size_t(nodes[size_t(comm.rank())])];
   const bool leads = local_[0] == comm.rank() && groups.size() > 1;
   if (o.leader == "mpi") {

@@ -59,6 +59,10 @@ class Hierarchical : public Allreduce {
   static void check_leader(const std::string& leader);
   // Those leaders, in registry order (the config schema's choices for /reducer/leader).
   static std::vector<std::string> leader_names();
+  // Why `servers` cannot serve a parameter server among `leaders` node leaders, or "" when they
+  // can: it has at most one server per leader, as the flat one has at most one per rank. The reducer and the
+  // sweep's node rules (config/rules.cpp) both ask this.
+  static std::string leader_servers_problem(const std::string& leader, int64_t servers, int64_t leaders);
 
   // The node of each of `ranks` ranks as the options give it; `comm` (may be null) supplies the launcher's
   // placement when they give none. BadInput as the constructor.

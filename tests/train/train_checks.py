@@ -1328,7 +1328,7 @@ def check_bad_input():
              "(/duration)"),
             (3, "ps-leaders", {"reducer": {"name": "hierarchical", "leader": "parameter_server", "ranks_per_node": 2,
                                            "servers": 3}},
-             "hierarchical: 3 servers (/reducer/servers, --servers) among 2 node leaders")):
+             "hierarchical: /reducer/servers (--servers): 3 servers among 2 node leaders")):
         cfg = mlp_config(name, batch={"per_rank": 8}, duration={"steps": 4}, **over)
         p = mpirun(k, write_config(name, cfg), expect=2)
         assert message in p.stderr and p.stderr.count("dtbench: error") == 1, p.stderr

@@ -147,10 +147,10 @@ void Run::set_up() {
     // refused (the switch step is known once the epoch's steps are).
     const Json& par = cfg_["parallel"];
     if (mode == "post_local_sgd") {
-      const bool by_step = par["switch_step"].get<int64_t>() > 0;
-      const int64_t at = by_step ? par["switch_step"].get<int64_t>() : par["switch_epoch"].get<int64_t>() * steps_per_epoch;
+      const int64_t at = DataParallel::first_local_step(par, steps_per_epoch, total_steps);
+      const char* key = par["switch_step"].get<int64_t>() > 0 ? "/parallel/switch_step" : "/parallel/switch_epoch";
       if (at >= total_steps)
-        throw BadInput(std::string(by_step ? "/parallel/switch_step" : "/parallel/switch_epoch") + ": the switch to "
+        throw BadInput(std::string(key) + ": the switch to "
                        "local SGD at step " + std::to_string(at) + " is not before the run's last step, " +
                        std::to_string(total_steps) + " (/duration): the run would be synchronous SGD throughout");
     }
