@@ -96,6 +96,8 @@ std::vector<std::string> resolve_reducers(const std::string& spec, bool mpi_tran
     if (std::find(reducer_names().begin(), reducer_names().end(), item) == reducer_names().end()) {
       std::string valid;
       for (const auto& n : reducer_names()) valid += (valid.empty() ? "" : ", ") + n;
+      for (const ReducerInfo& r : reducer_registry())
+        if (r.kind == ReducerKind::kGpuOnly) valid += ", " + r.name + " (GPU)";
       throw BadInput("--reducer: unknown reducer '" + item + "'; valid names: " + valid + ", all");
     }
     out.push_back(item);
