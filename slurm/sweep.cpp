@@ -116,9 +116,11 @@ void final_report(const std::vector<Point>& points, const Layout& l, std::ostrea
   for (const auto& it : items) {
     if (it.state == RunState::done) continue;
     ++n_bad;
-    if (n_bad <= 10)
-      bad += "\n  " + it.run->name + ": " + (it.detail.empty() ? to_string(it.state) : it.detail) + " (see " +
-             (l.runs / (it.run->name + ".err")).string() + ")";
+    if (n_bad > 10) continue;
+    bad += "\n  " + it.run->name + ": " + (it.detail.empty() ? to_string(it.state) : it.detail);
+    // A job cancelled while pending never started, so it left no error file to point at.
+    const fs::path err = l.runs / (it.run->name + ".err");
+    bad += fs::exists(err) ? " (see " + err.string() + ")" : " (no " + err.string() + ": the run never started)";
   }
   if (n_bad) throw RunFailed(std::to_string(n_bad) + " of " + std::to_string(items.size()) + " runs have no complete record:" + bad);
 }

@@ -206,6 +206,22 @@ expect 0 "sweep: 1 run: 1 done" -- "$dtbench" sweep preempt.json --out "$sout" -
 grep -qF "requeueing job $job" "$sout/runs/p0-nodes2-s1.out" || fail "the script did not requeue itself"
 check_resumed "$sout/runs/p0-nodes2-s1.json"
 
+echo "== a job cancelled while pending: --wait ends with exit 1, saying the run never started (no .err to see)"
+$py -c 'import json; s = json.load(open("preempt.json")); s["name"] = "held"; s["slurm"]["sbatch"] = ["--hold"]; json.dump(s, open("held.json", "w"))'
+hout=$work/held
+"$dtbench" sweep held.json --out "$hout" --submit --wait --poll 0.5 --timeout 120 >"$work/held.log" 2>&1 &
+hpid=$!
+wait_for_text "$hout/jobs.json" '"job_id"' 60
+scancel "$(last_job "$hout")"
+set +e
+wait $hpid
+rc=$?
+set -e
+sed 's/^/    /' "$work/held.log"
+[ "$rc" = 1 ] || fail "a cancelled pending job: exit $rc, expected 1"
+grep -qF "p0-nodes2-s1: missing (no $hout/runs/p0-nodes2-s1.err: the run never started)" "$work/held.log" ||
+  fail "a cancelled pending job: the message names an error file that does not exist"
+
 echo "== reproduce --submit --wait: a claim's sweep through the cluster, then its report"
 # (Its check of the folders before writing ran the sweeps as dry runs with --wait, which they refuse without
 # --submit: every reproduce --submit --wait was exit 2 until this case.)

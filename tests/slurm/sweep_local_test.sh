@@ -140,6 +140,12 @@ end1=$(grep -nF "[1/2]" <<<"$LAST_OUT" | grep ": exit" | head -1 | cut -d: -f1)
 expect 2 "--jobs: at least 1, got 0" -- "$dtbench" sweep spec.json --out "$out" --local --jobs 0
 expect 2 "give --local as well" -- "$dtbench" sweep spec.json --out "$out" --jobs 2
 
+echo "== a run that fails: exit 1 naming it and its error file"
+$py -c 'import json; s = json.load(open("spec.json")); s["program"] = ["/bin/false"]; s["axes"] = {}; s["repeats"] = 1; json.dump(s, open("false.json", "w"))'
+expect 1 "1 of 1 runs have no complete record:" -- "$dtbench" sweep false.json --out "$work/false" --local
+grep -qF "(see $work/false/runs/" <<<"$LAST_OUT" || fail "the failed run's error file is not named"
+rm -r "$work/false"  # (the check at the end wants every other file inside $out)
+
 echo "== a preempted run resumes from its checkpoint"
 pre=p0-ring-tasks_per_node1-s1
 rm "$out/runs/$pre.json"
