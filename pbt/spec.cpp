@@ -166,6 +166,7 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   s.resample_probability = r["explore"]["resample_probability"].get<double>();
   parse_local(doc.contains("local") ? &doc["local"] : nullptr, s);
   s.slurm = slurm::resolve_slurm(doc.contains("slurm") ? &doc["slurm"] : nullptr, "/slurm");
+  slurm::check_launcher_ranks(s.slurm, "/slurm");
   if (s.slurm["array"].get<bool>())
     fail("/slurm/array", "members are submitted one job each at every ready point; job arrays are for sweeps");
   s.ranks = s.slurm["nodes"].get<int64_t>() * s.slurm["tasks_per_node"].get<int64_t>();

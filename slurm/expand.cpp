@@ -136,6 +136,7 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
     }
     try {
       check_slurm_section(p.slurm, "/slurm");
+      check_launcher_ranks(p.slurm, "/slurm");
     } catch (const BadInput& e) {
       throw BadInput(std::string(e.what()) + " (point " + p.id + ": " + describe(p) + ")");
     }

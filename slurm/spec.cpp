@@ -1,6 +1,7 @@
 #include "slurm/spec.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -278,6 +279,35 @@ void check_slurm_section(const Json& s, const std::string& ptr) {
   if (signal > 0 && signal >= limit)
     fail(ptr + "/signal_seconds", std::to_string(signal) + " s is not shorter than the time limit " +
                                       s["time"].get<std::string>() + " (" + std::to_string(limit) + " s)");
+}
+
+void check_launcher_ranks(const Json& s, const std::string& ptr) {
+  // A rank count in launcher_args other than the section's would start another number of ranks than the config was
+  // resolved for (its batch split, its record's rank count): the run would fail or its record be refused. The
+  // launchers' rank-count options: mpirun -np/-n/--np/-c N, srun -n N, -nN, --ntasks[=]N.
+  const int64_t ranks = s["nodes"].get<int64_t>() * s["tasks_per_node"].get<int64_t>();
+  const Json& args = s["launcher_args"];
+  const bool srun = s["launcher"] == "srun";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string a = args[i].get<std::string>();
+    std::string value, words;  // the count asked for, and the words that ask it
+    if ((srun ? a == "-n" || a == "--ntasks" : a == "-np" || a == "-n" || a == "--np" || a == "-c") &&
+        i + 1 < args.size()) {
+      value = args[i + 1].get<std::string>();
+      words = a + " " + value;
+    } else if (srun && a.rfind("--ntasks=", 0) == 0) {
+      value = a.substr(9);
+      words = a;
+    } else if (srun && a.size() > 2 && a.rfind("-n", 0) == 0 && std::isdigit(static_cast<unsigned char>(a[2]))) {
+      value = a.substr(2);
+      words = a;
+    }
+    if (!words.empty() && value != std::to_string(ranks))
+      fail(ptr + "/launcher_args/" + std::to_string(i),
+           "'" + words + "' asks " + s["launcher"].get<std::string>() + " for " + value + " ranks, where "
+           "nodes x tasks_per_node is " + std::to_string(ranks) + " (set the rank count with /slurm/nodes and "
+           "/slurm/tasks_per_node, or leave the option out)");
+  }
 }
 
 Json load_base(const Json& base, const fs::path& spec_dir) {

@@ -30,8 +30,9 @@ spec = {
     "base": {"duration": {"steps": 6}, "batch": {"global": 8}, "data": {"dataset": "synthetic"}},
     "axes": {"reducer.name": ["ring", "tree"], "slurm.tasks_per_node": [1, 2]},
     "repeats": 2,
-    # The scripts are run by bash below, outside Slurm: mpirun starts 2 ranks itself.
-    "slurm": {"launcher": "mpirun", "launcher_args": ["-np", "2", "--oversubscribe"]},
+    # The scripts are run by bash below, outside Slurm: mpirun starts 2 ranks itself, one per slot of the host
+    # list (a rank count, -np 2, is refused where a point's nodes x tasks_per_node is not 2).
+    "slurm": {"launcher": "mpirun", "launcher_args": ["--host", "localhost:2", "--oversubscribe"]},
     "program": [steps, "--step-seconds=0.01", "--tag=" + nasty],
 }
 json.dump(spec, open("spec.json", "w"), indent=2)
