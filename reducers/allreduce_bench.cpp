@@ -508,7 +508,7 @@ void run_command(const CliOptions& cli) {
   if (agree) {  // past the agreement, the transport is "mpi"
     std::optional<EarlyErrorWatchdog> watchdog;
     if (!early.empty()) watchdog.emplace(early);
-    MpiSession session;
+    MpiSession session("allreduce");
     MpiComm comm;
     rank0 = comm.rank() == 0;
     agree_on_early_error(comm, early, watchdog);
@@ -629,7 +629,7 @@ bool say_allreduce_parse_error_once(const std::string& why) {
   if (launched_ranks() < 2) return false;
   std::optional<EarlyErrorWatchdog> watchdog(std::in_place, why);
   try {
-    MpiSession session;
+    MpiSession session("allreduce");
     MpiComm comm;
     agree_on_early_error(comm, why, watchdog);
   } catch (const ExitRequest&) {

@@ -9,8 +9,11 @@
 #include <atomic>
 #include <chrono>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -123,7 +126,45 @@ int mpi_init_timeout_seconds() {
   return static_cast<int>(s);
 }
 
-MpiSession::MpiSession(int* argc, char*** argv, int required) {
+namespace {
+
+// Every rank's command, gathered; on a difference rank 0 says who runs what ("ranks 0-1 'dtbench train', rank 2
+// 'dtbench allreduce'") and every rank leaves with exit 2 (the same decision on all: each sees every command).
+void agree_on_command(const char* command) {
+  constexpr size_t kTag = 32;
+  char mine[kTag] = {};
+  std::snprintf(mine, kTag, "%s", command);
+  int size = 1, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (size < 2) return;
+  std::vector<char> all(kTag * static_cast<size_t>(size));
+  MPI_Allgather(mine, static_cast<int>(kTag), MPI_CHAR, all.data(), static_cast<int>(kTag), MPI_CHAR, MPI_COMM_WORLD);
+  auto tag = [&](int r) { return std::string(all.data() + kTag * static_cast<size_t>(r)); };
+  bool same = true;
+  for (int r = 1; r < size; ++r) same = same && tag(r) == tag(0);
+  if (same) return;
+  if (rank == 0) {
+    std::string said;  // runs of consecutive ranks with one command
+    for (int first = 0; first < size;) {
+      int last = first;
+      while (last + 1 < size && tag(last + 1) == tag(first)) ++last;
+      const std::string who = first == last ? "rank " + std::to_string(first)
+                                            : "ranks " + std::to_string(first) + "-" + std::to_string(last);
+      said += (said.empty() ? "" : ", ") + who + " 'dtbench " + tag(first) + "'";
+      first = last + 1;
+    }
+    std::fprintf(stderr, "dtbench: error: the ranks of this job run different commands (%s); every rank must run the "
+                 "same one (mpirun's MPMD form)\n", said.c_str());
+    std::fflush(stderr);
+  }
+  MPI_Finalize();
+  std::_Exit(static_cast<int>(ExitCode::bad_input));
+}
+
+}  // namespace
+
+MpiSession::MpiSession(int* argc, char*** argv, int required, const char* command) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) {
@@ -147,6 +188,7 @@ MpiSession::MpiSession(int* argc, char*** argv, int required) {
     owns_ = false;
     throw RunFailed(msg);
   }
+  if (owns_ && command != nullptr) agree_on_command(command);
 }
 
 MpiSession::~MpiSession() {

@@ -16,10 +16,16 @@ namespace dtbench {
 // (then it neither initialises nor finalises). It requests MPI_THREAD_MULTIPLE because a reducer's
 // communication thread (Reducer::start, reducers/reducer.hpp) makes MPI calls while the main thread may make others; if the
 // library grants less, the constructor throws RunFailed naming both levels.
+//
+// With a `command` (the dtbench subcommand: "train", "allreduce"), a session that initialised MPI for several ranks
+// first agrees with them that every rank runs that command: mpirun's MPMD form can start `train` on some ranks and
+// `allreduce` on others, whose first collectives differ, and the job hung for good. When they differ, rank 0 says
+// which ranks run which command and every rank ends with exit 2.
 class MpiSession {
  public:
-  MpiSession(int* argc, char*** argv, int required = MPI_THREAD_MULTIPLE);
+  MpiSession(int* argc, char*** argv, int required = MPI_THREAD_MULTIPLE, const char* command = nullptr);
   MpiSession() : MpiSession(nullptr, nullptr) {}
+  explicit MpiSession(const char* command) : MpiSession(nullptr, nullptr, MPI_THREAD_MULTIPLE, command) {}
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;

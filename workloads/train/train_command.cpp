@@ -65,7 +65,7 @@ bool leave_with_the_other_ranks(const std::string& why) {
   // A rank of an MPMD launch that never starts MPI (--help) would leave this one waiting in the agreement for good.
   std::optional<EarlyErrorWatchdog> watchdog(std::in_place, why);
   try {
-    MpiSession mpi;
+    MpiSession mpi("train");
     // The other ranks may have parsed their command lines (an MPMD launch): they are in train()'s first agreement on
     // errors, and this rank's error joins it there, so that they leave naming it rather than wait for good. When
     // every rank failed (the usual case: mpirun gives them one command line), rank 0 alone prints it.
@@ -120,7 +120,7 @@ void add_train_command(CLI::App& app) {
     // From the very start: a stop signal during MPI's start or the config phase is taken as one during set-up (the
     // run preempts after its first step) instead of killing the rank.
     install_stop_signal_handlers();
-    MpiSession mpi;
+    MpiSession mpi("train");
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
