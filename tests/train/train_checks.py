@@ -784,6 +784,33 @@ def check_resume():
         assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
         assert sum('"dtbench_resume"' in line for line in open(mllog)) == 1
         print(f"K={k}: signalled after step {step}, stopped at {stopped_at}, resumed, bitwise identical to the uninterrupted run")
+    # Local SGD evaluates the replicas' mean model and trains on from each rank's own (found by a hunt: an evaluation
+    # averaged the models, one more average than the run's, so how often it evaluated changed its weights, by up to
+    # 1e-2 at K = 3). K = 3, H = 4, 12 steps: evaluated every 3 steps or only at the end, the saved weights (the mean
+    # model) are bitwise one run's; so are those of the run stopped after 6 steps (not an averaging step) and
+    # continued --init-from its kept checkpoint.
+    local = dict(parallel={"mode": "local_sgd", "local_steps": 4}, batch={"per_rank": 6}, duration={"steps": 12})
+    weights = {}
+    for every in (3, 12):
+        weights[every], rec = run_saving_weights(3, mlp_config(f"local-every{every}", eval={"every_steps": every},
+                                                               **local))
+        assert len(rec["curve"]) == 12 // every, rec["curve"]
+        # The bytes per step count the run's averages of the whole model (the MLP has no batch norm: its weights
+        # file), after steps 4, 8 and 12, not the evaluations'.
+        assert rec["extra"]["bytes_allreduced_per_step"] == weights[every].nbytes * 3 / 12, rec["extra"]
+    assert np.array_equal(weights[3].view(np.uint32), weights[12].view(np.uint32)), \
+        "local SGD: evaluating every 3 steps changed the weights"
+    first = mlp_config("local-first", eval={"every_steps": 3}, output={"dir": os.path.join(args.work, "records"),
+                                                                          "keep_checkpoint": True}, **local)
+    mpirun(3, write_config("local-first", first), "--stop-at", "6")
+    second = mlp_config("local-second", eval={"every_steps": 3}, **local)
+    mpirun(3, write_config("local-second", second), "--init-from",
+           os.path.join(args.work, "records", "local-first.ckpt"),
+           "--save-weights", os.path.join(args.work, "local-second.bin"))
+    continued = load_weights(os.path.join(args.work, "local-second.bin"))
+    assert np.array_equal(weights[3].view(np.uint32), continued.view(np.uint32)), \
+        "local SGD: --stop-at 6 then --init-from differs from the uninterrupted run"
+    print("local SGD K=3 H=4: evaluating every 3 or 12 steps, and 6 + 6 steps through --init-from: bitwise one run")
     # An attempt that resumed and then died after logging steps past its checkpoint (rank 0 killed at step 15, the
     # checkpoint at 6): the next --resume cuts the MLLOG file back to the checkpoint's length before going on, so
     # no evaluation or epoch is logged twice (they were, found by a hunt) and the log keeps MLPerf's rules.

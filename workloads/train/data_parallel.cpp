@@ -88,6 +88,23 @@ void DataParallel::average_models(TrainModel& model) {
   }
 }
 
+std::optional<DataParallel::OwnModel> DataParallel::average_for_evaluation(TrainModel& model, int64_t step) {
+  if (ranks_ == 1 || averages_after(step)) return std::nullopt;
+  const std::span<float> params = model.host_params(), buffers = model.host_buffers();
+  OwnModel own{{params.begin(), params.end()}, {buffers.begin(), buffers.end()}};
+  average_models(model);
+  return own;
+}
+
+void DataParallel::restore_model(TrainModel& model, const OwnModel& own) {
+  const std::span<float> params = model.host_params();
+  std::copy(own.params.begin(), own.params.end(), params.begin());
+  model.push_host_params();
+  const std::span<float> buffers = model.host_buffers();
+  std::copy(own.buffers.begin(), own.buffers.end(), buffers.begin());
+  model.push_host_buffers();
+}
+
 double DataParallel::bytes_allreduced_per_step(double gradient_bytes, double buffer_bytes, int64_t steps) const {
   if (steps <= 0) return 0;
   const int64_t sync = std::min(steps, switch_step_);  // every step of a synchronous run (switch_step_ past its end)

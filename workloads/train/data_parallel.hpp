@@ -45,6 +45,16 @@ class DataParallel {
   bool averages_after(int64_t step) const { return local_step(step) && (step + 1 - switch_step_) % local_steps_ == 0; }
   // Averages weights and batch-norm statistics across ranks through the reducer (local SGD).
   void average_models(TrainModel& model);
+  // A replica's own weights and batch-norm statistics, kept across an evaluation of the replicas' mean model.
+  struct OwnModel {
+    std::vector<float> params, buffers;
+  };
+  // Local SGD's evaluation after local step `step` (Lin et al. 2018 evaluate the averaged model): makes the model
+  // the replicas' mean and returns this rank's own for restore_model(), so that the run trains on from its own
+  // weights and the evaluation cadence does not change the training (it did: an evaluation was one more average).
+  // nullopt, changing nothing, where the replicas already hold one model (one replica; `step` ended with an average).
+  std::optional<OwnModel> average_for_evaluation(TrainModel& model, int64_t step);
+  static void restore_model(TrainModel& model, const OwnModel& own);
   // Batch norm's running statistics as one model's, for an evaluation and the saved weights: the mean over the
   // replicas of each one's own statistics (as timm's distributed batch-norm "reduce"). The exponential average
   // is linear, so that mean is the running average of the replicas' mean batch statistics: the same for K ranks

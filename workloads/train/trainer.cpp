@@ -471,14 +471,15 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
 
 // Evaluates on the test set, extends the curve and notes the time to accuracy. Synchronous runs in a
 // local SGD phase evaluate the averaged model (Lin et al. 2018); synchronous runs with per-replica batch norm
-// evaluate with the replicas' mean running statistics, one model's (DataParallel::average_buffers), and then
-// train on with their own.
+// evaluate with the replicas' mean running statistics, one model's (DataParallel::average_buffers). Both then
+// train on with their own, so that how often a run evaluates does not change what it trains.
 void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   trace::Span traced("evaluation", "evaluation");
   std::optional<std::vector<float>> own_statistics;
+  std::optional<DataParallel::OwnModel> own_model;
   if (!solo) {
     if (parallel_->local_step(steps_done - 1))
-      parallel_->average_models(*model_);
+      own_model = parallel_->average_for_evaluation(*model_, steps_done - 1);
     else
       own_statistics = parallel_->average_buffers(*model_);
   }
@@ -505,6 +506,7 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   }
   if (model_parallel_) model_parallel_->set_evaluating(false);
   if (own_statistics) DataParallel::restore_buffers(*model_, *own_statistics);
+  if (own_model) DataParallel::restore_model(*model_, *own_model);
   p.lr = sched_->lr(std::max<int64_t>(steps_done - 1, 0));
   if (parallel_ && parallel_->noise()) p.b_simple = parallel_->noise()->b_simple();
   st_.train_loss_sum = 0;
@@ -563,10 +565,14 @@ int Run::finish(RunStatus status, const std::string& detail) {
     save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_);
   }
   if (log_) log_->end_open(mllog::kEpochStop);  // a run that ended within an epoch (a step budget, the target)
-  // The saved weights are the evaluated model: with per-replica batch norm, the replicas' mean statistics (the
-  // checkpoint above keeps each rank's own, to train on). Local SGD's last evaluation averaged whole models.
-  if (saves_weights() && parallel_ && status != RunStatus::diverged && !parallel_->local_step(st_.step - 1))
-    parallel_->average_buffers(*model_);
+  // The saved weights are the evaluated model: with per-replica batch norm, the replicas' mean statistics; in a
+  // local SGD phase, the replicas' mean model (the checkpoint above keeps each rank's own, to train on).
+  if (saves_weights() && parallel_ && status != RunStatus::diverged) {
+    if (parallel_->local_step(st_.step - 1))
+      parallel_->average_for_evaluation(*model_, st_.step - 1);  // the last; this rank's own is not needed again
+    else
+      parallel_->average_buffers(*model_);
+  }
   save_weights();  // before the record, which names the weights file
   write_trace();
   write_record(status, detail);
