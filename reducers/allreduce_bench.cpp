@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/atomic_file.hpp"
+#include "core/cuda_info.hpp"
 #include "core/error.hpp"
 #include "core/provenance.hpp"
 #include "core/timer.hpp"
@@ -527,6 +528,22 @@ void run_command(const CliOptions& cli) {
           throw SameOnAllRanks(ExitCode::bad_input, "rank " + std::to_string(r) + " was started with other options than "
                                "rank 0: every rank must run the same allreduce sweep");
       if (const std::string e = servers_error(o, comm.size()); !e.empty()) throw SameOnAllRanks(ExitCode::bad_input, e);
+      // A GPU reducer (nccl) where a rank has no usable device: one verdict, said once (each rank said its own), and
+      // before any reducer is built (building nccl is collective: a rank failing alone would leave the others waiting).
+      for (const std::string& name : o.reducers)
+        if (const ReducerInfo* info = find_reducer(name); info && info->kind == ReducerKind::kGpuOnly) {
+          const CudaDevices d = cuda_devices();
+          const std::vector<uint64_t> lacking =
+              gather_to_all(comm, static_cast<uint64_t>(d.state != CudaDevices::State::usable));
+          const auto first = std::find(lacking.begin(), lacking.end(), uint64_t{1});
+          if (first != lacking.end())
+            throw SameOnAllRanks(ExitCode::bad_input,
+                                 "reducer " + name + ": " +
+                                     (lacking[0] ? "no CUDA device: " + d.reason
+                                                 : "rank " + std::to_string(first - lacking.begin()) +
+                                                       " has no usable CUDA device"));
+          break;
+        }
       // The memory of this node, shared by its ranks; one verdict for all (a rank alone failing would leave the
       // others waiting).
       const int here = static_cast<int>(std::count(nodes.begin(), nodes.end(), nodes[size_t(comm.rank())]));
