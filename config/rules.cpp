@@ -224,14 +224,20 @@ std::vector<Rule> build_rules() {
                      std::to_string(d["validation_size"].get<int64_t>()) + " images leave none of the training set's " +
                          std::to_string(d["synthetic"]["train_size"].get<int64_t>()) + " to train on");
        }},
-      {"/batch/global", Needs::ranks,
-       [](const Json& c, int ranks) {
+      // Named by the key the config gave: /batch/per_rank gives the global batch as per_rank x ranks.
+      {"/batch", Needs::ranks,
+       [](const Json& c, int ranks) -> Result {
          const Json& d = c["data"];
          const int64_t train = d["synthetic"]["train_size"].get<int64_t>() - d["validation_size"].get<int64_t>();
          const int64_t global = global_batch(c, ranks);
-         return when(d["dataset"] == "synthetic" && train > 0 && global > train,
-                     "a global batch of " + std::to_string(global) + " is more than the synthetic training set's " +
-                         std::to_string(train) + " images");
+         if (d["dataset"] != "synthetic" || train <= 0 || global <= train) return std::nullopt;
+         const bool per_rank = c["batch"]["global"].get<int64_t>() <= 0;
+         return Broken{"a global batch of " + std::to_string(global) +
+                           (per_rank ? " (" + std::to_string(per_rank_batch(c, ranks)) + " per rank x " +
+                                           std::to_string(ranks) + " ranks)"
+                                     : std::string()) +
+                           " is more than the synthetic training set's " + std::to_string(train) + " images",
+                       per_rank ? "/per_rank" : "/global"};
        }},
       {"/data/augment/random_crop_padding", Needs::config,
        [](const Json& c, int) {
