@@ -51,6 +51,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -1306,6 +1307,9 @@ def check_diverged():
     mpirun(2, write_config("diverge-async", early_async), "--inject-fault", "nan-grad@0:3", expect=0, timeout=120)
     arec = validate(os.path.join(args.work, "records", "diverge-async.json"))
     assert arec["status"] == "diverged" and len(arec["curve"]) == 1, (arec["status"], arec["curve"])
+    # The update count once, as the server counts (it said "at update N from rank 0: ... at step N" too).
+    assert re.fullmatch(r"non-finite gradient at update \d+ from rank 0: \S+\[\d+\] = nan; the step was refused "
+                        r"and no weight or optimizer state was changed", arec["status_detail"]), arec["status_detail"]
     amllog = os.path.join(args.work, "records", "diverge-async.mllog")
     assert not mllog_rules.problems(amllog, open_benchmark=False), mllog_rules.problems(amllog, open_benchmark=False)
     # A non-finite gradient on one rank in a local SGD step (no averaging: only that rank's optimizer refuses it):
