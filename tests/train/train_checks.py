@@ -931,7 +931,16 @@ def check_resume():
              expect=2)
     assert "rank 1 of 2" in p.stderr and "/output/dir: " in p.stderr and p.stderr.count("dtbench: error") == 1, p.stderr
     assert not any(n.startswith("bad-dir") for n in os.listdir(d0)), os.listdir(d0)
-    print("a rank's /output/dir that cannot be written: refused before anything is written")
+    # Or whose checkpoint path there is a file: the same.
+    d2 = os.path.join(args.work, "node2")
+    os.makedirs(d2, exist_ok=True)
+    open(os.path.join(d2, "bad-dir.ckpt"), "w").close()
+    p = mpmd([bad, "--set", f"output.dir={d0}"], [bad, "--set", f"output.dir={d2}"], expect=2)
+    assert "rank 1 of 2" in p.stderr and f"/output: {os.path.join(d2, 'bad-dir.ckpt')} exists and is not a folder" \
+        in p.stderr and p.stderr.count("dtbench: error") == 1, p.stderr
+    assert not any(n.startswith("bad-dir") for n in os.listdir(d0)), os.listdir(d0)
+    print("a rank's /output/dir that cannot be written, or holds a file at its checkpoint: refused before anything is "
+          "written")
 
 
 def check_mllog_rules_catch(mllog):

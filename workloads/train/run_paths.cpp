@@ -54,21 +54,22 @@ bool weights_left_over(const RunPaths& paths, bool resume) {
   return !fs::exists(paths.record, ec) || preempted_record(paths.record);
 }
 
+void check_output_kind(const fs::path& path, fs::file_type kind) {
+  std::error_code ec;
+  const fs::file_type type = fs::status(path, ec).type();
+  if (type != fs::file_type::not_found && type != fs::file_type::none && type != kind)
+    throw BadInput("/output: " + path.string() + " exists and is not a " +
+                   (kind == fs::file_type::directory ? "folder" : "regular file") + " (the run writes it)");
+}
+
 void check_outputs(const RunPaths& paths, bool resuming, bool replace_weights, const std::string& save_weights,
                    const std::string& trace, const std::vector<std::pair<std::string, std::string>>& inputs) {
   if (!save_weights.empty()) check_output_file(save_weights, "--save-weights");
   if (!trace.empty()) check_output_file(trace, "--trace");
   std::error_code ec;
-  // The run's own files are written by name: one that is a FIFO would block the run for good, a folder or a device
-  // would fail it at the end.
   for (const auto& [path, kind] : {std::pair{paths.mllog, fs::file_type::regular}, {paths.record, fs::file_type::regular},
-                                   {paths.checkpoint, fs::file_type::directory}, {paths.weights, fs::file_type::regular}}) {
-    if (path.empty()) continue;
-    const fs::file_type type = fs::status(path, ec).type();
-    if (type != fs::file_type::not_found && type != fs::file_type::none && type != kind)
-      throw BadInput("/output: " + path.string() + " exists and is not a " +
-                     (kind == fs::file_type::directory ? "folder" : "regular file") + " (the run writes it)");
-  }
+                                   {paths.checkpoint, fs::file_type::directory}, {paths.weights, fs::file_type::regular}})
+    if (!path.empty()) check_output_kind(path, kind);
   // Two outputs, or an output and an input, at one path: the later write would replace the other's file.
   std::vector<std::pair<std::string, fs::path>> named = {{"the record", paths.record}, {"the MLLOG file", paths.mllog},
                                                          {"the checkpoint folder", paths.checkpoint}};

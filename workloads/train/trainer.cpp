@@ -327,9 +327,7 @@ void Run::check_outputs_and_open_log() {
     try {
       const fs::path& ckpt = paths_.checkpoint;
       check_output_folder(ckpt.has_parent_path() ? ckpt.parent_path() : fs::path("."), "/output/dir");
-      std::error_code ec;
-      if (fs::exists(ckpt, ec) && !fs::is_directory(ckpt, ec))
-        throw BadInput("/output: " + ckpt.string() + " exists and is not a folder (the run writes its checkpoint there)");
+      check_output_kind(ckpt, fs::file_type::directory);
     } catch (const Error& e) {
       err = e;
     }
