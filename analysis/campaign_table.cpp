@@ -41,8 +41,8 @@ const std::vector<MetricDef>& metric_defs() {
        }},
       {"final_accuracy", "final accuracy (%)", false,
        [](const RunRecord& r) -> std::optional<double> {
-         if (r.curve.empty()) return std::nullopt;
-         return r.curve.back().test_accuracy * 100;
+         const std::optional<double> a = r.final_accuracy();
+         return a ? std::optional(*a * 100) : std::nullopt;
        }},
       {"scaling_efficiency", "scaling efficiency (%)", false,
        [](const RunRecord& r) -> std::optional<double> {
@@ -83,6 +83,11 @@ std::string runs_cell(const Row& row) {
   std::map<std::string, size_t> n;
   for (const auto* r : row.runs) n[r->state]++;
   std::string s = std::to_string(n["done"]) + "/" + std::to_string(row.runs.size()) + " done";
+  // Diverged runs are done (a rerun would diverge again) and count in every metric, with a final accuracy of 0.
+  const size_t diverged = static_cast<size_t>(std::count_if(row.runs.begin(), row.runs.end(), [](const RunData* r) {
+    return r->state == "done" && r->record && r->record->status == RunStatus::diverged;
+  }));
+  if (diverged) s += " (" + std::to_string(diverged) + " diverged)";
   for (const char* st : {"failed", "preempted", "missing", "unreadable"})
     if (n[st]) s += ", " + std::to_string(n[st]) + " " + st;
   return s;
@@ -191,10 +196,22 @@ TextTable campaign_table(const CampaignData& c, const TableOptions& o, Format fo
 
   // Scaling efficiency from throughput where records do not carry it: against the row with the
   // smallest rank count among rows that agree on every key except the rank-determining ones.
+  // A key zipped with the rank count moves with it (strong scaling's per-rank batch, a learning rate scaled with
+  // the nodes) when the rows give it one value per rank count; one that takes several values at one rank count (a
+  // thread count zipped beside it) is a setting of its own, on which the compared rows must agree.
   std::set<std::string> rank_keys = {"ranks", "slurm.nodes", "slurm.tasks_per_node"};
+  std::set<std::string> zipped;
   for (const auto& g : c.zip_groups)
     if (std::any_of(g.begin(), g.end(), [&](const std::string& k) { return rank_keys.count(k) > 0; }))
-      rank_keys.insert(g.begin(), g.end());
+      zipped.insert(g.begin(), g.end());
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (!zipped.count(keys[k]) || rank_keys.count(keys[k])) continue;
+    std::map<int64_t, std::set<std::string>> values;  // rank count -> the key's values (as JSON text)
+    for (const Row& row : rows)
+      if (const auto kr = single_ranks(row)) values[*kr].insert(row.key[k].dump());
+    if (std::all_of(values.begin(), values.end(), [](const auto& v) { return v.second.size() == 1; }))
+      rank_keys.insert(keys[k]);
+  }
   const MetricDef& thr = metric("throughput");
   std::vector<std::optional<double>> computed_eff(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {

@@ -10,10 +10,11 @@
 //   time_to_accuracy    /time_to_accuracy/seconds when reached                 s
 //   epochs_to_target    /time_to_accuracy/epoch when reached                   epochs
 //   steps_to_target     /time_to_accuracy/step when reached                    steps
-//   final_accuracy      last /curve entry's test_accuracy                      %
+//   final_accuracy      last /curve entry's test_accuracy, 0 for a diverged run  %
 //   scaling_efficiency  /extra/scaling_efficiency when the record has it, else (X_K / K) / (X_K0 / K0)
 //                       with X the median throughput and K0 the smallest rank count among rows
-//                       that agree on every other key (keys zipped with the node count move with it)
+//                       that agree on every other key (a key zipped with the rank count moves with it when
+//                       it has one value per rank count)
 //   exposed_comm        /timing/exposed_comm / /timing/total: share of a step spent waiting on
 //                       gradient communication                                 %
 //   b_simple            last non-null /curve entry's b_simple (McCandlish et al. 2018)  samples

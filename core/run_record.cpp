@@ -111,6 +111,12 @@ bool RunRecord::done() const {
   return status == RunStatus::completed || status == RunStatus::reached_target || status == RunStatus::diverged;
 }
 
+std::optional<double> RunRecord::final_accuracy() const {
+  if (status == RunStatus::diverged) return 0.0;
+  if (curve.empty()) return std::nullopt;
+  return curve.back().test_accuracy;
+}
+
 Json RunRecord::to_json() const {
   Json r;
   r["schema_version"] = kRunRecordSchemaVersion;

@@ -80,6 +80,9 @@ struct RunRecord {
   // A finished run: completed, reached its target or diverged. A sweep rerun skips it and tables
   // count it; a failed run is tried again and a preempted one resumes.
   bool done() const;
+  // The final model's test accuracy: the last evaluation's, 0 for a diverged run (it ends without a usable model;
+  // its last evaluation may predate the divergence), nullopt without an evaluation. Tables and reports use this one.
+  std::optional<double> final_accuracy() const;
 
   // The JSON document, provenance included.
   Json to_json() const;

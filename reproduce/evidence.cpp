@@ -80,14 +80,6 @@ std::vector<analysis::CampaignData> load_sweeps(const fs::path& out, const std::
   return camps;
 }
 
-std::optional<double> final_accuracy(const RunRecord& r) {
-  // A diverged run ends without a usable model: its last evaluation may predate the divergence, so it counts as
-  // accuracy 0 (lost), never as the accuracy it had before.
-  if (r.status == RunStatus::diverged) return 0.0;
-  if (r.curve.empty()) return std::nullopt;
-  return r.curve.back().test_accuracy;
-}
-
 std::vector<float> saved_parameters(const analysis::RunData& run, std::string& problem) {
   if (!run.record) {
     problem = run.name + ": no record";

@@ -22,9 +22,6 @@ namespace dtbench::reproduce {
 std::vector<analysis::CampaignData> load_sweeps(const std::filesystem::path& out,
                                                 const std::vector<Experiment>& experiments, std::string& missing);
 
-// The last evaluation's test accuracy, 0 for a diverged run, or nullopt for a record without an evaluation.
-std::optional<double> final_accuracy(const RunRecord& r);
-
 // The final weights a run saved (output.save_weights): the parameter floats only (no batch-norm statistics).
 // Empty with `problem` set when the record has none or the file does not match it.
 std::vector<float> saved_parameters(const analysis::RunData& run, std::string& problem);

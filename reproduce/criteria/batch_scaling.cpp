@@ -37,7 +37,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   const std::string warm = key + "=" + c["with_warmup"].get<std::string>();
   Finding f;
   std::string missing;
-  const BatchSeries acc = batch_series(load_sweeps(out, experiments, missing), key, final_accuracy);
+  const BatchSeries acc = batch_series(load_sweeps(out, experiments, missing), key, [](const RunRecord& r) { return r.final_accuracy(); });
   f.figure = batch_figure("accuracy_vs_batch", "final test accuracy", acc);
   std::vector<std::vector<std::string>> rows;
   std::map<std::string, int64_t> best;
@@ -49,7 +49,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
     bool kept_so_far = true;
     for (const auto& [b, v] : by_batch) {
       const double m = *median(v);
-      const bool kept = m >= ref_acc - drop;
+      const bool kept = at_least(m, ref_acc - drop);
       if (b >= ref_batch && kept_so_far && kept) best[g] = b;
       if (b > ref_batch && !kept) kept_so_far = false;
       largest[g] = b;

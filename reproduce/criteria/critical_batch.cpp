@@ -53,6 +53,7 @@ std::optional<double> last_b_simple(const RunRecord& r) {
 bool fit_critical_batch(const std::vector<double>& batch, const std::vector<double>& steps, double& s_min,
                         double& b_crit) {
   double m11 = 0, m12 = 0, m22 = 0, r1 = 0, r2 = 0;
+  if (std::any_of(steps.begin(), steps.end(), [](double s) { return !(s > 0); })) return false;  // 1/S(B) below
   for (size_t i = 0; i < batch.size(); ++i) {
     const double x1 = 1 / steps[i], x2 = 1 / (batch[i] * steps[i]);  // rows of (a, c), target 1
     m11 += x1 * x1, m12 += x1 * x2, m22 += x2 * x2, r1 += x1, r2 += x2;
@@ -137,13 +138,17 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
     f.numbers += "\n";
   }
   if (!best.empty()) f.figure = fig;  // no figure without a single steps-to-target point
-  std::string unreached;
+  std::string unreached, at_start;
   for (const auto& [b, s] : seen)
     if (!best.count(b)) unreached += (unreached.empty() ? "" : ", ") + std::to_string(b);
-  if (!missing.empty() || !unreached.empty() || best.size() < 3) {
+  for (const auto& [b, bp] : best)
+    if (!(bp.median > 0)) at_start += (at_start.empty() ? "" : ", ") + std::to_string(b);
+  if (!missing.empty() || !unreached.empty() || !at_start.empty() || best.size() < 3) {
     f.verdict = Verdict::inconclusive;
     f.reason = !missing.empty() ? "runs missing: " + missing
                : !unreached.empty() ? "no metaparameter point reached the target in every seed at batch " + unreached
+               : !at_start.empty()  ? "the target was met before any step (steps to target 0) at batch " + at_start +
+                                         ": the runs cannot show how the steps scale with the batch"
                                     : "fewer than 3 batch sizes with a steps-to-target figure";
     return f;
   }

@@ -37,7 +37,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   for (const auto& camp : load_sweeps(out, experiments, missing)) {
     // Each point's repeats; per group and batch, the point with the best median (the tuned metaparameters).
     for (const auto& p : camp.points) {
-      for (auto& [g, by_batch] : batch_series(p, key, final_accuracy))
+      for (auto& [g, by_batch] : batch_series(p, key, [](const RunRecord& r) { return r.final_accuracy(); }))
         for (auto& [b, v] : by_batch)
           if (!acc[g].count(b) || *median(v) > *median(acc[g][b])) acc[g][b] = v;
     }
@@ -49,7 +49,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   for (const auto& [g, by_batch] : acc) {
     for (const auto& [b, v] : by_batch) {
       const double m = *median(v);
-      if (m >= target) bmax[g] = std::max(bmax[g], b);
+      if (at_least(m, target)) bmax[g] = std::max(bmax[g], b);
     }
     rows.push_back({g, bmax.count(g) ? std::to_string(bmax[g]) : "none"});
     for (const auto& [b, v] : by_batch) rows.back().push_back(std::to_string(b) + ": " + fixed(*median(v), 4));

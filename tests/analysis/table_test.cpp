@@ -167,6 +167,55 @@ TEST(CampaignTable, EveryPointWithMedianMinMaxAndNothingDropped) {
   EXPECT_THROW(campaign_table(c, {{}, {"speed"}}, Format::md), dtbench::BadInput);
 }
 
+// A diverged run counts in every metric with a final accuracy of 0, as the reproduction report counts it (the table
+// showed its last accuracy before the divergence; found by a hunt), and the runs column says it diverged.
+TEST(CampaignTable, ADivergedRunsFinalAccuracyIsZeroAndSaid) {
+  Synthetic s;
+  for (const auto& e : fs::directory_iterator(s.dir / "runs")) {
+    if (e.path().filename().string().find("p0-ring-nodes1-s1") == std::string::npos) continue;
+    dtbench::RunRecord r = *dtbench::read_run_record(e.path()).record;
+    r.status = dtbench::RunStatus::diverged;
+    r.time_to_accuracy.reset();
+    dtbench::write_json_atomic(e.path(), r.to_json(), false);
+  }
+  TextTable t = campaign_table(load_campaign(s.dir), {{}, {"final_accuracy"}}, Format::md);
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"ring", "1", "1", "2/2 done (1 diverged)", "40 [0, 80]"}));
+}
+
+// Scaling efficiency compares rows that agree on every key but the rank count's: a key zipped with the rank count
+// moves with it only when it has one value per rank count (here the per-rank batch); a thread count zipped beside it
+// (1 and 2 at one rank) must agree. The row of 1 rank and 2 threads was given 69% against the 1-thread row (found by
+// a hunt); now it has no smaller rank count to compare with, and 2 ranks compare with 1 rank of 1 thread.
+TEST(CampaignTable, ScalingEfficiencyComparesOnlyWhatMovesWithTheRankCount) {
+  const fs::path dir = fs::temp_directory_path() / ("dtbench-table-zip-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  Json doc = {{"name", "zip"},
+              {"base", {{"duration", {{"steps", 10}}}}},
+              {"zip", Json::array({{{"slurm.tasks_per_node", {1, 1, 2}}, {"threads", {1, 2, 1}},
+                                    {"batch.per_rank", {64, 64, 32}}}})}};
+  auto spec = dtbench::slurm::parse_spec(doc, ".");
+  auto layout = dtbench::slurm::make_layout(dir, {"dtbench", "train"}, "test");
+  auto points = dtbench::slurm::expand(spec, layout.runs);
+  dtbench::slurm::write_campaign(spec, points, layout, false);
+  const double ips[] = {100, 70, 150};
+  for (size_t i = 0; i < points.size(); ++i) {
+    dtbench::RunRecord r;
+    r.name = points[i].runs[0].name;
+    r.config = points[i].runs[0].config;
+    r.ranks = static_cast<int>(points[i].ranks);
+    r.global_batch = 64, r.per_rank_batch = 64 / r.ranks;
+    r.status = dtbench::RunStatus::completed;
+    r.images_per_second = ips[i];
+    dtbench::write_json_atomic(dir / "runs" / (r.name + ".json"), r.to_json(), false);
+  }
+  TextTable t = campaign_table(load_campaign(dir), {{}, {"scaling_efficiency"}}, Format::md);
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_EQ(t.rows[0].back(), "100");  // 1 rank, 1 thread: the baseline of the 2-rank row
+  EXPECT_EQ(t.rows[1].back(), "-");    // 1 rank, 2 threads: no other rank count with 2 threads
+  EXPECT_EQ(t.rows[2].back(), "75");   // (150 / 2) / (100 / 1)
+  fs::remove_all(dir);
+}
+
 TEST(CampaignTable, AFolderOfRecordsWithoutCampaignIndex) {
   Synthetic s;
   fs::remove(s.dir / "campaign.json");

@@ -44,6 +44,18 @@ TEST(CriticalBatchFit, RefusesGrowingCurve) {
   double s_min = 0, bc = 0;
   EXPECT_FALSE(fit_critical_batch({16, 64, 256}, {100, 400, 1600}, s_min, bc));
   EXPECT_FALSE(fit_critical_batch({16}, {100}, s_min, bc));
+  // A target met before any step (S = 0): no fit (it divided by zero), the claim inconclusive (found by a hunt).
+  EXPECT_FALSE(fit_critical_batch({16, 64, 256}, {0, 400, 1600}, s_min, bc));
+}
+
+// An accuracy exactly at a criterion's bound is on the bound's side: 0.5006 - 0.01 is 0.49060000000000004 in binary,
+// and a batch at 0.4906 counted as lost where claim b's text says "at most 0.01 below" is kept (found by a hunt). The
+// 1e-9 tolerance is far below one image of a test set (1e-4 for 10,000 images).
+TEST(CriterionBound, AnAccuracyAtTheBoundIsOnItsSide) {
+  EXPECT_FALSE(0.4906 >= 0.5006 - 0.01);  // the rounding the helper absorbs
+  EXPECT_TRUE(at_least(0.4906, 0.5006 - 0.01));
+  EXPECT_TRUE(at_least(0.9, 0.9));
+  EXPECT_FALSE(at_least(0.4905, 0.5006 - 0.01));  // one image of 10,000 below
 }
 
 // Claim a's bound: the tolerance without a control or while the control is below it, else control_factor times
