@@ -125,7 +125,13 @@ std::string render(const TextTable& t, Format f) {
 
 std::string json_cell(const Json& v) {
   if (v.is_null()) return "-";
-  if (v.is_string()) return v.get<std::string>();
+  if (v.is_string()) {
+    // A text that reads as another JSON value ("0", "true", "-") keeps its quotes: a row keyed by the string "0" and
+    // one keyed by the number 0 are two rows and must not look like one.
+    const std::string t = v.get<std::string>();
+    const Json as = Json::parse(t, nullptr, false);
+    return t == "-" || (!as.is_discarded() && !as.is_string()) ? v.dump() : t;
+  }
   if (v.is_number_float()) return format_number(v.get<double>());
   if (v.is_object() && v.contains("name") && v["name"].is_string()) {
     // A section given whole, e.g. an optimizer: "sgd lr=0.1 momentum=0.9".

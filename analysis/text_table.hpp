@@ -27,7 +27,7 @@ std::string render(const TextTable& t, Format f);
 // Numbers for tables: 4 significant digits, plain notation up to 10^7.
 std::string format_number(double v);
 
-// A config value as a cell: "-" for null, a string as is, a float by format_number, a section given whole by its
+// A config value as a cell: "-" for null, a string as is (quoted when it reads as another value: "0"), a float by format_number, a section given whole by its
 // name and keys ("sgd lr=0.1 momentum=0.9"), anything else as JSON.
 std::string json_cell(const Json& v);
 

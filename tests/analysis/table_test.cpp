@@ -67,6 +67,18 @@ TEST(TextTable, Numbers) {
   EXPECT_EQ(format_number(100), "100");
 }
 
+// A key cell: a text shows as itself unless it reads as another value (found by a hunt: the string "0" and the
+// number 0 gave two rows that looked alike).
+TEST(TextTable, KeyCellsTellTextsFromNumbers) {
+  EXPECT_EQ(json_cell(Json("ring")), "ring");
+  EXPECT_EQ(json_cell(Json(0)), "0");
+  EXPECT_EQ(json_cell(Json("0")), "\"0\"");
+  EXPECT_EQ(json_cell(Json("true")), "\"true\"");
+  EXPECT_EQ(json_cell(Json("-")), "\"-\"");  // "-" is the cell of a missing key
+  EXPECT_EQ(json_cell(Json(nullptr)), "-");
+  EXPECT_EQ(json_cell(Json("1e999")), "1e999");  // no JSON value: a text
+}
+
 namespace {
 
 // A campaign written by the sweep code (2 reducers x 1 or 2 nodes, 2 repeats), with records whose
