@@ -25,6 +25,9 @@ namespace dtbench::analysis {
 struct RcpSet {
   Json rcps = Json::object();
   std::vector<std::string> skipped;  // "<point>: <why>", one per point left out
+  // "<point>: ...", one per RCP made from fewer runs than the point finished (those that missed the target or
+  // diverged have no epochs to converge): the RCP's mean is then the converged runs' alone.
+  std::vector<std::string> partial;
 };
 
 // Throws BadInput when the campaign has no run with a target accuracy, mixes benchmarks, or has two

@@ -528,6 +528,10 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   ASSERT_EQ(set.skipped.size(), 1u);
   EXPECT_NE(set.skipped[0].find("2 of 3 finished runs reached the target; an RCP needs at least 3"), std::string::npos)
       << set.skipped[0];
+  // Batch 128's RCP is 3 of its 4 finished runs: said (it was silent; found by a hunt).
+  ASSERT_EQ(set.partial.size(), 1u);
+  EXPECT_EQ(set.partial[0], points[0].id + ": 3 of 4 finished runs reached the target; the others have no epochs to "
+                                           "converge and are not in its RCP");
 
   // A run that evaluated part of the test set (/eval/test_samples) is not an epoch count to the target: batch
   // 128 is left with 2 of its 4 finished runs at the target, and the reason names the run left out.
