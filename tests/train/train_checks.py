@@ -394,6 +394,8 @@ def check_pipeline():
         assert all(t > 0 for t in pp["unit_seconds_measured"]), pp["unit_seconds_measured"]
         assert sum(st["parameters"] for st in pp["per_stage"]) == pp["parameters_whole_model"], pp
         assert abs(pp["bubble_fraction_ideal"] - (s - 1) / (m + s - 1)) < 1e-12, pp
+        # The gradient bytes a rank hands to allreduce: the stages' mean (rank 0's stage's alone moved with the cut).
+        assert rec["extra"]["bytes_allreduced_per_step"] == 4 * pp["parameters_whole_model"] / s, rec["extra"]
     a, g = weights[("mlp", 2, 2, 4, "1f1b")], weights[("mlp", 2, 2, 4, "gpipe")]
     assert np.array_equal(a.view(np.uint32), g.view(np.uint32)), "GPipe and 1F1B end with other weights"
     print("GPipe and 1F1B: the same weights bit for bit")
