@@ -210,6 +210,11 @@ RunRecord RunRecord::from_json(const Json& j) {
   return r;
 }
 
+std::filesystem::path beside_record(const std::filesystem::path& record, const std::string& extension) {
+  const std::string r = record.string();
+  return r.substr(0, r.size() - (record.extension() == ".json" ? 5 : 0)) + extension;
+}
+
 RecordFile read_run_record(const std::filesystem::path& path) {
   Json j;
   try {

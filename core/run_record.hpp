@@ -103,6 +103,11 @@ struct RecordFile {
 };
 RecordFile read_run_record(const std::filesystem::path& path);
 
+// A run's other files lie beside its record, named after it: the record's path with `extension` (".ckpt" for the
+// checkpoint folder, ".mllog", ".weights") in place of its ".json" (added to a name without one). Train writes
+// them there (run_paths); a sweep and pbt look for them there.
+std::filesystem::path beside_record(const std::filesystem::path& record, const std::string& extension);
+
 std::string utc_timestamp();
 
 }  // namespace dtbench

@@ -122,11 +122,12 @@ MemberRun prepare_member(const pbt::Spec& spec, const fs::path& dir, int m, int6
   const fs::path runs = dir / "runs";
   r.config = dir / "configs" / (r.result.run + ".json");
   r.record = runs / (r.result.run + ".json");
-  r.ckpt = runs / (r.result.run + ".ckpt");
+  r.ckpt = beside_record(r.record, ".ckpt");
   r.out = runs / (r.result.run + ".out");
   r.err = runs / (r.result.run + ".err");
   r.args = {"--stop-at", std::to_string(end_step)};
-  if (!plan.init_from.empty()) r.args.insert(r.args.end(), {"--init-from", (runs / (plan.init_from + ".ckpt")).string()});
+  if (!plan.init_from.empty())
+    r.args.insert(r.args.end(), {"--init-from", beside_record(runs / (plan.init_from + ".json"), ".ckpt").string()});
   if (leave_files) return r;  // its Slurm job is still queued: it owns them
   r.earlier = fs::exists(r.record) ? read_run_record(r.record) : RecordFile{};
   const bool has_ckpt = fs::exists(r.ckpt / "header.json");
@@ -548,7 +549,7 @@ int run_pbt(const Args& a) {
     if (i > 0) {
       std::error_code ec;
       for (const pbt::MemberInterval& m : l.intervals[size_t(i) - 1].members)
-        if (!m.run.empty()) fs::remove_all(dir / "runs" / (m.run + ".ckpt"), ec);
+        if (!m.run.empty()) fs::remove_all(beside_record(dir / "runs" / (m.run + ".json"), ".ckpt"), ec);
     }
     plans = next_plans(l);
     const pbt::Interval& done = l.intervals.back();

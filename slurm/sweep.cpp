@@ -20,6 +20,7 @@
 #include "core/bounded_pool.hpp"
 #include "core/dir_lock.hpp"
 #include "core/error.hpp"
+#include "core/run_record.hpp"
 #include "core/timer.hpp"
 #include "core/campaign_index.hpp"
 #include "slurm/campaign.hpp"
@@ -373,9 +374,18 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   if (counts[RunState::queued])
     out << "  skipping " << count(counts[RunState::queued], "run")
         << " whose jobs are still queued\n";
-  if (counts[RunState::preempted])
-    out << "  resuming " << count(counts[RunState::preempted], "preempted run")
-        << (counts[RunState::preempted] == 1 ? " from its checkpoint\n" : " from their checkpoints\n");
+  if (counts[RunState::preempted]) {
+    // A preempted run without its checkpoint (an asynchronous run keeps none; a folder removed by hand) starts again.
+    const size_t kept = static_cast<size_t>(std::count_if(items.begin(), items.end(), [&](const Item& it) {
+      std::error_code ec;
+      return it.state == RunState::preempted && fs::exists(beside_record(record_path(l, *it.run), ".ckpt"), ec);
+    }));
+    if (kept)
+      out << "  resuming " << count(kept, "preempted run") << (kept == 1 ? " from its checkpoint\n" : " from their checkpoints\n");
+    if (kept < counts[RunState::preempted])
+      out << "  restarting " << count(counts[RunState::preempted] - kept, "preempted run")
+          << " from the start (no checkpoint)\n";
+  }
   if (counts[RunState::failed])
     out << "  retrying " << count(counts[RunState::failed], "failed run") << " (old records move to runs/failed/)\n";
   size_t todo = counts[RunState::missing] + counts[RunState::preempted] + counts[RunState::failed];

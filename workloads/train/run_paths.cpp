@@ -32,11 +32,9 @@ RunPaths run_paths(const Json& cfg) {
   // (config/rules.cpp refused a '/', "." and ".." in the name or record, and names too long for the file system.)
   RunPaths p;
   p.record = fs::path(out["dir"].get<std::string>()) / file;
-  const std::string r = p.record.string();
-  const std::string stem = r.substr(0, r.size() - (p.record.extension() == ".json" ? 5 : 0));
-  p.checkpoint = stem + ".ckpt";
-  p.mllog = stem + ".mllog";
-  if (out["save_weights"].get<bool>()) p.weights = stem + ".weights";
+  p.checkpoint = beside_record(p.record, ".ckpt");
+  p.mllog = beside_record(p.record, ".mllog");
+  if (out["save_weights"].get<bool>()) p.weights = beside_record(p.record, ".weights");
   return p;
 }
 
