@@ -79,11 +79,10 @@ RcpSet reference_convergence_points(const CampaignData& c) {
       throw BadInput(p.id + " and " + it->second + " both have global batch " + std::to_string(bs) +
                      ": one RCP per batch size (give a campaign whose points differ in the batch)");
     std::sort(epochs.begin(), epochs.end());
-    const size_t counted = done - subset;
-    if (epochs.size() < counted)
-      out.partial.push_back(p.id + ": " + std::to_string(epochs.size()) + " of " + std::to_string(counted) +
+    if (epochs.size() < done)
+      out.partial.push_back(p.id + ": " + std::to_string(epochs.size()) + " of " + std::to_string(done) +
                             " finished runs reached the target; the others have no epochs to converge and are not "
-                            "in its RCP");
+                            "in its RCP" + partial);
     out.rcps[benchmark + "_ref_" + std::to_string(bs)] = {
         {"Benchmark", benchmark},
         {"Creator", first->config.contains("mllog") ? first->config["mllog"].value("submission_org", "dtbench")

@@ -49,8 +49,9 @@ int param_tensors(const std::string& arch) {
 
 namespace {
 
-// The training images of MNIST and Fashion-MNIST (LeCun et al. 1998; Xiao et al. 2017): the whole set.
-constexpr int64_t kIdxTrainImages = 60000;
+// The training images of Fashion-MNIST (Xiao et al. 2017): the whole set, as Debian's dataset-fashion-mnist installs
+// it in the default folder.
+constexpr int64_t kFashionMnistTrainImages = 60000;
 
 #ifdef DTBENCH_HAVE_CUDA
 constexpr bool cuda_built = true;
@@ -702,15 +703,15 @@ std::vector<Rule> build_rules() {
          optim::RunShape shape{global_batch(c, std::max(ranks, 1)), 1, optim::RunShape::kUnknownLength};
          // Synthetic data says its size in the config: with the rank count, the run's length is known here as the
          // trainer will know it (its epoch: the training images left beside the validation set, over the global
-         // batch), and a sweep point whose warmup outlasts its run is refused before it is written. So is (Fashion-)
-         // MNIST's from its default folder, the Debian package's whole set of 60,000 training images: no file of
-         // that format holds more, so a run refused here is refused by the trainer too (a folder of the user's,
-         // /data/path, may hold a subset: left to the trainer, which reads it).
+         // batch), and a sweep point whose warmup outlasts its run is refused before it is written. So is
+         // Fashion-MNIST's from its default folder, the Debian package's whole set of 60,000 training images (MNIST's
+         // default folder holds whatever files a user put there, and /data/path may name a subset: left to the
+         // trainer, which reads them).
          const Json& d = c["data"];
          const std::string dataset = d["dataset"].get<std::string>();
-         const bool default_idx = (dataset == "fashion-mnist" || dataset == "mnist") && d["path"].get<std::string>().empty();
+         const bool default_idx = dataset == "fashion-mnist" && d["path"].get<std::string>().empty();
          if (ranks > 0 && (dataset == "synthetic" || default_idx)) {
-           const int64_t set = default_idx ? kIdxTrainImages : d["synthetic"]["train_size"].get<int64_t>();
+           const int64_t set = default_idx ? kFashionMnistTrainImages : d["synthetic"]["train_size"].get<int64_t>();
            const int64_t images = set - d["validation_size"].get<int64_t>();
            const int64_t per_epoch = images > 0 ? images / shape.global_batch : 0;
            const int64_t steps = c["duration"]["steps"].get<int64_t>();

@@ -38,9 +38,13 @@ double chunk_sumsq(const float* g, size_t n) {
 }  // namespace
 
 NonFiniteGradient::NonFiniteGradient(const std::string& tensor, size_t index, float value, int64_t step)
-    : RunFailed("non-finite gradient at step " + std::to_string(step) + ": " + tensor + "[" +
-                std::to_string(index) + "] = " + format_number(value) +
-                "; the step was refused and no weight or optimizer state was changed"),
+    : NonFiniteGradient(tensor + "[" + std::to_string(index) + "] = " + format_number(value) +
+                            "; the step was refused and no weight or optimizer state was changed",
+                        tensor, index, step) {}
+
+NonFiniteGradient::NonFiniteGradient(std::string detail, const std::string& tensor, size_t index, int64_t step)
+    : RunFailed("non-finite gradient at step " + std::to_string(step) + ": " + detail),
+      detail_(std::move(detail)),
       tensor_(tensor),
       index_(index),
       step_(step) {}

@@ -54,8 +54,12 @@ class NonFiniteGradient : public RunFailed {
   const std::string& tensor() const { return tensor_; }
   size_t index() const { return index_; }  // element within the tensor
   int64_t step() const { return step_; }   // 1-based number of the step that was refused
+  // The message after "non-finite gradient at step N: ": "tensor[index] = value; the step was refused ...".
+  const std::string& detail() const { return detail_; }
 
  private:
+  NonFiniteGradient(std::string detail, const std::string& tensor, size_t index, int64_t step);
+  std::string detail_;
   std::string tensor_;
   size_t index_;
   int64_t step_;

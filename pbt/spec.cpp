@@ -166,13 +166,16 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   s.resample_probability = r["explore"]["resample_probability"].get<double>();
   parse_local(doc.contains("local") ? &doc["local"] : nullptr, s);
   s.slurm = slurm::resolve_slurm(doc.contains("slurm") ? &doc["slurm"] : nullptr, "/slurm");
-  slurm::check_launcher_ranks(s.slurm, "/slurm");
   if (s.slurm["array"].get<bool>())
     fail("/slurm/array", "members are submitted one job each at every ready point; job arrays are for sweeps");
   s.ranks = s.slurm["nodes"].get<int64_t>() * s.slurm["tasks_per_node"].get<int64_t>();
   if (s.ranks > 65536)
     fail("/slurm/tasks_per_node", "a member of " + std::to_string(s.ranks) +
                                       " ranks (nodes x tasks_per_node) is more than 65536");
+  // Members run under Slurm (--submit) or mpirun here: neither launcher's arguments may ask another rank count.
+  slurm::check_launcher_ranks(s.slurm["launcher_args"], s.slurm["launcher"].get<std::string>(), s.ranks,
+                              "/slurm/launcher_args");
+  slurm::check_launcher_ranks(s.local["mpirun_args"], "mpirun", s.ranks, "/local/mpirun_args");
 
   if (doc.contains("explore") && doc["explore"].is_object() && doc["explore"].contains("perturb")) {
     const Json& p = doc["explore"]["perturb"];

@@ -136,7 +136,13 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
     }
     try {
       check_slurm_section(p.slurm, "/slurm");
-      check_launcher_ranks(p.slurm, "/slurm");
+      // The arguments of the launcher this sweep runs under: Slurm's scripts' or --local's mpirun.
+      const int64_t ranks = p.slurm["nodes"].get<int64_t>() * p.slurm["tasks_per_node"].get<int64_t>();
+      if (on_slurm_nodes)
+        check_launcher_ranks(p.slurm["launcher_args"], p.slurm["launcher"].get<std::string>(), ranks,
+                             "/slurm/launcher_args");
+      else
+        check_launcher_ranks(spec.local["mpirun_args"], "mpirun", ranks, "/local/mpirun_args");
     } catch (const BadInput& e) {
       throw BadInput(std::string(e.what()) + " (point " + p.id + ": " + describe(p) + ")");
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -281,13 +282,12 @@ void check_slurm_section(const Json& s, const std::string& ptr) {
                                       s["time"].get<std::string>() + " (" + std::to_string(limit) + " s)");
 }
 
-void check_launcher_ranks(const Json& s, const std::string& ptr) {
-  // A rank count in launcher_args other than the section's would start another number of ranks than the config was
-  // resolved for (its batch split, its record's rank count): the run would fail or its record be refused. The
-  // launchers' rank-count options: mpirun -np/-n/--np/-c N, srun -n N, -nN, --ntasks[=]N.
-  const int64_t ranks = s["nodes"].get<int64_t>() * s["tasks_per_node"].get<int64_t>();
-  const Json& args = s["launcher_args"];
-  const bool srun = s["launcher"] == "srun";
+void check_launcher_ranks(const Json& args, const std::string& launcher, int64_t ranks, const std::string& ptr) {
+  // A rank count among a launcher's arguments other than the point's would start another number of ranks than its
+  // config was resolved for (its batch split, its record's rank count): the run would fail or its record be refused.
+  // The launchers' rank-count options: mpirun -np/-n/--np/-c N, srun -n N, -nN, --ntasks[=]N (others that imply
+  // one, as mpirun's --npernode or srun's --ntasks-per-node, are not read).
+  const bool srun = launcher == "srun";
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string a = args[i].get<std::string>();
     std::string value, words;  // the count asked for, and the words that ask it
@@ -302,10 +302,16 @@ void check_launcher_ranks(const Json& s, const std::string& ptr) {
       value = a.substr(2);
       words = a;
     }
-    if (!words.empty() && value != std::to_string(ranks))
-      fail(ptr + "/launcher_args/" + std::to_string(i),
-           "'" + words + "' asks " + s["launcher"].get<std::string>() + " for " + value + " ranks, where "
-           "nodes x tasks_per_node is " + std::to_string(ranks) + " (set the rank count with /slurm/nodes and "
+    if (words.empty()) continue;
+    int64_t asked = -1;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), asked);
+    if (ec != std::errc() || end != value.data() + value.size() || asked < 1)
+      fail(ptr + "/" + std::to_string(i), "'" + words + "': " + launcher + " takes a rank count there, a whole number "
+                                          "of at least 1");
+    if (asked != ranks)
+      fail(ptr + "/" + std::to_string(i),
+           "'" + words + "' asks " + launcher + " for " + std::to_string(asked) + (asked == 1 ? " rank" : " ranks") + ", where nodes x "
+           "tasks_per_node is " + std::to_string(ranks) + " (set the rank count with /slurm/nodes and "
            "/slurm/tasks_per_node, or leave the option out)");
   }
 }

@@ -79,10 +79,11 @@ Json check_slurm_value(const std::string& key, const Json& value, const std::str
 
 // Cross-field rules of a resolved Slurm section (signal before the time limit). Throws BadInput.
 void check_slurm_section(const Json& slurm, const std::string& pointer);
-// A rank count in /launcher_args (mpirun -np/-n/--np/-c N, srun -n N, -nN, --ntasks[=]N) must be the section's nodes
-// x tasks_per_node, for which the config was resolved. Checked per point (an axis may set nodes, tasks or the
-// arguments), or on a pbt spec's one section. Throws BadInput.
-void check_launcher_ranks(const Json& slurm, const std::string& pointer);
+// A rank count among `args`, a launcher's arguments (/slurm/launcher_args for `launcher` srun or mpirun,
+// /local/mpirun_args for mpirun: mpirun -np/-n/--np/-c N, srun -n N, -nN, --ntasks[=]N), must be `ranks`, the nodes x
+// tasks_per_node the config was resolved for. Checked per point (an axis may set nodes, tasks or the arguments) for
+// the launcher it runs under, and on a pbt spec. Throws BadInput naming `pointer`/index.
+void check_launcher_ranks(const Json& args, const std::string& launcher, int64_t ranks, const std::string& pointer);
 
 // Whether a /slurm/gres value asks for GPUs ("gpu", "gpu:4", "gpu:a100:2").
 bool gres_is_gpu(const std::string& gres);

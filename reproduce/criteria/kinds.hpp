@@ -22,14 +22,14 @@ extern const CriterionKind kCommHiding;       // claim f: which per-node batch h
 extern const CriterionKind kPublishedTable;   // claim h: the seeds' table regenerated, its figures consistent
 extern const CriterionKind kTimeToTrain;      // claim i: published times to train predicted within a bound
 
-// The least-squares fit of S(B) = s_min (1 + b_crit / B) on relative error (critical_batch.cpp); false when no
-// positive s_min and non-negative b_crit fit.
 // Whether accuracy `a` is at least `bound`, an accuracy the criterion computed (a target, a reference less a drop):
 // accuracies are fractions k/n of a test set, and `bound` carries the rounding of its own arithmetic (0.5006 - 0.01
 // is 0.49060000000000004 in binary), so a tolerance far below one image of any test set (1e-9) keeps an accuracy
 // exactly at the bound on the side the criterion's text puts it.
 inline bool at_least(double a, double bound) { return a >= bound - 1e-9; }
 
+// The least-squares fit of S(B) = s_min (1 + b_crit / B) on relative error (critical_batch.cpp); false when no
+// positive s_min and non-negative b_crit fit.
 bool fit_critical_batch(const std::vector<double>& batch, const std::vector<double>& steps, double& s_min,
                         double& b_crit);
 

@@ -111,12 +111,9 @@ void AsyncServer::run() {
       } catch (const optim::NonFiniteGradient& e) {
         stop = true;
         stats_.diverged = true;
-        // The optimizer's message without its own "at step N" (its step count is the update count again).
-        const std::string what = e.what();
-        const size_t colon = what.find(": ");
+        // The optimizer's detail without its own "at step N" (its step count is the update count again).
         stats_.diverged_detail = std::string("non-finite gradient at update ") + std::to_string(version + 1) +
-                                 " from rank " + std::to_string(src) + ": " +
-                                 (colon == std::string::npos ? what : what.substr(colon + 2));
+                                 " from rank " + std::to_string(src) + ": " + e.detail();
       }
     }
     const AsyncReply answer = stop ? AsyncReply::diverged : finished ? AsyncReply::finished : AsyncReply::go_on;

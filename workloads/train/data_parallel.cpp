@@ -100,9 +100,7 @@ void DataParallel::restore_model(TrainModel& model, const OwnModel& own) {
   const std::span<float> params = model.host_params();
   std::copy(own.params.begin(), own.params.end(), params.begin());
   model.push_host_params();
-  const std::span<float> buffers = model.host_buffers();
-  std::copy(own.buffers.begin(), own.buffers.end(), buffers.begin());
-  model.push_host_buffers();
+  restore_buffers(model, own.buffers);
 }
 
 double DataParallel::bytes_allreduced_per_step(double gradient_bytes, double buffer_bytes, int64_t steps) const {

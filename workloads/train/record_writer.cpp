@@ -114,6 +114,7 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
     for (const Json& stage : f.pipeline["per_stage"]) parameters += stage["parameters"].get<double>();
     gradient_bytes = parameters * sizeof(float) / static_cast<double>(f.pipeline["per_stage"].size());
   }
+  // (Rank 0's: they count only in local SGD's averages, which pipeline stages refuse.)
   const double statistics_bytes = static_cast<double>(model.buffers().size() * sizeof(float));
   // What each rank hands to allreduce per step: gradients, local SGD's averages, K-FAC's factors (averaged like the
   // gradients). A 1-rank synchronous run would allreduce its gradients; asynchronous workers allreduce nothing.
