@@ -61,7 +61,8 @@ RcpSet reference_convergence_points(const CampaignData& c) {
       benchmark = b;
       bs = r.global_batch;
       if (!first) first = &r;
-      if (r.time_to_accuracy) epochs.push_back(r.time_to_accuracy->epoch);
+      // A run that reached the target and diverged after is not a converged reference.
+      if (r.time_to_accuracy && r.status != RunStatus::diverged) epochs.push_back(r.time_to_accuracy->epoch);
     }
     const std::string partial = subset == 0 ? "" : " (" + std::to_string(subset) + " evaluated part of the test set, /eval/test_samples: not counted)";
     if (!first) {

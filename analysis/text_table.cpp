@@ -126,11 +126,10 @@ std::string render(const TextTable& t, Format f) {
 std::string json_cell(const Json& v) {
   if (v.is_null()) return "-";
   if (v.is_string()) {
-    // A text that reads as another JSON value ("0", "true", "-") keeps its quotes: a row keyed by the string "0" and
-    // one keyed by the number 0 are two rows and must not look like one.
+    // A text that reads as a JSON value ("0", "true", "\"0\"") or as a missing key ("-") keeps its quotes: a row
+    // keyed by the string "0" and one keyed by the number 0 are two rows and must not look like one.
     const std::string t = v.get<std::string>();
-    const Json as = Json::parse(t, nullptr, false);
-    return t == "-" || (!as.is_discarded() && !as.is_string()) ? v.dump() : t;
+    return t == "-" || !Json::parse(t, nullptr, false).is_discarded() ? v.dump() : t;
   }
   if (v.is_number_float()) return format_number(v.get<double>());
   if (v.is_object() && v.contains("name") && v["name"].is_string()) {

@@ -285,34 +285,41 @@ void check_slurm_section(const Json& s, const std::string& ptr) {
 void check_launcher_ranks(const Json& args, const std::string& launcher, int64_t ranks, const std::string& ptr) {
   // A rank count among a launcher's arguments other than the point's would start another number of ranks than its
   // config was resolved for (its batch split, its record's rank count): the run would fail or its record be refused.
-  // The launchers' rank-count options: mpirun -np/-n/--np/-c N, srun -n N, -nN, --ntasks[=]N (others that imply
-  // one, as mpirun's --npernode or srun's --ntasks-per-node, are not read).
+  // The launchers' rank-count options: mpirun -np/-n/--np/--n/-c/--c N (the count its own word), srun -n N, -nN,
+  // --ntasks N, --ntasks=N. The other launcher's spelling, or a count option with no count after it, fails at launch:
+  // refused too. (Options that imply a count, as --npernode or --ntasks-per-node, are not read.)
   const bool srun = launcher == "srun";
+  const std::string spelling = srun ? "-n N or --ntasks=N" : "-np N, the count its own word";
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string a = args[i].get<std::string>();
+    const std::string at = ptr + "/" + std::to_string(i);
+    const bool mpirun_word = a == "-np" || a == "-n" || a == "--np" || a == "--n" || a == "-c" || a == "--c";
+    const bool srun_word = a == "-n" || a == "--ntasks";
+    const bool srun_attached = a.rfind("--ntasks=", 0) == 0 ||
+                               (a.size() > 2 && a.rfind("-n", 0) == 0 && std::isdigit(static_cast<unsigned char>(a[2])));
+    const bool mpirun_attached = a.rfind("-np=", 0) == 0 || a.rfind("--np=", 0) == 0 || a.rfind("-n=", 0) == 0 ||
+                                 a.rfind("--n=", 0) == 0 || a.rfind("-c=", 0) == 0 || a.rfind("--c=", 0) == 0;
     std::string value, words;  // the count asked for, and the words that ask it
-    if ((srun ? a == "-n" || a == "--ntasks" : a == "-np" || a == "-n" || a == "--np" || a == "-c") &&
-        i + 1 < args.size()) {
+    if (srun ? srun_word : mpirun_word) {
+      if (i + 1 == args.size()) fail(at, "'" + a + "' without a rank count after it");
       value = args[i + 1].get<std::string>();
       words = a + " " + value;
-    } else if (srun && a.rfind("--ntasks=", 0) == 0) {
-      value = a.substr(9);
+    } else if (srun && srun_attached) {
+      value = a.substr(a[1] == '-' ? 9 : 2);
       words = a;
-    } else if (srun && a.size() > 2 && a.rfind("-n", 0) == 0 && std::isdigit(static_cast<unsigned char>(a[2]))) {
-      value = a.substr(2);
-      words = a;
+    } else if (srun ? a == "-np" || a == "--np" || a.rfind("-np=", 0) == 0 || a.rfind("--np=", 0) == 0
+                    : srun_word || srun_attached || mpirun_attached) {  // (srun's -c is --cpus-per-task)
+      fail(at, "'" + a + "' is not how " + launcher + " takes a rank count (" + spelling + ")");
     }
     if (words.empty()) continue;
     int64_t asked = -1;
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), asked);
     if (ec != std::errc() || end != value.data() + value.size() || asked < 1)
-      fail(ptr + "/" + std::to_string(i), "'" + words + "': " + launcher + " takes a rank count there, a whole number "
-                                          "of at least 1");
+      fail(at, "'" + words + "': " + launcher + " takes a rank count there, a whole number of at least 1");
     if (asked != ranks)
-      fail(ptr + "/" + std::to_string(i),
-           "'" + words + "' asks " + launcher + " for " + std::to_string(asked) + (asked == 1 ? " rank" : " ranks") + ", where nodes x "
-           "tasks_per_node is " + std::to_string(ranks) + " (set the rank count with /slurm/nodes and "
-           "/slurm/tasks_per_node, or leave the option out)");
+      fail(at, "'" + words + "' asks " + launcher + " for " + std::to_string(asked) + (asked == 1 ? " rank" : " ranks") +
+                   ", where nodes x tasks_per_node is " + std::to_string(ranks) + " (set the rank count with "
+                   "/slurm/nodes and /slurm/tasks_per_node, or leave the option out)");
   }
 }
 

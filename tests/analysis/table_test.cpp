@@ -75,6 +75,7 @@ TEST(TextTable, KeyCellsTellTextsFromNumbers) {
   EXPECT_EQ(json_cell(Json("0")), "\"0\"");
   EXPECT_EQ(json_cell(Json("true")), "\"true\"");
   EXPECT_EQ(json_cell(Json("-")), "\"-\"");  // "-" is the cell of a missing key
+  EXPECT_EQ(json_cell(Json("\"0\"")), "\"\\\"0\\\"\"");  // a text holding quotes is not the text "0"
   EXPECT_EQ(json_cell(Json(nullptr)), "-");
   EXPECT_EQ(json_cell(Json("1e999")), "1e999");  // no JSON value: a text
 }
@@ -532,6 +533,15 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   ASSERT_EQ(set.partial.size(), 1u);
   EXPECT_EQ(set.partial[0], points[0].id + ": 3 of 4 finished runs reached the target; the others have no epochs to "
                                            "converge and are not in its RCP");
+  // A run that reached the target and diverged after is not a converged reference (it was in the RCP; a hunt).
+  {
+    dtbench::RunRecord r = *dtbench::read_run_record(dir / "runs" / (points[0].runs[0].name + ".json")).record;
+    r.status = dtbench::RunStatus::diverged;
+    dtbench::write_json_atomic(dir / "runs" / (r.name + ".json"), r.to_json(), false);
+    const RcpSet diverged = reference_convergence_points(load_campaign(dir));
+    EXPECT_EQ(diverged.rcps.size(), 0u);  // 2 of 4 left at batch 128
+    write(points[0].runs[0], 128, 3.0);
+  }
 
   // A run that evaluated part of the test set (/eval/test_samples) is not an epoch count to the target: batch
   // 128 is left with 2 of its 4 finished runs at the target, and the reason names the run left out.

@@ -1306,6 +1306,9 @@ def check_diverged():
     mpirun(2, write_config("diverge-early", early), "--inject-fault", "nan-grad@0:3", expect=0)
     rec = validate(os.path.join(args.work, "records", "diverge-early.json"))
     assert rec["status"] == "diverged" and len(rec["curve"]) == 1 and rec["curve"][0]["step"] == rec["steps"], rec
+    # The step once (it said "at step 3: non-finite gradient at step 3: ...").
+    assert re.fullmatch(r"gradient became non-finite at step 3: \S+\[\d+\] = nan; the step was refused and no weight "
+                        r"or optimizer state was changed", rec["status_detail"]), rec["status_detail"]
     mllog = os.path.join(args.work, "records", "diverge-early.mllog")
     problems = mllog_rules.problems(mllog, open_benchmark=False)
     assert not problems, problems

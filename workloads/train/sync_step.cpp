@@ -226,7 +226,7 @@ void SyncStep::run(int64_t step, TrainState& st) {
   try {
     if (model_.step_allowed()) model_.optimizer_step(sched_.lr(step));
   } catch (const optim::NonFiniteGradient& e) {
-    refused = e.what();
+    refused = e.detail();  // what follows the optimizer's own "at step N" (the same step: said once)
     if (alike) throw Diverged(step, "gradient became non-finite at step " + std::to_string(step + 1) + ": " + refused);
   }
   if (local && par_.model_parallel() == nullptr) {
