@@ -566,9 +566,11 @@ int Run::finish(RunStatus status, const std::string& detail) {
   // The saved weights are the evaluated model: with per-replica batch norm, the replicas' mean statistics; in a
   // local SGD phase, the replicas' mean model (the checkpoint above keeps each rank's own, to train on).
   if (saves_weights() && parallel_ && status != RunStatus::diverged) {
-    if (parallel_->local_step(st_.step - 1))
-      parallel_->average_for_evaluation(*model_, st_.step - 1);  // the last; this rank's own is not needed again
-    else
+    if (parallel_->local_step(st_.step - 1)) {
+      // The last use of the model: averaged in place, without keeping this rank's own (average_for_evaluation
+      // copied the whole model, a device download on the gpu backend, to throw it away).
+      if (!parallel_->averages_after(st_.step - 1)) parallel_->average_models(*model_);
+    } else
       parallel_->average_buffers(*model_);
   }
   save_weights();  // before the record, which names the weights file
