@@ -81,7 +81,7 @@ RcpSet reference_convergence_points(const CampaignData& c) {
                      ": one RCP per batch size (give a campaign whose points differ in the batch)");
     std::sort(epochs.begin(), epochs.end());
     if (epochs.size() < done)
-      out.partial.push_back(p.id + ": " + std::to_string(epochs.size()) + " of " + std::to_string(done) +
+      out.fewer_runs.push_back(p.id + ": " + std::to_string(epochs.size()) + " of " + std::to_string(done) +
                             " finished runs reached the target; the others have no epochs to converge and are not "
                             "in its RCP" + partial);
     out.rcps[benchmark + "_ref_" + std::to_string(bs)] = {

@@ -27,7 +27,7 @@ struct RcpSet {
   std::vector<std::string> skipped;  // "<point>: <why>", one per point left out
   // "<point>: ...", one per RCP made from fewer runs than the point finished (those that missed the target or
   // diverged have no epochs to converge): the RCP's mean is then the converged runs' alone.
-  std::vector<std::string> partial;
+  std::vector<std::string> fewer_runs;
 };
 
 // Throws BadInput when the campaign has no run with a target accuracy, mixes benchmarks, or has two

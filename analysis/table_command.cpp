@@ -85,7 +85,7 @@ void add_table_command(CLI::App& app) {
       check_not_an_input(o->rcps, "--rcps", c.files);
       const analysis::RcpSet set = analysis::reference_convergence_points(c);
       for (const std::string& why : set.skipped) std::cerr << "table --rcps: left out " << why << "\n";
-      for (const std::string& what : set.partial) std::cerr << "table --rcps: " << what << "\n";
+      for (const std::string& what : set.fewer_runs) std::cerr << "table --rcps: " << what << "\n";
       no_rcps = set.rcps.empty();
       if (!no_rcps) {
         write_file_atomic(o->rcps, set.rcps.dump(2) + "\n", false);

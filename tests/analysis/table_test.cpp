@@ -530,8 +530,8 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   EXPECT_NE(set.skipped[0].find("2 of 3 finished runs reached the target; an RCP needs at least 3"), std::string::npos)
       << set.skipped[0];
   // Batch 128's RCP is 3 of its 4 finished runs: said (it was silent; found by a hunt).
-  ASSERT_EQ(set.partial.size(), 1u);
-  EXPECT_EQ(set.partial[0], points[0].id + ": 3 of 4 finished runs reached the target; the others have no epochs to "
+  ASSERT_EQ(set.fewer_runs.size(), 1u);
+  EXPECT_EQ(set.fewer_runs[0], points[0].id + ": 3 of 4 finished runs reached the target; the others have no epochs to "
                                            "converge and are not in its RCP");
   // A run that reached the target and diverged after is not a converged reference (it was in the RCP; a hunt).
   {
