@@ -131,7 +131,9 @@ CampaignData from_records(const fs::path& path) {
           walk(p);
           continue;
         }
-        if (p.extension() != ".json" || p.parent_path().filename() == "failed") continue;
+        // A sweep moves a failed run's record into runs/failed/ so that a rerun redoes it: skipped beneath the
+        // folder given, read when that folder is the one given.
+        if (p.extension() != ".json" || (dir != path && dir.filename() == "failed")) continue;
         const bool regular = it->is_regular_file(kind);
         if (kind) add_unreadable(p, p.string() + ": " + kind.message());
         else if (regular) files.push_back(p);

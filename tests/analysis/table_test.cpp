@@ -246,6 +246,28 @@ TEST(CampaignTable, AFolderOfRecordsWithoutCampaignIndex) {
   EXPECT_THROW(load_campaign(s.dir / "configs"), dtbench::BadInput);  // configs are not records
 }
 
+TEST(CampaignTable, AFolderScanSkipsTheSweepsFailedFolderUnlessItIsTheOneGiven) {
+  Synthetic s;
+  fs::remove(s.dir / "campaign.json");
+  const fs::path runs = s.dir / "runs";
+  // The sweep moves a failed run's record aside (runs/failed/) so a rerun redoes it: beneath the folder given it is
+  // not a run of the campaign; given itself, its records are what the user asked for (it printed nothing before).
+  fs::create_directories(runs / "failed");
+  const fs::path moved = runs / "failed" / "ring-nodes1-r0.old.json";
+  dtbench::RunRecord r = dtbench::RunRecord::from_json(
+      dtbench::read_json_file(load_campaign(runs).points[0].runs[0].record_path.string(), "a record"));
+  r.name = "moved-aside";
+  dtbench::write_json_atomic(moved, r.to_json(), false);
+  const CampaignData all = load_campaign(runs);
+  size_t n = 0;
+  for (const auto& p : all.points) n += p.runs.size();
+  EXPECT_EQ(n, 6u);  // the six records of runs/, not the one moved aside
+  const CampaignData failed = load_campaign(runs / "failed");
+  ASSERT_EQ(failed.points.size(), 1u);
+  ASSERT_EQ(failed.points[0].runs.size(), 1u);
+  EXPECT_EQ(failed.points[0].runs[0].name, "moved-aside");
+}
+
 TEST(CampaignTable, AFolderScanCountsARecordOnceAndNoJsonNameSilently) {
   Synthetic s;
   fs::remove(s.dir / "campaign.json");
