@@ -1133,6 +1133,10 @@ def check_paths():
     print(f"async-stop: status {rec['status']}, {rec['steps']} steps, {rec['extra']['async']['updates']} updates")
     assert rec["status"] == "reached-target", rec["status"]
     assert rec["steps"] < 48 and rec["extra"]["async"]["updates"] < 96, (rec["steps"], rec["extra"]["async"])
+    # The steps count the updates applied (K per step), as the curve's labels do: the target's step is not past them.
+    assert rec["steps"] == rec["extra"]["async"]["updates"] // 2, (rec["steps"], rec["extra"]["async"])
+    assert len(rec["extra"]["async"]["worker_steps"]) == 2 and 0 < min(rec["extra"]["async"]["worker_steps"]), rec
+    assert rec["time_to_accuracy"]["step"] <= rec["steps"], (rec["time_to_accuracy"], rec["steps"])
     # A stop signal on rank 0 alone stops every worker (rank 1 trained on to the end before) and the run exits 3,
     # preempted (asynchronous runs keep no checkpoint: --resume runs them again).
     cfg = fmnist_config("async-signal", parallel={"mode": "async"}, reducer={"name": "async_parameter_server"},

@@ -256,10 +256,15 @@ Json merged_stats(std::span<const double> rows, const AsyncStats& root, int serv
   }
   m.staleness_mean = shard_updates > 0 ? weighted / shard_updates : 0.0;
   double worker_bytes = 0, worker_steps = 0;
-  for (size_t k = 0; k < ranks; ++k) worker_bytes += rows[k * kFields + 7], worker_steps += rows[k * kFields + 8];
+  Json steps = Json::array();  // each worker's own steps (rank order): they differ when one runs ahead
+  for (size_t k = 0; k < ranks; ++k) {
+    worker_bytes += rows[k * kFields + 7], worker_steps += rows[k * kFields + 8];
+    steps.push_back(static_cast<int64_t>(rows[k * kFields + 8]));
+  }
   Json j = m.to_json();
   j["servers"] = servers;
   j["per_server"] = per;
+  j["worker_steps"] = steps;
   j["worker_bytes_per_step"] = worker_steps > 0 ? worker_bytes / worker_steps : 0.0;
   j["traffic_note"] = "bytes as the Comm layer counted them: per server its requests and gradients received and its "
                       "replies and weights sent; per worker step its puts and gets, headers included, sent plus "

@@ -194,6 +194,10 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
     // The images trained on are the updates' (one per-rank batch each): rank 0's own steps times the global batch
     // count other workers' steps it did not see when a run stops early (its target, a signal, a divergence).
     r.samples = asynchronous["updates"].get<int64_t>() * f.per_rank;
+    // Steps as the curve labels them (updates / K, one global batch each), so that the time to accuracy's step
+    // never lies beyond the record's: rank 0's own count lagged the others' (23 records of claim e said 351 steps
+    // and a target reached at step 367). Each worker's own count is extra.async.worker_steps.
+    r.steps = r.samples / f.global_batch;
     r.epochs = static_cast<double>(r.samples) / static_cast<double>(f.steps_per_epoch * f.global_batch);
   }
   if (f.baseline) {
