@@ -295,6 +295,31 @@ std::vector<Rule> build_rules() {
              return Broken{"milestones must increase, got " + shown(m), std::string("/").append(std::to_string(i))};
          return std::nullopt;
        }},
+      // The plateau schedule watches one evaluation result: one that exists, in the direction that is better.
+      {"/schedule/metric", Needs::config,
+       [](const Json& c, int) {
+         const Json& s = c["schedule"];
+         return when(s["name"] == "plateau" && s["metric"].get<std::string>().rfind("validation_", 0) == 0 &&
+                         c["data"]["validation_size"].get<int64_t>() == 0,
+                     shown(s["metric"]) + " needs a validation set: set /data/validation_size");
+       }},
+      {"/schedule/mode", Needs::config,
+       [](const Json& c, int) {
+         const Json& s = c["schedule"];
+         if (s["name"] != "plateau" || s["mode"] == "auto") return Result{};
+         const bool loss = s["metric"].get<std::string>().ends_with("_loss");
+         return when(s["mode"] != (loss ? "min" : "max"),
+                     shown(s["mode"]) + " would cut the learning rate whenever " + s["metric"].get<std::string>() +
+                         " improves: an accuracy is watched with \"max\", a loss with \"min\"");
+       }},
+      // Asynchronous SGD's servers apply the schedule while rank 0 evaluates alone: its results would reach at most
+      // server 0's copy (and from another thread), so the shards' learning rates would part.
+      {"/schedule/name", Needs::config,
+       [](const Json& c, int) {
+         return when(c["schedule"]["name"] == "plateau" && c["parallel"]["mode"] == "async",
+                     "\"plateau\" needs every rank's schedule to see the evaluations; asynchronous SGD's servers "
+                     "apply theirs without them (/parallel/mode \"async\"): use a schedule of steps or epochs");
+       }},
       {"/reducer/name", Needs::config,
        [](const Json& c, int) {
          return when(c["parallel"]["mode"] == "async" && c["reducer"]["name"] != "async_parameter_server",

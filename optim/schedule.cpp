@@ -314,16 +314,19 @@ std::vector<ScheduleEntry> build_registry() {
                                                       in.number("beta"));
        }},
       {"plateau",
-       {{"mode", config::text("max", {"max", "min"})}, {"factor", number(0.1, 0, 1, true, true)},
+       {{"metric", config::text("test_accuracy", {"test_accuracy", "test_loss", "validation_accuracy", "validation_loss"},
+                                "the evaluation result watched (validation_* needs /data/validation_size)")},
+        {"mode", config::text("auto", {"auto", "max", "min"}, "auto: max for an accuracy, min for a loss")},
+        {"factor", number(0.1, 0, 1, true, true)},
         {"patience", integer(10, 0)}, {"threshold", nonneg(1e-4)}, {"cooldown", integer(0, 0)},
         {"min_lr", nonneg(0)}},
        [](const SectionReader& in, const ScheduleStart& at) -> std::unique_ptr<Schedule> {
          PlateauOptions p;
          const std::string mode = in.text("mode");
-         if (mode != "max" && mode != "min") {
-           throw BadInput("/schedule/mode: must be \"max\" or \"min\", got \"" + mode + "\"");
+         if (mode != "auto" && mode != "max" && mode != "min") {
+           throw BadInput("/schedule/mode: must be \"auto\", \"max\" or \"min\", got \"" + mode + "\"");
          }
-         p.mode_max = mode == "max";
+         p.mode_max = mode == "auto" ? !in.text("metric").ends_with("_loss") : mode == "max";
          p.factor = in.number("factor");
          p.patience = in.integer("patience");
          p.threshold = in.number("threshold");

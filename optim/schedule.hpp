@@ -26,7 +26,8 @@
 //   inverse_sqrt  eta / sqrt(beta + t)   (the seeds' alpha / sqrt(beta + t) with alpha = eta)
 //   plateau       eta, multiplied by factor whenever the evaluation metric passed to observe() has not
 //                 improved for more than `patience` evaluations (PyTorch ReduceLROnPlateau, relative
-//                 threshold, with its cooldown and min_lr)
+//                 threshold, with its cooldown and min_lr); the trainer passes the result /schedule/metric
+//                 names (test or validation accuracy with mode max, or loss with mode min)
 #pragma once
 
 #include <cstdint>

@@ -1297,6 +1297,36 @@ def check_trace():
     assert folder_bytes(records) == before
 
 
+def check_plateau():
+    """The plateau schedule watches the evaluation result /schedule/metric names: the learning rates of the curve
+    against torch's ReduceLROnPlateau fed the same results (the reference; it said 'mode min' and still watched the
+    test accuracy, so it cut the rate whenever the accuracy rose)."""
+    import torch
+    seen = {}
+    for metric in ("test_accuracy", "test_loss", "validation_accuracy", "validation_loss"):
+        cfg = mlp_config("plateau-" + metric, duration={"steps": 40}, eval={"every_steps": 2},
+                         optimizer={"name": "sgd", "lr": 0.4, "momentum": 0.9},
+                         schedule={"name": "plateau", "metric": metric, "patience": 0, "factor": 0.5})
+        cfg["data"]["validation_size"] = 160
+        mpirun(2, write_config("plateau-" + metric, cfg))
+        curve = validate(os.path.join(args.work, "records", "plateau-" + metric + ".json"))["curve"]
+        lrs = [p["lr"] for p in curve]
+        param = torch.nn.Parameter(torch.zeros(1))
+        opt = torch.optim.SGD([param], lr=0.4)
+        ref = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="min" if metric.endswith("_loss") else "max",
+                                                         factor=0.5, patience=0)  # threshold 1e-4 rel, as ours
+        want = []
+        for p in curve:
+            want.append(opt.param_groups[0]["lr"])  # the rate of the steps before this evaluation
+            ref.step(p[metric])
+        # Halvings of 0.4 are exact in float32 and float64: equal, not close.
+        assert lrs == want, (metric, lrs, want, [p[metric] for p in curve])
+        seen[metric] = lrs
+        print(f"plateau on {metric}: {len(set(lrs)) - 1} reductions in {len(lrs)} evaluations, as torch's")
+    # The four runs watched four different sequences: the comparison above could tell them apart.
+    assert len({tuple(v) for v in seen.values()}) > 1, seen
+
+
 def check_diverged():
     path = write_config("diverge", mlp_config("diverge", optimizer={"name": "sgd", "lr": 1e30, "momentum": 0.9}))
     p = mpirun(2, path, expect=0)

@@ -510,7 +510,13 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   st_.train_loss_sum = 0;
   st_.train_loss_steps = 0;
   st_.curve.push_back(p);
-  sched_->observe(p.test_accuracy);  // plateau keys on accuracy (mode max) unless configured "min"
+  if (cfg_["schedule"]["name"] == "plateau") {  // the result /schedule/metric names (the config rules checked it)
+    const std::string metric = cfg_["schedule"]["metric"].get<std::string>();
+    sched_->observe(metric == "test_loss"             ? p.test_loss
+                    : metric == "validation_accuracy" ? *p.validation_accuracy
+                    : metric == "validation_loss"     ? *p.validation_loss
+                                                      : p.test_accuracy);
+  }
 
   const double target = cfg_["eval"]["target_accuracy"].get<double>();
   if (target > 0 && !st_.tta && p.test_accuracy >= target)
