@@ -1024,6 +1024,16 @@ def check_no_space():
     assert p.stderr.count("dtbench: error") == 1, p.stderr
     assert not os.path.exists(os.path.join(small, "nospace.ckpt")), "a failed checkpoint left its folder"
     print("exit 1, no folder left: a first checkpoint that did not fit")
+    # The same where only rank 1's own /output/dir (a node's disk) is full: its folder went too (found by a hunt:
+    # rank 0 alone looked whether the folder was there before, so rank 1's empty .ckpt/ stayed).
+    tiny = disk("tiny", 200)
+    own = write_config("nospace-own", dict(base, name="nospace-own", output={"dir": os.path.join(args.work, "records")}))
+    p = mpmd([own, "--inject-fault", "sigusr1@3"],
+             [own, "--inject-fault", "sigusr1@3", "--set", f"output.dir={tiny}"], expect=1)
+    assert "rank 1 of 2" in p.stderr and "No space left on device" in p.stderr, p.stderr
+    assert not os.path.exists(os.path.join(tiny, "nospace-own.ckpt")), "rank 1's failed checkpoint left its folder"
+    assert not os.path.exists(os.path.join(args.work, "records", "nospace-own.ckpt")), "rank 0's folder was left"
+    print("exit 1, no folder left on either rank: rank 1's own disk full")
 
     full = dict(base, name="nospace-full", output={"dir": os.path.join(args.work, "records")})
     mpirun(2, write_config("nospace-full", full), "--save-weights", os.path.join(args.work, "full.bin"))

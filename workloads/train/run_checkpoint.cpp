@@ -28,8 +28,9 @@ void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, T
   rs.extra["backend"] = model.extra_state();
   rs.extra["schedule"] = schedule.save_state();
   const fs::path mine = rank_file(dir, world.rank(), rs.step);
-  const bool had_folder = world.root() && fs::exists(dir), had_mine = fs::exists(mine);
-  world.barrier();  // rank 0 looked before any rank created the folder
+  // Every rank looks, as a rank with its own /output/dir (a node's disk) creates its own folder.
+  const bool had_folder = fs::exists(dir), had_mine = fs::exists(mine);
+  world.barrier();  // every rank looked before any rank created the folder
   // The header this rank had before this checkpoint's (rank 0's, or a rank's copy; null: none), and whether this
   // rank wrote this checkpoint's: a failure puts it back, so that the previous checkpoint stays whole.
   Json previous_header;
@@ -45,7 +46,7 @@ void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, T
     }
     if (!had_mine) fs::remove(mine, ec);  // a file of the same step is the previous checkpoint's: keep it
     world.barrier();
-    if (world.root() && !had_folder) fs::remove(dir, ec);  // only if empty: never another run's files
+    if (!had_folder) fs::remove(dir, ec);  // only if empty: never another run's files (a shared one: the first)
   };
   // This rank's header as it is now; null when there is none or it is damaged (then it is replaced).
   auto header_here = [&] {
