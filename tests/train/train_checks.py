@@ -787,6 +787,25 @@ def check_resume():
         assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
         assert sum('"dtbench_resume"' in line for line in open(mllog)) == 1
         print(f"K={k}: signalled after step {step}, stopped at {stopped_at}, resumed, bitwise identical to the uninterrupted run")
+    # --resume with --stop-at at or before the checkpoint's step (found by a hunt: it trained nothing, exit 0, a
+    # "completed" record without an evaluation, and the checkpoint deleted). Before it: exit 2, nothing touched.
+    # At it: the evaluation --stop-at promises, a record that says where it stopped, a log that keeps the rules.
+    base = mlp_config("stop-at-ckpt", batch={"per_rank": 8}, duration={"steps": 30})
+    path = write_config("stop-at-ckpt", base)
+    mpirun(2, path, "--inject-fault", "sigusr1@13", expect=3)
+    rec_path = os.path.join(args.work, "records", "stop-at-ckpt.json")
+    at = validate(rec_path)["steps"]
+    before = folder_bytes(os.path.join(args.work, "records"))
+    p = mpirun(2, path, "--resume", "--stop-at", str(at - 1), expect=2)
+    assert f"--stop-at {at - 1}: the checkpoint" in p.stderr and f"is at step {at} already" in p.stderr, p.stderr
+    assert folder_bytes(os.path.join(args.work, "records")) == before, "a refused --resume changed the records"
+    mpirun(2, path, "--resume", "--stop-at", str(at))
+    rec = validate(rec_path)
+    assert rec["status"] == "completed" and rec["steps"] == at and rec["curve"][-1]["step"] == at, rec
+    assert rec["status_detail"] == f"stopped at step {at} of 30 (--stop-at)", rec["status_detail"]
+    mllog = rec_path[:-5] + ".mllog"
+    assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
+    print(f"--resume at step {at}: --stop-at {at - 1} refused, --stop-at {at} evaluated there")
     # Local SGD evaluates the replicas' mean model and trains on from each rank's own (found by a hunt: an evaluation
     # averaged the models, one more average than the run's, so how often it evaluated changed its weights, by up to
     # 1e-2 at K = 3). K = 3, H = 4, 12 steps: evaluated every 3 steps or only at the end, the saved weights (the mean

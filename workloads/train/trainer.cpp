@@ -198,6 +198,9 @@ void Run::set_up() {
       err = BadInput(paths_.checkpoint.string() + ": --resume: the checkpoint here is at step " +
                      std::to_string(st_.step) + ", another rank's at step " + std::to_string(static_cast<int64_t>(newest)) +
                      " (every rank must see the same /output/dir)");
+    else if (resumed_ && args_.stop_at > 0 && st_.step > args_.stop_at)  // as --init-from refuses it
+      err = BadInput("--stop-at " + std::to_string(args_.stop_at) + ": the checkpoint " + paths_.checkpoint.string() +
+                     " is at step " + std::to_string(st_.step) + " already: nothing would be trained (it is kept)");
     world_.agree_on_any_error(err);
     if (resumed_) agree_on_checkpoint(world_, paths_.checkpoint, "--resume");
   }
@@ -435,6 +438,10 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
   step_runner.set_fault(&fault_);
   step_runner.set_pipeline(pipeline_.get());
   const bool stop_at_target = cfg_["eval"]["stop_at_target"].get<bool>();
+  // Resumed at the step it stops at (a checkpoint preempted at step S, resumed with --stop-at S): no step is left,
+  // and the evaluation --stop-at promises there is made here unless the checkpoint's curve has it.
+  if (st_.step == cadence_.stop_step && (st_.curve.empty() || st_.curve.back().step < st_.step))
+    evaluate(st_.step, cadence_.epochs(st_.step), false);
   try {
     for (int64_t step = st_.step; step < cadence_.stop_step; ++step) {
       const int64_t epoch = cadence_.epoch_of(step);
