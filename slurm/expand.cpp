@@ -115,6 +115,7 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
     Json user = spec.base;
     p.slurm = spec.slurm;
     std::vector<std::pair<std::string, std::string>> set_by;  // key -> spec pointer of its value
+    std::map<std::string, std::string> slurm_set_by;           // slurm key an axis sets -> that value's pointer
     for (size_t a = 0; a < spec.axes.size(); ++a) {
       const Axis& axis = spec.axes[a];
       for (size_t k = 0; k < axis.keys.size(); ++k) {
@@ -123,7 +124,10 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
         std::string at = axis.pointer + "/" + key + "/" + std::to_string(pick[a]);
         p.values.emplace_back(key, v);
         p.label.append("-").append(label_part(key, v, pick[a]));
-        if (key.rfind("slurm.", 0) == 0) p.slurm[key.substr(6)] = v;
+        if (key.rfind("slurm.", 0) == 0) {
+          p.slurm[key.substr(6)] = v;
+          slurm_set_by[key.substr(6)] = at;
+        }
         else {
           set_path(user, key, v, "/base");
           set_by.emplace_back(key, at);
@@ -140,7 +144,7 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
       const int64_t ranks = p.slurm["nodes"].get<int64_t>() * p.slurm["tasks_per_node"].get<int64_t>();
       if (on_slurm_nodes)
         check_launcher_ranks(p.slurm["launcher_args"], p.slurm["launcher"].get<std::string>(), ranks,
-                             "/slurm/launcher_args");
+                             slurm_set_by.count("launcher_args") ? slurm_set_by["launcher_args"] : "/slurm/launcher_args");
       else
         check_launcher_ranks(spec.local["mpirun_args"], "mpirun", ranks, "/local/mpirun_args");
     } catch (const BadInput& e) {
