@@ -156,7 +156,11 @@ void write_file_atomic(const fs::path& path, const std::string& text, bool must_
     if (::link(tmpl.c_str(), path.c_str()) != 0) {
       saved = errno;
       ::unlink(tmpl.c_str());
-      if (saved == EEXIST) throw BadInput(path.string() + ": exists already; records are never overwritten");
+      // Checked free before any work (check_writable): one that appeared since fails the run that made it (exit
+      // 1), as other write failures do; exit 2 says nothing was started.
+      if (saved == EEXIST)
+        throw RunFailed(path.string() + ": exists already (it appeared after the start); records are never "
+                        "overwritten");
       errno = saved;
       throw RunFailed(path.string() + ": cannot create: " + errno_text());
     }
