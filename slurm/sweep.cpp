@@ -133,8 +133,11 @@ int local_jobs(const Spec& spec, int jobs) {
 }
 
 // Runs what needs running with mpirun, `jobs` at a time (each its own mpirun and its own output files), in the
-// order of the items; a finished run's line is printed as it ends.
-void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int jobs, std::ostream& out) {
+// order of the items; a finished run's line is printed as it ends. Each run is tied to this process, as pbt's
+// members are: killed (Ctrl-C, SIGTERM), the sweep's death sends its runs SIGUSR1, so they checkpoint and the rerun
+// resumes them; and they hold the folder's lock (lock_fd) until they exit. Before, a killed sweep's runs trained on
+// and a second sweep, finding the folder free, ran the same points beside them.
+void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int jobs, int lock_fd, std::ostream& out) {
   std::vector<Item*> todo;
   for (auto& it : items)
     if (needs_run(it.state)) todo.push_back(&it);
@@ -150,7 +153,8 @@ void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int 
           << "): " << display_line(argv) << std::endl;
     }
     Stopwatch sw;
-    const int rc = run_to_files(argv, l.runs / (it.run->name + ".out"), l.runs / (it.run->name + ".err"));
+    const int rc =
+        run_to_files(argv, l.runs / (it.run->name + ".out"), l.runs / (it.run->name + ".err"), SIGUSR1, lock_fd);
     std::string detail;
     it.state = record_state(record_path(l, *it.run), it.run->config, detail, it.point->ranks);
     std::lock_guard<std::mutex> lock(m);
@@ -444,7 +448,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
       << " under " << l.out.string() << std::endl;
 
   if (o.local) {
-    run_local(spec, items, l, o.jobs, out);
+    run_local(spec, items, l, o.jobs, lock ? lock->fd() : -1, out);
     final_report(points, l, out);
     return;
   }

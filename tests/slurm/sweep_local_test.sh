@@ -174,6 +174,37 @@ r = json.load(open(os.environ["REC"]))
 assert r["status"] == "completed" and r["extra"]["resumed_from_step"] >= 1, (r["status"], r["extra"])
 print("    resumed from step", r["extra"]["resumed_from_step"])'
 
+echo "== a killed sweep's run checkpoints (it trained on) and the rerun resumes it"
+# (Before, the run trained on after the sweep died and a second sweep, finding the folder free, ran it beside it.)
+$py -c 'import json, sys; s = json.load(open("spec.json")); s["axes"] = {}; s["repeats"] = 1
+s["base"]["duration"]["steps"] = 40; s["program"] = [sys.argv[1], "--step-seconds=0.3"]
+json.dump(s, open("slow.json", "w"))' "$steps"
+setsid "$dtbench" sweep slow.json --out "$work/killed" --local >"$work/killed.log" 2>&1 &
+sweep_pid=$!
+wait_for_text "$work/killed/runs/p0-s1.out" "mpi_steps: rank 0 of" 120
+kill -TERM $sweep_pid
+set +e
+wait $sweep_pid
+set -e
+# The run got SIGUSR1 when the sweep died: it checkpoints and leaves a preempted record within seconds (40 steps
+# of 0.3 s would take 12 s), and its processes, which hold the folder's lock, end.
+for _ in $(seq 1 100); do
+  [ -f "$work/killed/runs/p0-s1.json" ] && ! pgrep -f "$work/killed/configs" >/dev/null && break
+  sleep 0.1
+done
+REC="$work/killed/runs/p0-s1.json" $py -c '
+import json, os
+r = json.load(open(os.environ["REC"]))
+assert r["status"] == "preempted", r["status"]'
+[ -f "$work/killed/runs/p0-s1.ckpt" ] || fail "the killed sweep's run left no checkpoint"
+expect 0 "resuming 1 preempted run from its checkpoint" -- "$dtbench" sweep slow.json --out "$work/killed" --local
+REC="$work/killed/runs/p0-s1.json" $py -c '
+import json, os
+r = json.load(open(os.environ["REC"]))
+assert r["status"] == "completed" and r["extra"]["resumed_from_step"] >= 1, (r["status"], r["extra"])
+print("    the killed sweep'"'"'s run checkpointed at step", r["extra"]["resumed_from_step"], "and resumed")'
+rm -r "$work/killed" "$work/killed.log"  # (the check at the end wants every other file inside $out)
+
 echo "== the table shows every point, and missing ones as missing"
 expect 0 "2/2 done" -- "$dtbench" table "$out"
 [ "$(grep -c '2/2 done' <<<"$LAST_OUT")" = 4 ] || fail "expected 4 rows with 2/2 done"
