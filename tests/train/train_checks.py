@@ -1122,6 +1122,11 @@ def check_paths():
             assert [e["value"] for e in said if e["key"] == "eval_samples"] == [2000], "eval_samples"
         if name == "async":
             assert rec["extra"]["async"]["updates"] == 48
+        if name == "mpi-warmup":  # the warmup in epochs, as MLPerf's ResNet rules name it: 6 of 60000 // 64 steps
+            with open(mllog) as f:
+                said = [json.loads(l.split(":::MLLOG", 1)[1]) for l in f if ":::MLLOG" in l]
+            warm = [e["value"] for e in said if e["key"] == "opt_learning_rate_warmup_epochs"]
+            assert warm == [6 / (60000 // 64)], warm
         # Bytes per step against the synchronous ring run's (the same ResNet-8, the ring's bus factor 1 at N = 2):
         # local SGD averages weights and batch norm's statistics (672 floats: 336 channels' mean and variance)
         # after every 4th of its 24 steps, 6 times; post-local SGD allreduces gradients for its first 12 steps,

@@ -379,6 +379,9 @@ void Run::log_init_stop() {
   log_->point(mllog::kGlobalBatchSize, global_);
   log_->point(mllog::kOptName, cfg_["optimizer"]["name"]);
   log_->point(mllog::kOptBaseLearningRate, sched_->peak_lr());
+  // MLPerf's ResNet rules name the warmup in epochs (a fraction when it is given in steps).
+  log_->point(mllog::kOptWarmupEpochs,
+              static_cast<double>(sched_->warmup().steps) / static_cast<double>(data_->steps_per_epoch()));
   log_->point(mllog::kTrainSamples, static_cast<int64_t>(data_->train().size()));
   log_->point(mllog::kEvalSamples, static_cast<int64_t>(data_->test().size()));
   log_->end(mllog::kInitStop);
