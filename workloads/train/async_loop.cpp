@@ -122,6 +122,16 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     if (world.rank() == s) std::copy(server->weights().begin(), server->weights().end(), part.begin());
     world.broadcast(part, s);
   }
+  // Its batch-norm running statistics are the workers' mean, as a synchronous run's per-replica statistics are where
+  // the model is evaluated or saved (each worker kept its own, from its own shard; rank 0's alone were kept before).
+  const std::span<float> stats = model.host_buffers();
+  const bool averaged_stats = !stats.empty() && ranks > 1;
+  if (averaged_stats) {
+    std::vector<double> mean(stats.begin(), stats.end());
+    world.sum(mean);
+    for (size_t i = 0; i < mean.size(); ++i) stats[i] = static_cast<float>(mean[i] / static_cast<double>(ranks));
+    model.push_host_buffers();
+  }
   if (flags[0]) {
     out.status = RunStatus::diverged;
     // As a synchronous run does: one that diverged before its first evaluation is evaluated where it stopped, so
@@ -133,10 +143,12 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     out.status = RunStatus::preempted;
   } else {
     // A run that went to its end is evaluated on that final model, unless rank 0's last evaluation saw every
-    // update already (its label counts server 0's updates, K per step). One stopped at its target keeps the
-    // evaluation that reached it.
+    // update already (its label counts server 0's updates, K per step) and its statistics are that model's (no
+    // batch norm, or one worker): a second point at the last step then holds the saved model's. One stopped at its
+    // target keeps the evaluation that reached it.
     const bool finished_early = world.root() && server->stats().updates < total_steps * ranks;
-    if (world.root() && !finished_early && (st.curve.empty() || st.curve.back().step < total_steps))
+    if (world.root() && !finished_early &&
+        (st.curve.empty() || st.curve.back().step < total_steps || averaged_stats))
       evaluate(total_steps, static_cast<double>(total_steps * ranks) / updates_per_epoch);
     out.status = st.tta ? RunStatus::reached_target : RunStatus::completed;
   }
