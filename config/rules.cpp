@@ -373,6 +373,15 @@ std::vector<Rule> build_rules() {
                      "synchronised batch norm needs the ranks to step together; asynchronous SGD's workers do "
                      "not (use mode \"sync\", \"local_sgd\" or \"post_local_sgd\")");
        }},
+      // Local SGD's replicas hold different weights between averages: statistics pooled across them (and a backward
+      // through each rank's own scale) are no one model's batch norm, and every local step would communicate.
+      {"/parallel/sync_bn", Needs::config,
+       [](const Json& c, int) {
+         const std::string mode = c["parallel"]["mode"].get<std::string>();
+         return when((mode == "local_sgd" || mode == "post_local_sgd") && c["parallel"]["sync_bn"].get<bool>(),
+                     "synchronised batch norm pools statistics across replicas that hold one model; local SGD's "
+                     "differ between averages (mode \"" + mode + "\" averages the replicas' own statistics instead)");
+       }},
       {"/parallel/sync_bn", Needs::config,
        [](const Json& c, int) {
          return when(c["backend"] == "gpu" && c["parallel"]["sync_bn"].get<bool>(),
