@@ -23,12 +23,12 @@ CostTerms cost_terms(const std::string& reducer, int ranks, double bytes, const 
 
 double allreduce_seconds(const std::string& reducer, int ranks, double bytes, const ReducerOptions& options,
                          double eager_bytes, const CostParams& link, const std::optional<CostParams>& intra) {
-  if (!intra) return predict_seconds(cost_terms(reducer, ranks, bytes, options, eager_bytes), link);
+  if (!intra) return link_seconds(cost_terms(reducer, ranks, bytes, options, eager_bytes), link, bytes);
   if (reducer != "hierarchical")
     throw BadInput("cost model: a link within the nodes applies to the hierarchical reducer only, not '" + reducer + "'");
   if (ranks <= 1 || bytes <= 0) return 0;
   const Hierarchical::CostParts parts = Hierarchical::cost_parts(ranks, bytes, options, eager_bytes);
-  return predict_seconds(parts.within, *intra) + predict_seconds(parts.among, link);
+  return link_seconds(parts.within, *intra, bytes) + link_seconds(parts.among, link, bytes);
 }
 
 // ---- fitting --------------------------------------------------------------------------------------------
@@ -214,7 +214,10 @@ Json intra_node_json(int ranks_per_node, const CostParams& link) {
 }
 
 Json link_json(const CostParams& link) {
-  return {{"alpha_s", link.alpha}, {"beta_s_per_byte", link.beta}, {"gamma_s_per_byte", link.gamma}};
+  Json j = {{"alpha_s", link.alpha}, {"beta_s_per_byte", link.beta}, {"gamma_s_per_byte", link.gamma}};
+  if (link.cache_bytes > 0 && link.beta_mem > 0)  // a fitted profile's memory regime (link_seconds prices it)
+    j["beta_mem_s_per_byte"] = link.beta_mem, j["cache_bytes"] = link.cache_bytes;
+  return j;
 }
 
 Json FittedModel::to_json() const {

@@ -132,6 +132,9 @@ Json print_batch_split(const ModelCliOptions& cli, const std::string& network, d
   std::printf("# alpha %.3f us, beta %.5f ns/B (%.3f GB/s), gamma %.5f ns/B; hidden: allreduce <= backward "
               "(%.2f of the compute)\n",
               in.link.alpha * 1e6, in.link.beta * 1e9, 1e-9 / in.link.beta, in.link.gamma * 1e9, in.backward_share);
+  if (in.link.cache_bytes > 0 && in.link.beta_mem > 0)  // a fitted profile's memory regime, which the rows price
+    std::printf("# buffers above %.0f B pay beta_mem %.5f ns/B more (%.3f GB/s in all)\n", in.link.cache_bytes,
+                in.link.beta_mem * 1e9, 1e-9 / (in.link.beta + in.link.beta_mem));
   if (in.intra_link)
     std::printf("# within nodes of %d: %s, alpha %.3f us, beta %.5f ns/B (%.3f GB/s); %s joins the node leaders\n",
                 in.options.ranks_per_node, cli.intra_network.c_str(), in.intra_link->alpha * 1e6,
@@ -141,7 +144,10 @@ Json print_batch_split(const ModelCliOptions& cli, const std::string& network, d
   for (const auto& r : bs.rows)
     std::printf("  %8d %10d %14.1f %14.1f %14.1f %8s\n", r.nodes, r.per_node, r.compute_s * 1e6, r.window_s * 1e6,
                 r.comm_s * 1e6, r.hidden ? "yes" : "no");
-  std::printf("# crossover: %d images per node (%d nodes)", bs.crossover_per_node, cli.batch / bs.crossover_per_node);
+  if (bs.crossover_per_node > 0)
+    std::printf("# crossover: %d images per node (%d nodes)", bs.crossover_per_node, cli.batch / bs.crossover_per_node);
+  else
+    std::printf("# crossover: none (no split hides the allreduce)");
   if (cli.batch == 1024)
     std::printf("; the seeds' cases: 16 x 64 %s, 1024 x 1 %s", bs.row(64).hidden ? "hidden" : "not hidden",
                 bs.row(1).hidden ? "hidden" : "not hidden");

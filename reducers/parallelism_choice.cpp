@@ -57,7 +57,7 @@ PipelineCost pipeline_cost(const ParallelismInput& in, int ranks) {
     CostTerms t;
     t.messages(1, bytes, in.eager_bytes);
     t.beta = bytes;
-    const double x = predict_seconds(t, group_link(in, ranks));
+    const double x = link_seconds(t, group_link(in, ranks), bytes);
     sum_x += x, x_max = std::max(x_max, x);
   }
   const double slots = m + ranks - 1;
@@ -73,19 +73,19 @@ double model_parallel_comm_seconds(const ParallelismInput& in, int ranks) {
   double seconds = 0;
   for (size_t l = 1; l < in.widths.size(); ++l) {
     const double inputs = double(in.widths[l - 1]), outputs = double(in.widths[l]);
-    seconds += predict_seconds(allgather_terms(ranks, 4 * b * outputs, in.eager_bytes), link);
+    seconds += link_seconds(allgather_terms(ranks, 4 * b * outputs, in.eager_bytes), link, 4 * b * outputs);
     if (l == 1) continue;  // the first layer's input gradient is not needed
     const double grad = 4 * b * inputs;  // one member's partial input gradient
     if (ranks == 2) {
       CostTerms back = allgather_terms(ranks, ranks * grad, in.eager_bytes);
       back.gamma = (ranks - 1) * grad;
-      seconds += predict_seconds(back, link);
+      seconds += link_seconds(back, link, ranks * grad);
     } else {
       // The reduce-scatter's alltoall (the same terms as an allgather of the gradient: K - 1 blocks of grad / K
       // each way), the sum of K blocks, then the allgather of the sums.
       CostTerms scatter = allgather_terms(ranks, grad, in.eager_bytes);
       scatter.gamma = (ranks - 1) * grad / ranks;
-      seconds += predict_seconds(scatter, link) + predict_seconds(allgather_terms(ranks, grad, in.eager_bytes), link);
+      seconds += link_seconds(scatter, link, grad) + link_seconds(allgather_terms(ranks, grad, in.eager_bytes), link, grad);
     }
   }
   return seconds;

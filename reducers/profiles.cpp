@@ -12,7 +12,9 @@ namespace {
 
 double positive(const JsonFields& f, const std::string& key) {
   const double v = f.number(key);
-  if (!(v > 0) || !std::isfinite(v)) throw BadInput(f.pointer(key) + ": expected a number > 0, got " + f.at(key).dump());
+  // Its reciprocal too is taken (seconds per byte from a bandwidth): one too small for that is refused.
+  if (!(v > 0) || !std::isfinite(v) || !std::isfinite(1.0 / v))
+    throw BadInput(f.pointer(key) + ": expected a number > 0 (and above 1e-308), got " + f.at(key).dump());
   return v;
 }
 

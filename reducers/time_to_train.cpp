@@ -22,7 +22,7 @@ Json network_json(const NetworkProfile& n) {
 // One allreduce of `bytes` on `ranks` ranks with `reducer` over network `n` (whole messages, as a
 // published algorithm sends them).
 double allreduce_seconds(const std::string& reducer, int ranks, double bytes, const NetworkProfile& n, double gamma) {
-  return predict_seconds(cost_terms(reducer, ranks, bytes, BatchSplitInput::unsegmented_options()), n.params(gamma));
+  return link_seconds(cost_terms(reducer, ranks, bytes, BatchSplitInput::unsegmented_options()), n.params(gamma), bytes);
 }
 
 }  // namespace

@@ -119,6 +119,32 @@ TEST(CostModel, TreeCountsMessagesOnTheCriticalPath) {
   expect_terms(cost_terms("tree", 4, n, unsegmented()), 5, 5 * n, 3 * n);
 }
 
+TEST(CostModel, TreeCountsAgreeWithAPassOverEveryRank) {
+  // The reference: every rank of the heap visited, as the tree's run() orders its messages (a parent takes its
+  // left child, then its right, and sends to them in that order). The model counts by subtree size instead.
+  for (int p = 2; p <= 3000; p += (p < 140 ? 1 : 37)) {
+    std::vector<double> done(size_t(p), 0.0), ready(size_t(p), 0.0);
+    for (int i = p - 1; i >= 0; --i) {
+      double t = 0;
+      for (int child : {2 * i + 1, 2 * i + 2})
+        if (child < p) t = std::max(t, done[size_t(child)]) + 1;
+      done[size_t(i)] = t;
+    }
+    double down = 0;
+    for (int i = 0; i < p; ++i) {
+      int k = 0;
+      for (int child : {2 * i + 1, 2 * i + 2})
+        if (child < p) ready[size_t(child)] = ready[size_t(i)] + (++k);
+      down = std::max(down, ready[size_t(i)]);
+    }
+    const CostTerms t = cost_terms("tree", p, 1, unsegmented());
+    ASSERT_EQ(t.gamma, done[0]) << "p = " << p;
+    ASSERT_EQ(t.beta, done[0] + down) << "p = " << p;
+  }
+  // The model's largest node count (2^30) is priced at once (a pass over every rank took 16 GiB).
+  EXPECT_GT(cost_terms("tree", 1 << 30, 1, unsegmented()).beta, 2 * 29);
+}
+
 TEST(CostModel, ParameterServerChargesTheServersLink) {
   const double n = 1 << 20;
   ReducerOptions o = unsegmented();

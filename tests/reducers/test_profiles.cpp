@@ -47,7 +47,12 @@ TEST(Profiles, ErrorsNameTheFileAndThePointer) {
   ASSERT_EQ(error_of(networks, compute), "");
   Json n = networks;
   n["profiles"][2]["alpha_s"] = -1;
-  EXPECT_EQ(error_of(n, compute), "networks.json: /profiles/2/alpha_s: expected a number > 0, got -1");
+  EXPECT_EQ(error_of(n, compute), "networks.json: /profiles/2/alpha_s: expected a number > 0 (and above 1e-308), got -1");
+  // A bandwidth whose reciprocal (seconds per byte) overflows: the model divided by a zero crossover (SIGFPE).
+  n = networks;
+  n["profiles"][1]["bandwidth_bytes_per_s"] = 1e-320;
+  EXPECT_EQ(error_of(n, compute),
+            "networks.json: /profiles/1/bandwidth_bytes_per_s: expected a number > 0 (and above 1e-308), got 1e-320");
   n = networks;
   n["profiles"][0]["latency"] = 1;
   EXPECT_EQ(error_of(n, compute), "networks.json: /profiles/0/latency: unexpected field");
