@@ -203,6 +203,12 @@ void run_model_command(const ModelCliOptions& cli) {
   if (cli.fit.empty() && !cli.check.empty()) throw BadInput("--check needs --fit");
   const std::vector<int> ranks = parse_int_list(cli.ranks, "--ranks");
   const double bytes = static_cast<double>(parse_bytes(cli.bytes, "--bytes"));
+  // Read before anything is printed, whether or not a fit uses them (they were ignored unread without --fit).
+  const double eager = static_cast<double>(parse_bytes(cli.eager, "--eager-bytes"));
+  const double fit_max = cli.fit_max.empty() ? 0.0 : static_cast<double>(parse_bytes(cli.fit_max, "--fit-max-bytes"));
+  if (cli.fit.empty() && !cli.fit_max.empty()) throw BadInput("--fit-max-bytes needs --fit");
+  if (cli.fit.empty() && eager != kDefaultEagerBytes)
+    throw BadInput("--eager-bytes needs --fit (a published network's messages all pay its one alpha)");
   // --layers: a fully connected stack, whose fp32 gradient is the batch split's default model bytes.
   std::vector<int64_t> widths;
   if (!cli.layers.empty()) {
@@ -223,8 +229,12 @@ void run_model_command(const ModelCliOptions& cli) {
   if (split) {
     if (cli.batch < 1 || (cli.batch & (cli.batch - 1)) != 0)
       throw BadInput("--batch must be a power of two, got " + std::to_string(cli.batch));
-    if (!(cli.compute_us_per_image > 0) || std::isinf(cli.compute_us_per_image))
+    if (!(cli.compute_us_per_image * 1e-6 > 0) || std::isinf(cli.compute_us_per_image))  // > 0 in seconds too
       throw BadInput("--compute-us-per-image must be a finite number > 0");
+    if (!(model_bytes > 0))  // named by the option that gave them (the split said "gradient bytes must be > 0")
+      throw BadInput(!cli.model_bytes.empty() ? "--model-bytes must be > 0 (the gradient bytes per step)"
+                                              : "--bytes must be > 0: without --model-bytes, the batch split's gradient "
+                                                "bytes per step");
     if (!(cli.backward_share > 0 && cli.backward_share <= 1)) throw BadInput("--backward-share must be in (0, 1]");
     if (network.empty()) throw BadInput("--network: give a profile of networks.json, or --fit for the fitted one");
     if (network == "fitted" && cli.fit.empty()) throw BadInput("--network fitted needs --fit");
@@ -288,10 +298,9 @@ void run_model_command(const ModelCliOptions& cli) {
     return;
   }
 
-  const double fit_max = cli.fit_max.empty() ? 0.0 : static_cast<double>(parse_bytes(cli.fit_max, "--fit-max-bytes"));
   FittedModel m;
   try {
-    m = fit_cost_model(docs, static_cast<double>(parse_bytes(cli.eager, "--eager-bytes")), fit_max);
+    m = fit_cost_model(docs, eager, fit_max);
   } catch (const BadInput& e) {  // its messages count the files ("fit file 2"): which they are
     std::string files;
     for (const auto& f : cli.fit) files += (files.empty() ? "" : ", ") + f;
@@ -422,7 +431,8 @@ void add_model_command(CLI::App& app) {
   cmd->add_option("--micro-batches", cli->micro_batches,
                   "Data against model parallelism: the pipeline's micro-batches per step (0: 4 per rank, at most "
                   "--batch)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(cli::non_negative);  // before any table is printed
   cmd->add_option("--ranks-per-node", cli->ranks_per_node,
                   "hierarchical: ranks per node in the predictions, the batch split and the parallelism table "
                   "(0: one node; default: the fitted sweeps' nodes)")
