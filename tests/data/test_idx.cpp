@@ -192,6 +192,21 @@ TEST_F(Idx, GarbageAfterGzip) {
                                 "offset " + std::to_string(end));
 }
 
+TEST_F(Idx, ZeroPaddingAfterGzipIsIgnoredAsGnuGzipDoes) {
+  // `gzip -t` and Python's gzip accept a stream padded with zero bytes (to a tape or archive block); it was refused
+  // as trailing garbage. A nonzero byte after the zeros is still garbage.
+  Bytes g = gzip(idx_images(kN, kRows, kCols, pixels()));
+  const size_t end = g.size();
+  g.insert(g.end(), 512 - end % 512, 0);
+  write(g, idx_labels(kN, kLabels));
+  expect_small_set(read_idx(images(), labels(), 10));
+  g.push_back(7);
+  write(g, idx_labels(kN, kLabels));
+  EXPECT_EQ(bad_input([&] { read_idx(images(), labels(), 10); }),
+            images().string() + ": corrupt gzip: " + std::to_string(g.size() - end) +
+                " bytes of trailing garbage after the gzip stream at compressed byte offset " + std::to_string(end));
+}
+
 TEST_F(Idx, ForgedGzipSizeIsNotBelieved) {
   // The trailer's ISIZE claims 4 GiB - 16; the reader may not allocate what the trailer says before the data
   // proves it (deflate expands at most 1032:1): the length check fails after a small allocation. The peak

@@ -74,6 +74,9 @@ std::vector<uint8_t> gunzip(const std::vector<uint8_t>& raw, const fs::path& pat
     if (rc == Z_OK) continue;
     if (rc == Z_STREAM_END) {
       if (in_pos == raw.size()) break;
+      // Zero bytes padding the file to a block (tapes, some archivers) end it, as GNU gzip ignores them.
+      if (std::all_of(raw.begin() + static_cast<std::ptrdiff_t>(in_pos), raw.end(), [](uint8_t b) { return b == 0; }))
+        break;
       if (!is_gzip(raw, in_pos))
         throw BadInput(path.string() + ": corrupt gzip: " + std::to_string(raw.size() - in_pos) +
                        " bytes of trailing garbage after the gzip stream at compressed byte offset " +
