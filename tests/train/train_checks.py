@@ -1225,6 +1225,25 @@ def check_ssp():
         got = [(p["bytes_received"], p["bytes_sent"]) for p in a["per_server"]]
         assert sum(r for r, _ in got) == k * steps * (16 * servers + 4 * params), got
         assert all(r == sent and r > k * steps * 16 for r, sent in got), got
+    # Batch norm's running statistics of an asynchronous run are the workers' mean (a hunt found rank 0's own saved).
+    # With a learning rate of 1e-30 the weights stay the initial ones in float32, so each worker's statistics depend
+    # only on its batches, which are a synchronous rank's at the same step: the asynchronous run's saved statistics
+    # must equal those of a synchronous run with per-replica statistics (saved as the replicas' mean). Rank 0's own
+    # differ from that mean by about 1e-1 (two shards of 32 images); the mean over two ranks is summed in double
+    # (async) or float (the allreduce), so they agree to float rounding (1e-6 relative).
+    still = dict(optimizer={"name": "sgd", "lr": 1e-30, "momentum": 0.0, "weight_decay": 0.0},
+                 duration={"steps": 6}, eval={"every_steps": 6, "batch": 200, "test_samples": 400})
+    sync_w, sync_rec = run_saving_weights(2, fmnist_config("bn-still-sync", **still))
+    async_w, _ = run_saving_weights(2, fmnist_config("bn-still-async", parallel={"mode": "async"},
+                                                     reducer={"name": "async_parameter_server"}, **still))
+    n = sync_rec["extra"]["weights"]["parameters"]
+    # (Parameters at 0, batch norm's shifts, move by about 1e-30 * g, differently under the two modes: nothing else.)
+    moved = float(np.abs(sync_w[:n].astype(np.float64) - async_w[:n]).max())
+    assert moved < 1e-20, f"a learning rate of 1e-30 moved the weights by {moved}"
+    sb, ab = sync_w[n:].astype(np.float64), async_w[n:].astype(np.float64)
+    err = float(np.abs(ab - sb).max() / np.abs(sb).max())
+    print(f"asynchronous batch-norm statistics against the synchronous replicas' mean: {err:.3g} relative")
+    assert sb.size > 0 and err <= 1e-6, err
 
 
 def trace_problems(doc, ranks, asynchronous=False):
