@@ -12,9 +12,16 @@ namespace {
 
 double positive(const JsonFields& f, const std::string& key) {
   const double v = f.number(key);
-  // Its reciprocal too is taken (seconds per byte from a bandwidth): one too small for that is refused.
-  if (!(v > 0) || !std::isfinite(v) || !std::isfinite(1.0 / v))
-    throw BadInput(f.pointer(key) + ": expected a number > 0 (and above 1e-308), got " + f.at(key).dump());
+  if (!(v > 0) || !std::isfinite(v)) throw BadInput(f.pointer(key) + ": expected a number > 0, got " + f.at(key).dump());
+  return v;
+}
+
+// A link's bytes per second, within what a link can be: its reciprocal prices every byte, and one of 1e-300 B/s
+// made every time infinite (a table of lround(inf) steps) or, below 5.6e-309, crashed the split (SIGFPE).
+double bandwidth(const JsonFields& f, const std::string& key) {
+  const double v = f.number(key);
+  if (!(v >= 1 && v <= 1e15))
+    throw BadInput(f.pointer(key) + ": expected bytes per second in [1, 1e15], got " + f.at(key).dump());
   return v;
 }
 
@@ -105,7 +112,7 @@ void parse_networks(const Json& doc, Profiles& p) {
     p.networks.push_back({.name = unique_name(f, names),
                           .label = f.string("label"),
                           .alpha_s = positive(f, "alpha_s"),
-                          .bandwidth_bytes_per_s = positive(f, "bandwidth_bytes_per_s"),
+                          .bandwidth_bytes_per_s = bandwidth(f, "bandwidth_bytes_per_s"),
                           .alpha_basis = basis(f, "alpha_basis"),
                           .bandwidth_basis = basis(f, "bandwidth_basis"),
                           .sources = sources(f)});

@@ -47,12 +47,15 @@ TEST(Profiles, ErrorsNameTheFileAndThePointer) {
   ASSERT_EQ(error_of(networks, compute), "");
   Json n = networks;
   n["profiles"][2]["alpha_s"] = -1;
-  EXPECT_EQ(error_of(n, compute), "networks.json: /profiles/2/alpha_s: expected a number > 0 (and above 1e-308), got -1");
-  // A bandwidth whose reciprocal (seconds per byte) overflows: the model divided by a zero crossover (SIGFPE).
-  n = networks;
-  n["profiles"][1]["bandwidth_bytes_per_s"] = 1e-320;
-  EXPECT_EQ(error_of(n, compute),
-            "networks.json: /profiles/1/bandwidth_bytes_per_s: expected a number > 0 (and above 1e-308), got 1e-320");
+  EXPECT_EQ(error_of(n, compute), "networks.json: /profiles/2/alpha_s: expected a number > 0, got -1");
+  // A bandwidth whose reciprocal (seconds per byte) overflows: the model divided by a zero crossover (SIGFPE); one
+  // of 1e-300 B/s printed steps of lround(inf). A link is refused outside 1 B/s .. 1 PB/s.
+  for (double bad : {1e-320, 1e-300, 0.5, 2e15}) {
+    n = networks;
+    n["profiles"][1]["bandwidth_bytes_per_s"] = bad;
+    EXPECT_EQ(error_of(n, compute), "networks.json: /profiles/1/bandwidth_bytes_per_s: expected bytes per second in "
+                                    "[1, 1e15], got " + Json(bad).dump());
+  }
   n = networks;
   n["profiles"][0]["latency"] = 1;
   EXPECT_EQ(error_of(n, compute), "networks.json: /profiles/0/latency: unexpected field");
