@@ -1,6 +1,7 @@
 #include "analysis/mlperf_rcp.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "core/error.hpp"
@@ -17,10 +18,21 @@ constexpr size_t kMinRuns = 3;  // the olympic mean drops the fastest and the sl
 Json hyperparams(const RunRecord& r) {
   const Json& cfg = r.config;
   const Json& opt = cfg["optimizer"];
+  // The warmup in epochs as the run's MLLOG file logs it: the steps the schedule warms up for (epochs rounded to
+  // steps, optim/schedule.cpp) over the steps per epoch; a record without its steps per epoch, as configured.
+  const Json& warm = cfg["schedule"]["warmup"];
+  Json warm_epochs = warm["epochs"];
+  if (r.extra.contains("steps_per_epoch") && r.extra["steps_per_epoch"].is_number() &&
+      r.extra["steps_per_epoch"].get<double>() > 0) {
+    const double spe = r.extra["steps_per_epoch"].get<double>();
+    const double steps = warm["steps"].get<int64_t>() > 0 ? static_cast<double>(warm["steps"].get<int64_t>())
+                                                          : static_cast<double>(std::llround(warm["epochs"].get<double>() * spe));
+    warm_epochs = steps / spe;
+  }
   Json h = {{"opt_name", opt["name"]},
             {"lr_scaling", cfg["lr_scaling"]["rule"]},
-            {"opt_learning_rate_warmup_epochs", cfg["schedule"]["warmup"]["epochs"]},
-            {"opt_learning_rate_warmup_steps", cfg["schedule"]["warmup"]["steps"]},
+            {"opt_learning_rate_warmup_epochs", warm_epochs},
+            {"opt_learning_rate_warmup_steps", warm["steps"]},
             {"schedule", cfg["schedule"]["name"]}};
   if (r.extra.contains("peak_lr")) h["opt_base_learning_rate"] = r.extra["peak_lr"];
   else if (cfg["lr_scaling"]["rule"] == "none") h["opt_base_learning_rate"] = opt["lr"];

@@ -506,7 +506,8 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   Json doc = {{"name", "rcp"},
               {"base", {{"duration", {{"steps", 10}}}, {"eval", {{"target_accuracy", 0.9}}},
                         {"optimizer", {{"name", "sgd"}, {"lr", 0.1}, {"momentum", 0.9}}},
-                        {"lr_scaling", {{"rule", "linear"}, {"reference_batch", 64}}}}},
+                        {"lr_scaling", {{"rule", "linear"}, {"reference_batch", 64}}},
+                        {"schedule", {{"warmup", {{"steps", 3}}}}}}},
               {"axes", {{"batch.global", {128, 256}}}},
               {"repeats", 4}};
   auto spec = dtbench::slurm::parse_spec(doc, ".");
@@ -523,6 +524,7 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
     r.finished_utc = "2026-11-25T23:00:00Z";
     r.provenance = {{"cpu", {{"model", "AMD EPYC"}}}};
     r.extra["peak_lr"] = 0.1 * static_cast<double>(batch) / 64;  // what the trainer records: linear from 64
+    r.extra["steps_per_epoch"] = 7;
     if (epoch) r.time_to_accuracy = dtbench::TimeToAccuracy{10, 5, *epoch, 640};
     dtbench::write_json_atomic(dir / "runs" / (run.name + ".json"), r.to_json(), false);
   };
@@ -546,6 +548,8 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   // scaled to 128.
   EXPECT_DOUBLE_EQ(ref["Hyperparams"]["opt_base_learning_rate"].get<double>(), 0.2);
   EXPECT_EQ(ref["Hyperparams"]["opt_momentum"], 0.9);
+  // The warmup in epochs as the MLLOG file logs it (3 steps of 7 per epoch; it said the config's 0 epochs).
+  EXPECT_DOUBLE_EQ(ref["Hyperparams"]["opt_learning_rate_warmup_epochs"].get<double>(), 3.0 / 7);
   EXPECT_EQ(ref["Platform"], "1xAMD EPYC");
   EXPECT_EQ(ref["Creator"], "dtbench");
   ASSERT_EQ(set.skipped.size(), 1u);
