@@ -159,8 +159,8 @@ void write_file_atomic(const fs::path& path, const std::string& text, bool must_
       // Checked free before any work (check_writable): one that appeared since fails the run that made it (exit
       // 1), as other write failures do; exit 2 says nothing was started.
       if (saved == EEXIST)
-        throw RunFailed(path.string() + ": exists already (it appeared after the start); records are never "
-                        "overwritten");
+        throw RunFailed(path.string() + ": exists already (it appeared after the start); an existing record or "
+                        "output is never overwritten");
       errno = saved;
       throw RunFailed(path.string() + ": cannot create: " + errno_text());
     }

@@ -42,8 +42,8 @@ void check_campaign_kind(const std::filesystem::path& dir, const std::string& ow
 
 // Writes `text` to `path` atomically. must_be_new: the final name is created with link(2), which
 // fails rather than replace an existing file, so even two racing writers never overwrite a record.
-// Otherwise the file is replaced with rename(2). Throws RunFailed on I/O errors and BadInput when a
-// new file's name is taken. The temporary file never outlives a failure.
+// Otherwise the file is replaced with rename(2). Throws RunFailed on I/O errors and when a new file's name is
+// taken (callers check it free before any work: check_writable). The temporary file never outlives a failure.
 void write_file_atomic(const std::filesystem::path& path, const std::string& text, bool must_be_new);
 
 // JSON with two-space indentation and a trailing newline.

@@ -77,7 +77,7 @@ bool run_experiment(const Experiment& e, const fs::path& out, const RunOptions& 
       const fs::path to = out / e.name / file;
       if (o.mode == RunMode::dry_run) {
         log << "  would copy " << (published_dir() / file).string() << " to " << to.string() << "\n";
-      } else if (!fs::exists(to)) {
+      } else if (std::error_code ec; !fs::exists(fs::symlink_status(to, ec))) {  // a dangling link is there too
         fs::create_directories(to.parent_path());
         write_file_atomic(to, read_regular_file(published_dir() / file, size_t{64} << 20, "published file"), true);
       }

@@ -182,16 +182,21 @@ json.dump(s, open("slow.json", "w"))' "$steps"
 setsid "$dtbench" sweep slow.json --out "$work/killed" --local >"$work/killed.log" 2>&1 &
 sweep_pid=$!
 wait_for_text "$work/killed/runs/p0-s1.out" "mpi_steps: rank 0 of" 120
+# The run's mpirun holds the folder's lock too (inherited), so no sweep can start beside it once this one is gone.
+run_pid=$(pgrep -f "mpirun.*$work/killed/configs" | head -1)
+[ -n "$run_pid" ] || fail "no mpirun of the killed sweep's run"
+ls -l /proc/"$run_pid"/fd | grep -qF "$work/killed/.lock" || fail "the run does not hold the sweep's lock"
 kill -TERM $sweep_pid
 set +e
 wait $sweep_pid
 set -e
 # The run got SIGUSR1 when the sweep died: it checkpoints and leaves a preempted record within seconds (40 steps
 # of 0.3 s would take 12 s), and its processes, which hold the folder's lock, end.
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
   [ -f "$work/killed/runs/p0-s1.json" ] && ! pgrep -f "$work/killed/configs" >/dev/null && break
   sleep 0.1
 done
+pgrep -f "$work/killed/configs" >/dev/null && fail "the killed sweep's run still runs after 60 s"
 REC="$work/killed/runs/p0-s1.json" $py -c '
 import json, os
 r = json.load(open(os.environ["REC"]))

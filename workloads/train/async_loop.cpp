@@ -124,8 +124,9 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
   }
   // Its batch-norm running statistics are the workers' mean, as a synchronous run's per-replica statistics are where
   // the model is evaluated or saved (each worker kept its own, from its own shard; rank 0's alone were kept before).
+  // A diverged run keeps rank 0's own (another worker's may hold NaN from its non-finite weights).
   const std::span<float> stats = model.host_buffers();
-  const bool averaged_stats = !stats.empty() && ranks > 1;
+  const bool averaged_stats = !stats.empty() && ranks > 1 && flags[0] == 0;
   if (averaged_stats) {
     std::vector<double> mean(stats.begin(), stats.end());
     world.sum(mean);
