@@ -142,11 +142,17 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
       check_slurm_section(p.slurm, "/slurm");
       // The arguments of the launcher this sweep runs under: Slurm's scripts' or --local's mpirun.
       const int64_t ranks = p.slurm["nodes"].get<int64_t>() * p.slurm["tasks_per_node"].get<int64_t>();
-      if (on_slurm_nodes)
-        check_launcher_ranks(p.slurm["launcher_args"], p.slurm["launcher"].get<std::string>(), ranks,
-                             slurm_set_by.count("launcher_args") ? slurm_set_by["launcher_args"] : "/slurm/launcher_args");
-      else
+      const int64_t per_node = p.slurm["tasks_per_node"].get<int64_t>();
+      if (on_slurm_nodes) {
+        const std::string at =
+            slurm_set_by.count("launcher_args") ? slurm_set_by["launcher_args"] : "/slurm/launcher_args";
+        const std::string launcher = p.slurm["launcher"].get<std::string>();
+        check_launcher_ranks(p.slurm["launcher_args"], launcher, ranks, at);
+        check_launcher_ranks_per_node(p.slurm["launcher_args"], launcher, per_node, ranks, false, at);
+      } else {
         check_launcher_ranks(spec.local["mpirun_args"], "mpirun", ranks, "/local/mpirun_args");
+        check_launcher_ranks_per_node(spec.local["mpirun_args"], "mpirun", per_node, ranks, true, "/local/mpirun_args");
+      }
     } catch (const BadInput& e) {
       throw BadInput(std::string(e.what()) + " (point " + p.id + ": " + describe(p) + ")");
     }

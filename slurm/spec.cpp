@@ -287,7 +287,7 @@ void check_launcher_ranks(const Json& args, const std::string& launcher, int64_t
   // config was resolved for (its batch split, its record's rank count): the run would fail or its record be refused.
   // The launchers' rank-count options: mpirun -np/-n/--np/--n/-c/--c N (the count its own word), srun -n N, -nN,
   // --ntasks N, --ntasks=N. The other launcher's spelling, or a count option with no count after it, fails at launch:
-  // refused too. (Options that imply a count, as --npernode or --ntasks-per-node, are not read.)
+  // refused too. (Counts per node, as --npernode or --ntasks-per-node: check_launcher_ranks_per_node.)
   const bool srun = launcher == "srun";
   const std::string spelling = srun ? "-n N or --ntasks=N" : "-np N, the count its own word";
   for (size_t i = 0; i < args.size(); ++i) {
@@ -320,6 +320,47 @@ void check_launcher_ranks(const Json& args, const std::string& launcher, int64_t
       fail(at, "'" + words + "' asks " + launcher + " for " + std::to_string(asked) + (asked == 1 ? " rank" : " ranks") +
                    ", where nodes x tasks_per_node is " + std::to_string(ranks) + " (set the rank count with "
                    "/slurm/nodes and /slurm/tasks_per_node, or leave the option out)");
+  }
+}
+
+void check_launcher_ranks_per_node(const Json& args, const std::string& launcher, int64_t tasks_per_node,
+                                   int64_t ranks, bool one_host, const std::string& ptr) {
+  // Options that place a count of ranks on each node: mpirun --npernode N (-npernode, --npernode=N) and
+  // --map-by ppr:N:node[:...] (--map-by=...), srun --ntasks-per-node N (=N). Under Slurm the count is the
+  // allocation's tasks per node, and another one starts another number of ranks (or fails at launch); on this host
+  // (mpirun -np K, every rank here) fewer than K leaves ranks without a place.
+  const bool srun = launcher == "srun";
+  auto next = [&](size_t& i) -> std::string {
+    if (i + 1 == args.size()) fail(ptr + "/" + std::to_string(i), "'" + args[i].get<std::string>() + "' without a value after it");
+    return args[++i].get<std::string>();
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string a = args[i].get<std::string>();
+    const std::string at = ptr + "/" + std::to_string(i);
+    std::string value, words;
+    if (srun && a == "--ntasks-per-node") value = next(i), words = a + " " + value;
+    else if (srun && a.rfind("--ntasks-per-node=", 0) == 0) value = a.substr(18), words = a;
+    else if (!srun && (a == "--npernode" || a == "-npernode")) value = next(i), words = a + " " + value;
+    else if (!srun && a.rfind("--npernode=", 0) == 0) value = a.substr(11), words = a;
+    else if (!srun && (a == "--map-by" || a == "-map-by" || a.rfind("--map-by=", 0) == 0)) {
+      const std::string m = a.rfind("--map-by=", 0) == 0 ? a.substr(9) : next(i);
+      const size_t colon = m.find(':', 4);
+      if (m.rfind("ppr:", 0) != 0 || colon == std::string::npos || m.compare(colon + 1, 4, "node") != 0) continue;
+      value = m.substr(4, colon - 4), words = a.rfind("--map-by=", 0) == 0 ? a : a + " " + m;
+    } else {
+      continue;
+    }
+    int64_t per_node = -1;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), per_node);
+    if (ec != std::errc() || end != value.data() + value.size() || per_node < 1)
+      fail(at, "'" + words + "': " + launcher + " takes a count of ranks per node there, a whole number of at least 1");
+    const std::string n = std::to_string(per_node) + (per_node == 1 ? " rank" : " ranks");
+    if (one_host && per_node < ranks)
+      fail(at, "'" + words + "' lets " + launcher + " place " + n + " on this host, where the run has " +
+                   std::to_string(ranks) + " (every rank runs here; leave the option out)");
+    if (!one_host && per_node != tasks_per_node)
+      fail(at, "'" + words + "' asks " + launcher + " for " + n + " per node, where /slurm/tasks_per_node is " +
+                   std::to_string(tasks_per_node) + " (set the count there, or leave the option out)");
   }
 }
 

@@ -84,6 +84,11 @@ void check_slurm_section(const Json& slurm, const std::string& pointer);
 // tasks_per_node the config was resolved for. Checked per point (an axis may set nodes, tasks or the arguments) for
 // the launcher it runs under, and on a pbt spec. Throws BadInput naming `pointer`/index.
 void check_launcher_ranks(const Json& args, const std::string& launcher, int64_t ranks, const std::string& pointer);
+// Likewise a count of ranks per node among `args` (mpirun --npernode N, --map-by ppr:N:node; srun
+// --ntasks-per-node N): under Slurm it must be `tasks_per_node`; with `one_host` (mpirun -np `ranks` here) at least
+// `ranks`. Throws BadInput naming `pointer`/index.
+void check_launcher_ranks_per_node(const Json& args, const std::string& launcher, int64_t tasks_per_node,
+                                   int64_t ranks, bool one_host, const std::string& pointer);
 
 // Whether a /slurm/gres value asks for GPUs ("gpu", "gpu:4", "gpu:a100:2").
 bool gres_is_gpu(const std::string& gres);
