@@ -18,16 +18,18 @@ constexpr size_t kMinRuns = 3;  // the olympic mean drops the fastest and the sl
 Json hyperparams(const RunRecord& r) {
   const Json& cfg = r.config;
   const Json& opt = cfg["optimizer"];
-  // The warmup in epochs as the run's MLLOG file logs it: the steps the schedule warms up for (epochs rounded to
-  // steps, optim/schedule.cpp) over the steps per epoch; a record without its steps per epoch, as configured.
+  // The warmup in epochs as the run's MLLOG file logs it: the steps the schedule warmed up for (extra.warmup_steps)
+  // over the steps per epoch. A record written before extra.warmup_steps was kept: a warmup configured in steps
+  // over its steps per epoch, else the configured epochs.
   const Json& warm = cfg["schedule"]["warmup"];
   Json warm_epochs = warm["epochs"];
   if (r.extra.contains("steps_per_epoch") && r.extra["steps_per_epoch"].is_number() &&
       r.extra["steps_per_epoch"].get<double>() > 0) {
     const double spe = r.extra["steps_per_epoch"].get<double>();
-    const double steps = warm["steps"].get<int64_t>() > 0 ? static_cast<double>(warm["steps"].get<int64_t>())
-                                                          : static_cast<double>(std::llround(warm["epochs"].get<double>() * spe));
-    warm_epochs = steps / spe;
+    if (r.extra.contains("warmup_steps") && r.extra["warmup_steps"].is_number())
+      warm_epochs = r.extra["warmup_steps"].get<double>() / spe;
+    else if (warm["steps"].get<int64_t>() > 0)
+      warm_epochs = static_cast<double>(warm["steps"].get<int64_t>()) / spe;
   }
   Json h = {{"opt_name", opt["name"]},
             {"lr_scaling", cfg["lr_scaling"]["rule"]},

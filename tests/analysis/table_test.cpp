@@ -525,6 +525,7 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
     r.provenance = {{"cpu", {{"model", "AMD EPYC"}}}};
     r.extra["peak_lr"] = 0.1 * static_cast<double>(batch) / 64;  // what the trainer records: linear from 64
     r.extra["steps_per_epoch"] = 7;
+    r.extra["warmup_steps"] = 2;  // the schedule's warmup steps, as the trainer records them
     if (epoch) r.time_to_accuracy = dtbench::TimeToAccuracy{10, 5, *epoch, 640};
     dtbench::write_json_atomic(dir / "runs" / (run.name + ".json"), r.to_json(), false);
   };
@@ -548,8 +549,9 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   // scaled to 128.
   EXPECT_DOUBLE_EQ(ref["Hyperparams"]["opt_base_learning_rate"].get<double>(), 0.2);
   EXPECT_EQ(ref["Hyperparams"]["opt_momentum"], 0.9);
-  // The warmup in epochs as the MLLOG file logs it (3 steps of 7 per epoch; it said the config's 0 epochs).
-  EXPECT_DOUBLE_EQ(ref["Hyperparams"]["opt_learning_rate_warmup_epochs"].get<double>(), 3.0 / 7);
+  // The warmup in epochs as the MLLOG file logs it: the record's warmup steps over its 7 steps per epoch (2, set
+  // apart from the config's 3 so that the test tells which is read; it once said the config's 0 epochs).
+  EXPECT_DOUBLE_EQ(ref["Hyperparams"]["opt_learning_rate_warmup_epochs"].get<double>(), 2.0 / 7);
   EXPECT_EQ(ref["Platform"], "1xAMD EPYC");
   EXPECT_EQ(ref["Creator"], "dtbench");
   ASSERT_EQ(set.skipped.size(), 1u);

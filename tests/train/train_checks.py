@@ -1127,6 +1127,8 @@ def check_paths():
                 said = [json.loads(l.split(":::MLLOG", 1)[1]) for l in f if ":::MLLOG" in l]
             warm = [e["value"] for e in said if e["key"] == "opt_learning_rate_warmup_epochs"]
             assert warm == [6 / (60000 // 64)], warm
+            # The record keeps the schedule's warmup steps, which the RCP export divides by the steps per epoch.
+            assert rec["extra"]["warmup_steps"] == 6 and rec["extra"]["steps_per_epoch"] == 60000 // 64, rec["extra"]
         # Bytes per step against the synchronous ring run's (the same ResNet-8, the ring's bus factor 1 at N = 2):
         # local SGD averages weights and batch norm's statistics (672 floats: 336 channels' mean and variance)
         # after every 4th of its 24 steps, 6 times; post-local SGD allreduces gradients for its first 12 steps,
