@@ -173,13 +173,10 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
     fail("/slurm/tasks_per_node", "a member of " + std::to_string(s.ranks) +
                                       " ranks (nodes x tasks_per_node) is more than 65536");
   // Members run under Slurm (--submit) or mpirun here: neither launcher's arguments may ask another rank count.
-  slurm::check_launcher_ranks(s.slurm["launcher_args"], s.slurm["launcher"].get<std::string>(), s.ranks,
-                              "/slurm/launcher_args");
-  slurm::check_launcher_ranks(s.local["mpirun_args"], "mpirun", s.ranks, "/local/mpirun_args");
   const int64_t per_node = s.slurm["tasks_per_node"].get<int64_t>();
-  slurm::check_launcher_ranks_per_node(s.slurm["launcher_args"], s.slurm["launcher"].get<std::string>(), per_node,
-                                       s.ranks, false, "/slurm/launcher_args");
-  slurm::check_launcher_ranks_per_node(s.local["mpirun_args"], "mpirun", per_node, s.ranks, true, "/local/mpirun_args");
+  slurm::check_launcher_args(s.slurm["launcher_args"], s.slurm["launcher"].get<std::string>(), s.ranks, per_node,
+                             false, "/slurm/launcher_args");
+  slurm::check_launcher_args(s.local["mpirun_args"], "mpirun", s.ranks, per_node, true, "/local/mpirun_args");
 
   if (doc.contains("explore") && doc["explore"].is_object() && doc["explore"].contains("perturb")) {
     const Json& p = doc["explore"]["perturb"];

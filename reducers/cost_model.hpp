@@ -90,12 +90,11 @@ inline double predict_seconds(const CostTerms& t, const CostParams& c, const Reg
          r.share * (t.beta * (c.beta + (r.memory ? c.beta_mem : 0)) + t.gamma * c.gamma);
 }
 
-// `t` priced on `link` with one rank per core: the memory regime applies when the buffer moved (`buffer_bytes`)
-// exceeds the link's cache (a fitted profile's; the published networks have none), as the fit priced it.
+// `t` priced on `link` with one rank per core (cores 0 in regime(): no rank queued, nothing stretched, whatever
+// the rank count): the memory regime applies when the buffer moved (`buffer_bytes`) exceeds the link's cache (a
+// fitted profile's; the published networks have none), as the fit priced it.
 inline double link_seconds(const CostTerms& t, const CostParams& link, double buffer_bytes) {
-  Regime r;
-  r.memory = link.cache_bytes > 0 && buffer_bytes > link.cache_bytes;
-  return predict_seconds(t, link, r);
+  return predict_seconds(t, link, regime(t, /*ranks=*/1, /*cores=*/0, buffer_bytes, link.cache_bytes, link.stretch));
 }
 
 // The largest payload Open MPI's shared-memory transport sends eagerly: its btl_vader_eager_limit is

@@ -147,11 +147,9 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
         const std::string at =
             slurm_set_by.count("launcher_args") ? slurm_set_by["launcher_args"] : "/slurm/launcher_args";
         const std::string launcher = p.slurm["launcher"].get<std::string>();
-        check_launcher_ranks(p.slurm["launcher_args"], launcher, ranks, at);
-        check_launcher_ranks_per_node(p.slurm["launcher_args"], launcher, per_node, ranks, false, at);
+        check_launcher_args(p.slurm["launcher_args"], launcher, ranks, per_node, false, at);
       } else {
-        check_launcher_ranks(spec.local["mpirun_args"], "mpirun", ranks, "/local/mpirun_args");
-        check_launcher_ranks_per_node(spec.local["mpirun_args"], "mpirun", per_node, ranks, true, "/local/mpirun_args");
+        check_launcher_args(spec.local["mpirun_args"], "mpirun", ranks, per_node, true, "/local/mpirun_args");
       }
     } catch (const BadInput& e) {
       throw BadInput(std::string(e.what()) + " (point " + p.id + ": " + describe(p) + ")");

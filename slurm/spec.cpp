@@ -282,6 +282,8 @@ void check_slurm_section(const Json& s, const std::string& ptr) {
                                       s["time"].get<std::string>() + " (" + std::to_string(limit) + " s)");
 }
 
+namespace {
+
 void check_launcher_ranks(const Json& args, const std::string& launcher, int64_t ranks, const std::string& ptr) {
   // A rank count among a launcher's arguments other than the point's would start another number of ranks than its
   // config was resolved for (its batch split, its record's rank count): the run would fail or its record be refused.
@@ -362,6 +364,14 @@ void check_launcher_ranks_per_node(const Json& args, const std::string& launcher
       fail(at, "'" + words + "' asks " + launcher + " for " + n + " per node, where /slurm/tasks_per_node is " +
                    std::to_string(tasks_per_node) + " (set the count there, or leave the option out)");
   }
+}
+
+}  // namespace
+
+void check_launcher_args(const Json& args, const std::string& launcher, int64_t ranks, int64_t tasks_per_node,
+                         bool one_host, const std::string& pointer) {
+  check_launcher_ranks(args, launcher, ranks, pointer);
+  check_launcher_ranks_per_node(args, launcher, tasks_per_node, ranks, one_host, pointer);
 }
 
 Json load_base(const Json& base, const fs::path& spec_dir) {

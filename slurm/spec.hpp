@@ -79,16 +79,14 @@ Json check_slurm_value(const std::string& key, const Json& value, const std::str
 
 // Cross-field rules of a resolved Slurm section (signal before the time limit). Throws BadInput.
 void check_slurm_section(const Json& slurm, const std::string& pointer);
-// A rank count among `args`, a launcher's arguments (/slurm/launcher_args for `launcher` srun or mpirun,
-// /local/mpirun_args for mpirun: mpirun -np/-n/--np/-c N, srun -n N, -nN, --ntasks[=]N), must be `ranks`, the nodes x
-// tasks_per_node the config was resolved for. Checked per point (an axis may set nodes, tasks or the arguments) for
-// the launcher it runs under, and on a pbt spec. Throws BadInput naming `pointer`/index.
-void check_launcher_ranks(const Json& args, const std::string& launcher, int64_t ranks, const std::string& pointer);
-// Likewise a count of ranks per node among `args` (mpirun --npernode N, --map-by ppr:N:node; srun
-// --ntasks-per-node N): under Slurm it must be `tasks_per_node`; with `one_host` (mpirun -np `ranks` here) at least
-// `ranks`. Throws BadInput naming `pointer`/index.
-void check_launcher_ranks_per_node(const Json& args, const std::string& launcher, int64_t tasks_per_node,
-                                   int64_t ranks, bool one_host, const std::string& pointer);
+// The counts among `args`, a launcher's arguments (/slurm/launcher_args for `launcher` srun or mpirun,
+// /local/mpirun_args for mpirun on this host, `one_host`), against the nodes x tasks_per_node the config was resolved
+// for: a rank count (mpirun -np/-n/--np/-c N, srun -n N, -nN, --ntasks[=]N) must be `ranks`; a count of ranks per node
+// (mpirun --npernode N, --map-by ppr:N:node; srun --ntasks-per-node N) must be `tasks_per_node` under Slurm and at
+// least `ranks` on one host (every rank runs here). Checked per point (an axis may set nodes, tasks or the arguments)
+// for the launcher it runs under, and on a pbt spec. Throws BadInput naming `pointer`/index.
+void check_launcher_args(const Json& args, const std::string& launcher, int64_t ranks, int64_t tasks_per_node,
+                         bool one_host, const std::string& pointer);
 
 // Whether a /slurm/gres value asks for GPUs ("gpu", "gpu:4", "gpu:a100:2").
 bool gres_is_gpu(const std::string& gres);
