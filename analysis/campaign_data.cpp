@@ -75,9 +75,21 @@ CampaignData from_campaign(const fs::path& dir) {
         RecordFile rec = read_run_record(rd.record_path);
         // A record is its run's only: another run's, copied or moved into this slot, would count as this run (a
         // claim's verdict turned on two records of another campaign), and one record in two slots twice.
+        // Nor is a record of another config or rank count than the index gives the run (a record with its name
+        // and config.name edited moved runs between two groups of a claim's table without a word), as a rerun of
+        // the sweep refuses it. An index whose config file is gone leaves the record its own word.
+        const Json given = config_or_empty(dir / r.config);
+        const std::string differs =
+            rec.record && !given.empty() ? config_difference(rec.record->config, given) : std::string();
         if (rec.record && rec.record->name != r.name)
           unreadable(rd, rd.record_path.string() + ": the record of run '" + rec.record->name + "', not of run '" +
                              r.name + "' (copied or moved here?)");
+        else if (!differs.empty())
+          unreadable(rd, rd.record_path.string() + ": made from another config than " + (dir / r.config).string() +
+                             " (first difference at " + differs + ")");
+        else if (rec.record && p.ranks > 0 && rec.record->ranks != p.ranks)
+          unreadable(rd, rd.record_path.string() + ": made on " + std::to_string(rec.record->ranks) +
+                             " ranks, where the campaign index runs it on " + std::to_string(p.ranks));
         else if (rec.record) fill_from_record(rd, std::move(*rec.record));
         else unreadable(rd, rec.problem);
       }

@@ -210,6 +210,15 @@ RunRecord RunRecord::from_json(const Json& j) {
   return r;
 }
 
+std::string config_difference(const Json& recorded, const Json& given) {
+  Json have = recorded, want = given;
+  if (have.is_object()) have.erase("output");
+  if (want.is_object()) want.erase("output");
+  if (have == want) return "";
+  const Json patch = Json::diff(want, have);
+  return patch.empty() ? "/" : patch[0].value("path", "/");
+}
+
 std::filesystem::path beside_record(const std::filesystem::path& record, const std::string& extension) {
   const std::string r = record.string();
   return r.substr(0, r.size() - (record.extension() == ".json" ? 5 : 0)) + extension;

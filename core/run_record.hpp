@@ -103,6 +103,11 @@ struct RecordFile {
 };
 RecordFile read_run_record(const std::filesystem::path& path);
 
+// Where a record's resolved config differs from the config its run was given (a sweep's configs/<run>.json), as a
+// JSON pointer ("/" for the whole document); empty when they agree. /output is left out of both: it names where the
+// run wrote, which a train command line may move.
+std::string config_difference(const Json& recorded, const Json& given);
+
 // A run's other files lie beside its record, named after it: the record's path with `extension` (".ckpt" for the
 // checkpoint folder, ".mllog", ".weights") in place of its ".json" (added to a name without one). Train writes
 // them there (run_paths); a sweep and pbt look for them there.

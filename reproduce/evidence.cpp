@@ -118,23 +118,26 @@ std::vector<float> saved_parameters(const analysis::RunData& run, std::string& p
 }
 
 BatchSeries batch_series(const analysis::PointData& p, const std::string& group_key,
-                         const std::function<std::optional<double>(const RunRecord&)>& value) {
+                         const std::function<std::optional<double>(const RunRecord&)>& value, std::string& missing) {
   BatchSeries s;
   for (const auto& r : p.runs) {
     if (r.state != "done" || !r.record) continue;
     auto v = value(*r.record);
-    if (!v) continue;
+    if (!v) {  // a batch that vanished from its group's row moved the largest usable batch without a word
+      missing += (missing.empty() ? "" : "; ") + r.name + " (finished without a value: no evaluation in its curve)";
+      continue;
+    }
     s[group_key + "=" + group_text(r, group_key)][r.record->global_batch].push_back(*v);
   }
   return s;
 }
 
 BatchSeries batch_series(const std::vector<analysis::CampaignData>& camps, const std::string& group_key,
-                         const std::function<std::optional<double>(const RunRecord&)>& value) {
+                         const std::function<std::optional<double>(const RunRecord&)>& value, std::string& missing) {
   BatchSeries s;
   for (const auto& c : camps)
     for (const auto& p : c.points)
-      for (auto& [g, by_batch] : batch_series(p, group_key, value))
+      for (auto& [g, by_batch] : batch_series(p, group_key, value, missing))
         for (auto& [b, v] : by_batch) s[g][b].insert(s[g][b].end(), v.begin(), v.end());
   return s;
 }

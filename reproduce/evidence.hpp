@@ -27,14 +27,15 @@ std::vector<analysis::CampaignData> load_sweeps(const std::filesystem::path& out
 std::vector<float> saved_parameters(const analysis::RunData& run, std::string& problem);
 
 // A per-run figure of the finished runs, by the text of `group_key`'s value (a dot path as analysis::key_value
-// takes it) and by global batch: series[group][batch] = the repeats' values. `value` returns nullopt to leave a
-// run out.
+// takes it) and by global batch: series[group][batch] = the repeats' values. A finished run for which `value` has
+// nothing (a record without an evaluation: an empty curve) judges nothing and is named in `missing` as load_sweeps
+// names a run ("; "-separated), so the verdict is inconclusive rather than judged on the other batches.
 using BatchSeries = std::map<std::string, std::map<int64_t, std::vector<double>>>;
 BatchSeries batch_series(const analysis::PointData& p, const std::string& group_key,
-                         const std::function<std::optional<double>(const RunRecord&)>& value);
+                         const std::function<std::optional<double>(const RunRecord&)>& value, std::string& missing);
 // The same over every point of the campaigns, the repeats of equal groups and batches pooled.
 BatchSeries batch_series(const std::vector<analysis::CampaignData>& camps, const std::string& group_key,
-                         const std::function<std::optional<double>(const RunRecord&)>& value);
+                         const std::function<std::optional<double>(const RunRecord&)>& value, std::string& missing);
 
 // The figure data of per-group medians against batch: {"kind": kind, "y": y_label, "series": [{"label", "batch",
 // "median", "min", "max"}]}.

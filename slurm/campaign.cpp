@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <map>
 #include <sstream>
 #include <tuple>
 
@@ -44,15 +45,9 @@ RunState record_state(const fs::path& record, const Json& expected, std::string&
   RecordFile file = read_run_record(record);
   if (!file.record) throw BadInput(file.problem);
   const RunRecord& r = *file.record;
-  Json have = r.config, want = expected;
-  have.erase("output");
-  want.erase("output");
-  if (have != want) {
-    Json patch = Json::diff(want, have);
-    std::string where = patch.empty() ? "/" : patch[0].value("path", "/");
+  if (const std::string where = config_difference(r.config, expected); !where.empty())
     throw BadInput(record.string() + ": made from a different config than this spec gives (first difference at " +
                    where + "); use another --out, or move the old record away");
-  }
   // The rank count is the spec's too (/slurm nodes x tasks_per_node), not the config's: a record made on another was
   // skipped as done, under an index and scripts of this one.
   if (expected_ranks > 0 && r.ranks != expected_ranks)
@@ -75,22 +70,22 @@ CampaignIndex campaign_index(const Spec& spec, const std::vector<Point>& points,
   for (const auto& a : spec.axes) idx.axes.push_back({a.pointer, a.keys});
   idx.repeats = spec.repeats;
   idx.program = l.program;
-  // Where each run's script is, with its task index for job arrays.
-  std::vector<std::pair<std::string, int64_t>> where;
+  // Where each run's script is, with its task index for job arrays. A group holds the runs of every point with its
+  // Slurm section, in point order, so its tasks interleave with other groups' where a slurm.* axis is not the
+  // outermost one: looked up by run, not by position.
+  std::map<const Run*, std::pair<std::string, int64_t>> where;
   if (arrays) {
     auto groups = array_groups(points);
     for (size_t g = 0; g < groups.size(); ++g)
       for (size_t i = 0; i < groups[g].runs.size(); ++i)
-        where.emplace_back(rel_to(array_script_path(l, g), l.out), static_cast<int64_t>(i));
+        where[groups[g].runs[i]] = {rel_to(array_script_path(l, g), l.out), static_cast<int64_t>(i)};
   }
-  size_t k = 0;
   for (const auto& p : points) {
     CampaignIndex::Point ip{p.id, p.label, p.values, p.ranks, p.slurm, {}};
     for (const auto& r : p.runs) {
       CampaignIndex::Run ir{r.name, r.seed, rel_to(config_path(l, r), l.out), rel_to(record_path(l, r), l.out), "", -1};
-      if (arrays) std::tie(ir.script, ir.array_task) = where[k];
+      if (arrays) std::tie(ir.script, ir.array_task) = where.at(&r);
       else ir.script = rel_to(script_path(l, r), l.out);
-      ++k;
       ip.runs.push_back(std::move(ir));
     }
     idx.points.push_back(std::move(ip));

@@ -37,7 +37,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   const std::string warm = key + "=" + c["with_warmup"].get<std::string>();
   Finding f;
   std::string missing;
-  const BatchSeries acc = batch_series(load_sweeps(out, experiments, missing), key, [](const RunRecord& r) { return r.final_accuracy(); });
+  const BatchSeries acc =
+      batch_series(load_sweeps(out, experiments, missing), key, [](const RunRecord& r) { return r.final_accuracy(); }, missing);
   f.figure = batch_figure("accuracy_vs_batch", "final test accuracy", acc);
   std::vector<std::vector<std::string>> rows;
   std::map<std::string, int64_t> best;

@@ -37,7 +37,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   for (const auto& camp : load_sweeps(out, experiments, missing)) {
     // Each point's repeats; per group and batch, the point with the best median (the tuned metaparameters).
     for (const auto& p : camp.points) {
-      for (auto& [g, by_batch] : batch_series(p, key, [](const RunRecord& r) { return r.final_accuracy(); }))
+      for (auto& [g, by_batch] : batch_series(p, key, [](const RunRecord& r) { return r.final_accuracy(); }, missing))
         for (auto& [b, v] : by_batch)
           if (!acc[g].count(b) || *median(v) > *median(acc[g][b])) acc[g][b] = v;
     }

@@ -157,3 +157,38 @@ assert p.returncode == 2 and claim_b + ": differs from the claim's definition as
     (p.returncode, p.stderr[-800:])
 assert {f: open(os.path.join(d, f), "rb").read() for f in before} == before
 print("b's criterion edited after its runs: refused, the report kept")
+
+# Found by a hunt: finished records without an evaluation (an empty curve, which the record's schema allows) at the
+# large batches of LARS and LAMB. Claim c said contradicted with exit 0: those batches left their rows without a word.
+# Now each such run is named and c is inconclusive.
+d = copy_of("c-empty-curves")
+runs = os.path.join(d, "c", "mlp", "runs")
+emptied = sorted(f for f in os.listdir(runs) if f.endswith(".json") and ("-lars-" in f or "-lamb-" in f)
+                 and ("global4096" in f or "global8192" in f))
+assert len(emptied) >= 8, emptied
+for f in emptied:
+    rec = json.load(open(os.path.join(runs, f)))
+    rec["curve"] = []
+    json.dump(rec, open(os.path.join(runs, f), "w"))
+v, _ = verdicts_of(d)
+assert v["c"] == "inconclusive", v
+assert emptied[0][:-5] + " (finished without a value: no evaluation in its curve)" in \
+    open(os.path.join(d, "REPORT.md")).read()
+print("c with finished runs that have no evaluation: inconclusive, the runs named")
+
+# Found by a hunt: a record of claim b's batch-256 point without warmup, its name and config.name edited to the
+# warmup point's run at that batch (claim b's table moved a run between its groups, exit 0). The record is made from
+# another config than the index gives the run: unreadable (exit 1), b inconclusive.
+d = copy_of("b-config-edited")
+runs = os.path.join(d, "b", "mlp", "runs")
+into = "p09-epochs2.0-global256-micro_batches1-s1"
+src_run = next(f for f in sorted(os.listdir(runs)) if f.endswith("-s1.json") and "global256-" in f
+               and "epochs0" in f)
+rec = json.load(open(os.path.join(runs, src_run)))
+rec["name"] = into
+rec["config"]["name"] = into
+json.dump(rec, open(os.path.join(runs, into + ".json"), "w"))
+v, p = verdicts_of(d, expect_rc=1)
+assert v["b"] == "inconclusive", v
+assert os.path.join(runs, into + ".json") + ": made from another config than " in p.stderr, p.stderr[-800:]
+print("b with a record of another point renamed into a run's slot: inconclusive, the record named")

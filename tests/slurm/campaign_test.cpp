@@ -157,6 +157,15 @@ TEST(Script, ArrayGroupsShareTheirSlurmSection) {
   EXPECT_EQ(idx["points"][3]["runs"][1]["script"], "scripts/array-1.sbatch");
   EXPECT_EQ(idx["points"][3]["runs"][1]["array_task"], 3);
   EXPECT_EQ(idx["points"][3]["runs"][1]["record"], "runs/p3-tree-nodes2-s2.json");
+  // Every run's script and task are the ones that run it: the slurm.nodes axis is the inner one, so the groups'
+  // tasks interleave in point order (the index once gave p1's runs tasks 2 and 3 of array-0, p2's).
+  for (const Json& p : idx["points"])
+    for (const Json& run : p["runs"]) {
+      const std::string script = run["script"];
+      const size_t g = script == "scripts/array-0.sbatch" ? 0 : script == "scripts/array-1.sbatch" ? 1 : 9;
+      ASSERT_LT(g, groups.size()) << script;
+      EXPECT_EQ(groups[g].runs.at(run["array_task"].get<size_t>())->name, run["name"]) << run.dump();
+    }
 }
 
 TEST(Campaign, RecordStateDecidesWhatARerunDoes) {
