@@ -12,6 +12,47 @@ namespace {
 
 constexpr size_t kMinRuns = 3;  // the olympic mean drops the fastest and the slowest
 
+// The config fields the export reads, checked before it reads any: a record's config is what its file holds (the
+// record's reader checks only that it is an object), and a missing key read through a const operator[] is undefined
+// behaviour (an edited record gave a file with `"opt_name": ,` and exit 0). BadInput naming the record and pointer.
+void check_config_fields(const RunData& run) {
+  struct Field {
+    const char* pointer;
+    bool required;
+    const char* kind;  // "string", "number" or "integer"
+  };
+  static const Field fields[] = {
+      {"/optimizer/name", true, "string"},        {"/optimizer/lr", true, "number"},
+      {"/optimizer/momentum", false, "number"},   {"/optimizer/weight_decay", false, "number"},
+      {"/lr_scaling/rule", true, "string"},       {"/schedule/name", true, "string"},
+      {"/schedule/warmup/epochs", true, "number"}, {"/schedule/warmup/steps", true, "integer"},
+      {"/eval/test_samples", false, "integer"},   {"/model/arch", true, "string"},
+      {"/backend", false, "string"},              {"/mllog/submission_benchmark", false, "string"},
+      {"/mllog/submission_platform", false, "string"}, {"/mllog/submission_org", false, "string"}};
+  const std::string file = run.record_path.string();
+  for (const Field& f : fields) {
+    const Json* at = &run.record->config;
+    const std::string pointer = f.pointer;
+    bool present = true;
+    for (size_t a = 1, b; present && a <= pointer.size(); a = b + 1) {
+      b = std::min(pointer.find('/', a), pointer.size());
+      if (!at->is_object())
+        throw BadInput(file + ": /config" + pointer.substr(0, a - 1) + ": expected an object, got " + at->dump());
+      const auto it = at->find(pointer.substr(a, b - a));
+      if (it == at->end()) present = false;
+      else at = &*it;
+    }
+    if (!present) {
+      if (f.required) throw BadInput(file + ": /config" + pointer + ": missing (a run's resolved config has it)");
+      continue;
+    }
+    const std::string kind = f.kind;
+    if (kind == "string" ? !at->is_string() : kind == "integer" ? !at->is_number_integer() : !at->is_number())
+      throw BadInput(file + ": /config" + pointer + ": expected " + (kind == "integer" ? "an " : "a ") + kind +
+                     ", got " + at->dump());
+  }
+}
+
 // The hyperparameters MLPerf's RCP files list, from the run's record (MLPerf's key names). The base learning rate
 // is the one the run's MLLOG file logs, the peak the schedule reaches (extra.peak_lr: the config's lr scaled to the
 // global batch by /lr_scaling); a record written before it was kept has it only where no rule scales the lr.
@@ -59,6 +100,7 @@ RcpSet reference_convergence_points(const CampaignData& c) {
     for (const RunData& run : p.runs) {
       if (!run.record || run.state != "done") continue;
       const RunRecord& r = *run.record;
+      check_config_fields(run);
       ++done;
       // An accuracy on part of the test set (/eval/test_samples) is not the target MLPerf's RCPs are epochs to.
       const auto eval = r.config.find("eval");

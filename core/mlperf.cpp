@@ -16,14 +16,19 @@ std::string mlperf_platform(const Json& c, int ranks, const Json& provenance) {
     const std::string given = c["mllog"].value("submission_platform", std::string());
     if (!given.empty()) return given;
   }
+  // A record's provenance as its file holds it: a field of another type is passed over, never read as one.
   std::string processor = "unknown";
+  const auto text = [](const Json& j, const char* key) -> const Json* {
+    return j.is_object() && j.contains(key) && j[key].is_string() ? &j[key] : nullptr;
+  };
   if (provenance.is_object()) {
     const Json* gpus = provenance.contains("cuda") ? &provenance["cuda"] : nullptr;
-    if (c.value("backend", std::string()) == "gpu" && gpus && gpus->contains("devices") &&
-        !(*gpus)["devices"].empty())
-      processor = (*gpus)["devices"][0].value("name", processor);
-    else if (provenance.contains("cpu"))
-      processor = provenance["cpu"].value("model", processor);
+    const Json* backend = text(c, "backend");
+    if (backend && *backend == "gpu" && gpus && gpus->is_object() && gpus->contains("devices") &&
+        (*gpus)["devices"].is_array() && !(*gpus)["devices"].empty() && text((*gpus)["devices"][0], "name"))
+      processor = (*gpus)["devices"][0]["name"].get<std::string>();
+    else if (provenance.contains("cpu") && text(provenance["cpu"], "model"))
+      processor = provenance["cpu"]["model"].get<std::string>();
   }
   return std::to_string(ranks) + "x" + processor;
 }

@@ -576,6 +576,8 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   {
     dtbench::slurm::Run partial = points[0].runs[3];
     partial.config["eval"]["test_samples"] = 2000;
+    // The sweep's config too: a record made from another config than its index gives the run is unreadable.
+    dtbench::write_json_atomic(dir / "configs" / (partial.name + ".json"), partial.config, false);
     write(partial, 128, 3.5);
     const RcpSet cut = reference_convergence_points(load_campaign(dir));
     EXPECT_EQ(cut.rcps.size(), 0u);
@@ -584,6 +586,38 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
                                   "part of the test set"),
               std::string::npos)
         << cut.skipped[0];
+  }
+
+  // A record whose config lacks a field the export reads (/optimizer here, config file and record alike): BadInput
+  // naming the record and the pointer. It wrote `"opt_name": ,` (a const operator[] on a missing key) with exit 0.
+  {
+    dtbench::slurm::Run bare = points[0].runs[1];
+    bare.config.erase("optimizer");
+    dtbench::write_json_atomic(dir / "configs" / (bare.name + ".json"), bare.config, false);
+    write(bare, 128, 2.5);
+    try {
+      reference_convergence_points(load_campaign(dir));
+      ADD_FAILURE() << "no BadInput";
+    } catch (const dtbench::BadInput& e) {
+      EXPECT_EQ(std::string(e.what()), (dir / "runs" / (bare.name + ".json")).string() +
+                                           ": /config/optimizer/name: missing (a run's resolved config has it)");
+    }
+    bare.config["optimizer"] = {{"name", 5}, {"lr", 0.1}};
+    dtbench::write_json_atomic(dir / "configs" / (bare.name + ".json"), bare.config, false);
+    write(bare, 128, 2.5);
+    EXPECT_THROW(
+        {
+          try {
+            reference_convergence_points(load_campaign(dir));
+          } catch (const dtbench::BadInput& e) {
+            EXPECT_NE(std::string(e.what()).find(": /config/optimizer/name: expected a string, got 5"), std::string::npos)
+                << e.what();
+            throw;
+          }
+        },
+        dtbench::BadInput);
+    dtbench::write_json_atomic(dir / "configs" / (bare.name + ".json"), points[0].runs[1].config, false);
+    write(points[0].runs[1], 128, 2.5);
   }
 
   // Another benchmark in the same campaign, and a campaign without any target: BadInput.
@@ -597,6 +631,7 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   r.target_accuracy = 0.9;
   r.time_to_accuracy = dtbench::TimeToAccuracy{10, 5, 4.5, 640};
   dtbench::write_json_atomic(dir / "runs" / (r.name + ".json"), r.to_json(), false);
+  dtbench::write_json_atomic(dir / "configs" / (r.name + ".json"), mlp, false);
   EXPECT_THROW(reference_convergence_points(load_campaign(dir)), dtbench::BadInput);
   fs::remove_all(dir);
   CampaignData empty;
