@@ -1,6 +1,5 @@
 #include "slurm/shell.hpp"
 
-#include <regex>
 
 #include "core/error.hpp"
 
@@ -74,9 +73,16 @@ std::string safe_name(std::string_view s, size_t max_len) {
   return out;
 }
 
+bool word_chars(std::string_view s, std::string_view extra) {
+  for (const char c : s) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && extra.find(c) == std::string_view::npos) return false;
+  }
+  return true;
+}
+
 std::string display_word(const std::string& w) {
-  static const std::regex plain("[A-Za-z0-9_./=:,+@%-]+");
-  return std::regex_match(w, plain) ? w : shell_quote(w);
+  return !w.empty() && word_chars(w, "_./=:,+@%-") ? w : shell_quote(w);
 }
 
 std::string display_line(const std::vector<std::string>& words) {

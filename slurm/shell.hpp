@@ -3,6 +3,7 @@
 // through these functions, so shell metacharacters arrive literally.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -38,6 +39,20 @@ std::string display_line(const std::vector<std::string>& words);
 // True when `s` holds a control character other than tab (names, #SBATCH values and setup lines
 // must fit on one line).
 bool has_control_chars(std::string_view s);
+
+// Whether `s` is made of ASCII letters, digits and the characters of `extra` only ("" passes). A loop, not
+// std::regex: libstdc++'s matcher recurses once per character, and a 30,000-character Slurm name overflowed the stack.
+bool word_chars(std::string_view s, std::string_view extra);
+// Whether `s` is `sep`-separated parts (one at least), each non-empty and passing `part`.
+template <class Part>
+bool parts(std::string_view s, char sep, const Part& part) {
+  for (size_t a = 0;;) {
+    const size_t b = std::min(s.find(sep, a), s.size());
+    if (b == a || !part(s.substr(a, b - a))) return false;
+    if (b == s.size()) return true;
+    a = b + 1;
+  }
+}
 
 // A program's message on one line: its lines joined with "; ", trailing blanks dropped (sbatch's errors are two).
 std::string one_line(std::string text);

@@ -45,8 +45,7 @@ Json one_of(const Json& v, const std::string& ptr, const std::vector<std::string
 
 // Partition, account and QoS names: Slurm's own names never need more than these characters.
 Json slurm_name(const Json& v, const std::string& ptr) {
-  static const std::regex ok("[A-Za-z0-9_.+-]*");
-  if (!v.is_string() || !std::regex_match(v.get<std::string>(), ok))
+  if (!v.is_string() || !word_chars(v.get<std::string>(), "_.+-"))
     fail(ptr, "expected a Slurm name (letters, digits, '_', '.', '+', '-') or \"\", got " + shown(v));
   return v;
 }
@@ -72,8 +71,8 @@ void non_empty_arg(const std::string& s, const std::string& ptr) {
 
 // Partitions: sbatch takes one name or a comma-separated list of them, the job starting in the first that can run it.
 Json slurm_partitions(const Json& v, const std::string& ptr) {
-  static const std::regex ok("([A-Za-z0-9_.+-]+(,[A-Za-z0-9_.+-]+)*)?");
-  if (!v.is_string() || !std::regex_match(v.get<std::string>(), ok))
+  const auto name = [](std::string_view part) { return word_chars(part, "_.+-"); };
+  if (!v.is_string() || !(v.get<std::string>().empty() || parts(v.get<std::string>(), ',', name)))
     fail(ptr, "expected a Slurm partition name or a comma-separated list of them (letters, digits, '_', '.', '+', "
               "'-') or \"\", got " + shown(v));
   return v;
@@ -100,8 +99,12 @@ const std::vector<Field>& slurm_fields() {
       {"gres", "",
        [](const Json& v, const std::string& p) {
          // The count is from 1 to 1024, as gpus_per_node (a request of 0 is none: leave the key out).
-         static const std::regex form("[A-Za-z][A-Za-z0-9_.-]*(:[A-Za-z0-9_.-]+)*");
-         if (!v.is_string() || (!v.get<std::string>().empty() && (!std::regex_match(v.get<std::string>(), form) ||
+         // name[:type][:count]: a name starting with a letter, then non-empty parts.
+         const auto form = [](const std::string& g) {
+           return std::isalpha(static_cast<unsigned char>(g[0])) && static_cast<unsigned char>(g[0]) < 128 &&
+                  parts(g, ':', [](std::string_view part) { return word_chars(part, "_.-"); });
+         };
+         if (!v.is_string() || (!v.get<std::string>().empty() && (!form(v.get<std::string>()) ||
                                                                  gres_count(v.get<std::string>()) < 1 ||
                                                                  gres_count(v.get<std::string>()) > 1024)))
            fail(p, "expected a generic resource such as \"gpu\", \"gpu:4\" or \"gpu:a100:2\" (a count from 1 to "
@@ -161,8 +164,7 @@ const Field* find_field(const std::string& key) {
 
 // Axis keys: dot-separated words of letters, digits and '_'.
 void check_axis_key(const std::string& key, const std::string& ptr) {
-  static const std::regex ok("[A-Za-z0-9_]+(\\.[A-Za-z0-9_]+)*");
-  if (!std::regex_match(key, ok))
+  if (!parts(key, '.', [](std::string_view word) { return word_chars(word, "_"); }))
     fail(ptr, "expected a key path such as \"optimizer.lr\" or \"slurm.nodes\" (words joined by '.')");
   if (key == "seed") fail(ptr, "seeds come from /repeats (base seed, base seed + 1, ...), not from an axis");
   if (key == "name" || key == "output" || key.rfind("output.", 0) == 0)
@@ -327,8 +329,9 @@ void check_launcher_ranks(const Json& args, const std::string& launcher, int64_t
 
 void check_launcher_ranks_per_node(const Json& args, const std::string& launcher, int64_t tasks_per_node,
                                    int64_t ranks, bool one_host, const std::string& ptr) {
-  // Options that place a count of ranks on each node: mpirun --npernode N (-npernode, --npernode=N) and
-  // --map-by ppr:N:node[:...] (--map-by=...), srun --ntasks-per-node N (=N). Under Slurm the count is the
+  // Options that place a count of ranks on each node: mpirun --npernode N (-npernode, --npernode=N, and -N, its
+  // synonym in Open MPI 4.1's mpirun(1)), --map-by ppr:N:node[:...] (--map-by=...) and --ppr N:node (-ppr, the
+  // older spelling); srun --ntasks-per-node N (=N). Under Slurm the count is the
   // allocation's tasks per node, and another one starts another number of ranks (or fails at launch); on this host
   // (mpirun -np K, every rank here) fewer than K leaves ranks without a place.
   const bool srun = launcher == "srun";
@@ -342,9 +345,14 @@ void check_launcher_ranks_per_node(const Json& args, const std::string& launcher
     std::string value, words;
     if (srun && a == "--ntasks-per-node") value = next(i), words = a + " " + value;
     else if (srun && a.rfind("--ntasks-per-node=", 0) == 0) value = a.substr(18), words = a;
-    else if (!srun && (a == "--npernode" || a == "-npernode")) value = next(i), words = a + " " + value;
+    else if (!srun && (a == "--npernode" || a == "-npernode" || a == "-N")) value = next(i), words = a + " " + value;
     else if (!srun && a.rfind("--npernode=", 0) == 0) value = a.substr(11), words = a;
-    else if (!srun && (a == "--map-by" || a == "-map-by" || a.rfind("--map-by=", 0) == 0)) {
+    else if (!srun && (a == "--ppr" || a == "-ppr" || a.rfind("--ppr=", 0) == 0)) {
+      const std::string m = a.rfind("--ppr=", 0) == 0 ? a.substr(6) : next(i);
+      const size_t colon = m.find(':');
+      if (colon == std::string::npos || m.compare(colon + 1, 4, "node") != 0) continue;
+      value = m.substr(0, colon), words = a.rfind("--ppr=", 0) == 0 ? a : a + " " + m;
+    } else if (!srun && (a == "--map-by" || a == "-map-by" || a.rfind("--map-by=", 0) == 0)) {
       const std::string m = a.rfind("--map-by=", 0) == 0 ? a.substr(9) : next(i);
       const size_t colon = m.find(':', 4);
       if (m.rfind("ppr:", 0) != 0 || colon == std::string::npos || m.compare(colon + 1, 4, "node") != 0) continue;

@@ -201,3 +201,20 @@ TEST(RunToFiles, OnlyTheInheritedDescriptorCrossesExec) {
   ::close(fd);
   std::filesystem::remove_all(dir);
 }
+
+// display_word quotes only what a shell would read otherwise, at any length: the std::regex it used recursed once
+// per character and a 40,000-character mpirun argument crashed `sweep --local --dry-run` (SIGSEGV; a hunt).
+TEST(DisplayWord, PlainWordsStayAndOthersAreQuotedAtAnyLength) {
+  EXPECT_EQ(display_word("--map-by=ppr:2:node"), "--map-by=ppr:2:node");
+  EXPECT_EQ(display_word("a b"), "'a b'");
+  EXPECT_EQ(display_word(""), "''");
+  EXPECT_EQ(display_word("\xc3\xa9"), "'\xc3\xa9'");  // UTF-8: not a plain ASCII word
+  const std::string long_plain(40000, 'a');
+  EXPECT_EQ(display_word(long_plain), long_plain);
+  EXPECT_EQ(display_word(long_plain + "$"), "'" + long_plain + "$'");
+  EXPECT_TRUE(word_chars("", "_"));
+  EXPECT_FALSE(word_chars(std::string("a\0b", 3), "_"));  // NUL is not among the extra characters
+  EXPECT_TRUE(parts("a,b", ',', [](std::string_view p) { return word_chars(p, ""); }));
+  EXPECT_FALSE(parts("a,,b", ',', [](std::string_view p) { return word_chars(p, ""); }));
+  EXPECT_FALSE(parts("a,", ',', [](std::string_view p) { return word_chars(p, ""); }));
+}
