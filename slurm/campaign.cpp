@@ -98,6 +98,25 @@ void write_script(const fs::path& path, const std::string& text) {
   ::chmod(path.c_str(), 0755);
 }
 
+void check_campaign_paths(const std::vector<Point>& points, const Layout& l, bool arrays, const std::string& option,
+                          bool writable) {
+  for (const auto& dir : {l.configs, l.scripts, l.runs}) check_output_folder(dir, option, writable);
+  std::vector<fs::path> files = {l.out / "spec.json", l.out / "campaign.json", l.out / "jobs.json"};
+  for (const auto& p : points)
+    for (const auto& r : p.runs) {
+      files.push_back(config_path(l, r));
+      if (!arrays) files.push_back(script_path(l, r));
+    }
+  if (arrays)
+    for (size_t g = 0, n = array_groups(points).size(); g < n; ++g) files.push_back(array_script_path(l, g));
+  for (const fs::path& f : files) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(f, ec);  // a link to a file is written through, as before
+    if (fs::exists(st) && !fs::is_regular_file(st))
+      throw BadInput(option + ": " + f.string() + " exists and is not a regular file (the sweep writes it there)");
+  }
+}
+
 void write_campaign(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays) {
   for (const auto& dir : {l.out, l.configs, l.scripts, l.runs}) {
     std::error_code ec;

@@ -41,6 +41,12 @@ RunState record_state(const std::filesystem::path& record, const Json& expected,
 // The campaign index (campaign.json) of these points.
 CampaignIndex campaign_index(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays);
 
+// What write_campaign would write, checked before anything is: its folders are folders (or can be made) and its
+// files regular files where they exist. BadInput naming the path and `option` (a folder where a config goes, or a
+// file where the runs' folder goes, was found mid-write, after the spec, the lock and some configs were written).
+void check_campaign_paths(const std::vector<Point>& points, const Layout& l, bool arrays, const std::string& option,
+                          bool writable);
+
 // Writes spec.json, campaign.json, every run config and every script (replacing earlier versions).
 void write_campaign(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays);
 

@@ -277,8 +277,12 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   if (o.jobs < 1) throw BadInput("--jobs: at least 1, got " + std::to_string(o.jobs));
   if (o.jobs > 1 && !o.local) throw BadInput("--jobs runs local runs at once: give --local as well");
   if (o.out.empty()) throw BadInput("--out: give the campaign folder, e.g. --out results/my-campaign");
-  if (has_control_chars(o.out)) throw BadInput("--out: line breaks and control characters are not allowed");
   fs::path outdir = fs::absolute(fs::path(o.out)).lexically_normal();
+  // The whole path: a relative --out under a working folder with a line break failed on the first #SBATCH line,
+  // after spec.json, a config and the lock were written.
+  if (has_control_chars(outdir.string()))
+    throw BadInput("--out " + o.out + ": line breaks and control characters are not allowed in the folder's path (" +
+                   Json(outdir.string()).dump() + ")");
   if (outdir.has_filename() == false) outdir = outdir.parent_path();  // "dir/" -> "dir"
   check_output_folder(outdir, "--out " + o.out, !o.dry_run);  // a file, a file above it, or a folder that cannot be written
   if (const std::string e = slurm_folder_error(outdir, "--out " + o.out); !e.empty()) throw BadInput(e);
@@ -336,6 +340,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   if (std::any_of(items.begin(), items.end(), [](const Item& it) { return it.state == RunState::failed; }))
     check_output_folder(l.runs / "failed", "--out " + o.out, !o.dry_run);
 
+  check_campaign_paths(points, l, arrays, "--out " + o.out, !o.dry_run);
   if (o.submit && !o.dry_run) test_requests(spec, items, l, o.spec);
 
   // One sweep at a time per folder, from here (every input checked) to its end: two at once each submitted every run
