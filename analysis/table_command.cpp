@@ -78,7 +78,8 @@ void add_table_command(CLI::App& app) {
         throw BadInput(o->dir + ": a population-based training campaign (lineage.json): --format json reads sweep "
                        "campaigns and folders of records, such as its members' " + o->dir + "/runs");
       c = analysis::load_campaign(o->dir);
-      text = analysis::campaign_json(c).dump(1) + "\n";
+      // A file name is bytes, not always UTF-8: such bytes become U+FFFD rather than the serialiser's exception.
+      text = analysis::campaign_json(c).dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
     } else if (!o->rcps.empty()) {
       if (!o->published.empty() || o->dir.empty()) throw BadInput("--rcps needs a campaign folder, not --published");
       c = analysis::load_campaign(o->dir);

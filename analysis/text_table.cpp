@@ -12,7 +12,7 @@ std::string md_cell(const std::string& s) {
   std::string out;
   for (char c : s) {
     if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
+    else if (c == '\n' || c == '\r') out += ' ';  // CommonMark ends a line at a bare CR too
     else out += c;
   }
   return out;
@@ -37,7 +37,7 @@ std::string latex_text(const std::string& s) {
       case '~': out += "\\textasciitilde{}"; break;
       case '^': out += "\\textasciicircum{}"; break;
       case '\\': out += "\\textbackslash{}"; break;
-      case '\n': out += ' '; break;
+      case '\n': case '\r': out += ' '; break;
       default:
         // UTF-8 arrows and multiplication signs in published tables.
         if (s.compare(i, 3, "\u2192") == 0) out += "$\\rightarrow$", i += 2;

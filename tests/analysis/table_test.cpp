@@ -56,6 +56,14 @@ TEST(TextTable, ThreeFormatsEscapeWhatTheyMust) {
             "\\begin{table}[ht]\n\\centering\n\\caption{Caption 50\\%}\n\\begin{tabular}{lr}\n\\toprule\nkey & value "
             "\\\\\n\\midrule\na|b & 1 \\\\\nx,y \"q\" & 2 \\\\\nr\\_\\&\\#\\$ & 3 \\\\\n\\bottomrule\n\\end{tabular}\n"
             "\\par\\smallskip\\footnotesize\nnote \\textasciitilde{}\\\\\n\\end{table}\n");
+  // A line break of either kind inside a cell: one space in markdown and LaTeX (a bare CR ends a CommonMark line and
+  // broke the row; a hunt), quoted in CSV.
+  t.rows = {{"x\r\ny", "1"}};
+  t.notes.clear();
+  t.caption.clear();
+  EXPECT_EQ(render(t, Format::md), "| key | value |\n| --- | ---: |\n| x  y | 1 |\n");
+  EXPECT_EQ(render(t, Format::csv), "key,value\r\n\"x\r\ny\",1\r\n");
+  EXPECT_NE(render(t, Format::latex).find("x  y & 1"), std::string::npos);
   EXPECT_THROW(parse_format("html"), dtbench::BadInput);
 }
 
