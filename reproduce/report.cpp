@@ -143,7 +143,12 @@ std::vector<ClaimVerdict> write_report(const fs::path& dir) {
     body += ".\n\n**Criterion, fixed in `" + c.id + "/claim.json` before the runs.** " +
             c.criterion["text"].get<std::string>() + "\n\n";
     if (!v.finding.numbers.empty()) body += v.finding.numbers + "\n";
-    if (!v.finding.figure.is_null()) body += "![" + c.id + "](figures/" + c.id + ".png)\n\n";
+    // Linked only where plot.py draws it (a series or a batch to show): a claim whose runs left no data linked the
+    // figure of an earlier report, its old verdict in the title.
+    const Json& fig = v.finding.figure;
+    const auto some = [&](const char* key) { return fig.contains(key) && fig[key].is_array() && !fig[key].empty(); };
+    if (fig.is_object() && (some("series") || some("batch")))
+      body += "![" + c.id + "](figures/" + c.id + ".png)\n\n";
     std::string reason = v.finding.reason;
     if (!reason.empty() && reason[0] >= 'a' && reason[0] <= 'z') reason[0] = char(reason[0] - 'a' + 'A');
     body += "**Verdict: " + to_string(v.finding.verdict) + ".** " + reason + "\n";

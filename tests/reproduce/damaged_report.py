@@ -192,3 +192,13 @@ v, p = verdicts_of(d, expect_rc=1)
 assert v["b"] == "inconclusive", v
 assert os.path.join(runs, into + ".json") + ": made from another config than " in p.stderr, p.stderr[-800:]
 print("b with a record of another point renamed into a run's slot: inconclusive, the record named")
+
+# Found by a hunt: claim b's campaign deleted. b is inconclusive (not run) and its figure has no series, which
+# plot.py does not draw: REPORT.md linked figures/b.png all the same, the earlier report's figure with its old verdict.
+d = copy_of("b-not-run")
+shutil.rmtree(os.path.join(d, "b", "mlp"))
+v, _ = verdicts_of(d)
+assert v["b"] == "inconclusive", v
+text = open(os.path.join(d, "REPORT.md")).read()
+assert "figures/b.png" not in text and "figures/c.png" in text
+print("b not run: inconclusive, and its figure not linked")
