@@ -131,9 +131,15 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   const auto* fitted = find(experiments, c["fitted"].get<std::string>());
   if (fitted && fitted->kind == "allreduce") {
     std::vector<Json> sweeps;
+    std::vector<std::string> absent;  // rank counts whose sweep is not there: the fit is of fewer (said, not silent)
     for (int k : fitted->ranks)
       if (std::filesystem::exists(allreduce_file(out, *fitted, k)))
         sweeps.push_back(read_allreduce_file(allreduce_file(out, *fitted, k)));
+      else
+        absent.push_back(std::to_string(k));
+    if (!sweeps.empty() && !absent.empty())
+      fitted_note = " The fitted profile is of part of its sweeps: K = " + join(absent, ", ") + " of experiment \"" +
+                    fitted->name + "\" not run.";
     if (!sweeps.empty()) {
       FittedModel m;
       try {

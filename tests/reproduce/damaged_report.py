@@ -202,3 +202,13 @@ assert v["b"] == "inconclusive", v
 text = open(os.path.join(d, "REPORT.md")).read()
 assert "figures/b.png" not in text and "figures/c.png" in text
 print("b not run: inconclusive, and its figure not linked")
+
+# Found by a hunt: one of claim f's fitted sweeps deleted. The fitted row changed (crossover 256 -> 512) without a
+# word; the reason now says which sweep the fit lacks (the verdict is the published networks').
+d = copy_of("f-sweep-missing")
+os.remove(os.path.join(d, "f", "this-machine", "allreduce-k4.json"))
+v, _ = verdicts_of(d)
+assert v["f"] == "supported", v
+assert 'The fitted profile is of part of its sweeps: K = 4 of experiment "this-machine" not run.' in \
+    open(os.path.join(d, "REPORT.md")).read()
+print("f with a fitted sweep missing: said so in its reason")
