@@ -400,18 +400,37 @@ def fit_critical_batch(batches, steps):
     return a, c / a, math.sqrt(err / len(pts))
 
 
-def batch(runs, keys, zips, out, wanted=None):
-    by_b, bsimple, target = {}, [], None
+def best_steps(runs):
+    """S(B) as the critical-batch criterion takes it (reproduce/criteria/critical_batch.cpp): per metaparameter point
+    (a campaign point, its axis values; in a folder of records, the runs at one batch), the median over its seeds of
+    the steps to the target, when every seed reached it; per batch the smallest such median, the best
+    metaparameters'. Returns ({batch: that point's steps}, [each best point's median last B_simple], target). (Every
+    run at a batch was pooled before, every learning rate of the grid together: another curve than the report's.)"""
+    points, target = {}, None
     for r in done(runs):
         rec = r["record"]
         tta = rec["time_to_accuracy"]
         if tta["target"] > 0:
             target = tta["target"]
+        p = points.setdefault((json.dumps(r["values"], sort_keys=True), rec["global_batch"]),
+                              {"steps": [], "all": True, "bsimple": []})
         if tta.get("reached"):
-            by_b.setdefault(rec["global_batch"], []).append(tta["step"])
-        bs = [p["b_simple"] for p in rec["curve"] if p.get("b_simple") is not None]
+            p["steps"].append(tta["step"])
+        else:
+            p["all"] = False
+        bs = [q["b_simple"] for q in rec["curve"] if q.get("b_simple") is not None]
         if bs:
-            bsimple.append(bs[-1])
+            p["bsimple"].append(bs[-1])
+    best = {}
+    for (_, b), p in points.items():
+        if p["all"] and p["steps"] and (b not in best or median(p["steps"]) < median(best[b]["steps"])):
+            best[b] = p
+    return ({b: p["steps"] for b, p in best.items()}, [median(p["bsimple"]) for p in best.values() if p["bsimple"]],
+            target)
+
+
+def batch(runs, keys, zips, out, wanted=None):
+    by_b, bsimple, target = best_steps(runs)
     if len(by_b) < 2:
         print("batch: runs reached the target at fewer than two batch sizes; skipped")
         return []
