@@ -34,13 +34,24 @@ std::string label_part(const std::string& key, const Json& v, size_t value_index
   return safe_name(text, 24);
 }
 
-// Where in the spec a config error at `config_pointer` comes from: the axis that set that key (or
-// a key above it) for this point, else the base config.
-std::string spec_pointer(const std::string& config_pointer, const std::vector<std::pair<std::string, std::string>>& set_by) {
+// Where in the spec a config error at `config_pointer` comes from: the axis that set that key (or a key above it)
+// for this point; the axis's key when the error is at a key above the one it sets that the base config does not
+// have (the axis made it: "foo.bar" gives /foo, an unknown key, which is no place in /base); else the base config.
+std::string spec_pointer(const std::string& config_pointer, const std::vector<std::pair<std::string, std::string>>& set_by,
+                         const Json& base) {
   for (const auto& [key, at] : set_by) {
     std::string kp = pointer_of(key);
     if (config_pointer == kp || config_pointer.rfind(kp + "/", 0) == 0) return at + config_pointer.substr(kp.size());
   }
+  bool in_base = config_pointer == "/";
+  try {
+    in_base = in_base || base.contains(Json::json_pointer(config_pointer));
+  } catch (const Json::exception&) {  // not a pointer nlohmann reads: the base's, as before
+    in_base = true;
+  }
+  if (!in_base)
+    for (const auto& [key, at] : set_by)
+      if ((pointer_of(key) + "/").rfind(config_pointer + "/", 0) == 0) return at.substr(0, at.rfind('/'));
   return "/base" + (config_pointer == "/" ? std::string() : config_pointer);
 }
 
@@ -177,7 +188,7 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
         if (colon == std::string::npos) throw BadInput(what + where);
         std::string ptr = what.substr(0, colon);
         if (ptr == "/seed") ptr = "/base/seed";  // the seed of a repeat is the base seed plus its index
-        else ptr = spec_pointer(ptr, set_by);
+        else ptr = spec_pointer(ptr, set_by, spec.base);
         throw BadInput(ptr + what.substr(colon) + where);
       }
       p.runs.push_back(std::move(run));

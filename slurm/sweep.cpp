@@ -325,9 +325,16 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     for (const Point& p : points)
       if (!p.runs.empty() && p.runs.front().config.value("backend", "") == "gpu" &&
           p.slurm["gpus_per_node"].get<int64_t>() == 0 && p.slurm["gpus_per_task"].get<int64_t>() == 0 &&
-          !gres_is_gpu(p.slurm["gres"].get<std::string>()))
-        throw BadInput(o.spec + ": /base/backend: \"gpu\" runs need GPUs from Slurm: set /slurm/gpus_per_node, "
+          !gres_is_gpu(p.slurm["gres"].get<std::string>())) {
+        std::string at = "/base/backend";  // or the axis value that set it for this point
+        for (const Axis& a : spec.axes)
+          for (size_t k = 0; k < a.keys.size(); ++k)
+            if (a.keys[k] == "backend")
+              for (size_t j = 0; j < a.values[k].size(); ++j)
+                if (a.values[k][j] == "gpu") at = a.pointer + "/backend/" + std::to_string(j);
+        throw BadInput(o.spec + ": " + at + ": \"gpu\" runs need GPUs from Slurm: set /slurm/gpus_per_node, "
                        "/slurm/gpus_per_task or /slurm/gres (point " + p.id + ")");
+      }
   // The launcher is input too: refused before anything is queried or written (exit 2 writes nothing).
   require_launcher(o.local, o.submit);
   // --local starts the program here: one that is not there would fail every run (under --submit it runs on the
