@@ -1,6 +1,7 @@
 #include "slurm/expand.hpp"
 
 #include <cmath>
+#include <map>
 
 #include "config/rules.hpp"
 #include "config/run_config.hpp"
@@ -111,6 +112,11 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
   const int64_t base_seed = seed_counts ? static_cast<int64_t>(seed_value) : 0;
 
   std::vector<Point> points;
+  // Each point once, as resolved: two axis values that differ as written but resolve alike ({"name": "sgd"} and
+  // the same with its default lr spelt out, a batch with and without micro_batches 1, "10" and "00:10:00" of
+  // Slurm time) ran the same config twice under two names, with the same seeds. Keyed by the first run's config
+  // without its name and output, and the Slurm section with its time in seconds.
+  std::map<std::string, size_t> resolved_as;
   std::vector<size_t> pick(spec.axes.size(), 0);  // mixed-radix counter, last axis fastest
   for (size_t i = 0; i < count; ++i) {
     size_t rest = i;
@@ -192,6 +198,20 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
         throw BadInput(ptr + what.substr(colon) + where);
       }
       p.runs.push_back(std::move(run));
+    }
+    if (!p.runs.empty()) {
+      Json key = p.runs.front().config, slurm = p.slurm;
+      key.erase("name");
+      key.erase("output");
+      slurm["time"] = slurm_time_seconds(slurm["time"].get<std::string>());
+      const auto [at, fresh] = resolved_as.emplace(key.dump() + "\n" + slurm.dump(), points.size());
+      if (!fresh) {
+        const Point& first = points[at->second];
+        throw BadInput(std::string(spec.axes.empty() ? "/axes" : spec.axes[0].pointer == "/axes" ? "/axes" : "/zip") +
+                       ": points " + first.id + " (" + describe(first) + ") and " + p.id + " (" + describe(p) +
+                       ") resolve to the same run config and Slurm section: each point is run once (drop one of the "
+                       "values; /repeats is for repeated runs)");
+      }
     }
     points.push_back(std::move(p));
   }
