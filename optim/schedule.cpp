@@ -177,6 +177,16 @@ double PlateauSchedule::decay_at(int64_t) const { return current_lr_; }
 
 // torch.optim.lr_scheduler.ReduceLROnPlateau.step with threshold_mode "rel" and eps 1e-8. A NaN metric
 // compares false, so it counts as no improvement (as in PyTorch).
+void PlateauSchedule::observe(const EvalPoint& e) {
+  using M = PlateauOptions::Metric;
+  switch (options_.metric) {
+    case M::test_accuracy: return observe(e.test_accuracy);
+    case M::test_loss: return observe(e.test_loss);
+    case M::validation_accuracy: return observe(e.validation_accuracy.value());
+    case M::validation_loss: return observe(e.validation_loss.value());
+  }
+}
+
 void PlateauSchedule::observe(double metric) {
   const bool better = options_.mode_max ? metric > best_ * (1.0 + options_.threshold)
                                         : metric < best_ * (1.0 - options_.threshold);
@@ -326,7 +336,13 @@ std::vector<ScheduleEntry> build_registry() {
          if (mode != "auto" && mode != "max" && mode != "min") {
            throw BadInput("/schedule/mode: must be \"auto\", \"max\" or \"min\", got \"" + mode + "\"");
          }
-         p.mode_max = mode == "auto" ? !in.text("metric").ends_with("_loss") : mode == "max";
+         const std::string metric = in.text("metric");
+         using M = PlateauOptions::Metric;
+         p.metric = metric == "test_loss"             ? M::test_loss
+                    : metric == "validation_accuracy" ? M::validation_accuracy
+                    : metric == "validation_loss"     ? M::validation_loss
+                                                      : M::test_accuracy;
+         p.mode_max = mode == "auto" ? !metric.ends_with("_loss") : mode == "max";
          p.factor = in.number("factor");
          p.patience = in.integer("patience");
          p.threshold = in.number("threshold");

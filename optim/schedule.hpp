@@ -37,6 +37,7 @@
 
 #include "core/config_spec.hpp"
 #include "core/json.hpp"
+#include "core/run_record.hpp"
 
 namespace dtbench::optim {
 
@@ -65,6 +66,8 @@ class Schedule {
 
   // An evaluation result (plateau); the other schedules ignore it.
   virtual void observe(double metric) { (void)metric; }
+  // An evaluation: plateau observes the result its /schedule/metric names (the config rules checked it exists).
+  virtual void observe(const EvalPoint& evaluation) { (void)evaluation; }
   // Mutable state (only plateau has any), exactly: doubles are stored as their bit patterns.
   virtual Json save_state() const { return Json::object(); }
   // A checkpoint's: BadInput unless it is what save_state writes ({} for a schedule without state).
@@ -166,6 +169,8 @@ class InverseSqrtSchedule final : public Schedule {
 };
 
 struct PlateauOptions {
+  // The evaluation result watched (/schedule/metric), a field of EvalPoint.
+  enum class Metric { test_accuracy, test_loss, validation_accuracy, validation_loss } metric = Metric::test_accuracy;
   bool mode_max = true;  // "max": higher metric is better (accuracy); "min": lower is better (loss)
   double factor = 0.1;
   int64_t patience = 10;
@@ -178,6 +183,7 @@ class PlateauSchedule final : public Schedule {
  public:
   PlateauSchedule(double peak_lr, TimeUnit unit, int64_t steps_per_epoch, Warmup warmup, PlateauOptions options);
   void observe(double metric) override;
+  void observe(const EvalPoint& evaluation) override;
   Json save_state() const override;
   void load_state(const Json& state) override;
   // The plateau's current LR before warmup (peak_lr() times the reductions so far).

@@ -115,6 +115,34 @@ TEST(ScheduleBehaviour, DefaultsFromTheConfigDocumentation) {
   EXPECT_DOUBLE_EQ(adam->lr(0), 0.001);
 }
 
+// An evaluation is observed through the result /schedule/metric names, in the direction "auto" gives it: each metric
+// against the same schedule fed that result's value directly (patience 0: the second evaluation that does not
+// improve on the first halves the rate). The other schedules ignore evaluations.
+TEST(ScheduleBehaviour, PlateauWatchesTheResultItsMetricNames) {
+  dtbench::EvalPoint better, worse;  // better for an accuracy (higher) and for a loss (lower) alike
+  better.test_accuracy = 0.9, better.test_loss = 0.1, better.validation_accuracy = 0.8, better.validation_loss = 0.2;
+  worse.test_accuracy = 0.5, worse.test_loss = 0.7, worse.validation_accuracy = 0.4, worse.validation_loss = 0.9;
+  for (const char* metric : {"test_accuracy", "test_loss", "validation_accuracy", "validation_loss"}) {
+    const Json sched = {{"name", "plateau"}, {"metric", metric}, {"patience", 0}, {"factor", 0.5}};
+    auto s = make_schedule({{"name", "sgd"}, {"lr", 0.1}}, Json(), sched, RunShape{256, 1, 100});
+    s->observe(better);
+    EXPECT_DOUBLE_EQ(s->lr(10), 0.1) << metric;
+    s->observe(better);  // no improvement: halved
+    EXPECT_DOUBLE_EQ(s->lr(10), 0.05) << metric;
+    dtbench::EvalPoint mixed = worse;  // only the watched result improves: no cut
+    const std::string m = metric;
+    if (m == "test_accuracy") mixed.test_accuracy = 0.95;
+    if (m == "test_loss") mixed.test_loss = 0.05;
+    if (m == "validation_accuracy") mixed.validation_accuracy = 0.85;
+    if (m == "validation_loss") mixed.validation_loss = 0.15;
+    s->observe(mixed);
+    EXPECT_DOUBLE_EQ(s->lr(10), 0.05) << metric;
+  }
+  auto constant = make_schedule({{"name", "sgd"}, {"lr", 0.1}}, Json(), {{"name", "constant"}}, RunShape{256, 1, 100});
+  for (int i = 0; i < 5; ++i) constant->observe(worse);
+  EXPECT_DOUBLE_EQ(constant->lr(10), 0.1);
+}
+
 TEST(ScheduleBehaviour, PlateauStateRoundTripsExactly) {
   const Json sched = {{"name", "plateau"}, {"mode", "min"}, {"patience", 1}, {"factor", 0.5}, {"cooldown", 2}};
   auto a = make_schedule({{"name", "sgd"}, {"lr", 0.1}}, Json(), sched, RunShape{256, 1, 100});

@@ -520,13 +520,7 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   st_.train_loss_sum = 0;
   st_.train_loss_steps = 0;
   st_.curve.push_back(p);
-  if (cfg_["schedule"]["name"] == "plateau") {  // the result /schedule/metric names (the config rules checked it)
-    const std::string metric = cfg_["schedule"]["metric"].get<std::string>();
-    sched_->observe(metric == "test_loss"             ? p.test_loss
-                    : metric == "validation_accuracy" ? *p.validation_accuracy
-                    : metric == "validation_loss"     ? *p.validation_loss
-                                                      : p.test_accuracy);
-  }
+  sched_->observe(p);  // plateau watches the result its /schedule/metric names
 
   const double target = cfg_["eval"]["target_accuracy"].get<double>();
   if (target > 0 && !st_.tta && p.test_accuracy >= target)
