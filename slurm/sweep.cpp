@@ -458,6 +458,24 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   out << "wrote " << count(items.size(), "config") << " and "
       << (arrays ? count(array_groups(points).size(), "job-array script") : count(items.size(), "sbatch script"))
       << " under " << l.out.string() << std::endl;
+  // A rerun with an edited spec (same name) leaves the earlier spec's configs and scripts where they were; the index
+  // no longer lists them, but a script there would still run an old point if submitted by hand: said, not removed.
+  {
+    std::set<fs::path> ours;
+    for (const auto& p : points)
+      for (const auto& r : p.runs) ours.insert(config_path(l, r)), ours.insert(script_path(l, r));
+    for (size_t g = 0, n = arrays ? array_groups(points).size() : 0; g < n; ++g) ours.insert(array_script_path(l, g));
+    size_t others = 0;
+    for (const fs::path& dir : {l.configs, l.scripts}) {
+      std::error_code ec;
+      for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (!ours.count(it->path())) ++others;
+    }
+    if (others)
+      out << "  " << count(others, "file") << " under configs/ and scripts/ " << (others == 1 ? "is" : "are")
+          << " not of this spec (an earlier one's?): left in place; campaign.json lists this spec's runs only"
+          << std::endl;
+  }
 
   if (o.local) {
     run_local(spec, items, l, o.jobs, lock ? lock->fd() : -1, out);

@@ -18,6 +18,7 @@
 #include "slurm/sbatch_script.hpp"
 #include "slurm/shell.hpp"
 #include "slurm/spec.hpp"
+#include "slurm/sweep.hpp"
 
 using dtbench::BadInput;
 using dtbench::Json;
@@ -319,4 +320,26 @@ TEST(Campaign, SqueueParsing) {
   EXPECT_NE(find_active({"r", "1", 9}, jobs), nullptr);
   EXPECT_EQ(find_active({"r", "1", 4}, jobs), nullptr);
   EXPECT_NE(find_active({"r", "8", 2}, jobs), nullptr);
+}
+
+// A rerun with an edited spec of the same name: the earlier spec's config and script are not this spec's; the sweep
+// says so (it was silent, and scripts/ mixed two specs' runs; a hunt), and leaves them where they are.
+TEST(Campaign, ARerunWithAnEditedSpecSaysWhichFilesAreNotItsOwn) {
+  fs::path dir = fs::temp_directory_path() / ("dtbench-edited-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto sweep = [&](double lr) {
+    dtbench::write_json_atomic(dir / "s.json",
+                               Json{{"name", "t"}, {"base", {{"duration", {{"steps", 2}}}}},
+                                    {"axes", {{"optimizer.lr", {0.1, lr}}}}},
+                               false);
+    std::ostringstream out;
+    dtbench::run_sweep({(dir / "s.json").string(), (dir / "c").string()}, out);
+    return out.str();
+  };
+  EXPECT_EQ(sweep(0.2).find("not of this spec"), std::string::npos);
+  EXPECT_EQ(sweep(0.2).find("not of this spec"), std::string::npos);  // the same spec again: nothing to say
+  EXPECT_NE(sweep(0.3).find("2 files under configs/ and scripts/ are not of this spec"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir / "c" / "configs" / "p1-lr0.2-s1.json"));  // left in place
+  fs::remove_all(dir);
 }
