@@ -403,7 +403,8 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
           << " from the start (no checkpoint)\n";
   }
   if (counts[RunState::failed])
-    out << "  retrying " << count(counts[RunState::failed], "failed run") << " (old records move to runs/failed/)\n";
+    out << "  " << (o.local || o.submit ? "retrying " : "to run again: ") << count(counts[RunState::failed], "failed run")
+        << " (old records move to runs/failed/)\n";
   size_t todo = counts[RunState::missing] + counts[RunState::preempted] + counts[RunState::failed];
   out << "  " << count(todo, "run") << " to do" << std::endl;
   if (o.local && todo > 1 && local_jobs(spec, o.jobs) < o.jobs)
