@@ -379,11 +379,34 @@ struct CliOptions {
   bool ranks_given = false, json_given = false;  // on the command line
 };
 
-// The parameter servers are ranks of the job: the error when there are more of them than its `ranks`, else "".
-std::string servers_error(const AllreduceOptions& o, int ranks) {
-  if (o.reducer_options.servers <= ranks) return "";
-  return "--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= the rank count (" +
-         std::to_string(ranks) + ")";
+// What the job's ranks and nodes refuse, as the reducers' constructors would, but found before any is built (a
+// constructor's error came from every rank at once, then mpirun's abort banner): more parameter servers than ranks;
+// hierarchical's parameter server with more servers than node leaders; shared_memory across nodes. `nodes`: each
+// rank's node as the launcher placed it (empty: one node). "" when none.
+std::string layout_error(const AllreduceOptions& o, int ranks, const std::vector<int>& nodes = {}) {
+  if (o.reducer_options.servers > ranks)
+    return "--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= the rank count (" +
+           std::to_string(ranks) + ")";
+  const auto runs = [&](const char* name) { return std::find(o.reducers.begin(), o.reducers.end(), name) != o.reducers.end(); };
+  if (runs("hierarchical")) {
+    ReducerOptions ro = o.reducer_options;
+    if (ro.ranks_per_node == 0 && ro.nodes.empty()) ro.nodes = nodes.empty() ? std::vector<int>(size_t(ranks), 0) : nodes;
+    try {
+      const std::vector<int> layout = Hierarchical::node_layout(ranks, ro, nullptr);
+      const int64_t leaders = layout.empty() ? 0 : *std::max_element(layout.begin(), layout.end()) + 1;
+      if (const std::string e = Hierarchical::leader_servers_problem(ro.leader, ro.servers, leaders); !e.empty())
+        return "hierarchical: --servers: " + e;
+    } catch (const BadInput& e) {
+      return e.what();
+    }
+  }
+  if (runs("shared_memory"))
+    for (size_t r = 1; r < nodes.size(); ++r)
+      if (nodes[r] != nodes[0])
+        return "reducer 'shared_memory' needs every rank on one node; rank 0 is on node " + std::to_string(nodes[0]) +
+               " and rank " + std::to_string(r) + " on node " + std::to_string(nodes[r]) +
+               " (use 'hierarchical' across nodes)";
+  return "";
 }
 
 // Bad input when the sweep could not hold its buffers: each rank holds the data and the operand of the
@@ -527,7 +550,7 @@ void run_command(const CliOptions& cli) {
         if (hashes[r] != hashes[0])
           throw SameOnAllRanks(ExitCode::bad_input, "rank " + std::to_string(r) + " was started with other options than "
                                "rank 0: every rank must run the same allreduce sweep");
-      if (const std::string e = servers_error(o, comm.size()); !e.empty()) throw SameOnAllRanks(ExitCode::bad_input, e);
+      if (const std::string e = layout_error(o, comm.size(), nodes); !e.empty()) throw SameOnAllRanks(ExitCode::bad_input, e);
       // A GPU reducer (nccl) where a rank has no usable device: one verdict, said once (each rank said its own), and
       // before any reducer is built (building nccl is collective: a rank failing alone would leave the others waiting).
       for (const std::string& name : o.reducers)
@@ -578,7 +601,7 @@ void run_command(const CliOptions& cli) {
     result = run_allreduce_sweep(comm, o, rank0 ? &std::cout : nullptr);
     comm.barrier();
   } else {
-    if (const std::string e = servers_error(o, cli.ranks); !e.empty()) throw BadInput(e);
+    if (const std::string e = layout_error(o, cli.ranks); !e.empty()) throw BadInput(e);
     if (!cli.json.empty()) check_output_file(cli.json, "--json");
     run_ranks(cli.ranks, [&](Comm& comm) {
       Json r = run_allreduce_sweep(comm, o, comm.rank() == 0 ? &std::cout : nullptr);
@@ -667,7 +690,7 @@ void check_allreduce_args(const std::vector<std::string>& args, const std::strin
   // And their values, as the run will check them (sizes, reducers; memory of `ranks` ranks on this machine).
   cli->transport = transport;
   cli->ranks = ranks;
-  if (const std::string e = servers_error(checked_options(*cli, on_this_machine), ranks); !e.empty()) throw BadInput(e);
+  if (const std::string e = layout_error(checked_options(*cli, on_this_machine), ranks); !e.empty()) throw BadInput(e);
 }
 
 }  // namespace dtbench
