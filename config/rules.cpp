@@ -192,7 +192,13 @@ std::vector<Rule> build_rules() {
        [](const Json& c, int) -> Result {
          const std::string record = c["output"]["record"].get<std::string>();
          if (record.empty()) return std::nullopt;  // <name>.json
-         return bad_file_name(record, record);
+         if (Result bad = bad_file_name(record, record)) return bad;
+         // The run's other files are named after the record without its ".json" (beside_record): "k" would share
+         // k.mllog, k.ckpt and k.weights with another run's record "k.json" (a run replaced the other's MLLOG and
+         // deleted its kept checkpoint; a hunt).
+         return when(!record.ends_with(".json"),
+                     "a record file name ending in \".json\" (the run's MLLOG, checkpoint and weights files are named "
+                     "after it without the extension), got " + shown(Json(record)));
        }},
       {"", Needs::config,
        [](const Json& c, int) -> Result {

@@ -121,7 +121,7 @@ Node build_run_schema() {
                         {"cache_clear", boolean(false, "the launcher dropped the OS page cache before the run "
                                                        "(logged as cache_clear; dtbench does not drop it)")}})},
       {"output", object({{"dir", text("results/runs", {}, "folder of the run record")},
-                         {"record", text("", {}, "record file name; empty = <name>.json")},
+                         {"record", text("", {}, "record file name, ending in .json; empty = <name>.json")},
                          {"save_weights", boolean(false, "write the final weights to <record name>.weights beside "
                                                          "the record (raw float32, as --save-weights)")},
                          {"keep_checkpoint", boolean(false, "write a checkpoint of the final state to <record "

@@ -286,7 +286,13 @@ void apply_override(Json& user, std::string_view assignment) {
       return;
     }
     Json& next = (*node)[key];
-    if (!next.is_object()) next = Json::object();
+    // A key that is missing (or null) becomes a section; a value of another kind is not replaced without a word (the
+    // file's "optimizer": "adam" vanished under --set optimizer.lr=0.3, which then trained SGD).
+    if (next.is_null()) next = Json::object();
+    if (!next.is_object())
+      throw BadInput("--set " + std::string(assignment) + ": \"" + path.substr(0, dot) + "\" is " + shown(next) +
+                     " in the config, not a section whose keys --set can set (set \"" + path.substr(0, dot) +
+                     "\" itself, or fix the file)");
     node = &next;
     start = dot + 1;
   }

@@ -87,6 +87,17 @@ void check_outputs(const RunPaths& paths, bool resuming, bool replace_weights, c
                        (inside && a != b ? "inside " : "") + named[i].first + " (" + named[i].second.string() +
                        "); give another path");
     }
+  // Nor the folder the record goes in, or one above it: the file would be renamed onto a folder after training (the
+  // folder does not exist yet when check_output_file looks at a fresh run's path).
+  const fs::path record_folder = resolved_path(paths.record.has_parent_path() ? paths.record.parent_path() : fs::path("."));
+  for (const auto& [what, path] : {std::pair<std::string, std::string>{"--save-weights", save_weights}, {"--trace", trace}}) {
+    if (path.empty()) continue;
+    fs::path p = resolved_path(path);
+    if (!p.has_filename()) p = p.parent_path();  // "out/"
+    if (std::mismatch(p.begin(), p.end(), record_folder.begin(), record_folder.end()).first == p.end())
+      throw BadInput(what + ": " + path + " is the run's output folder " + record_folder.string() +
+                     (p == record_folder ? "" : " or a folder above it") + " (/output/dir); give a file's path");
+  }
   if (!paths.weights.empty() && fs::exists(paths.weights, ec) && !replace_weights)
     throw BadInput("/output/save_weights: " + paths.weights.string() +
                    " exists already; weights files are never overwritten (choose another /output/record or "
