@@ -58,16 +58,19 @@ std::vector<int> select(const Spec& spec, const std::vector<double>& scores, Rng
   if (alive == 0)
     throw RunFailed("population-based training: no member has an evaluation at this ready point (every run failed or "
                     "diverged)");
-  const int cut = std::min(spec.cut(), alive);
+  // The top and bottom cuts never overlap: with failed members, fewer may be alive than twice the cut (3 alive and
+  // a cut of 2 made the middle member both, replaced by itself or a top member replaced). With one alive, it is
+  // the top and nothing alive is replaced.
+  const int bottom = std::min(spec.cut(), alive / 2), top = std::max(1, bottom);
   std::vector<int> source(static_cast<size_t>(n));
   std::iota(source.begin(), source.end(), 0);
   for (int rank = 0; rank < n; ++rank) {
     const int m = order[size_t(rank)];
     const double s = scores[size_t(m)];
-    // The bottom cut among the evaluated members (ranks alive - cut .. alive - 1), and every failed or diverged
+    // The bottom cut among the evaluated members (ranks alive - bottom .. alive - 1), and every failed or diverged
     // one; random search replaces only the failed members.
-    const bool replace = std::isnan(s) || (spec.mode == "pbt" && (!finite(s) || rank >= alive - cut));
-    if (replace) source[size_t(m)] = order[rng.below(uint64_t(cut))];
+    const bool replace = std::isnan(s) || (spec.mode == "pbt" && (!finite(s) || rank >= alive - bottom));
+    if (replace) source[size_t(m)] = order[rng.below(uint64_t(top))];
   }
   return source;
 }

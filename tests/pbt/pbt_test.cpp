@@ -247,6 +247,20 @@ TEST(Pbt, TruncationSelection) {
   src = pbt::select(random, with_divergence, rng);
   for (int m = 0; m < 8; ++m) EXPECT_EQ(src[size_t(m)], m);
   EXPECT_THROW(pbt::select(s, std::vector<double>(8, -HUGE_VAL), rng), RunFailed);
+  // Five failed, three alive (0.9, 0.5, 0.1) with a cut of 2: one top (member 1) and one bottom (member 2), apart;
+  // the middle one (member 0) is kept. (The cuts overlapped: member 0 was replaced by itself or by member 1.)
+  const double nan = std::nan("");
+  const std::vector<double> three = {0.5, 0.9, 0.1, nan, nan, nan, nan, nan};
+  for (int trial = 0; trial < 20; ++trial) {
+    Rng r3 = pbt::stream(s, trial, 8);
+    src = pbt::select(s, three, r3);
+    EXPECT_EQ(src[0], 0);
+    EXPECT_EQ(src[1], 1);
+    for (int m : {2, 3, 4, 5, 6, 7}) EXPECT_EQ(src[size_t(m)], 1) << m;
+  }
+  // One alive: it is the source of every failed member and is kept.
+  src = pbt::select(s, {nan, 0.4, nan, nan, nan, nan, nan, nan}, rng);
+  for (int m = 0; m < 8; ++m) EXPECT_EQ(src[size_t(m)], 1) << m;
 }
 
 TEST(PbtLineage, RoundTripAndAncestry) {
