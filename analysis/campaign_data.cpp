@@ -16,7 +16,8 @@ namespace {
 // A run config from the campaign's configs/ folder; {} when it cannot be read.
 Json config_or_empty(const fs::path& p) {
   try {
-    return read_json_file(p.string(), "run config");
+    Json c = read_json_file(p.string(), "run config");
+    return c.is_object() ? c : Json::object();  // a config is an object: anything else is none
   } catch (const BadInput&) {
     return Json::object();
   }

@@ -60,17 +60,20 @@ Json hyperparams(const RunRecord& r) {
   const Json& cfg = r.config;
   const Json& opt = cfg["optimizer"];
   // The warmup in epochs as the run's MLLOG file logs it: the steps the schedule warmed up for (extra.warmup_steps)
-  // over the steps per epoch. A record written before extra.warmup_steps was kept: a warmup configured in steps
-  // over its steps per epoch, else the configured epochs.
+  // over the steps per epoch. A record written before extra.warmup_steps was kept: its configured warmup in steps,
+  // by the schedule's own rule (warmup_steps_of_epochs); without its steps per epoch, the configured epochs.
   const Json& warm = cfg["schedule"]["warmup"];
   Json warm_epochs = warm["epochs"];
-  if (r.extra.contains("steps_per_epoch") && r.extra["steps_per_epoch"].is_number() &&
-      r.extra["steps_per_epoch"].get<double>() > 0) {
-    const double spe = r.extra["steps_per_epoch"].get<double>();
+  if (r.extra.contains("steps_per_epoch") && r.extra["steps_per_epoch"].is_number_integer() &&
+      r.extra["steps_per_epoch"].get<int64_t>() > 0) {
+    const int64_t spe = r.extra["steps_per_epoch"].get<int64_t>();
+    const double epochs = warm["epochs"].get<double>();
     if (r.extra.contains("warmup_steps") && r.extra["warmup_steps"].is_number())
-      warm_epochs = r.extra["warmup_steps"].get<double>() / spe;
+      warm_epochs = r.extra["warmup_steps"].get<double>() / double(spe);
     else if (warm["steps"].get<int64_t>() > 0)
-      warm_epochs = static_cast<double>(warm["steps"].get<int64_t>()) / spe;
+      warm_epochs = static_cast<double>(warm["steps"].get<int64_t>()) / double(spe);
+    else if (epochs > 0 && epochs * double(spe) <= 0x1p62)  // a damaged record's 1e300 epochs stay as configured
+      warm_epochs = static_cast<double>(warmup_steps_of_epochs(epochs, spe)) / double(spe);
   }
   Json h = {{"opt_name", opt["name"]},
             {"lr_scaling", cfg["lr_scaling"]["rule"]},

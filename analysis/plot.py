@@ -400,19 +400,20 @@ def fit_critical_batch(batches, steps):
     return a, c / a, math.sqrt(err / len(pts))
 
 
-def best_steps(runs):
+def best_steps(runs, min_seeds=1):
     """S(B) as the critical-batch criterion takes it (reproduce/criteria/critical_batch.cpp): per metaparameter point
-    (a campaign point, its axis values; in a folder of records, the runs at one batch), the median over its seeds of
-    the steps to the target, when every seed reached it; per batch the smallest such median, the best
-    metaparameters'. Returns ({batch: that point's steps}, [each best point's median last B_simple], target). (Every
-    run at a batch was pooled before, every learning rate of the grid together: another curve than the report's.)"""
+    (a campaign's point: its campaign and axis values; in a folder of records, the records whose varying config keys
+    agree), the median over its finished seeds of the steps to the target, when every one reached it and there are
+    at least `min_seeds` (claim d's criterion takes 3); per batch the smallest such median, the best metaparameters'.
+    Returns ({batch: that point's steps}, [each best point's median last B_simple], target). (Every run at a batch
+    was pooled before, every learning rate of the grid together: another curve than the report's.)"""
     points, target = {}, None
     for r in done(runs):
         rec = r["record"]
         tta = rec["time_to_accuracy"]
         if tta["target"] > 0:
             target = tta["target"]
-        p = points.setdefault((json.dumps(r["values"], sort_keys=True), rec["global_batch"]),
+        p = points.setdefault((r.get("campaign"), json.dumps(r["values"], sort_keys=True), rec["global_batch"]),
                               {"steps": [], "all": True, "bsimple": []})
         if tta.get("reached"):
             p["steps"].append(tta["step"])
@@ -422,15 +423,16 @@ def best_steps(runs):
         if bs:
             p["bsimple"].append(bs[-1])
     best = {}
-    for (_, b), p in points.items():
-        if p["all"] and p["steps"] and (b not in best or median(p["steps"]) < median(best[b]["steps"])):
+    for (_, _, b), p in points.items():
+        if p["all"] and len(p["steps"]) >= max(1, min_seeds) and \
+                (b not in best or median(p["steps"]) < median(best[b]["steps"])):
             best[b] = p
     return ({b: p["steps"] for b, p in best.items()}, [median(p["bsimple"]) for p in best.values() if p["bsimple"]],
             target)
 
 
-def batch(runs, keys, zips, out, wanted=None):
-    by_b, bsimple, target = best_steps(runs)
+def batch(runs, keys, zips, out, wanted=None, min_seeds=1):
+    by_b, bsimple, target = best_steps(runs, min_seeds)
     if len(by_b) < 2:
         print("batch: runs reached the target at fewer than two batch sizes; skipped")
         return []
@@ -735,6 +737,9 @@ def main(argv=None):
     ap.add_argument("--out", help="folder for the PNG and SVG files (claims: default REPORT_DIR/figures)")
     ap.add_argument("--series", help="comma-separated keys that name a series (default: the sweep's axes)")
     ap.add_argument("--allreduce", action="append", default=[], help="with 'all': dtbench allreduce --json output")
+    ap.add_argument("--min-seeds", type=int, default=1,
+                    help="batch: a metaparameter point counts with at least this many finished seeds, all at the "
+                         "target (default 1; claim d's criterion takes 3)")
     ap.add_argument("--dtbench", help="the dtbench binary that reads the records (default: $DTBENCH, the newest "
                                       "build/*/apps/dtbench of this checkout, or dtbench on PATH)")
     a = ap.parse_args(argv)
@@ -759,7 +764,7 @@ def main(argv=None):
                 if a.what in ("curves", "all"):
                     curves(runs, keys, zips, a.out, wanted)
                 if a.what in ("batch", "all"):
-                    batch(runs, keys, zips, a.out, wanted)
+                    batch(runs, keys, zips, a.out, wanted, a.min_seeds)
                 if a.what == "all" and a.allreduce:
                     busbw(a.allreduce, a.out)
         nothing_drawn = a.what in ("scaling", "curves", "batch", "all") and not PENDING

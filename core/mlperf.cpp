@@ -1,5 +1,7 @@
 #include "core/mlperf.hpp"
 
+#include <cmath>
+
 namespace dtbench {
 
 std::string mlperf_benchmark(const Json& c) {
@@ -31,6 +33,10 @@ std::string mlperf_platform(const Json& c, int ranks, const Json& provenance) {
       processor = provenance["cpu"]["model"].get<std::string>();
   }
   return std::to_string(ranks) + "x" + processor;
+}
+
+int64_t warmup_steps_of_epochs(double epochs, int64_t steps_per_epoch) {
+  return std::llround(epochs * static_cast<double>(steps_per_epoch));
 }
 
 }  // namespace dtbench

@@ -2,6 +2,7 @@
 // RCP export of `dtbench table --rcps` must agree on them.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/json.hpp"
@@ -17,5 +18,11 @@ std::string mlperf_benchmark(const Json& config);
 // (MLPerf's "8xNVIDIA A100"): the first GPU's name for the gpu backend, the CPU's model otherwise, both
 // from a provenance document (core/provenance.hpp: the running process's, or a record's).
 std::string mlperf_platform(const Json& config, int ranks, const Json& provenance);
+
+// The steps of a warmup given in epochs, as the schedule warms up for them: rounded to the nearest step. The one
+// rule for both the schedule (optim's read_warmup) and the RCP export of a record written before it kept its
+// warmup steps (extra.warmup_steps). `epochs` x `steps_per_epoch` must be at most 2^62 (checked by the callers:
+// llround beyond int64 is undefined).
+int64_t warmup_steps_of_epochs(double epochs, int64_t steps_per_epoch);
 
 }  // namespace dtbench

@@ -216,7 +216,9 @@ std::string config_difference(const Json& recorded, const Json& given) {
   if (want.is_object()) want.erase("output");
   if (have == want) return "";
   const Json patch = Json::diff(want, have);
-  return patch.empty() ? "/" : patch[0].value("path", "/");
+  // A difference at the root (another kind of document) has the path "": "/" then, never "" (which says "agree").
+  const std::string at = patch.empty() ? "" : patch[0].value("path", "");
+  return at.empty() ? "/" : at;
 }
 
 std::filesystem::path beside_record(const std::filesystem::path& record, const std::string& extension) {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "core/mlperf.hpp"
 #include "optim/registry.hpp"
 #include "optim/scaling.hpp"
 #include "optim/section_reader.hpp"
@@ -175,8 +176,6 @@ PlateauSchedule::PlateauSchedule(double peak_lr, TimeUnit unit, int64_t spe, War
 
 double PlateauSchedule::decay_at(int64_t) const { return current_lr_; }
 
-// torch.optim.lr_scheduler.ReduceLROnPlateau.step with threshold_mode "rel" and eps 1e-8. A NaN metric
-// compares false, so it counts as no improvement (as in PyTorch).
 void PlateauSchedule::observe(const EvalPoint& e) {
   using M = PlateauOptions::Metric;
   switch (options_.metric) {
@@ -187,6 +186,8 @@ void PlateauSchedule::observe(const EvalPoint& e) {
   }
 }
 
+// torch.optim.lr_scheduler.ReduceLROnPlateau.step with threshold_mode "rel" and eps 1e-8. A NaN metric
+// compares false, so it counts as no improvement (as in PyTorch).
 void PlateauSchedule::observe(double metric) {
   const bool better = options_.mode_max ? metric > best_ * (1.0 + options_.threshold)
                                         : metric < best_ * (1.0 - options_.threshold);
@@ -370,7 +371,7 @@ Warmup read_warmup(const Json& warmup, const Json& optimizer, const Json& lr_sca
   if (w_epochs > 0.0) {
     // Compared as a double first: llround of a count beyond int64 (1e300 epochs) is undefined.
     const double steps = w_epochs * static_cast<double>(spe);
-    out.steps = steps <= static_cast<double>(run.total_steps) ? std::llround(steps) : run.total_steps + 1;
+    out.steps = steps <= static_cast<double>(run.total_steps) ? warmup_steps_of_epochs(w_epochs, spe) : run.total_steps + 1;
     if (out.steps > run.total_steps) {
       throw BadInput("/schedule/warmup/epochs: warmup of " + fmt(w_epochs) + " epochs is longer than " +
                      (run.total_steps == RunShape::kUnknownLength

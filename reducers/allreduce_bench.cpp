@@ -33,6 +33,7 @@
 #include "reducers/mpi_session.hpp"
 #include "reducers/pattern.hpp"
 #include "reducers/registry.hpp"
+#include "reducers/shared_memory.hpp"
 #include "reducers/thread_comm.hpp"
 #include "reducers/traffic.hpp"
 #ifdef DTBENCH_HAVE_CUDA
@@ -400,13 +401,7 @@ std::string layout_error(const AllreduceOptions& o, int ranks, const std::vector
       return e.what();
     }
   }
-  if (runs("shared_memory"))
-    for (size_t r = 1; r < nodes.size(); ++r)
-      if (nodes[r] != nodes[0])
-        return "reducer 'shared_memory' needs every rank on one node; rank 0 is on node " + std::to_string(nodes[0]) +
-               " and rank " + std::to_string(r) + " on node " + std::to_string(nodes[r]) +
-               " (use 'hierarchical' across nodes)";
-  return "";
+  return runs("shared_memory") ? SharedMemory::layout_problem(nodes) : "";
 }
 
 // Bad input when the sweep could not hold its buffers: each rank holds the data and the operand of the

@@ -96,14 +96,18 @@ size_t SharedMemory::chunk_elems(int ranks, const ReducerOptions& o) {
   return want / 16 * 16;
 }
 
+std::string SharedMemory::layout_problem(const std::vector<int>& nodes) {
+  for (size_t r = 1; r < nodes.size(); ++r)
+    if (nodes[r] != nodes[0])
+      return "reducer 'shared_memory' needs every rank on one node; rank 0 is on node " + std::to_string(nodes[0]) +
+             " and rank " + std::to_string(r) + " on node " + std::to_string(nodes[r]) +
+             " (use 'hierarchical' across nodes)";
+  return "";
+}
+
 SharedMemory::SharedMemory(Comm& comm, const ReducerOptions& options) : Allreduce(comm) {
   const int p = comm.size(), me = comm.rank();
-  const std::vector<int> nodes = comm.nodes();
-  for (int r = 1; r < p; ++r)
-    if (nodes[static_cast<size_t>(r)] != nodes[0])
-      throw BadInput("reducer 'shared_memory' needs every rank on one node; rank 0 is on node " +
-                     std::to_string(nodes[0]) + " and rank " + std::to_string(r) + " on node " +
-                     std::to_string(nodes[static_cast<size_t>(r)]) + " (use 'hierarchical' across nodes)");
+  if (const std::string e = layout_problem(comm.nodes()); !e.empty()) throw BadInput(e);
   if (p == 1) return;
   chunk_ = chunk_elems(p, options);
   small_bytes_ = options.small_transfer_bytes;

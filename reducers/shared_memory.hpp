@@ -60,6 +60,8 @@ class SharedMemory : public Allreduce {
   static CostTerms cost(int ranks, double bytes, const ReducerOptions& options, double eager_bytes);
   // Floats per chunk: segment_bytes, at most what keeps the segment within kMaxSegmentBytes.
   static size_t chunk_elems(int ranks, const ReducerOptions& options);
+  // Why ranks placed on `nodes` (each rank's node) cannot share one segment: "" when all are on one node.
+  static std::string layout_problem(const std::vector<int>& nodes);
   // The segment's size cap: 2 slots x (ranks + 1) areas of a chunk. 16 ranks with 1 MiB chunks need 34
   // MiB; containers often give /dev/shm 64 MiB, shared by whatever else runs.
   static constexpr size_t kMaxSegmentBytes = size_t{16} << 20;

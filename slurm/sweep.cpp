@@ -281,7 +281,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   // The whole path: a relative --out under a working folder with a line break failed on the first #SBATCH line,
   // after spec.json, a config and the lock were written.
   if (has_control_chars(outdir.string()))
-    throw BadInput("--out " + o.out + ": line breaks and control characters are not allowed in the folder's path (" +
+    throw BadInput("--out: line breaks and control characters are not allowed in the folder's path (" +
                    Json(outdir.string()).dump() + ")");
   if (outdir.has_filename() == false) outdir = outdir.parent_path();  // "dir/" -> "dir"
   check_output_folder(outdir, "--out " + o.out, !o.dry_run);  // a file, a file above it, or a folder that cannot be written
@@ -473,8 +473,9 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
         if (!ours.count(it->path())) ++others;
     }
     if (others)
-      out << "  " << count(others, "file") << " under configs/ and scripts/ " << (others == 1 ? "is" : "are")
-          << " not of this spec (an earlier one's?): left in place; campaign.json lists this spec's runs only"
+      out << "  " << count(others, "file") << " under configs/ and scripts/ " << (others == 1 ? "was" : "were")
+          << " not written by this sweep (an earlier spec's, or of the other script mode): left in place; "
+             "campaign.json lists this sweep's runs only"
           << std::endl;
   }
 

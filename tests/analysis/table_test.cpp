@@ -560,6 +560,32 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   // The warmup in epochs as the MLLOG file logs it: the record's warmup steps over its 7 steps per epoch (2, set
   // apart from the config's 3 so that the test tells which is read; it once said the config's 0 epochs).
   EXPECT_DOUBLE_EQ(ref["Hyperparams"]["opt_learning_rate_warmup_epochs"].get<double>(), 2.0 / 7);
+  // Records written before extra.warmup_steps was kept: the configured warmup, in steps by the schedule's own rule
+  // (0.5 epochs of 7 steps are 4 steps, 4/7 epochs, as their MLLOG files logged it), and a warmup in steps as given.
+  {
+    const std::vector<std::pair<size_t, double>> reached = {{0, 3.0}, {1, 2.5}, {3, 3.5}};  // batch 128's
+    const auto rewrite = [&](const Json& warmup) {
+      for (const auto& [i, epoch] : reached) {
+        dtbench::slurm::Run old = points[0].runs[i];
+        if (!warmup.is_null()) old.config["schedule"]["warmup"].update(warmup);
+        dtbench::write_json_atomic(dir / "configs" / (old.name + ".json"), old.config, false);
+        write(old, 128, epoch);
+        const fs::path file = dir / "runs" / (old.name + ".json");
+        dtbench::RunRecord r = *dtbench::read_run_record(file).record;
+        if (!warmup.is_null()) r.extra.erase("warmup_steps");
+        dtbench::write_json_atomic(file, r.to_json(), false);
+      }
+    };
+    rewrite({{"epochs", 0.5}, {"steps", 0}});
+    EXPECT_DOUBLE_EQ(reference_convergence_points(load_campaign(dir))
+                         .rcps["resnet_ref_128"]["Hyperparams"]["opt_learning_rate_warmup_epochs"].get<double>(),
+                     4.0 / 7);
+    rewrite({{"epochs", 0}, {"steps", 3}});
+    EXPECT_DOUBLE_EQ(reference_convergence_points(load_campaign(dir))
+                         .rcps["resnet_ref_128"]["Hyperparams"]["opt_learning_rate_warmup_epochs"].get<double>(),
+                     3.0 / 7);
+    rewrite(Json());  // as they were
+  }
   EXPECT_EQ(ref["Platform"], "1xAMD EPYC");
   EXPECT_EQ(ref["Creator"], "dtbench");
   ASSERT_EQ(set.skipped.size(), 1u);

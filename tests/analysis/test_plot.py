@@ -64,6 +64,13 @@ chosen, b_simples, tgt = plot.best_steps(
     [run_of(0.4, 64, s) for s in (50, 60, None)] + [run_of(0.1, 128, s, 500.0) for s in (70, 80)])
 check(chosen == {64: [90, 95, 400], 128: [70, 80]} and b_simples == [300.0, 500.0] and tgt == 0.9,
       f"best steps per batch {chosen} {b_simples} {tgt}")
+# With claim d's 3 seeds, batch 128's two do not count; the same grid in another campaign is another point.
+chosen, _, _ = plot.best_steps([run_of(0.1, 64, s) for s in (100, 120, 110)] + [run_of(0.1, 128, s) for s in (70, 80)],
+                               min_seeds=3)
+check(chosen == {64: [100, 120, 110]}, f"min_seeds 3: {chosen}")
+other = [dict(run_of(0.1, 64, s), campaign="other") for s in (10, 20, 30)]
+chosen, _, _ = plot.best_steps([dict(run_of(0.1, 64, s), campaign="one") for s in (100, 120, 110)] + other, min_seeds=3)
+check(chosen == {64: [10, 20, 30]}, f"two campaigns' points apart: {chosen}")
 
 # --- Synthetic records: 2 reducers x K in {1, 2, 4} (throughput 1000 K^0.9 for ring, 800 K^0.8 for
 # tree) and a batch-size sweep whose steps to target follow S(B) = 300 (1 + 256 / B).

@@ -258,6 +258,13 @@ TEST(Pbt, TruncationSelection) {
     EXPECT_EQ(src[1], 1);
     for (int m : {2, 3, 4, 5, 6, 7}) EXPECT_EQ(src[size_t(m)], 1) << m;
   }
+  // Two alive with a cut of 2: the better is kept and is the source of the worse (the cuts were both members: the
+  // better one replaced half the time, the worse one by itself half the time).
+  for (int trial = 0; trial < 20; ++trial) {
+    Rng r2 = pbt::stream(s, trial, 9);
+    src = pbt::select(s, {0.2, 0.6, nan, nan, nan, nan, nan, nan}, r2);
+    for (int m = 0; m < 8; ++m) EXPECT_EQ(src[size_t(m)], 1) << trial << " " << m;
+  }
   // One alive: it is the source of every failed member and is kept.
   src = pbt::select(s, {nan, 0.4, nan, nan, nan, nan, nan, nan}, rng);
   for (int m = 0; m < 8; ++m) EXPECT_EQ(src[size_t(m)], 1) << m;

@@ -337,9 +337,9 @@ TEST(Campaign, ARerunWithAnEditedSpecSaysWhichFilesAreNotItsOwn) {
     dtbench::run_sweep({(dir / "s.json").string(), (dir / "c").string()}, out);
     return out.str();
   };
-  EXPECT_EQ(sweep(0.2).find("not of this spec"), std::string::npos);
-  EXPECT_EQ(sweep(0.2).find("not of this spec"), std::string::npos);  // the same spec again: nothing to say
-  EXPECT_NE(sweep(0.3).find("2 files under configs/ and scripts/ are not of this spec"), std::string::npos);
+  EXPECT_EQ(sweep(0.2).find("not written by this sweep"), std::string::npos);
+  EXPECT_EQ(sweep(0.2).find("not written by this sweep"), std::string::npos);  // the same spec again: nothing to say
+  EXPECT_NE(sweep(0.3).find("2 files under configs/ and scripts/ were not written by this sweep"), std::string::npos);
   EXPECT_TRUE(fs::exists(dir / "c" / "configs" / "p1-lr0.2-s1.json"));  // left in place
   fs::remove_all(dir);
 }
