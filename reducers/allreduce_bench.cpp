@@ -69,6 +69,10 @@ std::vector<size_t> sweep_sizes(size_t min_bytes, size_t max_bytes, double facto
   for (size_t s = min_bytes; s <= max_bytes;) {
     size_t rounded = s / sizeof(float) * sizeof(float);
     if (out.empty() || out.back() != rounded) out.push_back(rounded);
+    if (out.size() > kMaxSweepSizes)
+      throw BadInput("-f/--stepfactor: " + Json(factor).dump() + " from -b " + std::to_string(min_bytes) +
+                     " to -e " + std::to_string(max_bytes) + " gives more than " + std::to_string(kMaxSweepSizes) +
+                     " sizes; take a larger factor or a narrower range");
     double next = std::floor(static_cast<double>(s) * factor);
     if (next > static_cast<double>(max_bytes)) break;
     s = std::max(s + 1, static_cast<size_t>(next));
@@ -123,6 +127,7 @@ void validate(const AllreduceOptions& o) {
     throw BadInput("-b/--minbytes (" + std::to_string(o.min_bytes) + ") must be <= -e/--maxbytes (" +
                    std::to_string(o.max_bytes) + ")");
   // Each rank keeps every timed iteration's time (8 bytes): 2^31 - 1 of them were killed by the kernel at 23 GB.
+  sweep_sizes(o.min_bytes, o.max_bytes, o.step_factor);  // their count, refused here (before any rank starts)
   if (o.iters < 1 || o.iters > kMaxIters)
     throw BadInput("-n/--iters must be in [1, " + std::to_string(kMaxIters) + "] (each rank keeps every iteration's "
                    "time), got " + std::to_string(o.iters));

@@ -53,7 +53,10 @@ size_t parse_bytes(const std::string& text, const std::string& option);
 // (8 MiB of address space by default), and the sweep gives every rank its buffers; beyond this, use MPI.
 constexpr int kMaxThreadRanks = 256;
 
-// The sweep sizes: min, min*f, min*f^2, ... <= max, each rounded down to whole floats, without repeats.
+// The most sizes one sweep times (OSU's and nccl-tests' default sweeps have some 20-30).
+constexpr size_t kMaxSweepSizes = 10000;
+// The sweep sizes: min, min*f, min*f^2, ... <= max, each rounded down to whole floats, without repeats. BadInput
+// naming -f when there would be more than kMaxSweepSizes (a factor just above 1 gave millions: a sweep for good).
 std::vector<size_t> sweep_sizes(size_t min_bytes, size_t max_bytes, double factor);
 
 // "all", a name, or a comma-separated list; "all" means every reducer the launch supports (mpi only on

@@ -45,6 +45,9 @@ TEST(AllreduceBench, SweepSizesFollowTheFactor) {
   // Rounded down to whole floats, without repeats.
   EXPECT_EQ(sweep_sizes(1, 9, 1.5), (std::vector<size_t>{0, 4, 8}));
   EXPECT_EQ(sweep_sizes(100, 100, 2), (std::vector<size_t>{100}));
+  // A factor just above 1 over a wide range: millions of sizes (a sweep without end), refused naming -f.
+  EXPECT_THROW(sweep_sizes(4, 64 << 20, 1.000000001), dtbench::BadInput);
+  EXPECT_EQ(sweep_sizes(4, 40000, 1.0000001).size(), 10000u);  // one float per size, 4..40000: the most allowed
 }
 
 TEST(AllreduceBench, BadOptionsNameTheFlag) {
