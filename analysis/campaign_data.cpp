@@ -49,11 +49,16 @@ CampaignData from_campaign(const fs::path& dir) {
   CampaignData c;
   c.name = idx.name;
   c.files.emplace_back("the campaign index", dir / "campaign.json");
+  c.files.emplace_back("the campaign's spec", dir / "spec.json");  // the sweep's copy, and its Slurm jobs file
+  c.files.emplace_back("the campaign's jobs file", dir / "jobs.json");
   for (const auto& p : idx.points)
     for (const auto& r : p.runs) {
       c.files.emplace_back("run " + r.name + "'s config", dir / r.config);
       c.files.emplace_back("run " + r.name + "'s record", dir / r.record);
       if (!r.script.empty()) c.files.emplace_back("run " + r.name + "'s sbatch script", dir / r.script);
+      // The files beside its record (README: Run records): its MLLOG file, saved weights and console logs.
+      for (const char* beside : {".mllog", ".weights", ".out", ".err"})
+        c.files.emplace_back("run " + r.name + "'s " + (beside + 1) + " file", beside_record(dir / r.record, beside));
     }
   for (const auto& a : idx.axes) {
     c.keys.insert(c.keys.end(), a.keys.begin(), a.keys.end());

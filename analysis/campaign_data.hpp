@@ -47,8 +47,9 @@ struct CampaignData {
   std::vector<std::string> keys;                     // axis keys, in order
   std::vector<std::vector<std::string>> zip_groups;  // keys that move together
   std::vector<PointData> points;
-  // Every file the campaign is read from or owns (its index, configs, records, sbatch scripts; a scanned folder's
-  // JSON files): what each is, and its path. An output given to a command that read them must be none of these.
+  // Every file the campaign is read from or owns (its index, spec and jobs file, configs, records and the files
+  // beside them, sbatch scripts; a scanned folder's JSON files): what each is, and its path. An output given to a
+  // command that read them must be none of these.
   std::vector<std::pair<std::string, std::filesystem::path>> files;
 };
 
