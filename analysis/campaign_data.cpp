@@ -75,6 +75,8 @@ CampaignData from_campaign(const fs::path& dir) {
       rd.ranks = p.ranks;
       rd.slurm = p.slurm;
       rd.state = "missing";
+      // The run's config file, read once: what its record is checked against, and the run's config without one.
+      const Json given = config_or_empty(dir / r.config);
       // Missing only when nothing is there: a dangling link or a path that cannot be examined is unreadable.
       std::error_code ec;
       if (fs::symlink_status(rd.record_path, ec).type() != fs::file_type::not_found) {
@@ -84,7 +86,6 @@ CampaignData from_campaign(const fs::path& dir) {
         // Nor is a record of another config or rank count than the index gives the run (a record with its name
         // and config.name edited moved runs between two groups of a claim's table without a word), as a rerun of
         // the sweep refuses it. An index whose config file is gone leaves the record its own word.
-        const Json given = config_or_empty(dir / r.config);
         const std::string differs =
             rec.record && !given.empty() ? config_difference(rec.record->config, given) : std::string();
         if (rec.record && rec.record->name != r.name)
@@ -99,7 +100,7 @@ CampaignData from_campaign(const fs::path& dir) {
         else if (rec.record) fill_from_record(rd, std::move(*rec.record));
         else unreadable(rd, rec.problem);
       }
-      if (!rd.record) rd.config = config_or_empty(dir / r.config);
+      if (!rd.record) rd.config = given;
       pd.runs.push_back(std::move(rd));
     }
     c.points.push_back(std::move(pd));
