@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "core/json_fields.hpp"
 #include "core/mlperf.hpp"
 
 namespace dtbench::analysis {
@@ -16,40 +17,29 @@ constexpr size_t kMinRuns = 3;  // the olympic mean drops the fastest and the sl
 // record's reader checks only that it is an object), and a missing key read through a const operator[] is undefined
 // behaviour (an edited record gave a file with `"opt_name": ,` and exit 0). BadInput naming the record and pointer.
 void check_config_fields(const RunData& run) {
-  struct Field {
-    const char* pointer;
-    bool required;
-    const char* kind;  // "string", "number" or "integer"
-  };
-  static const Field fields[] = {
-      {"/optimizer/name", true, "string"},        {"/optimizer/lr", true, "number"},
-      {"/optimizer/momentum", false, "number"},   {"/optimizer/weight_decay", false, "number"},
-      {"/lr_scaling/rule", true, "string"},       {"/schedule/name", true, "string"},
-      {"/schedule/warmup/epochs", true, "number"}, {"/schedule/warmup/steps", true, "integer"},
-      {"/eval/test_samples", false, "integer"},   {"/model/arch", true, "string"},
-      {"/backend", false, "string"},              {"/mllog/submission_benchmark", false, "string"},
-      {"/mllog/submission_platform", false, "string"}, {"/mllog/submission_org", false, "string"}};
-  const std::string file = run.record_path.string();
-  for (const Field& f : fields) {
-    const Json* at = &run.record->config;
-    const std::string pointer = f.pointer;
-    bool present = true;
-    for (size_t a = 1, b; present && a <= pointer.size(); a = b + 1) {
-      b = std::min(pointer.find('/', a), pointer.size());
-      if (!at->is_object())
-        throw BadInput(file + ": /config" + pointer.substr(0, a - 1) + ": expected an object, got " + at->dump());
-      const auto it = at->find(pointer.substr(a, b - a));
-      if (it == at->end()) present = false;
-      else at = &*it;
+  try {
+    const JsonFields config(run.record->config, "/config");
+    const JsonFields optimizer = config.fields("optimizer");
+    optimizer.string("name");
+    optimizer.number("lr");
+    for (const char* key : {"momentum", "weight_decay"})
+      if (optimizer.has(key)) optimizer.number(key);
+    config.fields("lr_scaling").string("rule");
+    const JsonFields schedule = config.fields("schedule");
+    schedule.string("name");
+    const JsonFields warmup = schedule.fields("warmup");
+    warmup.number("epochs");
+    warmup.integer("steps");
+    if (config.has("eval") && config.fields("eval").has("test_samples")) config.fields("eval").integer("test_samples");
+    config.fields("model").string("arch");
+    if (config.has("backend")) config.string("backend");
+    if (config.has("mllog")) {
+      const JsonFields mllog = config.fields("mllog");
+      for (const char* key : {"submission_benchmark", "submission_platform", "submission_org"})
+        if (mllog.has(key)) mllog.string(key);
     }
-    if (!present) {
-      if (f.required) throw BadInput(file + ": /config" + pointer + ": missing (a run's resolved config has it)");
-      continue;
-    }
-    const std::string kind = f.kind;
-    if (kind == "string" ? !at->is_string() : kind == "integer" ? !at->is_number_integer() : !at->is_number())
-      throw BadInput(file + ": /config" + pointer + ": expected " + (kind == "integer" ? "an " : "a ") + kind +
-                     ", got " + at->dump());
+  } catch (const BadInput& e) {
+    throw BadInput(run.record_path.string() + ": " + e.what());
   }
 }
 
