@@ -74,6 +74,10 @@ size_t count_points(const Spec& spec) {
 
 }  // namespace
 
+std::string spec_pointer(const Point& p, const std::string& config_pointer, const Json& base) {
+  return spec_pointer(config_pointer, p.set_by, base);
+}
+
 void set_path(Json& doc, const std::string& key, const Json& value, const std::string& base_pointer) {
   Json* node = &doc;
   std::string ptr = base_pointer;
@@ -131,7 +135,7 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
     p.label = p.id;
     Json user = spec.base;
     p.slurm = spec.slurm;
-    std::vector<std::pair<std::string, std::string>> set_by;  // key -> spec pointer of its value
+    std::vector<std::pair<std::string, std::string>>& set_by = p.set_by;  // key -> spec pointer of its value
     std::map<std::string, std::string> slurm_set_by;           // slurm key an axis sets -> that value's pointer
     for (size_t a = 0; a < spec.axes.size(); ++a) {
       const Axis& axis = spec.axes[a];

@@ -29,6 +29,8 @@ struct Point {
   Json slurm;                                      // resolved Slurm section of this point
   int64_t ranks = 1;                               // nodes x tasks_per_node
   std::vector<Run> runs;
+  // Config key an axis set for this point -> the spec pointer of its value ("reducer.name" -> "/axes/reducer.name/1").
+  std::vector<std::pair<std::string, std::string>> set_by;
 };
 
 // Sets `value` at the dot path `key` of `doc`, creating objects on the way. `base_pointer` names
@@ -45,6 +47,10 @@ constexpr size_t kMaxRuns = 10000;
 // Each point's config is also checked on its nodes (config::check_node_rules: a reducer that cannot run across
 // them): its /slurm nodes with on_slurm_nodes, else one (--local runs every rank on this machine).
 std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_dir, bool on_slurm_nodes = false);
+
+// Where in the spec the config value at `config_pointer` ("/backend") of point `p` comes from: the axis value that
+// set that key (or a key above it), else the base config ("/base/backend").
+std::string spec_pointer(const Point& p, const std::string& config_pointer, const Json& base);
 
 // "reducer.name=ring, slurm.nodes=2": a point's values for messages and tables.
 std::string describe(const Point& p);

@@ -326,12 +326,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
       if (!p.runs.empty() && p.runs.front().config.value("backend", "") == "gpu" &&
           p.slurm["gpus_per_node"].get<int64_t>() == 0 && p.slurm["gpus_per_task"].get<int64_t>() == 0 &&
           !gres_is_gpu(p.slurm["gres"].get<std::string>())) {
-        std::string at = "/base/backend";  // or the axis value that set it for this point
-        for (const Axis& a : spec.axes)
-          for (size_t k = 0; k < a.keys.size(); ++k)
-            if (a.keys[k] == "backend")
-              for (size_t j = 0; j < a.values[k].size(); ++j)
-                if (a.values[k][j] == "gpu") at = a.pointer + "/backend/" + std::to_string(j);
+        const std::string at = spec_pointer(p, "/backend", spec.base);
         throw BadInput(o.spec + ": " + at + ": \"gpu\" runs need GPUs from Slurm: set /slurm/gpus_per_node, "
                        "/slurm/gpus_per_task or /slurm/gres (point " + p.id + ")");
       }
@@ -462,10 +457,8 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   // A rerun with an edited spec (same name) leaves the earlier spec's configs and scripts where they were; the index
   // no longer lists them, but a script there would still run an old point if submitted by hand: said, not removed.
   {
-    std::set<fs::path> ours;
-    for (const auto& p : points)
-      for (const auto& r : p.runs) ours.insert(config_path(l, r)), ours.insert(script_path(l, r));
-    for (size_t g = 0, n = arrays ? array_groups(points).size() : 0; g < n; ++g) ours.insert(array_script_path(l, g));
+    const std::vector<fs::path> written = campaign_files(points, l, arrays);
+    const std::set<fs::path> ours(written.begin(), written.end());
     size_t others = 0;
     for (const fs::path& dir : {l.configs, l.scripts}) {
       std::error_code ec;
