@@ -98,10 +98,8 @@ void write_script(const fs::path& path, const std::string& text) {
   ::chmod(path.c_str(), 0755);
 }
 
-void check_campaign_paths(const std::vector<Point>& points, const Layout& l, bool arrays, const std::string& option,
-                          bool writable) {
-  for (const auto& dir : {l.configs, l.scripts, l.runs}) check_output_folder(dir, option, writable);
-  std::vector<fs::path> files = {l.out / "spec.json", l.out / "campaign.json", l.out / "jobs.json"};
+std::vector<fs::path> campaign_files(const std::vector<Point>& points, const Layout& l, bool arrays) {
+  std::vector<fs::path> files = {l.out / "spec.json", l.out / "campaign.json"};
   for (const auto& p : points)
     for (const auto& r : p.runs) {
       files.push_back(config_path(l, r));
@@ -109,6 +107,14 @@ void check_campaign_paths(const std::vector<Point>& points, const Layout& l, boo
     }
   if (arrays)
     for (size_t g = 0, n = array_groups(points).size(); g < n; ++g) files.push_back(array_script_path(l, g));
+  return files;
+}
+
+void check_campaign_paths(const std::vector<Point>& points, const Layout& l, bool arrays, const std::string& option,
+                          bool writable) {
+  for (const auto& dir : {l.configs, l.scripts, l.runs}) check_output_folder(dir, option, writable);
+  std::vector<fs::path> files = campaign_files(points, l, arrays);
+  files.push_back(l.out / "jobs.json");  // --submit appends to it
   for (const fs::path& f : files) {
     std::error_code ec;
     const fs::file_status st = fs::status(f, ec);  // a link to a file is written through, as before

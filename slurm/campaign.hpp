@@ -41,6 +41,10 @@ RunState record_state(const std::filesystem::path& record, const Json& expected,
 // The campaign index (campaign.json) of these points.
 CampaignIndex campaign_index(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays);
 
+// The files write_campaign writes: spec.json, campaign.json, every run's config, and its sbatch script or (with
+// `arrays`) the job-array scripts.
+std::vector<std::filesystem::path> campaign_files(const std::vector<Point>& points, const Layout& l, bool arrays);
+
 // What write_campaign would write, checked before anything is: its folders are folders (or can be made) and its
 // files regular files where they exist. BadInput naming the path and `option` (a folder where a config goes, or a
 // file where the runs' folder goes, was found mid-write, after the spec, the lock and some configs were written).

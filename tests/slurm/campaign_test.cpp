@@ -328,18 +328,24 @@ TEST(Campaign, ARerunWithAnEditedSpecSaysWhichFilesAreNotItsOwn) {
   fs::path dir = fs::temp_directory_path() / ("dtbench-edited-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const auto sweep = [&](double lr) {
+  const auto sweep = [&](double lr, bool array = false) {
     dtbench::write_json_atomic(dir / "s.json",
                                Json{{"name", "t"}, {"base", {{"duration", {{"steps", 2}}}}},
                                     {"axes", {{"optimizer.lr", {0.1, lr}}}}},
                                false);
     std::ostringstream out;
-    dtbench::run_sweep({(dir / "s.json").string(), (dir / "c").string()}, out);
+    dtbench::SweepOptions o{(dir / "s.json").string(), (dir / "c").string()};
+    o.array = array;
+    dtbench::run_sweep(o, out);
     return out.str();
   };
   EXPECT_EQ(sweep(0.2).find("not written by this sweep"), std::string::npos);
   EXPECT_EQ(sweep(0.2).find("not written by this sweep"), std::string::npos);  // the same spec again: nothing to say
   EXPECT_NE(sweep(0.3).find("2 files under configs/ and scripts/ were not written by this sweep"), std::string::npos);
   EXPECT_TRUE(fs::exists(dir / "c" / "configs" / "p1-lr0.2-s1.json"));  // left in place
+  // The same spec as job arrays: its two per-run scripts are the other script mode's, not this sweep's (they were
+  // counted as its own).
+  EXPECT_NE(sweep(0.3, true).find("4 files under configs/ and scripts/ were not written by this sweep"),
+            std::string::npos);
   fs::remove_all(dir);
 }
