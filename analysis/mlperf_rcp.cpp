@@ -44,8 +44,9 @@ void check_config_fields(const RunData& run) {
 }
 
 // The hyperparameters MLPerf's RCP files list, from the run's record (MLPerf's key names). The base learning rate
-// is the one the run's MLLOG file logs, the peak the schedule reaches (extra.peak_lr: the config's lr scaled to the
-// global batch by /lr_scaling); a record written before it was kept has it only where no rule scales the lr.
+// is the one the run's MLLOG file logs, the schedule's base rate (extra.peak_lr: the config's lr scaled to the
+// global batch by /lr_scaling; the peak of every schedule but inverse_sqrt with /schedule/beta < 1, which starts
+// above it at lr / sqrt(beta)); a record written before it was kept has it only where no rule scales the lr.
 Json hyperparams(const RunRecord& r) {
   const Json& cfg = r.config;
   const Json& opt = cfg["optimizer"];
@@ -65,10 +66,14 @@ Json hyperparams(const RunRecord& r) {
     else if (epochs > 0 && epochs * double(spe) <= 0x1p62)  // a damaged record's 1e300 epochs stay as configured
       warm_epochs = static_cast<double>(warmup_steps_of_epochs(epochs, spe)) / double(spe);
   }
+  // The steps it warmed up for, as the epochs beside them (a warmup given in epochs has /schedule/warmup/steps 0).
+  const Json warm_steps = r.extra.contains("warmup_steps") && r.extra["warmup_steps"].is_number_integer()
+                              ? r.extra["warmup_steps"]
+                              : warm["steps"];
   Json h = {{"opt_name", opt["name"]},
             {"lr_scaling", cfg["lr_scaling"]["rule"]},
             {"opt_learning_rate_warmup_epochs", warm_epochs},
-            {"opt_learning_rate_warmup_steps", warm["steps"]},
+            {"opt_learning_rate_warmup_steps", warm_steps},
             {"schedule", cfg["schedule"]["name"]}};
   if (r.extra.contains("peak_lr")) h["opt_base_learning_rate"] = r.extra["peak_lr"];
   else if (cfg["lr_scaling"]["rule"] == "none") h["opt_base_learning_rate"] = opt["lr"];

@@ -560,6 +560,8 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   // The warmup in epochs as the MLLOG file logs it: the record's warmup steps over its 7 steps per epoch (2, set
   // apart from the config's 3 so that the test tells which is read; it once said the config's 0 epochs).
   EXPECT_DOUBLE_EQ(ref["Hyperparams"]["opt_learning_rate_warmup_epochs"].get<double>(), 2.0 / 7);
+  // And the steps beside them are the same 2 (they were the config's 3, contradicting the epochs; a hunt).
+  EXPECT_EQ(ref["Hyperparams"]["opt_learning_rate_warmup_steps"], 2);
   // Records written before extra.warmup_steps was kept: the configured warmup, in steps by the schedule's own rule
   // (0.5 epochs of 7 steps are 4 steps, 4/7 epochs, as their MLLOG files logged it), and a warmup in steps as given.
   {

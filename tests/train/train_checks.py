@@ -910,6 +910,34 @@ def check_resume():
     assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
     assert sum('"epoch_stop"' in line for line in open(mllog)) == 1
     print("a kept checkpoint resumed at its end: one epoch_stop, one run_stop")
+    # MLPerf's timed run ends at the evaluation that reaches the target (found by a hunt against MLCommons'
+    # rcp_checker: a run that trains on past it, no /eval/stop_at_target, logged every later evaluation and its
+    # run_stop at the end, so the checker read 30 steps' epochs where the record's time to accuracy is the target's).
+    # The log stops there, its run_stop (logged last) at that time; so does a run preempted after the target and
+    # resumed, and one preempted before it.
+    for name, fault in (("past-target", []), ("past-target-cut", ["--inject-fault", "sigusr1@22"]),
+                        ("before-target-cut", ["--inject-fault", "sigusr1@1"])):
+        cfg = mlp_config(name, batch={"per_rank": 8}, duration={"steps": 30}, eval={"every_steps": 3,
+                                                                                      "target_accuracy": 0.3})
+        path = write_config(name, cfg)
+        if fault:
+            mpirun(2, path, *fault, expect=3)
+            mpirun(2, path, "--resume")
+        else:
+            mpirun(2, path)
+        rec = validate(os.path.join(args.work, "records", name + ".json"))
+        tta = rec["time_to_accuracy"]
+        assert rec["status"] == "reached-target" and rec["steps"] == 30 and tta["step"] <= 6, (rec["status"], tta)
+        assert len(rec["curve"]) == 10, rec["curve"]
+        mllog = os.path.join(args.work, "records", name + ".mllog")
+        assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
+        events = [json.loads(line.split(":::MLLOG ", 1)[1]) for line in open(mllog) if ":::MLLOG " in line]
+        evals = [e for e in events if e["key"] == "eval_accuracy"]
+        assert evals[-1]["metadata"]["epoch_num"] == tta["epoch"] and evals[-1]["value"] >= 0.3, (evals, tta)
+        assert [e["key"] for e in events][-1] == "run_stop" and events[-1]["metadata"]["status"] == "success"
+        assert sum(e["key"] == "run_stop" for e in events) == 1
+        assert events[-1]["time_ms"] - evals[-1]["time_ms"] < 1000, (events[-1], evals[-1])  # not the run's end
+    print("a run that trains on past its target: its log ends at the target's evaluation (and when resumed)")
     # --init-from may name another path on each rank (a node's disk), but one checkpoint: two of one step (another
     # seed) trained the replicas from different weights with exit 0; of two steps, the run hung (found by a hunt).
     kept = {}

@@ -80,10 +80,25 @@ void Logger::write(const std::string& line) {
     throw RunFailed(path_ + ": cannot write the MLLOG file: " + std::strerror(errno));
 }
 
+namespace {
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+int64_t Logger::end_timed_run(int64_t at_ms) {
+  timed_run_end_ms_ = at_ms >= 0 ? at_ms : now_ms();
+  return timed_run_end_ms_;
+}
+
 void Logger::event(const char* event_type, const char* key, const Json& value, Json metadata,
                    SourcePlace where) {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                std::chrono::system_clock::now().time_since_epoch()).count();
+  int64_t ms = now_ms();
+  if (timed_run_end_ms_ >= 0) {
+    if (std::strcmp(key, kRunStop) != 0) return;
+    ms = timed_run_end_ms_;
+  }
   metadata["file"] = std::filesystem::path(where.file).filename().string();
   metadata["lineno"] = where.line;
   Json e = {{"namespace", ""}, {"time_ms", ms}, {"event_type", event_type}, {"key", key}, {"value", value},

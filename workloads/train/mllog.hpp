@@ -66,6 +66,14 @@ class Logger {
     open_.erase(start_key(key));
     event(kIntervalEnd, key, value, std::move(metadata), where);
   }
+  // MLPerf's timed run ends at the evaluation that reaches the quality target; a run that trains on (no
+  // /eval/stop_at_target) keeps its whole curve in its record, but its log stops there: from here on the file takes
+  // no event but run_stop, which carries this moment's time (or `at_ms`'s, a resumed run's), so that the log's epochs
+  // and time to train are the target's, as the record's time to accuracy is (MLCommons' rcp_checker takes the last
+  // eval_accuracy before run_stop: it read the run's last evaluation). Returns that time.
+  int64_t end_timed_run(int64_t at_ms = -1);
+  bool timed_run_ended() const { return timed_run_end_ms_ >= 0; }
+
   // An interval started elsewhere (a resumed run's epoch, begun by its first attempt) counts as open.
   void mark_open(const char* start, Json metadata) { open_[start] = std::move(metadata); }
   // Ends the interval of `stop` ("epoch_stop") if its start is still open, with the start's metadata: a run
@@ -88,6 +96,7 @@ class Logger {
   bool echo_ = false;
   std::vector<std::string> pending_;  // lines logged before open()
   std::map<std::string, Json> open_;  // started intervals not yet ended: start key -> metadata
+  int64_t timed_run_end_ms_ = -1;     // end_timed_run's time; -1 while the timed run goes on
 };
 
 }  // namespace dtbench::mllog

@@ -227,6 +227,7 @@ void init_from_checkpoint(const World& world, const fs::path& dir, const Json& c
   // The curve goes on (the run's history); whether and where it reached a target is this run's target's question.
   st.retarget(cfg["eval"]["target_accuracy"].get<double>());
   st.mllog_from_point = static_cast<int64_t>(st.curve.size());  // this run's MLLOG file starts after them
+  st.mllog_timed_run_end_ms = -1;                                // and its timed run has not ended
   const Json schedule_state = load_rank_state(world, dir, st, model);
   const Json& was = header["config"];
   const auto at = [](const Json& j, const char* pointer) {  // null where the saved config lacks the key

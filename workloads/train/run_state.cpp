@@ -62,7 +62,8 @@ Json TrainState::to_json() const {
           {"curvature", {{"exchanges", curvature_exchanges}, {"bytes", curvature_bytes}}},
           {"pipeline_unit_seconds", pipeline_unit_seconds},
           {"mllog_bytes", mllog_bytes},
-          {"mllog_from_point", mllog_from_point}};
+          {"mllog_from_point", mllog_from_point},
+          {"mllog_timed_run_end_ms", mllog_timed_run_end_ms}};
 }
 
 void TrainState::retarget(double target) {
@@ -146,6 +147,8 @@ TrainState TrainState::from_json(const Json& j) {
     // Not in older checkpoints: -1 (unknown) is what a checkpoint of a run without an MLLOG file (rank 0's) has.
     if (f.has("mllog_bytes") && f.at("mllog_bytes") != -1) s.mllog_bytes = f.count("mllog_bytes");
     if (f.has("mllog_from_point")) s.mllog_from_point = f.count("mllog_from_point");
+    if (f.has("mllog_timed_run_end_ms") && f.at("mllog_timed_run_end_ms") != -1)
+      s.mllog_timed_run_end_ms = f.count("mllog_timed_run_end_ms");
     if (f.has("steady")) {  // checkpoints from before it have none: its sums then start at this attempt
       const StateFields steady = f.object("steady");
       s.steady_total = steady.amount("total");

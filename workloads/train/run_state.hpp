@@ -46,6 +46,9 @@ struct TrainState {
   // --init-from another's checkpoint (its file holds only its own evaluations, `curve` the other run's too). Counted
   // in points, not steps: asynchronous SGD labels its evaluations by server updates.
   int64_t mllog_from_point = 0;
+  // When the MLLOG file's timed run ended (ms since the epoch; -1: not yet): the evaluation that reached the target.
+  // A resumed run logs nothing more but the run_stop, at this time (mllog::Logger::end_timed_run).
+  int64_t mllog_timed_run_end_ms = -1;
 
   // One more timed step: its phases and the (rank-mean) training loss.
   void add_step(const StepTiming& t, double loss);

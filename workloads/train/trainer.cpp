@@ -349,6 +349,7 @@ void Run::check_outputs_and_open_log() {
     if (resumed_) log_->discard_pending();  // its init_start: the first attempt logged one
     log_->open(paths_.mllog.string(), resumed_, resumed_ ? st_.mllog_bytes : -1,
                (paths_.checkpoint / "header.json").string());
+    if (st_.mllog_timed_run_end_ms >= 0) log_->end_timed_run(st_.mllog_timed_run_end_ms);  // resumed past its target
   });
 }
 
@@ -523,11 +524,17 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   sched_->observe(p);  // plateau watches the result its /schedule/metric names
 
   const double target = cfg_["eval"]["target_accuracy"].get<double>();
-  if (target > 0 && !st_.tta && p.test_accuracy >= target)
-    st_.tta = TimeToAccuracy{p.wall_seconds, p.step, p.epoch, p.samples};
+  const bool reached_here = target > 0 && !st_.tta && p.test_accuracy >= target;
+  if (reached_here) st_.tta = TimeToAccuracy{p.wall_seconds, p.step, p.epoch, p.samples};
   if (log_) {
     log_->point(mllog::kEvalAccuracy, p.test_accuracy, {{mllog::kEpochNum, epoch}});
     log_->end(mllog::kEvalStop, nullptr, {{mllog::kEpochNum, epoch}});
+    // MLPerf's timed run ends here, whether or not this run trains on: the open epoch closes, and the run_stop that
+    // finish() logs carries this time.
+    if (reached_here) {
+      log_->end_open(mllog::kEpochStop);
+      st_.mllog_timed_run_end_ms = log_->end_timed_run();
+    }
   }
   console_->evaluation(p, st_.images_per_second(global_));
 }
@@ -554,14 +561,11 @@ int Run::preempt(int64_t done) {
 
 int Run::finish(RunStatus status, const std::string& detail) {
   if (status == RunStatus::completed && st_.tta) status = RunStatus::reached_target;
-  // MLPerf's status: success when the run reached its quality target (or had none and completed), by an evaluation
-  // in its MLLOG file (a run started --init-from another's checkpoint may have reached it in that run's only).
+  // MLPerf's status: success when the run reached its quality target by an evaluation in its MLLOG file, where its
+  // timed run ended (a run started --init-from another's checkpoint may have reached it in that run's only; one
+  // that diverged after it had succeeded by then), or had no target and completed.
   const double target = cfg_["eval"]["target_accuracy"].get<double>();
-  const bool logged_target =
-      std::any_of(st_.curve.begin() + static_cast<std::ptrdiff_t>(st_.mllog_from_point), st_.curve.end(),
-                  [&](const EvalPoint& p) { return p.test_accuracy >= target; });
-  const bool success =
-      (status == RunStatus::reached_target && logged_target) || (status == RunStatus::completed && target <= 0);
+  const bool success = st_.mllog_timed_run_end_ms >= 0 || (status == RunStatus::completed && target <= 0);
   const bool keep = cfg_["output"]["keep_checkpoint"].get<bool>() && status != RunStatus::diverged;
   if (keep) {
     // Before the open epoch's epoch_stop: a requeued run that resumes at the end (its record was lost) cuts the file
