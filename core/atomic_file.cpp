@@ -93,7 +93,7 @@ void check_campaign_kind(const fs::path& dir, const std::string& own) {
       {"campaign.json", "a dtbench sweep campaign"}, {"lineage.json", "a dtbench pbt campaign"},
       {"reproduce.json", "a dtbench reproduce report"}};
   for (const auto& [index, what] : kinds)
-    if (own != index && fs::exists(dir / index))
+    if (std::error_code ec; own != index && fs::exists(dir / index, ec))
       throw BadInput((dir / index).string() + ": this folder holds " + what + "; use another --out");
 }
 

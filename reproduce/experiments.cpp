@@ -15,11 +15,13 @@ namespace fs = std::filesystem;
 namespace dtbench::reproduce {
 namespace {
 
-// A finished allreduce sweep file: it parses and has rows. A half-written or failed one is redone.
-bool allreduce_done(const fs::path& file) {
+// A finished allreduce sweep file: it reads as the report reads it, for its rank count, with rows. A half-written,
+// failed or damaged one is redone (a damaged one was counted finished, and every report after refused it).
+bool allreduce_done(const fs::path& file, int ranks) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(file, ec))) return false;
   try {
-    Json j = read_json_file(file.string(), "allreduce sweep");
-    return j.is_object() && j.contains("rows") && j["rows"].is_array() && !j["rows"].empty();
+    return !read_allreduce_file(file, ranks)["rows"].empty();
   } catch (const Error&) {
     return false;
   }
@@ -30,7 +32,7 @@ bool run_allreduce(const Experiment& e, const fs::path& out, const RunOptions& o
   const fs::path dir = out / e.name;
   for (int k : e.ranks) {
     const fs::path file = allreduce_file(out, e, k);
-    if (allreduce_done(file)) continue;
+    if (allreduce_done(file, k)) continue;
     std::vector<std::string> argv;
     if (e.transport == "mpi") argv = {"mpirun", "-np", std::to_string(k), "--oversubscribe"};
     argv.push_back(slurm::dtbench_binary());
@@ -45,7 +47,7 @@ bool run_allreduce(const Experiment& e, const fs::path& out, const RunOptions& o
     fs::create_directories(dir);
     const fs::path stem = dir / ("allreduce-k" + std::to_string(k));
     int rc = slurm::run_to_files(argv, stem.string() + ".out", stem.string() + ".err");
-    if (rc != 0 || !allreduce_done(file)) {
+    if (rc != 0 || !allreduce_done(file, k)) {
       log << "  " << e.name << " K=" << k << ": exit " << rc << " (see " << stem.string() << ".err)\n";
       ok = false;
     }
@@ -59,25 +61,43 @@ fs::path allreduce_file(const fs::path& out, const Experiment& e, int ranks) {
   return out / e.name / ("allreduce-k" + std::to_string(ranks) + ".json");
 }
 
-Json read_allreduce_file(const fs::path& file) {
+Json read_allreduce_file(const fs::path& file, int ranks) {
   Json doc = read_json_file(file.string(), "allreduce sweep");
   try {
     check_sweep_document(doc);
   } catch (const BadInput& e) {
     throw BadInput(file.string() + ": " + e.what());
   }
+  if (doc["ranks"] != ranks)
+    throw BadInput(file.string() + ": /ranks: " + doc["ranks"].dump() + ", but this is the experiment's file for " +
+                   std::to_string(ranks) + " ranks");
   return doc;
 }
 
+void check_published_copies(const Experiment& e, const fs::path& out) {
+  if (e.kind != "published") return;
+  for (const auto& file : e.files) {
+    const fs::path copy = out / e.name / file;
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(copy, ec))) continue;  // copied by this run
+    try {
+      read_json_file(copy.string(), "published copy");
+    } catch (const BadInput& err) {
+      throw BadInput(std::string(err.what()) + " (the copy the claim is judged on; restore it from " +
+                     (published_dir() / file).string() + " or remove it to copy it again)");
+    }
+  }
+}
+
 bool run_experiment(const Experiment& e, const fs::path& out, const RunOptions& o, std::ostream& log) {
-  if (o.mode == RunMode::none) return true;
   if (e.kind == "allreduce") return run_allreduce(e, out, o, log);
   if (e.kind == "published") {  // copied once: the claim is judged on the figures of its first run
     for (const auto& file : e.files) {
       const fs::path to = out / e.name / file;
+      if (std::error_code ec; fs::exists(fs::symlink_status(to, ec))) continue;  // a dangling link is there too
       if (o.mode == RunMode::dry_run) {
         log << "  would copy " << (published_dir() / file).string() << " to " << to.string() << "\n";
-      } else if (std::error_code ec; !fs::exists(fs::symlink_status(to, ec))) {  // a dangling link is there too
+      } else {
         fs::create_directories(to.parent_path());
         write_file_atomic(to, read_regular_file(published_dir() / file, size_t{64} << 20, "published file"), true);
       }

@@ -4,10 +4,12 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <map>
 
 #include "core/atomic_file.hpp"
+#include "core/dir_lock.hpp"
 #include "core/error.hpp"
 #include "core/provenance.hpp"
 #include "core/regular_file.hpp"
@@ -49,10 +51,25 @@ std::map<std::string, std::string> definition_files(const fs::path& dir) {
   return files;
 }
 
-// A claim folder in DIR holds the definition its runs started from; a different definition in the repository
-// means the criteria or the experiments changed after the runs: refused, since criteria are fixed beforehand.
+// A claim folder in DIR holds the definition its runs started from, and reproduce.json its files' digests; a
+// different definition in the repository means the criteria or the experiments changed after the runs: refused,
+// since criteria are fixed beforehand. The digests decide where they are kept (a deleted copy let a changed
+// criterion through, and the new one was recorded as the runs' own).
 void check_same_definition(const reproduce::Claim& c, const std::map<std::string, std::string>& repo,
-                           const fs::path& copy) {
+                           const fs::path& copy, const Json& index) {
+  if (index.contains("definitions") && index["definitions"].contains(c.id)) {
+    const Json& recorded = index["definitions"][c.id];
+    const Json now = reproduce::definition_digests(repo);
+    if (now == recorded) return;
+    std::string name;  // the first file whose digest differs, or that one side lacks
+    for (const auto& [file, crc] : now.items())
+      if (name.empty() && (!recorded.contains(file) || recorded[file] != crc)) name = file;
+    for (const auto& [file, crc] : recorded.items())
+      if (name.empty() && !now.contains(file)) name = file;
+    throw BadInput((c.dir / name).string() + ": differs from the claim's definition as its runs started here (" +
+                   (copy.parent_path() / "reproduce.json").string() + ": /definitions/" + c.id + "/" + name +
+                   "): criteria are fixed before the runs; use a new --out folder");
+  }
   if (!fs::exists(copy / "claim.json")) return;
   for (const auto& [name, text] : repo) {
     std::error_code ec;
@@ -82,13 +99,22 @@ void fail_on_unreadable_records(const fs::path& out) {
   throw RunFailed(why);
 }
 
+// One reproduce at a time on a folder (a second one ran beside the first, and the first, ending, rewrote
+// reproduce.json without the second's session). Taken once everything is validated, as a sweep takes its own.
+constexpr const char* kBusy = "another dtbench reproduce works on this folder; wait for it to end";
+
 void run(const Options& o) {
   const fs::path out = o.out;
   if (o.report_only) {
     if (!o.claims.empty() || o.local || o.submit || o.dry_run || o.jobs != 1 || o.claims_dir_given || o.scale_given)
       throw BadInput("--report-only takes only --out: it regenerates the report of what DIR holds");
-    if (!fs::is_regular_file(out / "reproduce.json"))
+    check_output_folder(out, "--out", true);
+    if (std::error_code ec; !fs::is_regular_file(out / "reproduce.json", ec))
       throw BadInput(out.string() + ": no reproduce.json (not a folder written by dtbench reproduce)");
+    // Not while a reproduce runs there; the lock file is not made here (a folder that fails the report's checks is
+    // left as it was), so a folder no reproduce of this version wrote is read without it.
+    std::optional<DirLock> lock;
+    if (std::error_code ec; fs::exists(out / ".lock", ec)) lock.emplace(out / ".lock", kBusy);
     std::cout << reproduce::verdict_table(reproduce::write_report(out));
     fail_on_unreadable_records(out);
     return;
@@ -100,10 +126,17 @@ void run(const Options& o) {
   if (o.scale != "quick" && o.scale != "full")
     throw BadInput("--scale: expected quick or full, got '" + o.scale + "'");
   const auto known = reproduce::claim_ids(o.claims_dir);
+  // A --claims folder without claims (results/ for results/claims) ran nothing and reported nothing, exit 0.
+  if (known.empty())
+    throw BadInput("--claims " + o.claims_dir + ": no claims there (a claim is a folder <id>/ with a claim.json)");
   std::vector<std::string> ids = o.claims.empty() ? known : o.claims;
   for (const auto& id : ids)
     if (std::find(known.begin(), known.end(), id) == known.end())
       throw BadInput("unknown claim '" + id + "'; claims: " + reproduce::join(known, ", "));
+  // Without a mode it wrote the folder and a report of nothing run, exit 0: every claim inconclusive.
+  if (!o.local && !o.submit && !o.dry_run)
+    throw BadInput("give --local, --submit or --dry-run (--report-only --out DIR regenerates the report of what DIR "
+                   "holds)");
   // Validate everything before writing anything: every claim, spec and the folder's earlier state.
   std::vector<reproduce::Claim> claims;
   for (const auto& id : ids) {
@@ -114,14 +147,18 @@ void run(const Options& o) {
   }
   Json index = {{"kind", "dtbench-reproduction"}, {"scale", o.scale}, {"claims", Json::array()},
                 {"sessions", Json::array()}};
+  // A file, a file above it, a folder that cannot be written or searched, a loop of links: first, so that what
+  // follows looks into a folder it can read (a folder it could not search was an internal error).
+  check_output_folder(out, "--out", !o.dry_run);
   check_campaign_kind(out, "reproduce.json");  // a sweep's or a pbt campaign's would get a report beside it
-  if (fs::exists(out / "reproduce.json")) {
+  const auto read_earlier = [&] {
+    if (std::error_code ec; !fs::exists(out / "reproduce.json", ec)) return;
     index = reproduce::read_index(out);
     if (index["scale"] != o.scale)
       throw BadInput((out / "reproduce.json").string() + ": this folder holds scale '" +
                      index["scale"].get<std::string>() + "', not '" + o.scale + "': use another --out");
-  }
-  check_output_folder(out, "--out", !o.dry_run);  // a file, a file above it, or a folder that cannot be written
+  };
+  read_earlier();
   // Every folder the claims write: a file where one goes was found only after reproduce.json was written.
   for (const auto& c : claims)
     for (const auto& e : c.scales.at(o.scale)) check_output_folder(out / c.id / e.name, "--out", !o.dry_run);
@@ -132,12 +169,12 @@ void run(const Options& o) {
   std::vector<std::map<std::string, std::string>> definitions;  // each claim's files, read once
   for (const auto& c : claims) {
     definitions.push_back(definition_files(c.dir));
-    check_same_definition(c, definitions.back(), out / c.id);
+    check_same_definition(c, definitions.back(), out / c.id, index);
+    for (const auto& e : c.scales.at(o.scale)) reproduce::check_published_copies(e, out / c.id);
   }
   slurm::require_launcher(o.local, o.submit);
   reproduce::RunOptions ro;
-  ro.mode = o.local ? reproduce::RunMode::local : o.submit ? reproduce::RunMode::submit
-            : o.dry_run ? reproduce::RunMode::dry_run : reproduce::RunMode::none;
+  ro.mode = o.local ? reproduce::RunMode::local : o.submit ? reproduce::RunMode::submit : reproduce::RunMode::dry_run;
   ro.wait = o.wait;
   ro.jobs = o.jobs;
   if (ro.mode != reproduce::RunMode::dry_run) {
@@ -159,6 +196,9 @@ void run(const Options& o) {
     return;
   }
   fs::create_directories(out);
+  const DirLock lock(out / ".lock", kBusy);
+  // Read again under the lock: a reproduce that ended since the first reading recorded its session there.
+  read_earlier();
   std::set<std::string> in_index(index["claims"].begin(), index["claims"].end());
   for (size_t i = 0; i < claims.size(); ++i) {
     const auto& c = claims[i];
@@ -174,25 +214,26 @@ void run(const Options& o) {
   session["machine"] = p["cpu"].value("model", "?") + ", " + std::to_string(p["cpu"].value("logical_cores", 0)) +
                        " logical cores, " + std::to_string(p["cpu"].value("memory_bytes", int64_t{0}) >> 30) + " GiB";
   session["mode"] = o.local ? (o.jobs > 1 ? "local, " + std::to_string(o.jobs) + " runs at once" : std::string("local"))
-                  : o.submit ? (o.wait ? "submit --wait" : "submit")
-                             : "none (report only)";
+                            : (o.wait ? "submit --wait" : "submit");
   // The session is recorded before the experiments start, so a run that is killed still says when and where it
   // ran ("interrupted" in the report until a session finishes).
-  if (ro.mode != reproduce::RunMode::none) index["sessions"].push_back(session);
+  index["sessions"].push_back(session);
   write_json_atomic(out / "reproduce.json", index, false);
-  bool all_ok = true;
+  std::vector<std::string> unfinished;
   for (const auto& c : claims) {
     std::cout << "claim " << c.id << ": " << c.title << std::endl;
-    for (const auto& e : c.scales.at(o.scale)) all_ok = reproduce::run_experiment(e, out / c.id, ro, std::cout) && all_ok;
+    for (const auto& e : c.scales.at(o.scale))
+      if (!reproduce::run_experiment(e, out / c.id, ro, std::cout)) unfinished.push_back(c.id + "/" + e.name);
   }
-  if (ro.mode != reproduce::RunMode::none) {
-    index["sessions"].back()["finished_utc"] = utc_timestamp();
-    index["sessions"].back()["load_end"] = load_average();
-    write_json_atomic(out / "reproduce.json", index, false);
-  }
+  index["sessions"].back()["finished_utc"] = utc_timestamp();
+  index["sessions"].back()["load_end"] = load_average();
+  write_json_atomic(out / "reproduce.json", index, false);
   std::cout << "\n" << reproduce::verdict_table(reproduce::write_report(out));
   std::cout << "report: " << (out / "REPORT.md").string() << "\n";
-  if (!all_ok) throw RunFailed("some experiments did not finish; their claims are inconclusive (see above)");
+  // The verdicts above judge what the experiments left; a claim may stand without a failed part (claim f without
+  // its fitted profile), so the message names the experiments, not the claims' verdicts.
+  if (!unfinished.empty())
+    throw RunFailed("some experiments did not finish (see above): " + reproduce::join(unfinished, ", "));
   fail_on_unreadable_records(out);
 }
 

@@ -134,7 +134,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
     std::vector<std::string> absent;  // rank counts whose sweep is not there: the fit is of fewer (said, not silent)
     for (int k : fitted->ranks)
       if (std::filesystem::exists(allreduce_file(out, *fitted, k)))
-        sweeps.push_back(read_allreduce_file(allreduce_file(out, *fitted, k)));
+        sweeps.push_back(read_allreduce_file(allreduce_file(out, *fitted, k), k));
       else
         absent.push_back(std::to_string(k));
     if (!sweeps.empty() && !absent.empty())

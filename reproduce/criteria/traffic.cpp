@@ -72,7 +72,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
       missing.push_back("N=" + std::to_string(n));
       continue;
     }
-    const Json doc = read_allreduce_file(file);  // the rows' bytes and reducers checked
+    const Json doc = read_allreduce_file(file, n);  // the rows' bytes, reducers and rank count checked
     bool ring_row = false, server_row = false;
     for (size_t i = 0; i < doc["rows"].size(); ++i) {
       const Json& row = doc["rows"][i];
