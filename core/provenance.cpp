@@ -94,6 +94,13 @@ std::string bytes_text(double bytes) {
   return text;
 }
 
+std::string cpu_isa() { return cpu_isa_name(dnnl_get_effective_cpu_isa()); }
+
+bool cpu_has_bf16_primitives() {
+  const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());  // each ISA's bits hold its subsets'
+  return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+}
+
 double physical_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
@@ -183,7 +190,7 @@ Json provenance() {
   const dnnl_version_t* v = dnnl_version();
   p["onednn"] = {{"version", std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch)},
                  {"git_hash", v->hash},
-                 {"cpu_isa", cpu_isa_name(dnnl_get_effective_cpu_isa())},
+                 {"cpu_isa", cpu_isa()},
                  {"cpu_runtime", "openmp"},
                  {"threads", omp_get_max_threads()}};
   p["mpi"] = mpi_info();

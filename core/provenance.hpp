@@ -16,6 +16,12 @@ Json provenance();
 // This machine's physical memory in bytes (0 when unknown): what the memory checks of configs and options compare
 // with.
 double physical_memory_bytes();
+// oneDNN's instruction set on this CPU ("avx2", "avx512_core", ...), as provenance's libraries/onednn/cpu_isa.
+std::string cpu_isa();
+// Whether oneDNN builds bf16 primitives on this CPU: oneDNN 2.6 does on avx512_core and newer (bf16 arithmetic
+// emulated below avx512_core_bf16); an AVX2-only CPU has none, and every bf16 model fails to build there.
+bool cpu_has_bf16_primitives();
+
 // A size as the memory checks say it: "868 kB", "49.2 GB" (three digits in the unit that keeps them above 1).
 std::string bytes_text(double bytes);
 

@@ -1473,6 +1473,23 @@ def check_bad_input():
         assert not os.path.exists(os.path.join(records, cfg["name"] + ".json")), "a record was written"
         assert p.stderr.count("dtbench: error") == 1, "the error should be reported once, by rank 0"
         print("exit 2:", message)
+    # bf16 on a CPU where oneDNN builds no bf16 primitive (AVX2 only): exit 2 before anything is written, naming the
+    # CPU's instruction set (it failed well into the set-up as "oneDNN could not build the primitives", exit 1).
+    # Where it does, the same run trains.
+    info = json.loads(subprocess.run([args.dtbench, "info", "--json"], capture_output=True, text=True,
+                                     check=True).stdout)
+    isa = info["onednn"]["cpu_isa"]
+    bf16 = write_config("bf16-cpu", mlp_config("bf16-cpu", precision="bf16", duration={"steps": 2}))
+    if isa.startswith("avx512"):
+        mpirun(1, bf16)
+        print(f"bf16 on this CPU ({isa}): trains")
+    else:
+        p = mpirun(2, bf16, expect=2)
+        assert f'/precision: "bf16" on the cpu backend needs AVX-512' in p.stderr and f"instruction set is {isa}" in \
+            p.stderr and p.stderr.count("dtbench: error") == 1, p.stderr
+        assert not os.path.exists(os.path.join(records, "bf16-cpu.json")) and \
+            not os.path.exists(os.path.join(records, "bf16-cpu.mllog"))
+        print(f"exit 2: bf16 on this CPU ({isa})")
     # A command line that does not parse: exit 2 on every rank (each leaves with the others: train_command.cpp).
     p = mpirun(2, write_config("badcli", mlp_config("badcli")), "--stop-at", "0", expect=2)
     assert "--stop-at: must be greater than 0, got '0'" in p.stderr, p.stderr

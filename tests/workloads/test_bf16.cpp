@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "core/rng.hpp"
+#include "tests/workloads/needs_bf16.hpp"
 #include "workloads/cpu/model.hpp"
 
 namespace dtbench::test {
@@ -112,9 +113,18 @@ void compare(const std::string& arch, int n, int hidden = 0) {
               arch.c_str(), f.loss, b.loss, err / scale, be.all, ye.all, be.worst, ye.worst, be.fc);
 }
 
-TEST(Bf16, ResNet8AgreesWithFp32) { compare("resnet8", 16); }
-TEST(Bf16, ResNet20AgreesWithFp32) { compare("resnet20", 16); }
-TEST(Bf16, MlpAgreesWithFp32) { compare("mlp", 16, 64); }
+TEST(Bf16, ResNet8AgreesWithFp32) {
+  DTBENCH_SKIP_WITHOUT_BF16();
+  compare("resnet8", 16);
+}
+TEST(Bf16, ResNet20AgreesWithFp32) {
+  DTBENCH_SKIP_WITHOUT_BF16();
+  compare("resnet20", 16);
+}
+TEST(Bf16, MlpAgreesWithFp32) {
+  DTBENCH_SKIP_WITHOUT_BF16();
+  compare("mlp", 16, 64);
+}
 
 }  // namespace
 }  // namespace dtbench::test

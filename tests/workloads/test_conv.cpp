@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/workloads/harness.hpp"
+#include "tests/workloads/needs_bf16.hpp"
 #include "workloads/cpu/conv.hpp"
 
 namespace dtbench::test {
@@ -34,6 +35,7 @@ TEST_P(ConvTest, ForwardMatchesReferenceAndBackwardMatchesFiniteDifferences) {
   const ConvCase& cc = GetParam();
   const cpu::ConvShape& s = cc.shape;
   const bool bf16 = cc.precision == cpu::Precision::bf16;
+  if (bf16) DTBENCH_SKIP_WITHOUT_BF16();
   const double fwd_tol = bf16 ? 2e-2 : 2e-5, bwd_tol = bf16 ? 2e-2 : 2e-5;
   const Dims4 xd{cc.n, cc.c, cc.h, cc.w};
   const size_t wsize = s.weight_size(), bsize = s.bias ? size_t(s.out_c) : 0;

@@ -46,6 +46,12 @@ void validate_spec(const models::ModelSpec& spec, bool gpu, int node_ranks, int6
 #endif
   (void)gpu;
   models::validate(spec);
+  // Before any primitive is built: an AVX2-only CPU failed every bf16 model as "oneDNN could not build the
+  // primitives" (exit 1), well into the set-up.
+  if (spec.precision == "bf16" && !cpu_has_bf16_primitives())
+    throw BadInput("/precision: \"bf16\" on the cpu backend needs AVX-512 (oneDNN builds bf16 primitives on "
+                   "avx512_core and newer); this CPU's instruction set is " + cpu_isa() +
+                   ": use \"fp32\", or the gpu backend");
   // With model parallelism, describe() also checks that every split layer has a unit for every rank (the same
   // answer on every rank: it depends on the widths and the group's size only). It computes the tables only, so
   // the parameters' memory is known before any is allocated: fp32 weights and gradients at the least (8 bytes a
