@@ -5,39 +5,84 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <oneapi/dnnl/dnnl.h>
 
 namespace dtbench::optim {
 
+namespace {
+
+// The rows of C one call computes. oneDNN's sgemm may split the inner dimension k among its threads on some CPUs
+// (AVX2: K-FAC's results then changed with the thread count, and X^T X was not exactly symmetric); each call here
+// runs on one thread (inside this parallel region oneDNN does not start more), on a block fixed by the shapes
+// alone, so the sums, and the results, are the same bits for any thread count.
+constexpr size_t kRowBlock = 32;
+
+void sgemm_block(char ta, char tb, size_t m, size_t n, size_t k, float alpha, const float* a, dnnl_dim_t lda,
+                 const float* b, dnnl_dim_t ldb, float beta, float* c, dnnl_dim_t ldc) {
+  const dnnl_status_t s = dnnl_sgemm(ta, tb, dnnl_dim_t(m), dnnl_dim_t(n), dnnl_dim_t(k), alpha, a, lda, b, ldb, beta,
+                                     c, ldc);
+  if (s != dnnl_success) throw std::runtime_error("dnnl_sgemm failed with status " + std::to_string(int(s)));
+}
+
+}  // namespace
+
 void sgemm(bool trans_a, bool trans_b, size_t m, size_t n, size_t k, float alpha, const float* a, const float* b,
            float beta, float* c) {
   const auto lda = static_cast<dnnl_dim_t>(trans_a ? m : k);
   const auto ldb = static_cast<dnnl_dim_t>(trans_b ? k : n);
-  const dnnl_status_t s = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', static_cast<dnnl_dim_t>(m),
-                                     static_cast<dnnl_dim_t>(n), static_cast<dnnl_dim_t>(k), alpha, a, lda, b, ldb,
-                                     beta, c, static_cast<dnnl_dim_t>(n));
-  if (s != dnnl_success) throw std::runtime_error("dnnl_sgemm failed with status " + std::to_string(int(s)));
+  const int64_t blocks = int64_t((m + kRowBlock - 1) / kRowBlock);
+  std::string error;
+#pragma omp parallel for schedule(static)
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    const size_t i = size_t(blk) * kRowBlock, rows = std::min(kRowBlock, m - i);
+    // Rows i.. of op(a): a row block of a, or a column block of a stored transposed.
+    const float* ai = trans_a ? a + i : a + i * k;
+    try {
+      sgemm_block(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', rows, n, k, alpha, ai, lda, b, ldb, beta, c + i * n,
+                  dnnl_dim_t(n));
+    } catch (const std::exception& e) {
+#pragma omp critical
+      error = e.what();
+    }
+  }
+  if (!error.empty()) throw std::runtime_error(error);
 }
 
 namespace {
 
 // a += alpha m m^T for m (dim x width, row-major) and a symmetric dim x dim: only the blocks on and below the
 // diagonal are multiplied (about half the work of one sgemm for large dim), then the lower triangle mirrored.
-void add_gram(const float* m, size_t dim, size_t width, float alpha, float* a) {
-  constexpr size_t kBlock = 96;
-  for (size_t i = 0; i < dim; i += kBlock)
-    for (size_t j = 0; j <= i; j += kBlock) {
-      const size_t bi = std::min(kBlock, dim - i), bj = std::min(kBlock, dim - j);
-      const dnnl_status_t st = dnnl_sgemm('N', 'T', dnnl_dim_t(bi), dnnl_dim_t(bj), dnnl_dim_t(width), alpha,
-                                          m + i * width, dnnl_dim_t(width), m + j * width, dnnl_dim_t(width), 1.0f,
-                                          a + i * dim + j, dnnl_dim_t(dim));
-      if (st != dnnl_success) throw std::runtime_error("dnnl_sgemm failed with status " + std::to_string(int(st)));
-    }
-  // The lower triangle to the upper, inside the diagonal blocks too, where sgemm's rounding of (i, j) and (j, i)
-  // may differ: the factors are then exactly symmetric.
+// The lower triangle to the upper, inside the diagonal blocks too, where sgemm's rounding of (i, j) and (j, i)
+// may differ: the factors are then exactly symmetric.
+void mirror_lower(float* a, size_t dim) {
   for (size_t i = 0; i < dim; ++i)
     for (size_t j = i + 1; j < dim; ++j) a[i * dim + j] = a[j * dim + i];
+}
+
+// a += alpha m m^T for m (dim x width, row-major) and a symmetric dim x dim: only the blocks on and below the
+// diagonal are multiplied (about half the work of one sgemm for large dim), each on one thread (see kRowBlock).
+void add_gram(const float* m, size_t dim, size_t width, float alpha, float* a) {
+  std::vector<std::pair<size_t, size_t>> blocks;
+  for (size_t i = 0; i < dim; i += kRowBlock)
+    for (size_t j = 0; j <= i; j += kRowBlock) blocks.emplace_back(i, j);
+  std::string error;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t b = 0; b < int64_t(blocks.size()); ++b) {
+    const auto [i, j] = blocks[size_t(b)];
+    const size_t bi = std::min(kRowBlock, dim - i), bj = std::min(kRowBlock, dim - j);
+    try {
+      sgemm_block('N', 'T', bi, bj, width, alpha, m + i * width, dnnl_dim_t(width), m + j * width, dnnl_dim_t(width),
+                  1.0f, a + i * dim + j, dnnl_dim_t(dim));
+    } catch (const std::exception& e) {
+#pragma omp critical
+      error = e.what();
+    }
+  }
+  if (!error.empty()) throw std::runtime_error(error);
+  mirror_lower(a, dim);
 }
 
 }  // namespace
@@ -91,6 +136,7 @@ void add_kronecker_factors(const LayerActivity& act, std::span<float> a, std::sp
   if (locations == 1 && act.in_h == 1 && act.in_w == 1 && act.kernel == 1 && act.pad == 0) {
     // Fully connected (or a 1 x 1 image): the patches are the input rows, Omega = X^T X / N.
     sgemm(true, false, cols, cols, size_t(act.n), 1.0f / n, act.x, act.x, 1.0f, a.data());
+    mirror_lower(a.data(), cols);  // exactly symmetric, as add_gram's
   } else {
     // Omega = P P^T / N over the patch columns of a few images at a time (at most about 4 MiB of patches).
     const size_t per_image = locations * cols;

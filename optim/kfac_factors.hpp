@@ -63,8 +63,8 @@ struct FactorDamping {
 FactorDamping factored_damping(std::span<const double> a, size_t cols, std::span<const double> g, size_t rows,
                                double gamma);
 
-// c = alpha op(a) op(b) + beta c for row-major fp32 matrices (oneDNN's sgemm, multithreaded); op transposes when
-// the flag is set. m x k times k x n.
+// c = alpha op(a) op(b) + beta c for row-major fp32 matrices (oneDNN's sgemm on blocks of rows, one thread each:
+// the same bits for any thread count); op transposes when the flag is set. m x k times k x n.
 void sgemm(bool trans_a, bool trans_b, size_t m, size_t n, size_t k, float alpha, const float* a, const float* b,
            float beta, float* c);
 

@@ -66,7 +66,7 @@ TEST(KfacFactors, MatchTheirDefinition) {
     int n, in_c, in_h, out_c, kernel, stride, pad, batch = 0;
   };
   // Then: a 1 x 1 stride-2 convolution down to a 1 x 1 output (not the fully connected shortcut); factors wider
-  // than one block of the symmetric product (24 x 9 = 216 columns, 130 rows: three and two blocks of 96, the
+  // than one block of the symmetric product (24 x 9 = 216 columns, 130 rows: seven and five blocks of 32, the
   // upper triangle mirrored); images over several patch chunks (9 of 28 x 28 with 144 columns: 7 per chunk); and
   // two estimated from a subsample, the first n of `batch` images.
   for (const Case& k : {Case{3, 4, 7, 5, 3, 1, 1}, Case{2, 3, 9, 4, 3, 2, 1}, Case{2, 6, 8, 3, 1, 2, 0},
