@@ -363,7 +363,15 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   std::vector<ActiveJob> active;
   if (o.submit || (o.dry_run && fs::exists(l.out / "jobs.json") && on_path("squeue"))) {
     latest = latest_submissions(l.out / "jobs.json");
-    if (!latest.empty()) active = query_queue();
+    try {
+      if (!latest.empty()) active = query_queue();
+    } catch (const RunFailed& e) {
+      // A dry run only shows the plan: a queue it cannot ask (slurmctld down) is said, not fatal (it was exit 1
+      // where the same command without --dry-run, run locally, would not ask at all).
+      if (!o.dry_run) throw;
+      out << "  (the queue could not be asked: " << e.what() << "; runs of earlier jobs are shown as their records "
+          << "say)\n";
+    }
   }
   if (lock) items = survey(points, l);
   for (auto& it : items) {
