@@ -126,4 +126,12 @@ def problems(path, open_benchmark=True):
     if events[run_stop]["metadata"].get("status") == "success" and target > 0 and \
             not any(a >= target for a in accuracies):
         bad.append(f"run_stop says success, but no eval_accuracy reached the target {target}")
+    # And the timed run ends at the first evaluation at the target (MLPerf's): none after it, and not "aborted".
+    reached = [i for i, e in enumerate(events) if e["key"] == "eval_accuracy" and target > 0 and e["value"] >= target]
+    if reached:
+        if events[run_stop]["metadata"].get("status") != "success":
+            bad.append(f"run_stop says {events[run_stop]['metadata'].get('status')}, but line {events[reached[0]]['line']}"
+                       f" reached the target {target}")
+        if len(reached) > 1 or any(e["key"] == "eval_accuracy" for e in events[reached[0] + 1:]):
+            bad.append(f"evaluations logged after line {events[reached[0]]['line']}, which reached the target {target}")
     return bad

@@ -938,6 +938,25 @@ def check_resume():
         assert sum(e["key"] == "run_stop" for e in events) == 1
         assert events[-1]["time_ms"] - evals[-1]["time_ms"] < 1000, (events[-1], evals[-1])  # not the run's end
     print("a run that trains on past its target: its log ends at the target's evaluation (and when resumed)")
+    # Started --init-from a run whose curve reached this run's target already: its own log ends at its own first
+    # evaluation at the target, "success" (a review found "aborted" after every evaluation, the record's time to
+    # accuracy being the other run's).
+    first = mlp_config("target-kept", batch={"per_rank": 8}, duration={"steps": 12},
+                       eval={"every_steps": 3, "target_accuracy": 0.3})
+    first["output"] = dict(first["output"], keep_checkpoint=True)
+    mpirun(2, write_config("target-kept", first))
+    second = mlp_config("target-next", batch={"per_rank": 8}, duration={"steps": 30},
+                        eval={"every_steps": 3, "target_accuracy": 0.9})
+    mpirun(2, write_config("target-next", second), "--init-from",
+           os.path.join(args.work, "records", "target-kept.ckpt"))
+    rec = validate(os.path.join(args.work, "records", "target-next.json"))
+    assert rec["time_to_accuracy"]["step"] <= 12, rec["time_to_accuracy"]  # the first run's evaluation
+    mllog = os.path.join(args.work, "records", "target-next.mllog")
+    assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
+    events = [json.loads(line.split(":::MLLOG ", 1)[1]) for line in open(mllog) if ":::MLLOG " in line]
+    evals = [e for e in events if e["key"] == "eval_accuracy"]
+    assert len(evals) == 1 and evals[0]["value"] >= 0.9 and events[-1]["metadata"]["status"] == "success", evals
+    print("--init-from a run past this run's target: its own log ends at its own first evaluation there, success")
     # --init-from may name another path on each rank (a node's disk), but one checkpoint: two of one step (another
     # seed) trained the replicas from different weights with exit 0; of two steps, the run hung (found by a hunt).
     kept = {}

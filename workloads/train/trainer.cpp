@@ -524,14 +524,15 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   sched_->observe(p);  // plateau watches the result its /schedule/metric names
 
   const double target = cfg_["eval"]["target_accuracy"].get<double>();
-  const bool reached_here = target > 0 && !st_.tta && p.test_accuracy >= target;
-  if (reached_here) st_.tta = TimeToAccuracy{p.wall_seconds, p.step, p.epoch, p.samples};
+  const bool reached = target > 0 && p.test_accuracy >= target;
+  if (reached && !st_.tta) st_.tta = TimeToAccuracy{p.wall_seconds, p.step, p.epoch, p.samples};
   if (log_) {
     log_->point(mllog::kEvalAccuracy, p.test_accuracy, {{mllog::kEpochNum, epoch}});
     log_->end(mllog::kEvalStop, nullptr, {{mllog::kEpochNum, epoch}});
-    // MLPerf's timed run ends here, whether or not this run trains on: the open epoch closes, and the run_stop that
-    // finish() logs carries this time.
-    if (reached_here) {
+    // MLPerf's timed run ends at this file's first evaluation at the target, whether or not the run trains on: the
+    // open epoch closes, and the run_stop that finish() logs carries this time. Its own: a run started --init-from a
+    // checkpoint whose curve reached the target already (st_.tta set) ends at its own first such evaluation.
+    if (reached && st_.mllog_timed_run_end_ms < 0) {
       log_->end_open(mllog::kEpochStop);
       st_.mllog_timed_run_end_ms = log_->end_timed_run();
     }
