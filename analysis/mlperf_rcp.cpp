@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
@@ -53,23 +54,25 @@ Json hyperparams(const RunRecord& r) {
   // The warmup in epochs as the run's MLLOG file logs it: the steps the schedule warmed up for (extra.warmup_steps)
   // over the steps per epoch. A record written before extra.warmup_steps was kept: its configured warmup in steps,
   // by the schedule's own rule (warmup_steps_of_epochs); without its steps per epoch, the configured epochs.
+  // The steps and the epochs name the same warmup (a warmup given in epochs has /schedule/warmup/steps 0: the
+  // steps column said 0 beside 4/7 epochs).
   const Json& warm = cfg["schedule"]["warmup"];
-  Json warm_epochs = warm["epochs"];
-  if (r.extra.contains("steps_per_epoch") && r.extra["steps_per_epoch"].is_number_integer() &&
-      r.extra["steps_per_epoch"].get<int64_t>() > 0) {
-    const int64_t spe = r.extra["steps_per_epoch"].get<int64_t>();
-    const double epochs = warm["epochs"].get<double>();
-    if (r.extra.contains("warmup_steps") && r.extra["warmup_steps"].is_number())
-      warm_epochs = r.extra["warmup_steps"].get<double>() / double(spe);
-    else if (warm["steps"].get<int64_t>() > 0)
-      warm_epochs = static_cast<double>(warm["steps"].get<int64_t>()) / double(spe);
-    else if (epochs > 0 && epochs * double(spe) <= 0x1p62)  // a damaged record's 1e300 epochs stay as configured
-      warm_epochs = static_cast<double>(warmup_steps_of_epochs(epochs, spe)) / double(spe);
+  Json warm_epochs = warm["epochs"], warm_steps = warm["steps"];
+  const double epochs = warm["epochs"].get<double>();
+  int64_t spe = 0;
+  if (r.extra.contains("steps_per_epoch") && r.extra["steps_per_epoch"].is_number_integer())
+    spe = std::max<int64_t>(0, r.extra["steps_per_epoch"].get<int64_t>());
+  std::optional<int64_t> steps;
+  if (r.extra.contains("warmup_steps") && r.extra["warmup_steps"].is_number_integer())
+    steps = r.extra["warmup_steps"].get<int64_t>();
+  else if (warm["steps"].get<int64_t>() > 0 || epochs == 0)
+    steps = warm["steps"].get<int64_t>();
+  else if (spe > 0 && epochs > 0 && epochs * double(spe) <= 0x1p62)  // a damaged record's 1e300 epochs stay
+    steps = warmup_steps_of_epochs(epochs, spe);
+  if (steps) {
+    warm_steps = *steps;
+    if (spe > 0) warm_epochs = static_cast<double>(*steps) / double(spe);
   }
-  // The steps it warmed up for, as the epochs beside them (a warmup given in epochs has /schedule/warmup/steps 0).
-  const Json warm_steps = r.extra.contains("warmup_steps") && r.extra["warmup_steps"].is_number_integer()
-                              ? r.extra["warmup_steps"]
-                              : warm["steps"];
   Json h = {{"opt_name", opt["name"]},
             {"lr_scaling", cfg["lr_scaling"]["rule"]},
             {"opt_learning_rate_warmup_epochs", warm_epochs},
