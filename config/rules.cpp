@@ -398,16 +398,6 @@ std::vector<Rule> build_rules() {
          return when(c["mllog"]["submission_org"].get<std::string>().empty(),
                      "must not be empty (MLPerf's checker requires a value)");
        }},
-      // The log keeps MLPerf's common and open-division rules: the closed division's also need its per-benchmark
-      // hyperparameters (gradient_accumulation_steps, LARS's lars_* keys, ...), which the trainer does not log, so
-      // a log that says "closed" fails MLCommons' checker (a hunt ran it). Said before the run, not found after.
-      {"/mllog/submission_division", Needs::config,
-       [](const Json& c, int) {
-         return when(c["mllog"]["submission_division"] == "closed",
-                     "\"closed\" is not supported: the MLLOG file keeps MLPerf's common and open-division rules only "
-                     "(the closed division's per-benchmark hyperparameters, such as gradient_accumulation_steps, are "
-                     "not logged, so the compliance checker would fail it); use \"open\"");
-       }},
       // Ghost batch norm (Hoffer et al. 2017): each forward's batch (per rank, per micro-batch) splits into
       // whole ghost batches, each normalised by its own statistics.
       {"/model/ghost_batch", Needs::config,

@@ -113,7 +113,10 @@ Node build_run_schema() {
       {"mllog", object({{"submission_org", text("dtbench", {}, "MLPerf submission_org: who ran it (not empty)")},
                         {"submission_platform", text("", {}, "MLPerf submission_platform; empty = <ranks>x<CPU model> "
                                                              "(cpu backend) or <ranks>x<GPU name>")},
-                        {"submission_division", text("open", {"open", "closed"}, "MLPerf submission_division")},
+                        {"submission_division", text("open", {"open"}, "MLPerf submission_division: \"open\" only (the log keeps the common "
+                                                                "and open-division rules; the closed division's "
+                                                                "per-benchmark hyperparameters, such as "
+                                                                "gradient_accumulation_steps, are not logged)")},
                         {"submission_status", text("research", {"cloud", "onprem", "preview", "research"},
                                                    "MLPerf submission_status")},
                         {"submission_benchmark", text("", {}, "MLPerf submission_benchmark; empty = \"resnet\" for "

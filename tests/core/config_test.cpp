@@ -215,7 +215,7 @@ TEST(Config, MllogSectionDescribesTheSubmission) {
   EXPECT_EQ(error_of({{"mllog", {{"submission_org", ""}}}}),
             "/mllog/submission_org: must not be empty (MLPerf's checker requires a value)");
   EXPECT_EQ(error_of({{"mllog", {{"submission_division", "public"}}}}),
-            "/mllog/submission_division: expected one of \"open\", \"closed\", got \"public\"");
+            "/mllog/submission_division: expected one of \"open\", got \"public\"");
   EXPECT_EQ(error_of({{"mllog", {{"submission_status", "available"}}}}).rfind("/mllog/submission_status: expected one of", 0),
             0u);
 }
