@@ -114,6 +114,13 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
   const double seed_value = given_seed.is_number() ? given_seed.get<double>() : -1;
   const bool seed_counts = std::floor(seed_value) == seed_value && seed_value >= 0 && seed_value <= 9007199254740992.0;
   const int64_t base_seed = seed_counts ? static_cast<int64_t>(seed_value) : 0;
+  // The last repeat's seed must be a seed too (2^53 - 1 with 2 repeats named /base/seed, where the seed given is one).
+  constexpr int64_t kMaxSeed = 9007199254740991;  // 2^53 - 1, the run config's /seed bound
+  if (seed_counts && base_seed <= kMaxSeed && spec.repeats > 1 && base_seed > kMaxSeed - (spec.repeats - 1))
+    throw BadInput("/repeats: " + std::to_string(spec.repeats) + " repeats count the seeds up from /base/seed " +
+                   std::to_string(base_seed) + " to " + std::to_string(base_seed) + " + " +
+                   std::to_string(spec.repeats - 1) + ", above the largest seed, 2^53 - 1 = " +
+                   std::to_string(kMaxSeed) + ": use a smaller /base/seed");
 
   std::vector<Point> points;
   // Each point once, as resolved: two axis values that differ as written but resolve alike ({"name": "sgd"} and
