@@ -94,6 +94,8 @@ std::string bytes_text(double bytes) {
   return text;
 }
 
+std::string dtbench_build() { return std::string("dtbench ") + DTBENCH_VERSION + " (git " + DTBENCH_GIT_SHA + ")"; }
+
 std::string cpu_isa() { return cpu_isa_name(dnnl_get_effective_cpu_isa()); }
 
 bool cpu_has_bf16_primitives() {

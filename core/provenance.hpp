@@ -16,6 +16,9 @@ Json provenance();
 // This machine's physical memory in bytes (0 when unknown): what the memory checks of configs and options compare
 // with.
 double physical_memory_bytes();
+// "dtbench 0.9.0 (git 1c717682e971)": the build, as a checkpoint's header names the binary that wrote it.
+std::string dtbench_build();
+
 // oneDNN's instruction set on this CPU ("avx2", "avx512_core", ...), as provenance's libraries/onednn/cpu_isa.
 std::string cpu_isa();
 // Whether oneDNN builds bf16 primitives on this CPU: oneDNN 2.6 does on avx512_core and newer (bf16 arithmetic

@@ -771,8 +771,18 @@ def check_resume():
         assert step <= rec["steps"] <= step + 1, (rec["steps"], step)
         stopped_at = rec["steps"]
         assert os.path.isdir(rec_path[:-5] + ".ckpt")
+        # The header names the build that wrote it; a resume by another build says so in the record (K = 3: the
+        # header edited as if another build had written it).
+        header_path = os.path.join(rec_path[:-5] + ".ckpt", "header.json")
+        header = json.load(open(header_path))
+        assert header["dtbench"].startswith("dtbench ") and "(git " in header["dtbench"], header.get("dtbench")
+        if k == 3:
+            header["dtbench"] = "dtbench 0.0.1 (git 000000000000)"
+            json.dump(header, open(header_path, "w"))
         mpirun(k, cut, "--resume", "--save-weights", os.path.join(args.work, f"cut-k{k}.bin"))
         rec = validate(rec_path)
+        assert rec["extra"]["preemptions"][0].get("checkpoint_written_by") == \
+            (header["dtbench"] if k == 3 else None), rec["extra"]["preemptions"]
         assert rec["status"] in ("completed", "reached-target"), rec["status"]
         assert rec["steps"] == steps
         assert rec["extra"]["preemptions"][0]["at_step"] == stopped_at

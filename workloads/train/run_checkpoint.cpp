@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/provenance.hpp"
 #include "core/run_record.hpp"
 #include "workloads/train/checkpoint.hpp"
 
@@ -68,7 +69,7 @@ void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, T
     if (world.root()) {
       try {
         if (noise) st.noise = noise->save_state();
-        header = {{"config", cfg}, {"ranks", world.size()}, {"state", st.to_json()}};
+        header = {{"config", cfg}, {"ranks", world.size()}, {"state", st.to_json()}, {"dtbench", dtbench_build()}};
         previous_header = header_here();
         write_header(dir, header);
         wrote_header = true;
@@ -195,7 +196,13 @@ bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json&
   if (noise) noise->load_state(st.noise);
   // A kept final checkpoint (output.keep_checkpoint) carries no preemption: a requeued run that had already
   // finished resumes at its end.
-  if (!st.preemptions.empty()) st.preemptions.back()["resumed_utc"] = utc_timestamp();
+  if (!st.preemptions.empty()) {
+    st.preemptions.back()["resumed_utc"] = utc_timestamp();
+    // Resumed by another build than the one that checkpointed: said in the record (bitwise resumption is a
+    // promise of one build; a checkpoint from before the header named its build says nothing).
+    if (header.contains("dtbench") && header["dtbench"] != dtbench_build())
+      st.preemptions.back()["checkpoint_written_by"] = header["dtbench"];
+  }
   return true;
 }
 
