@@ -234,10 +234,11 @@ TEST(Expand, ABaseSeedOutOfRangeIsNamed) {
   doc["base"]["seed"] = 1e300;
   EXPECT_EQ(error_of(doc), "/base/seed: expected an integer in [0, 9007199254740991], got 1e+300 "
                            "(point p0: the base config, 1 ranks)");
-  doc["base"]["seed"] = 9007199254740991.0;  // the last seed: a second repeat would pass it
+  doc["base"]["seed"] = 9007199254740991.0;  // the last seed: a second repeat would pass it, and /repeats says so
   doc["repeats"] = 2;
-  EXPECT_EQ(error_of(doc), "/base/seed: expected an integer in [0, 9007199254740991], got 9007199254740992 "
-                           "(point p0: the base config, 1 ranks)");
+  EXPECT_EQ(error_of(doc), "/repeats: 2 repeats count the seeds up from /base/seed 9007199254740991 to "
+                           "9007199254740991 + 1, above the largest seed, 2^53 - 1 = 9007199254740991: use a smaller "
+                           "/base/seed");
 }
 
 TEST(Expand, CartesianProductZipAndRepeats) {
