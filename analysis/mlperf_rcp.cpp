@@ -103,14 +103,15 @@ RcpSet reference_convergence_points(const CampaignData& c) {
       const RunRecord& r = *run.record;
       check_config_fields(run);
       ++done;
-      // An accuracy on part of the test set (/eval/test_samples) is not the target MLPerf's RCPs are epochs to.
+      if (r.target_accuracy <= 0) continue;
+      any_target = true;
+      // An accuracy on part of the test set (/eval/test_samples) is not the target MLPerf's RCPs are epochs to: the
+      // point is left out saying so (such a campaign was refused as having no target, exit 2).
       const auto eval = r.config.find("eval");
       if (eval != r.config.end() && eval->value("test_samples", int64_t{0}) > 0) {
         ++subset;
         continue;
       }
-      if (r.target_accuracy <= 0) continue;
-      any_target = true;
       const std::string b = mlperf_benchmark(r.config);
       if (!benchmark.empty() && b != benchmark)
         throw BadInput(p.id + ": benchmark \"" + b + "\", but other runs are \"" + benchmark +

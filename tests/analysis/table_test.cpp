@@ -670,4 +670,19 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   CampaignData empty;
   empty.name = "none";
   EXPECT_THROW(reference_convergence_points(empty), dtbench::BadInput);
+  // Every run with a target evaluated part of the test set: no point gives an RCP (table exits 1), each saying why
+  // (it was refused as a campaign without any target, exit 2, which every run had; a hunt).
+  r.config["eval"]["test_samples"] = 500;
+  RunData part_run;
+  part_run.name = r.name, part_run.record = r, part_run.config = r.config, part_run.state = "done";
+  part_run.record_path = "part.json";
+  CampaignData part;
+  part.name = "part";
+  part.points.push_back(PointData{"p0", {}, {part_run}});
+  const RcpSet none = reference_convergence_points(part);
+  EXPECT_TRUE(none.rcps.empty());
+  ASSERT_EQ(none.skipped.size(), 1u);
+  EXPECT_NE(none.skipped[0].find("(1 evaluated part of the test set, /eval/test_samples: not counted)"),
+            std::string::npos)
+      << none.skipped[0];
 }
