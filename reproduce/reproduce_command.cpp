@@ -209,8 +209,7 @@ void run(const Options& o) {
   }
   Json session = {{"started_utc", utc_timestamp()}, {"load_start", load_average()}};
   const Json p = provenance();
-  session["dtbench"] =
-      "dtbench " + p["dtbench"].value("version", "?") + " (git " + p["dtbench"].value("git_sha", "?") + ")";
+  session["dtbench"] = dtbench_build();
   session["machine"] = p["cpu"].value("model", "?") + ", " + std::to_string(p["cpu"].value("logical_cores", 0)) +
                        " logical cores, " + std::to_string(p["cpu"].value("memory_bytes", int64_t{0}) >> 30) + " GiB";
   session["mode"] = o.local ? (o.jobs > 1 ? "local, " + std::to_string(o.jobs) + " runs at once" : std::string("local"))
