@@ -388,7 +388,13 @@ struct CliOptions {
   std::string transport = "mpi";
   int ranks = 2;
   bool ranks_given = false, json_given = false;  // on the command line
+  bool servers_given = false, leader_given = false, ranks_per_node_given = false;
 };
+
+// Whether --reducer selected `name`.
+bool selects(const AllreduceOptions& o, const char* name) {
+  return std::find(o.reducers.begin(), o.reducers.end(), name) != o.reducers.end();
+}
 
 // What the job's ranks and nodes refuse, as the reducers' constructors would, but found before any is built (a
 // constructor's error came from every rank at once, then mpirun's abort banner): more parameter servers than ranks;
@@ -398,8 +404,7 @@ std::string layout_error(const AllreduceOptions& o, int ranks, const std::vector
   if (o.reducer_options.servers > ranks)
     return "--servers (" + std::to_string(o.reducer_options.servers) + ") must be <= the rank count (" +
            std::to_string(ranks) + ")";
-  const auto runs = [&](const char* name) { return std::find(o.reducers.begin(), o.reducers.end(), name) != o.reducers.end(); };
-  if (runs("hierarchical")) {
+  if (selects(o, "hierarchical")) {
     ReducerOptions ro = o.reducer_options;
     if (ro.ranks_per_node == 0 && ro.nodes.empty()) ro.nodes = nodes.empty() ? std::vector<int>(size_t(ranks), 0) : nodes;
     try {
@@ -411,7 +416,7 @@ std::string layout_error(const AllreduceOptions& o, int ranks, const std::vector
       return e.what();
     }
   }
-  return runs("shared_memory") ? SharedMemory::layout_problem(nodes) : "";
+  return selects(o, "shared_memory") ? SharedMemory::layout_problem(nodes) : "";
 }
 
 // Bad input when the sweep could not hold its buffers: each rank holds the data and the operand of the
@@ -472,8 +477,21 @@ AllreduceOptions checked_options(const CliOptions& cli, bool on_this_machine = t
   const bool mpi = cli.transport == "mpi";
   o.reducers = resolve_reducers(cli.reducer, mpi);
   validate(o);
-  if (!mpi && o.reducer_options.leader == "mpi" &&
-      std::find(o.reducers.begin(), o.reducers.end(), "hierarchical") != o.reducers.end())
+  // An option that no selected reducer reads would be accepted and ignored, and the sweep's JSON would record it
+  // as if it had shaped the figures: refused, naming the reducers that read it.
+  const auto selected = [&] {
+    std::string list;
+    for (const auto& r : o.reducers) list += (list.empty() ? "" : ",") + r;
+    return list;
+  };
+  if (cli.servers_given && !selects(o, "parameter_server") &&
+      !(selects(o, "hierarchical") && o.reducer_options.leader == "parameter_server"))
+    throw BadInput("--servers: no selected reducer reads it (parameter_server does, and hierarchical with --leader "
+                   "parameter_server); --reducer selects " + selected());
+  if ((cli.leader_given || cli.ranks_per_node_given) && !selects(o, "hierarchical"))
+    throw BadInput(std::string(cli.leader_given ? "--leader" : "--ranks-per-node") +
+                   ": no selected reducer reads it (only hierarchical does); --reducer selects " + selected());
+  if (!mpi && o.reducer_options.leader == "mpi" && selects(o, "hierarchical"))
     throw BadInput("--leader: 'mpi' (MPI_Allreduce among the node leaders) needs the MPI transport, not --transport "
                    "thread");
   if (!mpi && (cli.ranks < 1 || cli.ranks > kMaxThreadRanks))
@@ -641,11 +659,14 @@ std::shared_ptr<CliOptions> add_allreduce_subcommand(CLI::App& app, bool run) {
   cmd->add_option("-c,--check", cli->check, "Checked iterations per size (outside the timed loop)")
       ->capture_default_str();
   cmd->add_option("--reducer", cli->reducer, "Reducer name, comma-separated names, or all")->capture_default_str();
-  cmd->add_option("--servers", cli->servers, "parameter_server: number of server shards")->capture_default_str();
-  cmd->add_option("--leader", cli->leader, "hierarchical: the algorithm the node leaders run")->capture_default_str();
-  cmd->add_option("--ranks-per-node", cli->ranks_per_node,
-                  "hierarchical: emulate nodes of this many consecutive ranks (0: the launcher's nodes)")
-      ->capture_default_str();
+  CLI::Option* servers =
+      cmd->add_option("--servers", cli->servers, "parameter_server: number of server shards")->capture_default_str();
+  CLI::Option* leader =
+      cmd->add_option("--leader", cli->leader, "hierarchical: the algorithm the node leaders run")->capture_default_str();
+  CLI::Option* ranks_per_node =
+      cmd->add_option("--ranks-per-node", cli->ranks_per_node,
+                      "hierarchical: emulate nodes of this many consecutive ranks (0: the launcher's nodes)")
+          ->capture_default_str();
   cmd->add_option("--segment-bytes", cli->segment, "ring, butterfly, halving_doubling: segment size")
       ->capture_default_str();
   cmd->add_option("--small-segment-bytes", cli->small_segment, "Segment size of small transfers (eager messages)")
@@ -658,9 +679,11 @@ std::shared_ptr<CliOptions> add_allreduce_subcommand(CLI::App& app, bool run) {
   cmd->add_option("--transport", cli->transport, "mpi (under mpirun) or thread (ranks as threads, no MPI)")
       ->capture_default_str();
   CLI::Option* ranks = cmd->add_option("--ranks", cli->ranks, "Rank count for --transport thread")->capture_default_str();
-  cmd->callback([cli, ranks, json, run] {
-    if (!run) return;
+  cmd->callback([cli, ranks, json, servers, leader, ranks_per_node, run] {
     cli->ranks_given = ranks->count() > 0, cli->json_given = json->count() > 0;
+    cli->servers_given = servers->count() > 0, cli->leader_given = leader->count() > 0;
+    cli->ranks_per_node_given = ranks_per_node->count() > 0;
+    if (!run) return;
     run_command(*cli);
   });
   return cli;
