@@ -27,34 +27,40 @@ void sgemm_block(char ta, char tb, size_t m, size_t n, size_t k, float alpha, co
   if (s != dnnl_success) throw std::runtime_error("dnnl_sgemm failed with status " + std::to_string(int(s)));
 }
 
+// Runs body(b) for each block b in [0, count) on the OpenMP threads, each block on one thread. An exception may not
+// leave a parallel region: the first is kept and thrown after it.
+template <class Body>
+void for_each_block(int64_t count, const Body& body) {
+  std::string error;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t b = 0; b < count; ++b) {
+    try {
+      body(b);
+    } catch (const std::exception& e) {
+#pragma omp critical
+      if (error.empty()) error = e.what();
+    }
+  }
+  if (!error.empty()) throw std::runtime_error(error);
+}
+
 }  // namespace
 
 void sgemm(bool trans_a, bool trans_b, size_t m, size_t n, size_t k, float alpha, const float* a, const float* b,
            float beta, float* c) {
   const auto lda = static_cast<dnnl_dim_t>(trans_a ? m : k);
   const auto ldb = static_cast<dnnl_dim_t>(trans_b ? k : n);
-  const int64_t blocks = int64_t((m + kRowBlock - 1) / kRowBlock);
-  std::string error;
-#pragma omp parallel for schedule(static)
-  for (int64_t blk = 0; blk < blocks; ++blk) {
+  for_each_block(int64_t((m + kRowBlock - 1) / kRowBlock), [&](int64_t blk) {
     const size_t i = size_t(blk) * kRowBlock, rows = std::min(kRowBlock, m - i);
     // Rows i.. of op(a): a row block of a, or a column block of a stored transposed.
     const float* ai = trans_a ? a + i : a + i * k;
-    try {
-      sgemm_block(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', rows, n, k, alpha, ai, lda, b, ldb, beta, c + i * n,
-                  dnnl_dim_t(n));
-    } catch (const std::exception& e) {
-#pragma omp critical
-      error = e.what();
-    }
-  }
-  if (!error.empty()) throw std::runtime_error(error);
+    sgemm_block(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', rows, n, k, alpha, ai, lda, b, ldb, beta, c + i * n,
+                dnnl_dim_t(n));
+  });
 }
 
 namespace {
 
-// a += alpha m m^T for m (dim x width, row-major) and a symmetric dim x dim: only the blocks on and below the
-// diagonal are multiplied (about half the work of one sgemm for large dim), then the lower triangle mirrored.
 // The lower triangle to the upper, inside the diagonal blocks too, where sgemm's rounding of (i, j) and (j, i)
 // may differ: the factors are then exactly symmetric.
 void mirror_lower(float* a, size_t dim) {
@@ -62,26 +68,24 @@ void mirror_lower(float* a, size_t dim) {
     for (size_t j = i + 1; j < dim; ++j) a[i * dim + j] = a[j * dim + i];
 }
 
-// a += alpha m m^T for m (dim x width, row-major) and a symmetric dim x dim: only the blocks on and below the
-// diagonal are multiplied (about half the work of one sgemm for large dim), each on one thread (see kRowBlock).
-void add_gram(const float* m, size_t dim, size_t width, float alpha, float* a) {
+// a += alpha m m^T for a symmetric dim x dim a and m dim x width, stored row-major, or with `transposed` stored as
+// its transpose (width x dim row-major: X^T X for a fully connected layer's input rows X). Only the blocks on and
+// below the diagonal are multiplied (about half the work of one sgemm for large dim), each on one thread (see
+// kRowBlock), then the lower triangle mirrored.
+void add_gram(const float* m, bool transposed, size_t dim, size_t width, float alpha, float* a) {
   std::vector<std::pair<size_t, size_t>> blocks;
   for (size_t i = 0; i < dim; i += kRowBlock)
     for (size_t j = 0; j <= i; j += kRowBlock) blocks.emplace_back(i, j);
-  std::string error;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t b = 0; b < int64_t(blocks.size()); ++b) {
+  for_each_block(int64_t(blocks.size()), [&](int64_t b) {
     const auto [i, j] = blocks[size_t(b)];
     const size_t bi = std::min(kRowBlock, dim - i), bj = std::min(kRowBlock, dim - j);
-    try {
-      sgemm_block('N', 'T', bi, bj, width, alpha, m + i * width, dnnl_dim_t(width), m + j * width, dnnl_dim_t(width),
-                  1.0f, a + i * dim + j, dnnl_dim_t(dim));
-    } catch (const std::exception& e) {
-#pragma omp critical
-      error = e.what();
-    }
-  }
-  if (!error.empty()) throw std::runtime_error(error);
+    if (transposed)  // rows i.. and j.. of m are columns i.. and j.. of what is stored
+      sgemm_block('T', 'N', bi, bj, width, alpha, m + i, dnnl_dim_t(dim), m + j, dnnl_dim_t(dim), 1.0f,
+                  a + i * dim + j, dnnl_dim_t(dim));
+    else
+      sgemm_block('N', 'T', bi, bj, width, alpha, m + i * width, dnnl_dim_t(width), m + j * width,
+                  dnnl_dim_t(width), 1.0f, a + i * dim + j, dnnl_dim_t(dim));
+  });
   mirror_lower(a, dim);
 }
 
@@ -135,8 +139,7 @@ void add_kronecker_factors(const LayerActivity& act, std::span<float> a, std::sp
 
   if (locations == 1 && act.in_h == 1 && act.in_w == 1 && act.kernel == 1 && act.pad == 0) {
     // Fully connected (or a 1 x 1 image): the patches are the input rows, Omega = X^T X / N.
-    sgemm(true, false, cols, cols, size_t(act.n), 1.0f / n, act.x, act.x, 1.0f, a.data());
-    mirror_lower(a.data(), cols);  // exactly symmetric, as add_gram's
+    add_gram(act.x, true, cols, size_t(act.n), 1.0f / n, a.data());
   } else {
     // Omega = P P^T / N over the patch columns of a few images at a time (at most about 4 MiB of patches).
     const size_t per_image = locations * cols;
@@ -145,7 +148,7 @@ void add_kronecker_factors(const LayerActivity& act, std::span<float> a, std::sp
     for (int first = 0; first < act.n; first += chunk) {
       const int count = std::min(chunk, act.n - first);
       im2col(act, first, count, patches.data());
-      add_gram(patches.data(), cols, size_t(count) * locations, 1.0f / n, a.data());
+      add_gram(patches.data(), false, cols, size_t(count) * locations, 1.0f / n, a.data());
     }
   }
 
@@ -155,7 +158,7 @@ void add_kronecker_factors(const LayerActivity& act, std::span<float> a, std::sp
   for (size_t k = 0; k < rows; ++k)
     for (int i = 0; i < act.n; ++i)
       std::copy_n(act.dy + (size_t(i) * rows + k) * locations, locations, d.data() + k * width + size_t(i) * locations);
-  add_gram(d.data(), rows, width, batch * batch / (n * static_cast<float>(locations)), g.data());
+  add_gram(d.data(), false, rows, width, batch * batch / (n * static_cast<float>(locations)), g.data());
 }
 
 FactorDamping factored_damping(std::span<const double> a, size_t cols, std::span<const double> g, size_t rows,

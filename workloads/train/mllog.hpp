@@ -72,7 +72,6 @@ class Logger {
   // and time to train are the target's, as the record's time to accuracy is (MLCommons' rcp_checker takes the last
   // eval_accuracy before run_stop: it read the run's last evaluation). Returns that time.
   int64_t end_timed_run(int64_t at_ms = -1);
-  bool timed_run_ended() const { return timed_run_end_ms_ >= 0; }
 
   // An interval started elsewhere (a resumed run's epoch, begun by its first attempt) counts as open.
   void mark_open(const char* start, Json metadata) { open_[start] = std::move(metadata); }
