@@ -193,6 +193,8 @@ std::string sci(double v, int digits) {
 }
 
 std::string md_table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows) {
+  // A header over no rows reads as a table that lost its contents: say that no record gave a row.
+  if (rows.empty()) return "No record gave a row of this table (the verdict's reason names what is missing).\n";
   analysis::TextTable t;
   t.header = std::move(header);
   t.rows = std::move(rows);

@@ -51,7 +51,8 @@ std::string group_text(const analysis::RunData& run, const std::string& keys);
 std::string fixed(double v, int digits);
 std::string sci(double v, int digits);
 
-// A Markdown table: analysis::render of a TextTable with this header and these rows.
+// A Markdown table: analysis::render of a TextTable with this header and these rows; with no rows, a sentence
+// saying that no record gave one.
 std::string md_table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows);
 
 // The items separated by `sep` ("a, b, c").
