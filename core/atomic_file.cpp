@@ -57,6 +57,31 @@ bool folder_writable(const fs::path& dir) {
   return true;
 }
 
+// The hidden name beside `path` that write_file_atomic writes first, as a mkstemp template. (Built with
+// insert/append: GCC 12 warns falsely (-Wrestrict) about `"." + string`.)
+std::string temporary_template(const fs::path& path) {
+  std::string name = path.filename().string();
+  name.insert(name.begin(), '.');
+  name.append(".tmp-XXXXXX");
+  return (folder_of(path) / name).string();
+}
+
+// Whether write_file_atomic could write `path`: its temporary file, of the very name length, created and removed (a
+// name that fits its folder can be too long with the 12 bytes the temporary adds). "" or why not.
+std::string cannot_write_beside(const fs::path& path) {
+  std::string probe = temporary_template(path);
+  const int fd = ::mkstemp(probe.data());
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return "";
+  }
+  if (errno == ENAMETOOLONG)
+    return "the file name (" + std::to_string(path.filename().string().size()) + " bytes) is too long for its folder "
+           "once written through the temporary file beside it, 12 bytes longer";
+  return "folder " + folder_of(path).string() + " is not writable: " + cannot_create_text();
+}
+
 }  // namespace
 
 void check_output_file(const fs::path& path, const std::string& option) {
@@ -71,7 +96,7 @@ void check_output_file(const fs::path& path, const std::string& option) {
   const fs::path dir = folder_of(path);
   if (!fs::is_directory(dir, ec))
     throw BadInput(option + ": " + (fs::exists(dir, ec) ? dir.string() + " is not a folder" : "folder " + dir.string() + " does not exist"));
-  if (!folder_writable(dir)) throw BadInput(option + ": folder " + dir.string() + " is not writable: " + cannot_create_text());
+  if (const std::string why = cannot_write_beside(path); !why.empty()) throw BadInput(option + ": " + why);
 }
 
 fs::path resolved_path(const fs::path& path) {
@@ -131,16 +156,12 @@ void check_writable(const fs::path& path, bool must_be_new) {
     throw BadInput(path.string() + ": a record of that name exists already; records are never overwritten "
                    "(choose another /output/record or /name, or move the old record)");
   if (!folder_writable(dir)) throw BadInput(dir.string() + ": output folder is not writable: " + cannot_create_text());
+  if (const std::string why = cannot_write_beside(path); !why.empty()) throw BadInput(path.string() + ": " + why);
 }
 
 void write_file_atomic(const fs::path& path, const std::string& text, bool must_be_new) {
   fs::path dir = folder_of(path);
-  // A hidden name beside the target. (Built with insert/append: GCC 12 warns falsely (-Wrestrict) about
-  // `"." + string`.)
-  std::string name = path.filename().string();
-  name.insert(name.begin(), '.');
-  name.append(".tmp-XXXXXX");
-  std::string tmpl = (dir / name).string();
+  std::string tmpl = temporary_template(path);
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) throw RunFailed(path.string() + ": cannot create temporary file: " + errno_text());
   ::fchmod(fd, 0644);

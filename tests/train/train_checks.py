@@ -56,6 +56,7 @@ import shutil
 import signal
 import socket
 import struct
+import statistics
 import subprocess
 import sys
 import time
@@ -1407,6 +1408,47 @@ def check_trace():
                os.path.join(args.work, "no-such-folder", "t.json"), expect=2)
     assert "--trace: folder" in p.stderr and "does not exist" in p.stderr, p.stderr
     assert folder_bytes(records) == before
+    # A name that fits its folder but not once written through the temporary file beside it (12 bytes longer):
+    # refused before the run (it failed after the whole run, exit 1, with no record).
+    p = mpirun(2, write_config("untraced", dict(cfg, name="untraced")), "--trace",
+               os.path.join(args.work, "t" * 245 + ".json"), expect=2)
+    assert "--trace: the file name (250 bytes) is too long" in p.stderr, p.stderr
+    assert folder_bytes(records) == before
+    # The ranks' clocks agree: each step's consensus (a blocking allreduce) ends at the same moment on both ranks.
+    # Measured 1-6 us apart with time 0 taken right after the barrier; 0.6-2.4 ms when rank 0 wrote its MLLOG lines
+    # first. Tolerance 400 us, for a loaded machine whose two ranks share its cores.
+    ends = {}
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "X" and e["name"] == "consensus":
+            ends.setdefault(e["pid"], []).append(e["ts"] + e["dur"])
+    skew = statistics.median(b - a for a, b in zip(ends[0], ends[1], strict=True))
+    print(f"trace: consensus ends, rank 1 - rank 0, median {skew:.1f} us")
+    assert abs(skew) <= 400, f"the ranks' clocks are {skew:.0f} us apart"
+    # A trace that cannot be written at the end (its folder removed during the run; the run waits 4 s after its
+    # checks, slow-setup, and the folder goes once the MLLOG file shows they passed): the record and a checkpoint
+    # kept are written all the same, and the run fails naming --trace (it lost the record, exit 1).
+    gone = os.path.join(args.work, "trace-folder-removed")
+    os.makedirs(gone, exist_ok=True)
+    late = dict(cfg, name="trace-lost", output=dict(cfg["output"], keep_checkpoint=True))
+    proc = subprocess.Popen(["mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", args.dtbench, "train",
+                             write_config("trace-lost", late), "--trace", os.path.join(gone, "t.json"),
+                             "--inject-fault", "slow-setup@0:4000"],
+                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not os.path.exists(os.path.join(records, "trace-lost.mllog")) and time.time() < deadline:
+        time.sleep(0.05)
+    shutil.rmtree(gone)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, (proc.returncode, out[-2000:], err[-2000:])
+    assert "--trace " + os.path.join(gone, "t.json") + ": the trace could not be written (the run's record was)" in err, err
+    assert validate(os.path.join(records, "trace-lost.json"))["status"] == "completed"
+    print("trace: a trace folder removed during the run: exit 1 naming --trace, the record written")
+    # The final checkpoint of a run that keeps it is on the timeline too.
+    kept = dict(cfg, name="traced-kept", output=dict(cfg["output"], keep_checkpoint=True))
+    ktrace = os.path.join(args.work, "traced-kept.trace.json")
+    mpirun(2, write_config("traced-kept", kept), "--trace", ktrace)
+    names = {e["name"] for e in json.load(open(ktrace))["traceEvents"] if e.get("ph") == "X" and e["pid"] == 0}
+    assert "checkpoint" in names, sorted(names)
 
 
 def check_plateau():

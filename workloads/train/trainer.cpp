@@ -74,7 +74,7 @@ class Run {
   void cut_pipeline();
   std::vector<double> kept_unit_seconds(int units) const;
   std::vector<double> measure_unit_seconds(const models::ModelSpec& whole, int units, int stages) const;
-  void write_trace() const;
+  std::string write_trace() const;
   bool asynchronous() const { return cfg_["parallel"]["mode"] == "async"; }
 
   TrainArgs args_;
@@ -406,10 +406,12 @@ int Run::execute() {
   started_utc_ = utc_timestamp();
   fault_.end_of_setup(world_.rank());
   world_.barrier();
+  // Right after the barrier, so that the ranks' time 0 agree (rank 0 alone then writes the MLLOG lines and the
+  // console's first: started after them, its clock was 0.6-2.4 ms behind the others').
+  if (!args_.trace.empty()) trace::start();
   log_init_stop();
   console_->start(cfg_["name"].get<std::string>(), world_.size(), global_, per_rank_, cadence_.steps_per_epoch,
                   st_.step);
-  if (!args_.trace.empty()) trace::start();  // after the barrier: the ranks' time 0 agree
   run_start_ = now_seconds() - st_.elapsed;
 
   RunStatus status = RunStatus::completed;
@@ -552,11 +554,12 @@ int Run::preempt(int64_t done) {
                                        ", but the checkpoint could not be written (an earlier one, if any, is kept): " +
                                        e.what());
   }
-  write_trace();
   write_record(RunStatus::preempted,
                "stopped by a signal at step " + std::to_string(done) + "; resume with dtbench train --resume");
+  const std::string trace_failed = write_trace();
   console_->line("preempted at step " + std::to_string(done) + ": checkpoint " + paths_.checkpoint.string());
   world_.barrier();  // leave together: no rank exits (and gets its peers killed) before the record exists
+  if (!trace_failed.empty()) throw RunFailed(trace_failed);
   return kExitPreempted;
 }
 
@@ -575,6 +578,7 @@ int Run::finish(RunStatus status, const std::string& detail) {
     // Another run starts from it (--init-from): the final state, in the format of a preemption's. Written before
     // the weights and the record, so that a finished record always has its checkpoint.
     std::optional<NoiseScaleEstimator> none;
+    trace::Span traced("checkpoint", "checkpoint");
     save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_);
   }
   if (log_) log_->end_open(mllog::kEpochStop);  // a run that ended within an epoch (a step budget, the target)
@@ -589,11 +593,13 @@ int Run::finish(RunStatus status, const std::string& detail) {
       parallel_->average_buffers(*model_);
   }
   save_weights();  // before the record, which names the weights file
-  write_trace();
   write_record(status, detail);
   // Logged once the run's files are written: a run whose record could not be written ends with no run_stop (it
   // failed), not with one that says success.
   if (log_) log_->end(mllog::kRunStop, nullptr, {{mllog::kStatus, success ? mllog::kStatusSuccess : mllog::kStatusAborted}});
+  // After the record: a trace that cannot be written (a full disk, its folder removed during the run) must not
+  // cost the run's results; the run still fails (exit 1), saying so, once every rank has finished.
+  const std::string trace_failed = write_trace();
   console_->line("record: " + paths_.record.string() + " (status " + to_string(status) + ")");
   if (!keep && world_.root()) {
     std::error_code ec;
@@ -606,20 +612,27 @@ int Run::finish(RunStatus status, const std::string& detail) {
     std::error_code ec;
     if (fs::exists(paths_.checkpoint, ec)) fs::remove_all(paths_.checkpoint, ec);
   }
+  if (!trace_failed.empty()) throw RunFailed(trace_failed);
   // An asynchronous run stopped by a signal keeps no checkpoint, but it did not run to its end: the job script
   // requeues it, and --resume runs it again from the start.
   return status == RunStatus::preempted ? kExitPreempted : 0;
 }
 
-// --trace: every rank's spans, gathered to rank 0, which writes one file (pid = rank).
-void Run::write_trace() const {
-  if (args_.trace.empty()) return;
+// --trace: every rank's spans, gathered to rank 0, which writes one file (pid = rank). Returns why rank 0 could not
+// write it ("" when it did, and on the other ranks), naming --trace and saying that the record was written.
+std::string Run::write_trace() const {
+  if (args_.trace.empty()) return "";
   const std::string mine = trace::events(world_.rank()).dump();  // "[...]", never empty: it names its tracks
   const std::vector<std::string> ranks = world_.gather_text(mine.substr(1, mine.size() - 2));
-  if (!world_.root()) return;
+  if (!world_.root()) return "";
   std::string text = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
   for (size_t r = 0; r < ranks.size(); ++r) text.append(r ? "," : "").append(ranks[r]);
-  write_file_atomic(args_.trace, text + "]}\n", false);
+  try {
+    write_file_atomic(args_.trace, text + "]}\n", false);
+  } catch (const std::exception& e) {
+    return "--trace " + args_.trace + ": the trace could not be written (the run's record was): " + e.what();
+  }
+  return "";
 }
 
 void Run::write_record(RunStatus status, const std::string& detail) {
