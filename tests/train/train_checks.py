@@ -1979,6 +1979,25 @@ def check_gpu():
             assert g["step"] == c["step"]
             assert abs(g["train_loss"] - c["train_loss"]) <= 0.01 * c["train_loss"], "the cpu backend's loss differs"
             assert abs(g["test_accuracy"] - c["test_accuracy"]) <= 0.01, "the cpu backend's accuracy differs"
+    # The gradient noise scale B_simple on 2 ranks (McCandlish et al.: each rank's local gradient norm before the
+    # allreduce, taken on the device per bucket, and the averaged one's): the GPU's curve against the cpu backend's
+    # on the same config. Tolerance 1% at each evaluation: the two backends' gradients agree to about 1e-6 relative
+    # (the weights of the equivalence check below, 7e-8 apart), and B_simple divides two differences of squared
+    # norms, which can cost a few digits; a norm taken after the allreduce, or of one bucket only, is off by
+    # the noise scale itself (tens of % or more).
+    noise = dict(batch={"per_rank": 8}, reducer={"name": "ring", "bucket_mib": 0.001})
+    mpirun(2, write_config("cpu-noise", mlp_config("cpu-noise", **noise)))
+    mpirun(2, write_config("gpu-noise", mlp_config("gpu-noise", backend="gpu", **noise)))
+    cpu_curve = validate(os.path.join(records, "cpu-noise.json"))["curve"]
+    gpu_curve = validate(os.path.join(records, "gpu-noise.json"))["curve"]
+    assert any(c.get("b_simple") for c in cpu_curve), "the cpu run recorded no B_simple"
+    for g, c in zip(gpu_curve, cpu_curve, strict=True):
+        print(f"  noise scale at step {g['step']}: gpu {g.get('b_simple')}, cpu {c.get('b_simple')}")
+        if c.get("b_simple") is None:
+            assert g.get("b_simple") is None, "B_simple on the gpu only"
+            continue
+        assert g.get("b_simple") is not None, "no B_simple on the gpu backend"
+        assert abs(g["b_simple"] - c["b_simple"]) <= 0.01 * abs(c["b_simple"]), "B_simple differs from the cpu's"
     # Data-parallel equivalence on the GPU, as check_equivalence does on the CPU: K = 2 ranks x b against
     # 1 rank x 2b (the MLP, fp32, 20 SGD steps with momentum). Tolerance 1e-5 of the largest weight: the runs
     # sum the same per-example gradients in different orders, and the GPU's kernels (tiled, maybe split-K

@@ -74,6 +74,14 @@ class TrainModel {
   // flat *= s for one of the three flat buffers (the 1/K after an allreduce sum).
   virtual void scale(std::span<float> flat, float s) = 0;
   virtual double grads_norm_sq() = 0;
+  // A device model's local gradient norms for the noise scale (workloads/train/noise_scale.hpp), which a host
+  // model's buckets take themselves: range_norm_sq(slot, offset, size) enqueues the sum of squares of
+  // grads()[offset, offset + size) into slot `slot` (one per bucket) before that bucket's allreduce can overwrite
+  // it, and slots_norm_sq(slots) waits and returns the sum over slots 0..slots-1. False from
+  // has_device_norms(): neither is called.
+  virtual bool has_device_norms() const { return false; }
+  virtual void range_norm_sq(size_t /*slot*/, size_t /*offset*/, size_t /*size*/) {}
+  virtual double slots_norm_sq(size_t /*slots*/) { return 0.0; }
 
   // Host copies: host_*() returns the current values in host memory (the buffers themselves on the cpu
   // backend); push_host_*() makes changes to that copy the model's (nothing to do on the cpu backend).

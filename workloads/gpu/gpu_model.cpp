@@ -78,6 +78,7 @@ struct GpuModel::Impl {
   PinnedBuffer staging_x, staging_y;
   std::vector<float> host_logits;
   DeviceBuffer scratch;    // kSumBlocks + 1 doubles, then a uint32 flag
+  DeviceBuffer norm_slots;  // range_norm_sq's doubles, one per parameter tensor (made on first use)
   PinnedBuffer host_scratch;
 
   Impl(const models::ModelSpec& s, uint64_t seed) : spec(s), precision(parse_precision(s.precision, "model spec")) {
@@ -320,6 +321,28 @@ double GpuModel::grads_norm_sq() {
   DTB_CUDA(cudaMemcpyAsync(m.host_scratch.get(), out, sizeof(double), cudaMemcpyDeviceToHost, stream()));
   DTB_CUDA(cudaStreamSynchronize(stream()));
   return *m.host_scratch.as<double>();
+}
+
+void GpuModel::range_norm_sq(size_t slot, size_t offset, size_t n) {
+  Impl& m = *impl_;
+  const size_t slots = m.desc.params.size();
+  if (slot >= slots || offset > m.param_count() || n > m.param_count() - offset)
+    throw std::logic_error("GpuModel::range_norm_sq: slot or range out of bounds");
+  if (m.norm_slots.bytes() == 0) m.norm_slots = DeviceBuffer(slots * sizeof(double));
+  kernels::sum_squares(m.grads.as<float>() + offset, n, m.scratch.as<double>(), m.norm_slots.as<double>() + slot,
+                       stream());
+}
+
+double GpuModel::slots_sum(size_t slots) {
+  Impl& m = *impl_;
+  if (slots == 0) return 0.0;
+  if (m.norm_slots.bytes() < slots * sizeof(double)) throw std::logic_error("GpuModel::slots_sum: slots not taken");
+  std::vector<double> host(slots);
+  DTB_CUDA(cudaStreamSynchronize(stream()));
+  DTB_CUDA(cudaMemcpy(host.data(), m.norm_slots.get(), slots * sizeof(double), cudaMemcpyDeviceToHost));
+  double total = 0.0;
+  for (double v : host) total += v;
+  return total;
 }
 
 void GpuModel::synchronize() const { DTB_CUDA(cudaStreamSynchronize(stream())); }

@@ -91,6 +91,11 @@ class GpuModel {
   bool grads_finite();
   // Sum of squares of the gradients, in double, over a fixed order (waits for the device).
   double grads_norm_sq();
+  // The sum of squares of grads()[offset, offset + n) into slot `slot` (< the number of parameter tensors), enqueued
+  // on the stream, so that it reads the range before anything enqueued later (an allreduce) overwrites it; and the
+  // sum of slots 0..slots-1 (waits for the device).
+  void range_norm_sq(size_t slot, size_t offset, size_t n);
+  double slots_sum(size_t slots);
 
   void synchronize() const;
 

@@ -1,14 +1,15 @@
 #include "workloads/train/buckets.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/timer.hpp"
 
 namespace dtbench {
 
 GradientBuckets::GradientBuckets(std::vector<TensorRange> tensors, size_t bucket_bytes, Reducer& reducer,
-                                 bool overlap, bool host_norms)
-    : reducer_(reducer), overlap_(overlap), host_norms_(host_norms) {
+                                 bool overlap, bool host_norms, DeviceNorm device_norm)
+    : reducer_(reducer), overlap_(overlap), host_norms_(host_norms), device_norm_(std::move(device_norm)) {
   std::sort(tensors.begin(), tensors.end(), [](auto& a, auto& b) { return a.offset > b.offset; });
   const size_t cap = std::max<size_t>(bucket_bytes / sizeof(float), 1);
   for (const auto& t : tensors) {
@@ -45,7 +46,9 @@ void GradientBuckets::ready(size_t offset, size_t size) {
 
 void GradientBuckets::launch_ready_prefix() {
   while (next_ < buckets_.size() && buckets_[next_].remaining == 0) {
+    const size_t index = next_;
     Bucket& b = buckets_[next_++];
+    if (!host_norms_ && device_norm_) device_norm_(index, b.lo, b.hi - b.lo);
     if (host_norms_) {
       const float* g = grads_ + b.lo;
       double s = 0;

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "reducers/reducer.hpp"
@@ -23,11 +24,15 @@ struct TensorRange {
 
 class GradientBuckets {
  public:
+  // The local norm of a bucket in device memory, which this class must not read: called with the bucket's index
+  // (in launch order) and its flat range just before its allreduce starts (TrainModel::range_norm_sq).
+  using DeviceNorm = std::function<void(size_t bucket, size_t offset, size_t size)>;
+
   // tensors: the ranges of the flat buffer (any order); bucket_bytes > 0. overlap = false starts
   // every bucket only in finish(), after backward. host_norms = false: the gradients are device memory,
-  // which this class must not read; local_norm_sq() stays 0.
+  // which this class must not read; local_norm_sq() stays 0, and `device_norm`, when given, takes each norm.
   GradientBuckets(std::vector<TensorRange> tensors, size_t bucket_bytes, Reducer& reducer, bool overlap,
-                  bool host_norms = true);
+                  bool host_norms = true, DeviceNorm device_norm = {});
 
   // Call before backward: grads is the flat gradient buffer this step's allreduces work on.
   void begin(float* grads);
@@ -56,6 +61,7 @@ class GradientBuckets {
   Reducer& reducer_;
   bool overlap_;
   bool host_norms_;
+  DeviceNorm device_norm_;
   float* grads_ = nullptr;
   size_t next_ = 0;  // first bucket not yet started
   double local_norm_sq_ = 0;

@@ -1,6 +1,7 @@
 #include "workloads/train/data_parallel.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace dtbench {
 
@@ -47,12 +48,16 @@ DataParallel::DataParallel(const Json& cfg, const World& world, TrainModel& mode
   std::vector<TensorRange> ranges;
   for (const auto& t : model.param_table()) ranges.push_back({t.offset, t.size});
   const size_t bucket_bytes = static_cast<size_t>(red["bucket_mib"].get<double>() * 1024 * 1024);
-  // The local gradient norms of the noise scale are taken by the buckets from host memory: not on the gpu
-  // backend, whose records leave B_simple out.
+  // The local gradient norms of the noise scale: the buckets take them from host memory, or on the gpu backend
+  // have the model enqueue them on its stream, before each bucket's allreduce.
   const bool host = model.host_memory();
-  buckets_ = std::make_unique<GradientBuckets>(ranges, bucket_bytes, *reducer_, red["overlap"].get<bool>(), host);
   // A model-parallel rank's local gradient norm is its shard's, not the replica's: no noise scale there.
-  if (ranks_ > 1 && host && !model_parallel) noise_.emplace(static_cast<double>(per_rank), static_cast<double>(global_batch));
+  const bool noise = ranks_ > 1 && !model_parallel && (host || model.has_device_norms());
+  GradientBuckets::DeviceNorm device_norm;
+  if (noise && !host) device_norm = [&model](size_t b, size_t offset, size_t size) { model.range_norm_sq(b, offset, size); };
+  buckets_ = std::make_unique<GradientBuckets>(ranges, bucket_bytes, *reducer_, red["overlap"].get<bool>(), host,
+                                               std::move(device_norm));
+  if (noise) noise_.emplace(static_cast<double>(per_rank), static_cast<double>(global_batch));
   // The split compares backward end times across ranks: only meaningful when they share a clock (one
   // host) and backward is timed on the host.
   same_clock_ = ranks_ > 1 && world.on_one_host() && host;
