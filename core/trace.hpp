@@ -13,6 +13,8 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <exception>
 #include <string>
 
 #include "core/json.hpp"
@@ -58,9 +60,21 @@ class Span {
 
 // Consecutive spans on the training track: each end(name) records the time since the previous end (or
 // since construction); enclose(name) records one span around all of them (a step). No-op when tracing is off.
+// A sequence for step N left by an exception (the step that diverged) before enclose() is enclosed by its
+// destructor as "step N (ended by an error)", so that its phases still sit inside a step on the timeline.
 class Sequence {
  public:
-  Sequence() : first_(on() ? now_us() : -1.0), last_(first_) {}
+  explicit Sequence(int64_t step = -1)
+      : first_(on() ? now_us() : -1.0), last_(first_), step_(step), exceptions_(std::uncaught_exceptions()) {}
+  ~Sequence() {
+    if (first_ < 0 || enclosed_ || step_ < 0 || std::uncaught_exceptions() <= exceptions_) return;
+    try {
+      span("step " + std::to_string(step_) + " (ended by an error)", "step", kTrainingTrack, first_, last_);
+    } catch (...) {  // unwinding already: a span lost is better than a terminate
+    }
+  }
+  Sequence(const Sequence&) = delete;
+  Sequence& operator=(const Sequence&) = delete;
   void end(const char* name, const char* category) {
     if (last_ < 0) return;
     const double t = now_us();
@@ -68,6 +82,7 @@ class Sequence {
     last_ = t;
   }
   void enclose(std::string name, const char* category) {
+    enclosed_ = true;
     if (first_ >= 0) span(std::move(name), category, kTrainingTrack, first_, last_);
   }
   bool active() const { return last_ >= 0; }
@@ -75,6 +90,9 @@ class Sequence {
 
  private:
   double first_, last_;
+  int64_t step_;
+  int exceptions_;
+  bool enclosed_ = false;
 };
 
 }  // namespace dtbench::trace

@@ -1443,6 +1443,18 @@ def check_trace():
     assert "--trace " + os.path.join(gone, "t.json") + ": the trace could not be written (the run's record was)" in err, err
     assert validate(os.path.join(records, "trace-lost.json"))["status"] == "completed"
     print("trace: a trace folder removed during the run: exit 1 naming --trace, the record written")
+    # A step that diverges still sits inside a step span ("step N (ended by an error)"), its phases within it.
+    dtrace = os.path.join(args.work, "traced-diverged.trace.json")
+    mpirun(2, write_config("traced-diverged", mlp_config("traced-diverged", optimizer={"name": "sgd", "lr": 1e30})),
+           "--trace", dtrace)
+    spans = [e for e in json.load(open(dtrace))["traceEvents"] if e.get("ph") == "X" and e["tid"] == 0]
+    for pid in (0, 1):
+        mine = [e for e in spans if e["pid"] == pid]
+        last = [e for e in mine if e["name"].startswith("step ")][-1]
+        assert last["name"].endswith("(ended by an error)"), last["name"]
+        inside = {e["name"] for e in mine if last["ts"] <= e["ts"] and e["ts"] + e["dur"] <= last["ts"] + last["dur"]}
+        assert {"forward", "backward", "consensus"} <= inside, sorted(inside)
+    print(f"trace: the diverged step is '{last['name']}'")
     # The final checkpoint of a run that keeps it is on the timeline too.
     kept = dict(cfg, name="traced-kept", output=dict(cfg["output"], keep_checkpoint=True))
     ktrace = os.path.join(args.work, "traced-kept.trace.json")

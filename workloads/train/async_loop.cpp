@@ -65,7 +65,7 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     if (log && cadence.starts_epoch(step)) log->start(mllog::kEpochStart, nullptr, {{mllog::kEpochNum, epoch}});
     StepTiming t;
     Stopwatch total, phase;
-    trace::Sequence seq;  // the worker's phases on the trace (nothing when tracing is off)
+    trace::Sequence seq(step + 1);  // the worker's phases on the trace (nothing when tracing is off)
     data.make_train_batch(step);
     t.data = phase.seconds();
     seq.end("data", "step");

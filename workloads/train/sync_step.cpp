@@ -78,7 +78,7 @@ void SyncStep::trace_ready(size_t offset) {
 void SyncStep::run(int64_t step, TrainState& st) {
   StepTiming t;
   Stopwatch total, phase;
-  trace::Sequence seq;  // the step's phases on the trace (nothing when tracing is off)
+  trace::Sequence seq(step + 1);  // the step's phases on the trace (nothing when tracing is off)
   if (!staging() || staged_step_ != step) make_batch(step);
   t.data = phase.seconds();
   seq.end("data", "step");

@@ -75,6 +75,7 @@ class Run {
   std::vector<double> kept_unit_seconds(int units) const;
   std::vector<double> measure_unit_seconds(const models::ModelSpec& whole, int units, int stages) const;
   std::string write_trace() const;
+  void agree_on_trace(const std::string& failed) const;
   bool asynchronous() const { return cfg_["parallel"]["mode"] == "async"; }
 
   TrainArgs args_;
@@ -559,7 +560,7 @@ int Run::preempt(int64_t done) {
   const std::string trace_failed = write_trace();
   console_->line("preempted at step " + std::to_string(done) + ": checkpoint " + paths_.checkpoint.string());
   world_.barrier();  // leave together: no rank exits (and gets its peers killed) before the record exists
-  if (!trace_failed.empty()) throw RunFailed(trace_failed);
+  agree_on_trace(trace_failed);
   return kExitPreempted;
 }
 
@@ -612,7 +613,7 @@ int Run::finish(RunStatus status, const std::string& detail) {
     std::error_code ec;
     if (fs::exists(paths_.checkpoint, ec)) fs::remove_all(paths_.checkpoint, ec);
   }
-  if (!trace_failed.empty()) throw RunFailed(trace_failed);
+  agree_on_trace(trace_failed);
   // An asynchronous run stopped by a signal keeps no checkpoint, but it did not run to its end: the job script
   // requeues it, and --resume runs it again from the start.
   return status == RunStatus::preempted ? kExitPreempted : 0;
@@ -623,7 +624,12 @@ int Run::finish(RunStatus status, const std::string& detail) {
 std::string Run::write_trace() const {
   if (args_.trace.empty()) return "";
   const std::string mine = trace::events(world_.rank()).dump();  // "[...]", never empty: it names its tracks
-  const std::vector<std::string> ranks = world_.gather_text(mine.substr(1, mine.size() - 2));
+  std::vector<std::string> ranks;
+  try {
+    ranks = world_.gather_text(mine.substr(1, mine.size() - 2));
+  } catch (const Error& e) {  // the same on every rank (over MPI's 2 GiB)
+    return "--trace " + args_.trace + ": the trace could not be gathered (the run's record was written): " + e.what();
+  }
   if (!world_.root()) return "";
   std::string text = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
   for (size_t r = 0; r < ranks.size(); ++r) text.append(r ? "," : "").append(ranks[r]);
@@ -633,6 +639,14 @@ std::string Run::write_trace() const {
     return "--trace " + args_.trace + ": the trace could not be written (the run's record was): " + e.what();
   }
   return "";
+}
+
+// After write_trace, on every rank: the job fails (exit 1) when any rank could not write or gather the trace, with one
+// message.
+void Run::agree_on_trace(const std::string& failed) const {
+  std::optional<Error> mine;
+  if (!failed.empty()) mine = RunFailed(failed);
+  world_.agree_on_any_error(mine);
 }
 
 void Run::write_record(RunStatus status, const std::string& detail) {

@@ -51,16 +51,23 @@ std::vector<double> World::gather(std::span<const double> mine) const {
 }
 
 std::vector<std::string> World::gather_text(const std::string& mine) const {
-  const int n = static_cast<int>(mine.size());
-  std::vector<int> sizes(root() ? static_cast<size_t>(size_) : 0), offsets(sizes.size());
-  MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comm_);
+  // The sizes as 64-bit (one rank's text over 2 GiB wrapped as an int); MPI counts are ints, so the ranks' texts
+  // together must stay under 2 GiB: rank 0 sums them and every rank learns the sum, so that all leave together.
+  const int64_t n = static_cast<int64_t>(mine.size());
+  std::vector<int64_t> sizes64(root() ? static_cast<size_t>(size_) : 0);
+  MPI_Gather(&n, 1, MPI_INT64_T, sizes64.data(), 1, MPI_INT64_T, 0, comm_);
   int64_t total = 0;
-  for (size_t r = 0; r < sizes.size(); ++r) offsets[r] = static_cast<int>(total), total += sizes[r];
-  // MPI counts are ints: the ranks' texts together must stay under 2 GiB (checked on rank 0; the others'
-  // part of the Gatherv needs nothing from it).
-  if (total > INT32_MAX) throw RunFailed("gathering " + std::to_string(total) + " bytes on rank 0: over MPI's 2 GiB");
+  for (int64_t s : sizes64) total += s;
+  MPI_Bcast(&total, 1, MPI_INT64_T, 0, comm_);
+  if (total > INT32_MAX)
+    throw SameOnAllRanks(ExitCode::run_failed,
+                         "gathering " + std::to_string(total) + " bytes on rank 0: over MPI's 2 GiB");
+  std::vector<int> sizes(sizes64.size()), offsets(sizes64.size());
+  for (size_t r = 0, at = 0; r < sizes64.size(); at += size_t(sizes64[r]), ++r)
+    sizes[r] = static_cast<int>(sizes64[r]), offsets[r] = static_cast<int>(at);
   std::string all(static_cast<size_t>(total), '\0');
-  MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0, comm_);
+  MPI_Gatherv(mine.data(), static_cast<int>(n), MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0,
+              comm_);
   std::vector<std::string> out;
   for (size_t r = 0; r < sizes.size(); ++r) out.push_back(all.substr(static_cast<size_t>(offsets[r]), static_cast<size_t>(sizes[r])));
   return out;
