@@ -374,12 +374,55 @@ void check_launcher_ranks_per_node(const Json& args, const std::string& launcher
   }
 }
 
+// mpirun's --host/-H list (h1:N1,h2:N2,...; a host without ":N" is one slot, Open MPI 4.1's mpirun(1)) gives the job
+// its slots: fewer than the run's ranks, without --oversubscribe, and mpirun refuses at launch ("not enough slots").
+void check_launcher_host_slots(const Json& args, const std::string& launcher, int64_t ranks, const std::string& ptr) {
+  if (launcher == "srun") return;
+  bool oversubscribe = false;
+  for (const auto& a : args) oversubscribe = oversubscribe || a.get<std::string>() == "--oversubscribe" ||
+                                             a.get<std::string>() == "-oversubscribe";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string a = args[i].get<std::string>();
+    const std::string at = ptr + "/" + std::to_string(i);
+    std::string list;
+    if (a == "--host" || a == "-host" || a == "-H") {
+      if (i + 1 == args.size()) fail(at, "'" + a + "' without a value after it");
+      list = args[++i].get<std::string>();
+    } else if (a.rfind("--host=", 0) == 0) {
+      list = a.substr(7);
+    } else {
+      continue;
+    }
+    int64_t slots = 0;
+    for (size_t start = 0; start <= list.size();) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      const std::string entry = list.substr(start, comma - start);
+      const size_t colon = entry.rfind(':');
+      if (entry.empty() || colon == 0)
+        fail(at, "'" + list + "': mpirun's --host takes host[:slots] entries separated by commas");
+      int64_t n = 1;
+      if (colon != std::string::npos) {
+        const std::string count = entry.substr(colon + 1);
+        const auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
+        if (ec != std::errc() || end != count.data() + count.size() || n < 1)
+          fail(at, "'" + entry + "': the slots after ':' must be a whole number of at least 1");
+      }
+      slots = n > INT64_MAX - slots ? INT64_MAX : slots + n;
+      start = comma + 1;
+    }
+    if (!oversubscribe && slots < ranks)
+      fail(at, "'" + list + "' gives mpirun " + std::to_string(slots) + (slots == 1 ? " slot" : " slots") +
+                   " for " + std::to_string(ranks) + " ranks, and without --oversubscribe it refuses to start them");
+  }
+}
+
 }  // namespace
 
 void check_launcher_args(const Json& args, const std::string& launcher, int64_t ranks, int64_t tasks_per_node,
                          bool one_host, const std::string& pointer) {
   check_launcher_ranks(args, launcher, ranks, pointer);
   check_launcher_ranks_per_node(args, launcher, tasks_per_node, ranks, one_host, pointer);
+  check_launcher_host_slots(args, launcher, ranks, pointer);
 }
 
 Json load_base(const Json& base, const fs::path& spec_dir) {
