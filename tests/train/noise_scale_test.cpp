@@ -23,6 +23,21 @@ TEST(NoiseScale, ExactExpectationsGiveTheClosedForm) {
   }
 }
 
+// An fp16 step whose gradients overflowed (the loss scaler skips it, the run goes on) gives Inf or NaN norms: the
+// estimate leaves it out, instead of turning NaN for the rest of the run.
+TEST(NoiseScale, NonFiniteStepsAreLeftOut) {
+  const double g2 = 0.25, trace = 40.0, bs = 32.0, bb = 64.0;
+  NoiseScaleEstimator est(bs, bb);
+  est.observe(INFINITY, INFINITY);
+  EXPECT_FALSE(est.b_simple().has_value());
+  for (int i = 0; i < 10; ++i) {
+    est.observe(g2 + trace / bs, g2 + trace / bb);
+    est.observe(g2 + trace / bs, NAN);
+  }
+  ASSERT_TRUE(est.b_simple().has_value());
+  EXPECT_NEAR(*est.b_simple(), trace / g2, 1e-9 * trace / g2);
+}
+
 TEST(NoiseScale, SampledGradientsConverge) {
   // d dimensions, true gradient G (|G|^2 = d * 0.01), per-example noise N(0, 1) per dimension
   // (tr Sigma = d): B_simple = 100. Per-rank batch 8, 4 ranks. After 2000 steps of EMA(0.99) the

@@ -1443,6 +1443,21 @@ def check_trace():
     assert "--trace " + os.path.join(gone, "t.json") + ": the trace could not be written (the run's record was)" in err, err
     assert validate(os.path.join(records, "trace-lost.json"))["status"] == "completed"
     print("trace: a trace folder removed during the run: exit 1 naming --trace, the record written")
+    # The same in a run stopped by a signal: it keeps exit code 3 (a job is requeued on 3 alone), saying what was lost.
+    os.makedirs(gone, exist_ok=True)
+    stopped = dict(mlp_config("trace-lost-preempted"), duration={"steps": 1000000}, eval={"every_steps": 100000})
+    proc = subprocess.Popen(["mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", args.dtbench, "train",
+                             write_config("trace-lost-preempted", stopped), "--trace", os.path.join(gone, "t.json")],
+                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not os.path.exists(os.path.join(records, "trace-lost-preempted.mllog")) and time.time() < deadline:
+        time.sleep(0.05)
+    shutil.rmtree(gone)
+    proc.send_signal(signal.SIGUSR1)  # mpirun forwards it to the ranks
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 3, (proc.returncode, out[-2000:], err[-2000:])
+    assert "dtbench: warning: --trace " in err and "could not be written" in err, err
+    assert validate(os.path.join(records, "trace-lost-preempted.json"))["status"] == "preempted"
     # A step that diverges still sits inside a step span ("step N (ended by an error)"), its phases within it.
     dtrace = os.path.join(args.work, "traced-diverged.trace.json")
     mpirun(2, write_config("traced-diverged", mlp_config("traced-diverged", optimizer={"name": "sgd", "lr": 1e30})),
@@ -1461,6 +1476,13 @@ def check_trace():
     mpirun(2, write_config("traced-kept", kept), "--trace", ktrace)
     names = {e["name"] for e in json.load(open(ktrace))["traceEvents"] if e.get("ph") == "X" and e["pid"] == 0}
     assert "checkpoint" in names, sorted(names)
+    # Nothing is written inside the checkpoint folder another run wrote, which --init-from reads.
+    ckpt = os.path.join(records, "traced-kept.ckpt")
+    before = folder_bytes(records)
+    p = mpirun(2, write_config("traced-from", dict(cfg, name="traced-from", duration={"steps": 12})), "--init-from", ckpt, "--trace",
+               os.path.join(ckpt, "t.json"), expect=2)
+    assert "is inside --init-from" in p.stderr, p.stderr
+    assert folder_bytes(records) == before
 
 
 def check_plateau():

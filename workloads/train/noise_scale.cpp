@@ -1,5 +1,7 @@
 #include "workloads/train/noise_scale.hpp"
 
+#include <cmath>
+
 namespace dtbench {
 
 NoiseScaleEstimator::NoiseScaleEstimator(double small_batch, double big_batch, double decay)
@@ -7,6 +9,9 @@ NoiseScaleEstimator::NoiseScaleEstimator(double small_batch, double big_batch, d
 
 void NoiseScaleEstimator::observe(double small_norm_sq, double big_norm_sq) {
   if (b_big_ <= b_small_) return;
+  // A step whose gradients overflowed (fp16's loss scaler skips it and the run goes on) says nothing of the noise:
+  // taken in, its Inf would make both averages NaN for the rest of the run.
+  if (!std::isfinite(small_norm_sq) || !std::isfinite(big_norm_sq)) return;
   double g2 = (b_big_ * big_norm_sq - b_small_ * small_norm_sq) / (b_big_ - b_small_);
   double trace = (small_norm_sq - big_norm_sq) / (1.0 / b_small_ - 1.0 / b_big_);
   g2_ = decay_ * g2_ + (1 - decay_) * g2;

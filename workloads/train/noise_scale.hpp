@@ -23,6 +23,7 @@ class NoiseScaleEstimator {
  public:
   // decay: EMA factor per step (0.99 averages over about 100 steps).
   NoiseScaleEstimator(double small_batch, double big_batch, double decay = 0.99);
+  // A step with a non-finite norm (an fp16 overflow the loss scaler skips) is not observed.
   void observe(double small_norm_sq, double big_norm_sq);
   // The current B_simple, or nothing before the first observation or while |G|^2 estimate <= 0.
   std::optional<double> b_simple() const;

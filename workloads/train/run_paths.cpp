@@ -82,6 +82,12 @@ void check_outputs(const RunPaths& paths, bool resuming, bool replace_weights, c
       const fs::path a = resolved_path(named[i].second), b = resolved_path(named[k].second);
       // The checkpoint is a folder: nothing may be written inside it either.
       const bool inside = i == 2 && std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first == a.end();
+      // Nor inside --init-from's checkpoint folder, which another run wrote (and others may start from).
+      const bool into_input = k >= outputs && named[k].first == "--init-from" &&
+                              std::mismatch(b.begin(), b.end(), a.begin(), a.end()).first == b.end();
+      if (into_input)
+        throw BadInput(named[i].first + ": " + named[i].second.string() + " is inside " + named[k].first + " (" +
+                       named[k].second.string() + "); give another path");
       if (a == b || inside)
         throw BadInput(named[k].first + ": " + named[k].second.string() + " is " +
                        (inside && a != b ? "inside " : "") + named[i].first + " (" + named[i].second.string() +

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -75,7 +76,7 @@ class Run {
   std::vector<double> kept_unit_seconds(int units) const;
   std::vector<double> measure_unit_seconds(const models::ModelSpec& whole, int units, int stages) const;
   std::string write_trace() const;
-  void agree_on_trace(const std::string& failed) const;
+  void agree_on_trace(const std::string& failed, bool preempted) const;
   bool asynchronous() const { return cfg_["parallel"]["mode"] == "async"; }
 
   TrainArgs args_;
@@ -560,7 +561,7 @@ int Run::preempt(int64_t done) {
   const std::string trace_failed = write_trace();
   console_->line("preempted at step " + std::to_string(done) + ": checkpoint " + paths_.checkpoint.string());
   world_.barrier();  // leave together: no rank exits (and gets its peers killed) before the record exists
-  agree_on_trace(trace_failed);
+  agree_on_trace(trace_failed, true);
   return kExitPreempted;
 }
 
@@ -613,7 +614,7 @@ int Run::finish(RunStatus status, const std::string& detail) {
     std::error_code ec;
     if (fs::exists(paths_.checkpoint, ec)) fs::remove_all(paths_.checkpoint, ec);
   }
-  agree_on_trace(trace_failed);
+  agree_on_trace(trace_failed, status == RunStatus::preempted);
   // An asynchronous run stopped by a signal keeps no checkpoint, but it did not run to its end: the job script
   // requeues it, and --resume runs it again from the start.
   return status == RunStatus::preempted ? kExitPreempted : 0;
@@ -642,8 +643,13 @@ std::string Run::write_trace() const {
 }
 
 // After write_trace, on every rank: the job fails (exit 1) when any rank could not write or gather the trace, with one
-// message.
-void Run::agree_on_trace(const std::string& failed) const {
+// message. A preempted run keeps its exit code 3 (its job is requeued on 3 alone, and it resumes from the checkpoint
+// it wrote): rank 0 says what was lost instead.
+void Run::agree_on_trace(const std::string& failed, bool preempted) const {
+  if (preempted) {
+    if (!failed.empty() && world_.root()) std::fprintf(stderr, "dtbench: warning: %s\n", failed.c_str());
+    return;
+  }
   std::optional<Error> mine;
   if (!failed.empty()) mine = RunFailed(failed);
   world_.agree_on_any_error(mine);

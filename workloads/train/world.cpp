@@ -65,7 +65,7 @@ std::vector<std::string> World::gather_text(const std::string& mine) const {
   std::vector<int> sizes(sizes64.size()), offsets(sizes64.size());
   for (size_t r = 0, at = 0; r < sizes64.size(); at += size_t(sizes64[r]), ++r)
     sizes[r] = static_cast<int>(sizes64[r]), offsets[r] = static_cast<int>(at);
-  std::string all(static_cast<size_t>(total), '\0');
+  std::string all(root() ? static_cast<size_t>(total) : 0, '\0');  // only rank 0 receives
   MPI_Gatherv(mine.data(), static_cast<int>(n), MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0,
               comm_);
   std::vector<std::string> out;
