@@ -75,13 +75,15 @@ class TrainModel {
   virtual void scale(std::span<float> flat, float s) = 0;
   virtual double grads_norm_sq() = 0;
   // A device model's local gradient norms for the noise scale (workloads/train/noise_scale.hpp), which a host
-  // model's buckets take themselves: range_norm_sq(slot, offset, size) enqueues the sum of squares of
-  // grads()[offset, offset + size) into slot `slot` (one per bucket) before that bucket's allreduce can overwrite
-  // it, and slots_norm_sq(slots) waits and returns the sum over slots 0..slots-1. False from
-  // has_device_norms(): neither is called.
-  virtual bool has_device_norms() const { return false; }
-  virtual void range_norm_sq(size_t /*slot*/, size_t /*offset*/, size_t /*size*/) {}
-  virtual double slots_norm_sq(size_t /*slots*/) { return 0.0; }
+  // model's buckets take themselves (so neither is called where host_memory()): range_norm_sq(slot, offset, size)
+  // enqueues the sum of squares of grads()[offset, offset + size) into slot `slot` (one per bucket) before that
+  // bucket's allreduce can overwrite it, and slots_norm_sq(slots) waits and returns the sum over slots 0..slots-1.
+  virtual void range_norm_sq(size_t /*slot*/, size_t /*offset*/, size_t /*size*/) {
+    throw std::logic_error("TrainModel::range_norm_sq: a model in device memory must take its local norms");
+  }
+  virtual double slots_norm_sq(size_t /*slots*/) {
+    throw std::logic_error("TrainModel::slots_norm_sq: a model in device memory must take its local norms");
+  }
 
   // Host copies: host_*() returns the current values in host memory (the buffers themselves on the cpu
   // backend); push_host_*() makes changes to that copy the model's (nothing to do on the cpu backend).

@@ -71,7 +71,6 @@ class GpuTrainModel final : public TrainModel {
   // params() and buffers() by K after their allreduce).
   void scale(std::span<float> device, float s) override;
   double grads_norm_sq() override { return model_.grads_norm_sq(); }
-  bool has_device_norms() const override { return true; }
   void range_norm_sq(size_t slot, size_t offset, size_t size) override { model_.range_norm_sq(slot, offset, size); }
   double slots_norm_sq(size_t slots) override { return model_.slots_sum(slots); }
 

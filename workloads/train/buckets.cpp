@@ -48,7 +48,7 @@ void GradientBuckets::launch_ready_prefix() {
   while (next_ < buckets_.size() && buckets_[next_].remaining == 0) {
     const size_t index = next_;
     Bucket& b = buckets_[next_++];
-    if (!host_norms_ && device_norm_) device_norm_(index, b.lo, b.hi - b.lo);
+    if (device_norm_) device_norm_(index, b.lo, b.hi - b.lo);
     if (host_norms_) {
       const float* g = grads_ + b.lo;
       double s = 0;

@@ -29,8 +29,9 @@ class GradientBuckets {
   using DeviceNorm = std::function<void(size_t bucket, size_t offset, size_t size)>;
 
   // tensors: the ranges of the flat buffer (any order); bucket_bytes > 0. overlap = false starts
-  // every bucket only in finish(), after backward. host_norms = false: the gradients are device memory,
-  // which this class must not read; local_norm_sq() stays 0, and `device_norm`, when given, takes each norm.
+  // every bucket only in finish(), after backward. host_norms: sum each bucket's local gradient on the host
+  // (local_norm_sq()); false where no noise scale is taken, or where the gradients are device memory, which this
+  // class must not read: there `device_norm`, when given, takes each norm.
   GradientBuckets(std::vector<TensorRange> tensors, size_t bucket_bytes, Reducer& reducer, bool overlap,
                   bool host_norms = true, DeviceNorm device_norm = {});
 

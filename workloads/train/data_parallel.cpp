@@ -52,11 +52,12 @@ DataParallel::DataParallel(const Json& cfg, const World& world, TrainModel& mode
   // have the model enqueue them on its stream, before each bucket's allreduce.
   const bool host = model.host_memory();
   // A model-parallel rank's local gradient norm is its shard's, not the replica's: no noise scale there.
-  const bool noise = ranks_ > 1 && !model_parallel && (host || model.has_device_norms());
+  // Without it the buckets take no norms (a pass over the gradients each step, for nothing).
+  const bool noise = ranks_ > 1 && !model_parallel;
   GradientBuckets::DeviceNorm device_norm;
   if (noise && !host) device_norm = [&model](size_t b, size_t offset, size_t size) { model.range_norm_sq(b, offset, size); };
-  buckets_ = std::make_unique<GradientBuckets>(ranges, bucket_bytes, *reducer_, red["overlap"].get<bool>(), host,
-                                               std::move(device_norm));
+  buckets_ = std::make_unique<GradientBuckets>(ranges, bucket_bytes, *reducer_, red["overlap"].get<bool>(),
+                                               noise && host, std::move(device_norm));
   if (noise) noise_.emplace(static_cast<double>(per_rank), static_cast<double>(global_batch));
   // The split compares backward end times across ranks: only meaningful when they share a clock (one
   // host) and backward is timed on the host.

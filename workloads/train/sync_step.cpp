@@ -167,9 +167,8 @@ void SyncStep::run(int64_t step, TrainState& st) {
     t.exposed_comm = buckets.finish();
     seq.end("wait for allreduces", "communication");
     t.comm = par_.reducer().busy_seconds() - busy_before;
-    small_norm_sq = model_.host_memory() ? buckets.local_norm_sq()
-                    : par_.noise()       ? model_.slots_norm_sq(buckets.count())
-                                         : 0.0;
+    if (par_.noise())
+      small_norm_sq = model_.host_memory() ? buckets.local_norm_sq() : model_.slots_norm_sq(buckets.count());
     if (replicas > 1) model_.scale(grads, 1.0f / static_cast<float>(replicas));
     // The tensors every rank of a model-parallel group holds whole got the same gradient on each, but each
     // shard's replicas averaged them in buckets of their own shapes, so in another order: rank 0 of the group's
