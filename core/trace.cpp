@@ -23,14 +23,16 @@ struct Event {
 std::mutex events_m;
 std::vector<Event> recorded;
 std::chrono::steady_clock::time_point origin;
+Json clock_description;
 
 }  // namespace
 
-void start() {
+void start(std::chrono::steady_clock::time_point at, Json clock) {
   std::lock_guard<std::mutex> lock(events_m);
   recorded.clear();
   recorded.reserve(1 << 16);
-  origin = std::chrono::steady_clock::now();
+  origin = at;
+  clock_description = std::move(clock);
   detail::recording.store(true, std::memory_order_relaxed);
 }
 
@@ -46,7 +48,9 @@ void span(std::string name, const char* category, int track, double start_us, do
 Json events(int rank) {
   std::lock_guard<std::mutex> lock(events_m);
   Json out = Json::array();
-  out.push_back({{"ph", "M"}, {"pid", rank}, {"name", "process_name"}, {"args", {{"name", "rank " + std::to_string(rank)}}}});
+  Json name = {{"name", "rank " + std::to_string(rank)}};
+  if (!clock_description.is_null()) name["clock"] = clock_description;
+  out.push_back({{"ph", "M"}, {"pid", rank}, {"name", "process_name"}, {"args", std::move(name)}});
   out.push_back({{"ph", "M"}, {"pid", rank}, {"name", "process_sort_index"}, {"args", {{"sort_index", rank}}}});
   for (auto [track, name] : {std::pair{kTrainingTrack, "training"}, std::pair{kCommunicationTrack, "communication"}})
     out.push_back({{"ph", "M"}, {"pid", rank}, {"tid", track}, {"name", "thread_name"}, {"args", {{"name", name}}}});

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <string>
@@ -30,9 +31,12 @@ extern std::atomic<bool> recording;
 
 inline bool on() { return detail::recording.load(std::memory_order_relaxed); }
 
-// Starts recording in this process; time 0 is now (call it on every rank right after a barrier, so the
-// ranks' clocks line up to within the barrier's skew).
-void start();
+// Starts recording in this process; time 0 is `origin` on this process's steady clock: one instant on every
+// rank (World::trace_origin gives it), so that the ranks' spans line up on one timeline. `clock` (how the
+// origin was found) goes into the rank's process_name metadata, for a reader to judge the alignment.
+void start(std::chrono::steady_clock::time_point origin, Json clock = nullptr);
+// Time 0 is now, for one process alone (the benchmarks).
+inline void start() { start(std::chrono::steady_clock::now()); }
 // Microseconds since start().
 double now_us();
 // Records one span; thread-safe. `args` is shown by the viewers when the span is selected.

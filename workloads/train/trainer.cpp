@@ -408,9 +408,13 @@ int Run::execute() {
   started_utc_ = utc_timestamp();
   fault_.end_of_setup(world_.rank());
   world_.barrier();
-  // Right after the barrier, so that the ranks' time 0 agree (rank 0 alone then writes the MLLOG lines and the
-  // console's first: started after them, its clock was 0.6-2.4 ms behind the others').
-  if (!args_.trace.empty()) trace::start();
+  // One instant as every rank's time 0: each rank taking its own right after the barrier left them apart by the
+  // time each took to leave it (5 ms on a loaded host, where a rank waited for a core).
+  if (!args_.trace.empty()) {
+    const World::ClockAlignment clock = world_.trace_origin();
+    trace::start(clock.origin, {{"same_host_as_rank_0", clock.same_host_as_root},
+                                {"offset_from_rank_0_us", clock.offset_us}, {"uncertainty_us", clock.uncertainty_us}});
+  }
   log_init_stop();
   console_->start(cfg_["name"].get<std::string>(), world_.size(), global_, per_rank_, cadence_.steps_per_epoch,
                   st_.step);

@@ -3,7 +3,12 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
+#include <cstdint>
 #include <string>
+#include <vector>
+
+#include "core/clock_offset.hpp"
 
 namespace dtbench {
 
@@ -125,6 +130,48 @@ void World::checked_on_root(const std::function<void()>& check) const {
     }
   }
   agree_on_error(err);
+}
+
+World::ClockAlignment World::trace_origin() const {
+  using Clock = std::chrono::steady_clock;
+  const auto now_ns = [] {
+    return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+  };
+  int64_t origin = root() ? now_ns() : 0;
+  MPI_Bcast(&origin, 1, MPI_INT64_T, 0, comm_);
+  MPI_Comm host;
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+  int lowest = rank_;  // the lowest world rank on this host: 0 on rank 0's
+  MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, host);
+  MPI_Comm_free(&host);
+  const int elsewhere = lowest != 0;
+  std::vector<int> away(static_cast<size_t>(size_));
+  MPI_Allgather(&elsewhere, 1, MPI_INT, away.data(), 1, MPI_INT, comm_);
+  ClockAlignment out;
+  out.same_host_as_root = !elsewhere;
+  constexpr int kRounds = 16, kTag = 7301;  // no other point-to-point message is under way on this communicator now
+  if (root()) {  // answers each rank elsewhere in turn: its clock's reading when the request arrived
+    for (int r = 1; r < size_; ++r)
+      for (int i = 0; away[static_cast<size_t>(r)] && i < kRounds; ++i) {
+        MPI_Recv(nullptr, 0, MPI_BYTE, r, kTag, comm_, MPI_STATUS_IGNORE);
+        const int64_t t = now_ns();
+        MPI_Send(&t, 1, MPI_INT64_T, r, kTag, comm_);
+      }
+  } else if (elsewhere) {
+    std::array<ClockRound, kRounds> rounds;
+    for (ClockRound& round : rounds) {
+      round.sent_ns = now_ns();
+      MPI_Send(nullptr, 0, MPI_BYTE, 0, kTag, comm_);
+      MPI_Recv(&round.remote_ns, 1, MPI_INT64_T, 0, kTag, comm_, MPI_STATUS_IGNORE);
+      round.received_ns = now_ns();
+    }
+    const ClockOffset est = estimate_clock_offset(rounds);
+    origin -= static_cast<int64_t>(std::llround(est.offset_ns));  // rank 0's instant, read on this rank's clock
+    out.offset_us = est.offset_ns / 1e3;
+    out.uncertainty_us = est.uncertainty_ns / 1e3;
+  }
+  out.origin = Clock::time_point(std::chrono::nanoseconds(origin));
+  return out;
 }
 
 int World::ranks_on_this_host() const {

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <span>
@@ -83,6 +84,18 @@ class World {
   int ranks_on_this_host() const;
   // Whether every rank runs on this rank's host.
   bool on_one_host() const { return ranks_on_this_host() == size_; }
+
+  // The trace's time 0 (trace::start): rank 0's steady clock at this call, as a point on this rank's steady
+  // clock, so that one instant has one time on every rank's timeline. A rank sharing rank 0's memory shares its
+  // clock (Linux's CLOCK_MONOTONIC is one per kernel): exact. A rank on another host estimates its clock's offset
+  // from rank 0's by Cristian's algorithm (core/clock_offset.hpp, 16 round trips with rank 0). Collective.
+  struct ClockAlignment {
+    std::chrono::steady_clock::time_point origin;
+    bool same_host_as_root = true;
+    double offset_us = 0;       // rank 0's clock - this rank's (0 on rank 0's host)
+    double uncertainty_us = 0;  // the offset's error bound (0 on rank 0's host)
+  };
+  ClockAlignment trace_origin() const;
 
  private:
   // Rank `from` holds the error (`mine` there); every rank receives its code and message and throws them.
