@@ -48,9 +48,9 @@ void span(std::string name, const char* category, int track, double start_us, do
 Json events(int rank) {
   std::lock_guard<std::mutex> lock(events_m);
   Json out = Json::array();
-  Json name = {{"name", "rank " + std::to_string(rank)}};
-  if (!clock_description.is_null()) name["clock"] = clock_description;
-  out.push_back({{"ph", "M"}, {"pid", rank}, {"name", "process_name"}, {"args", std::move(name)}});
+  Json process = {{"name", "rank " + std::to_string(rank)}};
+  if (!clock_description.is_null()) process["clock"] = clock_description;
+  out.push_back({{"ph", "M"}, {"pid", rank}, {"name", "process_name"}, {"args", std::move(process)}});
   out.push_back({{"ph", "M"}, {"pid", rank}, {"name", "process_sort_index"}, {"args", {{"sort_index", rank}}}});
   for (auto [track, name] : {std::pair{kTrainingTrack, "training"}, std::pair{kCommunicationTrack, "communication"}})
     out.push_back({{"ph", "M"}, {"pid", rank}, {"tid", track}, {"name", "thread_name"}, {"args", {{"name", name}}}});

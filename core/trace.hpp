@@ -31,8 +31,9 @@ extern std::atomic<bool> recording;
 
 inline bool on() { return detail::recording.load(std::memory_order_relaxed); }
 
-// Starts recording in this process; time 0 is `origin` on this process's steady clock: one instant on every
-// rank (World::trace_origin gives it), so that the ranks' spans line up on one timeline. `clock` (how the
+// Starts recording in this process; time 0 is `origin` on this process's steady clock: the caller gives one
+// instant on every rank (the trainer: rank 0's, aligned by clock_offset.hpp on other hosts), so that the ranks'
+// spans line up on one timeline. `clock` (how the
 // origin was found) goes into the rank's process_name metadata, for a reader to judge the alignment.
 void start(std::chrono::steady_clock::time_point origin, Json clock = nullptr);
 // Time 0 is now, for one process alone (the benchmarks).
