@@ -42,7 +42,7 @@ Node build_run_schema() {
       {"seed", integer(1, 0, 9007199254740991.0, "seed of every random stream of the run")},
       {"backend", text("cpu", {"cpu", "gpu"})},
       {"precision", text("fp32", {"fp32", "bf16", "fp16"}, "compute precision; master weights stay fp32")},
-      {"threads", integer(0, 0, 4096, "compute threads per rank; 0 = OpenMP's default")},
+      {"threads", integer(0, 0, 4096, "compute threads per rank; 0 = OMP_NUM_THREADS when set, else the CPUs this rank may run on shared among the ranks on its host that may run on the same CPUs")},
       {"model", model_schema()},
       {"data", object({{"dataset", text("fashion-mnist", {"fashion-mnist", "mnist", "cifar10", "cifar100", "synthetic"})},
                        {"path", text("", {}, "folder of the data files; empty = the data set's default location")},

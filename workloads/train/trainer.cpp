@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -110,7 +111,6 @@ Run::Run(const TrainArgs& args, Json user) : args_(args) {
   per_rank_ = config::per_rank_batch(cfg_, world_.size());
   global_ = config::global_batch(cfg_, world_.size());
   if (cfg_["name"].get<std::string>().empty()) cfg_["name"] = derived_run_name(cfg_, world_.size(), global_);
-  if (cfg_["threads"].get<int64_t>() > 0) omp_set_num_threads(static_cast<int>(cfg_["threads"].get<int64_t>()));
   config::check_rules(cfg_, world_.size(), /*on_this_machine=*/true);  // the machine's rules (CUDA, devices)
   fault_ = FaultInjection(args.inject_fault);  // validated before any work
   if (!args.init_from.empty() && asynchronous())
@@ -121,6 +121,14 @@ Run::Run(const TrainArgs& args, Json user) : args_(args) {
 
 // Data, model and schedule, how the ranks combine their work, and the checkpoint to resume from.
 void Run::set_up() {
+  // Threads first: oneDNN's primitives take the count when they are made. 0: OMP_NUM_THREADS when it is set, else
+  // this rank's share of its host's CPUs (World::default_threads; a collective, so not in the constructor, which runs
+  // before the ranks agreed that every one of them got that far).
+  const int shared_out = world_.default_threads();
+  if (const int64_t threads = cfg_["threads"].get<int64_t>(); threads > 0)
+    omp_set_num_threads(static_cast<int>(threads));
+  else if (std::getenv("OMP_NUM_THREADS") == nullptr)
+    omp_set_num_threads(shared_out);
   // Every rank reads the same data files and config: their errors are the same everywhere.
   if (const int64_t m = cfg_["parallel"]["model_parallel"].get<int64_t>(); m > 1)
     model_parallel_ = std::make_unique<ModelParallel>(world_, static_cast<int>(m));

@@ -1,6 +1,10 @@
 #include "workloads/train/world.hpp"
 
+#include <omp.h>
+#include <sched.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <array>
 #include <cmath>
@@ -172,6 +176,22 @@ World::ClockAlignment World::trace_origin() const {
   }
   out.origin = Clock::time_point(std::chrono::nanoseconds(origin));
   return out;
+}
+
+int World::default_threads() const {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  const int cpus = ::sched_getaffinity(0, sizeof(mine), &mine) == 0 ? CPU_COUNT(&mine) : omp_get_num_procs();
+  MPI_Comm host;
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+  int local = 0;
+  MPI_Comm_size(host, &local);
+  std::vector<cpu_set_t> masks(static_cast<size_t>(local));
+  MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, masks.data(), sizeof(mine), MPI_BYTE, host);
+  MPI_Comm_free(&host);
+  int sharing = 0;  // the ranks on this host (this one too) that may run on exactly these CPUs
+  for (cpu_set_t& m : masks) sharing += CPU_EQUAL(&m, &mine) ? 1 : 0;
+  return std::max(1, cpus / std::max(1, sharing));
 }
 
 int World::ranks_on_this_host() const {
