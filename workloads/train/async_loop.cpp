@@ -1,5 +1,7 @@
 #include "workloads/train/async_loop.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <exception>
 #include <limits>
@@ -42,7 +44,10 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     }
     server = std::make_unique<AsyncServer>(ps, model.params().subspan(mine.begin, mine.end - mine.begin), *opt,
                                            schedule, total_steps * ranks, staleness_bound);
-    server_thread = std::thread([&] {
+    // A thread started here has OpenMP's default count, not the one set_up gave this rank (omp_set_num_threads
+    // sets the calling thread's): the server's optimizer runs on the rank's count too.
+    server_thread = std::thread([&, threads = omp_get_max_threads()] {
+      omp_set_num_threads(threads);
       try {
         server->run();
       } catch (...) {

@@ -1,5 +1,7 @@
 #include "workloads/train/run_checkpoint.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -11,6 +13,17 @@
 
 namespace dtbench {
 namespace fs = std::filesystem;
+
+namespace {
+
+// The fewest and most compute threads of the ranks: bitwise resumption holds for the same counts (oneDNN splits
+// sums over threads), which `threads` 0 leaves to where the ranks run (World::default_threads). Collective.
+Json thread_counts(const World& world) {
+  const double threads = omp_get_max_threads();
+  return Json::array({static_cast<int>(-world.max(-threads)), static_cast<int>(world.max(threads))});
+}
+
+}  // namespace
 
 // A new checkpoint replaces the previous one only once it is whole (file names and order: checkpoint.hpp).
 // A write that fails on any rank (a full disk, a quota) ends the run on every rank with one message naming
@@ -65,11 +78,13 @@ void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, T
       err = e;
     }
     world.agree_on_any_error(err);  // every rank file exists before the header names them
+    const Json threads = thread_counts(world);
     Json header;
     if (world.root()) {
       try {
         if (noise) st.noise = noise->save_state();
-        header = {{"config", cfg}, {"ranks", world.size()}, {"state", st.to_json()}, {"dtbench", dtbench_build()}};
+        header = {{"config", cfg},        {"ranks", world.size()},       {"state", st.to_json()},
+                  {"dtbench", dtbench_build()}, {"threads", threads}};
         previous_header = header_here();
         write_header(dir, header);
         wrote_header = true;
@@ -194,6 +209,7 @@ bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json&
   st = header_state(dir, header);
   load_schedule(world, dir, st.step, schedule, load_rank_state(world, dir, st, model));
   if (noise) noise->load_state(st.noise);
+  const Json threads = thread_counts(world);
   // A kept final checkpoint (output.keep_checkpoint) carries no preemption: a requeued run that had already
   // finished resumes at its end.
   if (!st.preemptions.empty()) {
@@ -202,6 +218,10 @@ bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json&
     // promise of one build; a checkpoint from before the header named its build says nothing).
     if (header.contains("dtbench") && header["dtbench"] != dtbench_build())
       st.preemptions.back()["checkpoint_written_by"] = header["dtbench"];
+    // Resumed on other thread counts (another placement of the ranks under `threads` 0): said too, for the same
+    // reason ([fewest, most] over the ranks).
+    if (header.contains("threads") && header["threads"] != threads)
+      st.preemptions.back()["threads_changed"] = {{"checkpointed", header["threads"]}, {"resumed", threads}};
   }
   return true;
 }

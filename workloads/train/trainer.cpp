@@ -127,7 +127,7 @@ void Run::set_up() {
   const int shared_out = world_.default_threads();
   if (const int64_t threads = cfg_["threads"].get<int64_t>(); threads > 0)
     omp_set_num_threads(static_cast<int>(threads));
-  else if (std::getenv("OMP_NUM_THREADS") == nullptr)
+  else if (const char* env = std::getenv("OMP_NUM_THREADS"); env == nullptr || *env == '\0')
     omp_set_num_threads(shared_out);
   // Every rank reads the same data files and config: their errors are the same everywhere.
   if (const int64_t m = cfg_["parallel"]["model_parallel"].get<int64_t>(); m > 1)

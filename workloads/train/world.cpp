@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-
 #include <array>
 #include <cmath>
 #include <cstdint>

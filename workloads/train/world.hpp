@@ -88,7 +88,8 @@ class World {
   // on (its affinity mask), divided among the ranks on this host whose mask is the same, at least 1. OpenMP's own
   // default is the whole mask, so K unbound ranks on one host (mpirun --bind-to none, srun --cpu-bind=none) ran K
   // times as many threads as CPUs: 2.6 times the time of a 24-step ResNet-8 run on 2 ranks of 2 cores. Ranks
-  // bound to CPUs of their own keep them all. Collective.
+  // bound to CPUs of their own keep them all; ranks whose masks overlap without being the same count as alone
+  // (they may still oversubscribe the CPUs they share). Collective.
   int default_threads() const;
 
   // The trace's time 0 (trace::start): rank 0's steady clock at this call, as a point on this rank's steady
