@@ -14,16 +14,10 @@
 namespace dtbench {
 namespace fs = std::filesystem;
 
-namespace {
-
-// The fewest and most compute threads of the ranks: bitwise resumption holds for the same counts (oneDNN splits
-// sums over threads), which `threads` 0 leaves to where the ranks run (World::default_threads). Collective.
 Json thread_counts(const World& world) {
   const double threads = omp_get_max_threads();
   return Json::array({static_cast<int>(-world.max(-threads)), static_cast<int>(world.max(threads))});
 }
-
-}  // namespace
 
 // A new checkpoint replaces the previous one only once it is whole (file names and order: checkpoint.hpp).
 // A write that fails on any rank (a full disk, a quota) ends the run on every rank with one message naming
@@ -193,7 +187,8 @@ void agree_on_checkpoint(const World& world, const fs::path& dir, const std::str
 }
 
 bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json& cfg, TrainModel& model,
-                            optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st) {
+                            optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st,
+                            const Json& threads) {
   const Json header = read_header(dir);
   if (header.is_null()) return false;  // nothing to resume: start fresh
   // /output/dir may differ between ranks (a node's own disk): the header is rank 0's, and names rank 0's.
@@ -209,7 +204,6 @@ bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json&
   st = header_state(dir, header);
   load_schedule(world, dir, st.step, schedule, load_rank_state(world, dir, st, model));
   if (noise) noise->load_state(st.noise);
-  const Json threads = thread_counts(world);
   // A kept final checkpoint (output.keep_checkpoint) carries no preemption: a requeued run that had already
   // finished resumes at its end.
   if (!st.preemptions.empty()) {

@@ -27,10 +27,18 @@ void save_checkpoint(const World& world, const std::filesystem::path& dir, const
 // weights, or wait for the others at another step. BadInput naming the rank and the first difference then.
 void agree_on_checkpoint(const World& world, const std::filesystem::path& dir, const std::string& option);
 
+// The fewest and most compute threads of the ranks, [fewest, most]: bitwise resumption holds for the same counts
+// (oneDNN splits sums over threads), which `threads` 0 leaves to where the ranks run (World::default_threads).
+// Checkpoints keep them. Collective.
+Json thread_counts(const World& world);
+
 // Loads the checkpoint in `dir` into the model, schedule, estimator and `st`; false (nothing changed)
-// when there is none. BadInput when it was written by another config or rank count, or is damaged.
+// when there is none. BadInput when it was written by another config or rank count, or is damaged. `threads` is
+// thread_counts(), taken before (this makes no collective call that a rank failing before it would leave waiting:
+// it runs inside World::on_every_rank); a run resumed on other counts says so in its preemption's entry.
 bool resume_from_checkpoint(const World& world, const std::filesystem::path& dir, const Json& cfg, TrainModel& model,
-                            optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st);
+                            optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st,
+                            const Json& threads);
 
 // --init-from (population-based training's exploit step, Jaderberg et al. 2017): starts this run from another
 // run's checkpoint `dir`, which must exist: weights, batch-norm statistics, optimizer and backend state, the

@@ -188,11 +188,13 @@ void Run::set_up() {
       return shard_params(model_->host_optimizer()->table(), static_cast<int>(cfg_["reducer"]["servers"].get<int64_t>()));
     });
   std::optional<NoiseScaleEstimator> none;
-  if (args_.resume)
+  if (args_.resume) {
+    const Json threads = thread_counts(world_);  // collective: before the calls that one rank may fail alone
     resumed_ = world_.on_every_rank([&] {
       return resume_from_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_,
-                                    parallel_ ? parallel_->noise() : none, st_);
+                                    parallel_ ? parallel_->noise() : none, st_, threads);
     });
+  }
   if (args_.resume) {
     // Each rank looked in its own view of /output/dir (a node's disk, a stale network file system cache): one that
     // found no checkpoint where another resumed would start at step 0 while that one went on, each waiting for the
