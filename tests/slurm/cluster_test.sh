@@ -248,19 +248,18 @@ DTBENCH=$dtbench WORK=$work $py - <<'EOF'
 import json, os, signal, subprocess, time
 work, dtbench = os.environ["WORK"], os.environ["DTBENCH"]
 cut_short = 0  # submissions the signal ended midway (with none, the test could not fail)
-# Six fixed delays, then, until one signal came midway, delays that follow the submission's window: longer after a
-# signal that came before any job was queued (a loaded machine: CTest's other tests and the sanitizer build beside
-# them delayed the sweep's start past 0.2 s in one run), shorter after one that came once all were.
-def delays():
-    yield from (0.05, 0.08, 0.11, 0.14, 0.17, 0.2)
-    early, late = 0.0, None
-    for _ in range(12):
-        if cut_short:
-            return
-        early, late = (delay, late) if not ids else (early, delay)
-        yield (early + late) / 2 if late is not None else early * 1.6
-ids = set()
-for k, delay in enumerate(delays()):
+# Six fixed delays, then, until one signal came midway, delays that follow the submission's window: past the
+# longest delay that came before any job was queued (a loaded machine: CTest's other tests and the sanitizer build
+# beside them delayed the sweep's start past 0.2 s in one run), halfway to the shortest that came once all were.
+fixed = (0.05, 0.08, 0.11, 0.14, 0.17, 0.2)
+early, late = 0.0, None  # the longest delay that queued nothing, the shortest that queued every job
+for k in range(len(fixed) + 12):
+    if k < len(fixed):
+        delay = fixed[k]
+    elif cut_short:
+        break
+    else:
+        delay = (early + late) / 2 if late is not None else early * 1.6
     name, out = f"held{k}", os.path.join(work, f"held{k}")
     json.dump({"name": name, "base": {"duration": {"steps": 2}, "data": {"dataset": "synthetic"}}, "repeats": 24,
                "slurm": {"time": "00:05:00", "sbatch": ["--hold"]}}, open(out + ".json", "w"))
@@ -278,6 +277,10 @@ for k, delay in enumerate(delays()):
     assert ids <= listed, f"SIGINT after {delay:.3g} s: jobs queued but not listed: {sorted(ids - listed)}"
     print(f"    SIGINT after {delay:.3g} s: {len(ids)} of 24 jobs queued, each listed in jobs.json")
     cut_short += 0 < len(ids) < 24
+    if not ids:
+        early = max(early, delay)
+    elif len(ids) == 24:
+        late = delay if late is None else min(late, delay)
 assert cut_short > 0, "no SIGINT came while the sweep submitted: the window was not tested"
 EOF
 

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <utility>
 
@@ -15,8 +16,9 @@ namespace dtbench {
 namespace fs = std::filesystem;
 
 Json thread_counts(const World& world) {
-  const double threads = omp_get_max_threads();
-  return Json::array({static_cast<int>(-world.max(-threads)), static_cast<int>(world.max(threads))});
+  std::array<int, 2> negated_fewest_and_most = {-omp_get_max_threads(), omp_get_max_threads()};
+  world.max(negated_fewest_and_most);  // one collective for both
+  return Json::array({-negated_fewest_and_most[0], negated_fewest_and_most[1]});
 }
 
 // A new checkpoint replaces the previous one only once it is whole (file names and order: checkpoint.hpp).
@@ -25,7 +27,7 @@ Json thread_counts(const World& world) {
 // previous checkpoint, if any, is left exactly as it was and no empty folder is left behind.
 void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, TrainModel& model,
                      const optim::Schedule& schedule, const std::optional<NoiseScaleEstimator>& noise,
-                     TrainState& st) {
+                     TrainState& st, const Json& threads) {
   RankState rs;
   rs.step = st.step;
   auto p = model.host_params();
@@ -72,7 +74,6 @@ void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, T
       err = e;
     }
     world.agree_on_any_error(err);  // every rank file exists before the header names them
-    const Json threads = thread_counts(world);
     Json header;
     if (world.root()) {
       try {

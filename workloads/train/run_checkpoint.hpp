@@ -17,10 +17,11 @@
 
 namespace dtbench {
 
-// Collective. `st` is completed with the noise estimator's state before rank 0 writes the header.
+// Collective. `st` is completed with the noise estimator's state before rank 0 writes the header; `threads` is
+// the run's thread_counts(), which the header keeps.
 void save_checkpoint(const World& world, const std::filesystem::path& dir, const Json& cfg, TrainModel& model,
                      const optim::Schedule& schedule, const std::optional<NoiseScaleEstimator>& noise,
-                     TrainState& st);
+                     TrainState& st, const Json& threads);
 
 // Collective, once every rank loaded a checkpoint (--resume, --init-from): each rank read its own copy (a node's
 // disk), and one whose header.json is not rank 0's (another run's checkpoint, a stale copy) would train from other
@@ -29,13 +30,13 @@ void agree_on_checkpoint(const World& world, const std::filesystem::path& dir, c
 
 // The fewest and most compute threads of the ranks, [fewest, most]: bitwise resumption holds for the same counts
 // (oneDNN splits sums over threads), which `threads` 0 leaves to where the ranks run (World::default_threads).
-// Checkpoints keep them. Collective.
+// Checkpoints keep them. Collective; the trainer takes them once, when it sets the count.
 Json thread_counts(const World& world);
 
 // Loads the checkpoint in `dir` into the model, schedule, estimator and `st`; false (nothing changed)
 // when there is none. BadInput when it was written by another config or rank count, or is damaged. `threads` is
-// thread_counts(), taken before (this makes no collective call that a rank failing before it would leave waiting:
-// it runs inside World::on_every_rank); a run resumed on other counts says so in its preemption's entry.
+// the run's thread_counts() (this makes no collective call that a rank failing before it would leave waiting: it
+// runs inside World::on_every_rank); a run resumed on other counts says so in its preemption's entry.
 bool resume_from_checkpoint(const World& world, const std::filesystem::path& dir, const Json& cfg, TrainModel& model,
                             optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st,
                             const Json& threads);

@@ -102,6 +102,7 @@ class Run {
   bool replace_weights_ = false;  // rank 0: /output/save_weights' file is a failed attempt's (weights_left_over)
   std::optional<Baseline> baseline_;  // rank 0
   Json asynchronous_stats_;
+  Json threads_;  // thread_counts(): the ranks' fewest and most compute threads, set in set_up
   double run_start_ = 0;  // now_seconds() at run start, shifted back by the time spent before a resume
   std::string started_utc_;
 };
@@ -129,6 +130,7 @@ void Run::set_up() {
     omp_set_num_threads(static_cast<int>(threads));
   else if (const char* env = std::getenv("OMP_NUM_THREADS"); env == nullptr || *env == '\0')
     omp_set_num_threads(shared_out);
+  threads_ = thread_counts(world_);  // the ranks' fewest and most, for the checkpoints
   // Every rank reads the same data files and config: their errors are the same everywhere.
   if (const int64_t m = cfg_["parallel"]["model_parallel"].get<int64_t>(); m > 1)
     model_parallel_ = std::make_unique<ModelParallel>(world_, static_cast<int>(m));
@@ -188,13 +190,11 @@ void Run::set_up() {
       return shard_params(model_->host_optimizer()->table(), static_cast<int>(cfg_["reducer"]["servers"].get<int64_t>()));
     });
   std::optional<NoiseScaleEstimator> none;
-  if (args_.resume) {
-    const Json threads = thread_counts(world_);  // collective: before the calls that one rank may fail alone
+  if (args_.resume)
     resumed_ = world_.on_every_rank([&] {
       return resume_from_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_,
-                                    parallel_ ? parallel_->noise() : none, st_, threads);
+                                    parallel_ ? parallel_->noise() : none, st_, threads_);
     });
-  }
   if (args_.resume) {
     // Each rank looked in its own view of /output/dir (a node's disk, a stale network file system cache): one that
     // found no checkpoint where another resumed would start at step 0 while that one went on, each waiting for the
@@ -564,7 +564,7 @@ int Run::preempt(int64_t done) {
   if (log_) st_.mllog_bytes = log_->bytes();  // rank 0's: the resumed run continues the log from here
   try {
     trace::Span traced("checkpoint", "checkpoint");
-    save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_->noise(), st_);
+    save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_->noise(), st_, threads_);
   } catch (const SameOnAllRanks& e) {
     throw SameOnAllRanks(e.code(), "stopped by a signal at step " + std::to_string(done) +
                                        ", but the checkpoint could not be written (an earlier one, if any, is kept): " +
@@ -595,7 +595,8 @@ int Run::finish(RunStatus status, const std::string& detail) {
     // the weights and the record, so that a finished record always has its checkpoint.
     std::optional<NoiseScaleEstimator> none;
     trace::Span traced("checkpoint", "checkpoint");
-    save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_);
+    save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_,
+                    threads_);
   }
   if (log_) log_->end_open(mllog::kEpochStop);  // a run that ended within an epoch (a step budget, the target)
   // The saved weights are the evaluated model: with per-replica batch norm, the replicas' mean statistics; in a

@@ -17,6 +17,10 @@ namespace dtbench {
 
 OwnedComm::OwnedComm(MPI_Comm parent) { MPI_Comm_dup(parent, &comm_); }
 
+OwnedComm::OwnedComm(MPI_Comm parent, SplitShared) {
+  MPI_Comm_split_type(parent, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &comm_);
+}
+
 OwnedComm::~OwnedComm() {
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -142,11 +146,8 @@ World::ClockAlignment World::trace_origin() const {
   };
   int64_t origin = root() ? now_ns() : 0;
   MPI_Bcast(&origin, 1, MPI_INT64_T, 0, comm_);
-  MPI_Comm host;
-  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
   int lowest = rank_;  // the lowest world rank on this host: 0 on rank 0's
-  MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, host);
-  MPI_Comm_free(&host);
+  MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, OwnedComm::this_host(comm_).get());
   const int elsewhere = lowest != 0;
   std::vector<int> away(static_cast<size_t>(size_));
   MPI_Allgather(&elsewhere, 1, MPI_INT, away.data(), 1, MPI_INT, comm_);
@@ -181,24 +182,19 @@ int World::default_threads() const {
   cpu_set_t mine;
   CPU_ZERO(&mine);
   const int cpus = ::sched_getaffinity(0, sizeof(mine), &mine) == 0 ? CPU_COUNT(&mine) : omp_get_num_procs();
-  MPI_Comm host;
-  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+  const OwnedComm host = OwnedComm::this_host(comm_);
   int local = 0;
-  MPI_Comm_size(host, &local);
+  MPI_Comm_size(host.get(), &local);
   std::vector<cpu_set_t> masks(static_cast<size_t>(local));
-  MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, masks.data(), sizeof(mine), MPI_BYTE, host);
-  MPI_Comm_free(&host);
+  MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, masks.data(), sizeof(mine), MPI_BYTE, host.get());
   int sharing = 0;  // the ranks on this host (this one too) that may run on exactly these CPUs
   for (cpu_set_t& m : masks) sharing += CPU_EQUAL(&m, &mine) ? 1 : 0;
   return std::max(1, cpus / std::max(1, sharing));
 }
 
 int World::ranks_on_this_host() const {
-  MPI_Comm node;
-  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   int node_size = 0;
-  MPI_Comm_size(node, &node_size);
-  MPI_Comm_free(&node);
+  MPI_Comm_size(OwnedComm::this_host(comm_).get(), &node_size);
   return node_size;
 }
 

@@ -18,10 +18,13 @@
 
 namespace dtbench {
 
-// A communicator this object owns (MPI_Comm_dup of the world), freed unless MPI is already finalised.
+// A communicator this object owns (a duplicate of another, or its shared-memory split), freed unless MPI is
+// already finalised.
 class OwnedComm {
  public:
   explicit OwnedComm(MPI_Comm parent);
+  // The ranks of `parent` that share this rank's host and its memory (an MPI shared-memory split).
+  static OwnedComm this_host(MPI_Comm parent) { return OwnedComm(parent, kSharedMemorySplit); }
   ~OwnedComm();
   OwnedComm(const OwnedComm&) = delete;
   OwnedComm& operator=(const OwnedComm&) = delete;
@@ -29,6 +32,8 @@ class OwnedComm {
   void sum(double* data, size_t n) const;  // in place, across its ranks
 
  private:
+  enum SplitShared { kSharedMemorySplit };
+  OwnedComm(MPI_Comm parent, SplitShared);
   MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
@@ -87,7 +92,8 @@ class World {
   // The compute threads this rank should run when the config leaves it to dtbench: the CPUs this process may run
   // on (its affinity mask), divided among the ranks on this host whose mask is the same, at least 1. OpenMP's own
   // default is the whole mask, so K unbound ranks on one host (mpirun --bind-to none, srun --cpu-bind=none) ran K
-  // times as many threads as CPUs: 2.6 times the time of a 24-step ResNet-8 run on 2 ranks of 2 cores. Ranks
+  // times as many threads as CPUs: 2.36 times the time of a 48-step ResNet-8 run on 2 ranks of 2 cores
+  // (bench/threads_default.sh, BENCHMARKS.md). Ranks
   // bound to CPUs of their own keep them all; ranks whose masks overlap without being the same count as alone
   // (they may still oversubscribe the CPUs they share). Collective.
   int default_threads() const;
