@@ -74,16 +74,6 @@ std::vector<Plan> next_plans(const Lineage& l) {
   return plans;
 }
 
-std::string tail_of(const fs::path& file, size_t bytes) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  if (s.size() > bytes) s = "..." + s.substr(s.size() - bytes);
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  return s;
-}
-
 // The campaign's lock (core/dir_lock) is held by the member processes trained here too: they inherit its
 // descriptor (run_here), so the lock is held until the last of them has exited, and a rerun cannot start while
 // members of a killed campaign still write their files. Nothing else does (close-on-exec): a squeue or sbatch that
@@ -91,13 +81,8 @@ std::string tail_of(const fs::path& file, size_t bytes) {
 // starts (MpiSession marks what a member inherited close-on-exec).
 const char* const kBusy = "another dtbench pbt, or member runs of one that ended, still work on this folder; wait for them";
 
-// A short folder (Unix socket paths are limited to about 100 bytes) per campaign and member slot.
-std::string session_base(const fs::path& dir, int member) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "/tmp/dtbench-pbt-%012llx-m%02d",
-                static_cast<unsigned long long>(std::hash<std::string>{}(dir.string()) & 0xffffffffffffULL), member);
-  return buf;
-}
+// Each member its own Open MPI session folder (slurm::mpi_session_base): members start and end side by side.
+std::string session_base(const fs::path& dir, int member) { return slurm::mpi_session_base(dir, "pbt", member); }
 
 // One member's interval and where its files are. An earlier attempt's outputs decide what happens to them:
 // a finished record is reused; a preempted run (record "preempted", its checkpoint written) is resumed, as a
@@ -212,9 +197,7 @@ pbt::MemberInterval collect_member(MemberRun& r, int64_t end_step, int exit_code
 // SIGUSR1 to the ranks, where SIGTERM would make it kill them).
 int run_here(const pbt::Spec& spec, const fs::path& dir, const MemberRun& r, const std::vector<std::string>& program,
              int lock_fd) {
-  // Each member slot its own Open MPI session folder: Open MPI 4.1 removes the shared per-host folder when the
-  // last job on the host ends, and a member starting at that moment would fail (open-mpi/ompi#8510).
-  std::vector<std::string> argv = {"env", "OMPI_MCA_orte_tmpdir_base=" + session_base(dir, r.result.member)};
+  std::vector<std::string> argv;
   if (spec.ranks > 1) {
     argv.insert(argv.end(), {"mpirun", "-np", std::to_string(spec.ranks)});
     for (const Json& w : spec.local["mpirun_args"]) argv.push_back(w.get<std::string>());
@@ -222,7 +205,8 @@ int run_here(const pbt::Spec& spec, const fs::path& dir, const MemberRun& r, con
   argv.insert(argv.end(), program.begin(), program.end());
   argv.insert(argv.end(), {r.config.string(), "--resume"});
   argv.insert(argv.end(), r.args.begin(), r.args.end());
-  return slurm::run_to_files(argv, r.out, r.err, SIGUSR1, lock_fd);
+  return slurm::run_to_files(slurm::in_mpi_session(session_base(dir, r.result.member), argv), r.out, r.err, SIGUSR1,
+                             lock_fd);
 }
 
 // The exit code the job script printed last ("launcher exited with N") after byte `offset` of its output (where
@@ -248,7 +232,7 @@ int job_exit_code(const fs::path& out, std::uintmax_t offset) {
 void train_here(const pbt::Spec& spec, const fs::path& dir, int64_t i, int64_t end_step, const std::vector<Plan>& plans,
                 const std::vector<std::string>& program, int lock_fd, pbt::Interval& iv) {
   // Each member on the next free thread of a bounded pool.
-  for_each_bounded(size_t(spec.population), spec.concurrency, [&](size_t mi) {
+  for_each_bounded(size_t(spec.population), spec.concurrency, [&](size_t mi, int) {
     const int m = static_cast<int>(mi);
     if (plans[mi].diverged) return;
     MemberRun r = prepare_member(spec, dir, m, i, end_step, plans[mi], false);
@@ -519,7 +503,7 @@ int run_pbt(const Args& a) {
       if (m.status == "failed")
         std::fprintf(stderr, "dtbench pbt: member %d failed in interval %lld (run %s, exit %d): %s\n", m.member,
                      static_cast<long long>(i), m.run.c_str(), m.exit_code,
-                     tail_of(dir / "runs" / (m.run + ".err"), 400).c_str());
+                     slurm::tail_of(dir / "runs" / (m.run + ".err"), 400).c_str());
     }
     // Not one evaluation: nothing to select from, nor a result. The interval is not recorded, so that a rerun
     // tries its runs again (a diverged run's record is reused: it diverges again).

@@ -9,9 +9,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -163,6 +166,35 @@ int run_to_files(const std::vector<std::string>& argv, const std::filesystem::pa
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) throw RunFailed(argv[0] + ": cannot start: " + std::strerror(rc));
   return wait_for(pid);
+}
+
+std::string mpi_session_base(const std::filesystem::path& campaign, const std::string& kind, int slot) {
+  char hash[16];
+  std::snprintf(hash, sizeof hash, "%012llx",
+                static_cast<unsigned long long>(std::hash<std::string>{}(campaign.string()) & 0xffffffffffffULL));
+  char n[8];
+  std::snprintf(n, sizeof n, "%02d", slot);
+  return "/tmp/dtbench-" + kind + "-" + hash + "-" + n;
+}
+
+std::vector<std::string> in_mpi_session(const std::string& base, const std::vector<std::string>& argv) {
+  std::vector<std::string> out = {"env", "OMPI_MCA_orte_tmpdir_base=" + base};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
+std::string tail_of(const std::filesystem::path& file, size_t bytes) {
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = size > static_cast<std::streamoff>(bytes) ? size - static_cast<std::streamoff>(bytes) : 0;
+  in.seekg(from);
+  std::string s(static_cast<size_t>(size - from), '\0');
+  in.read(s.data(), static_cast<std::streamsize>(s.size()));
+  s.resize(static_cast<size_t>(in.gcount()));
+  if (from > 0) s = "..." + s;
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
 }
 
 bool on_path(const std::string& program) {

@@ -30,6 +30,21 @@ int run_to_files(const std::vector<std::string>& argv, const std::filesystem::pa
 // Throws RunFailed when it cannot be read.
 std::string dtbench_binary();
 
+// Open MPI 4.1 keeps every job's session files in one folder per host and user (/tmp/ompi.<host>.<uid>) and removes
+// it when the last job on the host ends; an mpirun starting at that moment cannot create its own folder in it and
+// fails in orte_init within a tenth of a second (open-mpi/ompi#8510). Runs started side by side (a sweep's --jobs,
+// a population's members) therefore each get a session base of their own: `OMPI_MCA_orte_tmpdir_base=` this
+// folder, one per campaign folder, kind ("sweep", "pbt") and slot (a runner thread or a member; one run at a time
+// per slot). Short and in /tmp because Open MPI's Unix sockets live under it (a path of at most 108 bytes).
+std::string mpi_session_base(const std::filesystem::path& campaign, const std::string& kind, int slot);
+
+// argv run under `env OMPI_MCA_orte_tmpdir_base=BASE` (see mpi_session_base).
+std::vector<std::string> in_mpi_session(const std::string& base, const std::vector<std::string>& argv);
+
+// The last `bytes` bytes of a text file ("..." before them when cut; trailing newlines dropped), "" when it cannot
+// be read: the end of a failed run's error output, quoted where the failure is reported.
+std::string tail_of(const std::filesystem::path& file, size_t bytes);
+
 // True when `program` is an executable found on PATH (or an executable path).
 bool on_path(const std::string& program);
 // BadInput unless the launcher a run mode needs is on PATH: mpirun for `local`, sbatch for `submit` (sweep, reproduce).

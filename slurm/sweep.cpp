@@ -98,7 +98,9 @@ std::string state_summary(const std::vector<Item>& items) {
   return s;
 }
 
-// mpirun -np K [local args] PROGRAM... CONFIG --resume: a run on this machine, no Slurm.
+// mpirun -np K [local args] PROGRAM... CONFIG --resume: a run on this machine, no Slurm. run_local starts it in the
+// Open MPI session folder of its runner thread (mpi_session_base: runs side by side, or beside other jobs on the host,
+// failed to start when they shared one).
 std::vector<std::string> local_argv(const Spec& spec, const Layout& l, const Item& it) {
   std::vector<std::string> argv = {"mpirun", "-np", std::to_string(it.point->ranks)};
   for (const auto& a : spec.local["mpirun_args"]) argv.push_back(a.get<std::string>());
@@ -133,7 +135,8 @@ int local_jobs(const Spec& spec, int jobs) {
 }
 
 // Runs what needs running with mpirun, `jobs` at a time (each its own mpirun and its own output files), in the
-// order of the items; a finished run's line is printed as it ends. Each run is tied to this process, as pbt's
+// order of the items; a finished run's line is printed as it ends (with the end of its error output when it left no
+// complete record: the reason shows where the failure is reported). Each run is tied to this process, as pbt's
 // members are: killed (Ctrl-C, SIGTERM), the sweep's death sends its runs SIGUSR1, so they checkpoint and the rerun
 // resumes them; and they hold the folder's lock (lock_fd) until they exit. Before, a killed sweep's runs trained on
 // and a second sweep, finding the folder free, ran the same points beside them.
@@ -143,24 +146,33 @@ void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int 
     if (needs_run(it.state)) todo.push_back(&it);
   jobs = local_jobs(spec, jobs);
   std::mutex m;  // guards `out`
-  for_each_bounded(todo.size(), jobs, [&](size_t i) {
+  for_each_bounded(todo.size(), jobs, [&](size_t i, int worker) {
     Item& it = *todo[i];
     const std::string k = "[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "] ";
-    const std::vector<std::string> argv = local_argv(spec, l, it);
+    const std::vector<std::string> argv = in_mpi_session(mpi_session_base(l.out, "sweep", worker), local_argv(spec, l, it));
     {
       std::lock_guard<std::mutex> lock(m);
       out << k << it.run->name << " (" << it.point->ranks << (it.point->ranks == 1 ? " rank" : " ranks")
           << "): " << display_line(argv) << std::endl;
     }
     Stopwatch sw;
-    const int rc =
-        run_to_files(argv, l.runs / (it.run->name + ".out"), l.runs / (it.run->name + ".err"), SIGUSR1, lock_fd);
+    const fs::path err = l.runs / (it.run->name + ".err");
+    const int rc = run_to_files(argv, l.runs / (it.run->name + ".out"), err, SIGUSR1, lock_fd);
     std::string detail;
     it.state = record_state(record_path(l, *it.run), it.run->config, detail, it.point->ranks);
     std::lock_guard<std::mutex> lock(m);
     out << k << it.run->name << ": exit " << rc << ", " << (detail.empty() ? std::string("no record") : detail)
         << ", " << std::fixed << std::setprecision(1) << sw.seconds() << " s" << std::defaultfloat << std::endl;
+    if (it.state != RunState::done && it.state != RunState::preempted) {
+      std::istringstream tail(tail_of(err, 1500));  // room for the run's message and mpirun's ~900 bytes after it
+      for (std::string line; std::getline(tail, line);) out << "      | " << line << "\n";
+      out << std::flush;
+    }
   });
+  for (int w = 0; w < jobs; ++w) {  // empty once their runs have ended; Open MPI leaves the folders themselves
+    std::error_code ec;
+    fs::remove_all(mpi_session_base(l.out, "sweep", w), ec);
+  }
 }
 
 // While alive, this thread holds the stop signals (SIGINT, SIGTERM, SIGHUP) back, and sbatch runs in a process group
@@ -415,6 +427,12 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
 
   if (o.dry_run) {
     out << "dry run: nothing is written or started\n";
+    if (o.local && todo > 0) {
+      const std::string base = mpi_session_base(l.out, "sweep", 0);
+      out << "  each run under env OMPI_MCA_orte_tmpdir_base=" << base.substr(0, base.size() - 2)
+          << "NN, NN its runner (00-" << std::setw(2) << std::setfill('0') << std::min(todo, size_t(local_jobs(spec, o.jobs))) - 1
+          << std::setfill(' ') << ")\n";
+    }
     for (const auto& it : items) {
       if (!needs_run(it.state)) {
         out << "  " << it.run->name << ": " << to_string(it.state) << (it.detail.empty() ? "" : " (" + it.detail + ")") << "\n";

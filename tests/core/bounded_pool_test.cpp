@@ -1,5 +1,6 @@
 // for_each_bounded (core/bounded_pool.hpp): every index runs once, never more than the bound at once (and the bound
-// is reached when the first bodies wait for each other), and a failing body neither stops the others nor is lost.
+// is reached when the first bodies wait for each other), a worker runs one body at a time, and a failing body neither
+// stops the others nor is lost.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -17,9 +18,15 @@ TEST(BoundedPool, EveryIndexOnceAndNeverMoreThanTheBoundAtOnce) {
   for (int bound : {1, 2, 3, 8}) {
     for (size_t count : {size_t{0}, size_t{1}, size_t{5}, size_t{12}}) {
       std::vector<std::atomic<int>> runs(count);
-      std::atomic<int> busy{0}, most{0}, started{0};
+      std::atomic<int> busy{0}, most{0}, started{0}, clashes{0}, out_of_range{0};
+      std::vector<std::atomic<int>> in_worker(static_cast<size_t>(bound));
       const int wave = static_cast<int>(std::min(count, static_cast<size_t>(bound)));
-      for_each_bounded(count, bound, [&](size_t i) {
+      for_each_bounded(count, bound, [&](size_t i, int worker) {
+        if (worker < 0 || worker >= wave) {
+          ++out_of_range;
+          return;
+        }
+        if (++in_worker[static_cast<size_t>(worker)] != 1) ++clashes;  // a second body on a busy worker
         const int now = ++busy;
         ++started;
         for (int m = most.load(); now > m && !most.compare_exchange_weak(m, now);) {
@@ -30,8 +37,11 @@ TEST(BoundedPool, EveryIndexOnceAndNeverMoreThanTheBoundAtOnce) {
         while (started.load() < wave && std::chrono::steady_clock::now() < deadline)
           std::this_thread::sleep_for(std::chrono::milliseconds(1));
         --busy;
+        --in_worker[static_cast<size_t>(worker)];
         ++runs[i];
       });
+      EXPECT_EQ(out_of_range.load(), 0) << "a worker outside [0, " << wave << ")";
+      EXPECT_EQ(clashes.load(), 0) << "two bodies at once on one worker";
       for (size_t i = 0; i < count; ++i) EXPECT_EQ(runs[i].load(), 1) << "bound " << bound << ", index " << i;
       EXPECT_LE(most.load(), bound);
       EXPECT_EQ(most.load(), wave) << "bound " << bound << ", count " << count;
@@ -42,7 +52,7 @@ TEST(BoundedPool, EveryIndexOnceAndNeverMoreThanTheBoundAtOnce) {
 TEST(BoundedPool, AFailureLetsTheOthersRunAndIsRethrownAtTheEnd) {
   std::atomic<int> done{0};
   try {
-    for_each_bounded(6, 2, [&](size_t i) {
+    for_each_bounded(6, 2, [&](size_t i, int) {
       if (i == 1) throw std::runtime_error("body 1 failed");
       ++done;
     });

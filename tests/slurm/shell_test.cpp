@@ -218,3 +218,27 @@ TEST(DisplayWord, PlainWordsStayAndOthersAreQuotedAtAnyLength) {
   EXPECT_FALSE(parts("a,,b", ',', [](std::string_view p) { return word_chars(p, ""); }));
   EXPECT_FALSE(parts("a,", ',', [](std::string_view p) { return word_chars(p, ""); }));
 }
+
+TEST(TailOf, TheLastBytesMarkedWhenCutWithoutTrailingNewlines) {
+  const std::filesystem::path f = std::filesystem::temp_directory_path() / ("dtbench-tail-" + std::to_string(::getpid()));
+  std::ofstream(f) << "a\nb\nccc\n\n";  // 10 bytes
+  EXPECT_EQ(tail_of(f, 100), "a\nb\nccc");
+  EXPECT_EQ(tail_of(f, 10), "a\nb\nccc");
+  EXPECT_EQ(tail_of(f, 5), "...ccc");  // "ccc\n\n"
+  EXPECT_EQ(tail_of(f, 0), "...");
+  std::filesystem::remove(f);
+  EXPECT_EQ(tail_of(f, 100), "");  // gone: nothing to quote
+}
+
+TEST(MpiSessionBase, ShortAndOneFolderPerCampaignKindAndSlot) {
+  const std::string a = mpi_session_base("/x/campaign", "sweep", 0);
+  EXPECT_EQ(a.rfind("/tmp/dtbench-sweep-", 0), 0u) << a;
+  EXPECT_EQ(a.size(), std::string("/tmp/dtbench-sweep-").size() + 12 + 3) << a;  // 12 hex digits, "-00"
+  EXPECT_EQ(a.substr(a.size() - 3), "-00");
+  EXPECT_EQ(mpi_session_base("/x/campaign", "sweep", 0), a);  // the same folder on every call
+  EXPECT_NE(mpi_session_base("/x/campaign", "sweep", 1), a);
+  EXPECT_NE(mpi_session_base("/x/other", "sweep", 0), a);
+  EXPECT_NE(mpi_session_base("/x/campaign", "pbt", 0), a);
+  // Open MPI's sockets below it (ompi.<host>.<uid>/pid.<pid>/...) must stay under 108 bytes.
+  EXPECT_LE(mpi_session_base("/x", "sweep", 99).size(), 40u);
+}

@@ -122,7 +122,18 @@ grep -qF "[1/1] p2-tree-tasks_per_node1-s2" <<<"$LAST_OUT" || fail "did not redo
 echo "== --jobs 2 runs the missing ones two at a time"
 rm "$out/runs/p0-ring-tasks_per_node1-s1.json" "$out/runs/p1-ring-tasks_per_node2-s2.json" \
    "$out/runs/p3-tree-tasks_per_node2-s2.json"
+# Each runner its own Open MPI session folder: two mpiruns sharing one failed to start under CTest's load (exit 1 in
+# 0.1 s; open-mpi/ompi#8510). The dry run names them; the sweep removes them when its runs have ended.
+expect 0 "each run under env OMPI_MCA_orte_tmpdir_base=/tmp/dtbench-sweep-" -- \
+  "$dtbench" sweep spec.json --out "$out" --local --jobs 2 --dry-run
+bases=$(grep -oE "/tmp/dtbench-sweep-[0-9a-f]{12}-NN, NN its runner \(00-01\)" <<<"$LAST_OUT") ||
+  fail "the dry run does not name the 2 runners' session folders"
+bases=${bases%%NN*}
 expect 0 "3 runs to do" -- "$dtbench" sweep spec.json --out "$out" --local --jobs 2
+for w in 00 01; do
+  grep -qF "env OMPI_MCA_orte_tmpdir_base=$bases$w mpirun -np" <<<"$LAST_OUT" || fail "no run in session folder $w"
+done
+if compgen -G "$bases*" >/dev/null; then fail "the session folders are left: $(echo "$bases"*)"; fi
 for k in 1 2 3; do grep -qF "[$k/3]" <<<"$LAST_OUT" || fail "--jobs 2: no line for run $k of 3"; done
 # Two at a time: the second run starts before the first one ends (one after another, its start follows that end).
 start2=$(grep -nF "[2/3]" <<<"$LAST_OUT" | grep -v ": exit" | head -1 | cut -d: -f1)
@@ -141,10 +152,11 @@ end1=$(grep -nF "[1/2]" <<<"$LAST_OUT" | grep ": exit" | head -1 | cut -d: -f1)
 expect 2 "--jobs: at least 1, got 0" -- "$dtbench" sweep spec.json --out "$out" --local --jobs 0
 expect 2 "give --local as well" -- "$dtbench" sweep spec.json --out "$out" --jobs 2
 
-echo "== a run that fails: exit 1 naming it and its error file"
-$py -c 'import json; s = json.load(open("spec.json")); s["program"] = ["/bin/false"]; s["axes"] = {}; s["repeats"] = 1; json.dump(s, open("false.json", "w"))'
+echo "== a run that fails: exit 1 naming it and its error file, whose end is quoted"
+$py -c 'import json; s = json.load(open("spec.json")); s["program"] = ["/bin/sh", "-c", "echo the reason it failed >&2; exit 1"]; s["axes"] = {}; s["repeats"] = 1; json.dump(s, open("false.json", "w"))'
 expect 1 "1 of 1 runs have no complete record:" -- "$dtbench" sweep false.json --out "$work/false" --local
 grep -qF "(see $work/false/runs/" <<<"$LAST_OUT" || fail "the failed run's error file is not named"
+grep -qF "      | the reason it failed" <<<"$LAST_OUT" || fail "the failed run's error output is not quoted"
 rm -r "$work/false"  # (the check at the end wants every other file inside $out)
 
 echo "== a preempted run resumes from its checkpoint"
