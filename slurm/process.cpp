@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -177,10 +179,25 @@ std::string mpi_session_base(const std::filesystem::path& campaign, const std::s
   return "/tmp/dtbench-" + kind + "-" + hash + "-" + n;
 }
 
-std::vector<std::string> in_mpi_session(const std::string& base, const std::vector<std::string>& argv) {
+std::vector<std::string> in_mpi_session(const std::string& base, const std::vector<std::string>& argv,
+                                        int omp_threads) {
   std::vector<std::string> out = {"env", "OMPI_MCA_orte_tmpdir_base=" + base};
+  if (omp_threads > 0) out.push_back("OMP_NUM_THREADS=" + std::to_string(omp_threads));
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
+}
+
+int affinity_cpus() {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (::sched_getaffinity(0, sizeof(mine), &mine) == 0) return CPU_COUNT(&mine);
+  return std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+int cpu_share(int concurrent, int ranks) {
+  if (concurrent <= 1) return 0;
+  if (const char* env = std::getenv("OMP_NUM_THREADS"); env != nullptr && *env != '\0') return 0;
+  return std::max(1, affinity_cpus() / (concurrent * std::max(1, ranks)));
 }
 
 std::string tail_of(const std::filesystem::path& file, size_t bytes) {

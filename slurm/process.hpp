@@ -38,8 +38,19 @@ std::string dtbench_binary();
 // per slot). Short and in /tmp because Open MPI's Unix sockets live under it (a path of at most 108 bytes).
 std::string mpi_session_base(const std::filesystem::path& campaign, const std::string& kind, int slot);
 
-// argv run under `env OMPI_MCA_orte_tmpdir_base=BASE` (see mpi_session_base).
-std::vector<std::string> in_mpi_session(const std::string& base, const std::vector<std::string>& argv);
+// argv run under `env OMPI_MCA_orte_tmpdir_base=BASE` (see mpi_session_base), and OMP_NUM_THREADS=omp_threads
+// when that is above 0 (cpu_share).
+std::vector<std::string> in_mpi_session(const std::string& base, const std::vector<std::string>& argv,
+                                        int omp_threads = 0);
+
+// The OpenMP threads for each rank of a run of `ranks` ranks when `concurrent` such runs are started side by side
+// here: this process's CPUs (its affinity mask) divided among them all, at least 1; 0 when there is nothing to
+// divide (one run at a time: `dtbench train`'s `threads` 0 shares the CPUs among one job's ranks itself) or when
+// OMP_NUM_THREADS is set here (the user's choice, which the runs inherit). Without it, each of N concurrent runs
+// took every CPU: N times as many threads as cores (a sweep of 2 runs, --jobs 2: 3.45x the wall time, BENCHMARKS.md).
+int cpu_share(int concurrent, int ranks);
+// The CPUs this process may run on (its affinity mask; the online CPUs when that cannot be read).
+int affinity_cpus();
 
 // The last `bytes` bytes of a text file ("..." before them when cut; trailing newlines dropped), "" when it cannot
 // be read: the end of a failed run's error output, quoted where the failure is reported.

@@ -100,7 +100,7 @@ std::string state_summary(const std::vector<Item>& items) {
 
 // mpirun -np K [local args] PROGRAM... CONFIG --resume: a run on this machine, no Slurm. run_local starts it in the
 // Open MPI session folder of its runner thread (mpi_session_base: runs side by side, or beside other jobs on the host,
-// failed to start when they shared one).
+// failed to start when they shared one) and, with --jobs, on its share of the CPUs (cpu_share).
 std::vector<std::string> local_argv(const Spec& spec, const Layout& l, const Item& it) {
   std::vector<std::string> argv = {"mpirun", "-np", std::to_string(it.point->ranks)};
   for (const auto& a : spec.local["mpirun_args"]) argv.push_back(a.get<std::string>());
@@ -145,11 +145,13 @@ void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int 
   for (auto& it : items)
     if (needs_run(it.state)) todo.push_back(&it);
   jobs = local_jobs(spec, jobs);
+  const int concurrent = static_cast<int>(std::min(todo.size(), static_cast<size_t>(jobs)));
   std::mutex m;  // guards `out`
   for_each_bounded(todo.size(), jobs, [&](size_t i, int worker) {
     Item& it = *todo[i];
     const std::string k = "[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "] ";
-    const std::vector<std::string> argv = in_mpi_session(mpi_session_base(l.out, "sweep", worker), local_argv(spec, l, it));
+    const std::vector<std::string> argv = in_mpi_session(mpi_session_base(l.out, "sweep", worker), local_argv(spec, l, it),
+                                                         cpu_share(concurrent, it.point->ranks));
     {
       std::lock_guard<std::mutex> lock(m);
       out << k << it.run->name << " (" << it.point->ranks << (it.point->ranks == 1 ? " rank" : " ranks")
@@ -429,9 +431,12 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     out << "dry run: nothing is written or started\n";
     if (o.local && todo > 0) {
       const std::string base = mpi_session_base(l.out, "sweep", 0);
+      const int concurrent = static_cast<int>(std::min(todo, static_cast<size_t>(local_jobs(spec, o.jobs))));
       out << "  each run under env OMPI_MCA_orte_tmpdir_base=" << base.substr(0, base.size() - 2)
-          << "NN, NN its runner (00-" << std::setw(2) << std::setfill('0') << std::min(todo, size_t(local_jobs(spec, o.jobs))) - 1
-          << std::setfill(' ') << ")\n";
+          << "NN, NN its runner (00-" << std::setw(2) << std::setfill('0') << concurrent - 1 << std::setfill(' ') << ")";
+      if (cpu_share(concurrent, 1) > 0)
+        out << ", OMP_NUM_THREADS=" << affinity_cpus() << " CPUs / (" << concurrent << " runs x its ranks), at least 1";
+      out << "\n";
     }
     for (const auto& it : items) {
       if (!needs_run(it.state)) {

@@ -129,10 +129,24 @@ expect 0 "each run under env OMPI_MCA_orte_tmpdir_base=/tmp/dtbench-sweep-" -- \
 bases=$(grep -oE "/tmp/dtbench-sweep-[0-9a-f]{12}-NN, NN its runner \(00-01\)" <<<"$LAST_OUT") ||
   fail "the dry run does not name the 2 runners' session folders"
 bases=${bases%%NN*}
-expect 0 "3 runs to do" -- "$dtbench" sweep spec.json --out "$out" --local --jobs 2
+grep -qF "OMP_NUM_THREADS=$(nproc) CPUs / (2 runs x its ranks), at least 1" \
+  <<<"$(env -u OMP_NUM_THREADS "$dtbench" sweep spec.json --out "$out" --local --jobs 2 --dry-run)" ||
+  fail "the dry run does not say how the runs share the CPUs"
+# The user's OMP_NUM_THREADS is theirs: the runs inherit it.
+if OMP_NUM_THREADS=3 "$dtbench" sweep spec.json --out "$out" --local --jobs 2 --dry-run | grep -qF OMP_NUM_THREADS=; then
+  fail "the sweep replaced the user's OMP_NUM_THREADS"
+fi
+# Runs side by side share the CPUs: OMP_NUM_THREADS = CPUs / (2 runs x the run's ranks), at least 1.
+cpus=$(nproc)
+one=$(( cpus / 2 > 1 ? cpus / 2 : 1 )) two=$(( cpus / 4 > 1 ? cpus / 4 : 1 ))
+expect 0 "3 runs to do" -- env -u OMP_NUM_THREADS "$dtbench" sweep spec.json --out "$out" --local --jobs 2
 for w in 00 01; do
-  grep -qF "env OMPI_MCA_orte_tmpdir_base=$bases$w mpirun -np" <<<"$LAST_OUT" || fail "no run in session folder $w"
+  grep -qF "env OMPI_MCA_orte_tmpdir_base=$bases$w OMP_NUM_THREADS=" <<<"$LAST_OUT" || fail "no run in session folder $w"
 done
+grep -qE "\(1 rank\): env OMPI_MCA_orte_tmpdir_base=${bases}0[01] OMP_NUM_THREADS=$one mpirun -np 1 " <<<"$LAST_OUT" ||
+  fail "a 1-rank run beside another did not get $one of $cpus CPUs"
+grep -qE "\(2 ranks\): env OMPI_MCA_orte_tmpdir_base=${bases}0[01] OMP_NUM_THREADS=$two mpirun -np 2 " <<<"$LAST_OUT" ||
+  fail "a 2-rank run beside another did not get $two threads a rank of $cpus CPUs"
 if compgen -G "$bases*" >/dev/null; then fail "the session folders are left: $(echo "$bases"*)"; fi
 for k in 1 2 3; do grep -qF "[$k/3]" <<<"$LAST_OUT" || fail "--jobs 2: no line for run $k of 3"; done
 # Two at a time: the second run starts before the first one ends (one after another, its start follows that end).
@@ -145,7 +159,10 @@ echo "== the spec's /local/max_jobs caps --jobs (runs whose outcome depends on t
 $py -c 'import json; s = json.load(open("spec.json")); s.setdefault("local", {})["max_jobs"] = 1; json.dump(s, open("spec1.json", "w"))'
 rm "$out/runs/p0-ring-tasks_per_node1-s1.json" "$out/runs/p1-ring-tasks_per_node2-s2.json"
 expect 0 "at most 1 at once (the spec's /local/max_jobs)" -- "$dtbench" sweep spec1.json --out "$out" --local --jobs 2 --dry-run
-expect 0 "at most 1 at once (the spec's /local/max_jobs)" -- "$dtbench" sweep spec1.json --out "$out" --local --jobs 2
+expect 0 "at most 1 at once (the spec's /local/max_jobs)" -- \
+  env -u OMP_NUM_THREADS "$dtbench" sweep spec1.json --out "$out" --local --jobs 2
+# One at a time: nothing to share (`dtbench train`'s `threads` 0 divides the CPUs among one run's ranks itself).
+if grep -qF "OMP_NUM_THREADS=" <<<"$LAST_OUT"; then fail "a run alone was given OMP_NUM_THREADS"; fi
 start2=$(grep -nF "[2/2]" <<<"$LAST_OUT" | grep -v ": exit" | head -1 | cut -d: -f1)
 end1=$(grep -nF "[1/2]" <<<"$LAST_OUT" | grep ": exit" | head -1 | cut -d: -f1)
 [ -n "$start2" ] && [ -n "$end1" ] && [ "$end1" -lt "$start2" ] || fail "max_jobs 1 with --jobs 2 ran two at once"
