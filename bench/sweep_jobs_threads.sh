@@ -16,6 +16,7 @@ rounds=${ROUNDS:-5}
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 source "$root/scripts/mpi-env.sh"
+source "$root/bench/threads_ab.sh"
 unset OMP_NUM_THREADS
 cpus=$(nproc)
 JOBS=$jobs python3 - "$out/spec.json" <<'PY'
@@ -43,22 +44,4 @@ print(f"{sys.argv[2]:5s} round {sys.argv[3]}: {float(sys.argv[5]) - float(sys.ar
       f"{step * 1e3:7.1f} ms a step, {threads[0]} threads a run ({len(recs)} runs)")
 PY
 }
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); --jobs $jobs, $cpus CPUs, $rounds rounds"
-for r in $(seq 1 "$rounds"); do
-  if (( r % 2 )); then run all "$r"; run share "$r"; else run share "$r"; run all "$r"; fi
-done | tee "$out/rounds.txt"
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$out/rounds.txt" <<'PY'
-import re, statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    m = re.match(r"(\w+)\s+round (\d+): +([\d.]+) s wall, +([\d.]+) ms a step, (\d+) threads", line)
-    rows.setdefault(m[1], {})[int(m[2])] = (float(m[3]), float(m[4]), int(m[5]))
-for side in ("all", "share"):
-    v = rows[side].values()
-    print(f"{side:5s}: median {statistics.median(x[0] for x in v):.2f} s wall, "
-          f"{statistics.median(x[1] for x in v):.1f} ms a step, {next(iter(v))[2]} threads a run")
-ratio = statistics.median(rows["all"][r][0] / rows["share"][r][0] for r in rows["all"])
-step = statistics.median(rows["all"][r][1] / rows["share"][r][1] for r in rows["all"])
-print(f"median ratio all/share: {ratio:.2f}x the wall time, {step:.2f}x the step time")
-PY
+threads_ab "$rounds" "$out" "--jobs $jobs, $cpus CPUs" run
