@@ -15,7 +15,7 @@ rounds=${ROUNDS:-5}
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 source "$root/scripts/mpi-env.sh"
-source "$root/bench/threads_ab.sh"
+source "$root/bench/ab_rounds.sh"
 unset OMP_NUM_THREADS
 cpus=$(nproc)
 sets=(--set model.arch=resnet8 --set data.dataset=fashion-mnist --set batch.per_rank=32 --set duration.steps=48
@@ -35,4 +35,4 @@ print(f"{sys.argv[2]:5s} round {sys.argv[3]}: {float(sys.argv[5]) - float(sys.ar
       f"{rec['timing']['total'] * 1e3:7.1f} ms a step, {rec['provenance']['onednn']['threads']} threads a rank")
 PY
 }
-threads_ab "$rounds" "$out" "$k ranks, $cpus CPUs" rank
+ab_rounds "$rounds" "$out" "$k ranks, $cpus CPUs" rank all share

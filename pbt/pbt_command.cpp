@@ -205,10 +205,8 @@ int run_here(const pbt::Spec& spec, const fs::path& dir, const MemberRun& r, con
   argv.insert(argv.end(), program.begin(), program.end());
   argv.insert(argv.end(), {r.config.string(), "--resume"});
   argv.insert(argv.end(), r.args.begin(), r.args.end());
-  // Members side by side share the CPUs (a member of K ranks alone divides them itself: `threads` 0).
-  const int threads = slurm::cpu_share(std::min(spec.population, spec.concurrency), static_cast<int>(spec.ranks));
-  return slurm::run_to_files(slurm::in_mpi_session(session_base(dir, r.result.member), argv, threads), r.out, r.err,
-                             SIGUSR1, lock_fd);
+  return slurm::run_to_files(slurm::in_mpi_session(session_base(dir, r.result.member), argv), r.out, r.err, SIGUSR1,
+                             lock_fd);
 }
 
 // The exit code the job script printed last ("launcher exited with N") after byte `offset` of its output (where

@@ -176,34 +176,75 @@ std::string mpi_session_base(const std::filesystem::path& campaign, const std::s
                 static_cast<unsigned long long>(std::hash<std::string>{}(campaign.string()) & 0xffffffffffffULL));
   char n[8];
   std::snprintf(n, sizeof n, "%02d", slot);
-  return "/tmp/dtbench-" + kind + "-" + hash + "-" + n;
+  return "/tmp/dtbench-" + kind + "-" + std::to_string(::getuid()) + "-" + hash + "-" + n;
 }
 
-std::vector<std::string> in_mpi_session(const std::string& base, const std::vector<std::string>& argv,
-                                        int omp_threads) {
+std::vector<std::string> in_mpi_session(const std::string& base, const std::vector<std::string>& argv) {
   std::vector<std::string> out = {"env", "OMPI_MCA_orte_tmpdir_base=" + base};
-  if (omp_threads > 0) out.push_back("OMP_NUM_THREADS=" + std::to_string(omp_threads));
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
 }
 
-int affinity_cpus() {
+std::vector<int> affinity_cpu_list() {
+  std::vector<int> out;
   cpu_set_t mine;
   CPU_ZERO(&mine);
-  if (::sched_getaffinity(0, sizeof(mine), &mine) == 0) return CPU_COUNT(&mine);
-  return std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+  if (::sched_getaffinity(0, sizeof(mine), &mine) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &mine)) out.push_back(c);
+  } else {
+    for (long c = 0; c < ::sysconf(_SC_NPROCESSORS_ONLN); ++c) out.push_back(static_cast<int>(c));
+  }
+  return out;
 }
 
-int cpu_share(int concurrent, int ranks) {
-  if (concurrent <= 1) return 0;
-  if (const char* env = std::getenv("OMP_NUM_THREADS"); env != nullptr && *env != '\0') return 0;
-  return std::max(1, affinity_cpus() / (concurrent * std::max(1, ranks)));
+std::string cpu_slice(const std::vector<int>& cpus, int slot, int runners) {
+  const size_t n = cpus.size();
+  if (n == 0 || runners <= 1) return "";
+  std::vector<int> mine;
+  if (n < static_cast<size_t>(runners)) {
+    mine.push_back(cpus[static_cast<size_t>(slot) % n]);
+  } else {  // slot s gets [s n / r, (s + 1) n / r): contiguous, sizes floor or ceil of n / r
+    const size_t r = static_cast<size_t>(runners), s = static_cast<size_t>(slot) % r;
+    for (size_t i = s * n / r; i < (s + 1) * n / r; ++i) mine.push_back(cpus[i]);
+  }
+  std::string list;  // runs of consecutive CPUs as ranges: "0-3,8"
+  for (size_t i = 0; i < mine.size();) {
+    size_t j = i;
+    while (j + 1 < mine.size() && mine[j + 1] == mine[j] + 1) ++j;
+    list += (list.empty() ? "" : ",") + std::to_string(mine[i]) + (j > i ? "-" + std::to_string(mine[j]) : "");
+    i = j + 1;
+  }
+  return list;
+}
+
+bool places_ranks(const std::vector<std::string>& mpirun_args) {
+  // Open MPI 4.1's mapping and binding options (one dash or two, "=VALUE" attached or not), and the MCA parameters
+  // behind them (--mca NAME VALUE, or OMPI_MCA_NAME in the environment).
+  static const char* const kOptions[] = {"cpu-set", "cpu-list", "bind-to", "map-by", "rank-by", "rankfile", "rf",
+                                         "bynode", "byslot", "bycore", "bysocket", "npersocket", "cpus-per-proc",
+                                         "cpus-per-rank", "use-hwthread-cpus"};
+  static const char* const kParams[] = {"hwloc_base_binding_policy", "hwloc_base_cpu_set", "hwloc_base_cpu_list",
+                                        "rmaps_base_mapping_policy", "rmaps_base_ranking_policy", "rmaps_rank_file_path"};
+  for (const char* p : kParams)
+    if (std::getenv(("OMPI_MCA_" + std::string(p)).c_str()) != nullptr) return true;
+  for (const std::string& a : mpirun_args) {
+    for (const char* p : kParams)
+      if (a == p) return true;
+    if (a.size() < 2 || a[0] != '-') continue;
+    std::string name = a.substr(a[1] == '-' ? 2 : 1);
+    name = name.substr(0, name.find('='));
+    for (const char* p : kOptions)
+      if (name == p) return true;
+  }
+  return false;
 }
 
 std::string tail_of(const std::filesystem::path& file, size_t bytes) {
   std::ifstream in(file, std::ios::binary | std::ios::ate);
   if (!in) return "";
   const std::streamoff size = in.tellg();
+  if (size <= 0) return "";  // empty, or not seekable (-1)
   const std::streamoff from = size > static_cast<std::streamoff>(bytes) ? size - static_cast<std::streamoff>(bytes) : 0;
   in.seekg(from);
   std::string s(static_cast<size_t>(size - from), '\0');

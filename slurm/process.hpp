@@ -34,23 +34,26 @@ std::string dtbench_binary();
 // it when the last job on the host ends; an mpirun starting at that moment cannot create its own folder in it and
 // fails in orte_init within a tenth of a second (open-mpi/ompi#8510). Runs started side by side (a sweep's --jobs,
 // a population's members) therefore each get a session base of their own: `OMPI_MCA_orte_tmpdir_base=` this
-// folder, one per campaign folder, kind ("sweep", "pbt") and slot (a runner thread or a member; one run at a time
-// per slot). Short and in /tmp because Open MPI's Unix sockets live under it (a path of at most 108 bytes).
+// folder, one per user, campaign folder, kind ("sweep", "pbt") and slot (a runner thread or a member; one run at a
+// time per slot). In /tmp, whatever OMPI_MCA_orte_tmpdir_base says, and short: Open MPI's Unix sockets live under it
+// (a path of at most 108 bytes).
 std::string mpi_session_base(const std::filesystem::path& campaign, const std::string& kind, int slot);
 
-// argv run under `env OMPI_MCA_orte_tmpdir_base=BASE` (see mpi_session_base), and OMP_NUM_THREADS=omp_threads
-// when that is above 0 (cpu_share).
-std::vector<std::string> in_mpi_session(const std::string& base, const std::vector<std::string>& argv,
-                                        int omp_threads = 0);
+// argv run under `env OMPI_MCA_orte_tmpdir_base=BASE` (see mpi_session_base).
+std::vector<std::string> in_mpi_session(const std::string& base, const std::vector<std::string>& argv);
 
-// The OpenMP threads for each rank of a run of `ranks` ranks when `concurrent` such runs are started side by side
-// here: this process's CPUs (its affinity mask) divided among them all, at least 1; 0 when there is nothing to
-// divide (one run at a time: `dtbench train`'s `threads` 0 shares the CPUs among one job's ranks itself) or when
-// OMP_NUM_THREADS is set here (the user's choice, which the runs inherit). Without it, each of N concurrent runs
-// took every CPU: N times as many threads as cores (a sweep of 2 runs, --jobs 2: 3.45x the wall time, BENCHMARKS.md).
-int cpu_share(int concurrent, int ranks);
-// The CPUs this process may run on (its affinity mask; the online CPUs when that cannot be read).
-int affinity_cpus();
+// Runs side by side each on CPUs of their own. Every mpirun maps its ranks from the host's first core, blind to the
+// others and to the affinity it was started with (Open MPI 4.1 binds a job of 1 or 2 ranks to cores): two 1-rank
+// runs started at once both ran on CPU 0 while CPU 1 idled. So runner `slot` of `runners` gets a contiguous slice
+// of `cpus` (sizes differ by at most one; with more runners than CPUs, CPU slot mod n), as a CPU list ("0-3,8")
+// for mpirun's --cpu-set (or taskset's --cpu-list). Within it, `dtbench train`'s `threads` 0 shares the slice
+// among the run's ranks (World::default_threads). "" when there is no CPU or one runner (nothing to divide).
+std::string cpu_slice(const std::vector<int>& cpus, int slot, int runners);
+// The CPUs this process may run on (its affinity mask), in increasing order; the online CPUs when that cannot be read.
+std::vector<int> affinity_cpu_list();
+// True when mpirun arguments already say where the ranks run (--cpu-set, --cpu-list, --bind-to, --map-by, a rank
+// file, ...): the user's placement, to which no slice is added.
+bool places_ranks(const std::vector<std::string>& mpirun_args);
 
 // The last `bytes` bytes of a text file ("..." before them when cut; trailing newlines dropped), "" when it cannot
 // be read: the end of a failed run's error output, quoted where the failure is reported.

@@ -98,11 +98,12 @@ std::string state_summary(const std::vector<Item>& items) {
   return s;
 }
 
-// mpirun -np K [local args] PROGRAM... CONFIG --resume: a run on this machine, no Slurm. run_local starts it in the
-// Open MPI session folder of its runner thread (mpi_session_base: runs side by side, or beside other jobs on the host,
-// failed to start when they shared one) and, with --jobs, on its share of the CPUs (cpu_share).
-std::vector<std::string> local_argv(const Spec& spec, const Layout& l, const Item& it) {
+// mpirun -np K [--cpu-set CPUS] [local args] PROGRAM... CONFIG --resume: a run on this machine, no Slurm. run_local
+// starts it in the Open MPI session folder of its runner thread (mpi_session_base: runs side by side, or beside
+// other jobs on the host, failed to start when they shared one) and, with --jobs, on the runner's CPUs (cpu_slice).
+std::vector<std::string> local_argv(const Spec& spec, const Layout& l, const Item& it, const std::string& cpus = "") {
   std::vector<std::string> argv = {"mpirun", "-np", std::to_string(it.point->ranks)};
+  if (!cpus.empty()) argv.insert(argv.end(), {"--cpu-set", cpus});
   for (const auto& a : spec.local["mpirun_args"]) argv.push_back(a.get<std::string>());
   for (const auto& a : l.program) argv.push_back(a);
   argv.push_back(config_path(l, *it.run).string());
@@ -134,6 +135,14 @@ int local_jobs(const Spec& spec, int jobs) {
   return spec.local.contains("max_jobs") ? std::min(jobs, spec.local["max_jobs"].get<int>()) : jobs;
 }
 
+// The CPUs of runner `worker` of `runners` side by side (cpu_slice of this process's), "" for one runner or where
+// /local/mpirun_args place the ranks themselves.
+std::string runner_cpus(const Spec& spec, int worker, int runners) {
+  std::vector<std::string> args;
+  for (const auto& a : spec.local["mpirun_args"]) args.push_back(a.get<std::string>());
+  return places_ranks(args) ? "" : cpu_slice(affinity_cpu_list(), worker, runners);
+}
+
 // Runs what needs running with mpirun, `jobs` at a time (each its own mpirun and its own output files), in the
 // order of the items; a finished run's line is printed as it ends (with the end of its error output when it left no
 // complete record: the reason shows where the failure is reported). Each run is tied to this process, as pbt's
@@ -144,14 +153,25 @@ void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int 
   std::vector<Item*> todo;
   for (auto& it : items)
     if (needs_run(it.state)) todo.push_back(&it);
-  jobs = local_jobs(spec, jobs);
-  const int concurrent = static_cast<int>(std::min(todo.size(), static_cast<size_t>(jobs)));
+  const int runners = static_cast<int>(std::min(todo.size(), static_cast<size_t>(local_jobs(spec, jobs))));
+  // The runners' session folders, empty once their runs have ended (Open MPI leaves the folders themselves), are
+  // removed however the runs end.
+  struct RemoveSessions {
+    const fs::path& campaign;
+    int runners;
+    ~RemoveSessions() {
+      for (int w = 0; w < runners; ++w) {
+        std::error_code ec;
+        fs::remove_all(mpi_session_base(campaign, "sweep", w), ec);
+      }
+    }
+  } remove_sessions{l.out, runners};
   std::mutex m;  // guards `out`
-  for_each_bounded(todo.size(), jobs, [&](size_t i, int worker) {
+  for_each_bounded(todo.size(), runners, [&](size_t i, int worker) {
     Item& it = *todo[i];
     const std::string k = "[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "] ";
-    const std::vector<std::string> argv = in_mpi_session(mpi_session_base(l.out, "sweep", worker), local_argv(spec, l, it),
-                                                         cpu_share(concurrent, it.point->ranks));
+    const std::vector<std::string> argv = in_mpi_session(mpi_session_base(l.out, "sweep", worker),
+                                                         local_argv(spec, l, it, runner_cpus(spec, worker, runners)));
     {
       std::lock_guard<std::mutex> lock(m);
       out << k << it.run->name << " (" << it.point->ranks << (it.point->ranks == 1 ? " rank" : " ranks")
@@ -171,10 +191,6 @@ void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int 
       out << std::flush;
     }
   });
-  for (int w = 0; w < jobs; ++w) {  // empty once their runs have ended; Open MPI leaves the folders themselves
-    std::error_code ec;
-    fs::remove_all(mpi_session_base(l.out, "sweep", w), ec);
-  }
 }
 
 // While alive, this thread holds the stop signals (SIGINT, SIGTERM, SIGHUP) back, and sbatch runs in a process group
@@ -431,11 +447,16 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     out << "dry run: nothing is written or started\n";
     if (o.local && todo > 0) {
       const std::string base = mpi_session_base(l.out, "sweep", 0);
-      const int concurrent = static_cast<int>(std::min(todo, static_cast<size_t>(local_jobs(spec, o.jobs))));
+      const int runners = static_cast<int>(std::min(todo, static_cast<size_t>(local_jobs(spec, o.jobs))));
       out << "  each run under env OMPI_MCA_orte_tmpdir_base=" << base.substr(0, base.size() - 2)
-          << "NN, NN its runner (00-" << std::setw(2) << std::setfill('0') << concurrent - 1 << std::setfill(' ') << ")";
-      if (cpu_share(concurrent, 1) > 0)
-        out << ", OMP_NUM_THREADS=" << affinity_cpus() << " CPUs / (" << concurrent << " runs x its ranks), at least 1";
+          << "NN, NN its runner (00-" << std::setw(2) << std::setfill('0') << runners - 1 << std::setfill(' ') << ")";
+      if (runners > 1 && runner_cpus(spec, 0, runners).empty()) {
+        out << "; the ranks where /local/mpirun_args place them";
+      } else if (runners > 1) {
+        out << "; mpirun --cpu-set, each runner its CPUs:";
+        for (int w = 0; w < runners; ++w) out << (w ? ", " : " ") << std::setw(2) << std::setfill('0') << w
+                                              << std::setfill(' ') << ": " << runner_cpus(spec, w, runners);
+      }
       out << "\n";
     }
     for (const auto& it : items) {

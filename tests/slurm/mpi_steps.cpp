@@ -9,7 +9,8 @@
 // schema-valid run record to /output/dir/<record>, stops all ranks at the next step boundary on
 // SIGUSR1 or SIGTERM, writes <record minus .json>.ckpt and a record with status "preempted" and
 // exits with 3; with --resume it continues from the checkpoint and replaces the preempted record.
-// Every rank reports its rank, the world size and SLURMD_NODENAME; the record keeps them in
+// Every rank reports its rank, the world size, SLURMD_NODENAME and the CPUs it may run on (Cpus_allowed_list, to
+// check where a launcher placed it); the record keeps the first three in
 // /extra/rank_nodes, and --tag's text in /extra/tag (to check that arguments arrive literally).
 #include <mpi.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -37,6 +39,14 @@ namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
 void on_signal(int s) { g_signal = s; }
+
+// This process's Cpus_allowed_list from /proc/self/status ("?" where there is none).
+std::string allowed_cpus() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("Cpus_allowed_list:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 18));
+  return "?";
+}
 
 std::string node_name() {
   if (const char* n = std::getenv("SLURMD_NODENAME")) return n;
@@ -95,8 +105,9 @@ int main(int argc, char** argv) {
     }
     replacing = true;
   }
-  std::printf("mpi_steps: rank %d of %d on node %s, steps %ld..%ld, restart %s\n", rank, size, node_name().c_str(),
-              static_cast<long>(start), static_cast<long>(total), std::getenv("SLURM_RESTART_COUNT") ? std::getenv("SLURM_RESTART_COUNT") : "0");
+  std::printf("mpi_steps: rank %d of %d on node %s, steps %ld..%ld, restart %s, cpus %s\n", rank, size,
+              node_name().c_str(), static_cast<long>(start), static_cast<long>(total),
+              std::getenv("SLURM_RESTART_COUNT") ? std::getenv("SLURM_RESTART_COUNT") : "0", allowed_cpus().c_str());
   std::fflush(stdout);
 
   // Every rank's node name, gathered on rank 0 (fixed-size slots keep it one collective).

@@ -232,13 +232,42 @@ TEST(TailOf, TheLastBytesMarkedWhenCutWithoutTrailingNewlines) {
 
 TEST(MpiSessionBase, ShortAndOneFolderPerCampaignKindAndSlot) {
   const std::string a = mpi_session_base("/x/campaign", "sweep", 0);
-  EXPECT_EQ(a.rfind("/tmp/dtbench-sweep-", 0), 0u) << a;
-  EXPECT_EQ(a.size(), std::string("/tmp/dtbench-sweep-").size() + 12 + 3) << a;  // 12 hex digits, "-00"
+  const std::string prefix = "/tmp/dtbench-sweep-" + std::to_string(::getuid()) + "-";  // one user's
+  EXPECT_EQ(a.rfind(prefix, 0), 0u) << a;
+  EXPECT_EQ(a.size(), prefix.size() + 12 + 3) << a;  // 12 hex digits, "-00"
   EXPECT_EQ(a.substr(a.size() - 3), "-00");
   EXPECT_EQ(mpi_session_base("/x/campaign", "sweep", 0), a);  // the same folder on every call
   EXPECT_NE(mpi_session_base("/x/campaign", "sweep", 1), a);
   EXPECT_NE(mpi_session_base("/x/other", "sweep", 0), a);
   EXPECT_NE(mpi_session_base("/x/campaign", "pbt", 0), a);
   // Open MPI's sockets below it (ompi.<host>.<uid>/pid.<pid>/...) must stay under 108 bytes.
-  EXPECT_LE(mpi_session_base("/x", "sweep", 99).size(), 40u);
+  EXPECT_LE(mpi_session_base("/x", "sweep", 99).size(), 48u);
+}
+
+TEST(CpuSlice, ContiguousSlicesThatCoverTheCpusOnce) {
+  const std::vector<int> eight = {0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_EQ(cpu_slice(eight, 0, 1), "");  // one runner: nothing to divide
+  EXPECT_EQ(cpu_slice(eight, 0, 2), "0-3");
+  EXPECT_EQ(cpu_slice(eight, 1, 2), "4-7");
+  EXPECT_EQ(cpu_slice(eight, 0, 3), "0-1");  // 8 / 3: sizes 2, 3, 3
+  EXPECT_EQ(cpu_slice(eight, 1, 3), "2-4");
+  EXPECT_EQ(cpu_slice(eight, 2, 3), "5-7");
+  EXPECT_EQ(cpu_slice({0, 2, 3, 5, 9, 10}, 0, 1), "");
+  EXPECT_EQ(cpu_slice({0, 2, 3, 5, 9, 10}, 0, 2), "0,2-3");  // a mask with holes keeps its own CPUs
+  EXPECT_EQ(cpu_slice({0, 2, 3, 5, 9, 10}, 1, 2), "5,9-10");
+  EXPECT_EQ(cpu_slice({4, 5}, 2, 3), "4");  // more runners than CPUs: CPU slot mod n
+  EXPECT_EQ(cpu_slice({4, 5}, 1, 3), "5");
+  EXPECT_EQ(cpu_slice({}, 0, 2), "");
+}
+
+TEST(PlacesRanks, OpenMpiPlacementOptionsInAnySpelling) {
+  EXPECT_FALSE(places_ranks({}));
+  EXPECT_FALSE(places_ranks({"--oversubscribe", "--mca", "btl", "self,vader", "-x", "FOO"}));
+  EXPECT_TRUE(places_ranks({"--bind-to", "none"}));
+  EXPECT_TRUE(places_ranks({"-bind-to", "core"}));
+  EXPECT_TRUE(places_ranks({"--map-by=ppr:1:core"}));
+  EXPECT_TRUE(places_ranks({"--cpu-set", "0-3"}));
+  EXPECT_TRUE(places_ranks({"-rf", "ranks.txt"}));
+  EXPECT_TRUE(places_ranks({"--mca", "hwloc_base_binding_policy", "none"}));
+  EXPECT_FALSE(places_ranks({"--report-bindings"}));  // says where, does not choose
 }

@@ -126,27 +126,41 @@ rm "$out/runs/p0-ring-tasks_per_node1-s1.json" "$out/runs/p1-ring-tasks_per_node
 # 0.1 s; open-mpi/ompi#8510). The dry run names them; the sweep removes them when its runs have ended.
 expect 0 "each run under env OMPI_MCA_orte_tmpdir_base=/tmp/dtbench-sweep-" -- \
   "$dtbench" sweep spec.json --out "$out" --local --jobs 2 --dry-run
-bases=$(grep -oE "/tmp/dtbench-sweep-[0-9a-f]{12}-NN, NN its runner \(00-01\)" <<<"$LAST_OUT") ||
+bases=$(grep -oE "/tmp/dtbench-sweep-$(id -u)-[0-9a-f]{12}-NN, NN its runner \(00-01\)" <<<"$LAST_OUT") ||
   fail "the dry run does not name the 2 runners' session folders"
 bases=${bases%%NN*}
-grep -qF "OMP_NUM_THREADS=$(nproc) CPUs / (2 runs x its ranks), at least 1" \
-  <<<"$(env -u OMP_NUM_THREADS "$dtbench" sweep spec.json --out "$out" --local --jobs 2 --dry-run)" ||
-  fail "the dry run does not say how the runs share the CPUs"
-# The user's OMP_NUM_THREADS is theirs: the runs inherit it.
-if OMP_NUM_THREADS=3 "$dtbench" sweep spec.json --out "$out" --local --jobs 2 --dry-run | grep -qF OMP_NUM_THREADS=; then
-  fail "the sweep replaced the user's OMP_NUM_THREADS"
-fi
-# Runs side by side share the CPUs: OMP_NUM_THREADS = CPUs / (2 runs x the run's ranks), at least 1.
-cpus=$(nproc)
-one=$(( cpus / 2 > 1 ? cpus / 2 : 1 )) two=$(( cpus / 4 > 1 ? cpus / 4 : 1 ))
-expect 0 "3 runs to do" -- env -u OMP_NUM_THREADS "$dtbench" sweep spec.json --out "$out" --local --jobs 2
+grep -qF "; mpirun --cpu-set, each runner its CPUs: 00: " <<<"$LAST_OUT" || fail "the dry run does not name the runners' CPUs"
+# Each runner its own CPUs: every mpirun maps its ranks from CPU 0 (two 1-rank runs at once both ran there while
+# CPU 1 idled), so runner 00 gets the first half of this process's CPUs and runner 01 the rest (mpirun --cpu-set),
+# and every rank runs within its runner's (mpi_steps prints its Cpus_allowed_list).
+slices=$($py -c 'import os; c = sorted(os.sched_getaffinity(0)); n = len(c)
+s = [c[:n // 2], c[n // 2:]] if n >= 2 else [c, c]
+print(" ".join(",".join(map(str, x)) for x in s))')
+expect 0 "3 runs to do" -- "$dtbench" sweep spec.json --out "$out" --local --jobs 2
 for w in 00 01; do
-  grep -qF "env OMPI_MCA_orte_tmpdir_base=$bases$w OMP_NUM_THREADS=" <<<"$LAST_OUT" || fail "no run in session folder $w"
+  grep -qF "env OMPI_MCA_orte_tmpdir_base=$bases$w mpirun -np" <<<"$LAST_OUT" || fail "no run in session folder $w"
 done
-grep -qE "\(1 rank\): env OMPI_MCA_orte_tmpdir_base=${bases}0[01] OMP_NUM_THREADS=$one mpirun -np 1 " <<<"$LAST_OUT" ||
-  fail "a 1-rank run beside another did not get $one of $cpus CPUs"
-grep -qE "\(2 ranks\): env OMPI_MCA_orte_tmpdir_base=${bases}0[01] OMP_NUM_THREADS=$two mpirun -np 2 " <<<"$LAST_OUT" ||
-  fail "a 2-rank run beside another did not get $two threads a rank of $cpus CPUs"
+SLICES=$slices RUNS="$out/runs" $py - "$LAST_OUT" <<'PY' || fail "--jobs 2: a run was not on its runner's CPUs"
+import os, re, sys
+def cpus(text):  # "0-2,5" -> {0, 1, 2, 5}
+    out = set()
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+slices = [cpus(x) for x in os.environ["SLICES"].split()]
+lines = re.findall(r"\] (\S+) \((\d) ranks?\): env OMPI_MCA_orte_tmpdir_base=\S+-(\d\d) mpirun -np \d --cpu-set (\S+) ",
+                   sys.argv[1])
+assert len(lines) == 3, lines
+for run, k, worker, listed in lines:
+    assert cpus(listed) == slices[int(worker)], (run, worker, listed, slices)
+    ranks = re.findall(r"mpi_steps: rank \d+ of \d+ on node .*, cpus (\S+)", open(f"{os.environ['RUNS']}/{run}.out").read())
+    assert len(ranks) >= int(k), (run, ranks)
+    ranks = ranks[-int(k):]  # this run's ranks (the output file keeps the earlier attempts' lines above)
+    for r in ranks:
+        assert cpus(r) <= slices[int(worker)], (run, r, slices[int(worker)])
+    print(f"    {run}: runner {worker}, --cpu-set {listed}, its ranks on {' '.join(ranks)}")
+PY
 if compgen -G "$bases*" >/dev/null; then fail "the session folders are left: $(echo "$bases"*)"; fi
 for k in 1 2 3; do grep -qF "[$k/3]" <<<"$LAST_OUT" || fail "--jobs 2: no line for run $k of 3"; done
 # Two at a time: the second run starts before the first one ends (one after another, its start follows that end).
@@ -159,13 +173,16 @@ echo "== the spec's /local/max_jobs caps --jobs (runs whose outcome depends on t
 $py -c 'import json; s = json.load(open("spec.json")); s.setdefault("local", {})["max_jobs"] = 1; json.dump(s, open("spec1.json", "w"))'
 rm "$out/runs/p0-ring-tasks_per_node1-s1.json" "$out/runs/p1-ring-tasks_per_node2-s2.json"
 expect 0 "at most 1 at once (the spec's /local/max_jobs)" -- "$dtbench" sweep spec1.json --out "$out" --local --jobs 2 --dry-run
-expect 0 "at most 1 at once (the spec's /local/max_jobs)" -- \
-  env -u OMP_NUM_THREADS "$dtbench" sweep spec1.json --out "$out" --local --jobs 2
-# One at a time: nothing to share (`dtbench train`'s `threads` 0 divides the CPUs among one run's ranks itself).
-if grep -qF "OMP_NUM_THREADS=" <<<"$LAST_OUT"; then fail "a run alone was given OMP_NUM_THREADS"; fi
+expect 0 "at most 1 at once (the spec's /local/max_jobs)" -- "$dtbench" sweep spec1.json --out "$out" --local --jobs 2
 start2=$(grep -nF "[2/2]" <<<"$LAST_OUT" | grep -v ": exit" | head -1 | cut -d: -f1)
 end1=$(grep -nF "[1/2]" <<<"$LAST_OUT" | grep ": exit" | head -1 | cut -d: -f1)
 [ -n "$start2" ] && [ -n "$end1" ] && [ "$end1" -lt "$start2" ] || fail "max_jobs 1 with --jobs 2 ran two at once"
+# One at a time: nothing to divide (`dtbench train`'s `threads` 0 divides the CPUs among one run's ranks itself).
+if grep -qF -- "--cpu-set" <<<"$LAST_OUT"; then fail "a run alone was given a --cpu-set"; fi
+# Where /local/mpirun_args place the ranks, the user's placement stands: no --cpu-set is added.
+$py -c 'import json; s = json.load(open("spec.json")); s.setdefault("local", {})["mpirun_args"] = ["--oversubscribe", "--bind-to", "none"]; json.dump(s, open("placed.json", "w"))'
+expect 0 "the ranks where /local/mpirun_args place them" -- \
+  "$dtbench" sweep placed.json --out "$work/placed" --local --jobs 2 --dry-run
 expect 2 "--jobs: at least 1, got 0" -- "$dtbench" sweep spec.json --out "$out" --local --jobs 0
 expect 2 "give --local as well" -- "$dtbench" sweep spec.json --out "$out" --jobs 2
 
