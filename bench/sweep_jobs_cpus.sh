@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Where `dtbench sweep --local --jobs J` runs its runs side by side: J single-rank training runs at once, placed by
 # Open MPI's default (each mpirun binds its rank to the first core, blind to the others: what ran before; emulated
-# with `--bind-to core` in /local/mpirun_args, which the sweep leaves to Open MPI) and on the runners' own CPUs (now:
-# mpirun --cpu-set, slurm::cpu_slice), alternated before slices slices before ... Prints each round's wall time of
-# the whole sweep, the runs' mean step time (the records' timing.total) and threads, the medians over rounds, the
+# with `--bind-to core` in /local/mpirun_args, which the sweep leaves to Open MPI) and on the runners' own CPUs
+# (now: taskset --cpu-list around mpirun --bind-to none, slurm::cpu_slice), alternated before slices slices before
+# ... Prints each round's wall time of the whole sweep, the runs' mean step time (the records' timing.total) and threads, the medians over rounds, the
 # median of the per-round ratio, and the load average before and after.
 #
 # Usage: bench/sweep_jobs_cpus.sh DTBENCH [J]

@@ -45,9 +45,10 @@ std::vector<std::string> in_mpi_session(const std::string& base, const std::vect
 // Runs side by side each on CPUs of their own. Every mpirun maps its ranks from the host's first core, blind to the
 // others and to the affinity it was started with (Open MPI 4.1 binds a job of 1 or 2 ranks to cores): two 1-rank
 // runs started at once both ran on CPU 0 while CPU 1 idled. So runner `slot` of `runners` gets a contiguous slice
-// of `cpus` (sizes differ by at most one; with more runners than CPUs, CPU slot mod n), as a CPU list ("0-3,8")
-// for mpirun's --cpu-set (or taskset's --cpu-list). Within it, `dtbench train`'s `threads` 0 shares the slice
-// among the run's ranks (World::default_threads). "" when there is no CPU or one runner (nothing to divide).
+// of `cpus` (sizes differ by at most one; with more runners than CPUs, CPU slot mod n), as a CPU list ("0-3,8") of
+// the kernel's CPU numbers for taskset's --cpu-list (mpirun's --cpu-set would read them as hwloc's logical indices,
+// which differ on machines with hyperthreads or several sockets). Within it, `dtbench train`'s `threads` 0 shares
+// the slice among the run's ranks (World::default_threads). "" when there is no CPU or one runner.
 std::string cpu_slice(const std::vector<int>& cpus, int slot, int runners);
 // The CPUs this process may run on (its affinity mask), in increasing order; the online CPUs when that cannot be read.
 std::vector<int> affinity_cpu_list();

@@ -98,12 +98,16 @@ std::string state_summary(const std::vector<Item>& items) {
   return s;
 }
 
-// mpirun -np K [--cpu-set CPUS] [local args] PROGRAM... CONFIG --resume: a run on this machine, no Slurm. run_local
-// starts it in the Open MPI session folder of its runner thread (mpi_session_base: runs side by side, or beside
-// other jobs on the host, failed to start when they shared one) and, with --jobs, on the runner's CPUs (cpu_slice).
+// [taskset --cpu-list CPUS] mpirun -np K [--bind-to none] [local args] PROGRAM... CONFIG --resume: a run on this
+// machine, no Slurm. run_local starts it in the Open MPI session folder of its runner thread (mpi_session_base: runs
+// side by side, or beside other jobs on the host, failed to start when they shared one) and, with --jobs, on the
+// runner's CPUs (cpu_slice): taskset confines mpirun to them and `--bind-to none` lets the ranks inherit that mask
+// (Open MPI's own binding ignores it, and its --cpu-set takes hwloc's logical indices, not the kernel's).
 std::vector<std::string> local_argv(const Spec& spec, const Layout& l, const Item& it, const std::string& cpus = "") {
-  std::vector<std::string> argv = {"mpirun", "-np", std::to_string(it.point->ranks)};
-  if (!cpus.empty()) argv.insert(argv.end(), {"--cpu-set", cpus});
+  std::vector<std::string> argv;
+  if (!cpus.empty()) argv = {"taskset", "--cpu-list", cpus};
+  argv.insert(argv.end(), {"mpirun", "-np", std::to_string(it.point->ranks)});
+  if (!cpus.empty()) argv.insert(argv.end(), {"--bind-to", "none"});
   for (const auto& a : spec.local["mpirun_args"]) argv.push_back(a.get<std::string>());
   for (const auto& a : l.program) argv.push_back(a);
   argv.push_back(config_path(l, *it.run).string());
@@ -135,12 +139,12 @@ int local_jobs(const Spec& spec, int jobs) {
   return spec.local.contains("max_jobs") ? std::min(jobs, spec.local["max_jobs"].get<int>()) : jobs;
 }
 
-// The CPUs of runner `worker` of `runners` side by side (cpu_slice of this process's), "" for one runner or where
-// /local/mpirun_args place the ranks themselves.
+// The CPUs of runner `worker` of `runners` side by side (cpu_slice of this process's), "" for one runner, where
+// /local/mpirun_args place the ranks themselves, or without taskset.
 std::string runner_cpus(const Spec& spec, int worker, int runners) {
   std::vector<std::string> args;
   for (const auto& a : spec.local["mpirun_args"]) args.push_back(a.get<std::string>());
-  return places_ranks(args) ? "" : cpu_slice(affinity_cpu_list(), worker, runners);
+  return places_ranks(args) || !on_path("taskset") ? "" : cpu_slice(affinity_cpu_list(), worker, runners);
 }
 
 // Runs what needs running with mpirun, `jobs` at a time (each its own mpirun and its own output files), in the
@@ -453,7 +457,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
       if (runners > 1 && runner_cpus(spec, 0, runners).empty()) {
         out << "; the ranks where /local/mpirun_args place them";
       } else if (runners > 1) {
-        out << "; mpirun --cpu-set, each runner its CPUs:";
+        out << "; taskset --cpu-list (mpirun --bind-to none), each runner its CPUs:";
         for (int w = 0; w < runners; ++w) out << (w ? ", " : " ") << std::setw(2) << std::setfill('0') << w
                                               << std::setfill(' ') << ": " << runner_cpus(spec, w, runners);
       }

@@ -129,16 +129,17 @@ expect 0 "each run under env OMPI_MCA_orte_tmpdir_base=/tmp/dtbench-sweep-" -- \
 bases=$(grep -oE "/tmp/dtbench-sweep-$(id -u)-[0-9a-f]{12}-NN, NN its runner \(00-01\)" <<<"$LAST_OUT") ||
   fail "the dry run does not name the 2 runners' session folders"
 bases=${bases%%NN*}
-grep -qF "; mpirun --cpu-set, each runner its CPUs: 00: " <<<"$LAST_OUT" || fail "the dry run does not name the runners' CPUs"
+grep -qF "; taskset --cpu-list (mpirun --bind-to none), each runner its CPUs: 00: " <<<"$LAST_OUT" ||
+  fail "the dry run does not name the runners' CPUs"
 # Each runner its own CPUs: every mpirun maps its ranks from CPU 0 (two 1-rank runs at once both ran there while
-# CPU 1 idled), so runner 00 gets the first half of this process's CPUs and runner 01 the rest (mpirun --cpu-set),
+# CPU 1 idled), so runner 00 gets the first half of this process's CPUs and runner 01 the rest (taskset),
 # and every rank runs within its runner's (mpi_steps prints its Cpus_allowed_list).
 slices=$($py -c 'import os; c = sorted(os.sched_getaffinity(0)); n = len(c)
 s = [c[:n // 2], c[n // 2:]] if n >= 2 else [c, c]
 print(" ".join(",".join(map(str, x)) for x in s))')
 expect 0 "3 runs to do" -- "$dtbench" sweep spec.json --out "$out" --local --jobs 2
 for w in 00 01; do
-  grep -qF "env OMPI_MCA_orte_tmpdir_base=$bases$w mpirun -np" <<<"$LAST_OUT" || fail "no run in session folder $w"
+  grep -qF "env OMPI_MCA_orte_tmpdir_base=$bases$w taskset --cpu-list " <<<"$LAST_OUT" || fail "no run in session folder $w"
 done
 SLICES=$slices RUNS="$out/runs" $py - "$LAST_OUT" <<'PY' || fail "--jobs 2: a run was not on its runner's CPUs"
 import os, re, sys
@@ -149,8 +150,8 @@ def cpus(text):  # "0-2,5" -> {0, 1, 2, 5}
         out.update(range(int(a), int(b or a) + 1))
     return out
 slices = [cpus(x) for x in os.environ["SLICES"].split()]
-lines = re.findall(r"\] (\S+) \((\d) ranks?\): env OMPI_MCA_orte_tmpdir_base=\S+-(\d\d) mpirun -np \d --cpu-set (\S+) ",
-                   sys.argv[1])
+lines = re.findall(r"\] (\S+) \((\d) ranks?\): env OMPI_MCA_orte_tmpdir_base=\S+-(\d\d) taskset --cpu-list (\S+) "
+                   r"mpirun -np \d --bind-to none ", sys.argv[1])
 assert len(lines) == 3, lines
 for run, k, worker, listed in lines:
     assert cpus(listed) == slices[int(worker)], (run, worker, listed, slices)
@@ -159,7 +160,7 @@ for run, k, worker, listed in lines:
     ranks = ranks[-int(k):]  # this run's ranks (the output file keeps the earlier attempts' lines above)
     for r in ranks:
         assert cpus(r) <= slices[int(worker)], (run, r, slices[int(worker)])
-    print(f"    {run}: runner {worker}, --cpu-set {listed}, its ranks on {' '.join(ranks)}")
+    print(f"    {run}: runner {worker}, CPUs {listed}, its ranks on {' '.join(ranks)}")
 PY
 if compgen -G "$bases*" >/dev/null; then fail "the session folders are left: $(echo "$bases"*)"; fi
 for k in 1 2 3; do grep -qF "[$k/3]" <<<"$LAST_OUT" || fail "--jobs 2: no line for run $k of 3"; done
@@ -178,8 +179,8 @@ start2=$(grep -nF "[2/2]" <<<"$LAST_OUT" | grep -v ": exit" | head -1 | cut -d: 
 end1=$(grep -nF "[1/2]" <<<"$LAST_OUT" | grep ": exit" | head -1 | cut -d: -f1)
 [ -n "$start2" ] && [ -n "$end1" ] && [ "$end1" -lt "$start2" ] || fail "max_jobs 1 with --jobs 2 ran two at once"
 # One at a time: nothing to divide (`dtbench train`'s `threads` 0 divides the CPUs among one run's ranks itself).
-if grep -qF -- "--cpu-set" <<<"$LAST_OUT"; then fail "a run alone was given a --cpu-set"; fi
-# Where /local/mpirun_args place the ranks, the user's placement stands: no --cpu-set is added.
+if grep -qF -- "taskset" <<<"$LAST_OUT"; then fail "a run alone was given CPUs"; fi
+# Where /local/mpirun_args place the ranks, the user's placement stands: no CPUs are given.
 $py -c 'import json; s = json.load(open("spec.json")); s.setdefault("local", {})["mpirun_args"] = ["--oversubscribe", "--bind-to", "none"]; json.dump(s, open("placed.json", "w"))'
 expect 0 "the ranks where /local/mpirun_args place them" -- \
   "$dtbench" sweep placed.json --out "$work/placed" --local --jobs 2 --dry-run
