@@ -139,12 +139,16 @@ int local_jobs(const Spec& spec, int jobs) {
   return spec.local.contains("max_jobs") ? std::min(jobs, spec.local["max_jobs"].get<int>()) : jobs;
 }
 
-// The CPUs of runner `worker` of `runners` side by side (cpu_slice of this process's), "" for one runner, where
-// /local/mpirun_args place the ranks themselves, or without taskset.
-std::string runner_cpus(const Spec& spec, int worker, int runners) {
+// The CPUs of each of `runners` runners side by side (cpu_slice of this process's), taken once: all "" for one
+// runner, where /local/mpirun_args place the ranks themselves, or without taskset.
+std::vector<std::string> runner_cpus(const Spec& spec, int runners) {
   std::vector<std::string> args;
   for (const auto& a : spec.local["mpirun_args"]) args.push_back(a.get<std::string>());
-  return places_ranks(args) || !on_path("taskset") ? "" : cpu_slice(affinity_cpu_list(), worker, runners);
+  std::vector<std::string> out(static_cast<size_t>(std::max(runners, 0)));
+  if (places_ranks(args) || !on_path("taskset")) return out;
+  const std::vector<int> cpus = affinity_cpu_list();
+  for (int w = 0; w < runners; ++w) out[static_cast<size_t>(w)] = cpu_slice(cpus, w, runners);
+  return out;
 }
 
 // Runs what needs running with mpirun, `jobs` at a time (each its own mpirun and its own output files), in the
@@ -170,12 +174,13 @@ void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int 
       }
     }
   } remove_sessions{l.out, runners};
+  const std::vector<std::string> cpus = runner_cpus(spec, runners);
   std::mutex m;  // guards `out`
   for_each_bounded(todo.size(), runners, [&](size_t i, int worker) {
     Item& it = *todo[i];
     const std::string k = "[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "] ";
     const std::vector<std::string> argv = in_mpi_session(mpi_session_base(l.out, "sweep", worker),
-                                                         local_argv(spec, l, it, runner_cpus(spec, worker, runners)));
+                                                         local_argv(spec, l, it, cpus[static_cast<size_t>(worker)]));
     {
       std::lock_guard<std::mutex> lock(m);
       out << k << it.run->name << " (" << it.point->ranks << (it.point->ranks == 1 ? " rank" : " ranks")
@@ -454,12 +459,13 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
       const int runners = static_cast<int>(std::min(todo, static_cast<size_t>(local_jobs(spec, o.jobs))));
       out << "  each run under env OMPI_MCA_orte_tmpdir_base=" << base.substr(0, base.size() - 2)
           << "NN, NN its runner (00-" << std::setw(2) << std::setfill('0') << runners - 1 << std::setfill(' ') << ")";
-      if (runners > 1 && runner_cpus(spec, 0, runners).empty()) {
+      const std::vector<std::string> cpus = runner_cpus(spec, runners);
+      if (runners > 1 && cpus.front().empty()) {
         out << "; the ranks where /local/mpirun_args place them";
       } else if (runners > 1) {
         out << "; taskset --cpu-list (mpirun --bind-to none), each runner its CPUs:";
         for (int w = 0; w < runners; ++w) out << (w ? ", " : " ") << std::setw(2) << std::setfill('0') << w
-                                              << std::setfill(' ') << ": " << runner_cpus(spec, w, runners);
+                                              << std::setfill(' ') << ": " << cpus[static_cast<size_t>(w)];
       }
       out << "\n";
     }
