@@ -180,7 +180,10 @@ std::string mpi_session_base(const std::filesystem::path& campaign, const std::s
 }
 
 std::vector<std::string> in_mpi_session(const std::string& base, const std::vector<std::string>& argv) {
-  std::vector<std::string> out = {"env", "OMPI_MCA_orte_tmpdir_base=" + base};
+  std::vector<std::string> out = {"env"};
+  for (const char* v : {"OMPI_MCA_orte_local_tmpdir_base", "OMPI_MCA_orte_remote_tmpdir_base"})
+    if (std::getenv(v) != nullptr) out.insert(out.end(), {"-u", v});
+  out.push_back("OMPI_MCA_orte_tmpdir_base=" + base);
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
 }
@@ -238,6 +241,15 @@ bool places_ranks(const std::vector<std::string>& mpirun_args) {
       if (name == p) return true;
   }
   return false;
+}
+
+int sets_session_folder(const std::vector<std::string>& mpirun_args) {
+  static const char* const kParams[] = {"orte_tmpdir_base", "orte_local_tmpdir_base", "orte_remote_tmpdir_base"};
+  for (size_t i = 0; i < mpirun_args.size(); ++i)
+    for (const char* p : kParams)
+      if (mpirun_args[i] == p || mpirun_args[i].find("OMPI_MCA_" + std::string(p)) != std::string::npos)
+        return static_cast<int>(i);
+  return -1;
 }
 
 std::string tail_of(const std::filesystem::path& file, size_t bytes) {

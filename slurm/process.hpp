@@ -39,8 +39,15 @@ std::string dtbench_binary();
 // (a path of at most 108 bytes).
 std::string mpi_session_base(const std::filesystem::path& campaign, const std::string& kind, int slot);
 
-// argv run under `env OMPI_MCA_orte_tmpdir_base=BASE` (see mpi_session_base).
+// argv run under `env OMPI_MCA_orte_tmpdir_base=BASE` (see mpi_session_base). Open MPI refuses to start when the
+// local or remote session base is given beside it, so those variables, when this process has them, are unset there.
 std::vector<std::string> in_mpi_session(const std::string& base, const std::vector<std::string>& argv);
+
+// The index of the first mpirun argument that sets Open MPI's session folder (orte_tmpdir_base, or its local or
+// remote variant, as an MCA parameter's name or an exported OMPI_MCA_ variable), -1 when none does. A --local sweep
+// sets the folder itself, one per runner (mpi_session_base): the command line's would take precedence and have
+// runs side by side share one again, or, for the local and remote variants, make every mpirun refuse to start.
+int sets_session_folder(const std::vector<std::string>& mpirun_args);
 
 // Runs side by side each on CPUs of their own. Every mpirun maps its ranks from the host's first core, blind to the
 // others and to the affinity it was started with (Open MPI 4.1 binds a job of 1 or 2 ranks to cores): two 1-rank

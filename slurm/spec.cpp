@@ -11,6 +11,7 @@
 
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "slurm/process.hpp"
 #include "slurm/shell.hpp"
 
 namespace dtbench::slurm {
@@ -217,6 +218,12 @@ Json resolve_local(const Json* user, const std::string& ptr) {
   for (auto it = user->begin(); it != user->end(); ++it) {
     if (it.key() == "mpirun_args") {
       out["mpirun_args"] = string_list(it.value(), ptr + "/mpirun_args", non_empty_arg);
+      const std::vector<std::string> args = out["mpirun_args"].get<std::vector<std::string>>();
+      if (const int i = sets_session_folder(args); i >= 0)
+        fail(ptr + "/mpirun_args/" + std::to_string(i),
+             "'" + args[static_cast<size_t>(i)] + "' sets Open MPI's session folder, which dtbench sets itself: "
+             "one in /tmp for each sweep runner or population member (mpirun jobs side by side that share one fail "
+             "at their start, open-mpi/ompi#8510); leave it out");
     } else if (it.key() == "max_jobs") {
       out["max_jobs"] = integer_in(it.value(), ptr + "/max_jobs", 1, 1024);
     } else {

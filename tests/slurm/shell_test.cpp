@@ -271,3 +271,27 @@ TEST(PlacesRanks, OpenMpiPlacementOptionsInAnySpelling) {
   EXPECT_TRUE(places_ranks({"--mca", "hwloc_base_binding_policy", "none"}));
   EXPECT_FALSE(places_ranks({"--report-bindings"}));  // says where, does not choose
 }
+
+TEST(SetsSessionFolder, TheMcaParameterOrItsVariableAnyVariant) {
+  EXPECT_EQ(sets_session_folder({}), -1);
+  EXPECT_EQ(sets_session_folder({"--oversubscribe", "--mca", "btl", "self,vader", "-x", "FOO"}), -1);
+  EXPECT_EQ(sets_session_folder({"--oversubscribe", "--mca", "orte_tmpdir_base", "/scratch"}), 2);
+  EXPECT_EQ(sets_session_folder({"-gmca", "orte_local_tmpdir_base", "/scratch"}), 1);
+  EXPECT_EQ(sets_session_folder({"-x", "OMPI_MCA_orte_remote_tmpdir_base=/scratch"}), 1);
+  EXPECT_EQ(sets_session_folder({"-x", "OMPI_MCA_orte_tmpdir_base"}), 1);  // exported from mpirun's environment
+  EXPECT_EQ(sets_session_folder({"--mca", "orte_tmpdir", "/scratch"}), -1);  // not a parameter of Open MPI 4.1
+}
+
+// The local and remote session bases beside the global one make mpirun refuse to start ("not allowed"): unset
+// for the run when this process has them, and only then (the line each run prints stays short).
+TEST(InMpiSession, SetsTheBaseAndUnsetsTheVariantsThatWouldConflict) {
+  ::unsetenv("OMPI_MCA_orte_local_tmpdir_base");
+  ::unsetenv("OMPI_MCA_orte_remote_tmpdir_base");
+  EXPECT_EQ(in_mpi_session("/tmp/b", {"mpirun", "-np", "2"}),
+            (std::vector<std::string>{"env", "OMPI_MCA_orte_tmpdir_base=/tmp/b", "mpirun", "-np", "2"}));
+  ::setenv("OMPI_MCA_orte_local_tmpdir_base", "/scratch", 1);
+  EXPECT_EQ(in_mpi_session("/tmp/b", {"true"}),
+            (std::vector<std::string>{"env", "-u", "OMPI_MCA_orte_local_tmpdir_base", "OMPI_MCA_orte_tmpdir_base=/tmp/b",
+                                      "true"}));
+  ::unsetenv("OMPI_MCA_orte_local_tmpdir_base");
+}
