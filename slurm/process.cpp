@@ -179,11 +179,16 @@ std::string mpi_session_base(const std::filesystem::path& campaign, const std::s
   return "/tmp/dtbench-" + kind + "-" + std::to_string(::getuid()) + "-" + hash + "-" + n;
 }
 
+namespace {
+// Open MPI 4.1's parameters that decide where a job's session files go; the base first (in_mpi_session).
+const char* const kSessionParams[] = {"orte_tmpdir_base", "orte_local_tmpdir_base", "orte_remote_tmpdir_base",
+                                      "orte_top_session_dir", "orte_jobfam_session_dir"};
+}  // namespace
+
 std::vector<std::string> in_mpi_session(const std::string& base, const std::vector<std::string>& argv) {
-  std::vector<std::string> out = {"env"};
-  for (const char* v : {"OMPI_MCA_orte_local_tmpdir_base", "OMPI_MCA_orte_remote_tmpdir_base"})
-    if (std::getenv(v) != nullptr) out.insert(out.end(), {"-u", v});
-  out.push_back("OMPI_MCA_orte_tmpdir_base=" + base);
+  std::vector<std::string> out = {"env", "OMPI_MCA_orte_tmpdir_base=" + base};
+  for (const char* p : kSessionParams)
+    if (std::string(p) != "orte_tmpdir_base") out.push_back("OMPI_MCA_" + std::string(p) + "=");
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
 }
@@ -244,10 +249,9 @@ bool places_ranks(const std::vector<std::string>& mpirun_args) {
 }
 
 int sets_session_folder(const std::vector<std::string>& mpirun_args) {
-  static const char* const kParams[] = {"orte_tmpdir_base", "orte_local_tmpdir_base", "orte_remote_tmpdir_base"};
   for (size_t i = 0; i < mpirun_args.size(); ++i)
-    for (const char* p : kParams)
-      if (mpirun_args[i] == p || mpirun_args[i].find("OMPI_MCA_" + std::string(p)) != std::string::npos)
+    for (const char* p : kSessionParams)
+      if (mpirun_args[i] == p || mpirun_args[i].rfind("OMPI_MCA_" + std::string(p) + "=", 0) == 0)
         return static_cast<int>(i);
   return -1;
 }

@@ -39,14 +39,16 @@ std::string dtbench_binary();
 // (a path of at most 108 bytes).
 std::string mpi_session_base(const std::filesystem::path& campaign, const std::string& kind, int slot);
 
-// argv run under `env OMPI_MCA_orte_tmpdir_base=BASE` (see mpi_session_base). Open MPI refuses to start when the
-// local or remote session base is given beside it, so those variables, when this process has them, are unset there.
+// argv run under `env OMPI_MCA_orte_tmpdir_base=BASE` (see mpi_session_base), with Open MPI 4.1's other parameters
+// that place the session files emptied (the environment outranks parameter files, and Open MPI reads "" as unset):
+// the local and remote bases (mpirun refuses to start when either is set beside the base, from any source: a user's
+// mca-params.conf made every run fail) and the top and job-family folders (used as given, whatever the base says).
 std::vector<std::string> in_mpi_session(const std::string& base, const std::vector<std::string>& argv);
 
-// The index of the first mpirun argument that sets Open MPI's session folder (orte_tmpdir_base, or its local or
-// remote variant, as an MCA parameter's name or an exported OMPI_MCA_ variable), -1 when none does. A --local sweep
-// sets the folder itself, one per runner (mpi_session_base): the command line's would take precedence and have
-// runs side by side share one again, or, for the local and remote variants, make every mpirun refuse to start.
+// The index of the first mpirun argument that sets one of those parameters (its name after --mca, or an
+// OMPI_MCA_NAME=VALUE exported with -x), -1 when none does. Runs started here set them themselves (in_mpi_session):
+// the command line's would take precedence and have runs side by side share a folder again, or make every mpirun
+// refuse to start.
 int sets_session_folder(const std::vector<std::string>& mpirun_args);
 
 // Runs side by side each on CPUs of their own. Every mpirun maps its ranks from the host's first core, blind to the

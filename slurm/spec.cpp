@@ -218,12 +218,6 @@ Json resolve_local(const Json* user, const std::string& ptr) {
   for (auto it = user->begin(); it != user->end(); ++it) {
     if (it.key() == "mpirun_args") {
       out["mpirun_args"] = string_list(it.value(), ptr + "/mpirun_args", non_empty_arg);
-      const std::vector<std::string> args = out["mpirun_args"].get<std::vector<std::string>>();
-      if (const int i = sets_session_folder(args); i >= 0)
-        fail(ptr + "/mpirun_args/" + std::to_string(i),
-             "'" + args[static_cast<size_t>(i)] + "' sets Open MPI's session folder, which dtbench sets itself: "
-             "one in /tmp for each sweep runner or population member (mpirun jobs side by side that share one fail "
-             "at their start, open-mpi/ompi#8510); leave it out");
     } else if (it.key() == "max_jobs") {
       out["max_jobs"] = integer_in(it.value(), ptr + "/max_jobs", 1, 1024);
     } else {
@@ -430,6 +424,15 @@ void check_launcher_args(const Json& args, const std::string& launcher, int64_t 
   check_launcher_ranks(args, launcher, ranks, pointer);
   check_launcher_ranks_per_node(args, launcher, tasks_per_node, ranks, one_host, pointer);
   check_launcher_host_slots(args, launcher, ranks, pointer);
+  // Runs started here get their session folders from dtbench (in_mpi_session); under Slurm it sets none.
+  if (one_host) {
+    const std::vector<std::string> words = args.get<std::vector<std::string>>();
+    if (const int i = sets_session_folder(words); i >= 0)
+      fail(pointer + "/" + std::to_string(i),
+           "'" + words[static_cast<size_t>(i)] + "' places Open MPI's session files, which dtbench does for each "
+           "run it starts here (each sweep runner and population member a folder of its own in /tmp: mpirun jobs "
+           "that share one fail at their start, open-mpi/ompi#8510); leave it out");
+  }
 }
 
 Json load_base(const Json& base, const fs::path& spec_dir) {

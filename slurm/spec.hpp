@@ -84,7 +84,8 @@ void check_slurm_section(const Json& slurm, const std::string& pointer);
 // for: a rank count (mpirun -np/-n/--np/-c N, srun -n N, -nN, --ntasks[=]N) must be `ranks`; a count of ranks per node
 // (mpirun --npernode N or -N N, --map-by ppr:N:node, --ppr N:node; srun --ntasks-per-node N) must be `tasks_per_node` under Slurm and at
 // least `ranks` on one host (every rank runs here). Checked per point (an axis may set nodes, tasks or the arguments)
-// for the launcher it runs under, and on a pbt spec. Throws BadInput naming `pointer`/index.
+// for the launcher it runs under, and on a pbt spec. On one host, no argument may place Open MPI's session files
+// (sets_session_folder: dtbench does for the runs it starts). Throws BadInput naming `pointer`/index.
 void check_launcher_args(const Json& args, const std::string& launcher, int64_t ranks, int64_t tasks_per_node,
                          bool one_host, const std::string& pointer);
 

@@ -458,7 +458,8 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
       const std::string base = mpi_session_base(l.out, "sweep", 0);
       const int runners = static_cast<int>(std::min(todo, static_cast<size_t>(local_jobs(spec, o.jobs))));
       out << "  each run under env OMPI_MCA_orte_tmpdir_base=" << base.substr(0, base.size() - 2)
-          << "NN, NN its runner (00-" << std::setw(2) << std::setfill('0') << runners - 1 << std::setfill(' ') << ")";
+          << "NN, NN its runner (00-" << std::setw(2) << std::setfill('0') << runners - 1 << std::setfill(' ') << ")"
+          << ", Open MPI's other parameters that place session files empty";
       const std::vector<std::string> cpus = runner_cpus(spec, runners);
       if (runners > 1 && cpus.front().empty()) {
         out << "; the ranks where /local/mpirun_args place them";

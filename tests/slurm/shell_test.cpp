@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -272,26 +273,28 @@ TEST(PlacesRanks, OpenMpiPlacementOptionsInAnySpelling) {
   EXPECT_FALSE(places_ranks({"--report-bindings"}));  // says where, does not choose
 }
 
-TEST(SetsSessionFolder, TheMcaParameterOrItsVariableAnyVariant) {
+TEST(SetsSessionFolder, TheParametersThatPlaceSessionFilesAsNamesOrVariables) {
   EXPECT_EQ(sets_session_folder({}), -1);
   EXPECT_EQ(sets_session_folder({"--oversubscribe", "--mca", "btl", "self,vader", "-x", "FOO"}), -1);
   EXPECT_EQ(sets_session_folder({"--oversubscribe", "--mca", "orte_tmpdir_base", "/scratch"}), 2);
   EXPECT_EQ(sets_session_folder({"-gmca", "orte_local_tmpdir_base", "/scratch"}), 1);
+  EXPECT_EQ(sets_session_folder({"--mca", "orte_top_session_dir", "/scratch"}), 1);
+  EXPECT_EQ(sets_session_folder({"-mca", "orte_jobfam_session_dir", "/scratch"}), 1);
   EXPECT_EQ(sets_session_folder({"-x", "OMPI_MCA_orte_remote_tmpdir_base=/scratch"}), 1);
-  EXPECT_EQ(sets_session_folder({"-x", "OMPI_MCA_orte_tmpdir_base"}), 1);  // exported from mpirun's environment
+  // Exporting the variable as this process has it passes on what in_mpi_session set: harmless.
+  EXPECT_EQ(sets_session_folder({"-x", "OMPI_MCA_orte_tmpdir_base"}), -1);
+  // Other names that merely start alike, and values that contain a name, set nothing.
+  EXPECT_EQ(sets_session_folder({"-x", "OMPI_MCA_orte_tmpdir_base_x=1", "--tag", "orte_tmpdir_base/run"}), -1);
   EXPECT_EQ(sets_session_folder({"--mca", "orte_tmpdir", "/scratch"}), -1);  // not a parameter of Open MPI 4.1
 }
 
-// The local and remote session bases beside the global one make mpirun refuse to start ("not allowed"): unset
-// for the run when this process has them, and only then (the line each run prints stays short).
-TEST(InMpiSession, SetsTheBaseAndUnsetsTheVariantsThatWouldConflict) {
-  ::unsetenv("OMPI_MCA_orte_local_tmpdir_base");
-  ::unsetenv("OMPI_MCA_orte_remote_tmpdir_base");
-  EXPECT_EQ(in_mpi_session("/tmp/b", {"mpirun", "-np", "2"}),
-            (std::vector<std::string>{"env", "OMPI_MCA_orte_tmpdir_base=/tmp/b", "mpirun", "-np", "2"}));
+// The base, and Open MPI's other parameters that place session files emptied (a local or remote base beside the
+// base, even from a parameter file, makes mpirun refuse to start): the same line whatever this process's environment.
+TEST(InMpiSession, SetsTheBaseAndEmptiesTheParametersThatWouldConflict) {
   ::setenv("OMPI_MCA_orte_local_tmpdir_base", "/scratch", 1);
-  EXPECT_EQ(in_mpi_session("/tmp/b", {"true"}),
-            (std::vector<std::string>{"env", "-u", "OMPI_MCA_orte_local_tmpdir_base", "OMPI_MCA_orte_tmpdir_base=/tmp/b",
-                                      "true"}));
+  EXPECT_EQ(in_mpi_session("/tmp/b", {"mpirun", "-np", "2"}),
+            (std::vector<std::string>{"env", "OMPI_MCA_orte_tmpdir_base=/tmp/b", "OMPI_MCA_orte_local_tmpdir_base=",
+                                      "OMPI_MCA_orte_remote_tmpdir_base=", "OMPI_MCA_orte_top_session_dir=",
+                                      "OMPI_MCA_orte_jobfam_session_dir=", "mpirun", "-np", "2"}));
   ::unsetenv("OMPI_MCA_orte_local_tmpdir_base");
 }

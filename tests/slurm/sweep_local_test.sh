@@ -137,10 +137,12 @@ grep -qF "; taskset --cpu-list (mpirun --bind-to none), each runner its CPUs: 00
 slices=$($py -c 'import os; c = sorted(os.sched_getaffinity(0)); n = len(c)
 s = [c[:n // 2], c[n // 2:]] if n >= 2 else [c, c]
 print(" ".join(",".join(map(str, x)) for x in s))')
-# Open MPI refuses to start with a local session base beside the global one the sweep sets: the runs unset it.
+# Open MPI refuses to start with a local session base beside the base the sweep sets, from any source: the runs
+# empty it (and the other parameters that place session files).
+empties="OMPI_MCA_orte_local_tmpdir_base= OMPI_MCA_orte_remote_tmpdir_base= OMPI_MCA_orte_top_session_dir= OMPI_MCA_orte_jobfam_session_dir="
 expect 0 "3 runs to do" -- env OMPI_MCA_orte_local_tmpdir_base=/tmp "$dtbench" sweep spec.json --out "$out" --local --jobs 2
 for w in 00 01; do
-  grep -qF "env -u OMPI_MCA_orte_local_tmpdir_base OMPI_MCA_orte_tmpdir_base=$bases$w taskset --cpu-list " <<<"$LAST_OUT" ||
+  grep -qF "env OMPI_MCA_orte_tmpdir_base=$bases$w $empties taskset --cpu-list " <<<"$LAST_OUT" ||
     fail "no run in session folder $w"
 done
 SLICES=$slices RUNS="$out/runs" $py - "$LAST_OUT" <<'PY' || fail "--jobs 2: a run was not on its runner's CPUs"
@@ -152,7 +154,7 @@ def cpus(text):  # "0-2,5" -> {0, 1, 2, 5}
         out.update(range(int(a), int(b or a) + 1))
     return out
 slices = [cpus(x) for x in os.environ["SLICES"].split()]
-lines = re.findall(r"\] (\S+) \((\d) ranks?\): env -u OMPI_MCA_orte_local_tmpdir_base OMPI_MCA_orte_tmpdir_base=\S+-(\d\d) taskset --cpu-list (\S+) "
+lines = re.findall(r"\] (\S+) \((\d) ranks?\): env OMPI_MCA_orte_tmpdir_base=\S+-(\d\d) (?:OMPI_MCA_\w+= )+taskset --cpu-list (\S+) "
                    r"mpirun -np \d --bind-to none ", sys.argv[1])
 assert len(lines) == 3, lines
 for run, k, worker, listed in lines:
