@@ -186,9 +186,8 @@ const char* const kSessionParams[] = {"orte_tmpdir_base", "orte_local_tmpdir_bas
 }  // namespace
 
 std::vector<std::string> in_mpi_session(const std::string& base, const std::vector<std::string>& argv) {
-  std::vector<std::string> out = {"env", "OMPI_MCA_orte_tmpdir_base=" + base};
-  for (const char* p : kSessionParams)
-    if (std::string(p) != "orte_tmpdir_base") out.push_back("OMPI_MCA_" + std::string(p) + "=");
+  std::vector<std::string> out = {"env", "OMPI_MCA_" + std::string(kSessionParams[0]) + "=" + base};
+  for (size_t i = 1; i < std::size(kSessionParams); ++i) out.push_back("OMPI_MCA_" + std::string(kSessionParams[i]) + "=");
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
 }
