@@ -57,6 +57,14 @@ int launched_ranks() {
   return 1;
 }
 
+bool alone_in_job() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE"})
+    if (std::getenv(var) != nullptr) return launched_ranks() == 1;
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(var) != nullptr) return false;
+  return true;
+}
+
 namespace {
 
 // The SIGTERM watchdog's line, for its handler; whichever watchdog comes first says its line, once.

@@ -41,6 +41,11 @@ class MpiSession {
 // The rank count the launcher (mpirun, srun, another PMI launcher) announces to this process, 1 when none does.
 int launched_ranks();
 
+// True when this process is the whole job: a launcher announced one rank, or no launcher started it (none of the
+// variables that mpirun, srun, PMI and PMIx launchers set is present). A rank of a launcher whose size variable
+// launched_ranks() does not read is not taken for a job of one.
+bool alone_in_job();
+
 // Says "dtbench: error: <message>" and ends the process with `code` unless disarmed within `seconds`: for a wait
 // that another rank may never end. With `on_sigterm`, SIGTERM while armed says it too; one such watchdog at a time
 // (it holds the process's SIGTERM handler). Of two armed watchdogs, the first to fire speaks.

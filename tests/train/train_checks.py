@@ -1641,6 +1641,18 @@ def check_bad_input():
     p = mpirun(2, write_config("badset", mlp_config("badset")), "--set", "batch.global=15", expect=2)
     assert "--set batch.global=15: /batch/global: 15 is not divisible by the rank count 2" in p.stderr, p.stderr
     print("exit 2: --set batch.global=15")
+    # Alone (no launcher), a bad config is refused before MPI starts: with MPI unable to start here (a pml that does
+    # not exist), the config's error and exit 2 still, while a good config fails in MPI_Init (exit 1: the check can
+    # fail). It started Open MPI's singleton first, its daemon and session folder, and said MPI's failure instead.
+    no_mpi = dict(ENV, OMPI_MCA_pml="no-such-pml")
+    alone = [args.dtbench, "train", write_config("alone-bad", mlp_config("alone-bad", optimizer={"name": "sgd", "lr": -1}))]
+    p = subprocess.run(alone, env=no_mpi, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stderr == f"dtbench: error: {alone[2]}: /optimizer/lr: expected a number > 0, " \
+        "got -1\n", (p.returncode, p.stderr)
+    good = [args.dtbench, "train", "--print-config", write_config("alone-good", mlp_config("alone-good"))]
+    p = subprocess.run(good, env=no_mpi, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1 and "MPI_INIT failed" in p.stderr, (p.returncode, p.stderr[-2000:])
+    print("exit 2 before MPI starts: a bad config alone")
     # Refused before any step and said once (found by a hunt): post-local SGD that never switches (it trained as
     # synchronous SGD); a parameter server among hierarchical leaders with more servers than leaders (it ran with
     # fewer, the record saying 3); shared_memory across two nodes (each rank printed it, then MPI_Abort's banner).

@@ -107,17 +107,51 @@ class Run {
   std::string started_utc_;
 };
 
-Run::Run(const TrainArgs& args, Json user) : args_(args) {
-  cfg_ = config::resolve(user, world_.size());
-  per_rank_ = config::per_rank_batch(cfg_, world_.size());
-  global_ = config::global_batch(cfg_, world_.size());
-  if (cfg_["name"].get<std::string>().empty()) cfg_["name"] = derived_run_name(cfg_, world_.size(), global_);
-  config::check_rules(cfg_, world_.size(), /*on_this_machine=*/true);  // the machine's rules (CUDA, devices)
-  fault_ = FaultInjection(args.inject_fault);  // validated before any work
-  if (!args.init_from.empty() && asynchronous())
+namespace {
+
+// The run's config resolved on `ranks` ranks and checked with the command's options: the part of the set-up that
+// needs neither MPI nor data (Run's constructor, and check_config_alone before MPI starts).
+struct ResolvedRun {
+  Json cfg;
+  long per_rank = 0, global = 0;
+  FaultInjection fault{""};
+};
+
+ResolvedRun resolve_run(const TrainArgs& args, const Json& user, int ranks) {
+  ResolvedRun r;
+  r.cfg = config::resolve(user, ranks);
+  r.per_rank = config::per_rank_batch(r.cfg, ranks);
+  r.global = config::global_batch(r.cfg, ranks);
+  if (r.cfg["name"].get<std::string>().empty()) r.cfg["name"] = derived_run_name(r.cfg, ranks, r.global);
+  config::check_rules(r.cfg, ranks, /*on_this_machine=*/true);  // the machine's rules (CUDA, devices)
+  r.fault = FaultInjection(args.inject_fault);  // validated before any work
+  const bool asynchronous = r.cfg["parallel"]["mode"] == "async";
+  if (!args.init_from.empty() && asynchronous)
     throw BadInput("--init-from: asynchronous SGD keeps no checkpoint to start from (/parallel/mode \"async\")");
-  if (args.stop_at > 0 && asynchronous())
+  if (args.stop_at > 0 && asynchronous)
     throw BadInput("--stop-at: asynchronous SGD runs to its end (/parallel/mode \"async\")");
+  return r;
+}
+
+// Reads the user's config, unless `user` holds it already, and hands it to `use`; an error of either names the file
+// or the --set it came from.
+template <typename Use>
+auto with_user_config(const TrainArgs& args, std::optional<Json> user, Use&& use) {
+  try {
+    return use(user ? std::move(*user) : config::read_user(args.config, args.sets));
+  } catch (const Error& e) {
+    throw Error(e.code(), config::attributed(e.what(), args.config, args.sets));  // the --set or the file
+  }
+}
+
+}  // namespace
+
+Run::Run(const TrainArgs& args, Json user) : args_(args) {
+  ResolvedRun r = resolve_run(args, user, world_.size());
+  cfg_ = std::move(r.cfg);
+  per_rank_ = r.per_rank;
+  global_ = r.global;
+  fault_ = std::move(r.fault);
 }
 
 // Data, model and schedule, how the ranks combine their work, and the checkpoint to resume from.
@@ -749,17 +783,13 @@ void agree_on_command(const World& world, const TrainArgs& args, const Json& cfg
 
 }  // namespace
 
-int train(const TrainArgs& args) {
+int train(const TrainArgs& args, std::optional<Json> user) {
   // The config phase reads the same files on every rank, so its errors are mostly the same everywhere; a file
   // missing on one node or a node without a GPU fails there alone, and the ranks agree on that too.
   const World world;
   std::unique_ptr<Run> run = world.on_every_rank([&] {
-    try {
-      Json user = config::read_user(args.config, args.sets);  // the file is read once
-      return std::make_unique<Run>(args, user);  // resolves and validates on this run's rank count
-    } catch (const Error& e) {
-      throw Error(e.code(), config::attributed(e.what(), args.config, args.sets));  // the --set or the file
-    }
+    // Resolves and validates on this run's rank count.
+    return with_user_config(args, std::move(user), [&](Json u) { return std::make_unique<Run>(args, std::move(u)); });
   });
   agree_on_command(world, args, run->config());
   if (args.print_config) {
@@ -767,6 +797,13 @@ int train(const TrainArgs& args) {
     return 0;
   }
   return run->execute();
+}
+
+Json check_config_alone(const TrainArgs& args) {
+  return with_user_config(args, std::nullopt, [&](Json user) {
+    resolve_run(args, user, 1);
+    return user;
+  });
 }
 
 }  // namespace dtbench

@@ -8,8 +8,11 @@
 // (async_ps.cpp). A run ends with one record (core/run_record.hpp) and an :::MLLOG file beside it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "core/json.hpp"
 
 namespace CLI {
 class App;
@@ -36,8 +39,16 @@ struct TrainArgs {
 // Exit codes beyond core/error.hpp's: a preempted run wrote its checkpoint and can be resumed.
 inline constexpr int kExitPreempted = 3;
 
-// Runs the training (MPI must be initialised). Returns the process exit code.
-int train(const TrainArgs& args);
+// Runs the training (MPI must be initialised). Returns the process exit code. `user`: the user's config as
+// check_config_alone read it (read once: the file checked is the file trained on); without it, train() reads it.
+int train(const TrainArgs& args, std::optional<Json> user = std::nullopt);
+
+// The checks of train()'s config phase that need neither MPI nor data, for a process that is the whole job
+// (alone_in_job()): the config read and resolved on one rank, this machine's rules, the options against it. Throws
+// the error train() would report, attributed to the file or --set, so that `dtbench train` alone refuses a bad
+// config before MPI starts (Open MPI's singleton start spawns a daemon and writes a session folder, about 0.5 s).
+// Returns the user's config as read, for train().
+Json check_config_alone(const TrainArgs& args);
 
 void add_train_command(CLI::App& app);
 // For a `dtbench train` command line that fails to parse (`why`): when this process is one of several ranks of
