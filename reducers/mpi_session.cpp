@@ -52,15 +52,25 @@ std::string MpiSession::thread_level_name(int level) {
 }
 
 int launched_ranks() {
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE"})
+  // The MPI launcher's own size before Slurm's: a launcher nested in a step (MPICH's mpiexec in an allocation starts
+  // its proxy with `srun -n 1`) gives its ranks Slurm's 1 beside its own count.
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"})
     if (const char* v = std::getenv(var)) return std::max(1, std::atoi(v));
   return 1;
 }
 
 bool alone_in_job() {
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE"})
-    if (std::getenv(var) != nullptr) return launched_ranks() == 1;
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MPI_LOCALNRANKS"})
+  // Launchers nest: MPICH's mpiexec in a Slurm allocation starts its proxy with `srun -n 1`, so its 4 ranks see
+  // SLURM_STEP_NUM_TASKS=1 beside PMI_SIZE=4. Every size present must say 1.
+  bool sized = false;
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"})
+    if (const char* v = std::getenv(var)) {
+      if (std::string(v) != "1") return false;
+      sized = true;
+    }
+  if (std::getenv("ALPS_APP_PE") != nullptr) return false;  // Cray's aprun: no size variable to read
+  if (sized) return true;
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK", "MPI_LOCALNRANKS"})
     if (std::getenv(var) != nullptr) return false;
   return true;
 }

@@ -38,12 +38,13 @@ class MpiSession {
   int provided_ = MPI_THREAD_SINGLE;
 };
 
-// The rank count the launcher (mpirun, srun, another PMI launcher) announces to this process, 1 when none does.
+// The rank count the launcher (mpirun, another PMI launcher, srun) announces to this process, 1 when none does; an MPI
+// launcher's count before Slurm's step size.
 int launched_ranks();
 
-// True when this process is the whole job: a launcher announced one rank, or no launcher started it (none of the
-// variables that mpirun, srun, PMI and PMIx launchers set is present). A rank of a launcher whose size variable
-// launched_ranks() does not read is not taken for a job of one.
+// True when this process is the whole job: every launcher's size variable present says one rank (Open MPI, Slurm,
+// PMI, MVAPICH), or no launcher started it (none of the variables that mpirun, srun, PMI, PMIx, MVAPICH and Cray
+// launchers set is present). A rank of a launcher whose size it cannot read is not taken for a job of one.
 bool alone_in_job();
 
 // Says "dtbench: error: <message>" and ends the process with `code` unless disarmed within `seconds`: for a wait

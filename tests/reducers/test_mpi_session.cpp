@@ -17,7 +17,8 @@ namespace {
 class LauncherEnv : public ::testing::Test {
  protected:
   static constexpr const char* kVars[] = {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE",
-                                          "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MPI_LOCALNRANKS"};
+                                          "MV2_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                          "MV2_COMM_WORLD_RANK", "MPI_LOCALNRANKS", "ALPS_APP_PE"};
   void SetUp() override {
     for (const char* v : kVars) {
       const char* was = std::getenv(v);
@@ -39,21 +40,38 @@ TEST_F(LauncherEnv, NoLauncherIsAJobOfOne) {
 }
 
 TEST_F(LauncherEnv, ALaunchersSizeDecides) {
-  for (const char* size : {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE"}) {
+  for (const char* size : {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"}) {
     ::setenv(size, "1", 1);
     EXPECT_TRUE(alone_in_job()) << size << "=1";
-    ::setenv("PMIX_RANK", "0", 1);  // a size of 1 is the job's size whatever else is set
+    ::setenv("PMIX_RANK", "0", 1);  // mpirun -np 1 and srun -n 1 set ranks too: the size says one
     EXPECT_TRUE(alone_in_job()) << size << "=1 with PMIX_RANK";
     ::unsetenv("PMIX_RANK");
-    ::setenv(size, "3", 1);
-    EXPECT_EQ(launched_ranks(), 3) << size;
-    EXPECT_FALSE(alone_in_job()) << size << "=3";
+    for (const char* other : {"3", "0", "x"}) {  // a size that does not read as one is not taken for one
+      ::setenv(size, other, 1);
+      EXPECT_FALSE(alone_in_job()) << size << "=" << other;
+    }
     ::unsetenv(size);
   }
+  ::setenv("PMI_SIZE", "3", 1);
+  EXPECT_EQ(launched_ranks(), 3);
+}
+
+// Hydra's ranks inside `srun -n 1` (MPICH's mpiexec in a Slurm allocation starts its proxy so): Slurm's size is 1,
+// PMI's the job's.
+TEST_F(LauncherEnv, NestedLaunchersMustAllSayOne) {
+  ::setenv("SLURM_STEP_NUM_TASKS", "1", 1);
+  ::setenv("PMI_SIZE", "4", 1);
+  EXPECT_FALSE(alone_in_job());
+  EXPECT_EQ(launched_ranks(), 4);
+  ::setenv("PMI_SIZE", "1", 1);
+  EXPECT_TRUE(alone_in_job());
+  ::setenv("ALPS_APP_PE", "0", 1);  // and a Cray aprun rank, whose size no variable gives
+  EXPECT_FALSE(alone_in_job());
 }
 
 TEST_F(LauncherEnv, ARankOfALauncherWithoutAKnownSizeIsNotTakenForAJobOfOne) {
-  for (const char* rank : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MPI_LOCALNRANKS"}) {
+  for (const char* rank : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK", "MPI_LOCALNRANKS",
+                           "ALPS_APP_PE"}) {
     ::setenv(rank, "0", 1);
     EXPECT_EQ(launched_ranks(), 1) << rank;
     EXPECT_FALSE(alone_in_job()) << rank;
