@@ -51,19 +51,25 @@ std::string MpiSession::thread_level_name(int level) {
   }
 }
 
+namespace {
+
+// The job sizes launchers give their ranks: Open MPI's, PMI's (MPICH, Intel MPI, srun --mpi=pmi2), MVAPICH's, then
+// Slurm's step size. Launchers nest: MPICH's mpiexec in a Slurm allocation starts its proxy on a node with srun, so
+// on one node its 4 ranks see SLURM_STEP_NUM_TASKS=1 beside PMI_SIZE=4: an MPI launcher's own size comes first.
+constexpr const char* kLauncherSizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE",
+                                          "SLURM_STEP_NUM_TASKS"};
+
+}  // namespace
+
 int launched_ranks() {
-  // The MPI launcher's own size before Slurm's: a launcher nested in a step (MPICH's mpiexec in an allocation starts
-  // its proxy with `srun -n 1`) gives its ranks Slurm's 1 beside its own count.
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"})
+  for (const char* var : kLauncherSizes)
     if (const char* v = std::getenv(var)) return std::max(1, std::atoi(v));
   return 1;
 }
 
 bool alone_in_job() {
-  // Launchers nest: MPICH's mpiexec in a Slurm allocation starts its proxy with `srun -n 1`, so its 4 ranks see
-  // SLURM_STEP_NUM_TASKS=1 beside PMI_SIZE=4. Every size present must say 1.
-  bool sized = false;
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"})
+  bool sized = false;  // every size present must say 1 (nested launchers)
+  for (const char* var : kLauncherSizes)
     if (const char* v = std::getenv(var)) {
       if (std::string(v) != "1") return false;
       sized = true;

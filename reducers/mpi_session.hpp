@@ -38,8 +38,8 @@ class MpiSession {
   int provided_ = MPI_THREAD_SINGLE;
 };
 
-// The rank count the launcher (mpirun, another PMI launcher, srun) announces to this process, 1 when none does; an MPI
-// launcher's count before Slurm's step size.
+// The rank count the launcher (mpirun, a PMI launcher, MVAPICH's, srun) announces to this process, 1 when none does;
+// an MPI launcher's count before Slurm's step size.
 int launched_ranks();
 
 // True when this process is the whole job: every launcher's size variable present says one rank (Open MPI, Slurm,

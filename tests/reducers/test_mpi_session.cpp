@@ -50,13 +50,15 @@ TEST_F(LauncherEnv, ALaunchersSizeDecides) {
       ::setenv(size, other, 1);
       EXPECT_FALSE(alone_in_job()) << size << "=" << other;
     }
+    ::setenv(size, "3", 1);
+    EXPECT_EQ(launched_ranks(), 3) << size;
     ::unsetenv(size);
   }
   ::setenv("PMI_SIZE", "3", 1);
   EXPECT_EQ(launched_ranks(), 3);
 }
 
-// Hydra's ranks inside `srun -n 1` (MPICH's mpiexec in a Slurm allocation starts its proxy so): Slurm's size is 1,
+// Hydra's ranks on one node of a Slurm allocation (MPICH's mpiexec starts its proxy there with srun): Slurm's size is 1,
 // PMI's the job's.
 TEST_F(LauncherEnv, NestedLaunchersMustAllSayOne) {
   ::setenv("SLURM_STEP_NUM_TASKS", "1", 1);

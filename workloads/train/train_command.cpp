@@ -121,15 +121,15 @@ void add_train_command(CLI::App& app) {
     // run preempts after its first step) instead of killing the rank.
     install_stop_signal_handlers();
     // The whole job in this process: a bad config is refused before MPI starts, as train() would refuse it.
-    std::optional<Json> user;
-    if (alone_in_job()) user = check_config_alone(*args);
+    std::optional<ResolvedRun> alone;
+    if (alone_in_job()) alone = check_config_alone(*args);
     MpiSession mpi("train");
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int code = 0;
     try {
-      code = train(*args, std::move(user));
+      code = train(*args, std::move(alone));
     } catch (const Error& e) {
       // Config errors are the same on every rank: rank 0 reports, all exit with the same code.
       if (dynamic_cast<const SameOnAllRanks*>(&e) || size == 1) {

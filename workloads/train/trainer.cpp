@@ -56,7 +56,7 @@ namespace fs = std::filesystem;
 
 class Run {
  public:
-  Run(const TrainArgs& args, Json user);
+  Run(const TrainArgs& args, ResolvedRun resolved);
   int execute();
   const Json& config() const { return cfg_; }
 
@@ -109,17 +109,10 @@ class Run {
 
 namespace {
 
-// The run's config resolved on `ranks` ranks and checked with the command's options: the part of the set-up that
-// needs neither MPI nor data (Run's constructor, and check_config_alone before MPI starts).
-struct ResolvedRun {
-  Json cfg;
-  long per_rank = 0, global = 0;
-  FaultInjection fault{""};
-};
-
-ResolvedRun resolve_run(const TrainArgs& args, const Json& user, int ranks) {
+// Reads the user's config and resolves it on `ranks` ranks; an error names the file or the --set it came from.
+ResolvedRun read_and_resolve(const TrainArgs& args, int ranks) try {
   ResolvedRun r;
-  r.cfg = config::resolve(user, ranks);
+  r.cfg = config::resolve(config::read_user(args.config, args.sets), ranks);
   r.per_rank = config::per_rank_batch(r.cfg, ranks);
   r.global = config::global_batch(r.cfg, ranks);
   if (r.cfg["name"].get<std::string>().empty()) r.cfg["name"] = derived_run_name(r.cfg, ranks, r.global);
@@ -131,28 +124,15 @@ ResolvedRun resolve_run(const TrainArgs& args, const Json& user, int ranks) {
   if (args.stop_at > 0 && asynchronous)
     throw BadInput("--stop-at: asynchronous SGD runs to its end (/parallel/mode \"async\")");
   return r;
-}
-
-// Reads the user's config, unless `user` holds it already, and hands it to `use`; an error of either names the file
-// or the --set it came from.
-template <typename Use>
-auto with_user_config(const TrainArgs& args, std::optional<Json> user, Use&& use) {
-  try {
-    return use(user ? std::move(*user) : config::read_user(args.config, args.sets));
-  } catch (const Error& e) {
-    throw Error(e.code(), config::attributed(e.what(), args.config, args.sets));  // the --set or the file
-  }
+} catch (const Error& e) {
+  throw Error(e.code(), config::attributed(e.what(), args.config, args.sets));  // the --set or the file
 }
 
 }  // namespace
 
-Run::Run(const TrainArgs& args, Json user) : args_(args) {
-  ResolvedRun r = resolve_run(args, user, world_.size());
-  cfg_ = std::move(r.cfg);
-  per_rank_ = r.per_rank;
-  global_ = r.global;
-  fault_ = std::move(r.fault);
-}
+Run::Run(const TrainArgs& args, ResolvedRun resolved)
+    : args_(args), cfg_(std::move(resolved.cfg)), per_rank_(resolved.per_rank), global_(resolved.global),
+      fault_(std::move(resolved.fault)) {}
 
 // Data, model and schedule, how the ranks combine their work, and the checkpoint to resume from.
 void Run::set_up() {
@@ -783,13 +763,13 @@ void agree_on_command(const World& world, const TrainArgs& args, const Json& cfg
 
 }  // namespace
 
-int train(const TrainArgs& args, std::optional<Json> user) {
+int train(const TrainArgs& args, std::optional<ResolvedRun> alone) {
   // The config phase reads the same files on every rank, so its errors are mostly the same everywhere; a file
   // missing on one node or a node without a GPU fails there alone, and the ranks agree on that too.
   const World world;
   std::unique_ptr<Run> run = world.on_every_rank([&] {
-    // Resolves and validates on this run's rank count.
-    return with_user_config(args, std::move(user), [&](Json u) { return std::make_unique<Run>(args, std::move(u)); });
+    // On this run's rank count: alone, check_config_alone resolved it on one rank before MPI started.
+    return std::make_unique<Run>(args, alone && world.size() == 1 ? std::move(*alone) : read_and_resolve(args, world.size()));
   });
   agree_on_command(world, args, run->config());
   if (args.print_config) {
@@ -799,11 +779,6 @@ int train(const TrainArgs& args, std::optional<Json> user) {
   return run->execute();
 }
 
-Json check_config_alone(const TrainArgs& args) {
-  return with_user_config(args, std::nullopt, [&](Json user) {
-    resolve_run(args, user, 1);
-    return user;
-  });
-}
+ResolvedRun check_config_alone(const TrainArgs& args) { return read_and_resolve(args, 1); }
 
 }  // namespace dtbench

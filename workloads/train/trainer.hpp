@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/json.hpp"
+#include "workloads/train/fault_injection.hpp"
 
 namespace CLI {
 class App;
@@ -39,16 +40,22 @@ struct TrainArgs {
 // Exit codes beyond core/error.hpp's: a preempted run wrote its checkpoint and can be resumed.
 inline constexpr int kExitPreempted = 3;
 
-// Runs the training (MPI must be initialised). Returns the process exit code. `user`: the user's config as
-// check_config_alone read it (read once: the file checked is the file trained on); without it, train() reads it.
-int train(const TrainArgs& args, std::optional<Json> user = std::nullopt);
+// The run's config resolved on its rank count and checked with the command's options: the part of the set-up that
+// needs neither MPI nor data (the rank count, this machine's rules, --inject-fault, --init-from and --stop-at).
+struct ResolvedRun {
+  Json cfg;
+  long per_rank = 0, global = 0;
+  FaultInjection fault{""};
+};
 
-// The checks of train()'s config phase that need neither MPI nor data, for a process that is the whole job
-// (alone_in_job()): the config read and resolved on one rank, this machine's rules, the options against it. Throws
-// the error train() would report, attributed to the file or --set, so that `dtbench train` alone refuses a bad
-// config before MPI starts (Open MPI's singleton start spawns a daemon and writes a session folder, about 0.5 s).
-// Returns the user's config as read, for train().
-Json check_config_alone(const TrainArgs& args);
+// Runs the training (MPI must be initialised). Returns the process exit code. `alone`: what check_config_alone
+// resolved before MPI started, when this process is the whole job; without it, train() reads and resolves the config.
+int train(const TrainArgs& args, std::optional<ResolvedRun> alone = std::nullopt);
+
+// train()'s config phase on one rank, for a process that is the whole job (alone_in_job()): throws the error train()
+// would report, attributed to the file or --set, so that `dtbench train` alone refuses a bad config before MPI
+// starts (Open MPI's singleton start spawns a daemon and writes a session folder, 0.5-0.7 s here).
+ResolvedRun check_config_alone(const TrainArgs& args);
 
 void add_train_command(CLI::App& app);
 // For a `dtbench train` command line that fails to parse (`why`): when this process is one of several ranks of
