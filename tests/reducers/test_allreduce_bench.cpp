@@ -150,9 +150,45 @@ TEST(CheckPattern, WrongPlacementIsVisible) {
   std::vector<float> shifted = good;  // two blocks swapped
   std::swap_ranges(shifted.begin(), shifted.begin() + 250, shifted.begin() + 250);
   EXPECT_EQ(pat.count_wrong(shifted.data(), n), 500u);
-  // Every partial sum is exact: the largest total stays below 2^24.
-  EXPECT_LE(static_cast<double>(pat.expected(pat.period() - 1)), 16777216.0);
-  EXPECT_LE(static_cast<double>(CheckPattern(16).expected(CheckPattern(16).period() - 1)), 16777216.0);
+  // Errors whose totals cancel: ranks 1 and 2 twice, ranks 0 and 3 left out. 2 + 2 + 3 + 3 = 1 + 2 + 3 + 4, so a
+  // pattern of (r + 1) * f(i) summed to the expected values at every index. The residues of ranks 0 and 3 sum like
+  // those of 1 and 2 only by coincidence, at about one index in P (here: none of the 1000).
+  EXPECT_EQ(pat.count_wrong(sum_over({1, 1, 2, 2}).data(), n), n);
+  EXPECT_EQ(pat.count_wrong(sum_over({0, 0, 3, 3}).data(), n), n);
+  // One chunk of rank 3 where rank 0's was due, and one of rank 0 where rank 3's was (the same total).
+  std::vector<float> crossed = good;
+  for (size_t i = 0; i < 100; ++i) crossed[i] += pat.value(3, i) - pat.value(0, i);
+  for (size_t i = 100; i < 200; ++i) crossed[i] += pat.value(0, i) - pat.value(3, i);
+  EXPECT_EQ(pat.count_wrong(crossed.data(), n), 200u);
+}
+
+// Every partial sum is exact in float32: each value lies in 1..P and K * P <= 2^24, so any sum of the K ranks'
+// values in any order is an integer at most 2^24. fill() writes what value() says.
+TEST(CheckPattern, EveryPartialSumIsExact) {
+  for (int ranks : {1, 2, 3, 4, 7, 16, 64, 1000}) {
+    const CheckPattern pat(ranks);
+    EXPECT_LE(static_cast<double>(pat.period()) * ranks, 16777216.0) << ranks;
+    EXPECT_GE(pat.period(), 2u) << ranks;
+    const size_t n = pat.period() + 5;  // past one period: the sequence repeats
+    std::vector<float> buf(n);
+    double max_expected = 0;
+    for (int r : {0, ranks / 2, ranks - 1}) {
+      pat.fill(r, buf.data(), n);
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(buf[i], pat.value(r, i)) << ranks << " " << r << " " << i;
+        ASSERT_GE(buf[i], 1.0f);
+        ASSERT_LE(buf[i], static_cast<float>(pat.period()));
+      }
+    }
+    for (size_t i = 0; i < n; ++i) max_expected = std::max(max_expected, static_cast<double>(pat.expected(i)));
+    EXPECT_LE(max_expected, 16777216.0) << ranks;
+    // The expected value is the sum of the ranks' values, computed here in double.
+    for (size_t i : {size_t{0}, size_t{1}, pat.period() - 1, pat.period(), n - 1}) {
+      double sum = 0;
+      for (int r = 0; r < ranks; ++r) sum += pat.value(r, i);
+      ASSERT_EQ(static_cast<double>(pat.expected(i)), sum) << ranks << " " << i;
+    }
+  }
 }
 
 }  // namespace
