@@ -1,27 +1,76 @@
 #include "analysis/text_table.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 
 #include "core/error.hpp"
 
 namespace dtbench::analysis {
 namespace {
 
-std::string md_cell(const std::string& s) {
+// Markdown (CommonMark with GitHub's tables) as literal text: a run name or a config value must not become a cell
+// border, emphasis, code, a link, an HTML tag, an entity or strikethrough. Escaped with a backslash: | \ ` * ~;
+// < before a letter, / ! or ? (a tag, a comment, an autolink; "<= 0.01" stays); _ where it could open or close
+// emphasis (not between two letters or digits, so parameter_server stays as typed); ] before ( (an inline link or
+// image; "[1][2]" is a link only where a definition of [2] exists, and one is escaped at a line's start); & before
+// a letter, digit or # (an entity). At the start of a line (the caption, a note after "- "), a character that
+// would start a block (a heading, a quote, a list, a task box, a definition) is escaped too. Line breaks become
+// spaces (CommonMark ends a line at a bare CR too).
+std::string md_cell(const std::string& s, bool line_start = false) {
+  const auto word = [&](size_t i) { return i < s.size() && std::isalnum(static_cast<unsigned char>(s[i])) != 0; };
   std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';  // CommonMark ends a line at a bare CR too
-    else out += c;
+  size_t from = 0;
+  if (line_start && !s.empty()) {
+    size_t digits = 0;
+    while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
+    // GitHub's task boxes ("- [ ] ", "- [x] ") and link reference definitions ("[2]: url"); a reference mark as in
+    // "[1] Goyal et al." stays.
+    const size_t close = s.find(']');
+    const bool box_or_definition =
+        s[0] == '[' && close != std::string::npos &&
+        ((close == 2 && std::string_view(" xX").find(s[1]) != std::string_view::npos) || s.compare(close, 2, "]:") == 0);
+    if (std::string_view("#>+-=").find(s[0]) != std::string_view::npos || box_or_definition) {
+      out.append("\\").push_back(s[0]);
+      from = 1;
+    } else if (digits > 0 && digits < s.size() && (s[digits] == '.' || s[digits] == ')')) {
+      out.append(s, 0, digits).append("\\").push_back(s[digits]);
+      from = digits + 1;
+    }
+  }
+  for (size_t i = from; i < s.size(); ++i) {
+    const char c = s[i];
+    const char next = i + 1 < s.size() ? s[i + 1] : '\0';
+    bool escape = std::string_view("|\\`*~").find(c) != std::string_view::npos;
+    if (c == '<') escape = std::isalpha(static_cast<unsigned char>(next)) || next == '/' || next == '!' || next == '?';
+    if (c == '_') escape = !(i > 0 && word(i - 1) && word(i + 1));
+    if (c == ']') escape = next == '(';
+    if (c == '&') escape = next == '#' || word(i + 1);
+    if (c == '\n' || c == '\r') {
+      out += ' ';
+      continue;
+    }
+    if (escape) out += '\\';
+    out += c;
   }
   return out;
 }
 
+// CSV as RFC 4180 quotes it; and a cell that a spreadsheet would run as a formula (one starting with = + - @, a tab
+// or a CR, OWASP's "CSV injection") gets a leading apostrophe, unless it reads whole as a number (-0.5 and -inf
+// stay numbers) or is that one character (the tables' "-" for no value).
 std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string cell = s;
+  if (s.size() > 1 && std::string_view("=+-@\t\r").find(s[0]) != std::string_view::npos) {
+    char* end = nullptr;
+    (void)std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size()) cell.insert(cell.begin(), '\'');
+  }
+  if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
   std::string out = "\"";
-  for (char c : s) {
+  for (char c : cell) {
     if (c == '"') out += "\"\"";
     else out += c;
   }
@@ -50,6 +99,8 @@ std::string latex_text(const std::string& s) {
 
 }  // namespace
 
+std::string md_text(const std::string& s) { return md_cell(s); }
+
 Format parse_format(const std::string& name) {
   if (name == "md" || name == "markdown") return Format::md;
   if (name == "csv") return Format::csv;
@@ -70,6 +121,7 @@ std::string render(const TextTable& t, Format f) {
   std::string out;
   size_t cols = t.header.size();
   auto right = [&](size_t c) { return c < t.right.size() && t.right[c]; };
+  auto md = [&](size_t c, const std::string& s) { return c < t.markdown.size() && t.markdown[c] ? s : md_cell(s); };
   if (f == Format::csv) {
     for (size_t c = 0; c < cols; ++c) {
       if (c) out += ',';
@@ -86,7 +138,7 @@ std::string render(const TextTable& t, Format f) {
     return out;
   }
   if (f == Format::md) {
-    if (!t.caption.empty()) out += md_cell(t.caption) + "\n\n";
+    if (!t.caption.empty()) out += md_cell(t.caption, true) + "\n\n";
     out += "|";
     for (const auto& h : t.header) out.append(" ").append(md_cell(h)).append(" |");
     out += "\n|";
@@ -94,12 +146,12 @@ std::string render(const TextTable& t, Format f) {
     out += "\n";
     for (const auto& row : t.rows) {
       out += "|";
-      for (size_t c = 0; c < cols; ++c) out.append(" ").append(md_cell(c < row.size() ? row[c] : "")).append(" |");
+      for (size_t c = 0; c < cols; ++c) out.append(" ").append(md(c, c < row.size() ? row[c] : "")).append(" |");
       out += "\n";
     }
     if (!t.notes.empty()) {
       out += "\n";
-      for (const auto& n : t.notes) out.append("- ").append(md_cell(n)).append("\n");
+      for (const auto& n : t.notes) out.append("- ").append(md_cell(n, true)).append("\n");
     }
     return out;
   }

@@ -18,11 +18,16 @@ struct TextTable {
   std::string caption;                      // md: a line above; latex: \caption; csv: left out
   std::vector<std::string> header;
   std::vector<bool> right;                  // right-align this column (numbers)
+  std::vector<bool> markdown;               // md: this column's cells are Markdown that dtbench wrote (a failed
+                                            // check in bold), written as they are; every other cell is escaped
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> notes;           // md and latex: lines below (references, definitions)
 };
 
 std::string render(const TextTable& t, Format f);
+
+// Text as literal Markdown, the escaping render() gives a cell: for a caller that puts text beside its own markup.
+std::string md_text(const std::string& s);
 
 // Numbers for tables: 4 significant digits, plain notation up to 10^7.
 std::string format_number(double v);

@@ -192,10 +192,14 @@ std::string sci(double v, int digits) {
   return buf;
 }
 
-std::string md_table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows) {
+std::string md_table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows,
+                     const std::vector<size_t>& markdown) {
   // A header over no rows reads as a table that lost its contents: say that no record gave a row.
   if (rows.empty()) return "No record gave a row of this table (the verdict's reason names what is missing).\n";
   analysis::TextTable t;
+  t.markdown.assign(header.size(), false);
+  for (size_t c : markdown)
+    if (c < t.markdown.size()) t.markdown[c] = true;
   t.header = std::move(header);
   t.rows = std::move(rows);
   return analysis::render(t, analysis::Format::md);

@@ -52,8 +52,10 @@ std::string fixed(double v, int digits);
 std::string sci(double v, int digits);
 
 // A Markdown table: analysis::render of a TextTable with this header and these rows; with no rows, a sentence
-// saying that no record gave one.
-std::string md_table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows);
+// saying that no record gave one. Cells are text, escaped, except in the `markdown` columns (by index), which hold
+// dtbench's own Markdown ("**no**" for a failed check; analysis::md_text escapes text put beside it there).
+std::string md_table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows,
+                     const std::vector<size_t>& markdown = {});
 
 // The items separated by `sep` ("a, b, c").
 std::string join(const std::vector<std::string>& items, const std::string& sep);

@@ -164,7 +164,7 @@ std::vector<ClaimVerdict> write_report(const fs::path& dir) {
   md += "Sessions that ran experiments in this folder:\n\n" + sessions_text(doc.value("sessions", Json::array())) + "\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& v : out) rows.push_back({v.id, v.title, "**" + to_string(v.finding.verdict) + "**"});
-  md += md_table({"claim", "statement", "verdict"}, rows) + body;
+  md += md_table({"claim", "statement", "verdict"}, rows, {2}) + body;
   write_file_atomic(dir / "REPORT.md", md, false);
   write_json_atomic(dir / "report.json", Json{{"kind", "dtbench-reproduction-report"}, {"scale", scale},
                                                {"claims", claims_json}}, false);

@@ -173,7 +173,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   Finding f;
   f.numbers = md_table({"experiment", "reference", "compared", "seed", "steps", "max rel. weight difference d",
                         "rounding control d_control", "bound", "within bound"},
-                       rows);
+                       rows, {8});
   if (!problems.empty()) missing += (missing.empty() ? "" : "; ") + join(problems, "; ");
   const std::string rule = "max(" + sci(tol, 1) + ", " + value_text(c["control_factor"]) + " x d_control)";
   if (over > 0) {

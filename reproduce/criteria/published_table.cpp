@@ -60,13 +60,14 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, co
                                !r["optimizer"].get<std::string>().empty();
     const bool ok = std::fabs(err) <= tol && has_optimizer;
     if (!ok) bad += (bad.empty() ? "" : ", ") + r["work"].get<std::string>();
-    rows.push_back({r["work"].get<std::string>(), has_optimizer ? r["optimizer"].get<std::string>() : "**missing**",
+    rows.push_back({r["work"].get<std::string>(),
+                    has_optimizer ? analysis::md_text(r["optimizer"].get<std::string>()) : "**missing**",
                     fixed(product, 2), fixed(published, 2), fixed(100 * err, 1) + "%", ok ? "yes" : "**no**"});
   }
   f.numbers = analysis::render(analysis::published_table(doc, analysis::Format::md), analysis::Format::md) +
               "\nConsistency of the seed's figures:\n\n" +
               md_table({"work", "optimizer", "steps x time/step (min)", "time (min)", "difference",
-                        "within " + fixed(100 * tol, 0) + "% and optimizer given"}, rows);
+                        "within " + fixed(100 * tol, 0) + "% and optimizer given"}, rows, {1, 5});
   if (rows.empty()) {
     f.reason = "no row gives steps, time per step and time together";
     return f;

@@ -77,7 +77,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, co
   }
   f.numbers = md_table({"run", "batch", "steps", "compute/step (s)", "allreduce intra + inter (ms)",
                         "exposed (ms)", "predicted (min)", "published (min)", "error", "within " +
-                        fixed(100 * max_error, 0) + "%"}, rows) +
+                        fixed(100 * max_error, 0) + "%"}, rows, {9}) +
               "\nInputs and their sources (results/published/compute.json and networks.json):" + inputs + "\n";
   if (!sens.empty())
     f.numbers += "\nSensitivity: the same predictions with another published device throughput.\n\n" +

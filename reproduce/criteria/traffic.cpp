@@ -129,7 +129,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   f.figure = {{"kind", "bytes_per_rank"}, {"y", "bytes sent per allreduce of " + fixed(S / 1048576, 2) + " MiB"},
               {"series", Json::array({ring, server, worker})}};
   f.numbers = md_table({"reducer", "N", "rank", "sent (bytes)", "received (bytes)", "textbook form (bytes)",
-                        "form / S", "exact"}, rows);
+                        "form / S", "exact"}, rows, {7});
   f.numbers += "\nThe other reducers (tree, butterfly, halving-doubling) against their own exact formulas "
                "(reducers/traffic.hpp): " +
                (beside.empty() ? std::string("all equal.") : "differ at " + join(beside, ", ") + ".") + "\n";

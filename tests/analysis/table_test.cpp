@@ -50,7 +50,7 @@ TEST(TextTable, ThreeFormatsEscapeWhatTheyMust) {
   t.rows = {{"a|b", "1"}, {"x,y \"q\"", "2"}, {"r_&#$", "3"}};
   t.notes = {"note ~"};
   EXPECT_EQ(render(t, Format::md),
-            "Caption 50%\n\n| key | value |\n| --- | ---: |\n| a\\|b | 1 |\n| x,y \"q\" | 2 |\n| r_&#$ | 3 |\n\n- note ~\n");
+            "Caption 50%\n\n| key | value |\n| --- | ---: |\n| a\\|b | 1 |\n| x,y \"q\" | 2 |\n| r\\_\\&#$ | 3 |\n\n- note \\~\n");
   EXPECT_EQ(render(t, Format::csv), "key,value\r\na|b,1\r\n\"x,y \"\"q\"\"\",2\r\nr_&#$,3\r\n");
   EXPECT_EQ(render(t, Format::latex),
             "\\begin{table}[ht]\n\\centering\n\\caption{Caption 50\\%}\n\\begin{tabular}{lr}\n\\toprule\nkey & value "
@@ -65,6 +65,39 @@ TEST(TextTable, ThreeFormatsEscapeWhatTheyMust) {
   EXPECT_EQ(render(t, Format::csv), "key,value\r\n\"x\r\ny\",1\r\n");
   EXPECT_NE(render(t, Format::latex).find("x  y & 1"), std::string::npos);
   EXPECT_THROW(parse_format("html"), dtbench::BadInput);
+}
+
+// Names and values are text, never markup: what CommonMark (spec 0.30) and GitHub's table and strikethrough
+// extensions would read as emphasis, code, a link, an image, an HTML tag, an entity, strikethrough, a cell border
+// or a block is escaped with a backslash, which renders as the character itself; underscores inside a word cannot
+// open emphasis there and stay as typed. In CSV, a cell a spreadsheet would run as a formula gets an apostrophe.
+TEST(TextTable, MarkdownAndCsvCellsAreTextNotMarkup) {
+  TextTable t;
+  t.header = {"name"};
+  t.rows = {{"*bold* and _em_"}, {"`code`"}, {"[x](http://a) ![i](b.png) [r][1]"}, {"<b>html</b> &amp; &#42;"},
+            {"~~gone~~"}, {"a\\|b"}, {"parameter_server lr_0.1"}, {"a & b; [1, 2]; x <= 1 < 2"}};
+  t.caption = "# not a heading";
+  t.notes = {"1. not a list", "> not a quote", "- not an item", "[ ] not a box", "[1] Goyal et al. 2017", "+1",
+             "[r]: javascript:alert(1)"};
+  EXPECT_EQ(render(t, Format::md),
+            "\\# not a heading\n\n| name |\n| --- |\n"
+            "| \\*bold\\* and \\_em\\_ |\n"
+            "| \\`code\\` |\n"
+            "| [x\\](http://a) ![i\\](b.png) [r][1] |\n"
+            "| \\<b>html\\</b> \\&amp; \\&#42; |\n"
+            "| \\~\\~gone\\~\\~ |\n"
+            "| a\\\\\\|b |\n"
+            "| parameter_server lr_0.1 |\n"
+            "| a & b; [1, 2]; x <= 1 < 2 |\n\n"
+            "- 1\\. not a list\n- \\> not a quote\n- \\- not an item\n- \\[ ] not a box\n- [1] Goyal et al. 2017\n"
+            "- \\+1\n- \\[r]: javascript:alert(1)\n");
+  TextTable c;
+  c.header = {"cell"};
+  c.rows = {{"=SUM(A1:A9)"}, {"+cmd|' /C calc'!A0"}, {"-2+3"}, {"@SUM(1)"}, {"\tx"}, {"-0.5"}, {"+1e3"}, {"-inf"},
+            {"-"}, {"run-1"}};
+  EXPECT_EQ(render(c, Format::csv),
+            "cell\r\n'=SUM(A1:A9)\r\n'+cmd|' /C calc'!A0\r\n'-2+3\r\n'@SUM(1)\r\n'\tx\r\n-0.5\r\n+1e3\r\n-inf\r\n-\r\n"
+            "run-1\r\n");
 }
 
 TEST(TextTable, Numbers) {
