@@ -92,6 +92,28 @@ TEST_F(CheckpointFiles, RoundTripsAndDetectsDamage) {
 
 // A format-1 file: the same fields after the magic "DTBCKPT1", no checksum. Offsets in its errors count from the
 // file's first byte (the length of the weights sits at byte 16).
+// What a kill during a write leaves: the hidden temporaries of core/atomic_file. The header's go with
+// remove_header_temporaries, a rank's with remove_rank_states; the checkpoint itself and other files stay.
+TEST_F(CheckpointFiles, TemporariesOfAKilledWriteAreRemoved) {
+  write_rank_state(dir, 0, sample());
+  write_header(dir, Json{{"config", Json::object()}, {"state", Json::object()}, {"ranks", 1}});
+  for (const char* name : {".header.json.tmp-a1B2c3", ".header.json.tmp-zzzzzz", ".rank-0.step-4.bin.tmp-q1w2e3"})
+    std::ofstream(dir / name) << "cut short";
+  std::ofstream(dir / "notes.txt") << "a user's";
+  remove_header_temporaries(dir);
+  EXPECT_FALSE(fs::exists(dir / ".header.json.tmp-a1B2c3"));
+  EXPECT_FALSE(fs::exists(dir / ".header.json.tmp-zzzzzz"));
+  EXPECT_TRUE(fs::exists(dir / ".rank-0.step-4.bin.tmp-q1w2e3"));  // a rank's, removed by its rank
+  EXPECT_TRUE(fs::exists(dir / "header.json"));
+  EXPECT_TRUE(fs::exists(rank_file(dir, 0, 6)));
+  EXPECT_TRUE(fs::exists(dir / "notes.txt"));
+  EXPECT_EQ(read_header(dir)["ranks"], 1);
+  EXPECT_NO_THROW(read_rank_state(dir, 0, 6));
+  remove_rank_states(dir, 0, 6);
+  EXPECT_FALSE(fs::exists(dir / ".rank-0.step-4.bin.tmp-q1w2e3"));
+  EXPECT_TRUE(fs::exists(rank_file(dir, 0, 6)));
+}
+
 TEST_F(CheckpointFiles, ReadsFormatOneAndCountsOffsetsFromTheFileStart) {
   write_rank_state(dir, 0, sample());
   std::string v1 = bytes();

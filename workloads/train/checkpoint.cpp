@@ -177,6 +177,15 @@ void write_header(const fs::path& dir, const Json& header) {
   write_json_atomic(dir / "header.json", header, false);
 }
 
+void remove_header_temporaries(const fs::path& dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code rm;
+    if (name.rfind(".header.json.tmp-", 0) == 0) fs::remove(it->path(), rm);
+  }
+}
+
 Json read_header(const fs::path& dir) {
   fs::path file = dir / "header.json";
   if (!exists_or_bad_input(file, "checkpoint header")) return Json();

@@ -40,6 +40,9 @@ RankState read_rank_state(const std::filesystem::path& dir, int rank, int64_t ex
 
 // Header: written by rank 0 after every rank's file exists.
 void write_header(const std::filesystem::path& dir, const Json& header);
+// Removes the temporary files (".header.json.tmp-XXXXXX", core/atomic_file) that a header write killed midway
+// left in dir. Only where no rank writes a header: ranks of one node-local folder may write theirs together.
+void remove_header_temporaries(const std::filesystem::path& dir);
 // Empty JSON when there is no checkpoint in dir; else an object with "config" and "state" objects and "ranks", a
 // rank count (BadInput naming the file otherwise).
 Json read_header(const std::filesystem::path& dir);

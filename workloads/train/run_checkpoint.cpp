@@ -40,6 +40,9 @@ void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, T
   const fs::path mine = rank_file(dir, world.rank(), rs.step);
   // Every rank looks, as a rank with its own /output/dir (a node's disk) creates its own folder.
   const bool had_folder = fs::exists(dir), had_mine = fs::exists(mine);
+  // A header write that a kill cut short left its temporary file: gone before this checkpoint's header is written
+  // (no rank writes one until the barrier below; the previous checkpoint's writes ended at its last barrier).
+  if (had_folder) remove_header_temporaries(dir);
   world.barrier();  // every rank looked before any rank created the folder
   // The header this rank had before this checkpoint's (rank 0's, or a rank's copy; null: none), and whether this
   // rank wrote this checkpoint's: a failure puts it back, so that the previous checkpoint stays whole.
