@@ -3,7 +3,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <string_view>
 
 #include "core/error.hpp"
@@ -13,13 +12,16 @@ namespace {
 
 // Markdown (CommonMark with GitHub's tables) as literal text: a run name or a config value must not become a cell
 // border, emphasis, code, a link, an HTML tag, an entity or strikethrough. Escaped with a backslash: | \ ` * ~;
-// < before a letter, / ! or ? (a tag, a comment, an autolink; "<= 0.01" stays); _ where it could open or close
+// < unless a space or = follows (a tag, a comment, an autolink, an e-mail autolink; "<= 0.01" stays); _ where it could open or close
 // emphasis (not between two letters or digits, so parameter_server stays as typed); ] before ( (an inline link or
 // image; "[1][2]" is a link only where a definition of [2] exists, and one is escaped at a line's start); & before
 // a letter, digit or # (an entity). At the start of a line (the caption, a note after "- "), a character that
-// would start a block (a heading, a quote, a list, a task box, a definition) is escaped too. Line breaks become
-// spaces (CommonMark ends a line at a bare CR too).
-std::string md_cell(const std::string& s, bool line_start = false) {
+// would start a block (a heading, a quote, a list, a task box, a definition) is escaped too, after the spaces
+// before it are dropped. Line breaks become spaces (CommonMark ends a line at a bare CR too).
+std::string md_cell(const std::string& text, bool line_start = false) {
+  // Spaces before a paragraph's text are dropped by Markdown, and four of them start a code block: dropped here,
+  // so that the checks below see what would start the line.
+  const std::string s = line_start ? text.substr(std::min(text.find_first_not_of(" \t"), text.size())) : text;
   const auto word = [&](size_t i) { return i < s.size() && std::isalnum(static_cast<unsigned char>(s[i])) != 0; };
   std::string out;
   size_t from = 0;
@@ -44,7 +46,7 @@ std::string md_cell(const std::string& s, bool line_start = false) {
     const char c = s[i];
     const char next = i + 1 < s.size() ? s[i + 1] : '\0';
     bool escape = std::string_view("|\\`*~").find(c) != std::string_view::npos;
-    if (c == '<') escape = std::isalpha(static_cast<unsigned char>(next)) || next == '/' || next == '!' || next == '?';
+    if (c == '<') escape = next != '\0' && next != '=' && !std::isspace(static_cast<unsigned char>(next));
     if (c == '_') escape = !(i > 0 && word(i - 1) && word(i + 1));
     if (c == ']') escape = next == '(';
     if (c == '&') escape = next == '#' || word(i + 1);
@@ -58,16 +60,34 @@ std::string md_cell(const std::string& s, bool line_start = false) {
   return out;
 }
 
+// A decimal number as the tables write one: [+-] digits [. digits] [e [+-] digits], or inf and nan with a sign
+// (format_number). Not strtod, which also reads hexadecimal, "infinity", "nan(...)" and leading spaces.
+bool plain_number(const std::string& s) {
+  size_t i = s.empty() || (s[0] != '+' && s[0] != '-') ? 0 : 1;
+  if (s.compare(i, std::string::npos, "inf") == 0 || s.compare(i, std::string::npos, "nan") == 0) return true;
+  const auto digits = [&] {
+    const size_t from = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    return i - from;
+  };
+  size_t n = digits();
+  if (i < s.size() && s[i] == '.') ++i, n += digits();
+  if (n == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == s.size();
+}
+
 // CSV as RFC 4180 quotes it; and a cell that a spreadsheet would run as a formula (one starting with = + - @, a tab
-// or a CR, OWASP's "CSV injection") gets a leading apostrophe, unless it reads whole as a number (-0.5 and -inf
-// stay numbers) or is that one character (the tables' "-" for no value).
+// or a CR, OWASP's "CSV injection") gets a leading apostrophe, unless it is a number (-0.5 and -inf stay numbers)
+// or that one character (the tables' "-" for no value).
 std::string csv_cell(const std::string& s) {
   std::string cell = s;
-  if (s.size() > 1 && std::string_view("=+-@\t\r").find(s[0]) != std::string_view::npos) {
-    char* end = nullptr;
-    (void)std::strtod(s.c_str(), &end);
-    if (end != s.c_str() + s.size()) cell.insert(cell.begin(), '\'');
-  }
+  if (s.size() > 1 && std::string_view("=+-@\t\r").find(s[0]) != std::string_view::npos && !plain_number(s))
+    cell.insert(cell.begin(), '\'');
   if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
   std::string out = "\"";
   for (char c : cell) {
@@ -99,7 +119,7 @@ std::string latex_text(const std::string& s) {
 
 }  // namespace
 
-std::string md_text(const std::string& s) { return md_cell(s); }
+std::string md_text(const std::string& s, bool line_start) { return md_cell(s, line_start); }
 
 Format parse_format(const std::string& name) {
   if (name == "md" || name == "markdown") return Format::md;

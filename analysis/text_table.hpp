@@ -26,8 +26,9 @@ struct TextTable {
 
 std::string render(const TextTable& t, Format f);
 
-// Text as literal Markdown, the escaping render() gives a cell: for a caller that puts text beside its own markup.
-std::string md_text(const std::string& s);
+// Text as literal Markdown, the escaping render() gives a cell (line_start: as it gives a caption or a note, text at
+// the start of a line): for a caller that puts text beside its own markup.
+std::string md_text(const std::string& s, bool line_start = false);
 
 // Numbers for tables: 4 significant digits, plain notation up to 10^7.
 std::string format_number(double v);

@@ -1,7 +1,8 @@
 // The input data of the allreduce checks (nccl-tests style: wrong placement must be visible).
 //
-// Element i on rank r holds 1 + ((i' + 1) * m_r mod P), where i' = i mod P, P is a prime and m_r a pseudo-random
-// multiplier in 1..P-1 fixed per rank: a residue sequence that differs by rank and by index. A rank left out, a rank
+// Element i on rank r holds 1 + ((i' + 1) * m_r + c_r mod P), where i' = i mod P, P is a prime, m_r a pseudo-random
+// multiplier in 1..P-1 and c_r a pseudo-random offset, both fixed per rank: a residue sequence that differs by rank
+// and by index (the offset where (i' + 1) * m_r is 0 for every rank). A rank left out, a rank
 // or a chunk counted twice, a block copied to the wrong offset, and also mixes whose errors cancel in a total (rank
 // 2's chunk twice where ranks 1 and 3 were due: a pattern of (r + 1) * f(i) gave the right sum for that) change the
 // result: two different sets of ranks sum alike at an index only where their residues happen to agree (about one
@@ -9,7 +10,7 @@
 // period's table. P is the largest prime with K * P <= 2^24 and P <= 65521 (the table stays 256 KiB and costs at
 // most 2^24 steps to build): every value is at most P, so every partial sum, in any order, is an integer at most
 // 2^24 and exact in float32; the check compares bits, with no tolerance. A misplacement by a block length goes
-// unnoticed only when that length is a multiple of P.
+// unnoticed only when that length is a multiple of P. For up to 2^22 ranks (P >= 3; MPI jobs are far smaller).
 #pragma once
 
 #include <cstddef>
@@ -31,23 +32,30 @@ class CheckPattern {
         break;
       }
     }
-    // Multipliers drawn by splitmix64 in rank order, distinct and no two summing to P while the ranks are fewer than
-    // (P - 1) / 2 (residues of m and P - m sum to P at every index but one, so two such pairs would sum alike).
+    // Multipliers drawn by splitmix64 in rank order, distinct and no two summing to P while the ranks are at most
+    // (P - 1) / 2 (the residues of m and P - m sum to the same value mod P at every index, so two such pairs would
+    // often sum alike).
     // Multipliers linear in r (r + 1 times a constant) left two sets of ranks with the same sum of r equal at five
     // indices in six.
     multiplier_.resize(ranks);
+    offset_.resize(ranks);
     std::vector<bool> taken(period_, false);
-    uint64_t state = 0x9e3779b97f4a7c15ULL;
+    uint64_t state = 0x9e3779b97f4a7c15ULL, free_left = period_ > 1 ? period_ - 1 : 0;
     for (uint64_t r = 0; r < ranks; ++r) {
       uint64_t m = 0;
-      for (int tries = 0; period_ > 1 && tries < 64 && (m == 0 || taken[m]); ++tries)
+      if (period_ > 1) {
         m = 1 + splitmix64(state) % (period_ - 1);
-      if (m > 0 && m < period_) taken[m] = taken[period_ - m] = true;
+        // A taken draw moves to the next free multiplier (no two ranks alike while any is free); none free, it stays.
+        for (uint64_t step = 0; free_left > 0 && taken[m] && step < period_; ++step) m = m + 1 < period_ ? m + 1 : 1;
+        if (!taken[m]) free_left -= (period_ - m != m && !taken[period_ - m]) ? 2 : 1;
+        taken[m] = taken[period_ - m] = true;
+      }
       multiplier_[r] = m;
+      offset_[r] = period_ > 1 ? splitmix64(state) % period_ : 0;
     }
     expected_.assign(period_, 0.0f);
     for (uint64_t r = 0; r < ranks; ++r) {
-      uint64_t residue = multiplier_[r];  // (i' + 1) * m_r mod P at i' = 0, then one m_r more per index
+      uint64_t residue = (multiplier_[r] + offset_[r]) % period_;  // at i' = 0, then one m_r more per index
       for (uint64_t i = 0; i < period_; ++i) {
         expected_[i] += static_cast<float>(1 + residue);
         residue += multiplier_[r];
@@ -57,14 +65,14 @@ class CheckPattern {
   }
   size_t period() const { return period_; }
   float value(int rank, size_t i) const {
-    const uint64_t m = multiplier_[static_cast<size_t>(rank)];
-    return static_cast<float>(1 + (i % period_ + 1) * m % period_);
+    const size_t k = static_cast<size_t>(rank);
+    return static_cast<float>(1 + ((i % period_ + 1) * multiplier_[k] + offset_[k]) % period_);
   }
   float expected(size_t i) const { return expected_[i % period_]; }
 
   void fill(int rank, float* data, size_t count) const {
     const uint64_t m = multiplier_[static_cast<size_t>(rank)];
-    uint64_t residue = m;
+    uint64_t residue = (m + offset_[static_cast<size_t>(rank)]) % period_;
     for (size_t i = 0; i < count; ++i) {
       data[i] = static_cast<float>(1 + residue);
       residue += m;
@@ -95,7 +103,7 @@ class CheckPattern {
     return true;
   }
   uint64_t period_;
-  std::vector<uint64_t> multiplier_;
+  std::vector<uint64_t> multiplier_, offset_;
   std::vector<float> expected_;
 };
 

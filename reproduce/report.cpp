@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
 #include "core/regular_file.hpp"
+#include "analysis/text_table.hpp"
 #include "reproduce/claim.hpp"
 #include "reproduce/evidence.hpp"
 
@@ -17,10 +18,13 @@ namespace fs = std::filesystem;
 namespace dtbench::reproduce {
 namespace {
 
+// The seed's words as a block quote, each line as literal text.
 std::string quote_block(const std::string& text) {
-  std::string s = "> ";
-  for (char c : text) s += c == '\n' ? std::string("\n> ") : std::string(1, c);
-  return s + "\n";
+  std::string s;
+  size_t from = 0;
+  for (size_t end; (end = text.find('\n', from)) != std::string::npos; from = end + 1)
+    s += "> " + analysis::md_text(text.substr(from, end - from), true) + "\n";
+  return s + "> " + analysis::md_text(text.substr(from), true) + "\n";
 }
 
 std::string sessions_text(const Json& sessions) {
@@ -136,12 +140,15 @@ std::vector<ClaimVerdict> write_report(const fs::path& dir) {
       throw BadInput((dir / id / "claim.json").string() + ": /experiments/" + scale + ": no experiment at this scale");
     ClaimVerdict v{c.id, c.title, criterion_kind(c.criterion["kind"], index.string()).evaluate(
                                       c, c.criterion, experiments, dir / id)};
-    body += "\n## " + c.id + ". " + c.title + "\n\n" + quote_block(c.quote) + ">\n> (seeds: " + c.seed_file + ")\n\n";
-    body += "**Setup.** " + c.setup + " Experiments at this scale: ";
+    // The claim's texts are text (claim a's setup has "K*m" twice, which was emphasis between them); the report's
+    // own markup goes around them.
+    body += "\n## " + c.id + ". " + analysis::md_text(c.title) + "\n\n" + quote_block(c.quote) + ">\n> (seeds: " +
+            analysis::md_text(c.seed_file) + ")\n\n";
+    body += "**Setup.** " + analysis::md_text(c.setup) + " Experiments at this scale: ";
     for (size_t i = 0; i < experiments.size(); ++i)
       body += (i ? ", " : "") + std::string("`") + c.id + "/" + experiments[i].name + "`";
     body += ".\n\n**Criterion, fixed in `" + c.id + "/claim.json` before the runs.** " +
-            c.criterion["text"].get<std::string>() + "\n\n";
+            analysis::md_text(c.criterion["text"].get<std::string>()) + "\n\n";
     if (!v.finding.numbers.empty()) body += v.finding.numbers + "\n";
     // Linked only where plot.py draws it (a series or a batch to show): a claim whose runs left no data linked the
     // figure of an earlier report, its old verdict in the title.
@@ -151,7 +158,7 @@ std::vector<ClaimVerdict> write_report(const fs::path& dir) {
       body += "![" + c.id + "](figures/" + c.id + ".png)\n\n";
     std::string reason = v.finding.reason;
     if (!reason.empty() && reason[0] >= 'a' && reason[0] <= 'z') reason[0] = char(reason[0] - 'a' + 'A');
-    body += "**Verdict: " + to_string(v.finding.verdict) + ".** " + reason + "\n";
+    body += "**Verdict: " + to_string(v.finding.verdict) + ".** " + analysis::md_text(reason) + "\n";
     claims_json.push_back({{"id", c.id}, {"title", c.title}, {"verdict", to_string(v.finding.verdict)},
                            {"reason", v.finding.reason}, {"figure", portable_numbers(v.finding.figure)}});
     out.push_back(std::move(v));

@@ -225,6 +225,22 @@ std::string cpu_slice(const std::vector<int>& cpus, int slot, int runners) {
   return list;
 }
 
+std::vector<std::string> runner_cpus(const std::vector<std::string>& mpirun_args, int runners) {
+  std::vector<std::string> out(static_cast<size_t>(std::max(runners, 0)));
+  if (runners <= 1 || places_ranks(mpirun_args) || !on_path("taskset")) return out;
+  const std::vector<int> cpus = affinity_cpu_list();
+  for (int w = 0; w < runners; ++w) out[static_cast<size_t>(w)] = cpu_slice(cpus, w, runners);
+  return out;
+}
+
+std::vector<std::string> mpirun_on(const std::string& cpus, int ranks) {
+  std::vector<std::string> argv;
+  if (!cpus.empty()) argv = {"taskset", "--cpu-list", cpus};
+  argv.insert(argv.end(), {"mpirun", "-np", std::to_string(ranks)});
+  if (!cpus.empty()) argv.insert(argv.end(), {"--bind-to", "none"});
+  return argv;
+}
+
 bool places_ranks(const std::vector<std::string>& mpirun_args) {
   // Open MPI 4.1's mapping and binding options (one dash or two, "=VALUE" attached or not), and the MCA parameters
   // behind them (--mca NAME VALUE, or OMPI_MCA_NAME in the environment).

@@ -64,6 +64,14 @@ std::vector<int> affinity_cpu_list();
 // True when mpirun arguments already say where the ranks run (--cpu-set, --cpu-list, --bind-to, --map-by, a rank
 // file, ...): the user's placement, to which no slice is added.
 bool places_ranks(const std::vector<std::string>& mpirun_args);
+// The CPU lists of `runners` runners side by side (cpu_slice of this process's affinity), taken once: all "" for one
+// runner, where `mpirun_args` place the ranks themselves (places_ranks), or without taskset. Sweeps' --jobs and pbt's
+// concurrent multi-rank members use them.
+std::vector<std::string> runner_cpus(const std::vector<std::string>& mpirun_args, int runners);
+// `mpirun -np K` on a runner's CPUs: `taskset --cpu-list CPUS mpirun -np K --bind-to none` (taskset confines mpirun,
+// and without its own binding the ranks inherit the mask: Open MPI's binding ignores it, and its --cpu-set takes
+// hwloc's logical indices, not the kernel's); plain `mpirun -np K` for "".
+std::vector<std::string> mpirun_on(const std::string& cpus, int ranks);
 
 // The last `bytes` bytes of a text file ("..." before them when cut; trailing newlines dropped), "" when it cannot
 // be read: the end of a failed run's error output, quoted where the failure is reported.

@@ -101,13 +101,9 @@ std::string state_summary(const std::vector<Item>& items) {
 // [taskset --cpu-list CPUS] mpirun -np K [--bind-to none] [local args] PROGRAM... CONFIG --resume: a run on this
 // machine, no Slurm. run_local starts it in the Open MPI session folder of its runner thread (mpi_session_base: runs
 // side by side, or beside other jobs on the host, failed to start when they shared one) and, with --jobs, on the
-// runner's CPUs (cpu_slice): taskset confines mpirun to them and `--bind-to none` lets the ranks inherit that mask
-// (Open MPI's own binding ignores it, and its --cpu-set takes hwloc's logical indices, not the kernel's).
+// runner's CPUs (runner_cpus, mpirun_on).
 std::vector<std::string> local_argv(const Spec& spec, const Layout& l, const Item& it, const std::string& cpus = "") {
-  std::vector<std::string> argv;
-  if (!cpus.empty()) argv = {"taskset", "--cpu-list", cpus};
-  argv.insert(argv.end(), {"mpirun", "-np", std::to_string(it.point->ranks)});
-  if (!cpus.empty()) argv.insert(argv.end(), {"--bind-to", "none"});
+  std::vector<std::string> argv = mpirun_on(cpus, it.point->ranks);
   for (const auto& a : spec.local["mpirun_args"]) argv.push_back(a.get<std::string>());
   for (const auto& a : l.program) argv.push_back(a);
   argv.push_back(config_path(l, *it.run).string());
@@ -139,16 +135,11 @@ int local_jobs(const Spec& spec, int jobs) {
   return spec.local.contains("max_jobs") ? std::min(jobs, spec.local["max_jobs"].get<int>()) : jobs;
 }
 
-// The CPUs of each of `runners` runners side by side (cpu_slice of this process's), taken once: all "" for one
-// runner, where /local/mpirun_args place the ranks themselves, or without taskset.
+// The runners' CPUs (runner_cpus) for this spec's /local/mpirun_args.
 std::vector<std::string> runner_cpus(const Spec& spec, int runners) {
   std::vector<std::string> args;
   for (const auto& a : spec.local["mpirun_args"]) args.push_back(a.get<std::string>());
-  std::vector<std::string> out(static_cast<size_t>(std::max(runners, 0)));
-  if (places_ranks(args) || !on_path("taskset")) return out;
-  const std::vector<int> cpus = affinity_cpu_list();
-  for (int w = 0; w < runners; ++w) out[static_cast<size_t>(w)] = cpu_slice(cpus, w, runners);
-  return out;
+  return slurm::runner_cpus(args, runners);
 }
 
 // Runs what needs running with mpirun, `jobs` at a time (each its own mpirun and its own output files), in the

@@ -78,7 +78,7 @@ TEST(TextTable, MarkdownAndCsvCellsAreTextNotMarkup) {
             {"~~gone~~"}, {"a\\|b"}, {"parameter_server lr_0.1"}, {"a & b; [1, 2]; x <= 1 < 2"}};
   t.caption = "# not a heading";
   t.notes = {"1. not a list", "> not a quote", "- not an item", "[ ] not a box", "[1] Goyal et al. 2017", "+1",
-             "[r]: javascript:alert(1)"};
+             "[r]: javascript:alert(1)", "   # after spaces", "    code?", " ---", "<42@example.com>"};
   EXPECT_EQ(render(t, Format::md),
             "\\# not a heading\n\n| name |\n| --- |\n"
             "| \\*bold\\* and \\_em\\_ |\n"
@@ -90,14 +90,14 @@ TEST(TextTable, MarkdownAndCsvCellsAreTextNotMarkup) {
             "| parameter_server lr_0.1 |\n"
             "| a & b; [1, 2]; x <= 1 < 2 |\n\n"
             "- 1\\. not a list\n- \\> not a quote\n- \\- not an item\n- \\[ ] not a box\n- [1] Goyal et al. 2017\n"
-            "- \\+1\n- \\[r]: javascript:alert(1)\n");
+            "- \\+1\n- \\[r]: javascript:alert(1)\n- \\# after spaces\n- code?\n- \\---\n- \\<42@example.com>\n");
   TextTable c;
   c.header = {"cell"};
   c.rows = {{"=SUM(A1:A9)"}, {"+cmd|' /C calc'!A0"}, {"-2+3"}, {"@SUM(1)"}, {"\tx"}, {"-0.5"}, {"+1e3"}, {"-inf"},
-            {"-"}, {"run-1"}};
+            {"-"}, {"run-1"}, {"-0x1p3"}, {"-nan(x)"}, {"\t-1"}, {"-O3"}, {"+nan"}, {"-1.5e-3"}, {"-.5"}, {"-1e"}};
   EXPECT_EQ(render(c, Format::csv),
             "cell\r\n'=SUM(A1:A9)\r\n'+cmd|' /C calc'!A0\r\n'-2+3\r\n'@SUM(1)\r\n'\tx\r\n-0.5\r\n+1e3\r\n-inf\r\n-\r\n"
-            "run-1\r\n");
+            "run-1\r\n'-0x1p3\r\n'-nan(x)\r\n'\t-1\r\n'-O3\r\n+nan\r\n-1.5e-3\r\n-.5\r\n'-1e\r\n");
 }
 
 TEST(TextTable, Numbers) {

@@ -165,7 +165,7 @@ TEST(CheckPattern, WrongPlacementIsVisible) {
 // Every partial sum is exact in float32: each value lies in 1..P and K * P <= 2^24, so any sum of the K ranks'
 // values in any order is an integer at most 2^24. fill() writes what value() says.
 TEST(CheckPattern, EveryPartialSumIsExact) {
-  for (int ranks : {1, 2, 3, 4, 7, 16, 64, 1000}) {
+  for (int ranks : {1, 2, 3, 4, 7, 16, 64, 1000, 2700}) {
     const CheckPattern pat(ranks);
     EXPECT_LE(static_cast<double>(pat.period()) * ranks, 16777216.0) << ranks;
     EXPECT_GE(pat.period(), 2u) << ranks;
@@ -182,6 +182,17 @@ TEST(CheckPattern, EveryPartialSumIsExact) {
     }
     for (size_t i = 0; i < n; ++i) max_expected = std::max(max_expected, static_cast<double>(pat.expected(i)));
     EXPECT_LE(max_expected, 16777216.0) << ranks;
+    // Distinct multipliers, no two summing to P (value(r, 1) - value(r, 0) is m_r mod P), while ranks <= (P - 1) / 2.
+    if (static_cast<size_t>(ranks) <= (pat.period() - 1) / 2) {
+      const int64_t P = static_cast<int64_t>(pat.period());
+      std::vector<bool> seen(pat.period(), false);
+      for (int r = 0; r < ranks; ++r) {
+        const int64_t m = ((static_cast<int64_t>(pat.value(r, 1)) - static_cast<int64_t>(pat.value(r, 0))) % P + P) % P;
+        ASSERT_NE(m, 0) << ranks << " " << r;
+        ASSERT_FALSE(seen[static_cast<size_t>(m)]) << ranks << " rank " << r << ": a multiplier taken before";
+        seen[static_cast<size_t>(m)] = seen[static_cast<size_t>(P - m)] = true;
+      }
+    }
     // The expected value is the sum of the ranks' values, computed here in double.
     for (size_t i : {size_t{0}, size_t{1}, pat.period() - 1, pat.period(), n - 1}) {
       double sum = 0;

@@ -273,6 +273,22 @@ TEST(PlacesRanks, OpenMpiPlacementOptionsInAnySpelling) {
   EXPECT_FALSE(places_ranks({"--report-bindings"}));  // says where, does not choose
 }
 
+// A runner's mpirun: confined to its CPUs by taskset, without Open MPI's own binding (which ignores the mask).
+TEST(RunnerCpus, SlicesOfThisProcessAndTheirMpirun) {
+  EXPECT_EQ(mpirun_on("", 3), (std::vector<std::string>{"mpirun", "-np", "3"}));
+  EXPECT_EQ(mpirun_on("2-3", 2),
+            (std::vector<std::string>{"taskset", "--cpu-list", "2-3", "mpirun", "-np", "2", "--bind-to", "none"}));
+  EXPECT_EQ(runner_cpus({}, 1), std::vector<std::string>{""});  // one runner: Open MPI's placement
+  EXPECT_EQ(runner_cpus({"--bind-to", "core"}, 2), (std::vector<std::string>{"", ""}));  // the user's placement
+  const std::vector<int> mine = affinity_cpu_list();
+  const std::vector<std::string> two = runner_cpus({"--oversubscribe"}, 2);
+  ASSERT_EQ(two.size(), 2u);
+  if (!on_path("taskset")) GTEST_SKIP() << "no taskset on PATH: runs are not placed";
+  EXPECT_EQ(two[0], cpu_slice(mine, 0, 2));
+  EXPECT_EQ(two[1], cpu_slice(mine, 1, 2));
+  if (mine.size() >= 2) EXPECT_NE(two[0], two[1]);
+}
+
 TEST(SetsSessionFolder, TheParametersThatPlaceSessionFilesAsNamesOrVariables) {
   EXPECT_EQ(sets_session_folder({}), -1);
   EXPECT_EQ(sets_session_folder({"--oversubscribe", "--mca", "btl", "self,vader", "-x", "FOO"}), -1);

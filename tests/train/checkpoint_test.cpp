@@ -90,8 +90,6 @@ TEST_F(CheckpointFiles, RoundTripsAndDetectsDamage) {
   EXPECT_EQ(error(), file + ": damaged extra state (expected an object with the schedule's state)");
 }
 
-// A format-1 file: the same fields after the magic "DTBCKPT1", no checksum. Offsets in its errors count from the
-// file's first byte (the length of the weights sits at byte 16).
 // What a kill during a write leaves: the hidden temporaries of core/atomic_file. The header's go with
 // remove_header_temporaries, a rank's with remove_rank_states; the checkpoint itself and other files stay.
 TEST_F(CheckpointFiles, TemporariesOfAKilledWriteAreRemoved) {
@@ -114,6 +112,8 @@ TEST_F(CheckpointFiles, TemporariesOfAKilledWriteAreRemoved) {
   EXPECT_TRUE(fs::exists(rank_file(dir, 0, 6)));
 }
 
+// A format-1 file: the same fields after the magic "DTBCKPT1", no checksum. Offsets in its errors count from the
+// file's first byte (the length of the weights sits at byte 16).
 TEST_F(CheckpointFiles, ReadsFormatOneAndCountsOffsetsFromTheFileStart) {
   write_rank_state(dir, 0, sample());
   std::string v1 = bytes();
