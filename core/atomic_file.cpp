@@ -82,6 +82,16 @@ std::string cannot_write_beside(const fs::path& path) {
   return "folder " + folder_of(path).string() + " is not writable: " + cannot_create_text();
 }
 
+// What a write of `path` replaces: the file a symbolic link names (as a shell's `>` writes through it), else the
+// path. The rename would replace the link itself: `--output /dev/stdout` with stdout a file made /dev/stdout a
+// regular file for every process on the machine (found by a hunt). "" when the link leads nowhere.
+fs::path write_target(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_symlink(path, ec)) return path;
+  fs::path target = fs::canonical(path, ec);
+  return ec ? fs::path() : target;
+}
+
 }  // namespace
 
 void check_output_file(const fs::path& path, const std::string& option) {
@@ -93,10 +103,14 @@ void check_output_file(const fs::path& path, const std::string& option) {
   const fs::file_type type = fs::status(path, ec).type();
   if (type != fs::file_type::not_found && type != fs::file_type::regular && type != fs::file_type::none)
     throw BadInput(option + ": " + path.string() + " is not a regular file (a device, a pipe or a socket)");
-  const fs::path dir = folder_of(path);
+  const fs::path target = write_target(path);
+  if (target.empty())
+    throw BadInput(option + ": " + path.string() + " is a symbolic link to " + fs::read_symlink(path, ec).string() +
+                   ", which does not exist (a link is written through)");
+  const fs::path dir = folder_of(target);
   if (!fs::is_directory(dir, ec))
     throw BadInput(option + ": " + (fs::exists(dir, ec) ? dir.string() + " is not a folder" : "folder " + dir.string() + " does not exist"));
-  if (const std::string why = cannot_write_beside(path); !why.empty()) throw BadInput(option + ": " + why);
+  if (const std::string why = cannot_write_beside(target); !why.empty()) throw BadInput(option + ": " + why);
 }
 
 fs::path resolved_path(const fs::path& path) {
@@ -159,7 +173,10 @@ void check_writable(const fs::path& path, bool must_be_new) {
   if (const std::string why = cannot_write_beside(path); !why.empty()) throw BadInput(path.string() + ": " + why);
 }
 
-void write_file_atomic(const fs::path& path, const std::string& text, bool must_be_new) {
+void write_file_atomic(const fs::path& given, const std::string& text, bool must_be_new) {
+  // A new file is never written through a link (link(2) refuses the name a link holds); a replaced one is.
+  const fs::path path = must_be_new ? given : write_target(given);
+  if (path.empty()) throw RunFailed(given.string() + ": a symbolic link to a file that does not exist");
   fs::path dir = folder_of(path);
   std::string tmpl = temporary_template(path);
   int fd = ::mkstemp(tmpl.data());

@@ -79,3 +79,35 @@ TEST(AtomicFile, UnwritableFolderIsReportedUpFront) {
   EXPECT_TRUE(fs::is_directory(d / "new" / "deeper"));
   EXPECT_EQ(entries(d / "new" / "deeper"), 0u) << "the probe file must be removed";
 }
+
+// An output named by a symbolic link is written through it, as a shell's `>` writes: the rename had replaced the link
+// itself (`--output /dev/stdout`, stdout a file, made /dev/stdout a regular file for the whole machine). A link to
+// nothing is refused up front; a new record is never written through a link.
+TEST(AtomicFile, AnOutputThatIsALinkIsWrittenThroughIt) {
+  FreshDir scratch("link");
+  const fs::path& d = scratch.path;
+  fs::create_directories(d / "real");
+  std::ofstream(d / "real" / "out.md") << "old";
+  fs::create_symlink(d / "real" / "out.md", d / "link.md");
+  fs::create_symlink("link.md", d / "chain.md");  // a link to a link, relative
+  dtbench::check_output_file(d / "chain.md", "--output");
+  dtbench::write_file_atomic(d / "chain.md", "new", false);
+  EXPECT_TRUE(fs::is_symlink(d / "chain.md"));
+  EXPECT_TRUE(fs::is_symlink(d / "link.md"));
+  EXPECT_EQ(slurp(d / "real" / "out.md"), "new");
+  EXPECT_EQ(entries(d / "real"), 1u);  // the temporary went beside the target and is gone
+  EXPECT_EQ(entries(d), 3u);
+  fs::create_symlink(d / "nowhere" / "x.md", d / "dangling.md");
+  try {
+    dtbench::check_output_file(d / "dangling.md", "--output");
+    FAIL() << "a link to nothing was accepted";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), "--output: " + (d / "dangling.md").string() + " is a symbolic link to " +
+                                         (d / "nowhere" / "x.md").string() +
+                                         ", which does not exist (a link is written through)");
+  }
+  EXPECT_THROW(dtbench::write_file_atomic(d / "dangling.md", "x", false), dtbench::RunFailed);
+  EXPECT_TRUE(fs::is_symlink(d / "dangling.md"));
+  EXPECT_THROW(dtbench::write_file_atomic(d / "link.md", "x", true), dtbench::RunFailed);  // must_be_new
+  EXPECT_EQ(slurp(d / "real" / "out.md"), "new");
+}
