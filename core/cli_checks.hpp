@@ -39,6 +39,27 @@ inline const CLI::Validator positive_count = CLI::Validator(
     },
     "POSITIVE");
 
+// An integer in decimal: CLI11 converts with strtoll's base 0, so "--ranks 010" was 8 ranks and "0x10" 16 (found by
+// a hunt). A leading 0 before more characters is refused (a sign may come first); the conversion does the rest.
+inline const CLI::Validator decimal_integer = CLI::Validator(
+    [](std::string& text) -> std::string {
+      const size_t at = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
+      if (text.size() > at + 1 && text[at] == '0')
+        return "must be a whole number in decimal digits without a leading 0, got '" + text + "'";
+      return {};
+    },
+    "");
+
+// decimal_integer on every integer option of `app` and of its subcommands, at any depth (CLI11 names their types
+// INT and UINT); called once every command is added.
+inline void require_decimal_integers(CLI::App& app) {
+  for (CLI::Option* o : app.get_options()) {
+    const std::string type = o->get_type_name();
+    if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0) o->check(decimal_integer);
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) require_decimal_integers(*sub);
+}
+
 // A file or folder name that, given, is not empty ("--trace ''" was taken for no --trace at all).
 inline const CLI::Validator non_empty = CLI::Validator(
     [](std::string& text) -> std::string { return text.empty() ? "must not be empty" : ""; }, "PATH");

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/atomic_file.hpp"
+#include "core/cli_checks.hpp"
 #include "core/cuda_info.hpp"
 #include "core/error.hpp"
 #include "core/provenance.hpp"
@@ -712,6 +713,7 @@ void check_allreduce_args(const std::vector<std::string>& args, const std::strin
                           bool on_this_machine) {
   CLI::App app;
   const std::shared_ptr<CliOptions> cli = add_allreduce_subcommand(app, false);
+  cli::require_decimal_integers(app);  // as dtbench's own command line
   std::vector<std::string> argv(args.rbegin(), args.rend());  // CLI11 takes them last first
   argv.push_back("allreduce");
   app.parse(argv);
