@@ -87,10 +87,15 @@ std::vector<std::string> published_names() {
   return names;
 }
 
+fs::path published_file(const std::string& name_or_path) {
+  const fs::path p = name_or_path;
+  const bool is_path = name_or_path.find('/') != std::string::npos || p.extension() == ".json";
+  return is_path ? p : published_dir() / (name_or_path + ".json");
+}
+
 Json load_published(const std::string& name_or_path) {
-  fs::path p = name_or_path;
-  bool is_path = name_or_path.find('/') != std::string::npos || p.extension() == ".json";
-  if (!is_path) p = published_dir() / (name_or_path + ".json");
+  const fs::path p = published_file(name_or_path);
+  const bool is_path = p == fs::path(name_or_path);
   if (!fs::exists(p)) {
     std::string names;
     for (const auto& n : published_names()) names += (names.empty() ? "" : ", ") + n;

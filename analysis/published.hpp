@@ -30,6 +30,8 @@ std::vector<std::string> published_names();
 
 // Loads a table by name ("imagenet-resnet50") or path. BadInput naming the known tables otherwise.
 Json load_published(const std::string& name_or_path);
+// The file load_published reads for that name or path.
+std::filesystem::path published_file(const std::string& name_or_path);
 
 // Validates a published table document; BadInput with a JSON pointer.
 void check_published(const Json& doc);

@@ -1,7 +1,9 @@
 #include "analysis/table_command.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <iostream>
 #include <memory>
 
@@ -22,6 +24,26 @@ bool has_lineage(const std::string& dir) {
   const bool there = std::filesystem::exists(std::filesystem::path(dir) / "lineage.json", ec);
   if (ec) throw BadInput(dir + ": " + ec.message());
   return there;
+}
+
+// An output inside the campaign folder `dir` goes only directly in it, beside its files and not as one of them: its
+// subfolders (configs, scripts, runs, a run's checkpoint) and its own files (the index, spec, jobs and lineage
+// files, the lock, hidden files) belong to the campaign. The files it is read from are checked by name besides
+// (check_not_an_input); these are the ones it owns without reading them here (found by a hunt: --output
+// camp/runs/x.ckpt/header.json replaced a resumable checkpoint's header, camp/.lock a running sweep's lock).
+void check_not_the_campaigns(const std::string& output, const std::string& option, const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path rel = resolved_path(output).lexically_relative(resolved_path(dir));
+  if (rel.empty() || *rel.begin() == "..") return;
+  const std::string name = rel.filename().string();
+  static const char* const kOwn[] = {"campaign.json", "spec.json", "jobs.json", "lineage.json", "reproduce.json",
+                                     "report.json", "REPORT.md"};
+  const bool own = std::find(std::begin(kOwn), std::end(kOwn), name) != std::end(kOwn) || name.front() == '.';
+  if (std::distance(rel.begin(), rel.end()) > 1)
+    throw BadInput(option + ": " + output + " is inside " + (fs::path(dir) / *rel.begin()).string() +
+                   ", a folder of the campaign " + dir + " (its configs, scripts, runs and checkpoints); write the "
+                   "table beside them or elsewhere");
+  if (own) throw BadInput(option + ": " + output + " is a file of the campaign " + dir + "; give another name");
 }
 
 }  // namespace
@@ -82,6 +104,7 @@ void add_table_command(CLI::App& app) {
       text = analysis::campaign_json(c).dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
     } else if (!o->rcps.empty()) {
       if (!o->published.empty() || o->dir.empty()) throw BadInput("--rcps needs a campaign folder, not --published");
+      check_not_the_campaigns(o->rcps, "--rcps", o->dir);
       c = analysis::load_campaign(o->dir);
       check_not_an_input(o->rcps, "--rcps", c.files);
       const analysis::RcpSet set = analysis::reference_convergence_points(c);
@@ -94,6 +117,7 @@ void add_table_command(CLI::App& app) {
       }
     } else if (!o->published.empty()) {
       if (!o->dir.empty()) throw BadInput("give either a campaign folder or --published, not both");
+      inputs.emplace_back("the published table read", analysis::published_file(o->published));
       text = analysis::render(analysis::published_table(analysis::load_published(o->published), f), f);
     } else {
       if (o->dir.empty()) throw BadInput("give a campaign folder (dtbench table results/NAME) or --published NAME");
@@ -113,6 +137,7 @@ void add_table_command(CLI::App& app) {
       } else {
         inputs.insert(inputs.end(), c.files.begin(), c.files.end());
         check_not_an_input(o->output, "--output", inputs);
+        if (!o->dir.empty()) check_not_the_campaigns(o->output, "--output", o->dir);
         write_file_atomic(o->output, text, false);
       }
     }
