@@ -113,6 +113,10 @@ Json definition_digests(const std::map<std::string, std::string>& files) {
 
 std::vector<ClaimVerdict> write_report(const fs::path& dir) {
   const fs::path index = dir / "reproduce.json";
+  // Both files can be written before either is (a folder where report.json goes failed after REPORT.md was
+  // replaced, exit 1; a FIFO there was replaced by a file; found by a hunt).
+  check_output_file(dir / "REPORT.md", "the report");
+  check_output_file(dir / "report.json", "the report");
   Json doc = read_index(dir);
   JsonFields f(doc, "");
   const std::string scale = f.string("scale");
