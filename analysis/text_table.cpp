@@ -11,13 +11,13 @@ namespace dtbench::analysis {
 namespace {
 
 // Markdown (CommonMark with GitHub's tables) as literal text: a run name or a config value must not become a cell
-// border, emphasis, code, a link, an HTML tag, an entity or strikethrough. Escaped with a backslash: | \ ` * ~;
-// < unless a space or = follows (a tag, a comment, an autolink, an e-mail autolink; "<= 0.01" stays); _ where it could open or close
-// emphasis (not between two letters or digits, so parameter_server stays as typed); ] before ( (an inline link or
-// image; "[1][2]" is a link only where a definition of [2] exists, and one is escaped at a line's start); & before
-// a letter, digit or # (an entity). At the start of a line (the caption, a note after "- "), a character that
-// would start a block (a heading, a quote, a list, a task box, a definition) is escaped too, after the spaces
-// before it are dropped. Line breaks become spaces (CommonMark ends a line at a bare CR too).
+// border, emphasis, code, a link, an HTML tag, an entity, strikethrough or GitHub's math. Escaped with a backslash:
+// | \ ` * ~ $; < unless a space or = follows (a tag, a comment, an autolink, an e-mail autolink; "<= 0.01" stays);
+// _ where it could open or close emphasis (not between two letters or digits, so parameter_server stays as typed);
+// ] before ( (an inline link or image; "[1][2]" is a link only where a definition of [2] exists, and one is escaped
+// at a line's start); & before a letter, digit or # (an entity). At the start of a line (the caption, a note after
+// "- "), a character that would start a block (a heading, a quote, a list, a task box, a definition) is escaped
+// too, after the spaces before it are dropped. Line breaks become spaces (CommonMark ends a line at a bare CR too).
 std::string md_cell(const std::string& text, bool line_start = false) {
   // Spaces before a paragraph's text are dropped by Markdown, and four of them start a code block: dropped here,
   // so that the checks below see what would start the line.
@@ -45,7 +45,7 @@ std::string md_cell(const std::string& text, bool line_start = false) {
   for (size_t i = from; i < s.size(); ++i) {
     const char c = s[i];
     const char next = i + 1 < s.size() ? s[i + 1] : '\0';
-    bool escape = std::string_view("|\\`*~").find(c) != std::string_view::npos;
+    bool escape = std::string_view("|\\`*~$").find(c) != std::string_view::npos;
     if (c == '<') escape = next != '\0' && next != '=' && !std::isspace(static_cast<unsigned char>(next));
     if (c == '_') escape = !(i > 0 && word(i - 1) && word(i + 1));
     if (c == ']') escape = next == '(';
@@ -97,8 +97,11 @@ std::string csv_cell(const std::string& s) {
   return out + "\"";
 }
 
+// LaTeX text: its special characters escaped, and the characters the default T1/OT1 text fonts print as others (<
+// as an inverted exclamation mark, | as a dash) as their text commands. A cell that starts with [ gets {} first:
+// after \\ or \midrule, LaTeX reads a [ as the start of their optional argument (found by a hunt).
 std::string latex_text(const std::string& s) {
-  std::string out;
+  std::string out = !s.empty() && s[0] == '[' ? "{}" : "";
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
     switch (c) {
@@ -106,6 +109,9 @@ std::string latex_text(const std::string& s) {
       case '~': out += "\\textasciitilde{}"; break;
       case '^': out += "\\textasciicircum{}"; break;
       case '\\': out += "\\textbackslash{}"; break;
+      case '<': out += "\\textless{}"; break;
+      case '>': out += "\\textgreater{}"; break;
+      case '|': out += "\\textbar{}"; break;
       case '\n': case '\r': out += ' '; break;
       default:
         // UTF-8 arrows and multiplication signs in published tables.

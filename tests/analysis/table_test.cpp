@@ -50,11 +50,11 @@ TEST(TextTable, ThreeFormatsEscapeWhatTheyMust) {
   t.rows = {{"a|b", "1"}, {"x,y \"q\"", "2"}, {"r_&#$", "3"}};
   t.notes = {"note ~"};
   EXPECT_EQ(render(t, Format::md),
-            "Caption 50%\n\n| key | value |\n| --- | ---: |\n| a\\|b | 1 |\n| x,y \"q\" | 2 |\n| r\\_\\&#$ | 3 |\n\n- note \\~\n");
+            "Caption 50%\n\n| key | value |\n| --- | ---: |\n| a\\|b | 1 |\n| x,y \"q\" | 2 |\n| r\\_\\&#\\$ | 3 |\n\n- note \\~\n");
   EXPECT_EQ(render(t, Format::csv), "key,value\r\na|b,1\r\n\"x,y \"\"q\"\"\",2\r\nr_&#$,3\r\n");
   EXPECT_EQ(render(t, Format::latex),
             "\\begin{table}[ht]\n\\centering\n\\caption{Caption 50\\%}\n\\begin{tabular}{lr}\n\\toprule\nkey & value "
-            "\\\\\n\\midrule\na|b & 1 \\\\\nx,y \"q\" & 2 \\\\\nr\\_\\&\\#\\$ & 3 \\\\\n\\bottomrule\n\\end{tabular}\n"
+            "\\\\\n\\midrule\na\\textbar{}b & 1 \\\\\nx,y \"q\" & 2 \\\\\nr\\_\\&\\#\\$ & 3 \\\\\n\\bottomrule\n\\end{tabular}\n"
             "\\par\\smallskip\\footnotesize\nnote \\textasciitilde{}\\\\\n\\end{table}\n");
   // A line break of either kind inside a cell: one space in markdown and LaTeX (a bare CR ends a CommonMark line and
   // broke the row; a hunt), quoted in CSV.
@@ -74,7 +74,7 @@ TEST(TextTable, ThreeFormatsEscapeWhatTheyMust) {
 TEST(TextTable, MarkdownAndCsvCellsAreTextNotMarkup) {
   TextTable t;
   t.header = {"name"};
-  t.rows = {{"*bold* and _em_"}, {"`code`"}, {"[x](http://a) ![i](b.png) [r][1]"}, {"<b>html</b> &amp; &#42;"},
+  t.rows = {{"*bold* and _em_"}, {"`code`"}, {"[x](http://a) ![i](b.png) [r][1]"}, {"<b>html</b> &amp; &#42; $x^2$"},
             {"~~gone~~"}, {"a\\|b"}, {"parameter_server lr_0.1"}, {"a & b; [1, 2]; x <= 1 < 2"}};
   t.caption = "# not a heading";
   t.notes = {"1. not a list", "> not a quote", "- not an item", "[ ] not a box", "[1] Goyal et al. 2017", "+1",
@@ -84,13 +84,20 @@ TEST(TextTable, MarkdownAndCsvCellsAreTextNotMarkup) {
             "| \\*bold\\* and \\_em\\_ |\n"
             "| \\`code\\` |\n"
             "| [x\\](http://a) ![i\\](b.png) [r][1] |\n"
-            "| \\<b>html\\</b> \\&amp; \\&#42; |\n"
+            "| \\<b>html\\</b> \\&amp; \\&#42; \\$x^2\\$ |\n"
             "| \\~\\~gone\\~\\~ |\n"
             "| a\\\\\\|b |\n"
             "| parameter_server lr_0.1 |\n"
             "| a & b; [1, 2]; x <= 1 < 2 |\n\n"
             "- 1\\. not a list\n- \\> not a quote\n- \\- not an item\n- \\[ ] not a box\n- [1] Goyal et al. 2017\n"
             "- \\+1\n- \\[r]: javascript:alert(1)\n- \\# after spaces\n- code?\n- \\---\n- \\<42@example.com>\n");
+  // LaTeX: a cell that starts with [ after \\ (read as its optional length) gets {} first; < > | as text commands.
+  TextTable l;
+  l.header = {"cut"};
+  l.rows = {{"[32, 64]"}, {"<b>|x"}};
+  EXPECT_NE(render(l, Format::latex).find("\\midrule\n{}[32, 64] \\\\\n\\textless{}b\\textgreater{}\\textbar{}x \\\\\n"),
+            std::string::npos)
+      << render(l, Format::latex);
   TextTable c;
   c.header = {"cell"};
   c.rows = {{"=SUM(A1:A9)"}, {"+cmd|' /C calc'!A0"}, {"-2+3"}, {"@SUM(1)"}, {"\tx"}, {"-0.5"}, {"+1e3"}, {"-inf"},
