@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "core/atomic_file.hpp"
@@ -51,6 +52,7 @@ struct ModelCliOptions {
   std::string layers;  // data against model parallelism: the fully connected stack's widths
   int micro_batches = 0;  // the pipeline's M (0: 4 per rank)
   int ranks_per_node = -1;  // hierarchical's nodes in the predictions (-1: the fit's; one node without a fit)
+  std::set<std::string> given;  // the options on the command line, by their long name ("--batch")
 };
 
 // A `dtbench allreduce --json` file, checked whole (reducers/sweep_document.hpp), with the option that named
@@ -268,6 +270,28 @@ void run_model_command(const ModelCliOptions& cli) {
       throw BadInput("--intra-network: only --reducer hierarchical has a phase within the nodes, got --reducer " + cli.reducer);
     if (cli.ranks_per_node < 1) throw BadInput("--intra-network needs --ranks-per-node >= 1 (the ranks of a node)");
   }
+  // An option that shapes nothing this command prints would be accepted and ignored, and the JSON would not say so:
+  // refused, naming what it needs (found by a hunt), as allreduce refuses its unused options.
+  const auto given = [&](const char* o) { return cli.given.count(o) > 0; };
+  for (const char* o : {"--batch", "--model-bytes", "--network", "--reducer", "--backward-share"})
+    if (given(o) && !split)
+      throw BadInput(std::string(o) + " is for the batch split and the parallelism table: it needs "
+                     "--compute-us-per-image");
+  if (given("--micro-batches") && cli.layers.empty())
+    throw BadInput("--micro-batches is for the parallelism table's pipeline: it needs --layers");
+  if (given("--tolerance") && cli.check.empty()) throw BadInput("--tolerance is --check's bound: it needs --check");
+  if (!cli.holdout.empty() && cli.fit.empty()) throw BadInput("--holdout needs --fit (the model it judges)");
+  if (given("--ranks") && cli.fit.empty() && cli.layers.empty())
+    throw BadInput("--ranks: the rank counts of --fit's predictions and of --layers' table; give one of them");
+  if (given("--ranks-per-node") && cli.fit.empty() && !(split && cli.reducer == "hierarchical"))
+    throw BadInput("--ranks-per-node: hierarchical's nodes; it needs --fit (its predictions) or --reducer "
+                   "hierarchical with --compute-us-per-image");
+  for (const auto* files : {&cli.fit, &cli.holdout})  // a file given twice would count its rows twice
+    for (size_t i = 0; i < files->size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (resolved_path((*files)[i]) == resolved_path((*files)[j]))
+          throw BadInput(std::string(files == &cli.fit ? "--fit " : "--holdout ") + (*files)[i] +
+                         ": given twice (as " + (*files)[j] + "); its rows would count twice");
   std::vector<Json> docs;
   for (const auto& f : cli.fit) docs.push_back(read_sweep_file(f, "--fit"));
   std::vector<Json> measured;
@@ -306,6 +330,10 @@ void run_model_command(const ModelCliOptions& cli) {
     for (const auto& f : cli.fit) files += (files.empty() ? "" : ", ") + f;
     throw BadInput(std::string(e.what()) + " (--fit " + files + ")");
   }
+  // The fitted network prices --reducer with that reducer's fit: checked before anything is printed (link_of said it
+  // after the fit's table and the predictions; found by a hunt).
+  if ((split || !widths.empty()) && network == "fitted" && !m.params.count(cli.reducer))
+    throw BadInput("--reducer " + cli.reducer + ": not in the fitted sweeps");
   const Json fit_json = m.to_json();  // with the fitted sweeps' node size
   if (cli.ranks_per_node >= 0) m.options.ranks_per_node = cli.ranks_per_node;  // predictions only: rows keep theirs
   const std::map<std::string, double> held =
@@ -446,9 +474,11 @@ void add_model_command(CLI::App& app) {
   cmd->add_option("--eager-bytes", cli->eager, "Messages up to this size pay alpha, larger ones alpha_rndv")
       ->capture_default_str();
   CLI::Option* json = cmd->add_option("--json", cli->json, "Write the fit, predictions and answers to this JSON file");
-  cmd->callback([cli, json] {
+  cmd->callback([cli, json, cmd] {
     // An empty name (an unset shell variable) wrote no JSON and said nothing.
     if (json->count() > 0 && cli->json.empty()) throw BadInput("--json: an empty file name");
+    for (const CLI::Option* o : cmd->get_options())
+      if (o->count() > 0) cli->given.insert(o->get_name());
     run_model_command(*cli);
   });
 }
