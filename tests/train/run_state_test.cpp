@@ -82,6 +82,29 @@ TEST(RunState, AnEditedHeaderIsRefusedNamingTheField) {
   refused("/tta", Json::object(), "/state/tta/seconds: missing");
   refused("/timed_steps", 5, "/state/timed_steps: 5 is more than /state/step (1)");
   refused("/mllog_bytes", -2, "/state/mllog_bytes: expected a whole number");
+  // The preemptions and the noise scale's state, which go into the record (a hunt's signal "abc" at step -5).
+  const Json preemption = {{"signal", 10}, {"at_step", 1}, {"utc", "2026-11-30T00:00:00Z"}};
+  Json with = good;
+  with["preemptions"] = Json::array({preemption, preemption});
+  with["preemptions"][0]["resumed_utc"] = "2026-11-30T00:01:00Z";
+  with["preemptions"][0]["threads_changed"] = {{"checkpointed", {1, 2}}, {"resumed", {2, 2}}};
+  EXPECT_EQ(TrainState::from_json(with).preemptions, with["preemptions"]);
+  refused("/preemptions", Json::array({{{"signal", "abc"}, {"at_step", 1}, {"utc", ""}}}),
+          "/state/preemptions/0/signal: expected an integer");
+  refused("/preemptions", Json::array({{{"signal", 99}, {"at_step", 1}, {"utc", ""}}}), "/state/preemptions/0/signal");
+  refused("/preemptions", Json::array({{{"signal", 10}, {"at_step", -5}, {"utc", ""}}}),
+          "/state/preemptions/0/at_step: expected a whole number");
+  refused("/preemptions", Json::array({{{"signal", 10}, {"at_step", 2}, {"utc", ""}}}),
+          "/state/preemptions/0/at_step: 2 is not in [0, 1]");
+  refused("/preemptions", Json::array({{{"signal", 10}, {"at_step", 1}, {"utc", 5}}}), "/state/preemptions/0/utc");
+  refused("/preemptions", Json::array({{{"signal", 10}, {"at_step", 1}, {"utc", ""}, {"x", 1}}}),
+          "/state/preemptions/0/x");
+  Json threads = Json::array({preemption});
+  threads[0]["threads_changed"] = {{"checkpointed", {"a", -1}}, {"resumed", {1, 1}}};
+  refused("/preemptions", threads, "/state/preemptions/0/threads_changed/checkpointed: expected [fewest, most]");
+  refused("/noise", {{"a", "b"}}, "/state/noise/a");
+  refused("/noise", {{"g2", 1.0}, {"trace", "x"}, {"weight", 1.0}}, "/state/noise/trace: expected a number");
+  refused("/noise", Json::array(), "/state/noise: expected an object");
   Json curve = good;
   curve["curve"] = Json::array({Json::object()});
   EXPECT_THROW(TrainState::from_json(curve), BadInput);

@@ -186,6 +186,13 @@ void remove_header_temporaries(const fs::path& dir) {
   }
 }
 
+void check_thread_counts(const Json& v, const std::string& at) {
+  const auto count = [](const Json& n) { return n.is_number_integer() ? n.get<int64_t>() : int64_t{0}; };
+  if (!v.is_array() || v.size() != 2 || count(v[0]) < 1 || count(v[1]) < count(v[0]) || count(v[1]) > (1 << 20))
+    throw BadInput(at + ": expected [fewest, most] thread counts with 1 <= fewest <= most <= 2^20, got " +
+                   v.dump().substr(0, 40));
+}
+
 Json read_header(const fs::path& dir) {
   fs::path file = dir / "header.json";
   if (!exists_or_bad_input(file, "checkpoint header")) return Json();
@@ -200,6 +207,11 @@ Json read_header(const fs::path& dir) {
   const Json& ranks = header.contains("ranks") ? header["ranks"] : Json();
   if (!ranks.is_number_integer() || ranks.get<int64_t>() < 1 || ranks.get<int64_t>() > (int64_t{1} << 24))
     throw BadInput(where + "/ranks: expected a rank count, got " + ranks.dump());
+  // The build and the thread counts that wrote it go into a resumed run's record (found by a hunt: 5 and
+  // ["a", -1, {}] were taken as they were).
+  if (header.contains("dtbench") && !header["dtbench"].is_string())
+    throw BadInput(where + "/dtbench: expected the build's name (a string), got " + header["dtbench"].dump().substr(0, 40));
+  if (header.contains("threads")) check_thread_counts(header["threads"], where + "/threads");
   return header;
 }
 

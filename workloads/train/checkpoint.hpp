@@ -43,6 +43,9 @@ void write_header(const std::filesystem::path& dir, const Json& header);
 // Removes the temporary files (".header.json.tmp-XXXXXX", core/atomic_file) that a header write killed midway
 // left in dir. Only where no rank writes a header: ranks of one node-local folder may write theirs together.
 void remove_header_temporaries(const std::filesystem::path& dir);
+// The ranks' [fewest, most] compute threads as a header holds them (/threads, and a preemption's threads_changed):
+// BadInput "<at>: ..." otherwise.
+void check_thread_counts(const Json& v, const std::string& at);
 // Empty JSON when there is no checkpoint in dir; else an object with "config" and "state" objects and "ranks", a
 // rank count (BadInput naming the file otherwise).
 Json read_header(const std::filesystem::path& dir);

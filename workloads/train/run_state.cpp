@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
+#include "workloads/train/checkpoint.hpp"
 
 namespace dtbench {
 namespace {
@@ -192,15 +193,35 @@ TrainState TrainState::from_json(const Json& j) {
     if (s.steady_steps > s.timed_steps)
       throw BadInput("/state/steady/steps: " + std::to_string(s.steady_steps) + " is more than /state/timed_steps (" +
                      std::to_string(s.timed_steps) + ")");
-    if (!s.preemptions.is_array() || !std::all_of(s.preemptions.begin(), s.preemptions.end(),
-                                                   [](const Json& p) { return p.is_object(); }))
-      throw BadInput("/state/preemptions: expected a list of objects");
-    if (!s.noise.is_null()) {
-      if (!s.noise.is_object()) throw BadInput("/state/noise: expected an object");
-      if (s.noise.contains("g2"))
-        for (const char* key : {"g2", "trace", "weight"})
-          if (!s.noise.contains(key) || !(s.noise[key].is_number() || s.noise[key].is_null()))  // null: NaN written
-            throw BadInput(std::string("/state/noise/") + key + ": expected a number");
+    // The preemptions go into the record as they are: each as the trainer writes it (found by a hunt: a signal
+    // "abc" at step -5 was the new record's), at steps in order up to this one.
+    if (!s.preemptions.is_array()) throw BadInput("/state/preemptions: expected a list of objects");
+    int64_t before = 0;
+    for (size_t i = 0; i < s.preemptions.size(); ++i) {
+      const StateFields p(s.preemptions[i], "/state/preemptions/" + std::to_string(i));
+      p.only({"signal", "at_step", "utc", "resumed_utc", "checkpoint_written_by", "threads_changed"});
+      p.integer("signal", 1, 64);
+      const int64_t at_step = p.count("at_step");
+      if (at_step < before || at_step > s.step)
+        throw BadInput(p.pointer("at_step") + ": " + std::to_string(at_step) + " is not in [" + std::to_string(before) +
+                       ", " + std::to_string(s.step) + "] (the earlier preemption's step to /state/step)");
+      before = at_step;
+      for (const char* key : {"utc", "resumed_utc", "checkpoint_written_by"})
+        if (key == std::string("utc") || p.has(key)) p.string(key);
+      if (p.has("threads_changed")) {
+        const StateFields t = p.object("threads_changed");
+        t.only({"checkpointed", "resumed"});
+        check_thread_counts(t.at("checkpointed"), t.pointer("checkpointed"));
+        check_thread_counts(t.at("resumed"), t.pointer("resumed"));
+      }
+    }
+    // The noise scale's state: none yet ({}), or what NoiseScaleEstimator::save_state writes.
+    if (!s.noise.is_object()) throw BadInput("/state/noise: expected an object");
+    if (!s.noise.empty()) {
+      StateFields(s.noise, "/state/noise").only({"g2", "trace", "weight"});
+      for (const char* key : {"g2", "trace", "weight"})
+        if (!s.noise.contains(key) || !(s.noise[key].is_number() || s.noise[key].is_null()))  // null: NaN written
+          throw BadInput(std::string("/state/noise/") + key + ": expected a number");
     }
     return s;
   } catch (const BadInput& e) {
