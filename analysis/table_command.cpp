@@ -52,6 +52,7 @@ void add_table_command(CLI::App& app) {
   struct Opts {
     std::string dir, format = "md", published, output, rcps;
     std::vector<std::string> group_by, metrics;
+    std::string group_by_text, metrics_text;  // as given: one word, comma-separated
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("table", "Regenerate a result table from a campaign folder or from published data");
@@ -59,17 +60,30 @@ void add_table_command(CLI::App& app) {
   auto* format = cmd->add_option("--format", o->format,
                   "md, csv or latex; or json: the campaign's runs and records as read (what analysis/plot.py reads)")
       ->capture_default_str();
-  cmd->add_option("--group-by", o->group_by, "Row keys, comma-separated (default: the sweep's axes), e.g. reducer.name,ranks")
-      ->delimiter(',');
+  // One word each, split here: as list options they took the campaign folder after them for one more key (found
+  // by a hunt).
+  auto* group_by = cmd->add_option("--group-by", o->group_by_text,
+                                   "Row keys, comma-separated (default: the sweep's axes), e.g. reducer.name,ranks");
   std::string metric_names;
   for (const auto& m : analysis::all_metrics()) metric_names += (metric_names.empty() ? "" : ", ") + m;
-  cmd->add_option("--metrics", o->metrics, "Metric columns, comma-separated: " + metric_names)->delimiter(',');
+  auto* metrics = cmd->add_option("--metrics", o->metrics_text, "Metric columns, comma-separated: " + metric_names);
   cmd->add_option("--published", o->published, "Print a published table instead (imagenet-resnet50, mlperf-resnet-rcp)");
   auto* output = cmd->add_option("--output", o->output, "Write to this file instead of standard output");
   auto* rcps = cmd->add_option("--rcps", o->rcps,
                   "Write MLPerf reference convergence points (epochs to the target per global batch, from the runs "
                   "that reached it) to this JSON file, for MLPerf's RCP checker --custom_rcps; prints no table");
-  cmd->callback([o, format, output, rcps] {
+  cmd->callback([o, format, output, rcps, group_by, metrics] {
+    const auto split = [](const std::string& text) {
+      std::vector<std::string> words;
+      for (size_t from = 0;; ) {
+        const size_t comma = text.find(',', from);
+        words.push_back(text.substr(from, comma - from));
+        if (comma == std::string::npos) return words;
+        from = comma + 1;
+      }
+    };
+    if (group_by->count() > 0) o->group_by = split(o->group_by_text);
+    if (metrics->count() > 0) o->metrics = split(o->metrics_text);
     const bool as_json = o->format == "json";
     analysis::Format f = analysis::Format::md;
     try {
@@ -81,6 +95,14 @@ void add_table_command(CLI::App& app) {
       if (key.empty()) throw BadInput("--group-by: an empty key (the keys are separated by commas)");
     for (const auto& key : o->metrics)
       if (key.empty()) throw BadInput("--metrics: an empty name (the names are separated by commas)");
+    for (const auto* list : {&o->group_by, &o->metrics})  // a column twice (a CSV header twice) says nothing more
+      for (size_t i = 0; i < list->size(); ++i)
+        if (std::find(list->begin(), list->begin() + static_cast<long>(i), (*list)[i]) != list->begin() + static_cast<long>(i))
+          throw BadInput(std::string(list == &o->group_by ? "--group-by " : "--metrics ") + (*list)[i] + ": given twice");
+    // Only a sweep campaign's table has rows to group and metric columns to choose.
+    const bool columns = !o->group_by.empty() || !o->metrics.empty();
+    if (columns && !o->published.empty())
+      throw BadInput("--group-by and --metrics shape a campaign's table; --published prints the table as published");
     analysis::CampaignData c;
     std::string text;
     bool no_rcps = false;  // --rcps, and no point gave one: nothing written
@@ -123,6 +145,9 @@ void add_table_command(CLI::App& app) {
       if (o->dir.empty()) throw BadInput("give a campaign folder (dtbench table results/NAME) or --published NAME");
       if (has_lineage(o->dir)) {
         // A population-based training campaign (dtbench pbt).
+        if (columns)
+          throw BadInput(o->dir + ": a population-based training campaign, whose tables have fixed columns: "
+                         "--group-by and --metrics are for sweep campaigns and folders of records");
         inputs.emplace_back("the lineage file", std::filesystem::path(o->dir) / "lineage.json");
         for (const analysis::TextTable& t : analysis::pbt_tables(pbt::read_lineage(std::filesystem::path(o->dir) / "lineage.json"), f))
           text += analysis::render(t, f) + "\n";

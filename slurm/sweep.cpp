@@ -304,6 +304,8 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
 void run_sweep(const SweepOptions& o, std::ostream& out) {
   if (o.local && o.submit) throw BadInput("--local and --submit exclude each other");
   if (o.wait && !o.submit) throw BadInput("--wait waits for submitted jobs: give --submit as well");
+  if ((o.poll_given || o.timeout_given) && !o.wait)
+    throw BadInput(std::string(o.poll_given ? "--poll" : "--timeout") + " is for --wait (with --submit): give both");
   if (o.jobs < 1) throw BadInput("--jobs: at least 1, got " + std::to_string(o.jobs));
   if (o.jobs > 1 && !o.local) throw BadInput("--jobs runs local runs at once: give --local as well");
   if (o.out.empty()) throw BadInput("--out: give the campaign folder, e.g. --out results/my-campaign");
@@ -555,10 +557,16 @@ void add_sweep_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--dry-run", o->dry_run, "Print what would be submitted or run; write nothing");
   cmd->add_flag("--array", o->array, "One job array per Slurm resource set instead of one script per run");
-  cmd->add_option("--poll", o->poll_seconds, "Seconds between queue polls with --wait")->check(CLI::Range(0.1, 3600.0));
-  cmd->add_option("--timeout", o->timeout_seconds, "Give up waiting after this many seconds (0 = never)")
-      ->check(cli::non_negative);
-  cmd->callback([o] { run_sweep(*o, std::cout); });
+  // CLI::Range let nan through (every comparison with it is false; found by a hunt).
+  auto* poll = cmd->add_option("--poll", o->poll_seconds, "Seconds between queue polls with --wait")
+                   ->check(cli::number_check([](double v) { return v >= 0.1 && v <= 3600; }, "in [0.1, 3600]",
+                                             "SECONDS"));
+  auto* timeout = cmd->add_option("--timeout", o->timeout_seconds, "Give up waiting after this many seconds (0 = never)")
+                      ->check(cli::non_negative);
+  cmd->callback([o, poll, timeout] {
+    o->poll_given = poll->count() > 0, o->timeout_given = timeout->count() > 0;
+    run_sweep(*o, std::cout);
+  });
 }
 
 }  // namespace dtbench
