@@ -21,6 +21,10 @@ CampaignIndex::Run run_from(const JsonFields& f) {
   r.config = f.string("config");
   r.record = f.string("record");
   r.script = f.string("script");
+  // A path to a file: "" (or a folder's "x/") named the campaign folder itself, read as a record (exit 1).
+  for (const auto& [key, path] : {std::pair{"config", r.config}, {"record", r.record}})
+    if (path.empty() || path.back() == '/' || !std::filesystem::path(path).has_filename())
+      throw BadInput(f.pointer(key) + ": expected a file's path, got \"" + path + "\"");
   if (f.has("array_task")) r.array_task = f.integer("array_task", 0, kMaxCount);
   return r;
 }

@@ -286,7 +286,9 @@ TEST(RunnerCpus, SlicesOfThisProcessAndTheirMpirun) {
   if (!on_path("taskset")) GTEST_SKIP() << "no taskset on PATH: runs are not placed";
   EXPECT_EQ(two[0], cpu_slice(mine, 0, 2));
   EXPECT_EQ(two[1], cpu_slice(mine, 1, 2));
-  if (mine.size() >= 2) EXPECT_NE(two[0], two[1]);
+  if (mine.size() >= 2) {
+    EXPECT_NE(two[0], two[1]);
+  }
 }
 
 TEST(SetsSessionFolder, TheParametersThatPlaceSessionFilesAsNamesOrVariables) {

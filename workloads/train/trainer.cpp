@@ -111,6 +111,16 @@ namespace {
 
 // Reads the user's config and resolves it on `ranks` ranks; an error names the file or the --set it came from.
 ResolvedRun read_and_resolve(const TrainArgs& args, int ranks) try {
+  // --print-config runs nothing: an option for a run beside it would be accepted unchecked and ignored (found by a
+  // hunt: --stop-at past the end, a --trace folder that does not exist).
+  if (args.print_config)
+    for (const auto& [given, option] :
+         {std::pair{args.resume, "--resume"}, {!args.init_from.empty(), "--init-from"}, {args.stop_at > 0, "--stop-at"},
+          {!args.baseline.empty(), "--baseline"}, {args.mllog_stdout, "--mllog-stdout"},
+          {!args.save_weights.empty(), "--save-weights"}, {!args.trace.empty(), "--trace"},
+          {!args.inject_fault.empty(), "--inject-fault"}})
+      if (given) throw BadInput(std::string("--print-config prints the resolved config and runs nothing: ") + option +
+                                " is for a run");
   ResolvedRun r;
   r.cfg = config::resolve(config::read_user(args.config, args.sets), ranks);
   r.per_rank = config::per_rank_batch(r.cfg, ranks);
