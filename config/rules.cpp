@@ -188,6 +188,12 @@ std::vector<Rule> build_rules() {
          if (name.empty() || !c["output"]["record"].get<std::string>().empty()) return std::nullopt;  // not a file name
          return bad_file_name(name, name + ".json");
        }},
+      {"/output/dir", Needs::config,
+       [](const Json& c, int) -> Result {
+         // "" wrote the record into the current folder without a word (found by a hunt): "." says so.
+         return when(c["output"]["dir"].get<std::string>().empty(),
+                     "a folder's path (\".\" for the current folder), got \"\"");
+       }},
       {"/output/record", Needs::config,
        [](const Json& c, int) -> Result {
          const std::string record = c["output"]["record"].get<std::string>();
