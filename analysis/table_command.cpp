@@ -26,24 +26,29 @@ bool has_lineage(const std::string& dir) {
   return there;
 }
 
-// An output inside the campaign folder `dir` goes only directly in it, beside its files and not as one of them: its
-// subfolders (configs, scripts, runs, a run's checkpoint) and its own files (the index, spec, jobs and lineage
-// files, the lock, hidden files) belong to the campaign. The files it is read from are checked by name besides
-// (check_not_an_input); these are the ones it owns without reading them here (found by a hunt: --output
+// An output inside the campaign folder `dir` goes beside its files, not as one of them nor into the folders the
+// campaign writes: its configs/, scripts/ and runs/ (the failed runs' folder and the checkpoints under it) and any
+// run's checkpoint folder (*.ckpt), and its own files (the index, spec, jobs and lineage files, the report, hidden
+// files such as the lock). Other folders under it are the user's. The files it is read from are checked by name
+// besides (check_not_an_input); these are the ones it owns without reading them here (found by a hunt: --output
 // camp/runs/x.ckpt/header.json replaced a resumable checkpoint's header, camp/.lock a running sweep's lock).
 void check_not_the_campaigns(const std::string& output, const std::string& option, const std::string& dir) {
   namespace fs = std::filesystem;
   const fs::path rel = resolved_path(output).lexically_relative(resolved_path(dir));
   if (rel.empty() || *rel.begin() == "..") return;
-  const std::string name = rel.filename().string();
-  static const char* const kOwn[] = {"campaign.json", "spec.json", "jobs.json", "lineage.json", "reproduce.json",
-                                     "report.json", "REPORT.md"};
-  const bool own = std::find(std::begin(kOwn), std::end(kOwn), name) != std::end(kOwn) || name.front() == '.';
-  if (std::distance(rel.begin(), rel.end()) > 1)
-    throw BadInput(option + ": " + output + " is inside " + (fs::path(dir) / *rel.begin()).string() +
+  const std::string first = rel.begin()->string(), name = rel.filename().string();
+  bool in_checkpoint = false;
+  for (auto it = rel.begin(); std::next(it) != rel.end(); ++it) in_checkpoint |= it->extension() == ".ckpt";
+  if (std::distance(rel.begin(), rel.end()) > 1 &&
+      (first == "configs" || first == "scripts" || first == "runs" || in_checkpoint))
+    throw BadInput(option + ": " + output + " is inside " + (fs::path(dir) / first).string() +
                    ", a folder of the campaign " + dir + " (its configs, scripts, runs and checkpoints); write the "
                    "table beside them or elsewhere");
-  if (own) throw BadInput(option + ": " + output + " is a file of the campaign " + dir + "; give another name");
+  static const char* const kOwn[] = {"campaign.json", "spec.json", "jobs.json", "lineage.json", "reproduce.json",
+                                     "report.json", "REPORT.md"};
+  if (std::distance(rel.begin(), rel.end()) == 1 &&
+      (std::find(std::begin(kOwn), std::end(kOwn), name) != std::end(kOwn) || name.front() == '.'))
+    throw BadInput(option + ": " + output + " is a file of the campaign " + dir + "; give another name");
 }
 
 }  // namespace
