@@ -13,6 +13,7 @@
 #include "analysis/pbt_table.hpp"
 #include "analysis/published.hpp"
 #include "core/atomic_file.hpp"
+#include "core/cli_checks.hpp"
 #include "core/error.hpp"
 
 namespace dtbench {
@@ -101,9 +102,8 @@ void add_table_command(CLI::App& app) {
     for (const auto& key : o->metrics)
       if (key.empty()) throw BadInput("--metrics: an empty name (the names are separated by commas)");
     for (const auto* list : {&o->group_by, &o->metrics})  // a column twice (a CSV header twice) says nothing more
-      for (size_t i = 0; i < list->size(); ++i)
-        if (std::find(list->begin(), list->begin() + static_cast<long>(i), (*list)[i]) != list->begin() + static_cast<long>(i))
-          throw BadInput(std::string(list == &o->group_by ? "--group-by " : "--metrics ") + (*list)[i] + ": given twice");
+      if (const std::string* twice = cli::first_repeated(*list))
+        throw BadInput(std::string(list == &o->group_by ? "--group-by " : "--metrics ") + *twice + ": given twice");
     // Only a sweep campaign's table has rows to group and metric columns to choose.
     const bool columns = !o->group_by.empty() || !o->metrics.empty();
     if (columns && !o->published.empty())

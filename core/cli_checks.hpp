@@ -4,12 +4,22 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace dtbench::cli {
+
+// The first item that an earlier one repeats, or nullptr: a name given twice in a command-line list (a reducer timed
+// twice, a table column twice, a claim run twice).
+inline const std::string* first_repeated(const std::vector<std::string>& items) {
+  for (auto it = items.begin(); it != items.end(); ++it)
+    if (std::find(items.begin(), it, *it) != it) return &*it;
+  return nullptr;
+}
 
 template <class Ok>
 CLI::Validator number_check(Ok ok, const std::string& words, const std::string& name) {

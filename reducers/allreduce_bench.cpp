@@ -110,9 +110,9 @@ std::vector<std::string> resolve_reducers(const std::string& spec, bool mpi_tran
     out.push_back(item);
   }
   if (out.empty()) throw BadInput("--reducer: no reducer named");
-  for (size_t i = 0; i < out.size(); ++i)  // "ring,ring" or "all,ring" would time one reducer twice, two rows
-    if (std::find(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(i), out[i]) != out.begin() + static_cast<std::ptrdiff_t>(i))
-      throw BadInput("--reducer: '" + out[i] + "' is named twice in '" + spec + "'");
+  // "ring,ring" or "all,ring" would time one reducer twice, two rows.
+  if (const std::string* twice = cli::first_repeated(out))
+    throw BadInput("--reducer: '" + *twice + "' is named twice in '" + spec + "'");
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "core/atomic_file.hpp"
+#include "core/cli_checks.hpp"
 #include "core/dir_lock.hpp"
 #include "core/error.hpp"
 #include "core/provenance.hpp"
@@ -130,9 +131,8 @@ void run(const Options& o) {
   if (known.empty())
     throw BadInput("--claims " + o.claims_dir + ": no claims there (a claim is a folder <id>/ with a claim.json)");
   std::vector<std::string> ids = o.claims.empty() ? known : o.claims;
-  for (size_t i = 0; i < ids.size(); ++i)  // planned and run twice, reported twice (found by a hunt)
-    if (std::find(ids.begin(), ids.begin() + static_cast<long>(i), ids[i]) != ids.begin() + static_cast<long>(i))
-      throw BadInput("claim '" + ids[i] + "' is given twice");
+  if (const std::string* twice = cli::first_repeated(ids))  // planned and run twice, reported twice (a hunt)
+    throw BadInput("claim '" + *twice + "' is given twice");
   for (const auto& id : ids)
     if (std::find(known.begin(), known.end(), id) == known.end())
       throw BadInput("unknown claim '" + id + "'; claims: " + reproduce::join(known, ", "));
