@@ -1,6 +1,7 @@
 #include "core/config.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -57,6 +58,25 @@ bool in_range(const Node& n, double v) {
   if (n.lo_open ? !(v > n.lo) : !(v >= n.lo)) return false;
   if (n.hi_open ? !(v < n.hi) : !(v <= n.hi)) return false;
   return true;
+}
+
+// The model and the optimizers compute in single precision (float32) with denormals flushed to zero (`train` sets
+// FTZ and DAZ), so a setting means what it says only if float32 holds it as a normal number on the same side of its
+// bounds (found by a hunt: a dropout of 0.99999999 passed the config's [0, 1) and was 1.0 to the model, which then
+// refused it without naming the key; 1e-39 passed a "> 0" and acted as 0).
+void check_single_precision(const std::string& pointer, const Node& n, const Json& v) {
+  const double d = v.get<double>();
+  const auto f = static_cast<double>(static_cast<float>(d));
+  const char* why = nullptr;
+  if (!std::isfinite(f))
+    why = "is beyond the range of float32 (3.4e38)";
+  else if (d != 0 && std::fabs(d) < FLT_MIN)
+    why = "is nearer 0 than the smallest normal float32 (1.2e-38), so it acts as 0";
+  else if (!in_range(n, f))
+    why = "rounds to a float32 outside that range";
+  if (why == nullptr) return;
+  fail(pointer, "expected " + expectation(n) + ", got " + shown(v) + ", which " + why +
+                    " (the model and optimizers compute in float32, denormals flushed to zero)");
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -223,6 +243,7 @@ Json resolve_node(const Node& n, const Json* user, const std::string& pointer) {
   switch (n.kind) {
     case Kind::number:
       if (!v.is_number() || !in_range(n, v.get<double>())) wrong(pointer, n, v);
+      check_single_precision(pointer, n, v);
       return v;
     case Kind::integer: {
       if (!v.is_number()) wrong(pointer, n, v);

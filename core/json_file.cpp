@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -30,12 +31,21 @@ std::string position(const std::string& where, const std::string& text, size_t o
   return where + ":" + std::to_string(line) + ":" + std::to_string(col);
 }
 
-// A number whose magnitude no double holds (1e999): the parser would throw a bare "number overflow".
+// A number whose magnitude no double holds: too large (1e999: the parser would throw a bare "number overflow"), or
+// too small for a normal double (1e-400 is read as 0, 1e-320 as a denormal that `train` flushes to 0: found by a
+// hunt, a weight decay of 1e-320 was 1e-320 to `config` and `sweep` and 0 to `train`, whose record the sweep then
+// refused as made from another config). Zero itself, in any spelling (0, -0.0, 0e5), is a number like any other.
 void check_number(const std::string& text, const std::string& where, size_t begin, size_t end) {
   const std::string number = text.substr(begin, end - begin);
-  if (std::isfinite(std::strtod(number.c_str(), nullptr))) return;
+  const double v = std::strtod(number.c_str(), nullptr);
+  const size_t exponent = number.find_first_of("eE");
+  const bool zero_written = number.substr(0, exponent).find_first_of("123456789") == std::string::npos;
+  const char* problem = !std::isfinite(v)                                        ? "is beyond the range of a double"
+                        : (v == 0 && !zero_written) || (v != 0 && std::fabs(v) < DBL_MIN) ? "is nearer 0 than the smallest normal double (2.2e-308): it would be read as 0 or a denormal"
+                                                                                 : nullptr;
+  if (problem == nullptr) return;
   const std::string shown = number.size() > 40 ? number.substr(0, 37) + "..." : number;
-  throw BadInput(position(where, text, begin) + ": the number " + shown + " is beyond the range of a double (byte " +
+  throw BadInput(position(where, text, begin) + ": the number " + shown + " " + problem + " (byte " +
                  std::to_string(begin) + ")");
 }
 

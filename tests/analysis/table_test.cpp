@@ -172,8 +172,11 @@ struct Synthetic {
     dtbench::EvalPoint p;
     p.test_accuracy = 0.8;
     p.b_simple = 512;
+    if (reached) {  // at the curve's one point, as the trainer writes it: 10 steps of 64 samples
+      r.time_to_accuracy = dtbench::TimeToAccuracy{12, 10, 0.5, 640};
+      p.wall_seconds = 12, p.step = 10, p.epoch = 0.5, p.samples = 640;
+    }
     r.curve = {p};
-    if (reached) r.time_to_accuracy = dtbench::TimeToAccuracy{12, 5, 0.5, 640};
     dtbench::write_json_atomic(dir / "runs" / (run.name + ".json"), r.to_json(), false);
   }
 };
@@ -574,7 +577,12 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
     r.extra["peak_lr"] = 0.1 * static_cast<double>(batch) / 64;  // what the trainer records: linear from 64
     r.extra["steps_per_epoch"] = 7;
     r.extra["warmup_steps"] = 2;  // the schedule's warmup steps, as the trainer records them
-    if (epoch) r.time_to_accuracy = dtbench::TimeToAccuracy{10, 5, *epoch, 640};
+    if (epoch) {  // the point it names, as the trainer writes it
+      r.time_to_accuracy = dtbench::TimeToAccuracy{10, 5, *epoch, 5 * batch};
+      dtbench::EvalPoint p;
+      p.wall_seconds = 10, p.step = 5, p.epoch = *epoch, p.samples = 5 * batch, p.test_accuracy = 0.9;
+      r.curve = {p};
+    }
     dtbench::write_json_atomic(dir / "runs" / (run.name + ".json"), r.to_json(), false);
   };
   const std::optional<double> no;
@@ -702,7 +710,11 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
   r.global_batch = 256, r.per_rank_batch = 256;
   r.status = dtbench::RunStatus::reached_target;
   r.target_accuracy = 0.9;
-  r.time_to_accuracy = dtbench::TimeToAccuracy{10, 5, 4.5, 640};
+  r.time_to_accuracy = dtbench::TimeToAccuracy{10, 5, 4.5, 5 * 256};
+  dtbench::EvalPoint at_target;
+  at_target.wall_seconds = 10, at_target.step = 5, at_target.epoch = 4.5, at_target.samples = 5 * 256;
+  at_target.test_accuracy = 0.9;
+  r.curve = {at_target};
   dtbench::write_json_atomic(dir / "runs" / (r.name + ".json"), r.to_json(), false);
   dtbench::write_json_atomic(dir / "configs" / (r.name + ".json"), mlp, false);
   EXPECT_THROW(reference_convergence_points(load_campaign(dir)), dtbench::BadInput);

@@ -79,9 +79,9 @@ TEST_F(JsonInput, NumbersBeyondADoubleAreNamed) {
   "kind": "dtbench-run-rec_seconds": 2.8808316pochs32999610-gl6)";
   EXPECT_EQ(error_of([&] { dtbench::parse_json(record, "r.json"); }),
             "r.json:1:329: the number 59e55854677843 is beyond the range of a double (byte 328)");
-  // Large integers, tiny and ordinary numbers are numbers.
-  EXPECT_EQ(dtbench::parse_json("[99999999999999999999, 1e-400, -0.5e+3]", "x"),
-            Json::parse("[1e20, 0, -500]"));
+  // Large integers and ordinary numbers are numbers (tiny ones are not: Numbers.NumbersBeyondADoubleAreNamedWhereTheyStand).
+  EXPECT_EQ(dtbench::parse_json("[99999999999999999999, 1e-300, -0.5e+3]", "x"),
+            Json::parse("[1e20, 1e-300, -500]"));
 }
 
 TEST_F(JsonInput, BytesAfterANulAreNotIgnored) {
@@ -136,8 +136,19 @@ TEST(Numbers, NumbersBeyondADoubleAreNamedWhereTheyStand) {
             "c.json:1:10: the number 1e999 is beyond the range of a double (byte 9)");
   EXPECT_EQ(error_of([] { dtbench::parse_json("{\"a\": [1,\n -2E+400]}", "c.json"); }),
             "c.json:2:2: the number -2E+400 is beyond the range of a double (byte 11)");
-  // The largest double and numbers that only underflow are numbers; digits inside strings are text.
-  EXPECT_EQ(dtbench::parse_json("[1.7976931348623157e308, 1e-999]", "x")[1].get<double>(), 0.0);
+  // The largest and the smallest normal double are numbers, and so is 0 in any spelling; digits inside strings
+  // are text.
+  const dtbench::Json edges = dtbench::parse_json("[1.7976931348623157e308, 2.2250738585072014e-308, 0e5, -0.0, 0.000e-999]", "x");
+  EXPECT_EQ(edges[1].get<double>(), 2.2250738585072014e-308);
+  EXPECT_EQ(edges[4].get<double>(), 0.0);
+  // A number nearer 0 than that was read as 0 (1e-999) or as a denormal (1e-320) that `train` flushes to 0 while
+  // `config` and `sweep` kept it (a hunt's finding: the sweep then refused its own run's record).
+  EXPECT_EQ(error_of([] { dtbench::parse_json("[1e-999]", "c.json"); }),
+            "c.json:1:2: the number 1e-999 is nearer 0 than the smallest normal double (2.2e-308): it would be read as "
+            "0 or a denormal (byte 1)");
+  EXPECT_EQ(error_of([] { dtbench::parse_json("{\"w\": -1e-320}", "c.json"); }),
+            "c.json:1:7: the number -1e-320 is nearer 0 than the smallest normal double (2.2e-308): it would be read as "
+            "0 or a denormal (byte 6)");
   EXPECT_EQ(dtbench::parse_json("{\"n\": \"1e999\"}", "x")["n"], "1e999");
   // A long number is cut in the message.
   EXPECT_EQ(error_of([] { dtbench::parse_json("[9" + std::string(400, '9') + "]", "c.json"); }),
@@ -147,6 +158,20 @@ TEST(Numbers, NumbersBeyondADoubleAreNamedWhereTheyStand) {
 TEST(Numbers, InvalidUtf8IsNamedAtItsByte) {
   EXPECT_EQ(error_of([] { dtbench::parse_json("{\"name\": \"a\xff\"}", "c.json"); }),
             "c.json:1:12: not valid UTF-8 (byte 11); JSON text is UTF-8");
+}
+
+TEST(Numbers, SettingsMeanWhatTheySayInSinglePrecision) {
+  // The model and the optimizers compute in float32 with denormals flushed to zero: 0.99999999 passed [0, 1) and
+  // was 1 to the model, which refused it without the key (a hunt); 1e-39 passed "> 0" and acted as 0.
+  EXPECT_EQ(resolve_error({{"model", {{"dropout", 0.99999999}}}}),
+            "/model/dropout: expected a number in [0, 1), got 0.99999999, which rounds to a float32 outside that range "
+            "(the model and optimizers compute in float32, denormals flushed to zero)");
+  EXPECT_EQ(resolve_error({{"optimizer", {{"name", "sgd"}, {"lr", 1e-39}}}}).substr(0, 99),
+            "/optimizer/lr: expected a number > 0, got 1e-39, which is nearer 0 than the smallest normal float32");
+  EXPECT_EQ(resolve_error({{"optimizer", {{"name", "sgd"}, {"lr", 1e39}}}}).substr(0, 85),
+            "/optimizer/lr: expected a number > 0, got 1e+39, which is beyond the range of float32");
+  // Where float32 keeps the value in range, it is taken: the largest float below 1, and 0 itself.
+  EXPECT_EQ(resolve_error({{"model", {{"dropout", 0.99999994}, {"label_smoothing", 0}}}}), "");
 }
 
 TEST(Numbers, IntegerSettingsStopAt2To53) {

@@ -170,6 +170,28 @@ TEST(RunRecord, SaysWhyAFileIsNotAReadableRecord) {
             d + "seed.json: /seed: differs from /config/seed");
   EXPECT_EQ(problem_with("reached.json", [](Json& j) { j["time_to_accuracy"].erase("seconds"); }),
             d + "reached.json: /time_to_accuracy/seconds: missing");
+  // A record that contradicts itself (a hunt's edits, each taken as it was and shown in tables): a reversed
+  // curve changed the final accuracy; a target "reached" at an accuracy the run never had gave a time to target.
+  // The fixture's second point follows its first: 200 steps of 128 samples.
+  const auto two_points = [](Json& j) {
+    j["curve"].push_back(j["curve"][0]);
+    j["curve"][1]["step"] = 200, j["curve"][1]["samples"] = 25600, j["curve"][1]["epoch"] = 0.42;
+  };
+  EXPECT_EQ(problem_with("reversed.json", [&](Json& j) { two_points(j); std::swap(j["curve"][0], j["curve"][1]); }),
+            d + "reversed.json: /curve/1: an evaluation before the one at /curve/0 (its step or epoch is less)");
+  EXPECT_EQ(problem_with("samples.json", [](Json& j) { j["curve"][0]["samples"] = int64_t{1000000000000000}; }),
+            d + "samples.json: /curve/0/samples: 1000000000000000 is not step 100 times /global_batch (128)");
+  EXPECT_EQ(problem_with("fake.json", [](Json& j) { j["time_to_accuracy"]["seconds"] = 0.001; }),
+            d + "fake.json: /time_to_accuracy: reached, but it is not the first point of /curve at test accuracy >= "
+                "its target 0.900000 (its step, epoch, samples and seconds)");
+  EXPECT_EQ(problem_with("above.json", [](Json& j) { j["time_to_accuracy"]["target"] = 0.99; }),
+            d + "above.json: /time_to_accuracy: reached, but it is not the first point of /curve at test accuracy >= "
+                "its target 0.990000 (its step, epoch, samples and seconds)");
+  // Wall seconds may go back: a run started --init-from another's checkpoint keeps that run's points.
+  Json earlier = good;
+  two_points(earlier);
+  earlier["curve"][1]["wall_seconds"] = 1.0;
+  EXPECT_TRUE(read_run_record(s.write("earlier.json", earlier.dump())).record);
   // A rank count is a positive int: 0 or 2^40 would divide by zero or be cut to another count.
   EXPECT_EQ(problem_with("ranks0.json", [](Json& j) { j["ranks"] = 0; }),
             d + "ranks0.json: /ranks: expected an integer from 1 to 2147483647, got 0");

@@ -82,6 +82,9 @@ TEST(RunState, AnEditedHeaderIsRefusedNamingTheField) {
   refused("/tta", Json::object(), "/state/tta/seconds: missing");
   refused("/timed_steps", 5, "/state/timed_steps: 5 is more than /state/step (1)");
   refused("/mllog_bytes", -2, "/state/mllog_bytes: expected a whole number");
+  // The end of MLPerf's timed run without a reached target (a hunt's 1 put run_stop before run_start).
+  refused("/mllog_timed_run_end_ms", 1,
+          "/state/mllog_timed_run_end_ms: 1, but /state/tta is null: the timed run ends only when the target is reached");
   // The preemptions and the noise scale's state, which go into the record (a hunt's signal "abc" at step -5).
   const Json preemption = {{"signal", 10}, {"at_step", 1}, {"utc", "2026-11-30T00:00:00Z"}};
   Json with = good;

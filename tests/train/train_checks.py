@@ -889,6 +889,34 @@ def check_resume():
     assert "cut-mid.mllog: missing, where the checkpoint's" in p.stderr, p.stderr
     assert not os.path.exists(log_path)
     print("a checkpoint whose MLLOG file was cut or removed: refused, nothing written")
+    # A header whose curve disagrees with the run (a point's samples not its step's at this batch), and a preempted
+    # record whose header.json is gone (found by a hunt: the first went into the record as it was; the second
+    # trained afresh, deleted the rank files and replaced the record). Exit 2, nothing touched; restored, it resumes.
+    edited = write_config("edited-curve", mlp_config("edited-curve", batch={"per_rank": 8}, duration={"steps": 30},
+                                                     eval={"every_steps": 3}))
+    mpirun(2, edited, "--inject-fault", "sigusr1@7", expect=3)
+    records = os.path.join(args.work, "records")
+    header = os.path.join(records, "edited-curve.ckpt", "header.json")
+    kept = open(header).read()
+    h = json.loads(kept)
+    last = len(h["state"]["curve"]) - 1  # its samples can grow without putting the curve out of order
+    h["state"]["curve"][last]["samples"] = 10 ** 15
+    json.dump(h, open(header, "w"))
+    before = folder_bytes(records)
+    p = mpirun(2, edited, "--resume", expect=2)
+    assert f"header.json: /state/curve/{last}/samples: 1000000000000000, but step {h['state']['curve'][last]['step']} " \
+           "at this run's global batch of 16 is not that many samples" in p.stderr, p.stderr
+    assert folder_bytes(records) == before, "a refused --resume changed the records"
+    os.remove(header)
+    before = folder_bytes(records)
+    p = mpirun(2, edited, "--resume", expect=2)
+    assert "edited-curve.json says this run was preempted, which a synchronous run does only once its checkpoint is " \
+           "whole, but there is no header.json here" in p.stderr, p.stderr
+    assert folder_bytes(records) == before, "a refused --resume changed the records"
+    open(header, "w").write(kept)
+    mpirun(2, edited, "--resume")
+    assert validate(os.path.join(records, "edited-curve.json"))["steps"] == 30
+    print("a header's curve against the run, and a preempted record without its header: refused, nothing written")
     # /output/save_weights' file written by an attempt that then failed before its record (a full disk): --resume
     # replaces it (it had refused every rerun, exit 2); without --resume it is still never replaced.
     kept = mlp_config("leftover", batch={"per_rank": 8}, duration={"steps": 4})
@@ -1572,6 +1600,11 @@ def check_diverged():
     mllog = os.path.join(args.work, "records", "diverge-early.mllog")
     problems = mllog_rules.problems(mllog, open_benchmark=False)
     assert not problems, problems
+    # Diverged at its first step: no step's loss exists, so the point's training loss is null (it was 0, a hunt).
+    first = mlp_config("diverge-first", batch={"per_rank": 8}, duration={"steps": 30})
+    mpirun(2, write_config("diverge-first", first), "--inject-fault", "nan-grad@0:1", expect=0)
+    rec = validate(os.path.join(args.work, "records", "diverge-first.json"))
+    assert rec["status"] == "diverged" and rec["steps"] == 0 and rec["curve"][0]["train_loss"] is None, rec["curve"]
     # The same for asynchronous SGD (rank 0's own NaN gradient at its step 3, so that it diverges before its first
     # evaluation whatever the other worker's pace: with rank 1's, rank 0 could run 150 steps ahead and evaluate
     # first, seen on a loaded machine): it had no eval_accuracy at all.
@@ -1737,15 +1770,19 @@ def check_bad_input():
     notes = os.path.join(args.work, "notes.txt")
     with open(notes, "w") as f:
         f.write("not a record")
-    # A finished record whose throughput is a denormal: no measurement (it used to pass as > 0 and print "0.000000").
-    tiny = os.path.join(args.work, "tiny-throughput.json")
+    # A finished record whose throughput is tiny: no measurement (a denormal used to pass as > 0 and print
+    # "0.000000"); a denormal is no number any reader takes, named where it stands.
+    tiny, denormal = (os.path.join(args.work, f"{n}-throughput.json") for n in ("tiny", "denormal"))
     with open(os.path.join(records, "other.json")) as f:
         doc = json.load(f)
-    doc["status"], doc["throughput"]["images_per_second"] = "completed", 1e-320
-    with open(tiny, "w") as f:
-        json.dump(doc, f)
+    for path, value in ((tiny, 1e-300), (denormal, 1e-320)):
+        doc["status"], doc["throughput"]["images_per_second"] = "completed", value
+        with open(path, "w") as f:
+            json.dump(doc, f)
     late = [
-        (mlp_config("late9"), ["--baseline", tiny], "e-321, below 1e-06: no measured throughput"),  # a denormal: 9.99989e-321
+        (mlp_config("late9"), ["--baseline", tiny], "1e-300, below 1e-06: no measured throughput"),
+        (mlp_config("late10"), ["--baseline", denormal],
+         "denormal-throughput.json: not a dtbench run record (--baseline): " + denormal + ":1:"),
         (mlp_config("late1", batch={"global": 2000}), [],  # synthetic: the config knows its size (rules.cpp)
          "/batch/global: a global batch of 2000 is more than the synthetic training set's 960 images"),
         (mlp_config("late2", data=dict(mlp_config("x")["data"], augment={"random_crop_padding": 9})), [],

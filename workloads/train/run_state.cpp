@@ -179,6 +179,11 @@ TrainState TrainState::from_json(const Json& j) {
         }))
       throw BadInput("/state/tta: no point of /state/curve has its step, samples, epoch and seconds (a target is "
                      "reached at an evaluation)");
+    // MLPerf's timed run ends at the first evaluation at the target (trainer.cpp): a time without a reached target
+    // was taken (found by a hunt: 1 put the log's run_stop before its run_start and dropped every later event).
+    if (s.mllog_timed_run_end_ms >= 0 && !s.tta)
+      throw BadInput("/state/mllog_timed_run_end_ms: " + std::to_string(s.mllog_timed_run_end_ms) +
+                     ", but /state/tta is null: the timed run ends only when the target is reached");
     if (s.mllog_bytes == 0)
       throw BadInput("/state/mllog_bytes: 0, but a run's MLLOG file holds its first events before any checkpoint "
                      "(a resumed run would cut them all)");

@@ -89,7 +89,8 @@ bool leave_with_the_other_ranks(const std::string& why) {
 void add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   auto* cmd = app.add_subcommand("train", "Train one run on the ranks of this MPI job (mpirun -np K or srun)");
-  cmd->add_option("config", args->config, "Run config (JSON); omit for the defaults");
+  cmd->add_option("config", args->config, "Run config (JSON); omit for the defaults")
+      ->check(cli::non_empty);  // "" is a mistake ("$CFG" unset), not the defaults: those are the argument left out
   cmd->add_option("--set", args->sets, "Override a key: --set optimizer.lr=0.2 (repeatable)");
   cmd->add_flag("--resume", args->resume,
                 "Continue from this run's checkpoint if there is one (else start fresh); a preempted record is "

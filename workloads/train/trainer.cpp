@@ -68,6 +68,7 @@ class Run {
   // The synchronous (or local SGD) loop; returns the step at which a stop signal ended it, if one did.
   std::optional<int64_t> train_sync(RunStatus& status, std::string& detail);
   void evaluate(int64_t steps_done, double epoch, bool solo);
+  void check_curve_of_checkpoint() const;
   int preempt(int64_t done);
   int finish(RunStatus status, const std::string& detail);
   void write_record(RunStatus status, const std::string& detail);
@@ -234,6 +235,14 @@ void Run::set_up() {
       err = BadInput(paths_.checkpoint.string() + ": --resume: the checkpoint here is at step " +
                      std::to_string(st_.step) + ", another rank's at step " + std::to_string(static_cast<int64_t>(newest)) +
                      " (every rank must see the same /output/dir)");
+    // A synchronous run checkpoints before it writes a `preempted` record (preempt()), so such a record without a
+    // checkpoint here is a damaged one (found by a hunt: with header.json removed, the run started afresh, deleted
+    // the rank files and replaced the record). An asynchronous run has none and runs again from the start.
+    else if (newest < 0 && world_.root() && !asynchronous() && preempted_record(paths_.record))
+      err = BadInput(paths_.checkpoint.string() + ": --resume: " + paths_.record.string() + " says this run was " +
+                     "preempted, which a synchronous run does only once its checkpoint is whole, but there is no " +
+                     "header.json here (a damaged checkpoint: restore it, or remove the record and this folder to " +
+                     "train afresh)");
     else if (resumed_ && args_.stop_at > 0 && st_.step > args_.stop_at)  // as --init-from refuses it
       err = BadInput("--stop-at " + std::to_string(args_.stop_at) + ": the checkpoint " + paths_.checkpoint.string() +
                      " is at step " + std::to_string(st_.step) + " already: nothing would be trained (it is kept)");
@@ -251,7 +260,30 @@ void Run::set_up() {
     // trained replicas from different weights, with exit 0.
     agree_on_checkpoint(world_, args_.init_from, "--init-from");
   }
+  if (resumed_ || !args_.init_from.empty()) check_curve_of_checkpoint();
   if (pipeline_) st_.pipeline_unit_seconds = unit_seconds_;  // the next checkpoint's, as this run cut its stages
+}
+
+// The curve a checkpoint's header brought against this run's global batch and epoch length (the header alone checks
+// its order and steps): an edited point's samples or epoch went into the record as they were (found by a hunt: a
+// point at epoch 1000 of an 8-step run). Every rank read the same header (agree_on_checkpoint): one check.
+void Run::check_curve_of_checkpoint() const {
+  const std::filesystem::path header =
+      (resumed_ ? paths_.checkpoint : std::filesystem::path(args_.init_from)) / "header.json";
+  std::optional<Error> err;
+  for (size_t i = 0; i < st_.curve.size() && !err; ++i) {
+    const EvalPoint& p = st_.curve[i];
+    const double epoch = cadence_.epochs(p.step);
+    const std::string at = header.string() + ": /state/curve/" + std::to_string(i);
+    int64_t samples = 0;
+    if (__builtin_mul_overflow(p.step, static_cast<int64_t>(global_), &samples) || p.samples != samples)
+      err = BadInput(at + "/samples: " + std::to_string(p.samples) + ", but step " + std::to_string(p.step) +
+                     " at this run's global batch of " + std::to_string(global_) + " is not that many samples");
+    else if (std::fabs(p.epoch - epoch) > 1e-9 * std::max(1.0, epoch))
+      err = BadInput(at + "/epoch: " + config::fmt_number(p.epoch) + ", but step " + std::to_string(p.step) + " is epoch " +
+                     config::fmt_number(epoch) + " of this run");
+  }
+  world_.agree_on_any_error(err);
 }
 
 // Every rank loaded its own copy of /data (from its node's disk): a copy of another size or shape would give the
@@ -544,9 +576,10 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   p.samples = steps_done * global_;
   p.wall_seconds = now_seconds() - run_start_;
   // The mean over the steps since the last evaluation; none since (asynchronous SGD's last evaluation on the
-  // servers' final weights right after rank 0's own): that evaluation's, not 0.
+  // servers' final weights right after rank 0's own): that evaluation's; none at all (a run that diverged at its
+  // first step): unknown, null in the record, not a perfect-looking 0.
   p.train_loss = st_.train_loss_steps ? st_.train_loss_sum / static_cast<double>(st_.train_loss_steps)
-                 : st_.curve.empty()  ? 0.0
+                 : st_.curve.empty()  ? std::numeric_limits<double>::quiet_NaN()
                                       : st_.curve.back().train_loss;
   p.test_loss = e.loss;
   p.test_accuracy = e.accuracy;
