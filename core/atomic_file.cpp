@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 
 namespace dtbench {
 namespace fs = std::filesystem;
@@ -131,8 +132,12 @@ void check_campaign_kind(const fs::path& dir, const std::string& own) {
   static const std::pair<const char*, const char*> kinds[] = {
       {"campaign.json", "a dtbench sweep campaign"}, {"lineage.json", "a dtbench pbt campaign"},
       {"reproduce.json", "a dtbench reproduce report"}};
+  // The campaign's own files are read before anything is written: a loop of links or a link to nothing there was an
+  // internal error, or a late one after a whole interval had trained (found by a hunt).
+  for (const char* own_file : {"campaign.json", "lineage.json", "reproduce.json", "spec.json", "jobs.json", ".lock"})
+    input_exists(dir / own_file, "campaign's file");
   for (const auto& [index, what] : kinds)
-    if (std::error_code ec; own != index && fs::exists(dir / index, ec))
+    if (own != index && input_exists(dir / index, "campaign's file"))
       throw BadInput((dir / index).string() + ": this folder holds " + what + "; use another --out");
 }
 

@@ -35,6 +35,11 @@ CLI::Validator number_check(Ok ok, const std::string& words, const std::string& 
 
 inline const CLI::Validator positive = number_check([](double v) { return v > 0; }, "greater than 0", "POSITIVE");
 inline const CLI::Validator non_negative = number_check([](double v) { return v >= 0; }, "0 or more", "NONNEGATIVE");
+// A wait's limit in seconds: 0 for none, else whole seconds as the messages print them, at most 10^7 (116 days; a
+// hunt's 1e300 was cast to a long, printed as -9223372036854775808, and 0.4 printed as "at most 0 s").
+inline const CLI::Validator timeout_seconds = number_check(
+    [](double v) { return v == 0 || (v >= 1 && v <= 1e7 && v == std::floor(v)); },
+    "0 (no limit) or a whole number of seconds from 1 to 10000000", "SECONDS");
 
 // A count of steps: decimal digits only, from 1 to 2^63 - 1 (CLI11 alone reads "0x1" as 1 and 2^63 as 2^63 - 1).
 inline const CLI::Validator positive_count = CLI::Validator(

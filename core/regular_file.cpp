@@ -11,6 +11,21 @@
 
 namespace dtbench {
 
+bool input_exists(const std::filesystem::path& path, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(path, ec);
+  if (link.type() == fs::file_type::not_found) return false;
+  if (ec) throw BadInput(path.string() + ": cannot examine the " + what + ": " + ec.message());
+  if (!fs::is_symlink(link)) return true;
+  const fs::file_status target = fs::status(path, ec);
+  if (target.type() == fs::file_type::not_found)
+    throw BadInput(path.string() + ": the " + what + " is a symbolic link to " + fs::read_symlink(path, ec).string() +
+                   ", which does not exist");
+  if (ec) throw BadInput(path.string() + ": cannot examine the " + what + ": " + ec.message());
+  return true;
+}
+
 std::string read_regular_file(const std::filesystem::path& path, uint64_t max_bytes, const std::string& what) {
   const std::string p = path.string();
   // O_NONBLOCK: opening a FIFO must not wait for a writer; the check below refuses it anyway.

@@ -23,6 +23,7 @@
 #include "core/bounded_pool.hpp"
 #include "core/dir_lock.hpp"
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 #include "core/run_record.hpp"
 #include "core/timer.hpp"
 #include "core/pbt_lineage.hpp"
@@ -114,8 +115,8 @@ MemberRun prepare_member(const pbt::Spec& spec, const fs::path& dir, int m, int6
   if (!plan.init_from.empty())
     r.args.insert(r.args.end(), {"--init-from", beside_record(runs / (plan.init_from + ".json"), ".ckpt").string()});
   if (leave_files) return r;  // its Slurm job is still queued: it owns them
-  r.earlier = fs::exists(r.record) ? read_run_record(r.record) : RecordFile{};
-  const bool has_ckpt = fs::exists(r.ckpt / "header.json");
+  r.earlier = input_exists(r.record, "member's record") ? read_run_record(r.record) : RecordFile{};
+  const bool has_ckpt = input_exists(r.ckpt / "header.json", "member's checkpoint header");
   const RunRecord* rec = r.earlier.record ? &*r.earlier.record : nullptr;
   // A finished attempt of an interrupted campaign counts: one with its checkpoint, or one that diverged (which
   // keeps none).
@@ -145,7 +146,7 @@ void check_earlier_records(const pbt::Spec& spec, const fs::path& dir, int64_t i
     if (plans[size_t(m)].diverged) continue;
     const std::string run = pbt::run_name(m, interval);
     const fs::path record = runs / (run + ".json");
-    if (!fs::exists(record)) continue;
+    if (!input_exists(record, "member's record")) continue;
     const RecordFile f = read_run_record(record);
     const bool kept = f.record && (f.record->done() || f.record->status == RunStatus::preempted);
     if (!kept) continue;
@@ -160,7 +161,8 @@ void check_earlier_records(const pbt::Spec& spec, const fs::path& dir, int64_t i
 // kMaxResumes times an interval (a run preempted at every start is a failure).
 constexpr int kMaxResumes = 3;
 bool ended_preempted(const MemberRun& r) {
-  if (!fs::exists(r.record) || !fs::exists(r.ckpt / "header.json")) return false;
+  std::error_code ec;  // after the member ran (as member_result below)
+  if (!fs::exists(r.record, ec) || !fs::exists(r.ckpt / "header.json", ec)) return false;
   const RecordFile f = read_run_record(r.record);
   return f.record && f.record->status == RunStatus::preempted;
 }
@@ -170,7 +172,8 @@ pbt::MemberInterval collect_member(MemberRun& r, int64_t end_step, int exit_code
   pbt::MemberInterval out = r.result;
   const bool reused = r.attempt == MemberRun::Attempt::reuse;
   out.exit_code = reused ? 0 : exit_code;
-  const RecordFile rf = reused ? r.earlier : fs::exists(r.record) ? read_run_record(r.record) : RecordFile{};
+  std::error_code ec;  // after the member ran: what is not there as a record is a failed member, not bad input
+  const RecordFile rf = reused ? r.earlier : fs::exists(r.record, ec) ? read_run_record(r.record) : RecordFile{};
   const RunRecord* rec = rf.record ? &*rf.record : nullptr;
   if (out.exit_code == 0 && rec && rec->status == RunStatus::diverged) {
     out.status = "diverged";  // a legitimate outcome: no evaluation to compare, no checkpoint to continue
@@ -180,7 +183,7 @@ pbt::MemberInterval collect_member(MemberRun& r, int64_t end_step, int exit_code
   // Completed, or reached eval.target_accuracy (a member keeps training past its target).
   const bool ok = out.exit_code == 0 && rec &&
                   (rec->status == RunStatus::completed || rec->status == RunStatus::reached_target) &&
-                  !rec->curve.empty() && rec->curve.back().step == end_step && fs::exists(r.ckpt / "header.json");
+                  !rec->curve.empty() && rec->curve.back().step == end_step && fs::exists(r.ckpt / "header.json", ec);
   out.status = ok ? "completed" : "failed";
   if (ok) {
     out.test_accuracy = rec->curve.back().test_accuracy;
@@ -423,7 +426,7 @@ int run_pbt(const Args& a) {
   if (const std::string e = slurm::slurm_folder_error(dir, "--out"); a.submit && !e.empty()) throw BadInput(e);
   for (const char* sub : {"runs", "configs"})  // a file where the campaign's folders go was an internal error
     check_output_folder(dir / sub, "--out", !a.dry_run);
-  if (fs::exists(lineage_file)) {
+  if (input_exists(lineage_file, "lineage")) {
     l = pbt::read_lineage(lineage_file);
     if (l.spec != spec.source)
       throw BadInput(lineage_file.string() + ": this folder holds the campaign of another spec (they differ at " +
@@ -580,18 +583,21 @@ void add_pbt_command(CLI::App& app) {
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("pbt", "Population-based training: a population of dtbench train runs, exploited and "
                                         "explored at every ready point (Jaderberg et al. 2017)");
-  cmd->add_option("spec", a->spec, "PBT spec (JSON; pbt/spec.hpp)")->required();
+  cmd->add_option("spec", a->spec, "PBT spec (JSON; pbt/spec.hpp)")->required()->check(cli::non_empty);
   cmd->add_option("--out", a->out, "Campaign folder (created; rerun on it to continue)")->required();
   cmd->add_flag("--dry-run", a->dry_run, "Validate the spec and print the first interval's members; write nothing");
   cmd->add_flag("--submit", a->submit,
                 "Train each member interval as a Slurm job (sbatch, the spec's /slurm section) and wait for them");
-  cmd->add_option("--poll", a->poll_seconds, "Seconds between queue polls with --submit")
+  auto* poll = cmd->add_option("--poll", a->poll_seconds, "Seconds between queue polls with --submit")
       ->check(cli::number_check([](double v) { return v >= 0.1 && v <= 3600; }, "in [0.1, 3600] seconds", "SECONDS"));
-  cmd->add_option("--timeout", a->timeout_seconds,
+  auto* timeout = cmd->add_option("--timeout", a->timeout_seconds,
                   "With --submit: give up (exit 1) when an interval's jobs are still queued after this many seconds; "
                   "0 = never")
-      ->check(cli::non_negative);
-  cmd->callback([a] {
+      ->check(cli::timeout_seconds);
+  cmd->callback([a, poll, timeout] {
+    // Without --submit nothing is polled or waited for: taken silently before (found by a hunt; sweep refused it).
+    if ((poll->count() > 0 || timeout->count() > 0) && !a->submit)
+      throw BadInput(std::string(poll->count() > 0 ? "--poll" : "--timeout") + " is for --submit: give both");
     const int code = run_pbt(*a);
     if (code != 0) throw ExitRequest(code);
   });

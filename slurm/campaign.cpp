@@ -14,6 +14,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 #include "core/json_fields.hpp"
 #include "core/run_record.hpp"
 #include "slurm/process.hpp"
@@ -40,8 +41,7 @@ std::string to_string(RunState s) {
 
 RunState record_state(const fs::path& record, const Json& expected, std::string& detail, int64_t expected_ranks) {
   detail.clear();
-  std::error_code ec;
-  if (!fs::exists(record, ec)) return RunState::missing;
+  if (!input_exists(record, "run record")) return RunState::missing;  // a link to nothing is no record, nor missing
   RecordFile file = read_run_record(record);
   if (!file.record) throw BadInput(file.problem);
   const RunRecord& r = *file.record;
@@ -116,6 +116,7 @@ void check_campaign_paths(const std::vector<Point>& points, const Layout& l, boo
   std::vector<fs::path> files = campaign_files(points, l, arrays);
   files.push_back(l.out / "jobs.json");  // --submit appends to it
   for (const fs::path& f : files) {
+    input_exists(f, "campaign's file");  // a link to nothing, a loop of links: the write would fail late (a hunt)
     std::error_code ec;
     const fs::file_status st = fs::status(f, ec);  // a link to a file is written through, as before
     if (fs::exists(st) && !fs::is_regular_file(st))
@@ -177,12 +178,12 @@ Json read_job_list(const fs::path& jobs_json, std::vector<Submission>* subs) {
 
 std::vector<Submission> read_submissions(const fs::path& jobs_json) {
   std::vector<Submission> subs;
-  if (fs::exists(jobs_json)) read_job_list(jobs_json, &subs);
+  if (input_exists(jobs_json, "job list")) read_job_list(jobs_json, &subs);
   return subs;
 }
 
 void append_submissions(const fs::path& jobs_json, const std::vector<Submission>& subs, const std::string& script) {
-  Json j = fs::exists(jobs_json) ? read_job_list(jobs_json, nullptr) : Json{{"kind", "dtbench-sweep-jobs"}, {"submissions", Json::array()}};
+  Json j = input_exists(jobs_json, "job list") ? read_job_list(jobs_json, nullptr) : Json{{"kind", "dtbench-sweep-jobs"}, {"submissions", Json::array()}};
   std::string now = utc_timestamp();
   for (const auto& s : subs) {
     Json e = {{"run", s.run}, {"job_id", s.job_id}};
@@ -251,7 +252,7 @@ std::vector<ActiveJob> query_queue() {
   return parse_squeue(r.out);
 }
 
-std::string sbatch_refuses(const std::string& script) {
+std::string sbatch_refuses(const std::string& script, const std::vector<std::string>& options) {
   char path[] = "/tmp/dtbench-test-only-XXXXXX";
   const int fd = ::mkstemp(path);
   if (fd < 0)
@@ -260,7 +261,10 @@ std::string sbatch_refuses(const std::string& script) {
   ::close(fd);
   ProcessResult r;
   try {
-    if (written) r = run_capture({"sbatch", "--test-only", path});
+    std::vector<std::string> argv = {"sbatch", "--test-only"};
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.push_back(path);
+    if (written) r = run_capture(argv);
   } catch (...) {
     ::unlink(path);
     throw;

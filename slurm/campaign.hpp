@@ -96,7 +96,8 @@ std::string submit_job(const std::vector<std::string>& argv);
 // removed), so a request Slurm refuses for good (a partition, account, QOS or gres that does not exist, a time or
 // node count beyond any partition's) is found before anything is written or queued. Empty when Slurm would take it,
 // and when the refusal may pass (the controller out of reach, a limit the user's running jobs reach now): sbatch
-// itself then says what it says. RunFailed when the file cannot be written.
-std::string sbatch_refuses(const std::string& script);
+// itself then says what it says. RunFailed when the file cannot be written. `options` go before the script, as the
+// submission gives them (a job array's --array=LIST, which Slurm's MaxArraySize bounds).
+std::string sbatch_refuses(const std::string& script, const std::vector<std::string>& options = {});
 
 }  // namespace dtbench::slurm

@@ -86,6 +86,30 @@ int64_t gres_count(const std::string& gres) {
   return last.size() > 4 ? 99999 : std::stoll(last);  // more than 4 digits is beyond any limit checked
 }
 
+// The sbatch option an extra #SBATCH line sets, when the script sets or needs that option itself ("" for any other):
+// sbatch takes the last of a repeated option, so "--nodes=3" after the script's own line ran the job on 3 nodes
+// under configs resolved for another rank count, "--no-requeue" stopped the checkpointed requeue (found by a hunt).
+// A long name is taken as sbatch's getopt_long takes it, an unambiguous prefix included ("--tim=5").
+std::string owned_sbatch_option(const std::string& line) {
+  static const char* const kLong[] = {"nodes",    "ntasks",    "ntasks-per-node", "cpus-per-task", "gpus",
+                                      "gpus-per-node", "gpus-per-task", "gres", "time", "partition", "account",
+                                      "qos",      "requeue",   "no-requeue",      "open-mode",     "signal",
+                                      "array",    "output",    "error",           "job-name"};
+  static const std::pair<char, const char*> kShort[] = {{'N', "nodes"}, {'n', "ntasks"},    {'c', "cpus-per-task"},
+                                                        {'G', "gpus"},  {'t', "time"},      {'p', "partition"},
+                                                        {'A', "account"}, {'q', "qos"},     {'a', "array"},
+                                                        {'o', "output"}, {'e', "error"},    {'J', "job-name"}};
+  if (line.rfind("--", 0) == 0) {
+    const std::string name = line.substr(2, line.find_first_of("= \t", 2) - 2);
+    for (const char* owned : kLong)
+      if (name == owned || (name.size() >= 2 && std::string(owned).rfind(name, 0) == 0)) return std::string("--") + owned;
+    return "";
+  }
+  for (const auto& [letter, owned] : kShort)
+    if (line.size() >= 2 && line[1] == letter) return std::string("-") + letter + " (--" + owned + ")";
+  return "";
+}
+
 // The keys, defaults and checks of the "slurm" section (slurm/README.md describes each).
 const std::vector<Field>& slurm_fields() {
   static const std::vector<Field> fields = {
@@ -129,6 +153,11 @@ const std::vector<Field>& slurm_fields() {
            if (s.empty() || s[0] != '-')
              fail(q, "expected an sbatch option such as \"--exclusive\" or \"--constraint=skylake\", got " +
                          shown(Json(s)));
+           if (const std::string owned = owned_sbatch_option(s); !owned.empty())
+             fail(q, shown(Json(s)) + " sets " + owned + ", which the script sets itself from the spec (/slurm/nodes, "
+                     "tasks_per_node, cpus_per_task, the GPUs, time, partition, account, qos, signal_seconds, array) "
+                     "or needs as it is (the requeue, the output files, the job name): sbatch takes the last line, "
+                     "so the runs would not be those the configs were resolved for");
          });
        }},
       // Shell lines run before the launch (module load ...): shell code by definition, run as written.
@@ -302,8 +331,12 @@ void check_launcher_ranks(const Json& args, const std::string& launcher, int64_t
     const bool srun_word = a == "-n" || a == "--ntasks";
     const bool srun_attached = a.rfind("--ntasks=", 0) == 0 ||
                                (a.size() > 2 && a.rfind("-n", 0) == 0 && std::isdigit(static_cast<unsigned char>(a[2])));
+    // mpirun takes no count glued to its letter either ("-c1", "-N1": it fails at launch, found by a hunt).
+    const bool glued = a.size() > 2 && (a.rfind("-c", 0) == 0 || a.rfind("-N", 0) == 0) &&
+                       std::isdigit(static_cast<unsigned char>(a[2]));
     const bool mpirun_attached = a.rfind("-np=", 0) == 0 || a.rfind("--np=", 0) == 0 || a.rfind("-n=", 0) == 0 ||
-                                 a.rfind("--n=", 0) == 0 || a.rfind("-c=", 0) == 0 || a.rfind("--c=", 0) == 0;
+                                 a.rfind("--n=", 0) == 0 || a.rfind("-c=", 0) == 0 || a.rfind("--c=", 0) == 0 ||
+                                 glued;
     std::string value, words;  // the count asked for, and the words that ask it
     if (srun ? srun_word : mpirun_word) {
       if (i + 1 == args.size()) fail(at, "'" + a + "' without a rank count after it");

@@ -20,6 +20,7 @@
 #include "core/bounded_pool.hpp"
 #include "core/dir_lock.hpp"
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 #include "core/run_record.hpp"
 #include "core/timer.hpp"
 #include "core/campaign_index.hpp"
@@ -58,10 +59,26 @@ struct Item {
 
 bool needs_run(RunState s) { return s == RunState::missing || s == RunState::preempted || s == RunState::failed; }
 
+// A job array's tasks to submit: those of group `g`'s runs that need a run, as sbatch's --array list ("0,2,5"), and
+// their submissions (job ids to fill).
+std::pair<std::string, std::vector<Submission>> array_tasks(const std::vector<Item>& items, const ArrayGroup& group) {
+  std::vector<Submission> subs;
+  std::string list;
+  for (size_t t = 0; t < group.runs.size(); ++t)
+    for (const auto& it : items)
+      if (it.run == group.runs[t] && needs_run(it.state)) {
+        subs.push_back({it.run->name, "", static_cast<int64_t>(t)});
+        list += (list.empty() ? "" : ",") + std::to_string(t);
+      }
+  return {list, subs};
+}
+
 // Before anything is written or submitted, Slurm judges each distinct resource request of the runs to submit
 // (sbatch_refuses): a partition that does not exist failed at its point's sbatch, exit 1 after the campaign was
-// written and earlier points' jobs were queued, which --wait then left.
-void test_requests(const Spec& spec, const std::vector<Item>& items, const Layout& l, const std::string& spec_file) {
+// written and earlier points' jobs were queued, which --wait then left. Job arrays are judged as they are submitted,
+// each with its task list: one beyond Slurm's MaxArraySize (1001 tasks by default) failed at its sbatch likewise.
+void test_requests(const Spec& spec, const std::vector<Item>& items, const std::vector<Point>& points, const Layout& l,
+                   bool arrays, const std::string& spec_file) {
   std::set<std::string> tested;
   for (const Item& it : items) {
     if (!needs_run(it.state) || !tested.insert(it.point->slurm.dump()).second) continue;
@@ -69,6 +86,17 @@ void test_requests(const Spec& spec, const std::vector<Item>& items, const Layou
     if (!refused.empty())
       throw BadInput(spec_file + ": /slurm: Slurm refuses the request of point " + it.point->id + " (" +
                      describe(*it.point) + "): " + refused);
+  }
+  if (!arrays) return;
+  const auto groups = array_groups(points);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const std::string list = array_tasks(items, groups[g]).first;
+    if (list.empty()) continue;
+    const std::string refused = sbatch_refuses(array_script(spec, groups[g], g, l), {"--array=" + list});
+    if (!refused.empty())
+      throw BadInput(spec_file + ": /slurm/array: Slurm refuses job array " + std::to_string(g) + " of " +
+                     std::to_string(groups[g].runs.size()) + " tasks (tasks " +
+                     (list.size() > 40 ? list.substr(0, 37) + "..." : list) + "): " + refused);
   }
 }
 
@@ -220,15 +248,7 @@ void run_submit(const std::vector<Item>& items, const std::vector<Point>& points
   if (arrays) {
     auto groups = array_groups(points);
     for (size_t g = 0; g < groups.size(); ++g) {
-      std::vector<Submission> subs;
-      std::string list;
-      for (size_t t = 0; t < groups[g].runs.size(); ++t) {
-        for (const auto& it : items)
-          if (it.run == groups[g].runs[t] && needs_run(it.state)) {
-            subs.push_back({it.run->name, "", static_cast<int64_t>(t)});
-            list += (list.empty() ? "" : ",") + std::to_string(t);
-          }
-      }
+      auto [list, subs] = array_tasks(items, groups[g]);
       if (subs.empty()) continue;
       fs::path script = array_script_path(l, g);
       {
@@ -375,7 +395,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     check_output_folder(l.runs / "failed", "--out " + o.out, !o.dry_run);
 
   check_campaign_paths(points, l, arrays, "--out " + o.out, !o.dry_run);
-  if (o.submit && !o.dry_run) test_requests(spec, items, l, o.spec);
+  if (o.submit && !o.dry_run) test_requests(spec, items, points, l, arrays, o.spec);
 
   // One sweep at a time per folder, from here (every input checked) to its end: two at once each submitted every run
   // (jobs.json listed each twice, the second set failed on the first's MLLOG lock, and one sweep reported the runs
@@ -393,7 +413,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   // between the two is seen done, where records read first and the queue after saw it neither and submitted it again.
   std::map<std::string, Submission> latest;
   std::vector<ActiveJob> active;
-  if (o.submit || (o.dry_run && fs::exists(l.out / "jobs.json") && on_path("squeue"))) {
+  if (o.submit || (o.dry_run && input_exists(l.out / "jobs.json", "job list") && on_path("squeue"))) {
     latest = latest_submissions(l.out / "jobs.json");
     try {
       if (!latest.empty()) active = query_queue();
@@ -548,7 +568,9 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
 void add_sweep_command(CLI::App& app) {
   auto o = std::make_shared<SweepOptions>();
   auto* cmd = app.add_subcommand("sweep", "Expand an experiment spec into runs; write sbatch scripts, submit, wait, or run locally");
-  cmd->add_option("spec", o->spec, "Experiment spec (JSON): base config, axes, zip, repeats, slurm")->required();
+  cmd->add_option("spec", o->spec, "Experiment spec (JSON): base config, axes, zip, repeats, slurm")
+      ->required()
+      ->check(cli::non_empty);
   cmd->add_option("--out", o->out, "Campaign folder (configs, scripts, records)")->required();
   cmd->add_flag("--submit", o->submit, "Submit every run that is not done with sbatch and record the job ids");
   cmd->add_flag("--wait", o->wait, "With --submit: wait until every job has finished, printing progress");
@@ -562,7 +584,7 @@ void add_sweep_command(CLI::App& app) {
                    ->check(cli::number_check([](double v) { return v >= 0.1 && v <= 3600; }, "in [0.1, 3600]",
                                              "SECONDS"));
   auto* timeout = cmd->add_option("--timeout", o->timeout_seconds, "Give up waiting after this many seconds (0 = never)")
-                      ->check(cli::non_negative);
+                      ->check(cli::timeout_seconds);
   cmd->callback([o, poll, timeout] {
     o->poll_given = poll->count() > 0, o->timeout_given = timeout->count() > 0;
     run_sweep(*o, std::cout);

@@ -81,12 +81,14 @@ os.makedirs(recs)
 
 
 def record(name, reducer, ranks, batch, ips, steps_to_target, b_simple):
+    # The target 0.8 is first reached at the fourth point, step steps_to_target: the time to accuracy's point, as
+    # the trainer writes it (a record whose time to accuracy is no point of its curve is unreadable).
     curve = []
     for i in range(1, 6):
         step = i * steps_to_target // 4
         curve.append({"epoch": step * batch / 60000, "step": step, "samples": step * batch,
                       "wall_seconds": step * batch / ips, "train_loss": 1.0 / i, "test_loss": 1.1 / i,
-                      "test_accuracy": min(0.9, 0.5 + 0.1 * i), "lr": 0.1, "b_simple": b_simple})
+                      "test_accuracy": min(0.9, 0.4 + 0.1 * i), "lr": 0.1, "b_simple": b_simple})
     steps = curve[-1]["step"]
     return {"schema_version": 1, "kind": "dtbench-run-record", "name": name, "status": "reached-target",
             "status_detail": "", "seed": 1, "ranks": ranks, "global_batch": batch, "per_rank_batch": batch // ranks,

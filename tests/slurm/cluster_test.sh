@@ -156,6 +156,15 @@ rm "$out/runs/p3-tree-nodes2-s1.json"
 expect 0 "submitted 1 run;" -- "$dtbench" sweep spec.json --out "$out" --submit --wait --poll 0.5 --timeout 300
 grep -qF "submitted job" <<<"$LAST_OUT" && grep -qF "p3-tree-nodes2-s1" <<<"$LAST_OUT" || fail "did not resubmit p3"
 
+echo "== a job array beyond Slurm's MaxArraySize (1001) is exit 2 before anything is written or queued"
+# (It was accepted, the campaign written, and its sbatch failed with exit 1: the test of the requests ran per run.)
+$py -c 'import json; json.dump({"name": "huge", "base": {"duration": {"steps": 2}, "data": {"dataset": "synthetic"}},
+  "axes": {"optimizer.lr": [0.1, 0.2]}, "repeats": 501, "slurm": {"time": "00:05:00", "array": True}},
+  open("huge.json", "w"))'
+expect 2 "huge.json: /slurm/array: Slurm refuses job array 0 of 1002 tasks (tasks 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15...): allocation failure: Invalid job array specification" \
+  -- "$dtbench" sweep huge.json --out "$work/huge" --submit
+[ ! -e "$work/huge" ] || fail "the refused campaign was written"
+
 echo "== a job array over the runs that share their resources"
 aout=$work/array
 STEPS=$steps $py -c '

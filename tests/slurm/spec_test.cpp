@@ -103,6 +103,19 @@ TEST(Spec, ErrorsNameTheKey) {
             "\"exclusive\"");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"sbatch", {"--comment=a\n#SBATCH --x"}}})),
             "/slurm/sbatch/0: line breaks and control characters are not allowed, got \"--comment=a\\n#SBATCH --x\"");
+  // An extra line that sets what the script sets itself (sbatch takes the last line: a hunt's --nodes=3 ran configs
+  // resolved for another rank count, --no-requeue stopped the requeue), by its long name, an abbreviation of it or
+  // its letter; options the script leaves alone pass.
+  for (const auto& [line, owned] : std::vector<std::pair<std::string, std::string>>{
+           {"--nodes=3", "--nodes"}, {"--ntasks 5", "--ntasks"}, {"--tim=5", "--time"}, {"--no-requeue", "--no-requeue"},
+           {"--array=0-3", "--array"}, {"--signal=USR2@10", "--signal"}, {"-N3", "-N (--nodes)"},
+           {"-t 10", "-t (--time)"}, {"-o x.out", "-o (--output)"}})
+    EXPECT_EQ(error_of(with(minimal(), "slurm", {{"sbatch", {"--exclusive", line}}})).rfind(
+                  "/slurm/sbatch/1: \"" + line + "\" sets " + owned + ", which the script sets itself", 0),
+              0u)
+        << line;
+  for (const char* line : {"--exclusive", "--hold", "--constraint=skylake", "--mem=4G", "--ntasks-per-core=1", "-C gpu"})
+    EXPECT_EQ(error_of(with(minimal(), "slurm", {{"sbatch", {line}}})), "(no error)") << line;
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"setup", {"module load x", 3}}})), "/slurm/setup/1: expected a string, got 3");
   EXPECT_EQ(error_of(with(minimal(), "repeats", 0)), "/repeats: expected an integer in [1, 1000], got 0");
   EXPECT_EQ(error_of(with(minimal(), "program", Json::array())),
