@@ -32,11 +32,7 @@ std::string with_commas(int64_t v) {
 }
 
 std::string number_text(double v, int digits, bool commas) {
-  if (digits >= 0) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
-  }
+  if (digits >= 0) return fixed_text(v, digits);
   if (std::floor(v) == v && std::fabs(v) < 1e15)
     return commas ? with_commas(static_cast<int64_t>(v)) : std::to_string(static_cast<int64_t>(v));
   return format_number(v);

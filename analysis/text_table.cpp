@@ -143,6 +143,14 @@ std::string format_number(double v) {
   return buf;
 }
 
+std::string fixed_text(double v, int digits) {
+  const int n = std::snprintf(nullptr, 0, "%.*f", digits, v);
+  std::string out(static_cast<size_t>(std::max(n, 0)) + 1, '\0');
+  std::snprintf(out.data(), out.size(), "%.*f", digits, v);
+  out.resize(static_cast<size_t>(std::max(n, 0)));
+  return out;
+}
+
 std::string render(const TextTable& t, Format f) {
   std::string out;
   size_t cols = t.header.size();

@@ -18,8 +18,8 @@ namespace {
 // apply to the chosen arch is an unknown key there). simple_cnn's defaults are Shallue et al.'s base widths.
 Node model_schema() {
   Fields common = {{"zero_init_residual", boolean(false, "zero gamma in each block's last BN (Goyal et al.)")},
-                   {"label_smoothing", number(0, 0, 1, false, true, "softmax cross-entropy label smoothing")},
-                   {"dropout", number(0, 0, 1, false, true, "dropout before the classifier; 0 = none")},
+                   {"label_smoothing", single(number(0, 0, 1, false, true, "softmax cross-entropy label smoothing"))},
+                   {"dropout", single(number(0, 0, 1, false, true, "dropout before the classifier; 0 = none"))},
                    {"ghost_batch", integer(0, 0, 1e9, "ghost batch norm (Hoffer et al. 2017): batch-norm statistics "
                                                       "over ghost batches of this many samples within each "
                                                       "forward's batch; 0 = the whole batch")},

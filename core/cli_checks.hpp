@@ -14,8 +14,9 @@
 namespace dtbench::cli {
 
 // The first item that an earlier one repeats, or nullptr: a name given twice in a command-line list (a reducer timed
-// twice, a table column twice, a claim run twice).
-inline const std::string* first_repeated(const std::vector<std::string>& items) {
+// twice, a table column twice, a claim run twice, a rank count predicted twice).
+template <class T>
+const T* first_repeated(const std::vector<T>& items) {
   for (auto it = items.begin(); it != items.end(); ++it)
     if (std::find(items.begin(), it, *it) != it) return &*it;
   return nullptr;

@@ -19,6 +19,10 @@ Node number(double def, double lo, double hi, bool lo_open, bool hi_open, std::s
 Node positive(double def, std::string doc) { return number(def, 0, inf, true, false, std::move(doc)); }
 Node nonneg(double def, std::string doc) { return number(def, 0, inf, false, false, std::move(doc)); }
 Node unit_open(double def, std::string doc) { return number(def, 0, 1, false, true, std::move(doc)); }
+Node single(Node n) {
+  n.single = true;
+  return n;
+}
 Node integer(long def, double lo, double hi, std::string doc) {
   Node n;
   n.kind = Kind::integer;

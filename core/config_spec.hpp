@@ -27,6 +27,7 @@ struct Node {
   double lo = -std::numeric_limits<double>::infinity();
   double hi = std::numeric_limits<double>::infinity();
   bool lo_open = false, hi_open = false;       // (lo, ...) rather than [lo, ...
+  bool single = false;                         // a number the code reads as float32 (single() below)
   std::vector<std::string> choices;            // allowed strings; empty = any string
   Fields fields;                               // object fields; for a variant, the fields every variant has
   std::string selector;                        // variant: the key whose value picks the variant ("name")
@@ -42,6 +43,9 @@ Node number(double def, double lo, double hi, bool lo_open = false, bool hi_open
 Node positive(double def, std::string doc = {});
 Node nonneg(double def, std::string doc = {});
 Node unit_open(double def, std::string doc = {});
+// `n` read as float32 by the code that uses it (the model's dropout and label smoothing): the value must then be
+// inside the range in float32 too, and 0 or a normal float32 (train flushes denormals to zero).
+Node single(Node n);
 Node integer(long def, double lo, double hi = inf, std::string doc = {});
 Node boolean(bool def, std::string doc = {});
 Node text(std::string def, std::initializer_list<std::string> choices = {}, std::string doc = {});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 #include <limits>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
@@ -67,37 +68,6 @@ StepTiming timing_from(const JsonFields& f) {
           .total = f.nonneg_number("total")};
 }
 
-// What the trainer writes always agrees with itself; a record edited or made elsewhere that does not would give
-// wrong table cells, not an error (found by a hunt: a reversed curve changed the final accuracy, a reached target at
-// an accuracy the run never had gave a time to target of 0.001 s). The curve is in the order of its steps, each
-// point's samples are its step's (the global batch per step, in every mode, asynchronous runs' steps included), and
-// a reached target is the first point at it; wall seconds may go back (a run started --init-from another's
-// checkpoint keeps that run's points, timed on its clock).
-void check_consistency(const RunRecord& r) {
-  for (size_t i = 0; i < r.curve.size(); ++i) {
-    const EvalPoint& p = r.curve[i];
-    const std::string at = "/curve/" + std::to_string(i);
-    int64_t samples = 0;
-    if (__builtin_mul_overflow(p.step, r.global_batch, &samples) || p.samples != samples)
-      throw BadInput(at + "/samples: " + std::to_string(p.samples) + " is not step " + std::to_string(p.step) +
-                     " times /global_batch (" + std::to_string(r.global_batch) + ")");
-    if (i > 0 && (p.step < r.curve[i - 1].step || p.epoch < r.curve[i - 1].epoch))
-      throw BadInput(at + ": an evaluation before the one at /curve/" + std::to_string(i - 1) +
-                     " (its step or epoch is less)");
-  }
-  // (A record that did not reach its target while a point is at it is left as it is: nothing in it is counted as
-  // reached.)
-  if (r.time_to_accuracy) {
-    const double target = r.target_accuracy;
-    const auto first = std::find_if(r.curve.begin(), r.curve.end(),
-                                    [&](const EvalPoint& p) { return target > 0 && p.test_accuracy >= target; });
-    if (first == r.curve.end() ||
-        TimeToAccuracy{first->wall_seconds, first->step, first->epoch, first->samples} != *r.time_to_accuracy)
-      throw BadInput("/time_to_accuracy: reached, but it is not the first point of /curve at test accuracy >= its "
-                     "target " + std::to_string(target) + " (its step, epoch, samples and seconds)");
-  }
-}
-
 }  // namespace
 
 Json to_json(const EvalPoint& p) {
@@ -119,6 +89,30 @@ Json to_json(const EvalPoint& p) {
 
 EvalPoint eval_point_from_json(const Json& j, const std::string& pointer) {
   return eval_point_from(JsonFields(j, pointer));
+}
+
+void check_curve(const std::vector<EvalPoint>& curve, int64_t global_batch, double target,
+                 const std::optional<TimeToAccuracy>& tta, const std::string& curve_at, const std::string& tta_at) {
+  for (size_t i = 0; i < curve.size(); ++i) {
+    const EvalPoint& p = curve[i];
+    const std::string at = curve_at + "/" + std::to_string(i);
+    int64_t samples = 0;
+    if (__builtin_mul_overflow(p.step, global_batch, &samples) || p.samples != samples)
+      throw BadInput(at + "/samples: " + std::to_string(p.samples) + " is not step " + std::to_string(p.step) +
+                     " times the global batch (" + std::to_string(global_batch) + ")");
+    if (i > 0 && (p.step < curve[i - 1].step || p.epoch < curve[i - 1].epoch))
+      throw BadInput(at + ": an evaluation before the one at " + curve_at + "/" + std::to_string(i - 1) +
+                     " (its step or epoch is less)");
+  }
+  if (!tta) return;
+  const auto first = std::find_if(curve.begin(), curve.end(),
+                                  [&](const EvalPoint& p) { return target > 0 && p.test_accuracy >= target; });
+  if (first == curve.end() || TimeToAccuracy{first->wall_seconds, first->step, first->epoch, first->samples} != *tta) {
+    std::ostringstream t;
+    t << target;
+    throw BadInput(tta_at + ": reached, but it is not the first point of " + curve_at + " at test accuracy >= its " +
+                   "target " + t.str() + " (its step, epoch, samples and seconds)");
+  }
 }
 
 std::string to_string(RunStatus s) {
@@ -239,7 +233,10 @@ RunRecord RunRecord::from_json(const Json& j) {
   }
   r.extra = f.object("extra");
   r.provenance = f.object("provenance");
-  check_consistency(r);
+  // A record edited or made elsewhere that contradicts itself gave wrong table cells, not an error (found by a hunt:
+  // a reversed curve changed the final accuracy, a target "reached" at an accuracy the run never had gave a time to
+  // target of 0.001 s).
+  check_curve(r.curve, r.global_batch, r.target_accuracy, r.time_to_accuracy, "/curve", "/time_to_accuracy");
   return r;
 }
 

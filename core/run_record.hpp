@@ -55,6 +55,15 @@ struct TimeToAccuracy {
   bool operator==(const TimeToAccuracy&) const = default;
 };
 
+// The rules every curve the trainer writes keeps, for the readers of its records and of its checkpoints' headers: the
+// points in the order of their steps and epochs, each point's samples its step's at `global_batch` (in every mode,
+// asynchronous runs' steps included), and a time to accuracy, when there is one, at the first point whose test
+// accuracy reaches `target`. BadInput naming the field by `curve_at` ("/curve") or `tta_at` ("/time_to_accuracy").
+// (Wall seconds are not checked: the population-based training members of results/pbt, made by 01bf62e, restarted
+// them at each --init-from, and those records stay readable.)
+void check_curve(const std::vector<EvalPoint>& curve, int64_t global_batch, double target,
+                 const std::optional<TimeToAccuracy>& tta, const std::string& curve_at, const std::string& tta_at);
+
 struct RunRecord {
   std::string name;
   Json config;  // the fully resolved config

@@ -260,11 +260,7 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
       throw BadInput(where + ": " + e.what());
     }
     const Json& opt = doc["options"];
-    ReducerOptions o;
-    o.segment_bytes = opt["segment_bytes"].get<size_t>();
-    o.small_segment_bytes = opt.value("small_segment_bytes", o.small_segment_bytes);
-    o.small_transfer_bytes = opt.value("small_transfer_bytes", o.small_transfer_bytes);
-    o.servers = opt["servers"].get<int>();
+    const ReducerOptions o = sweep_options(doc);
     if (f == 0) {
       options = o;
     } else if (!same_options(o, options)) {
@@ -350,16 +346,21 @@ std::map<std::string, double> rms_rel_error(const FittedModel& m, const std::vec
   });
 }
 
+void check_options_as_fitted(const FittedModel& m, const ReducerOptions& o, const std::vector<SweepRow>& rows,
+                             const std::string& what) {
+  if (!same_options(o, m.options))
+    throw BadInput(what + ": /options (segment sizes or servers) differ from the fitted sweeps'");
+  const bool hierarchical = std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.reducer == "hierarchical"; });
+  if (hierarchical && m.params.count("hierarchical") && o.leader != m.options.leader)
+    throw BadInput(what + ": /options/leader \"" + o.leader + "\" differs from the fitted sweeps' \"" +
+                   m.options.leader + "\"");
+}
+
 std::map<std::string, double> holdout_rms_rel_error(const FittedModel& m, const std::vector<Json>& sweeps) {
   ReducerOptions o;
   std::string left_out;
   const std::vector<SweepRow> rows = sweep_rows(sweeps, "held-out file", o, 0, &left_out);
-  if (!same_options(o, m.options))
-    throw BadInput("held-out file 1: /options (segment sizes or servers) differ from the fitted sweeps'");
-  const bool hierarchical = std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.reducer == "hierarchical"; });
-  if (hierarchical && m.params.count("hierarchical") && o.leader != m.options.leader)
-    throw BadInput("held-out files: /options/leader \"" + o.leader + "\" differs from the fitted sweeps' \"" +
-                   m.options.leader + "\"");
+  check_options_as_fitted(m, o, rows, "held-out files");
   std::map<std::string, double> err = rms_rel_error(m, rows);
   if (err.empty()) throw BadInput("held-out files: no row of a fitted reducer (" + left_out + ")");
   return err;

@@ -174,6 +174,11 @@ std::map<std::string, double> rms_rel_error(const FittedModel& m, const std::vec
 // are none.
 double rms_rel_error_from_parts(const FittedModel& m, const std::vector<SweepRow>& rows);
 
+// BadInput naming `what` unless sweeps of options `o` (their rows `rows`) were taken as the fit's were: the same
+// segment sizes and servers, and the same hierarchical leader where both have hierarchical rows.
+void check_options_as_fitted(const FittedModel& m, const ReducerOptions& o, const std::vector<SweepRow>& rows,
+                             const std::string& what);
+
 // The held-out error: rms_rel_error on the rows of other sweeps (every size; BadInput when their
 // options differ from the fit's or no row belongs to a fitted reducer).
 std::map<std::string, double> holdout_rms_rel_error(const FittedModel& m, const std::vector<Json>& sweeps);

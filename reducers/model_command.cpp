@@ -204,10 +204,17 @@ void run_model_command(const ModelCliOptions& cli) {
     throw BadInput("--fit: give at least one `dtbench allreduce --json` file (or --compute-us-per-image with --network)");
   if (cli.fit.empty() && !cli.check.empty()) throw BadInput("--check needs --fit");
   const std::vector<int> ranks = parse_int_list(cli.ranks, "--ranks");
+  if (const int* twice = cli::first_repeated(ranks))  // (it printed the row twice; found by a hunt)
+    throw BadInput("--ranks: " + std::to_string(*twice) + " given twice (in '" + cli.ranks + "')");
   const double bytes = static_cast<double>(parse_bytes(cli.bytes, "--bytes"));
+  // At least one float32 value (a hunt's --bytes 3 and 0 were priced at 0.0 us).
+  if (bytes < 4) throw BadInput("--bytes " + cli.bytes + ": an allreduce moves at least one float32 value, 4 bytes");
   // Read before anything is printed, whether or not a fit uses them (they were ignored unread without --fit).
   const double eager = static_cast<double>(parse_bytes(cli.eager, "--eager-bytes"));
   const double fit_max = cli.fit_max.empty() ? 0.0 : static_cast<double>(parse_bytes(cli.fit_max, "--fit-max-bytes"));
+  if (!cli.fit_max.empty() && fit_max < 4)  // 0 was "no limit", unsaid; 1 to 3 left every row out
+    throw BadInput("--fit-max-bytes " + cli.fit_max + ": give a size of at least 4 bytes, or leave the option out to fit "
+                   "every row");
   if (cli.fit.empty() && !cli.fit_max.empty()) throw BadInput("--fit-max-bytes needs --fit");
   if (cli.fit.empty() && eager != kDefaultEagerBytes)
     throw BadInput("--eager-bytes needs --fit (a published network's messages all pay its one alpha)");
@@ -262,6 +269,10 @@ void run_model_command(const ModelCliOptions& cli) {
     } catch (const BadInput& e) {
       throw BadInput(std::string("--reducer: ") + e.what());
     }
+    // A published network joins nodes, which shared memory does not span (it was priced there; found by a hunt).
+    if (network != "fitted" && cli.reducer == "shared_memory")
+      throw BadInput("--reducer shared_memory: it reduces within one node's memory and cannot span the nodes that --network " +
+                     network + " joins; give a reducer that sends messages (or --network fitted, this machine's)");
   }
   if (!(cli.tolerance > 0) || std::isinf(cli.tolerance)) throw BadInput("--tolerance must be a finite number > 0");
   if (!cli.intra_network.empty()) {
@@ -340,7 +351,11 @@ void run_model_command(const ModelCliOptions& cli) {
       holdout.empty() ? std::map<std::string, double>{} : holdout_rms_rel_error(m, holdout);
   ReducerOptions check_options;
   std::vector<SweepRow> check_rows;
-  for (const SweepRow& r : sweep_rows(measured, "--check file", check_options))
+  const std::vector<SweepRow> measured_rows = sweep_rows(measured, "--check file", check_options);
+  // The formulas of a sweep taken with other options are not the fit's (--holdout refused it, --check compared it;
+  // found by a hunt).
+  if (!measured.empty()) check_options_as_fitted(m, check_options, measured_rows, "--check " + cli.check);
+  for (const SweepRow& r : measured_rows)
     if (m.params.count(r.reducer) && r.bytes >= m.min_bytes.at(r.reducer) && r.bytes <= m.max_bytes.at(r.reducer))
       check_rows.push_back(r);
   if (!measured.empty() && check_rows.empty())

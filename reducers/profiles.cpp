@@ -4,15 +4,19 @@
 #include <cmath>
 #include <set>
 
+#include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
 
 namespace dtbench {
 namespace {
 
-double positive(const JsonFields& f, const std::string& key) {
+// A published figure > 0 and at most `most`, a bound no real one reaches: one of 1e300 made the claims' times
+// infinite, printed as "inf" in the report (found by a hunt).
+double positive(const JsonFields& f, const std::string& key, double most) {
   const double v = f.number(key);
-  if (!(v > 0) || !std::isfinite(v)) throw BadInput(f.pointer(key) + ": expected a number > 0, got " + f.at(key).dump());
+  if (!(v > 0) || !(v <= most))
+    throw BadInput(f.pointer(key) + ": expected a number in (0, " + config::fmt_number(most) + "], got " + f.at(key).dump());
   return v;
 }
 
@@ -100,7 +104,7 @@ void parse_networks(const Json& doc, Profiles& p) {
   root.string("description");
   const JsonFields gamma = root.fields("gamma");
   gamma.only({"seconds_per_byte", "basis", "note", "sources"});
-  p.gamma_s_per_byte = positive(gamma, "seconds_per_byte");
+  p.gamma_s_per_byte = positive(gamma, "seconds_per_byte", 1e-3);
   basis(gamma, "basis");
   note(gamma);
   p.gamma_sources = sources(gamma);
@@ -111,7 +115,7 @@ void parse_networks(const Json& doc, Profiles& p) {
     // A braced list evaluates left to right: the first bad field is the one reported.
     p.networks.push_back({.name = unique_name(f, names),
                           .label = f.string("label"),
-                          .alpha_s = positive(f, "alpha_s"),
+                          .alpha_s = positive(f, "alpha_s", 1),
                           .bandwidth_bytes_per_s = bandwidth(f, "bandwidth_bytes_per_s"),
                           .alpha_basis = basis(f, "alpha_basis"),
                           .bandwidth_basis = basis(f, "bandwidth_basis"),
@@ -146,7 +150,7 @@ void parse_compute(const Json& doc, Profiles& p) {
     DeviceThroughput d;
     d.name = unique_name(f, devices);
     d.label = f.string("label");
-    d.images_per_s = positive(f, "images_per_s");
+    d.images_per_s = positive(f, "images_per_s", 1e12);
     d.batch_per_device = count(f, "batch_per_device");
     d.basis = choice(f, "basis", {"measured", "derived"});
     d.sources = sources(f);
@@ -177,12 +181,14 @@ void parse_compute(const Json& doc, Profiles& p) {
     if (r.bytes_per_parameter != 2 && r.bytes_per_parameter != 4)
       throw BadInput(f.pointer("bytes_per_parameter") + ": expected 2 (fp16) or 4 (fp32)");
     r.batch = count(f, "batch");
-    r.epochs = positive(f, "epochs");
+    r.epochs = positive(f, "epochs", 1e6);
     for (const char* k : {"intra_reducer", "inter_reducer"}) {
       const std::string name = f.string(k);
       // Each of the two is a flat allreduce on one link: the hierarchical reducer is their pair already.
       if (name == "hierarchical")
         throw BadInput(f.pointer(k) + ": a flat reducer, one per link; \"hierarchical\" is the intra and inter pair itself");
+      if (name == "shared_memory" && std::string(k) == "inter_reducer")  // (found by a hunt)
+        throw BadInput(f.pointer(k) + ": shared_memory reduces within one node's memory and cannot run between servers");
       try {
         cost_terms(name, 2, 1, ReducerOptions{});  // a reducer with a cost formula
       } catch (const BadInput& e) {
@@ -190,7 +196,7 @@ void parse_compute(const Json& doc, Profiles& p) {
       }
       (std::string(k) == "intra_reducer" ? r.intra_reducer : r.inter_reducer) = name;
     }
-    r.published_minutes = positive(f, "published_minutes");
+    r.published_minutes = positive(f, "published_minutes", 1e9);
     r.note = note(f);
     p.runs.push_back(std::move(r));
   }

@@ -98,6 +98,16 @@ void check_sweep_document(const Json& doc) {
   }
 }
 
+ReducerOptions sweep_options(const Json& doc) {
+  const Json& opt = doc["options"];
+  ReducerOptions o;
+  o.segment_bytes = opt["segment_bytes"].get<size_t>();
+  o.small_segment_bytes = opt.value("small_segment_bytes", o.small_segment_bytes);
+  o.small_transfer_bytes = opt.value("small_transfer_bytes", o.small_transfer_bytes);
+  o.servers = opt["servers"].get<int>();
+  return o;
+}
+
 bool has_hierarchical_rows(const Json& doc) {
   if (!doc.is_object() || !doc.contains("rows") || !doc["rows"].is_array()) return false;
   return std::any_of(doc["rows"].begin(), doc["rows"].end(), [](const Json& r) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/json.hpp"
+#include "reducers/reducer_options.hpp"
 
 namespace dtbench {
 
@@ -14,6 +15,10 @@ namespace dtbench {
 // (optional: one node number per rank); /provenance/cpu/logical_cores (optional); each of /rows: bytes, reducer,
 // wrong, time_us and time_median_us (optional); each of /reduction: bytes, time_us and time_median_us (optional).
 void check_sweep_document(const Json& doc);
+
+// The segment sizes and servers a checked sweep (check_sweep_document) was taken with: what its algorithms' cost and
+// traffic formulas read (defaults where an older sweep lacks a size).
+ReducerOptions sweep_options(const Json& doc);
 
 // Whether the sweep measured the hierarchical reducer (its /options/leader and nodes then matter). Any document:
 // a malformed row counts as not hierarchical.

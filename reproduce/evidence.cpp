@@ -180,11 +180,7 @@ std::string value_text(const Json& v) {
   return v.dump();
 }
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+std::string fixed(double v, int digits) { return analysis::fixed_text(v, digits); }
 
 std::string sci(double v, int digits) {
   char buf[64];

@@ -86,27 +86,42 @@ int64_t gres_count(const std::string& gres) {
   return last.size() > 4 ? 99999 : std::stoll(last);  // more than 4 digits is beyond any limit checked
 }
 
-// The sbatch option an extra #SBATCH line sets, when the script sets or needs that option itself ("" for any other):
-// sbatch takes the last of a repeated option, so "--nodes=3" after the script's own line ran the job on 3 nodes
-// under configs resolved for another rank count, "--no-requeue" stopped the checkpointed requeue (found by a hunt).
-// A long name is taken as sbatch's getopt_long takes it, an unambiguous prefix included ("--tim=5").
+// What an extra #SBATCH line sets when it is an option the script sets from the spec's own keys or needs as it writes
+// it: the option and where to give it instead ("" for any other line). sbatch takes the last of a repeated option, so
+// "--nodes=3" after the script's own line ran the job on 3 nodes under configs resolved for another rank count, and
+// "--no-requeue" stopped the checkpointed requeue (found by a hunt). A long name is taken as sbatch's getopt_long
+// takes it, an unambiguous prefix included ("--tim=5"). (--gres: check_slurm_section, only beside /slurm/gres.)
 std::string owned_sbatch_option(const std::string& line) {
-  static const char* const kLong[] = {"nodes",    "ntasks",    "ntasks-per-node", "cpus-per-task", "gpus",
-                                      "gpus-per-node", "gpus-per-task", "gres", "time", "partition", "account",
-                                      "qos",      "requeue",   "no-requeue",      "open-mode",     "signal",
-                                      "array",    "output",    "error",           "job-name"};
-  static const std::pair<char, const char*> kShort[] = {{'N', "nodes"}, {'n', "ntasks"},    {'c', "cpus-per-task"},
-                                                        {'G', "gpus"},  {'t', "time"},      {'p', "partition"},
-                                                        {'A', "account"}, {'q', "qos"},     {'a', "array"},
-                                                        {'o', "output"}, {'e', "error"},    {'J', "job-name"}};
+  static const std::pair<const char*, const char*> kLong[] = {
+      {"nodes", "/slurm/nodes"}, {"ntasks", "/slurm/nodes and /slurm/tasks_per_node"},
+      {"ntasks-per-node", "/slurm/tasks_per_node"}, {"cpus-per-task", "/slurm/cpus_per_task"},
+      {"gpus", "/slurm/gpus_per_node or /slurm/gpus_per_task"}, {"gpus-per-node", "/slurm/gpus_per_node"},
+      {"gpus-per-task", "/slurm/gpus_per_task"}, {"time", "/slurm/time"}, {"partition", "/slurm/partition"},
+      {"account", "/slurm/account"}, {"qos", "/slurm/qos"}, {"signal", "/slurm/signal_seconds"},
+      {"array", "/slurm/array"}, {"requeue", ""}, {"no-requeue", ""}, {"open-mode", ""}, {"output", ""},
+      {"error", ""}, {"job-name", ""}};
+  static const std::pair<char, const char*> kShort[] = {{'N', "nodes"}, {'n', "ntasks"},  {'c', "cpus-per-task"},
+                                                        {'G', "gpus"},  {'t', "time"},    {'p', "partition"},
+                                                        {'A', "account"}, {'q', "qos"},   {'a', "array"},
+                                                        {'o', "output"}, {'e', "error"},  {'J', "job-name"}};
+  std::string name, shown;
   if (line.rfind("--", 0) == 0) {
-    const std::string name = line.substr(2, line.find_first_of("= \t", 2) - 2);
-    for (const char* owned : kLong)
-      if (name == owned || (name.size() >= 2 && std::string(owned).rfind(name, 0) == 0)) return std::string("--") + owned;
-    return "";
+    const std::string given = line.substr(2, line.find_first_of("= \t", 2) - 2);
+    for (const auto& [owned, key] : kLong)
+      if (given == owned || (given.size() >= 2 && std::string(owned).rfind(given, 0) == 0)) {
+        name = owned, shown = std::string("--") + owned;
+        break;
+      }
+  } else {
+    for (const auto& [letter, owned] : kShort)
+      if (line.size() >= 2 && line[1] == letter) name = owned, shown = std::string("-") + letter + " (--" + owned + ")";
   }
-  for (const auto& [letter, owned] : kShort)
-    if (line.size() >= 2 && line[1] == letter) return std::string("-") + letter + " (--" + owned + ")";
+  if (name.empty()) return "";
+  for (const auto& [owned, key] : kLong)
+    if (name == owned)
+      return shown + (*key ? std::string(": give it as ") + key : std::string(", which the script needs as it writes it")) +
+             " (sbatch takes the last of a repeated option: the job would not be the one the runs' configs were "
+             "resolved for, or would not requeue, or write its output elsewhere)";
   return "";
 }
 
@@ -154,10 +169,7 @@ const std::vector<Field>& slurm_fields() {
              fail(q, "expected an sbatch option such as \"--exclusive\" or \"--constraint=skylake\", got " +
                          shown(Json(s)));
            if (const std::string owned = owned_sbatch_option(s); !owned.empty())
-             fail(q, shown(Json(s)) + " sets " + owned + ", which the script sets itself from the spec (/slurm/nodes, "
-                     "tasks_per_node, cpus_per_task, the GPUs, time, partition, account, qos, signal_seconds, array) "
-                     "or needs as it is (the requeue, the output files, the job name): sbatch takes the last line, "
-                     "so the runs would not be those the configs were resolved for");
+             fail(q, shown(Json(s)) + " sets " + owned);
          });
        }},
       // Shell lines run before the launch (module load ...): shell code by definition, run as written.
@@ -291,6 +303,15 @@ void check_slurm_section(const Json& s, const std::string& ptr) {
   if (!gres.empty()) given.push_back("gres");
   if (given.size() > 1)
     fail(ptr + "/" + given[1], "give one GPU request: gpus_per_node, gpus_per_task or gres, not several");
+  // The script writes --gres only from /slurm/gres; beside it an extra one would replace it (another resource beside
+  // a GPU request, "--gres=nvme:1", is fine).
+  if (!gres.empty())
+    for (size_t i = 0; i < s["sbatch"].size(); ++i) {
+      const std::string line = s["sbatch"][i].get<std::string>();
+      if (line.rfind("--gres", 0) == 0 && (line.size() == 6 || line[6] == '=' || line[6] == ' '))
+        fail(ptr + "/sbatch/" + std::to_string(i), shown(Json(line)) + " sets --gres: give one generic resource "
+             "list as /slurm/gres (sbatch takes the last of a repeated option)");
+    }
   // GPUs per node from gpus_per_node or a gpu gres ("gpu:4", "gpu:a100:4"): each rank needs its own.
   int64_t node_gpus = per_node;
   std::string node_key = "gpus_per_node";
@@ -338,6 +359,9 @@ void check_launcher_ranks(const Json& args, const std::string& launcher, int64_t
                                  a.rfind("--n=", 0) == 0 || a.rfind("-c=", 0) == 0 || a.rfind("--c=", 0) == 0 ||
                                  glued;
     std::string value, words;  // the count asked for, and the words that ask it
+    if (!srun && glued)
+      fail(at, "'" + a + "': mpirun takes the count of " + a.substr(0, 2) + " as a word of its own (\"" +
+                   a.substr(0, 2) + "\", \"" + a.substr(2) + "\"); it fails at launch otherwise");
     if (srun ? srun_word : mpirun_word) {
       if (i + 1 == args.size()) fail(at, "'" + a + "' without a rank count after it");
       value = args[i + 1].get<std::string>();

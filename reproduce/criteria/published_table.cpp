@@ -43,13 +43,18 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, co
   std::string bad;
   for (size_t i = 0; i < doc["rows"].size(); ++i) {
     const Json& r = doc["rows"][i];
-    if (!r.contains("steps") || !r.contains("seconds_per_step") || !r.contains("minutes")) continue;
-    // The table's reader takes any cell (a table may print text); the figures compared here must be numbers.
+    // A row that gives only its time to train is not one this check reads; one that gives steps or a time per step
+    // must give all three (a row without its minutes was left out of "all rows agree", found by a hunt).
+    const auto given = [&](const char* key) { return r.contains(key) && !r[key].is_null(); };
+    if (!given("steps") && !given("seconds_per_step")) continue;
+    // The table's reader takes any cell (a table may print text); the figures compared here must be numbers, and
+    // below a bound no published figure reaches (1e300 steps printed "inf" as the product, found by a hunt).
     const auto cell_must = [&](const char* key, bool number) {
       const Json& v = r.contains(key) ? r[key] : Json();
-      if (number ? !(v.is_number() && v.get<double>() > 0) : !v.is_string())
+      if (number ? !(v.is_number() && v.get<double>() > 0 && v.get<double>() <= 1e12) : !v.is_string())
         throw BadInput(file.string() + ": /rows/" + std::to_string(i) + "/" + key + ": expected " +
-                       (number ? "a number > 0" : "a text") + ", got " + v.dump().substr(0, 40));
+                       (number ? "a number in (0, 1e12]" : "a text") + " (steps, seconds_per_step and minutes go "
+                       "together), got " + (!given(key) ? std::string("nothing") : v.dump().substr(0, 40)));
     };
     for (const char* key : {"steps", "seconds_per_step", "minutes"}) cell_must(key, true);
     cell_must("work", false);
@@ -57,7 +62,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, co
     const double published = r["minutes"].get<double>();
     const double err = (product - published) / published;
     const bool has_optimizer = r.contains("optimizer") && r["optimizer"].is_string() &&
-                               !r["optimizer"].get<std::string>().empty();
+                               r["optimizer"].get<std::string>().find_first_not_of(" \t") != std::string::npos;
     const bool ok = std::fabs(err) <= tol && has_optimizer;
     if (!ok) bad += (bad.empty() ? "" : ", ") + r["work"].get<std::string>();
     rows.push_back({r["work"].get<std::string>(),
@@ -67,14 +72,14 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, co
   f.numbers = analysis::render(analysis::published_table(doc, analysis::Format::md), analysis::Format::md) +
               "\nConsistency of the seed's figures:\n\n" +
               md_table({"work", "optimizer", "steps x time/step (min)", "time (min)", "difference",
-                        "within " + fixed(100 * tol, 0) + "% and optimizer given"}, rows, {1, 5});
+                        "within " + analysis::format_number(100 * tol) + "% and optimizer given"}, rows, {1, 5});
   if (rows.empty()) {
     f.reason = "no row gives steps, time per step and time together";
     return f;
   }
   f.verdict = bad.empty() ? Verdict::supported : Verdict::contradicted;
   f.reason = bad.empty() ? "all " + std::to_string(rows.size()) + " rows with steps and time per step agree with "
-                               "their time to train within " + fixed(100 * tol, 0) + "% and name their optimizer."
+                               "their time to train within " + analysis::format_number(100 * tol) + "% and name their optimizer."
                          : "disagreeing or without an optimizer: " + bad + ".";
   return f;
 }

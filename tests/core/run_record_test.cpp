@@ -180,14 +180,14 @@ TEST(RunRecord, SaysWhyAFileIsNotAReadableRecord) {
   EXPECT_EQ(problem_with("reversed.json", [&](Json& j) { two_points(j); std::swap(j["curve"][0], j["curve"][1]); }),
             d + "reversed.json: /curve/1: an evaluation before the one at /curve/0 (its step or epoch is less)");
   EXPECT_EQ(problem_with("samples.json", [](Json& j) { j["curve"][0]["samples"] = int64_t{1000000000000000}; }),
-            d + "samples.json: /curve/0/samples: 1000000000000000 is not step 100 times /global_batch (128)");
+            d + "samples.json: /curve/0/samples: 1000000000000000 is not step 100 times the global batch (128)");
   EXPECT_EQ(problem_with("fake.json", [](Json& j) { j["time_to_accuracy"]["seconds"] = 0.001; }),
             d + "fake.json: /time_to_accuracy: reached, but it is not the first point of /curve at test accuracy >= "
-                "its target 0.900000 (its step, epoch, samples and seconds)");
+                "its target 0.9 (its step, epoch, samples and seconds)");
   EXPECT_EQ(problem_with("above.json", [](Json& j) { j["time_to_accuracy"]["target"] = 0.99; }),
             d + "above.json: /time_to_accuracy: reached, but it is not the first point of /curve at test accuracy >= "
-                "its target 0.990000 (its step, epoch, samples and seconds)");
-  // Wall seconds may go back: a run started --init-from another's checkpoint keeps that run's points.
+                "its target 0.99 (its step, epoch, samples and seconds)");
+  // Wall seconds may go back (core/run_record.hpp: results/pbt's members restarted them at each --init-from).
   Json earlier = good;
   two_points(earlier);
   earlier["curve"][1]["wall_seconds"] = 1.0;

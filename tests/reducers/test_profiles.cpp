@@ -47,7 +47,14 @@ TEST(Profiles, ErrorsNameTheFileAndThePointer) {
   ASSERT_EQ(error_of(networks, compute), "");
   Json n = networks;
   n["profiles"][2]["alpha_s"] = -1;
-  EXPECT_EQ(error_of(n, compute), "networks.json: /profiles/2/alpha_s: expected a number > 0, got -1");
+  EXPECT_EQ(error_of(n, compute), "networks.json: /profiles/2/alpha_s: expected a number in (0, 1], got -1");
+  // Figures no published network or run reaches, which made the claims' times infinite ("inf" in the report; a
+  // hunt): a latency above a second, a reduction slower than a millisecond per byte.
+  n["profiles"][2]["alpha_s"] = 1e300;
+  EXPECT_EQ(error_of(n, compute), "networks.json: /profiles/2/alpha_s: expected a number in (0, 1], got 1e+300");
+  n = networks;
+  n["gamma"]["seconds_per_byte"] = 1e300;
+  EXPECT_EQ(error_of(n, compute), "networks.json: /gamma/seconds_per_byte: expected a number in (0, 0.001], got 1e+300");
   // A bandwidth whose reciprocal (seconds per byte) overflows: the model divided by a zero crossover (SIGFPE); one
   // of 1e-300 B/s printed steps of lround(inf). A link is refused outside 1 B/s .. 1 PB/s.
   for (double bad : {1e-320, 1e-300, 0.5, 2e15}) {

@@ -58,8 +58,16 @@ refused("g-reducer-null", g, set_row("reducer", None), "{file}: /rows/0/reducer:
 ring = lambda doc: next(i for i, r in enumerate(doc["rows"]) if r["reducer"] == "ring" and "traffic" in r)
 refused("g-traffic-text", g, lambda doc: doc["rows"][ring(doc)]["traffic"].update(sent_bytes="x"),
         "{file}: /rows/")
+# A ring row's counts for 1 rank of 3 (it was taken as a "contradicted" verdict; a hunt).
+refused("g-counts-one-rank", g, lambda doc: doc["rows"][ring(doc)]["traffic"].update(sent_bytes=[0]),
+        "{file}: /rows/")
+refused("h-steps-1e300", "h/inputs/imagenet-resnet50.json", set_row("steps", 1e300, 1),
+        "{file}: /rows/1/steps: expected a number in (0, 1e12]")
+refused("h-minutes-missing", "h/inputs/imagenet-resnet50.json", lambda doc: doc["rows"][1].pop("minutes") and None,
+        "{file}: /rows/1/minutes: expected a number in (0, 1e12] (steps, seconds_per_step and minutes go together), "
+        "got nothing")
 refused("h-steps-text", "h/inputs/imagenet-resnet50.json", set_row("steps", "14076", 1),
-        "{file}: /rows/1/steps: expected a number > 0")
+        "{file}: /rows/1/steps: expected a number in (0, 1e12]")
 refused("f-wrong-negative", "f/this-machine/allreduce-k2.json", set_row("wrong", -1, 4),
         "{file}: /rows/4/wrong: expected an integer")
 
@@ -71,6 +79,27 @@ verdicts = {c["id"]: c["verdict"] for c in json.load(open(os.path.join(d, "repor
 assert verdicts["g"] == "inconclusive", verdicts
 assert "N=3 (no ring or parameter_server row" in open(os.path.join(d, "REPORT.md")).read()
 print("g without rows at N = 3: inconclusive")
+
+# Wrong sums in every row at N = 3 (claim g said supported; a hunt): inconclusive, naming them. An edited expected
+# count of tree's beside its edited count passed as "all equal": the formula is computed, so it differs.
+def wrong_sums(doc):
+    for r in doc["rows"]:
+        r["wrong"] = 1000
+d = damaged("g-wrong-sums", g, wrong_sums)
+p = report(d)
+assert p.returncode == 0, p.stderr[-500:]
+verdicts = {c["id"]: c["verdict"] for c in json.load(open(os.path.join(d, "report.json")))["claims"]}
+assert verdicts["g"] == "inconclusive", verdicts
+assert "Allreduces that gave wrong sums, whose bytes prove nothing: ring N=3" in open(os.path.join(d, "REPORT.md")).read()
+def tree_edited(doc):
+    t = next(r for r in doc["rows"] if r["reducer"] == "tree" and "traffic" in r and r["bytes"] == 3440640)["traffic"]
+    t["sent_bytes"][0] += 400
+    t["expected_sent_bytes"][0] += 400
+d = damaged("g-tree-edited", g, tree_edited)
+p = report(d)
+assert p.returncode == 0, p.stderr[-500:]
+assert "(reducers/traffic.hpp): differ at tree N=3." in open(os.path.join(d, "REPORT.md")).read()
+print("g with wrong sums: inconclusive; tree's edited counts: differ from the formula")
 
 # NaN in a compared run's saved weights (its record says finished): claim a is inconclusive naming the file. It said
 # supported, with d = 0: std::max skips NaN, so the damaged file compared as equal to its reference.

@@ -107,15 +107,23 @@ TEST(Spec, ErrorsNameTheKey) {
   // resolved for another rank count, --no-requeue stopped the requeue), by its long name, an abbreviation of it or
   // its letter; options the script leaves alone pass.
   for (const auto& [line, owned] : std::vector<std::pair<std::string, std::string>>{
-           {"--nodes=3", "--nodes"}, {"--ntasks 5", "--ntasks"}, {"--tim=5", "--time"}, {"--no-requeue", "--no-requeue"},
-           {"--array=0-3", "--array"}, {"--signal=USR2@10", "--signal"}, {"-N3", "-N (--nodes)"},
-           {"-t 10", "-t (--time)"}, {"-o x.out", "-o (--output)"}})
+           {"--nodes=3", "--nodes: give it as /slurm/nodes"}, {"--ntasks 5", "--ntasks: give it as /slurm/nodes and"},
+           {"--tim=5", "--time: give it as /slurm/time"}, {"--no-requeue", "--no-requeue, which the script needs"},
+           {"--array=0-3", "--array: give it as /slurm/array"}, {"--signal=USR2@10", "--signal: give it as"},
+           {"-N3", "-N (--nodes): give it as /slurm/nodes"}, {"-t 10", "-t (--time): give it as /slurm/time"},
+           {"-o x.out", "-o (--output), which the script needs"}})
     EXPECT_EQ(error_of(with(minimal(), "slurm", {{"sbatch", {"--exclusive", line}}})).rfind(
-                  "/slurm/sbatch/1: \"" + line + "\" sets " + owned + ", which the script sets itself", 0),
+                  "/slurm/sbatch/1: \"" + line + "\" sets " + owned, 0),
               0u)
         << line;
-  for (const char* line : {"--exclusive", "--hold", "--constraint=skylake", "--mem=4G", "--ntasks-per-core=1", "-C gpu"})
+  for (const char* line : {"--exclusive", "--hold", "--constraint=skylake", "--mem=4G", "--ntasks-per-core=1", "-C gpu",
+                           "--gres=nvme:1", "--gres-flags=enforce-binding", "--time-min=5", "--tmp=10G", "--nodelist=n1"})
     EXPECT_EQ(error_of(with(minimal(), "slurm", {{"sbatch", {line}}})), "(no error)") << line;
+  // --gres beside a GPU request (a second resource) is fine; beside /slurm/gres it would replace it.
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gpus_per_node", 1}, {"sbatch", {"--gres=nvme:1"}}})), "(no error)");
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu:1"}, {"sbatch", {"--gres=nvme:1"}}})).rfind(
+                "/slurm/sbatch/0: \"--gres=nvme:1\" sets --gres: give one generic resource list as /slurm/gres", 0),
+            0u);
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"setup", {"module load x", 3}}})), "/slurm/setup/1: expected a string, got 3");
   EXPECT_EQ(error_of(with(minimal(), "repeats", 0)), "/repeats: expected an integer in [1, 1000], got 0");
   EXPECT_EQ(error_of(with(minimal(), "program", Json::array())),

@@ -904,8 +904,8 @@ def check_resume():
     json.dump(h, open(header, "w"))
     before = folder_bytes(records)
     p = mpirun(2, edited, "--resume", expect=2)
-    assert f"header.json: /state/curve/{last}/samples: 1000000000000000, but step {h['state']['curve'][last]['step']} " \
-           "at this run's global batch of 16 is not that many samples" in p.stderr, p.stderr
+    assert f"header.json: /state/curve/{last}/samples: 1000000000000000 is not step {h['state']['curve'][last]['step']} " \
+           "times the global batch (16)" in p.stderr, p.stderr
     assert folder_bytes(records) == before, "a refused --resume changed the records"
     os.remove(header)
     before = folder_bytes(records)

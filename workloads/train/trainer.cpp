@@ -264,24 +264,26 @@ void Run::set_up() {
   if (pipeline_) st_.pipeline_unit_seconds = unit_seconds_;  // the next checkpoint's, as this run cut its stages
 }
 
-// The curve a checkpoint's header brought against this run's global batch and epoch length (the header alone checks
-// its order and steps): an edited point's samples or epoch went into the record as they were (found by a hunt: a
-// point at epoch 1000 of an 8-step run). Every rank read the same header (agree_on_checkpoint): one check.
+// The curve a checkpoint's header brought against this run: its global batch, its epoch length and its target (the
+// header alone checks its order and steps): an edited point's samples or epoch, or a time to accuracy at a later
+// point than the first at the target, went into the record as they were, which the record reader then refused
+// (found by a hunt and a review). Every rank read the same header (agree_on_checkpoint): one check.
 void Run::check_curve_of_checkpoint() const {
   const std::filesystem::path header =
       (resumed_ ? paths_.checkpoint : std::filesystem::path(args_.init_from)) / "header.json";
   std::optional<Error> err;
-  for (size_t i = 0; i < st_.curve.size() && !err; ++i) {
-    const EvalPoint& p = st_.curve[i];
-    const double epoch = cadence_.epochs(p.step);
-    const std::string at = header.string() + ": /state/curve/" + std::to_string(i);
-    int64_t samples = 0;
-    if (__builtin_mul_overflow(p.step, static_cast<int64_t>(global_), &samples) || p.samples != samples)
-      err = BadInput(at + "/samples: " + std::to_string(p.samples) + ", but step " + std::to_string(p.step) +
-                     " at this run's global batch of " + std::to_string(global_) + " is not that many samples");
-    else if (std::fabs(p.epoch - epoch) > 1e-9 * std::max(1.0, epoch))
-      err = BadInput(at + "/epoch: " + config::fmt_number(p.epoch) + ", but step " + std::to_string(p.step) + " is epoch " +
-                     config::fmt_number(epoch) + " of this run");
+  try {
+    check_curve(st_.curve, global_, cfg_["eval"]["target_accuracy"].get<double>(), st_.tta, "/state/curve",
+                "/state/tta");
+    for (size_t i = 0; i < st_.curve.size(); ++i) {
+      const double epoch = cadence_.epochs(st_.curve[i].step);
+      if (std::fabs(st_.curve[i].epoch - epoch) > 1e-9 * std::max(1.0, epoch))
+        throw BadInput("/state/curve/" + std::to_string(i) + "/epoch: " + config::fmt_number(st_.curve[i].epoch) +
+                       ", but step " + std::to_string(st_.curve[i].step) + " is epoch " + config::fmt_number(epoch) +
+                       " of this run");
+    }
+  } catch (const BadInput& e) {
+    err = BadInput(header.string() + ": " + e.what());
   }
   world_.agree_on_any_error(err);
 }
