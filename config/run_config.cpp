@@ -39,7 +39,7 @@ Node model_schema() {
 Node build_run_schema() {
   return object({
       {"name", text("", {}, "run name; empty = derived from model, optimizer, reducer, ranks, batch and seed")},
-      {"seed", integer(1, 0, 9007199254740991.0, "seed of every random stream of the run")},
+      {"seed", integer(1, 0, static_cast<double>(kMaxSeed), "seed of every random stream of the run")},
       {"backend", text("cpu", {"cpu", "gpu"})},
       {"precision", text("fp32", {"fp32", "bf16", "fp16"}, "compute precision; master weights stay fp32")},
       {"threads", integer(0, 0, 4096, "compute threads per rank; 0 = OMP_NUM_THREADS when set, else the CPUs this rank may run on shared among the ranks on its host that may run on the same CPUs")},

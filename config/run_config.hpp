@@ -16,6 +16,10 @@
 
 namespace dtbench::config {
 
+// The largest /seed, 2^53 - 1 (a JSON number holds every integer up to it exactly): sweeps' repeats and population
+// members count seeds up from a base seed, and their last one must be a seed too.
+constexpr int64_t kMaxSeed = 9007199254740991;
+
 // The root of the run-config schema (an object node).
 const Node& run_schema();
 

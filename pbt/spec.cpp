@@ -28,7 +28,7 @@ config::Node fixed_schema() {
                                                          "when the base holds a validation set out, else test")},
       {"population", integer(0, 0, 100000, "members")},
       {"ready_steps", integer(0, 0, 1e12, "steps between ready points")},
-      {"seed", integer(1, 0, 9007199254740991.0)},
+      {"seed", integer(1, 0, static_cast<double>(config::kMaxSeed))},
       {"exploit", object({{"truncation", number(0.25, 0, 0.5, true, false)}})},
       {"explore", object({{"resample_probability", number(0, 0, 1)}})},
   });
@@ -212,7 +212,7 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   s.base_seed = resolved["seed"].get<int64_t>();
   // Member m trains with seed base + m (population.cpp): the last one must be a seed too (found by a hunt: 2^53 - 1
   // passed, and member 1 failed every interval with exit 0; the sweep refuses its repeats' likewise).
-  constexpr int64_t kMaxSeed = 9007199254740991;  // 2^53 - 1, the run config's /seed bound
+  using config::kMaxSeed;
   if (s.base_seed > kMaxSeed - (s.population - 1))
     fail("/base/seed", std::to_string(s.base_seed) + " plus the last member's index, " +
                            std::to_string(s.population - 1) + ", is above the largest seed, 2^53 - 1 = " +

@@ -115,7 +115,7 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
   const bool seed_counts = std::floor(seed_value) == seed_value && seed_value >= 0 && seed_value <= 9007199254740992.0;
   const int64_t base_seed = seed_counts ? static_cast<int64_t>(seed_value) : 0;
   // The last repeat's seed must be a seed too (2^53 - 1 with 2 repeats named /base/seed, where the seed given is one).
-  constexpr int64_t kMaxSeed = 9007199254740991;  // 2^53 - 1, the run config's /seed bound
+  using config::kMaxSeed;
   if (seed_counts && base_seed <= kMaxSeed && spec.repeats > 1 && base_seed > kMaxSeed - (spec.repeats - 1))
     throw BadInput("/repeats: " + std::to_string(spec.repeats) + " repeats count the seeds up from /base/seed " +
                    std::to_string(base_seed) + " to " + std::to_string(base_seed) + " + " +
