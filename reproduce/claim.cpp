@@ -71,6 +71,9 @@ Experiment parse_experiment(const JsonFields& f, const fs::path& dir, const std:
   for (const auto& r : a.array("ranks")) {
     if (!r.is_number_integer() || r.get<int64_t>() < 1 || r.get<int64_t>() > 64)
       throw BadInput(where + a.pointer("ranks") + ": expected rank counts in [1, 64], got " + r.dump());
+    // One file per rank count: a count twice ran and listed the same sweep twice (found by a hunt).
+    if (std::find(e.ranks.begin(), e.ranks.end(), r.get<int>()) != e.ranks.end())
+      throw BadInput(where + a.pointer("ranks") + ": " + r.dump() + " is given twice");
     e.ranks.push_back(r.get<int>());
   }
   if (e.ranks.empty()) throw BadInput(where + a.pointer("ranks") + ": expected at least one rank count");

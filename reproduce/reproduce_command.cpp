@@ -154,6 +154,15 @@ void run(const Options& o) {
   // follows looks into a folder it can read (a folder it could not search was an internal error).
   check_output_folder(out, "--out", !o.dry_run);
   check_campaign_kind(out, "reproduce.json");  // a sweep's or a pbt campaign's would get a report beside it
+  // The report goes beside the claims' inputs, never among their definitions (--out equal to --claims wrote
+  // REPORT.md and each claim's inputs into the definitions' folders; found by a hunt).
+  {
+    const fs::path at = resolved_path(out), defs = resolved_path(o.claims_dir);
+    if (std::mismatch(defs.begin(), defs.end(), at.begin(), at.end()).first == defs.end() ||
+        std::mismatch(at.begin(), at.end(), defs.begin(), defs.end()).first == at.end())
+      throw BadInput("--out " + o.out + ": the claims' definitions are in " + o.claims_dir +
+                     "; give a folder that neither holds them nor lies among them");
+  }
   const auto read_earlier = [&] {
     if (std::error_code ec; !fs::exists(out / "reproduce.json", ec)) return;
     index = reproduce::read_index(out);
