@@ -64,7 +64,7 @@ Node build_run_schema() {
                                                              "step, each over per_rank / micro_batches samples")}})},
       {"duration", object({{"epochs", integer(1, 0, 1e6, "run length in epochs; give this or steps")},
                            {"steps", integer(0, 0, 1e12, "run length in optimizer steps; give this or epochs")}})},
-      {"optimizer", optim::optimizer_schema()},
+      {"optimizer", all_single(optim::optimizer_schema())},  // the kernels cast every setting to float32
       {"lr_scaling", object({{"rule", text("none", {"none", "linear", "sqrt"})},
                              {"reference_batch", integer(256, 1, 1e9)}})},
       {"schedule", optim::schedule_schema()},

@@ -60,11 +60,11 @@ bool in_range(const Node& n, double v) {
   return true;
 }
 
-// A setting the code reads as float32 (Node::single) with denormals flushed to zero (`train` sets FTZ and DAZ)
-// means what it says only if float32 holds it as a normal number on the same side of its bounds (found by a hunt:
-// a dropout of 0.99999999 passed the config's [0, 1) and was 1.0 to the model, which then refused it without naming
-// the key; 1e-39 would act as 0). The optimizers' settings are kept in double (Adam's 1 - beta2 of 0.99999999 is
-// 1e-8, computed in double), so they are not such settings.
+// A setting the code reads as float32 (Node::single: the model's dropout and label smoothing, every optimizer
+// setting, which the kernels cast to float) with denormals flushed to zero (`train` sets FTZ and DAZ) means what it
+// says only if float32 holds it as a normal, finite number on the same side of its bounds (found by a hunt: a
+// dropout of 0.99999999 passed the config's [0, 1) and was 1.0 to the model, which then refused it without naming
+// the key; a learning rate of 1e-39 acted as 0, one of 1e39 as infinity).
 void check_single_precision(const std::string& pointer, const Node& n, const Json& v) {
   if (!n.single) return;
   const double d = v.get<double>();
@@ -78,7 +78,7 @@ void check_single_precision(const std::string& pointer, const Node& n, const Jso
     why = "rounds to a float32 outside that range";
   if (why == nullptr) return;
   fail(pointer, "expected " + expectation(n) + ", got " + shown(v) + ", which " + why +
-                    " (the model reads it as float32, denormals flushed to zero)");
+                    " (it is read as float32, denormals flushed to zero)");
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {

@@ -23,6 +23,13 @@ Node single(Node n) {
   n.single = true;
   return n;
 }
+Node all_single(Node n) {
+  if (n.kind == Node::Kind::number) n.single = true;
+  for (auto& [key, f] : n.fields) f = all_single(std::move(f));
+  for (auto& [name, fields] : n.variants)
+    for (auto& [key, f] : fields) f = all_single(std::move(f));
+  return n;
+}
 Node integer(long def, double lo, double hi, std::string doc) {
   Node n;
   n.kind = Kind::integer;

@@ -46,6 +46,8 @@ Node unit_open(double def, std::string doc = {});
 // `n` read as float32 by the code that uses it (the model's dropout and label smoothing): the value must then be
 // inside the range in float32 too, and 0 or a normal float32 (train flushes denormals to zero).
 Node single(Node n);
+// single() on every number of `n` and of its fields and variants, at any depth (a section the code reads as float32).
+Node all_single(Node n);
 Node integer(long def, double lo, double hi = inf, std::string doc = {});
 Node boolean(bool def, std::string doc = {});
 Node text(std::string def, std::initializer_list<std::string> choices = {}, std::string doc = {});

@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
 #include "core/provenance.hpp"
@@ -108,10 +109,8 @@ void check_curve(const std::vector<EvalPoint>& curve, int64_t global_batch, doub
   const auto first = std::find_if(curve.begin(), curve.end(),
                                   [&](const EvalPoint& p) { return target > 0 && p.test_accuracy >= target; });
   if (first == curve.end() || TimeToAccuracy{first->wall_seconds, first->step, first->epoch, first->samples} != *tta) {
-    std::ostringstream t;
-    t << target;
     throw BadInput(tta_at + ": reached, but it is not the first point of " + curve_at + " at test accuracy >= its " +
-                   "target " + t.str() + " (its step, epoch, samples and seconds)");
+                   "target " + config::fmt_number(target) + " (its step, epoch, samples and seconds)");
   }
 }
 

@@ -390,7 +390,6 @@ struct CliOptions {
   int ranks = 2;
   bool ranks_given = false, json_given = false;  // on the command line
   bool servers_given = false, leader_given = false, ranks_per_node_given = false;
-  std::string segment_option_given;  // the first of --segment-bytes, --small-segment-bytes, --small-transfer-bytes
 };
 
 // Whether --reducer selected `name`.
@@ -490,15 +489,6 @@ AllreduceOptions checked_options(const CliOptions& cli, bool on_this_machine = t
       !(selects(o, "hierarchical") && o.reducer_options.leader == "parameter_server"))
     throw BadInput("--servers: no selected reducer reads it (parameter_server does, and hierarchical with --leader "
                    "parameter_server); --reducer selects " + selected());
-  // The segment sizes shape the algorithms that split their messages (exchange.hpp) and shared_memory's chunks; tree,
-  // parameter_server, mpi and nccl send whole buffers (a hunt's --segment-bytes 4 changed nothing of tree's).
-  const auto segments = [&](const std::string& r) {
-    return r == "ring" || r == "butterfly" || r == "halving_doubling" || r == "shared_memory";
-  };
-  if (!cli.segment_option_given.empty() && std::none_of(o.reducers.begin(), o.reducers.end(), segments) &&
-      !(selects(o, "hierarchical") && segments(o.reducer_options.leader)))
-    throw BadInput(cli.segment_option_given + ": no selected reducer reads it (ring, butterfly, halving_doubling and "
-                   "shared_memory do, and hierarchical with one of them as --leader); --reducer selects " + selected());
   if ((cli.leader_given || cli.ranks_per_node_given) && !selects(o, "hierarchical"))
     throw BadInput(std::string(cli.leader_given ? "--leader" : "--ranks-per-node") +
                    ": no selected reducer reads it (only hierarchical does); --reducer selects " + selected());
@@ -678,26 +668,22 @@ std::shared_ptr<CliOptions> add_allreduce_subcommand(CLI::App& app, bool run) {
       cmd->add_option("--ranks-per-node", cli->ranks_per_node,
                       "hierarchical: emulate nodes of this many consecutive ranks (0: the launcher's nodes)")
           ->capture_default_str();
-  CLI::Option* segment = cmd->add_option("--segment-bytes", cli->segment,
-                                         "ring, butterfly, halving_doubling, shared_memory: segment size")
-                             ->capture_default_str();
-  CLI::Option* small_segment =
-      cmd->add_option("--small-segment-bytes", cli->small_segment, "Segment size of small transfers (eager messages)")
-          ->capture_default_str();
-  CLI::Option* small_transfer = cmd->add_option("--small-transfer-bytes", cli->small_transfer,
-                                                "Transfers up to this size use --small-segment-bytes (0: never)")
-                                    ->capture_default_str();
+  cmd->add_option("--segment-bytes", cli->segment, "ring, butterfly, halving_doubling: segment size")
+      ->capture_default_str();
+  cmd->add_option("--small-segment-bytes", cli->small_segment, "Segment size of small transfers (eager messages)")
+      ->capture_default_str();
+  cmd->add_option("--small-transfer-bytes", cli->small_transfer,
+                  "Transfers up to this size use --small-segment-bytes (0: never)")
+      ->capture_default_str();
   cmd->add_flag("--async", cli->async, "Time start()+wait() on the communication thread");
   CLI::Option* json = cmd->add_option("--json", cli->json, "Write the rows and provenance to this JSON file");
   cmd->add_option("--transport", cli->transport, "mpi (under mpirun) or thread (ranks as threads, no MPI)")
       ->capture_default_str();
   CLI::Option* ranks = cmd->add_option("--ranks", cli->ranks, "Rank count for --transport thread")->capture_default_str();
-  cmd->callback([cli, ranks, json, servers, leader, ranks_per_node, segment, small_segment, small_transfer, run] {
+  cmd->callback([cli, ranks, json, servers, leader, ranks_per_node, run] {
     cli->ranks_given = ranks->count() > 0, cli->json_given = json->count() > 0;
     cli->servers_given = servers->count() > 0, cli->leader_given = leader->count() > 0;
     cli->ranks_per_node_given = ranks_per_node->count() > 0;
-    for (const CLI::Option* o : {segment, small_segment, small_transfer})
-      if (o->count() > 0 && cli->segment_option_given.empty()) cli->segment_option_given = o->get_name();
     if (!run) return;
     run_command(*cli);
   });

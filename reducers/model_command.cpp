@@ -212,10 +212,10 @@ void run_model_command(const ModelCliOptions& cli) {
   // Read before anything is printed, whether or not a fit uses them (they were ignored unread without --fit).
   const double eager = static_cast<double>(parse_bytes(cli.eager, "--eager-bytes"));
   const double fit_max = cli.fit_max.empty() ? 0.0 : static_cast<double>(parse_bytes(cli.fit_max, "--fit-max-bytes"));
+  if (cli.fit.empty() && !cli.fit_max.empty()) throw BadInput("--fit-max-bytes needs --fit");
   if (!cli.fit_max.empty() && fit_max < 4)  // 0 was "no limit", unsaid; 1 to 3 left every row out
     throw BadInput("--fit-max-bytes " + cli.fit_max + ": give a size of at least 4 bytes, or leave the option out to fit "
                    "every row");
-  if (cli.fit.empty() && !cli.fit_max.empty()) throw BadInput("--fit-max-bytes needs --fit");
   if (cli.fit.empty() && eager != kDefaultEagerBytes)
     throw BadInput("--eager-bytes needs --fit (a published network's messages all pay its one alpha)");
   // --layers: a fully connected stack, whose fp32 gradient is the batch split's default model bytes.
@@ -240,10 +240,9 @@ void run_model_command(const ModelCliOptions& cli) {
       throw BadInput("--batch must be a power of two, got " + std::to_string(cli.batch));
     if (!(cli.compute_us_per_image * 1e-6 > 0) || std::isinf(cli.compute_us_per_image))  // > 0 in seconds too
       throw BadInput("--compute-us-per-image must be a finite number > 0");
-    if (!(model_bytes > 0))  // named by the option that gave them (the split said "gradient bytes must be > 0")
-      throw BadInput(!cli.model_bytes.empty() ? "--model-bytes must be > 0 (the gradient bytes per step)"
-                                              : "--bytes must be > 0: without --model-bytes, the batch split's gradient "
-                                                "bytes per step");
+    if (!(model_bytes >= 4))  // (--bytes, when it gives them, is checked above)
+      throw BadInput("--model-bytes " + cli.model_bytes + ": the gradient bytes per step are at least one float32 "
+                     "value, 4 bytes");
     if (!(cli.backward_share > 0 && cli.backward_share <= 1)) throw BadInput("--backward-share must be in (0, 1]");
     if (network.empty()) throw BadInput("--network: give a profile of networks.json, or --fit for the fitted one");
     if (network == "fitted" && cli.fit.empty()) throw BadInput("--network fitted needs --fit");

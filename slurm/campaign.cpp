@@ -39,14 +39,14 @@ std::string to_string(RunState s) {
   return "missing";
 }
 
-RunState record_state(const fs::path& record, const Json& expected, std::string& detail, int64_t expected_ranks) {
+RunState record_state(const fs::path& record, const Json& expected, std::string& detail, int64_t expected_ranks,
+                      bool polling) {
   detail.clear();
-  std::error_code ec;
-  if (!fs::exists(record, ec)) {
-    // A link to nothing or a loop of links is no record, nor a missing one: the trainer would refuse to write there
-    // (found by a hunt: the run was started, and failed). Any other error (a network file system's hiccup while
-    // --wait polls) is "not there yet", as before.
-    if (fs::is_symlink(fs::symlink_status(record, ec))) input_exists(record, "run record");  // throws, naming it
+  // A link to nothing or a loop of links is no record, nor a missing one: the trainer would refuse to write there
+  // (found by a hunt: the run was started, and failed); nor is one that cannot be examined.
+  if (polling) {
+    if (std::error_code ec; !fs::exists(record, ec)) return RunState::missing;
+  } else if (!input_exists(record, "run record")) {
     return RunState::missing;
   }
   RecordFile file = read_run_record(record);

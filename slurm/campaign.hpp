@@ -35,8 +35,10 @@ std::string to_string(RunState s);
 // Throws BadInput when the record cannot be read (read_run_record's reason), or was made from a
 // different config than `expected` (the /output section aside), naming the first differing key, or on another rank
 // count than `expected_ranks` (when > 0): a campaign folder holds one spec's runs.
+// `polling` (--wait's loop, after jobs were queued): a record that cannot be examined (a network file system's
+// hiccup) is "not there yet" rather than bad input naming it.
 RunState record_state(const std::filesystem::path& record, const Json& expected, std::string& detail,
-                      int64_t expected_ranks = 0);
+                      int64_t expected_ranks = 0, bool polling = false);
 
 // The campaign index (campaign.json) of these points.
 CampaignIndex campaign_index(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays);

@@ -303,15 +303,19 @@ void check_slurm_section(const Json& s, const std::string& ptr) {
   if (!gres.empty()) given.push_back("gres");
   if (given.size() > 1)
     fail(ptr + "/" + given[1], "give one GPU request: gpus_per_node, gpus_per_task or gres, not several");
-  // The script writes --gres only from /slurm/gres; beside it an extra one would replace it (another resource beside
-  // a GPU request, "--gres=nvme:1", is fine).
-  if (!gres.empty())
-    for (size_t i = 0; i < s["sbatch"].size(); ++i) {
-      const std::string line = s["sbatch"][i].get<std::string>();
-      if (line.rfind("--gres", 0) == 0 && (line.size() == 6 || line[6] == '=' || line[6] == ' '))
-        fail(ptr + "/sbatch/" + std::to_string(i), shown(Json(line)) + " sets --gres: give one generic resource "
-             "list as /slurm/gres (sbatch takes the last of a repeated option)");
-    }
+  // The script writes --gres only from /slurm/gres; beside it an extra one would replace it, and a GPU one beside any
+  // GPU request would be a second request that the one-GPU-per-rank rule never sees (another resource beside
+  // gpus_per_node, "--gres=nvme:1", is fine).
+  for (size_t i = 0; i < s["sbatch"].size(); ++i) {
+    const std::string line = s["sbatch"][i].get<std::string>();
+    if (line.rfind("--gres", 0) != 0 || !(line.size() == 6 || line[6] == '=' || line[6] == ' ' || line[6] == '\t'))
+      continue;
+    const bool gpu = line.find("gpu") != std::string::npos;
+    if (!gres.empty() || (gpu && !given.empty()))
+      fail(ptr + "/sbatch/" + std::to_string(i), shown(Json(line)) + " sets --gres: give the GPUs as one of " +
+           "/slurm/gpus_per_node, gpus_per_task or gres, and the other resources beside them here (sbatch takes the "
+           "last of a repeated option)");
+  }
   // GPUs per node from gpus_per_node or a gpu gres ("gpu:4", "gpu:a100:4"): each rank needs its own.
   int64_t node_gpus = per_node;
   std::string node_key = "gpus_per_node";
@@ -353,15 +357,17 @@ void check_launcher_ranks(const Json& args, const std::string& launcher, int64_t
     const bool srun_attached = a.rfind("--ntasks=", 0) == 0 ||
                                (a.size() > 2 && a.rfind("-n", 0) == 0 && std::isdigit(static_cast<unsigned char>(a[2])));
     // mpirun takes no count glued to its letter either ("-c1", "-N1": it fails at launch, found by a hunt).
-    const bool glued = a.size() > 2 && (a.rfind("-c", 0) == 0 || a.rfind("-N", 0) == 0) &&
-                       std::isdigit(static_cast<unsigned char>(a[2]));
+    const size_t letters = a.rfind("-np", 0) == 0 ? 3 : 2;  // -np4 as well (a review)
+    const bool glued = a.size() > letters &&
+                       (a.rfind("-np", 0) == 0 || a.rfind("-c", 0) == 0 || a.rfind("-N", 0) == 0) &&
+                       std::isdigit(static_cast<unsigned char>(a[letters]));
     const bool mpirun_attached = a.rfind("-np=", 0) == 0 || a.rfind("--np=", 0) == 0 || a.rfind("-n=", 0) == 0 ||
                                  a.rfind("--n=", 0) == 0 || a.rfind("-c=", 0) == 0 || a.rfind("--c=", 0) == 0 ||
                                  glued;
     std::string value, words;  // the count asked for, and the words that ask it
     if (!srun && glued)
-      fail(at, "'" + a + "': mpirun takes the count of " + a.substr(0, 2) + " as a word of its own (\"" +
-                   a.substr(0, 2) + "\", \"" + a.substr(2) + "\"); it fails at launch otherwise");
+      fail(at, "'" + a + "': mpirun takes the count of " + a.substr(0, letters) + " as a word of its own (\"" +
+                   a.substr(0, letters) + "\", \"" + a.substr(letters) + "\"); it fails at launch otherwise");
     if (srun ? srun_word : mpirun_word) {
       if (i + 1 == args.size()) fail(at, "'" + a + "' without a rank count after it");
       value = args[i + 1].get<std::string>();

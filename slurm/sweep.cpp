@@ -100,13 +100,15 @@ void test_requests(const Spec& spec, const std::vector<Item>& items, const std::
   }
 }
 
-std::vector<Item> survey(const std::vector<Point>& points, const Layout& l) {
+// `polling`: record_state's (--wait's loop and the reports after runs, where a record that cannot be examined for a
+// moment is one not written yet).
+std::vector<Item> survey(const std::vector<Point>& points, const Layout& l, bool polling = false) {
   std::vector<Item> items;
   for (const auto& p : points)
     for (const auto& r : p.runs) {
       for (const auto& f : {config_path(l, r), record_path(l, r), script_path(l, r)}) check_inside(l.out, f);
       Item it{&p, &r, RunState::missing, ""};
-      it.state = record_state(record_path(l, r), r.config, it.detail, p.ranks);
+      it.state = record_state(record_path(l, r), r.config, it.detail, p.ranks, polling);
       items.push_back(it);
     }
   return items;
@@ -141,7 +143,7 @@ std::vector<std::string> local_argv(const Spec& spec, const Layout& l, const Ite
 
 // After --wait or --local: every run must have a complete record.
 void final_report(const std::vector<Point>& points, const Layout& l, std::ostream& out) {
-  std::vector<Item> items = survey(points, l);
+  std::vector<Item> items = survey(points, l, /*polling=*/true);
   out << "sweep: " << count(items.size(), "run") << ": " << state_summary(items) << "\n";
   std::string bad;
   size_t n_bad = 0;
@@ -209,7 +211,7 @@ void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int 
     const fs::path err = l.runs / (it.run->name + ".err");
     const int rc = run_to_files(argv, l.runs / (it.run->name + ".out"), err, SIGUSR1, lock_fd);
     std::string detail;
-    it.state = record_state(record_path(l, *it.run), it.run->config, detail, it.point->ranks);
+    it.state = record_state(record_path(l, *it.run), it.run->config, detail, it.point->ranks, /*polling=*/true);
     std::lock_guard<std::mutex> lock(m);
     out << k << it.run->name << ": exit " << rc << ", " << (detail.empty() ? std::string("no record") : detail)
         << ", " << std::fixed << std::setprecision(1) << sw.seconds() << " s" << std::defaultfloat << std::endl;
@@ -295,7 +297,7 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
         ++live;
       }
     }
-    std::vector<Item> items = survey(points, l);
+    std::vector<Item> items = survey(points, l, /*polling=*/true);
     std::ostringstream line;
     line << "waiting: " << latest.size() << " jobs, ";
     if (live == 0) line << "none queued";

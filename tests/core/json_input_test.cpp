@@ -165,14 +165,22 @@ TEST(Numbers, SettingsMeanWhatTheySayInSinglePrecision) {
   // and was 1 to the model, which refused it without the key (a hunt); 1e-39 would act as 0.
   EXPECT_EQ(resolve_error({{"model", {{"dropout", 0.99999999}}}}),
             "/model/dropout: expected a number in [0, 1), got 0.99999999, which rounds to a float32 outside that range "
-            "(the model reads it as float32, denormals flushed to zero)");
+            "(it is read as float32, denormals flushed to zero)");
   EXPECT_EQ(resolve_error({{"model", {{"label_smoothing", 1e-39}}}}).substr(0, 114),
             "/model/label_smoothing: expected a number in [0, 1), got 1e-39, which is nearer 0 than the smallest "
             "normal float32");
   // Where float32 keeps the value in range, it is taken: the largest float below 1, and 0 itself.
   EXPECT_EQ(resolve_error({{"model", {{"dropout", 0.99999994}, {"label_smoothing", 0}}}}), "");
-  // The optimizers keep their settings in double (Adam's 1 - beta2 is 1e-8 here): not refused.
-  EXPECT_EQ(resolve_error({{"optimizer", {{"name", "adam"}, {"beta2", 0.99999999}, {"lr", 1e-39}}}}), "");
+  // The optimizers' kernels cast their settings to float32: a learning rate of 1e-39 acted as 0, one of 1e39 as
+  // infinity, and Adam's beta2 of 0.99999999 is 1.0 there. Settings of other sections (a warmup in epochs) are not.
+  EXPECT_EQ(resolve_error({{"optimizer", {{"name", "sgd"}, {"lr", 1e-39}}}}).substr(0, 99),
+            "/optimizer/lr: expected a number > 0, got 1e-39, which is nearer 0 than the smallest normal float32");
+  EXPECT_EQ(resolve_error({{"optimizer", {{"name", "sgd"}, {"lr", 1e39}}}}).substr(0, 85),
+            "/optimizer/lr: expected a number > 0, got 1e+39, which is beyond the range of float32");
+  EXPECT_EQ(resolve_error({{"optimizer", {{"name", "adam"}, {"beta2", 0.99999999}}}}).substr(0, 107),
+            "/optimizer/beta2: expected a number in [0, 1), got 0.99999999, which rounds to a float32 outside that range");
+  EXPECT_EQ(resolve_error({{"optimizer", {{"name", "adam"}, {"beta2", 0.9999999}}}}), "");
+  EXPECT_EQ(resolve_error({{"schedule", {{"warmup", {{"epochs", 1e-39}}}}}}), "");
 }
 
 TEST(Numbers, IntegerSettingsStopAt2To53) {

@@ -122,7 +122,11 @@ TEST(Spec, ErrorsNameTheKey) {
   // --gres beside a GPU request (a second resource) is fine; beside /slurm/gres it would replace it.
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gpus_per_node", 1}, {"sbatch", {"--gres=nvme:1"}}})), "(no error)");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu:1"}, {"sbatch", {"--gres=nvme:1"}}})).rfind(
-                "/slurm/sbatch/0: \"--gres=nvme:1\" sets --gres: give one generic resource list as /slurm/gres", 0),
+                "/slurm/sbatch/0: \"--gres=nvme:1\" sets --gres: give the GPUs as one of", 0),
+            0u);
+  // A GPU gres beside a GPU request: a second request the one-GPU-per-rank rule never sees (a review).
+  EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gpus_per_node", 4}, {"sbatch", {"--gres=gpu:1"}}})).rfind(
+                "/slurm/sbatch/0: \"--gres=gpu:1\" sets --gres: give the GPUs as one of", 0),
             0u);
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"setup", {"module load x", 3}}})), "/slurm/setup/1: expected a string, got 3");
   EXPECT_EQ(error_of(with(minimal(), "repeats", 0)), "/repeats: expected an integer in [1, 1000], got 0");
