@@ -412,6 +412,13 @@ std::vector<Rule> build_rules() {
          return when(c["model"]["ghost_batch"].get<int64_t>() > 0 && (arch == "mlp" || arch == "simple_cnn"),
                      "ghost batch norm needs batch norm: arch \"" + arch + "\" has none (use a ResNet)");
        }},
+      // Likewise synchronised batch norm (found by a hunt: accepted on an MLP, recorded, and shaping nothing).
+      {"/parallel/sync_bn", Needs::config,
+       [](const Json& c, int) {
+         const std::string arch = c["model"]["arch"].get<std::string>();
+         return when(c["parallel"]["sync_bn"].get<bool>() && (arch == "mlp" || arch == "simple_cnn"),
+                     "synchronised batch norm needs batch norm: arch \"" + arch + "\" has none (use a ResNet)");
+       }},
       {"/model/ghost_batch", Needs::config,
        [](const Json& c, int) {
          return when(c["model"]["ghost_batch"].get<int64_t>() > 0 && c["parallel"]["sync_bn"].get<bool>(),

@@ -172,6 +172,10 @@ PlateauSchedule::PlateauSchedule(double peak_lr, TimeUnit unit, int64_t spe, War
   require(finite_nonnegative(options_.threshold), "/schedule/threshold", "a finite number >= 0", options_.threshold);
   require(options_.cooldown >= 0, "/schedule/cooldown", "an integer >= 0", static_cast<double>(options_.cooldown));
   require(finite_nonnegative(options_.min_lr), "/schedule/min_lr", "a finite number >= 0", options_.min_lr);
+  // As eta_min and end_lr (found by a hunt: accepted, and the schedule then never cut the rate).
+  if (options_.min_lr > peak_lr) {
+    throw BadInput("/schedule/min_lr: " + fmt(options_.min_lr) + " is above the peak learning rate " + fmt(peak_lr));
+  }
 }
 
 double PlateauSchedule::decay_at(int64_t) const { return current_lr_; }

@@ -31,6 +31,12 @@ void check_options(const SgdOptions& o) {
   if (o.nesterov && (o.momentum == 0.0 || o.dampening != 0.0)) {
     throw BadInput("/optimizer/nesterov: Nesterov momentum needs momentum > 0 and dampening 0");
   }
+  // Dampening scales the gradient into the momentum buffer: without momentum there is none, and it changed nothing
+  // (found by a hunt), as Nesterov without momentum is refused above.
+  if (o.dampening != 0.0 && o.momentum == 0.0) {
+    throw BadInput("/optimizer/dampening: " + std::to_string(o.dampening) + " needs momentum > 0 (it scales the "
+                   "gradient into the momentum buffer, which momentum 0 does not keep)");
+  }
 }
 
 Sgd::Sgd(ParamTable table, CommonOptions common, SgdOptions options)

@@ -1695,6 +1695,10 @@ def check_bad_input():
             (2, "never-local", {"parallel": {"mode": "post_local_sgd", "switch_step": 1000}},
              "/parallel/switch_step: the switch to local SGD at step 1000 is not before the run's last step, 4 "
              "(/duration)"),
+            (2, "never-averaged", {"parallel": {"mode": "local_sgd", "local_steps": 10}},
+             "/parallel/local_steps: 10 steps between averages is longer than the run's 4 steps of local SGD"),
+            (2, "local-from-the-start", {"parallel": {"mode": "post_local_sgd", "local_steps": 2}},
+             "/parallel/switch_step: post-local SGD switches from synchronous SGD to local SGD at"),
             (3, "ps-leaders", {"reducer": {"name": "hierarchical", "leader": "parameter_server", "ranks_per_node": 2,
                                            "servers": 3}},
              "hierarchical: /reducer/servers (--servers): 3 servers among 2 node leaders")):
