@@ -565,7 +565,10 @@ void run_command(const CliOptions& cli) {
       o.reducers = resolve_reducers(cli.reducer, true, false);  // "all" without shared_memory
     // Every rank must run the same sweep (mpirun's MPMD form can start them with other options): ranks that differ
     // would wait for each other's messages forever.
-    const std::string mine = options_json(o, cli).dump();
+    // --json too: rank 0 writes it, so another rank's own file was ignored without a word (found by a hunt).
+    Json sweep = options_json(o, cli);
+    sweep["json"] = cli.json;
+    const std::string mine = sweep.dump();
     const std::vector<uint64_t> hashes = gather_to_all(comm, static_cast<uint64_t>(std::hash<std::string>{}(mine)));
     // From here every rank has the same options, so an error is every rank's: rank 0 alone prints it, and the ranks
     // leave together (one that exited first would have mpirun kill rank 0 before it printed).
