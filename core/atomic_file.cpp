@@ -105,9 +105,14 @@ void check_output_file(const fs::path& path, const std::string& option) {
   if (type != fs::file_type::not_found && type != fs::file_type::regular && type != fs::file_type::none)
     throw BadInput(option + ": " + path.string() + " is not a regular file (a device, a pipe or a socket)");
   const fs::path target = write_target(path);
-  if (target.empty())
+  if (target.empty()) {
+    std::error_code loop;
+    (void)fs::canonical(path, loop);  // a loop of links is no link to a missing file (its message said so; a hunt)
     throw BadInput(option + ": " + path.string() + " is a symbolic link to " + fs::read_symlink(path, ec).string() +
-                   ", which does not exist (a link is written through)");
+                   (loop == std::errc::too_many_symbolic_link_levels ? ", a loop of links that leads to no file"
+                                                                      : ", which does not exist") +
+                   " (a link is written through)");
+  }
   const fs::path dir = folder_of(target);
   if (!fs::is_directory(dir, ec))
     throw BadInput(option + ": " + (fs::exists(dir, ec) ? dir.string() + " is not a folder" : "folder " + dir.string() + " does not exist"));
