@@ -50,9 +50,11 @@ std::string spec_pointer(const std::string& config_pointer, const std::vector<st
   } catch (const Json::exception&) {  // not a pointer nlohmann reads: the base's, as before
     in_base = true;
   }
-  if (!in_base)
-    for (const auto& [key, at] : set_by)
-      if ((pointer_of(key) + "/").rfind(config_pointer + "/", 0) == 0) return at.substr(0, at.rfind('/'));
+  // A section the point's axis values lie in: the axis decides (a base section with another key of it was named
+  // alone, though the point's own value was the one refused: found by a hunt), the base's part beside it.
+  for (const auto& [key, at] : set_by)
+    if ((pointer_of(key) + "/").rfind(config_pointer + "/", 0) == 0)
+      return in_base ? at + " (with /base" + config_pointer + ")" : at.substr(0, at.rfind('/'));
   return "/base" + (config_pointer == "/" ? std::string() : config_pointer);
 }
 
