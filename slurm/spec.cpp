@@ -104,22 +104,18 @@ std::string owned_sbatch_option(const std::string& line) {
                                                         {'G', "gpus"},  {'t', "time"},    {'p', "partition"},
                                                         {'A', "account"}, {'q', "qos"},   {'a', "array"},
                                                         {'o', "output"}, {'e', "error"},  {'J', "job-name"}};
-  std::string name, shown;
+  // The long name the line gives (a letter stands for its long name), and how the message shows it.
+  std::string given, shown;
   if (line.rfind("--", 0) == 0) {
-    const std::string given = line.substr(2, line.find_first_of("= \t", 2) - 2);
-    for (const auto& [owned, key] : kLong)
-      if (given == owned || (given.size() >= 2 && std::string(owned).rfind(given, 0) == 0)) {
-        name = owned, shown = std::string("--") + owned;
-        break;
-      }
+    given = line.substr(2, line.find_first_of("= \t", 2) - 2);
   } else {
     for (const auto& [letter, owned] : kShort)
-      if (line.size() >= 2 && line[1] == letter) name = owned, shown = std::string("-") + letter + " (--" + owned + ")";
+      if (line.size() >= 2 && line[1] == letter) given = owned, shown = std::string("-") + letter + " (--" + owned + ")";
   }
-  if (name.empty()) return "";
   for (const auto& [owned, key] : kLong)
-    if (name == owned)
-      return shown + (*key ? std::string(": give it as ") + key : std::string(", which the script needs as it writes it")) +
+    if (given == owned || (given.size() >= 2 && std::string(owned).rfind(given, 0) == 0))
+      return (shown.empty() ? std::string("--") + owned : shown) +
+             (*key ? std::string(": give it as ") + key : std::string(", which the script needs as it writes it")) +
              " (sbatch takes the last of a repeated option: the job would not be the one the runs' configs were "
              "resolved for, or would not requeue, or write its output elsewhere)";
   return "";

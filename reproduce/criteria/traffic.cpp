@@ -87,8 +87,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
       // An allreduce that gave wrong sums moved bytes that prove nothing (its rows were judged; found by a hunt):
       // the claim's own two reducers make it inconclusive, another is said beside.
       if (row["wrong"].get<double>() > 0) {
-        (name == "ring" || name == "parameter_server" ? failed : beside)
-            .push_back(name + " N=" + std::to_string(n) + (name == "ring" || name == "parameter_server" ? "" : " (wrong sums)"));
+        if (name == "ring" || name == "parameter_server") failed.push_back(name + " N=" + std::to_string(n));
+        else beside.push_back(name + " N=" + std::to_string(n) + " (wrong sums)");
         continue;
       }
       ring_row = ring_row || name == "ring";

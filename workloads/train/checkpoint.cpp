@@ -77,14 +77,6 @@ class Reader {
   size_t pos_;
 };
 
-// Whether `path` exists; a path that cannot be examined (a loop of links, no permission) is bad input naming it.
-bool exists_or_bad_input(const fs::path& path, const char* what) {
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (st.type() == fs::file_type::not_found) return false;
-  if (ec) throw BadInput(path.string() + ": cannot examine the " + what + ": " + ec.message());
-  return true;
-}
 
 std::string rank_prefix(int rank) { return "rank-" + std::to_string(rank) + ".step-"; }
 
@@ -126,7 +118,7 @@ void remove_rank_states(const fs::path& dir, int rank, int64_t keep) {
 
 RankState read_rank_state(const fs::path& dir, int rank, int64_t expect_step) {
   fs::path file = rank_file(dir, rank, expect_step);
-  if (!exists_or_bad_input(file, "checkpoint file"))
+  if (!input_exists(file, "checkpoint file"))
     throw BadInput(file.string() + ": checkpoint file of rank " + std::to_string(rank) + " is missing");
   // Weights, buffers and optimizer state: a few times the model, far below this bound.
   const std::string data = read_regular_file(file, uint64_t{64} << 30, "checkpoint file");
@@ -195,7 +187,7 @@ void check_thread_counts(const Json& v, const std::string& at) {
 
 Json read_header(const fs::path& dir) {
   fs::path file = dir / "header.json";
-  if (!exists_or_bad_input(file, "checkpoint header")) return Json();
+  if (!input_exists(file, "checkpoint header")) return Json();
   const std::string text = read_regular_file(file, uint64_t{64} << 20, "checkpoint header");
   // Strict (no duplicate keys, no byte order mark): the header is the one part of a checkpoint without a CRC.
   const Json header = parse_json(text, file.string());
