@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   dtbench::add_config_command(app);
   dtbench::add_train_command(app);
   dtbench::cli::require_decimal_integers(app);
+  dtbench::cli::refuse_repeated_flags(app);
 
   // CLI11 says only "A subcommand is required" for a misspelt command: name it and list the real ones.
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* c) { return c->get_name() == argv[1]; }).empty()) {

@@ -76,6 +76,15 @@ inline void require_decimal_integers(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) require_decimal_integers(*sub);
 }
 
+// A flag given twice is refused as an option given twice is ("--submit --submit" was taken as one, a script that
+// built its command line from two sources said one thing twice without a word; found by a hunt). CLI11 keeps the
+// last value of a flag (`--wait --wait=false` was no wait); this throws ArgumentMismatch on the second instead.
+inline void refuse_repeated_flags(CLI::App& app) {
+  for (CLI::Option* o : app.get_options())
+    if (o->get_expected_max() == 0 && o != app.get_help_ptr()) o->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_repeated_flags(*sub);
+}
+
 // A file or folder name that, given, is not empty ("--trace ''" was taken for no --trace at all).
 inline const CLI::Validator non_empty = CLI::Validator(
     [](std::string& text) -> std::string { return text.empty() ? "must not be empty" : ""; }, "PATH");
