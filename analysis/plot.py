@@ -514,7 +514,8 @@ def busbw(files, out):
                 raise BadInput(f"{where}/reducer: expected a reducer name, got {json.dumps(row.get('reducer'))}")
             size = _number(row, "bytes" if "bytes" in row else "size", where, 1, integer=True, maximum=2 ** 40)
             bw = _number(row, "busbw_gbps" if "busbw_gbps" in row or "busbw" not in row else "busbw", where)
-            wrong = _number(row, "wrong", where, integer=True) if "wrong" in row else 0
+            # null: not checked (dtbench allreduce -c 0), as its table's N/A
+            wrong = _number(row, "wrong", where, integer=True) if row.get("wrong") is not None else 0
             k = row.get("ranks", doc.get("ranks") if isinstance(doc, dict) else None)
             if k is not None:
                 k = _number({"ranks": k}, "ranks", where, 1, integer=True)

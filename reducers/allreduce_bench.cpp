@@ -338,7 +338,7 @@ Json run_allreduce_sweep(Comm& comm, const AllreduceOptions& o, std::ostream* ta
                       {"algbw_gbps", algbw},
                       {"busbw_gbps", algbw * factor},
                       {"bus_factor", factor},
-                      {"wrong", wrong},
+                      {"wrong", o.check_iters > 0 ? Json(wrong) : Json(nullptr)},
                       {"traffic", std::move(traffic)}});
       if (table) {
         // Nothing checked (-c 0): N/A, as nccl-tests prints it, not a 0 that reads as checked and right.
@@ -367,8 +367,9 @@ Json run_allreduce_sweep(Comm& comm, const AllreduceOptions& o, std::ostream* ta
     }
     *table << std::flush;
   }
+  // "wrong" is null where nothing was checked (-c 0), as the table's N/A: a 0 read as checked and right.
   return {{"ranks", p}, {"transport", comm.transport()}, {"nodes", comm.nodes()}, {"rows", rows},
-          {"reduction", reduction}, {"wrong", wrong_total}};
+          {"reduction", reduction}, {"wrong", o.check_iters > 0 ? Json(wrong_total) : Json(nullptr)}};
 }
 
 namespace {
@@ -635,7 +636,7 @@ void run_command(const CliOptions& cli) {
       if (comm.rank() == 0) result = std::move(r);
     });
   }
-  const uint64_t wrong = result["wrong"].get<uint64_t>();
+  const uint64_t wrong = result["wrong"].is_null() ? 0 : result["wrong"].get<uint64_t>();
   if (rank0 && !cli.json.empty()) {
     Json doc = {{"kind", "dtbench.allreduce"}, {"version", 1}, {"options", options_json(o, cli)}};
     for (auto it = result.begin(); it != result.end(); ++it) doc[it.key()] = it.value();

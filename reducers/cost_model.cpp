@@ -284,7 +284,7 @@ std::vector<SweepRow> sweep_rows(const std::vector<Json>& sweeps, const std::str
     if (doc.contains("provenance") && doc["provenance"].contains("cpu"))
       cores = doc["provenance"]["cpu"].value("logical_cores", 0);
     for (const Json& r : doc["rows"]) {
-      if (r.at("wrong").get<uint64_t>() != 0) {  // a wrong result's time means nothing
+      if (!r.at("wrong").is_null() && r.at("wrong").get<uint64_t>() != 0) {  // a wrong result's time means nothing
         ++wrong;
         continue;
       }

@@ -48,6 +48,8 @@ void check_sweep_document(const Json& doc) {
   if (options.has("small_segment_bytes")) count_in(options, "small_segment_bytes", 4, kMaxSize);
   if (options.has("small_transfer_bytes")) count_in(options, "small_transfer_bytes", 0, kMaxSize);
   count_in(options, "servers", 1, kMaxCount);
+  if (options.has("check_iters")) count_in(options, "check_iters", 0, kMaxCount);
+  const bool checked = !options.has("check_iters") || options.number("check_iters") > 0;
   // The leader is the hierarchical rows' (`dtbench allreduce` checks --leader only when it sweeps hierarchical).
   if (options.has("leader")) {
     const std::string leader = options.string("leader");
@@ -89,7 +91,9 @@ void check_sweep_document(const Json& doc) {
     // writer's, and was dropped from a fit without a word).
     if (const std::string name = row.string("reducer"); find_reducer(name) == nullptr)
       throw BadInput(row.pointer("reducer") + ": " + config::shown(row.at("reducer")) + " is not a dtbench reducer");
-    count_in(row, "wrong", 0, 9007199254740992.0);  // 2^53: exact as a double
+    // null: nothing checked (-c 0), which only a sweep with check_iters 0 may say.
+    if (checked || !row.has("wrong") || !row.at("wrong").is_null())
+      count_in(row, "wrong", 0, 9007199254740992.0);  // 2^53: exact as a double
     check_times(row);
   }
   for (const JsonFields& row : top.items("reduction")) {

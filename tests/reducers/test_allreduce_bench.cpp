@@ -82,6 +82,24 @@ TEST(AllreduceBench, BadOptionsNameTheFlag) {
   EXPECT_EQ(resolve_reducers("tree,ring", true), (std::vector<std::string>{"tree", "ring"}));
 }
 
+// -c 0 checks nothing: "wrong" is null in the rows and the total, as the table's N/A, not a 0 that reads as right.
+TEST(AllreduceBench, NothingCheckedIsNull) {
+  AllreduceOptions o;
+  o.min_bytes = o.max_bytes = 64;
+  o.iters = 1;
+  o.warmup = 0;
+  o.check_iters = 0;
+  o.reducers = resolve_reducers("ring", false);
+  Json result;
+  run_ranks(2, [&](Comm& comm) {
+    Json r = run_allreduce_sweep(comm, o, nullptr);
+    if (comm.rank() == 0) result = r;
+  });
+  EXPECT_TRUE(result["wrong"].is_null());
+  ASSERT_EQ(result["rows"].size(), 1u);
+  EXPECT_TRUE(result["rows"][0]["wrong"].is_null());
+}
+
 TEST(AllreduceBench, SweepRowsOnThreeThreadRanks) {
   AllreduceOptions o;
   o.min_bytes = 4;

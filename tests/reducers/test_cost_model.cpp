@@ -494,6 +494,12 @@ TEST(CostModel, SweepDocumentFieldsAreCheckedByPointer) {
   EXPECT_EQ(error_of([](Json& d) { d["rows"][1]["time_median_us"] = -1; }),
             "fit file 1: /rows/1/time_median_us: expected a number >= 0, got -1");
   EXPECT_EQ(error_of([](Json& d) { d["rows"][2].erase("wrong"); }), "fit file 1: /rows/2/wrong: missing");
+  // null is "not checked" (allreduce -c 0), which only a sweep with check_iters 0 may say.
+  EXPECT_EQ(error_of([](Json& d) { d["rows"][2]["wrong"] = nullptr; }),
+            "fit file 1: /rows/2/wrong: expected a number, got null");
+  EXPECT_EQ(error_of([](Json& d) { d["rows"][2]["wrong"] = nullptr, d["options"]["check_iters"] = 0; }), "(no error)");
+  EXPECT_EQ(error_of([](Json& d) { d["options"]["check_iters"] = -1; }),
+            "fit file 1: /options/check_iters: expected an integer in [0, 16777216], got -1");
   EXPECT_EQ(error_of([](Json& d) { d["rows"][2] = 7; }), "fit file 1: /rows/2: expected an object, got 7");
   EXPECT_EQ(error_of([](Json& d) { d["ranks"] = 4294967296.0; }),
             "fit file 1: /ranks: expected an integer in [1, 16777216], got 4294967296.0");

@@ -105,6 +105,24 @@ assert p.returncode == 0, p.stderr[-500:]
 assert "(reducers/traffic.hpp): differ at tree N=3." in open(os.path.join(d, "REPORT.md")).read()
 print("g with wrong sums: inconclusive; tree's edited counts: differ from the formula")
 
+# A sweep that checked no sum (allreduce -c 0: "wrong" null, or 0 in a file from before it was null) proves no
+# traffic either: inconclusive, naming the rows; it read as checked and right.
+def unchecked(doc):
+    doc["options"]["check_iters"] = 0
+    for r in doc["rows"]:
+        r["wrong"] = None
+d = damaged("g-unchecked", g, unchecked)
+p = report(d)
+assert p.returncode == 0, p.stderr[-500:]
+verdicts = {c["id"]: c["verdict"] for c in json.load(open(os.path.join(d, "report.json")))["claims"]}
+assert verdicts["g"] == "inconclusive", verdicts
+assert "whose sums were not checked (check_iters 0), whose bytes prove nothing: ring N=3, parameter_server N=3" in \
+    open(os.path.join(d, "REPORT.md")).read()
+d = damaged("g-null-but-checked", g, lambda doc: doc["rows"][0].update(wrong=None))
+p = report(d)
+assert p.returncode == 2 and "/rows/0/wrong: expected a number, got null" in p.stderr, p.stderr[-500:]
+print("g with unchecked sums: inconclusive; a null beside checks: exit 2")
+
 # NaN in a compared run's saved weights (its record says finished): claim a is inconclusive naming the file. It said
 # supported, with d = 0: std::max skips NaN, so the damaged file compared as equal to its reference.
 d = os.path.join(work, "a-nan-weights")
