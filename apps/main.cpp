@@ -2,7 +2,10 @@
 // and throws dtbench::Error; this is the one place errors become messages and exit codes:
 //   0 ok, 1 the run failed, 2 bad input (config, flags, spec, data files).
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <new>
 #include <string>
 
@@ -76,6 +79,13 @@ int main(int argc, char** argv) {
     return static_cast<int>(dtbench::ExitCode::run_failed);
   } catch (const std::exception& e) {
     say(std::string("internal error: ") + e.what());
+    return static_cast<int>(dtbench::ExitCode::run_failed);
+  }
+  // What a command printed is its result (a table, a resolved config, the model's predictions): standard output
+  // that could not take it (a full disk, a closed descriptor) is a failed run, not a success with the result lost.
+  std::cout.flush();
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+    say(std::string("error: writing standard output failed") + (errno ? std::string(": ") + std::strerror(errno) : ""));
     return static_cast<int>(dtbench::ExitCode::run_failed);
   }
   return 0;

@@ -15,6 +15,7 @@ A cases file is a JSON list of cases. A case:
   rc        the expected exit code (2 for bad input unless the case says otherwise)
   message   a fixed string the output must contain ("{dir}" is substituted)
   mpirun    optional rank count: run as `mpirun -np K dtbench ...`
+  stdout    optional file standard output is written to instead of a pipe ("/dev/full": the disk is full)
   timeout   optional seconds (default 30): a hang is a failure
   writes    optional list of paths the command may create (default none: bad input writes nothing)
 
@@ -98,8 +99,13 @@ def run_case(dtbench, case, sanitized):
         if "mpirun" in case:
             cmd = ["mpirun", "-np", str(case["mpirun"]), "--oversubscribe", "--bind-to", "none"] + cmd
         try:
-            p = subprocess.run(cmd, cwd=scratch, env=ENV, capture_output=True, timeout=case.get("timeout", 30),
-                               preexec_fn=None if "mpirun" in case or sanitized else limit_memory)
+            # "stdout": a file standard output goes to instead of a pipe (/dev/full: a result that cannot be written)
+            with open(case["stdout"] if "stdout" in case else os.devnull, "wb") as redirect:
+                p = subprocess.run(cmd, cwd=scratch, env=ENV, stdout=redirect if "stdout" in case else subprocess.PIPE,
+                                   stderr=subprocess.PIPE, timeout=case.get("timeout", 30),
+                                   preexec_fn=None if "mpirun" in case or sanitized else limit_memory)
+            if p.stdout is None:
+                p.stdout = b""
         except subprocess.TimeoutExpired:
             return [f"no answer in {case.get('timeout', 30)} s (a hang)"]
         out = (p.stdout + p.stderr).decode("utf-8", "replace")
