@@ -173,7 +173,12 @@ CampaignData from_records(const fs::path& path) {
   if (runs.empty() && unreadable_runs.empty())
     throw BadInput(path.string() + ": no campaign.json and no run records here");
   std::vector<std::pair<std::string, fs::path>> read;
-  for (const auto& f : files) read.emplace_back("a JSON file the table reads", f);
+  for (const auto& f : files) {
+    read.emplace_back("a JSON file the table reads", f);
+    // And the files beside each record, as a campaign's (an --output there replaced a run's MLLOG; a hunt).
+    for (const char* beside : {".mllog", ".weights", ".out", ".err"})
+      read.emplace_back(std::string("the ") + (beside + 1) + " file beside the record " + f.string(), beside_record(f, beside));
+  }
 
   // The keys that vary: every config leaf whose value differs between records, plus the rank count.
   std::vector<std::map<std::string, Json>> flat(runs.size());

@@ -52,6 +52,18 @@ void check_not_the_campaigns(const std::string& output, const std::string& optio
     throw BadInput(option + ": " + output + " is a file of the campaign " + dir + "; give another name");
 }
 
+// A folder of records (no campaign.json) is read whole, every .json under it: a table or RCP file written there as
+// .json was read as an unreadable record by the next table, and the same command was then refused (found by a hunt).
+void check_not_a_record_to_be(const std::string& output, const std::string& option, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec) || fs::exists(fs::path(dir) / "campaign.json", ec)) return;
+  const fs::path rel = resolved_path(output).lexically_relative(resolved_path(dir));
+  if (rel.empty() || *rel.begin() == ".." || fs::path(output).extension() != ".json") return;
+  throw BadInput(option + ": " + output + " is a .json file inside the folder of records " + dir +
+                 ", which the next table would read as a record; write it elsewhere or under another extension");
+}
+
 }  // namespace
 
 void add_table_command(CLI::App& app) {
@@ -115,8 +127,9 @@ void add_table_command(CLI::App& app) {
     // variable, which would have printed the table instead) is refused before any reading.
     if (output->count() > 0) check_output_file(o->output, "--output");
     if (rcps->count() > 0) check_output_file(o->rcps, "--rcps");
-    if (rcps->count() > 0 && (output->count() > 0 || format->count() > 0))
-      throw BadInput("--rcps writes the RCP file and prints no table: --output and --format are for tables");
+    if (rcps->count() > 0 && (output->count() > 0 || format->count() > 0 || columns))
+      throw BadInput("--rcps writes the RCP file and prints no table: --output, --format, --group-by and --metrics are "
+                     "for tables");
     std::vector<std::pair<std::string, std::filesystem::path>> inputs;  // what the output must not replace
     if (as_json) {
       if (!o->rcps.empty() || !o->published.empty() || o->dir.empty())
@@ -132,6 +145,7 @@ void add_table_command(CLI::App& app) {
     } else if (!o->rcps.empty()) {
       if (!o->published.empty() || o->dir.empty()) throw BadInput("--rcps needs a campaign folder, not --published");
       check_not_the_campaigns(o->rcps, "--rcps", o->dir);
+      check_not_a_record_to_be(o->rcps, "--rcps", o->dir);
       c = analysis::load_campaign(o->dir);
       check_not_an_input(o->rcps, "--rcps", c.files);
       const analysis::RcpSet set = analysis::reference_convergence_points(c);
@@ -167,7 +181,10 @@ void add_table_command(CLI::App& app) {
       } else {
         inputs.insert(inputs.end(), c.files.begin(), c.files.end());
         check_not_an_input(o->output, "--output", inputs);
-        if (!o->dir.empty()) check_not_the_campaigns(o->output, "--output", o->dir);
+        if (!o->dir.empty()) {
+          check_not_the_campaigns(o->output, "--output", o->dir);
+          check_not_a_record_to_be(o->output, "--output", o->dir);
+        }
         write_file_atomic(o->output, text, false);
       }
     }
