@@ -310,7 +310,10 @@ def scaling(runs, keys, zips, out, wanted=None):
         ax1.plot(ks, [t0 * k / k0 for k in ks], ls="--", color=color, alpha=0.6, lw=1)
         eff = []
         for k, m, recs in zip(ks, med, [byk[k] for k in ks]):
-            own = [x["extra"]["scaling_efficiency"] for x in recs if "scaling_efficiency" in x.get("extra", {})]
+            # Only a number counts, as in `dtbench table` (campaign_table.cpp): a record may hold null there,
+            # which is no value and falls back to the computed efficiency like an absent one.
+            own = [e for e in (x.get("extra", {}).get("scaling_efficiency") for x in recs)
+                   if isinstance(e, (int, float)) and not isinstance(e, bool) and math.isfinite(e)]
             # No throughput at the smallest K (a record of 0 images/s): no efficiency against it.
             eff.append(100 * median(own) if own else 100 * (m / k) / (t0 / k0) if t0 > 0 else float("nan"))
         ax2.plot(ks, eff, marker="o", color=color, label=label)
@@ -444,7 +447,15 @@ def batch(runs, keys, zips, out, wanted=None, min_seeds=1):
         print(f"batch: no S(B) fit ({e}); skipped")
         return []
     fig, ax = plt.subplots(figsize=(7.5, 5))
+    # The median over the best points as the criterion takes it (critical_batch.cpp), so the label is the report's
+    # number. B_simple's trace is a difference of two noisy terms, so it can be <= 0 early in training (the records
+    # and `dtbench table` keep it): such a median has no place on a log axis and is left out, with a note.
     b_est = median(bsimple) if bsimple else None
+    b_note = ""
+    if b_est is not None and not b_est > 0:
+        b_note = f"\nB_simple (online estimate, median) = {b_est:.0f} is not positive: not drawn on the log axis."
+        print(f"batch: B_simple (median) = {b_est:g} is not positive; left out of the figure")
+        b_est = None
     shown = bsizes + ([b_est] if b_est else [])
     xmin, xmax = min(shown) / 2, max(shown) * 2
     ax.axvspan(xmin, min(bcrit / 4, xmax), color="tab:green", alpha=0.08, lw=0)
@@ -480,7 +491,7 @@ def batch(runs, keys, zips, out, wanted=None, min_seeds=1):
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, loc="lower left")
     caption(ax, f"Regimes (Shallue et al. 2018) split where S is within 25% of an asymptote: B_crit/4 and 4 B_crit. "
-                f"Fit rms error of log S: {rms:.3f}.")
+                f"Fit rms error of log S: {rms:.3f}." + b_note)
     return save(fig, out, "critical_batch")
 
 
@@ -589,7 +600,7 @@ def _claim_steps(ax, d):
         ax.axvspan(4 * b_crit, max(b) * 2, color="tab:red", alpha=0.08, label="no further gain")
         ax.axvline(b_crit, color="grey", ls=":", lw=1, label="B_crit")
     bs = [(x, y) for x, y in zip(b, d.get("b_simple", [])) if y is not None]
-    if bs:
+    if bs and median([y for _, y in bs]) > 0:  # <= 0 (a noisy early estimate) has no place on the log axis
         ax.axvline(median([y for _, y in bs]), color="tab:purple", ls="--", lw=1, label="B_simple (median)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
