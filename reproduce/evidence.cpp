@@ -12,6 +12,8 @@
 #include "slurm/expand.hpp"
 #include "slurm/spec.hpp"
 #include "analysis/text_table.hpp"
+#include "core/config.hpp"
+#include "core/run_record.hpp"
 
 namespace fs = std::filesystem;
 
@@ -92,7 +94,14 @@ std::vector<float> saved_parameters(const analysis::RunData& run, std::string& p
     return {};
   }
   const auto floats = w["floats"].get<uint64_t>(), params = w["parameters"].get<uint64_t>();
-  fs::path file = run.record_path.parent_path() / w["file"].get<std::string>();
+  // A run's weights are its own: `<name>.weights` beside its record (output.save_weights). A record naming another
+  // file (the reference run's, or one up a `..`) compared that file, and claim a said supported (found by a hunt).
+  const fs::path file = beside_record(run.record_path, ".weights");
+  if (w["file"].get<std::string>() != file.filename().string()) {
+    problem = run.record_path.string() + ": /extra/weights/file names " + config::shown(w["file"]) +
+              ", not the run's own " + file.filename().string() + " beside the record";
+    return {};
+  }
   std::error_code ec;
   // The size in floats, not the floats in bytes: a count near 2^64 would wrap its product to a size that matches.
   const std::uintmax_t size = fs::is_regular_file(file, ec) ? fs::file_size(file, ec) : 0;

@@ -139,6 +139,19 @@ assert verdicts["a"] == "inconclusive", verdicts
 assert w + ": float 10 is not finite (NaN)" in open(os.path.join(d, "REPORT.md")).read()
 print("a with NaN in a compared run's weights: inconclusive, naming the file")
 
+# A record naming another run's weights file (the reference's): claim a compared the reference with itself and said
+# supported (a hunt). A run's weights are its own <name>.weights beside its record.
+def other_weights(doc):
+    doc["extra"]["weights"]["file"] = "p0-tasks_per_node1-threads1-s1.weights"
+d = damaged("a-other-weights", "a/mlp/runs/p4-tasks_per_node4-threads1-s1.json", other_weights)
+p = report(d)
+assert p.returncode == 0, p.stderr[-500:]
+verdicts = {c["id"]: c["verdict"] for c in json.load(open(os.path.join(d, "report.json")))["claims"]}
+assert verdicts["a"] == "inconclusive", verdicts
+assert ('/extra/weights/file names "p0-tasks_per_node1-threads1-s1.weights", not the run\'s own '
+        "p4-tasks_per_node4-threads1-s1.weights beside the record") in open(os.path.join(d, "REPORT.md")).read()
+print("a with a record naming another run's weights: inconclusive, naming the record")
+
 
 def verdicts_of(d, expect_rc=0):
     p = report(d)
