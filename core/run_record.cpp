@@ -236,6 +236,15 @@ RunRecord RunRecord::from_json(const Json& j) {
   // a reversed curve changed the final accuracy, a target "reached" at an accuracy the run never had gave a time to
   // target of 0.001 s).
   check_curve(r.curve, r.global_batch, r.target_accuracy, r.time_to_accuracy, "/curve", "/time_to_accuracy");
+  // The time to accuracy is at the run's own target (one at another target gave the table a time, and --rcps epochs,
+  // to a target the run was not set; found by a hunt), and a run that stopped at its target reached it.
+  const Json* eval = r.config.contains("eval") ? &r.config["eval"] : nullptr;
+  if (eval && eval->is_object() && eval->contains("target_accuracy") && (*eval)["target_accuracy"].is_number() &&
+      (*eval)["target_accuracy"].get<double>() != r.target_accuracy)
+    throw BadInput(tta.pointer("target") + ": " + config::fmt_number(r.target_accuracy) +
+                   ", but /config/eval/target_accuracy is " + config::fmt_number((*eval)["target_accuracy"].get<double>()));
+  if (r.status == RunStatus::reached_target && !r.time_to_accuracy)
+    throw BadInput(tta.pointer("reached") + ": false, but /status is \"reached-target\"");
   return r;
 }
 

@@ -27,6 +27,7 @@ RunRecord full_record() {
   RunRecord r;
   r.name = "resnet20-sgd-ring-k2";
   r.config = config::defaults();
+  r.config["eval"]["target_accuracy"] = 0.9;  // the time to accuracy's target is the config's
   r.ranks = 2;
   r.global_batch = 128;
   r.per_rank_batch = 64;
@@ -187,6 +188,12 @@ TEST(RunRecord, SaysWhyAFileIsNotAReadableRecord) {
   EXPECT_EQ(problem_with("above.json", [](Json& j) { j["time_to_accuracy"]["target"] = 0.99; }),
             d + "above.json: /time_to_accuracy: reached, but it is not the first point of /curve at test accuracy >= "
                 "its target 0.99 (its step, epoch, samples and seconds)");
+  // The time to accuracy at another target than the run's own (the table showed its time; a hunt), and a run that
+  // stopped at its target without reaching it.
+  EXPECT_EQ(problem_with("other.json", [](Json& j) { j["time_to_accuracy"]["target"] = 0.5; }),
+            d + "other.json: /time_to_accuracy/target: 0.5, but /config/eval/target_accuracy is 0.9");
+  EXPECT_EQ(problem_with("stopped.json", [](Json& j) { j["time_to_accuracy"] = {{"target", 0.9}, {"reached", false}}; }),
+            d + "stopped.json: /time_to_accuracy/reached: false, but /status is \"reached-target\"");
   // Wall seconds may go back (core/run_record.hpp: results/pbt's members restarted them at each --init-from).
   Json earlier = good;
   two_points(earlier);
