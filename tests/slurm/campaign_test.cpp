@@ -171,7 +171,8 @@ TEST(Script, ArrayGroupsShareTheirSlurmSection) {
 
 TEST(Campaign, RecordStateDecidesWhatARerunDoes) {
   fs::path dir = fs::temp_directory_path() / ("dtbench-campaign-" + std::to_string(::getpid()));
-  Json doc = {{"name", "r"}, {"base", {{"duration", {{"steps", 10}}}}}};
+  // A target, so that a reached-target record can be one (it reached it at its curve's first point).
+  Json doc = {{"name", "r"}, {"base", {{"duration", {{"steps", 10}}}, {"eval", {{"target_accuracy", 0.5}}}}}};
   Fixture f = make(doc, dir);
   const dtbench::slurm::Run& run = f.points[0].runs[0];
   fs::create_directories(f.layout.runs);
@@ -191,6 +192,13 @@ TEST(Campaign, RecordStateDecidesWhatARerunDoes) {
                               std::pair{dtbench::RunStatus::failed, RunState::failed}}) {
     r.status = status;
     r.status_detail = status == dtbench::RunStatus::failed ? "rank 1 died" : "";
+    r.target_accuracy = 0.5;
+    r.curve.clear();
+    r.time_to_accuracy.reset();
+    if (status == dtbench::RunStatus::reached_target) {
+      r.curve.push_back({0.1, 10, 1280, 1.5, 0.4, 0.3, 0.6, 0.2, std::nullopt, std::nullopt, std::nullopt});
+      r.time_to_accuracy = dtbench::TimeToAccuracy{1.5, 10, 0.1, 1280};
+    }
     dtbench::write_json_atomic(rec, r.to_json(), false);
     EXPECT_EQ(record_state(rec, run.config, detail), want) << dtbench::to_string(status);
   }
