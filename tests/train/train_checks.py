@@ -1649,6 +1649,22 @@ def check_bad_input():
         assert not os.path.exists(os.path.join(records, cfg["name"] + ".json")), "a record was written"
         assert p.stderr.count("dtbench: error") == 1, "the error should be reported once, by rank 0"
         print("exit 2:", message)
+    # An output over a file of the data set (--save-weights and --trace replaced a label file; a hunt): exit 2, the
+    # file untouched. A copy of the Debian package's files, with /data/path naming it.
+    fm = os.path.join(args.work, "fm-copy")
+    shutil.rmtree(fm, ignore_errors=True)
+    shutil.copytree("/usr/share/datasets/fashion-mnist", fm)
+    labels = os.path.join(fm, "t10k-labels-idx1-ubyte.gz")
+    before = open(labels, "rb").read()
+    fcfg = mlp_config("over-data", data={"dataset": "fashion-mnist", "path": fm}, model={"arch": "mlp", "hidden": 8},
+                      duration={"steps": 2}, eval={"every_steps": 2, "test_samples": 100})
+    for option in ("--save-weights", "--trace"):
+        p = mpirun(1, write_config("over-data", fcfg), option, labels, expect=2)
+        message = f"a file of the data set (/data/path): {labels} is {option} ({labels})"
+        assert message in p.stderr, (message, p.stderr)
+        assert open(labels, "rb").read() == before, f"{option} replaced the data file"
+        assert not os.path.exists(os.path.join(records, "over-data.json")), "a record was written"
+        print("exit 2:", message)
     # bf16 on a CPU where oneDNN builds no bf16 primitive (AVX2 only): exit 2 before anything is written, naming the
     # CPU's instruction set (it failed well into the set-up as "oneDNN could not build the primitives", exit 1).
     # Where it does, the same run trains.

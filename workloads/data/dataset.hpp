@@ -65,6 +65,7 @@ struct TrainTest {
   Dataset train, test;
   Normalization norm;      // from the training set when /data/normalize is true, else identity (x / 255)
   AugmentOptions augment;  // for training batches; evaluation uses AugmentOptions{} (none)
+  std::vector<std::filesystem::path> files;  // the files read (none for synthetic data): no output may replace one
 };
 
 // Loads the data set described by the resolved "/data" config section:

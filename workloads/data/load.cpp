@@ -54,6 +54,7 @@ TrainTest load_idx(const std::string& name, const std::string& path, const fs::p
   const fs::path test_images = idx_file(dir, "t10k-images-idx3-ubyte", hint);
   const fs::path test_labels = idx_file(dir, "t10k-labels-idx1-ubyte", hint);
   TrainTest d;
+  d.files = {train_images, train_labels, test_images, test_labels};
   d.train = read_idx(train_images, train_labels, 10);
   d.test = read_idx(test_images, test_labels, 10);
   // Files of 0 images are well-formed IDX, but a run needs images to train on and a test set to evaluate (an empty
@@ -75,9 +76,12 @@ TrainTest load_cifar(const std::string& name, const std::string& path) {
     for (int i = 1; i <= 5; ++i) train.push_back(dir / ("data_batch_" + std::to_string(i) + ".bin"));
     d.train = read_cifar(train, 10);
     d.test = read_cifar({dir / "test_batch.bin"}, 10);
+    d.files = train;
+    d.files.push_back(dir / "test_batch.bin");
   } else {
     d.train = read_cifar({dir / "train.bin"}, 100);
     d.test = read_cifar({dir / "test.bin"}, 100);
+    d.files = {dir / "train.bin", dir / "test.bin"};
   }
   return d;
 }
@@ -105,7 +109,7 @@ TrainTest load(const Json& data, uint64_t seed, const fs::path& default_root) {
   const bool normalize = member(data, "normalize", "/data/normalize").get<bool>();
   const Json& aug = member(data, "augment", "/data/augment");
 
-  TrainTest d;
+  TrainTest d;  // each loader names the files it reads in d.files
   if (name == "fashion-mnist" || name == "mnist") {
     d = load_idx(name, path, default_root);
   } else if (name == "cifar10" || name == "cifar100") {

@@ -115,7 +115,7 @@ void add_train_command(CLI::App& app) {
                   "Testing: sigusr1@STEP (signal rank 0 after STEP steps), kill@RANK:STEP (SIGKILL a rank), "
                   "nan-grad@SHARD:STEP (a non-finite gradient in a model-parallel shard, 0 without one, or on rank SHARD in a "
                   "local SGD step) or slow-setup@RANK:MS (a rank MS ms slower to start)")
-      ->check(cli::non_empty);
+      ->check(cli::non_empty_value);
   cmd->callback([args] {
     flush_denormals();  // before MPI and OpenMP start their threads, which inherit it
     // From the very start: a stop signal during MPI's start or the config phase is taken as one during set-up (the

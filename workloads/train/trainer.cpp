@@ -429,8 +429,11 @@ void Run::check_outputs_and_open_log() {
     // writes anything (a finished run that kept its checkpoint resumed at its end, rewrote its checkpoint and MLLOG
     // file, and only then found its record there).
     const bool replaces_record = args_.resume && preempted_record(paths_.record);
-    check_outputs(paths_, replaces_record, replace_weights_, args_.save_weights, args_.trace,
-                  {{"the config file", args_.config}, {"--baseline", args_.baseline}, {"--init-from", args_.init_from}});
+    std::vector<std::pair<std::string, std::string>> inputs = {
+        {"the config file", args_.config}, {"--baseline", args_.baseline}, {"--init-from", args_.init_from}};
+    // And the data set's files (--save-weights over a label file replaced it; found by a hunt).
+    for (const fs::path& f : data_->files()) inputs.emplace_back("a file of the data set (/data/path)", f.string());
+    check_outputs(paths_, replaces_record, replace_weights_, args_.save_weights, args_.trace, inputs);
     if (resumed_) log_->discard_pending();  // its init_start: the first attempt logged one
     log_->open(paths_.mllog.string(), resumed_, resumed_ ? st_.mllog_bytes : -1,
                (paths_.checkpoint / "header.json").string());

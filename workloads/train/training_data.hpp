@@ -53,6 +53,8 @@ class TrainingData {
   const int32_t* labels() const { return y_.data(); }
   // Floats per sample in x() (C x H x W), to address a micro-batch's slice of the batch.
   size_t sample_floats() const { return data_.train.image_bytes(); }
+  // The data set's files (none for synthetic data), which no output of the run may replace.
+  const std::vector<std::filesystem::path>& files() const { return data_.files; }
 
  private:
   int ranks_, rank_;
