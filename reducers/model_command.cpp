@@ -290,6 +290,11 @@ void run_model_command(const ModelCliOptions& cli) {
   if (given("--micro-batches") && cli.layers.empty())
     throw BadInput("--micro-batches is for the parallelism table's pipeline: it needs --layers");
   if (given("--tolerance") && cli.check.empty()) throw BadInput("--tolerance is --check's bound: it needs --check");
+  // --bytes sizes --fit's predictions and, without --layers or --model-bytes, the split's gradient (it was ignored
+  // beside --layers; found by a hunt).
+  if (given("--bytes") && cli.fit.empty() && (!cli.layers.empty() || !cli.model_bytes.empty()))
+    throw BadInput(std::string("--bytes: without --fit it gives the gradient bytes of the batch split, which ") +
+                   (cli.layers.empty() ? "--model-bytes" : "--layers' weights") + " give here; drop one");
   if (!cli.holdout.empty() && cli.fit.empty()) throw BadInput("--holdout needs --fit (the model it judges)");
   if (given("--ranks") && cli.fit.empty() && cli.layers.empty())
     throw BadInput("--ranks: the rank counts of --fit's predictions and of --layers' table; give one of them");
@@ -322,6 +327,10 @@ void run_model_command(const ModelCliOptions& cli) {
     for (const auto& f : cli.fit) inputs.emplace_back("a --fit file", f);
     for (const auto& f : cli.holdout) inputs.emplace_back("a --holdout file", f);
     if (!cli.check.empty()) inputs.emplace_back("the --check file", cli.check);
+    if (profiles) {  // the published profiles read (the networks file was replaced by the prediction; a hunt)
+      inputs.emplace_back("the published network profiles", published_dir() / "networks.json");
+      inputs.emplace_back("the published compute profiles", published_dir() / "compute.json");
+    }
     check_not_an_input(cli.json, "--json", inputs);
   }
   if (cli.fit.empty()) {  // the batch split on a published network needs no fit
@@ -469,7 +478,7 @@ void add_model_command(CLI::App& app) {
   cmd->add_option("--layers", cli->layers,
                   "Data against model parallelism: a fully connected stack's widths, inputs first (e.g. 784,8192,10), "
                   "timed at --batch over --ranks with --compute-us-per-image on --network")
-      ->check(cli::non_empty);
+      ->check(cli::non_empty_value);
   cmd->add_option("--micro-batches", cli->micro_batches,
                   "Data against model parallelism: the pipeline's micro-batches per step (0: 4 per rank, at most "
                   "--batch)")

@@ -12,9 +12,11 @@ A cases file is a JSON list of cases. A case:
             {"fifo": true}                a named pipe (reading it would block forever)
             {"dir": true}                 an empty folder
             {"symlink": "target"}         a symbolic link
+            {"copy": "results/x.json"}    a copy of a file of the source tree
   rc        the expected exit code (2 for bad input unless the case says otherwise)
   message   a fixed string the output must contain ("{dir}" is substituted)
   mpirun    optional rank count: run as `mpirun -np K dtbench ...`
+  env       optional {variable: value} added to the environment ("{dir}" is substituted)
   stdout    optional file standard output is written to instead of a pipe ("/dev/full": the disk is full)
   timeout   optional seconds (default 30): a hang is a failure
   writes    optional list of paths the command may create (default none: bad input writes nothing)
@@ -40,6 +42,7 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
            OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_btl_tcp_if_include="lo",
            OMPI_MCA_oob_tcp_if_include="lo", OMP_NUM_THREADS="1")
 OUTPUT_LIMIT = 16 * 1024
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MEMORY_LIMIT = 4 << 30
 
 
@@ -60,6 +63,8 @@ def make_file(path, content):
         os.makedirs(path)
     elif "symlink" in content:
         os.symlink(content["symlink"], path)
+    elif "copy" in content:
+        shutil.copyfile(os.path.join(SOURCE_DIR, content["copy"]), path)
     else:
         raise SystemExit(f"unknown file content {content!r}")
 
@@ -101,7 +106,7 @@ def run_case(dtbench, case, sanitized):
         try:
             # "stdout": a file standard output goes to instead of a pipe (/dev/full: a result that cannot be written)
             with open(case["stdout"] if "stdout" in case else os.devnull, "wb") as redirect:
-                p = subprocess.run(cmd, cwd=scratch, env=ENV, stdout=redirect if "stdout" in case else subprocess.PIPE,
+                p = subprocess.run(cmd, cwd=scratch, env=dict(ENV, **{k: sub(v) for k, v in case.get("env", {}).items()}), stdout=redirect if "stdout" in case else subprocess.PIPE,
                                    stderr=subprocess.PIPE, timeout=case.get("timeout", 30),
                                    preexec_fn=None if "mpirun" in case or sanitized else limit_memory)
             if p.stdout is None:
