@@ -534,6 +534,10 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
 
   if (doc.contains("base")) {
     spec.base = load_base(doc["base"], spec_dir);
+    if (doc["base"].is_string()) {
+      spec.base_file = doc["base"].get<std::string>();
+      if (spec.base_file.is_relative()) spec.base_file = spec_dir / spec.base_file;
+    }
     spec.source["base"] = spec.base;
   }
   // The sweep names each run and puts its record under --out/runs; the other output keys (save_weights) are the

@@ -50,6 +50,7 @@ struct Spec {
   Json local;                  // resolved local section
   std::vector<std::string> program;  // empty = this dtbench binary followed by "train"
   Json source;                 // the spec as given, with a base file inlined
+  std::filesystem::path base_file;  // the base config's file, when /base names one (input the sweep must not replace)
 };
 
 // Validates and resolves a spec document. `spec_dir` resolves a base given as a file name.

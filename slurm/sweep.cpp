@@ -342,20 +342,27 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   if (const std::string e = slurm_folder_error(outdir, "--out " + o.out); !e.empty()) throw BadInput(e);
 
   Layout l = make_layout(outdir, {}, generated_by());
-  // The spec is input: one where the sweep writes (its index, jobs file, a config, a script or a record) would be
-  // replaced by what it writes, with exit 0 (its copy, DIR/spec.json, may be the spec: it is written as it is read).
-  const fs::path spec_at = resolved_path(o.spec);
-  for (const fs::path& folder : {l.configs, l.scripts, l.runs}) {
-    const fs::path f = resolved_path(folder);
-    if (std::mismatch(f.begin(), f.end(), spec_at.begin(), spec_at.end()).first == f.end())
-      throw BadInput(o.spec + ": the spec lies in " + folder.string() + ", where the sweep writes its files; keep it "
-                     "elsewhere (the campaign keeps a copy as " + (outdir / "spec.json").string() + ")");
-  }
-  for (const char* index : {"campaign.json", "jobs.json"})
-    if (resolved_path(outdir / index) == spec_at)
-      throw BadInput(o.spec + ": the spec is " + (outdir / index).string() + ", which the sweep writes; keep it "
-                     "elsewhere (the campaign keeps a copy as " + (outdir / "spec.json").string() + ")");
+  // The spec and its base config file are input: one where the sweep writes (its index, jobs file, a config, a script
+  // or a record) would be replaced by what it writes, with exit 0. The spec's copy, DIR/spec.json, may be the spec
+  // (it is written as it is read), never the base (a base config there was replaced by the spec; found by a hunt).
+  const auto check_not_written = [&](const fs::path& input, const std::string& what, bool may_be_the_copy) {
+    const fs::path at = resolved_path(input);
+    for (const fs::path& folder : {l.configs, l.scripts, l.runs}) {
+      const fs::path f = resolved_path(folder);
+      if (std::mismatch(f.begin(), f.end(), at.begin(), at.end()).first == f.end())
+        throw BadInput(input.string() + ": " + what + " lies in " + folder.string() + ", where the sweep writes its "
+                       "files; keep it elsewhere (the campaign keeps a copy of the spec, its base inlined, as " +
+                       (outdir / "spec.json").string() + ")");
+    }
+    for (const char* index : {"campaign.json", "jobs.json", "spec.json"})
+      if (resolved_path(outdir / index) == at && (index != std::string("spec.json") || !may_be_the_copy))
+        throw BadInput(input.string() + ": " + what + " is " + (outdir / index).string() + ", which the sweep writes; "
+                       "keep it elsewhere (the campaign keeps a copy of the spec, its base inlined, as " +
+                       (outdir / "spec.json").string() + ")");
+  };
+  check_not_written(o.spec, "the spec", true);
   Spec spec = load_spec(o.spec);
+  if (!spec.base_file.empty()) check_not_written(spec.base_file, "the spec's base config (/base)", false);
   l.program = spec.program.empty() ? default_program() : spec.program;
   std::vector<Point> points;
   try {
