@@ -23,6 +23,36 @@ Json config_or_empty(const fs::path& p) {
   }
 }
 
+// Where `config` disagrees with a point's axis values: the first key, or "" when it agrees. A value is the config's
+// at its dotted key; a section's value (an axis over whole sections) is the leaves it sets, the config holding the
+// section's defaults besides; numbers compare as numbers (2 and 2.0). Slurm keys are the point's resources, not
+// the config's.
+std::string value_differs(const Json& config, const std::vector<std::pair<std::string, Json>>& values) {
+  const std::function<bool(const Json&, const Json&)> within = [&](const Json& v, const Json& c) {
+    if (v.is_object()) {
+      if (!c.is_object()) return false;
+      for (auto it = v.begin(); it != v.end(); ++it)
+        if (!c.contains(it.key()) || !within(it.value(), c[it.key()])) return false;
+      return true;
+    }
+    if (v.is_number() && c.is_number()) return v.get<double>() == c.get<double>();
+    return v == c;
+  };
+  for (const auto& [key, value] : values) {
+    if (key.rfind("slurm.", 0) == 0) continue;
+    const Json* at = &config;
+    for (size_t from = 0; at != nullptr;) {
+      const size_t dot = key.find('.', from);
+      const std::string part = key.substr(from, dot - from);
+      at = at->is_object() && at->contains(part) ? &(*at)[part] : nullptr;
+      if (dot == std::string::npos) break;
+      from = dot + 1;
+    }
+    if (at == nullptr || !within(value, *at)) return key;
+  }
+  return "";
+}
+
 void fill_from_record(RunData& r, RunRecord rec) {
   r.config = rec.config;
   r.ranks = rec.ranks;
@@ -64,7 +94,14 @@ CampaignData from_campaign(const fs::path& dir) {
     c.keys.insert(c.keys.end(), a.keys.begin(), a.keys.end());
     if (a.keys.size() > 1) c.zip_groups.push_back(a.keys);
   }
-  for (const auto& p : idx.points) {
+  for (size_t i = 0; i < idx.points.size(); ++i) {
+    const auto& p = idx.points[i];
+    const std::string at = (dir / "campaign.json").string() + ": /points/" + std::to_string(i);
+    // Points are distinct: two of the same values pooled their runs' medians in one row (an index edited; a hunt).
+    for (size_t j = 0; j < i; ++j)
+      if (idx.points[j].values == p.values && idx.points[j].slurm == p.slurm)
+        throw BadInput(at + "/values: the same as /points/" + std::to_string(j) + "'s; each point of a campaign is " +
+                       "another setting");
     PointData pd;
     pd.id = p.id;
     pd.values = p.values;
@@ -77,6 +114,11 @@ CampaignData from_campaign(const fs::path& dir) {
       rd.state = "missing";
       // The run's config file, read once: what its record is checked against, and the run's config without one.
       const Json given = config_or_empty(dir / r.config);
+      // The index and the configs it names agree on the point's values (the table labels rows by the index's).
+      if (!given.empty())
+        if (const std::string key = value_differs(given, p.values); !key.empty())
+          throw BadInput(at + "/values/" + key + ": differs from " + (dir / r.config).string() + "'s " + key +
+                         " (the index and its configs contradict each other)");
       // Missing only when nothing is there: a dangling link or a path that cannot be examined is unreadable.
       std::error_code ec;
       if (fs::symlink_status(rd.record_path, ec).type() != fs::file_type::not_found) {
@@ -85,7 +127,8 @@ CampaignData from_campaign(const fs::path& dir) {
         // claim's verdict turned on two records of another campaign), and one record in two slots twice.
         // Nor is a record of another config or rank count than the index gives the run (a record with its name
         // and config.name edited moved runs between two groups of a claim's table without a word), as a rerun of
-        // the sweep refuses it. An index whose config file is gone leaves the record its own word.
+        // the sweep refuses it. An index whose config file is gone still has its point's values, which the record's
+        // config must hold (a record of another point was counted under this one's label; a hunt).
         const std::string differs =
             rec.record && !given.empty() ? config_difference(rec.record->config, given) : std::string();
         if (rec.record && rec.record->name != r.name)
@@ -94,6 +137,9 @@ CampaignData from_campaign(const fs::path& dir) {
         else if (!differs.empty())
           unreadable(rd, rd.record_path.string() + ": made from another config than " + (dir / r.config).string() +
                              " (first difference at " + differs + ")");
+        else if (const std::string key = rec.record ? value_differs(rec.record->config, p.values) : ""; !key.empty())
+          unreadable(rd, rd.record_path.string() + ": its config's " + key + " is not the campaign index's value for " +
+                             "point " + p.id + " (made from another config?)");
         else if (rec.record && p.ranks > 0 && rec.record->ranks != p.ranks)
           unreadable(rd, rd.record_path.string() + ": made on " + std::to_string(rec.record->ranks) +
                              " ranks, where the campaign index runs it on " + std::to_string(p.ranks));

@@ -74,7 +74,9 @@ void add_table_command(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("table", "Regenerate a result table from a campaign folder or from published data");
-  cmd->add_option("dir", o->dir, "Campaign folder (dtbench sweep --out), folder of run records, or one record");
+  // Given empty ('' from an unset variable), each was taken for not given (found by a hunt).
+  cmd->add_option("dir", o->dir, "Campaign folder (dtbench sweep --out), folder of run records, or one record")
+      ->check(cli::non_empty);
   auto* format = cmd->add_option("--format", o->format,
                   "md, csv or latex; or json: the campaign's runs and records as read (what analysis/plot.py reads)")
       ->capture_default_str();
@@ -85,7 +87,8 @@ void add_table_command(CLI::App& app) {
   std::string metric_names;
   for (const auto& m : analysis::all_metrics()) metric_names += (metric_names.empty() ? "" : ", ") + m;
   auto* metrics = cmd->add_option("--metrics", o->metrics_text, "Metric columns, comma-separated: " + metric_names);
-  cmd->add_option("--published", o->published, "Print a published table instead (imagenet-resnet50, mlperf-resnet-rcp)");
+  cmd->add_option("--published", o->published, "Print a published table instead (imagenet-resnet50, mlperf-resnet-rcp)")
+      ->check(cli::non_empty_value);
   auto* output = cmd->add_option("--output", o->output, "Write to this file instead of standard output");
   auto* rcps = cmd->add_option("--rcps", o->rcps,
                   "Write MLPerf reference convergence points (epochs to the target per global batch, from the runs "
