@@ -50,6 +50,10 @@ std::string cell_text(const Json& v, const Json& column, bool commas) {
     double mean = 0;
     for (double x : xs) mean += x;
     mean /= double(xs.size());
+    if (std::isinf(mean)) {  // a sum of finite figures near DBL_MAX overflowed (found by a hunt): divide each first
+      mean = 0;
+      for (double x : xs) mean += x / double(xs.size());
+    }
     double out = stat == "mean" ? mean : stat == "min" ? s->min : stat == "max" ? s->max
                  : stat == "median" ? s->median : double(s->n);
     return number_text(out, stat == "count" ? -1 : digits, commas);

@@ -98,12 +98,29 @@ std::string csv_cell(const std::string& s) {
 }
 
 // LaTeX text: its special characters escaped, and the characters the default T1/OT1 text fonts print as others (<
-// as an inverted exclamation mark, | as a dash) as their text commands. A cell that starts with [ gets {} first:
-// after \\ or \midrule, LaTeX reads a [ as the start of their optional argument (found by a hunt).
+// as an inverted exclamation mark, | as a dash) as their text commands. A cell that starts with [ or * gets {}
+// first: after \\ or \midrule, LaTeX reads a [ as the start of their optional argument and \\* as the starred
+// form, which ate the * (found by hunts). The fonts' ligatures (-- and --- as dashes, `` and '' as curly quotes, ?`
+// and !` as inverted marks, ,, as a low quote) are broken with {} between the two characters, and a control
+// character, which stops LaTeX ("Unicode character ^^A not set up"), is written as its code, \x01.
 std::string latex_text(const std::string& s) {
-  std::string out = !s.empty() && s[0] == '[' ? "{}" : "";
+  std::string out = !s.empty() && (s[0] == '[' || s[0] == '*') ? "{}" : "";
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
+    const char next = i + 1 < s.size() ? s[i + 1] : '\0';
+    const bool ligature = (next == '-' && c == '-') || (next == '`' && (c == '`' || c == '?' || c == '!')) ||
+                          (next == '\'' && c == '\'') || (next == ',' && c == ',');
+    if (ligature) {
+      out += c;
+      out += "{}";
+      continue;
+    }
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == '\x7f') {
+      char code[8];
+      std::snprintf(code, sizeof code, "x%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out.append("\\textbackslash{}").append(code);
+      continue;
+    }
     switch (c) {
       case '&': case '%': case '$': case '#': case '_': case '{': case '}': out += '\\'; out += c; break;
       case '~': out += "\\textasciitilde{}"; break;
@@ -112,7 +129,7 @@ std::string latex_text(const std::string& s) {
       case '<': out += "\\textless{}"; break;
       case '>': out += "\\textgreater{}"; break;
       case '|': out += "\\textbar{}"; break;
-      case '\n': case '\r': out += ' '; break;
+      case '\n': case '\r': case '\t': out += ' '; break;
       default:
         // UTF-8 arrows and multiplication signs in published tables.
         if (s.compare(i, 3, "\u2192") == 0) out += "$\\rightarrow$", i += 2;

@@ -98,6 +98,15 @@ TEST(TextTable, MarkdownAndCsvCellsAreTextNotMarkup) {
   EXPECT_NE(render(l, Format::latex).find("\\midrule\n{}[32, 64] \\\\\n\\textless{}b\\textgreater{}\\textbar{}x \\\\\n"),
             std::string::npos)
       << render(l, Format::latex);
+  // A * after \\ (\\* is the starred form, which ate it), the fonts' ligatures (dashes, curly quotes, inverted
+  // marks) broken with {}, a control character as its code (LaTeX stops at it), a tab as a space.
+  TextTable g;
+  g.header = {"key"};
+  g.rows = {{"first"}, {"*star"}, {"a--b c---d ``q'' ?` !` ,,"}, {std::string("x\x01y\tz")}};
+  EXPECT_NE(render(g, Format::latex).find("first \\\\\n{}*star \\\\\na-{}-b c-{}-{}-d `{}`q'{}' ?{}` !{}` ,{}, \\\\\n"
+                                          "x\\textbackslash{}x01y z \\\\\n"),
+            std::string::npos)
+      << render(g, Format::latex);
   TextTable c;
   c.header = {"cell"};
   c.rows = {{"=SUM(A1:A9)"}, {"+cmd|' /C calc'!A0"}, {"-2+3"}, {"@SUM(1)"}, {"\tx"}, {"-0.5"}, {"+1e3"}, {"-inf"},
@@ -470,6 +479,10 @@ TEST(Published, MlperfReferenceConvergencePointsMatchTheReferences) {
   EXPECT_EQ(t.header.back(), "Source");
   EXPECT_EQ(published_table(doc, Format::csv).rows[0][0], "1632");  // no thousands separators in CSV
   EXPECT_NE(t.notes.back().find("rcps_resnet.json"), std::string::npos);
+  // The mean of figures near DBL_MAX is theirs, not inf (their sum overflowed; a hunt).
+  doc["rows"][0]["epochs"] = Json::array({1e308, 1e308});
+  const TextTable big = published_table(doc, Format::csv);
+  EXPECT_EQ(std::stod(big.rows[0][1]), 1e308) << big.rows[0][1];
 }
 
 TEST(Published, ImagenetTableIsTheSeedsAndConsistent) {
