@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -62,16 +63,43 @@ inline const CLI::Validator decimal_integer = CLI::Validator(
       const size_t at = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
       if (text.size() > at + 1 && text[at] == '0')
         return "must be a whole number in decimal digits without a leading 0, got '" + text + "'";
+      if (!text.empty() && (std::isspace(static_cast<unsigned char>(text.front())) ||
+                            std::isspace(static_cast<unsigned char>(text.back()))))  // ' 2' was 2, '2 ' refused
+        return "must be a whole number in decimal digits, got '" + text + "'";
       return {};
     },
     "");
 
+// A real number in decimal: [+-] digits [. digits] [e [+-] digits] (or .5). CLI11 converts with strtod, which also
+// reads hexadecimal ("--timeout 0x1p4" waited 16 s), "inf", "nan" and leading spaces (found by a hunt).
+inline const CLI::Validator decimal_number = CLI::Validator(
+    [](std::string& text) -> std::string {
+      size_t i = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
+      const auto digits = [&] {
+        const size_t from = i;
+        while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+        return i - from;
+      };
+      size_t n = digits();
+      if (i < text.size() && text[i] == '.') ++i, n += digits();
+      bool ok = n > 0;
+      if (ok && i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+        ++i;
+        if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+        ok = digits() > 0;
+      }
+      if (ok && i == text.size()) return {};
+      return "must be a number in decimal notation (as 0.5 or 2e-3), got '" + text + "'";
+    },
+    "");
+
 // decimal_integer on every integer option of `app` and of its subcommands, at any depth (CLI11 names their types
-// INT and UINT); called once every command is added.
+// INT and UINT), and decimal_number on every real one (FLOAT); called once every command is added.
 inline void require_decimal_integers(CLI::App& app) {
   for (CLI::Option* o : app.get_options()) {
     const std::string type = o->get_type_name();
     if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0) o->check(decimal_integer);
+    if (type.rfind("FLOAT", 0) == 0) o->check(decimal_number);
   }
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) require_decimal_integers(*sub);
 }
@@ -88,5 +116,8 @@ inline void refuse_repeated_flags(CLI::App& app) {
 // A file or folder name that, given, is not empty ("--trace ''" was taken for no --trace at all).
 inline const CLI::Validator non_empty = CLI::Validator(
     [](std::string& text) -> std::string { return text.empty() ? "must not be empty" : ""; }, "PATH");
+// The same for a value that is no path (--help said "TEXT:PATH" for a list of layer widths).
+inline const CLI::Validator non_empty_value = CLI::Validator(
+    [](std::string& text) -> std::string { return text.empty() ? "must not be empty" : ""; }, "");
 
 }  // namespace dtbench::cli
