@@ -433,7 +433,8 @@ std::vector<Rule> build_rules() {
       {"/model/ghost_batch", Needs::ranks,
        [](const Json& c, int ranks) {
          const int64_t ghost = c["model"]["ghost_batch"].get<int64_t>();
-         if (ghost == 0) return Result{};
+         if (ghost == 0 || per_rank_batch(c, ranks) % c["batch"]["micro_batches"].get<int64_t>() != 0)
+           return Result{};  // (the micro-batches' own rule says they do not divide the batch)
          const int64_t forward = per_rank_batch(c, ranks) / c["batch"]["micro_batches"].get<int64_t>();
          return when(forward % ghost != 0, "a ghost batch of " + std::to_string(ghost) +
                                                " does not divide the batch of each forward, " +
@@ -447,6 +448,9 @@ std::vector<Rule> build_rules() {
          const std::string arch = c["model"]["arch"].get<std::string>();
          const auto size = known_image_size(c);
          if (arch.rfind("resnet", 0) != 0 || !size) return std::nullopt;
+         // Micro-batches that do not divide the batch are /batch/micro_batches' error: here they gave a forward of 0
+         // images and blamed the batch norm (found by a hunt).
+         if (per_rank_batch(c, ranks) % c["batch"]["micro_batches"].get<int64_t>() != 0) return std::nullopt;
          const int64_t factor = downsampling(arch);
          const int64_t positions = (size->first / factor) * (size->second / factor);
          const int64_t ghost = c["model"]["ghost_batch"].get<int64_t>();
