@@ -98,8 +98,10 @@ fs::path write_target(const fs::path& path) {
 void check_output_file(const fs::path& path, const std::string& option) {
   std::error_code ec;
   if (path.empty()) throw BadInput(option + ": an empty file name");
-  if (!path.has_filename() || fs::is_directory(path, ec))
-    throw BadInput(option + ": " + path.string() + " is a folder, not a file");
+  if (fs::is_directory(path, ec)) throw BadInput(option + ": " + path.string() + " is a folder, not a file");
+  // "x/" names a folder whether or not one is there ("is a folder" was said of a path that does not exist; a hunt).
+  if (!path.has_filename())
+    throw BadInput(option + ": " + path.string() + " ends with a '/', the name of a folder; give a file's name");
   // The file is written beside and renamed over the path: never over a device or a pipe (as root, /dev/null).
   const fs::file_type type = fs::status(path, ec).type();
   if (type != fs::file_type::not_found && type != fs::file_type::regular && type != fs::file_type::none)

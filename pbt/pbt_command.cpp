@@ -586,7 +586,7 @@ void add_pbt_command(CLI::App& app) {
   cmd->add_option("spec", a->spec, "PBT spec (JSON; pbt/spec.hpp)")->required()->check(cli::non_empty);
   cmd->add_option("--out", a->out, "Campaign folder (created; rerun on it to continue)")->required();
   cmd->add_flag("--dry-run", a->dry_run, "Validate the spec and print the first interval's members; write nothing");
-  cmd->add_flag("--submit", a->submit,
+  auto* submit = cmd->add_flag("--submit", a->submit,
                 "Train each member interval as a Slurm job (sbatch, the spec's /slurm section) and wait for them");
   auto* poll = cmd->add_option("--poll", a->poll_seconds, "Seconds between queue polls with --submit")
       ->check(cli::number_check([](double v) { return v >= 0.1 && v <= 3600; }, "in [0.1, 3600] seconds", "SECONDS"));
@@ -594,10 +594,10 @@ void add_pbt_command(CLI::App& app) {
                   "With --submit: give up (exit 1) when an interval's jobs are still queued after this many seconds; "
                   "0 = never")
       ->check(cli::timeout_seconds);
-  cmd->callback([a, poll, timeout] {
-    // Without --submit nothing is polled or waited for: taken silently before (found by a hunt; sweep refused it).
-    if ((poll->count() > 0 || timeout->count() > 0) && !a->submit)
-      throw BadInput(std::string(poll->count() > 0 ? "--poll" : "--timeout") + " is for --submit: give both");
+  // Without --submit nothing is polled or waited for: taken silently before (found by a hunt).
+  poll->needs(submit);
+  timeout->needs(submit);
+  cmd->callback([a] {
     const int code = run_pbt(*a);
     if (code != 0) throw ExitRequest(code);
   });

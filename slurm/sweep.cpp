@@ -326,8 +326,6 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
 void run_sweep(const SweepOptions& o, std::ostream& out) {
   if (o.local && o.submit) throw BadInput("--local and --submit exclude each other");
   if (o.wait && !o.submit) throw BadInput("--wait waits for submitted jobs: give --submit as well");
-  if ((o.poll_given || o.timeout_given) && !o.wait)
-    throw BadInput(std::string(o.poll_given ? "--poll" : "--timeout") + " is for --wait (with --submit): give both");
   if (o.jobs < 1) throw BadInput("--jobs: at least 1, got " + std::to_string(o.jobs));
   if (o.jobs > 1 && !o.local) throw BadInput("--jobs runs local runs at once: give --local as well");
   if (o.out.empty()) throw BadInput("--out: give the campaign folder, e.g. --out results/my-campaign");
@@ -582,7 +580,7 @@ void add_sweep_command(CLI::App& app) {
       ->check(cli::non_empty);
   cmd->add_option("--out", o->out, "Campaign folder (configs, scripts, records)")->required();
   cmd->add_flag("--submit", o->submit, "Submit every run that is not done with sbatch and record the job ids");
-  cmd->add_flag("--wait", o->wait, "With --submit: wait until every job has finished, printing progress");
+  auto* wait = cmd->add_flag("--wait", o->wait, "With --submit: wait until every job has finished, printing progress");
   cmd->add_flag("--local", o->local, "Run the points here with mpirun (no Slurm), one after another unless --jobs");
   cmd->add_option("--jobs", o->jobs, "With --local: how many runs at once, each its own mpirun (default 1)")
       ->capture_default_str();
@@ -594,8 +592,10 @@ void add_sweep_command(CLI::App& app) {
                                              "SECONDS"));
   auto* timeout = cmd->add_option("--timeout", o->timeout_seconds, "Give up waiting after this many seconds (0 = never)")
                       ->check(cli::timeout_seconds);
-  cmd->callback([o, poll, timeout] {
-    o->poll_given = poll->count() > 0, o->timeout_given = timeout->count() > 0;
+  // Without --wait nothing is polled or waited for (they were taken silently; found by a hunt).
+  poll->needs(wait);
+  timeout->needs(wait);
+  cmd->callback([o] {
     run_sweep(*o, std::cout);
   });
 }

@@ -23,7 +23,6 @@ struct SweepOptions {
   bool array = false;    // job arrays even when the spec does not ask for them
   double poll_seconds = 2;
   double timeout_seconds = 0;  // --wait gives up after this long (0 = never)
-  bool poll_given = false, timeout_given = false;  // on the command line: they are --wait's
 };
 
 // Runs a sweep, printing progress to `out`. Throws BadInput for a bad spec or options and

@@ -236,7 +236,7 @@ TEST(Numbers, OutputFilesAreCheckedWithoutCreatingAnything) {
   EXPECT_EQ(error_of([&] { dtbench::check_output_file(dir / "sub", "--json"); }),
             "--json: " + (dir / "sub").string() + " is a folder, not a file");
   EXPECT_EQ(error_of([&] { dtbench::check_output_file(dir.string() + "/new/", "--json"); }),
-            "--json: " + dir.string() + "/new/ is a folder, not a file");
+            "--json: " + dir.string() + "/new/ ends with a '/', the name of a folder; give a file's name");
   EXPECT_EQ(error_of([&] { dtbench::check_output_file(dir / "missing" / "x.json", "--json"); }),
             "--json: folder " + (dir / "missing").string() + " does not exist");
   EXPECT_EQ(error_of([&] { dtbench::check_output_file(dir / "file" / "x.json", "--json"); }),
