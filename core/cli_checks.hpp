@@ -109,8 +109,16 @@ inline void require_decimal_integers(CLI::App& app) {
 // last value of a flag (`--wait --wait=false` was no wait); this throws ArgumentMismatch on the second instead.
 inline void refuse_repeated_flags(CLI::App& app) {
   for (CLI::Option* o : app.get_options())
-    if (o->get_expected_max() == 0 && o != app.get_help_ptr()) o->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+    if (o->get_expected_max() == 0 && o != app.get_help_ptr() && o->get_name() != "--version")
+      o->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_repeated_flags(*sub);
+}
+
+// The command line's rules on `app` and its subcommands, once every option is added: dtbench's own command line and
+// the arguments a claim gives `dtbench allreduce` (which checked integers but took a flag twice; a review).
+inline void apply_rules(CLI::App& app) {
+  require_decimal_integers(app);
+  refuse_repeated_flags(app);
 }
 
 // A file or folder name that, given, is not empty ("--trace ''" was taken for no --trace at all).

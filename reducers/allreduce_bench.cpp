@@ -53,8 +53,9 @@ size_t parse_bytes(const std::string& text, const std::string& option) {
   else if (suffix == "M" || suffix == "m") shift = 20;
   else if (suffix == "G" || suffix == "g") shift = 30;
   else if (!suffix.empty()) digits.clear();
-  if (digits.empty())
-    throw BadInput(option + ": '" + text + "' is not a byte size (an integer with an optional K, M or G suffix)");
+  if (digits.empty() || (digits.size() > 1 && digits[0] == '0'))  // 064 is no size in decimal (README: numbers)
+    throw BadInput(option + ": '" + text + "' is not a byte size (an integer in decimal digits without a leading 0, "
+                   "with an optional K, M or G suffix)");
   // Digit by digit, so that no size wraps (17179869184G is 2^64 bytes, which a size_t would hold as 0).
   size_t value = 0;
   for (char d : digits) {
@@ -717,7 +718,7 @@ void check_allreduce_args(const std::vector<std::string>& args, const std::strin
                           bool on_this_machine) {
   CLI::App app;
   const std::shared_ptr<CliOptions> cli = add_allreduce_subcommand(app, false);
-  cli::require_decimal_integers(app);  // as dtbench's own command line
+  cli::apply_rules(app);  // as dtbench's own command line
   std::vector<std::string> argv(args.rbegin(), args.rend());  // CLI11 takes them last first
   argv.push_back("allreduce");
   app.parse(argv);

@@ -76,15 +76,14 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& opti
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    size_t used = 0;
+    // Decimal digits only, as every count on the command line (stol took ' 2', +2 and 010 as 10).
     long v = 0;
-    try {
-      v = std::stol(item, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used != item.size() || item.empty() || v < 1 || v > (1 << 24))
-      throw BadInput(option + ": '" + item + "' is not a positive integer (in '" + text + "')");
+    const bool digits = !item.empty() && item.find_first_not_of("0123456789") == std::string::npos &&
+                        (item.size() == 1 || item[0] != '0') && item.size() <= 9;
+    if (digits) v = std::stol(item);
+    if (!digits || v < 1 || v > (1 << 24))
+      throw BadInput(option + ": '" + item + "' is not a whole number from 1 to 16777216 in decimal digits without a "
+                     "leading 0 (in '" + text + "')");
     out.push_back(static_cast<int>(v));
   }
   if (out.empty()) throw BadInput(option + ": empty list");
