@@ -52,16 +52,20 @@ void check_not_the_campaigns(const std::string& output, const std::string& optio
     throw BadInput(option + ": " + output + " is a file of the campaign " + dir + "; give another name");
 }
 
-// A folder of records (no campaign.json) is read whole, every .json under it: a table or RCP file written there as
-// .json was read as an unreadable record by the next table, and the same command was then refused (found by a hunt).
+// A folder of records (no campaign.json, no lineage.json) is read whole, every .json under it that is JSON: a
+// Markdown, CSV or LaTeX table written there as .json was counted as an unreadable record by the next table, and
+// the same command was then refused (found by a hunt). JSON of another kind (--format json, --rcps) is skipped.
 void check_not_a_record_to_be(const std::string& output, const std::string& option, const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec) || fs::exists(fs::path(dir) / "campaign.json", ec)) return;
+  if (!fs::is_directory(dir, ec) || fs::exists(fs::path(dir) / "campaign.json", ec) ||
+      fs::exists(fs::path(dir) / "lineage.json", ec))
+    return;
   const fs::path rel = resolved_path(output).lexically_relative(resolved_path(dir));
   if (rel.empty() || *rel.begin() == ".." || fs::path(output).extension() != ".json") return;
   throw BadInput(option + ": " + output + " is a .json file inside the folder of records " + dir +
-                 ", which the next table would read as a record; write it elsewhere or under another extension");
+                 ", where the next table would take this table for an unreadable record; write it elsewhere or under "
+                 "another extension");
 }
 
 }  // namespace
@@ -148,7 +152,6 @@ void add_table_command(CLI::App& app) {
     } else if (!o->rcps.empty()) {
       if (!o->published.empty() || o->dir.empty()) throw BadInput("--rcps needs a campaign folder, not --published");
       check_not_the_campaigns(o->rcps, "--rcps", o->dir);
-      check_not_a_record_to_be(o->rcps, "--rcps", o->dir);
       c = analysis::load_campaign(o->dir);
       check_not_an_input(o->rcps, "--rcps", c.files);
       const analysis::RcpSet set = analysis::reference_convergence_points(c);
@@ -186,7 +189,7 @@ void add_table_command(CLI::App& app) {
         check_not_an_input(o->output, "--output", inputs);
         if (!o->dir.empty()) {
           check_not_the_campaigns(o->output, "--output", o->dir);
-          check_not_a_record_to_be(o->output, "--output", o->dir);
+          if (!as_json) check_not_a_record_to_be(o->output, "--output", o->dir);
         }
         write_file_atomic(o->output, text, false);
       }
