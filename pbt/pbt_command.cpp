@@ -481,6 +481,13 @@ int run_pbt(const Args& a) {
   if (!a.submit && spec.ranks > 1 && !slurm::on_path("mpirun"))
     throw BadInput("members of " + std::to_string(spec.ranks) + " ranks (/slurm) run here with mpirun, which is not on "
                    "PATH (Open MPI: scripts/setup.sh installs it); or use --submit");
+  if (!a.submit && spec.ranks > 1)  // more ranks than mpirun's slots failed every member, interval after interval
+    if (const std::string why = slurm::mpirun_slots_refusal(
+            slurm::runner_cpus(mpirun_args(spec), std::min(spec.population, spec.concurrency)), {static_cast<int>(spec.ranks)},
+            mpirun_args(spec), slurm::mpi_session_base(dir, "probe", 0));
+        !why.empty())
+      throw BadInput(a.spec + ": " + why + "; add \"--oversubscribe\" to /local/mpirun_args" +
+                     (spec.concurrency > 1 ? ", or lower /local/concurrency" : ""));
   if (a.submit) {  // Slurm judges the members' request before anything is written or queued (a partition that does
                    // not exist failed at the first sbatch, exit 1, leaving the campaign and a .submitting marker)
     slurm::JobScript j;

@@ -233,6 +233,31 @@ std::vector<std::string> runner_cpus(const std::vector<std::string>& mpirun_args
   return out;
 }
 
+std::string mpirun_slots_refusal(const std::vector<std::string>& cpus, const std::vector<int>& ranks,
+                                 const std::vector<std::string>& mpirun_args, const std::string& session_base) {
+  for (const std::string& a : mpirun_args)  // Open MPI 4.1's options that name other hosts
+    for (const char* o : {"-H", "-host", "--host", "-hostfile", "--hostfile", "-machinefile", "--machinefile",
+                          "--default-hostfile", "-default-hostfile"})
+      if (a == o || a.rfind(std::string(o) + "=", 0) == 0) return "";
+  std::vector<std::pair<std::string, int>> tried;
+  for (const std::string& c : cpus)
+    for (int k : ranks) {
+      if (k < 2 || std::find(tried.begin(), tried.end(), std::pair{c, k}) != tried.end()) continue;
+      tried.emplace_back(c, k);
+      std::vector<std::string> argv = mpirun_on(c, k);
+      argv.insert(argv.end(), mpirun_args.begin(), mpirun_args.end());
+      argv.push_back("/bin/true");
+      const ProcessResult r = run_capture(in_mpi_session(session_base, argv));
+      std::error_code ec;
+      std::filesystem::remove_all(session_base, ec);
+      if (r.exit_code == 0 || r.err.find("not enough slots") == std::string::npos) continue;
+      return "mpirun -np " + std::to_string(k) + (c.empty() ? "" : " on CPUs " + c + " (a runner's share)") +
+             " refuses to start here: \"There are not enough slots available in the system\" (Open MPI counts the "
+             "processor cores it may use)";
+    }
+  return "";
+}
+
 std::vector<std::string> mpirun_on(const std::string& cpus, int ranks) {
   std::vector<std::string> argv;
   if (!cpus.empty()) argv = {"taskset", "--cpu-list", cpus};

@@ -73,6 +73,15 @@ std::vector<std::string> runner_cpus(const std::vector<std::string>& mpirun_args
 // hwloc's logical indices, not the kernel's); plain `mpirun -np K` for "".
 std::vector<std::string> mpirun_on(const std::string& cpus, int ranks);
 
+// Whether this machine's mpirun starts every multi-rank launch that `cpus` (runner_cpus) and `ranks` make with
+// `mpirun_args`: each distinct launch is tried once with /bin/true as the program, in a session folder under
+// `session_base` (removed after). Open MPI 4.1 refuses more ranks than the slots it counts (the cores it may use)
+// without --oversubscribe: each run then failed after the campaign was written (exit 1). Returns mpirun's reason for
+// the first launch refused for want of slots, "" otherwise (another failure is the runs' to report; a launch onto
+// other hosts, --host or a host file, is not tried).
+std::string mpirun_slots_refusal(const std::vector<std::string>& cpus, const std::vector<int>& ranks,
+                                 const std::vector<std::string>& mpirun_args, const std::string& session_base);
+
 // The last `bytes` bytes of a text file ("..." before them when cut; trailing newlines dropped), "" when it cannot
 // be read: the end of a failed run's error output, quoted where the failure is reported.
 std::string tail_of(const std::filesystem::path& file, size_t bytes);

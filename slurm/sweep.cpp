@@ -402,6 +402,21 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     check_output_folder(l.runs / "failed", "--out " + o.out, !o.dry_run);
 
   check_campaign_paths(points, l, arrays, "--out " + o.out, !o.dry_run);
+  if (o.local && !o.dry_run) {
+    // More ranks than the slots mpirun counts: every run failed after the campaign was written (exit 1).
+    std::vector<int> ranks;
+    size_t todo = 0;
+    for (const Item& it : items)
+      if (needs_run(it.state)) ranks.push_back(it.point->ranks), ++todo;
+    const int runners = static_cast<int>(std::min(todo, static_cast<size_t>(local_jobs(spec, o.jobs))));
+    std::vector<std::string> args;
+    for (const auto& a : spec.local["mpirun_args"]) args.push_back(a.get<std::string>());
+    if (const std::string why = mpirun_slots_refusal(runner_cpus(spec, std::max(runners, 1)), ranks, args,
+                                                     mpi_session_base(l.out, "probe", 0));
+        !why.empty())
+      throw BadInput(o.spec + ": " + why + "; add \"--oversubscribe\" to /local/mpirun_args" +
+                     (runners > 1 ? ", or give fewer --jobs" : ""));
+  }
   if (o.submit && !o.dry_run) test_requests(spec, items, points, l, arrays, o.spec);
 
   // One sweep at a time per folder, from here (every input checked) to its end: two at once each submitted every run
