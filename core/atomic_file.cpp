@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/json.hpp"
 #include "core/regular_file.hpp"
 
 namespace dtbench {
@@ -146,6 +147,21 @@ void check_campaign_kind(const fs::path& dir, const std::string& own) {
   for (const auto& [index, what] : kinds)
     if (own != index && input_exists(dir / index, "campaign's file"))
       throw BadInput((dir / index).string() + ": this folder holds " + what + "; use another --out");
+  // A pbt stopped in its first interval: a sweep replaced its spec.json and the pbt could not go on (found by a hunt).
+  if (own != "lineage.json" && pbt_campaign_before_its_lineage(dir))
+    throw BadInput((dir / "spec.json").string() + ": this folder holds a dtbench pbt campaign that has not finished "
+                   "its first interval (no lineage.json yet); rerun its dtbench pbt, or use another --out");
+}
+
+bool pbt_campaign_before_its_lineage(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir / "lineage.json", ec) || !fs::is_regular_file(dir / "spec.json", ec)) return false;
+  try {
+    const Json spec = read_json_file((dir / "spec.json").string(), "spec");
+    return spec.is_object() && spec.contains("population");
+  } catch (const BadInput&) {
+    return false;
+  }
 }
 
 void check_output_folder(const fs::path& dir, const std::string& option, bool writable) {

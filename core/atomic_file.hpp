@@ -38,7 +38,13 @@ void check_output_folder(const std::filesystem::path& dir, const std::string& op
 // A folder holds one kind of campaign, named by its index file: "campaign.json" (dtbench sweep), "lineage.json"
 // (dtbench pbt) or "reproduce.json" (dtbench reproduce). Throws BadInput naming the file when `dir` holds another
 // kind's than `own`'s (its files would be written beside the other's, or replace its spec.json).
+// A pbt campaign in (or stopped in) its first interval has no lineage.json yet, only its spec.json (a pbt spec: it
+// has a /population) and its members' files: counted as a pbt campaign too.
 void check_campaign_kind(const std::filesystem::path& dir, const std::string& own);
+
+// Whether `dir` holds a pbt campaign that has not finished its first interval: a spec.json with a /population, no
+// lineage.json (a spec.json that cannot be read is no such campaign).
+bool pbt_campaign_before_its_lineage(const std::filesystem::path& dir);
 
 // Writes `text` to `path` atomically. must_be_new: the final name is created with link(2), which
 // fails rather than replace an existing file, so even two racing writers never overwrite a record.
