@@ -65,6 +65,19 @@ RunState record_state(const fs::path& record, const Json& expected, std::string&
   detail = to_string(r.status);
   if (!r.status_detail.empty()) detail += ": " + r.status_detail;
   if (r.done()) return RunState::done;
+  // A synchronous run writes its checkpoint before its `preempted` record: without the checkpoint, `train --resume`
+  // refuses the pair as damaged (exit 2), so the sweep's "restarting from the start" failed at every rerun
+  // (found by a hunt). Such a run is run again as a failed one is, its record moved to runs/failed/. An asynchronous
+  // run keeps no checkpoint, and `--resume` starts it again itself.
+  const Json* parallel = r.config.contains("parallel") ? &r.config["parallel"] : nullptr;
+  const bool asynchronous = parallel && parallel->is_object() && parallel->contains("mode") && (*parallel)["mode"] == "async";
+  if (r.status == RunStatus::preempted && !asynchronous) {
+    std::error_code ec;
+    if (!fs::exists(beside_record(record, ".ckpt"), ec)) {
+      detail += " (its checkpoint is gone: run again from the start)";
+      return RunState::failed;
+    }
+  }
   return r.status == RunStatus::preempted ? RunState::preempted : RunState::failed;
 }
 

@@ -468,7 +468,8 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     out << "  skipping " << count(counts[RunState::queued], "run")
         << " whose jobs are still queued\n";
   if (counts[RunState::preempted]) {
-    // A preempted run without its checkpoint (an asynchronous run keeps none; a folder removed by hand) starts again.
+    // A preempted run without its checkpoint (an asynchronous run keeps none) starts again; a synchronous one whose
+    // checkpoint is gone counts as failed (record_state).
     const size_t kept = static_cast<size_t>(std::count_if(items.begin(), items.end(), [&](const Item& it) {
       std::error_code ec;
       return it.state == RunState::preempted && fs::exists(beside_record(record_path(l, *it.run), ".ckpt"), ec);

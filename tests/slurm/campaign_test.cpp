@@ -200,6 +200,8 @@ TEST(Campaign, RecordStateDecidesWhatARerunDoes) {
       r.time_to_accuracy = dtbench::TimeToAccuracy{1.5, 10, 0.1, 1280};
     }
     dtbench::write_json_atomic(rec, r.to_json(), false);
+    // A synchronous run's preempted record stands beside its checkpoint (written first).
+    if (status == dtbench::RunStatus::preempted) fs::create_directories(dtbench::beside_record(rec, ".ckpt"));
     EXPECT_EQ(record_state(rec, run.config, detail), want) << dtbench::to_string(status);
   }
   EXPECT_EQ(detail, "failed: rank 1 died");
@@ -207,6 +209,16 @@ TEST(Campaign, RecordStateDecidesWhatARerunDoes) {
   EXPECT_FALSE(fs::exists(rec));
   EXPECT_TRUE(fs::exists(moved));
   EXPECT_EQ(moved.parent_path(), f.layout.runs / "failed");
+
+  // A synchronous run's preempted record whose checkpoint is gone: `train --resume` refuses the pair, so the run is
+  // run again as a failed one (the sweep said "restarting from the start" and every rerun failed).
+  fs::remove_all(dtbench::beside_record(rec, ".ckpt"));
+  r.status = dtbench::RunStatus::preempted;
+  r.status_detail = "";
+  dtbench::write_json_atomic(rec, r.to_json(), false);
+  EXPECT_EQ(record_state(rec, run.config, detail), RunState::failed);
+  EXPECT_EQ(detail, "preempted (its checkpoint is gone: run again from the start)");
+  fs::remove(rec);
 
   // A record from another config (here: another learning rate) is never taken for this run's.
   r.status = dtbench::RunStatus::completed;

@@ -214,8 +214,10 @@ set -e
 [ "$rc" = 3 ] || { cat "$work/pre.log"; fail "preempted fixture exited $rc, not 3"; }
 [ -f "$out/runs/$pre.ckpt" ] || fail "no checkpoint"
 cp -r "$out/runs/$pre.ckpt" "$work/kept.ckpt"
-rm -r "$out/runs/$pre.ckpt"  # without its checkpoint the run starts again, and the sweep says so (it said "resuming")
-expect 0 "restarting 1 preempted run from the start (no checkpoint)" -- "$dtbench" sweep spec.json --out "$out" --local --dry-run
+# Without its checkpoint `train --resume` refuses the preempted record (a damaged pair): the sweep runs it again as a
+# failed run, its record moved to runs/failed/ (it said "restarting from the start", and every rerun failed).
+rm -r "$out/runs/$pre.ckpt"
+expect 0 "retrying 1 failed run (old records move to runs/failed/)" -- "$dtbench" sweep spec.json --out "$out" --local --dry-run
 grep -qF "resuming" <<<"$LAST_OUT" && fail "a preempted run without its checkpoint was said to resume"
 mv "$work/kept.ckpt" "$out/runs/$pre.ckpt"
 expect 0 "resuming 1 preempted run from its checkpoint" -- "$dtbench" sweep spec.json --out "$out" --local
