@@ -36,7 +36,10 @@ TEST(AllreduceBench, SizesStopAt2To40InsteadOfWrapping) {
   EXPECT_EQ(parse_bytes("1099511627776", "-e"), size_t{1} << 40);
   for (const char* bad : {"1025G", "1048577M", "1099511627777", "99999999999999999999", "000000000000000000002000G"})
     EXPECT_THROW(parse_bytes(bad, "-e"), BadInput) << bad;
-  EXPECT_EQ(parse_bytes("0000000000000000000004K", "-b"), 4096u);  // leading zeros are not a size
+  // Decimal digits without a leading 0, as every number on the command line (README "Exit codes"); 0 itself is one.
+  for (const char* bad : {"0000000000000000000004K", "064", "00"})
+    EXPECT_THROW(parse_bytes(bad, "-b"), BadInput) << bad;
+  EXPECT_EQ(parse_bytes("0", "-b"), 0u);
 }
 
 TEST(AllreduceBench, SweepSizesFollowTheFactor) {
