@@ -99,8 +99,13 @@ Json load_published(const std::string& name_or_path) {
   if (!fs::exists(p)) {
     std::string names;
     for (const auto& n : published_names()) names += (names.empty() ? "" : ", ") + n;
+    std::error_code ec;
+    const bool folder = fs::is_directory(published_dir(), ec);  // a DTBENCH_PUBLISHED_DIR that is not there said ": "
     throw BadInput("--published " + name_or_path + ": no such table" +
-                   (is_path ? std::string() : "; tables in " + published_dir().string() + ": " + names));
+                   (is_path  ? std::string()
+                    : folder ? "; tables in " + published_dir().string() + ": " + names
+                             : "; the folder of published tables, " + published_dir().string() +
+                                   " (DTBENCH_PUBLISHED_DIR, or results/published), is not there"));
   }
   const Json doc = read_json_file(p.string(), "published table");
   try {

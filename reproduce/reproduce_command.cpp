@@ -263,7 +263,9 @@ void add_reproduce_command(CLI::App& app) {
   cmd->add_flag("--wait", o->wait, "With --submit: wait for the jobs, then report");
   cmd->add_flag("--dry-run", o->dry_run, "Print what would run; write nothing");
   cmd->add_flag("--report-only", o->report_only, "Regenerate REPORT.md and report.json from DIR's records");
-  cmd->add_option("--claims", o->claims_dir, "Folder of claim definitions")->capture_default_str();
+  cmd->add_option("--claims", o->claims_dir, "Folder of claim definitions")
+      ->capture_default_str()
+      ->check(cli::non_empty);  // '' named no option in its error (found by a hunt)
   cmd->callback([o, cmd] {
     o->claims_dir_given = cmd->count("--claims") > 0;
     o->scale_given = cmd->count("--scale") > 0;
