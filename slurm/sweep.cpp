@@ -184,17 +184,23 @@ void run_local(const Spec& spec, std::vector<Item>& items, const Layout& l, int 
     if (needs_run(it.state)) todo.push_back(&it);
   const int runners = static_cast<int>(std::min(todo.size(), static_cast<size_t>(local_jobs(spec, jobs))));
   // The runners' session folders, empty once their runs have ended (Open MPI leaves the folders themselves), are
-  // removed however the runs end.
+  // removed however the runs end; and first those an earlier sweep of this campaign left when it was killed (its
+  // destructor never ran; found by a hunt), which no run uses now: this sweep holds the campaign's lock.
   struct RemoveSessions {
     const fs::path& campaign;
-    int runners;
-    ~RemoveSessions() {
-      for (int w = 0; w < runners; ++w) {
-        std::error_code ec;
-        fs::remove_all(mpi_session_base(campaign, "sweep", w), ec);
-      }
+    void remove() const {
+      const std::string first = mpi_session_base(campaign, "sweep", 0);
+      const std::string prefix = first.substr(0, first.size() - 2);  // without the slot's two digits
+      std::error_code ec;
+      for (fs::directory_iterator it(fs::path(prefix).parent_path(), ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().string().rfind(prefix, 0) == 0) {
+          std::error_code gone;
+          fs::remove_all(it->path(), gone);
+        }
     }
-  } remove_sessions{l.out, runners};
+    ~RemoveSessions() { remove(); }
+  } remove_sessions{l.out};
+  remove_sessions.remove();
   const std::vector<std::string> cpus = runner_cpus(spec, runners);
   std::mutex m;  // guards `out`
   for_each_bounded(todo.size(), runners, [&](size_t i, int worker) {
@@ -435,13 +441,15 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   // between the two is seen done, where records read first and the queue after saw it neither and submitted it again.
   std::map<std::string, Submission> latest;
   std::vector<ActiveJob> active;
-  if (o.submit || (o.dry_run && input_exists(l.out / "jobs.json", "job list") && on_path("squeue"))) {
+  // --local asks it too where the campaign was submitted before and Slurm is here: its dry run did, and said such runs
+  // were skipped, while the run itself ran them beside their jobs (found by a hunt).
+  if (o.submit || ((o.dry_run || o.local) && input_exists(l.out / "jobs.json", "job list") && on_path("squeue"))) {
     latest = latest_submissions(l.out / "jobs.json");
     try {
       if (!latest.empty()) active = query_queue();
     } catch (const RunFailed& e) {
-      // A dry run only shows the plan: a queue it cannot ask (slurmctld down) is said, not fatal (it was exit 1
-      // where the same command without --dry-run, run locally, would not ask at all).
+      // A dry run only shows the plan: a queue it cannot ask (slurmctld down) is said, not fatal (a run, --local
+      // included, must know which jobs still run its points: exit 1).
       if (!o.dry_run) throw;
       out << "  (the queue could not be asked: " << e.what() << "; runs of earlier jobs are shown as their records "
           << "say)\n";

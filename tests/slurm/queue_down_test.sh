@@ -23,4 +23,17 @@ grep -q "the queue could not be asked: squeue failed (exit 1)" dry.log || { echo
 rc=0
 PATH="$work/bin:$PATH" "$dtbench" sweep spec.json --out camp --submit > real.log 2>&1 || rc=$?
 [ "$rc" = 1 ] && grep -q "squeue failed" real.log || { echo "FAIL: --submit exit $rc"; cat real.log; exit 1; }
-echo "queue down: --dry-run says so (exit 0), --submit refuses (exit 1)"
+# --local asks the queue too where the campaign was submitted (its dry run did, and said such runs were skipped,
+# while the run itself ran them here beside their jobs): refused while the queue cannot be asked, ...
+rc=0
+PATH="$work/bin:$PATH" "$dtbench" sweep spec.json --out camp --local > local.log 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "squeue failed" local.log || { echo "FAIL: --local with the queue down: exit $rc"; cat local.log; exit 1; }
+# ... and, with both jobs running, leaves their runs alone (exit 1: the campaign is not complete yet).
+printf '#!/bin/sh
+echo "4242|4242|N/A|RUNNING"
+' > "$work/bin/squeue"
+rc=0
+PATH="$work/bin:$PATH" "$dtbench" sweep spec.json --out camp --local > local2.log 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "skipping 2 runs whose jobs are still queued" local2.log && grep -q "0 runs to do" local2.log &&
+  ! grep -q "^\[1/" local2.log || { echo "FAIL: --local beside running jobs: exit $rc"; cat local2.log; exit 1; }
+echo "queue down: --dry-run says so (exit 0), --submit and --local refuse (exit 1); --local leaves running jobs' runs alone"
