@@ -255,7 +255,14 @@ import json, os
 r = json.load(open(os.environ["REC"]))
 assert r["status"] == "preempted", r["status"]'
 [ -f "$work/killed/runs/p0-s1.ckpt" ] || fail "the killed sweep's run left no checkpoint"
+# A killed sweep leaves its runners' Open MPI session folders (its destructor never runs): the campaign's next run
+# removes every one of them, a runner's it does not have itself included (here a made-up runner 07).
+base=$(grep -o 'OMPI_MCA_orte_tmpdir_base=/tmp/dtbench-sweep-[^ ]*' "$work/killed.log" | head -1 | cut -d= -f2)
+[ -n "$base" ] || fail "no session folder named in the killed sweep's log"
+stale="${base%-00}-07"
+mkdir -p "$stale/left-over"
 expect 0 "resuming 1 preempted run from its checkpoint" -- "$dtbench" sweep slow.json --out "$work/killed" --local
+[ ! -e "$stale" ] || fail "an earlier sweep's session folder $stale is left after the rerun"
 REC="$work/killed/runs/p0-s1.json" $py -c '
 import json, os
 r = json.load(open(os.environ["REC"]))
