@@ -85,6 +85,16 @@ TEST(AllreduceBench, BadOptionsNameTheFlag) {
   EXPECT_EQ(resolve_reducers("tree,ring", true), (std::vector<std::string>{"tree", "ring"}));
 }
 
+// The sweep's result on `ranks` thread ranks, as rank 0 has it.
+Json sweep_on_threads(int ranks, const AllreduceOptions& o) {
+  Json result;
+  run_ranks(ranks, [&](Comm& comm) {
+    Json r = run_allreduce_sweep(comm, o, nullptr);
+    if (comm.rank() == 0) result = r;
+  });
+  return result;
+}
+
 // -c 0 checks nothing: "wrong" is null in the rows and the total, as the table's N/A, not a 0 that reads as right.
 TEST(AllreduceBench, NothingCheckedIsNull) {
   AllreduceOptions o;
@@ -93,11 +103,7 @@ TEST(AllreduceBench, NothingCheckedIsNull) {
   o.warmup = 0;
   o.check_iters = 0;
   o.reducers = resolve_reducers("ring", false);
-  Json result;
-  run_ranks(2, [&](Comm& comm) {
-    Json r = run_allreduce_sweep(comm, o, nullptr);
-    if (comm.rank() == 0) result = r;
-  });
+  const Json result = sweep_on_threads(2, o);
   EXPECT_TRUE(result["wrong"].is_null());
   ASSERT_EQ(result["rows"].size(), 1u);
   EXPECT_TRUE(result["rows"][0]["wrong"].is_null());
@@ -112,11 +118,7 @@ TEST(AllreduceBench, SweepRowsOnThreeThreadRanks) {
   o.warmup = 1;
   o.check_iters = 2;
   o.reducers = resolve_reducers("all", false);
-  Json result;
-  run_ranks(3, [&](Comm& comm) {
-    Json r = run_allreduce_sweep(comm, o, nullptr);
-    if (comm.rank() == 0) result = r;
-  });
+  const Json result = sweep_on_threads(3, o);
   EXPECT_EQ(result["ranks"], 3);
   EXPECT_EQ(result["wrong"], 0);
   const auto sizes = sweep_sizes(o.min_bytes, o.max_bytes, o.step_factor);
