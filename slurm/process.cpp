@@ -57,6 +57,12 @@ std::string find_program(const std::string& program) {
   return "";
 }
 
+// The guard's mark (run_tied_to_parent): set by the parent-death signal, which SIGALRM's repeats then pass on.
+volatile sig_atomic_t g_guard_marked = 0;
+extern "C" void guard_mark(int sig) {
+  if (sig != SIGALRM) g_guard_marked = 1;
+}
+
 // run_to_files with PR_SET_PDEATHSIG or an inherited descriptor: posix_spawn can set neither, so fork and exec by
 // hand. The signal comes when the thread that forked ends, which here outlives the child (it waits for it). With a
 // signal, the child leads its own process group and reads nothing from the terminal: a terminal's Ctrl-C (SIGINT to
@@ -79,12 +85,45 @@ int run_tied_to_parent(const std::vector<std::string>& argv, const std::filesyst
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {  // the child: async-signal-safe calls only
+    // With a signal, the child is a guard that runs the program as its own child and passes the signal on to it,
+    // again every second until it ends: once was not enough, since mpirun passes a signal only to the ranks it has
+    // started (a sweep killed just after starting a run left that run training to its end, holding the folder's
+    // lock; found by a hunt). Its handlers only mark; the program starts with the signals' defaults (execve).
+    if (signal != 0) {
+      struct sigaction mark = {};
+      mark.sa_handler = guard_mark;  // no SA_RESTART: waitpid below returns EINTR
+      sigemptyset(&mark.sa_mask);
+      if (::sigaction(signal, &mark, nullptr) != 0 || ::sigaction(SIGALRM, &mark, nullptr) != 0) ::_exit(127);
+      sigset_t both;
+      sigemptyset(&both);
+      sigaddset(&both, signal);
+      sigaddset(&both, SIGALRM);
+      if (::sigprocmask(SIG_UNBLOCK, &both, nullptr) != 0) ::_exit(127);
+    }
     if (::prctl(PR_SET_PDEATHSIG, signal) != 0 || ::getppid() != parent) ::_exit(127);  // parent already gone
     if (signal != 0 && (::setpgid(0, 0) != 0 || fd_in < 0 || ::dup2(fd_in, 0) < 0)) ::_exit(127);
     if (inherit_fd >= 0 && ::fcntl(inherit_fd, F_SETFD, 0) != 0) ::_exit(127);  // kept across execve
     if (::dup2(fd_out, 1) < 0 || ::dup2(fd_err, 2) < 0) ::_exit(127);
-    ::execve(exe.c_str(), args.data(), environ);
-    ::_exit(127);
+    if (signal == 0) {
+      ::execve(exe.c_str(), args.data(), environ);
+      ::_exit(127);
+    }
+    const pid_t run = ::fork();
+    if (run == 0) {
+      ::execve(exe.c_str(), args.data(), environ);
+      ::_exit(127);
+    }
+    if (run < 0) ::_exit(127);
+    int status = 0;
+    for (;;) {
+      if (::waitpid(run, &status, 0) == run) break;
+      if (errno != EINTR) ::_exit(127);
+      if (g_guard_marked != 0) {  // the parent is gone: pass the signal on, and again in a second
+        ::kill(run, signal);
+        ::alarm(1);
+      }
+    }
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 127);
   }
   const int e = errno;
   ::close(fd_out);

@@ -20,8 +20,9 @@ struct ProcessResult {
 ProcessResult run_capture(const std::vector<std::string>& argv, bool own_group = false);
 
 // Runs argv[0] with standard output and error appended to the given files; returns the exit code
-// as above. With parent_death_signal (e.g. SIGUSR1) the child gets that signal when this process dies (Linux
-// PR_SET_PDEATHSIG), so that it does not outlive a killed campaign. With inherit_fd, that descriptor of this
+// as above. With parent_death_signal (e.g. SIGUSR1) the program gets that signal when this process dies (Linux
+// PR_SET_PDEATHSIG, on a small guard process between the two that passes it on), and again every second until it
+// ends, so that it does not outlive a killed campaign (mpirun passes a signal only to the ranks it has started). With inherit_fd, that descriptor of this
 // process (opened close-on-exec) is the child's too, such as a lock it must hold until it exits.
 int run_to_files(const std::vector<std::string>& argv, const std::filesystem::path& out,
                  const std::filesystem::path& err, int parent_death_signal = 0, int inherit_fd = -1);

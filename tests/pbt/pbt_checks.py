@@ -227,7 +227,9 @@ def check_campaign():
                 'case "$run" in *-i002) if [ -n "$PBT_FAIL_ALL" ]; then echo injected >&2; exit 9; fi;; esac\n'
                 # PBT_KILL: the campaign process itself is killed when member 2's last interval starts, and
                 # member 1's second interval is preempted once at step 13 (it must resume from its checkpoint).
-                'if [ -n "$PBT_KILL" ] && [ "$run" = m02-i002 ]; then kill -KILL $PPID; exit 1; fi\n'
+                # The member's parent is the guard that passes the campaign's death on (slurm/process.hpp); the
+                # campaign is the guard's parent.
+                'if [ -n "$PBT_KILL" ] && [ "$run" = m02-i002 ]; then kill -KILL $(cut -d" " -f4 /proc/$PPID/stat); exit 1; fi\n'
                 f'if [ -n "$PBT_KILL" ] && [ "$run" = m01-i001 ] && mkdir {args.work}/preempted-once 2>/dev/null; then '
                 f'exec {args.dtbench} train "$@" --inject-fault sigusr1@13; fi\n'
                 f'exec {args.dtbench} train "$@"\n')

@@ -163,17 +163,46 @@ TEST(RunToFiles, ParentDeathSignalReachesTheChild) {
   std::filesystem::remove_all(dir);
 }
 
-// With a parent-death signal the child leads its own process group (a terminal's Ctrl-C reaches only its parent, whose
-// death then signals it) and its standard input is /dev/null; without one it stays in its parent's group.
+// The guard passes the parent-death signal on again every second until the program ends: mpirun forwards one only to
+// the ranks it has started, so a run started just before its campaign died trained on to its end. Here the program
+// takes the first signal and ends on the second, within 2 s of the parent's death.
+TEST(RunToFiles, ThePassedSignalRepeatsUntilTheProgramEnds) {
+  char tmpl[] = "/tmp/dtbench-repeat-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::filesystem::path dir = tmpl;
+  const std::string mark = (dir / "mark").string(), ready = (dir / "ready").string();
+  const std::string script = "n=0; trap 'n=$((n+1)); if [ $n -ge 2 ]; then echo twice > " + mark +
+                             "; exit 3; fi' TERM; touch " + ready + "; for i in $(seq 300); do sleep 0.1; done";
+  const pid_t parent = ::fork();
+  ASSERT_GE(parent, 0);
+  if (parent == 0) {
+    run_to_files({"/bin/sh", "-c", script}, dir / "out", dir / "err", SIGTERM);
+    ::_exit(0);
+  }
+  for (int i = 0; i < 200 && !std::filesystem::exists(ready); ++i) ::usleep(20000);
+  ASSERT_TRUE(std::filesystem::exists(ready)) << "the child did not start";
+  ::kill(parent, SIGKILL);
+  ::waitpid(parent, nullptr, 0);
+  for (int i = 0; i < 150 && !std::filesystem::exists(mark); ++i) ::usleep(20000);
+  ASSERT_TRUE(std::filesystem::exists(mark)) << "no second signal within 3 s of the parent's death";
+  std::filesystem::remove_all(dir);
+}
+
+// With a parent-death signal the program runs in a process group of its own, led by the guard between the two (its
+// parent, which passes the signal on): a terminal's Ctrl-C reaches only this process, whose death then signals it;
+// its standard input is /dev/null. Without one it stays in its parent's group (this process's).
 TEST(RunToFiles, ATiedChildLeadsItsOwnProcessGroup) {
   char tmpl[] = "/tmp/dtbench-pgid-XXXXXX";
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   const std::filesystem::path dir = tmpl;
-  const std::string leads = "[ \"$(cut -d' ' -f5 /proc/$$/stat)\" = \"$$\" ]";
+  const std::string group = "$(cut -d' ' -f5 /proc/$$/stat)";
+  const std::string led_by_parent = "[ \"" + group + "\" = \"$PPID\" ]";
+  const std::string in_ours = "[ \"" + group + "\" = \"" + std::to_string(::getpgrp()) + "\" ]";
   const std::string no_stdin = "[ \"$(readlink /proc/$$/fd/0)\" = /dev/null ]";
-  EXPECT_EQ(run_to_files({"/bin/sh", "-c", leads}, dir / "out", dir / "err", SIGUSR1), 0);
+  EXPECT_EQ(run_to_files({"/bin/sh", "-c", led_by_parent}, dir / "out", dir / "err", SIGUSR1), 0);
+  EXPECT_EQ(run_to_files({"/bin/sh", "-c", in_ours}, dir / "out", dir / "err", SIGUSR1), 1);
   EXPECT_EQ(run_to_files({"/bin/sh", "-c", no_stdin}, dir / "out", dir / "err", SIGUSR1), 0);
-  EXPECT_EQ(run_to_files({"/bin/sh", "-c", leads}, dir / "out", dir / "err"), 1);
+  EXPECT_EQ(run_to_files({"/bin/sh", "-c", in_ours}, dir / "out", dir / "err"), 0);
   std::filesystem::remove_all(dir);
 }
 
