@@ -196,6 +196,10 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
 
   if (!doc.contains("base")) fail("/base", "missing: give the members' run config (an object or its file)");
   s.base = slurm::load_base(doc["base"], spec_dir);
+  if (doc["base"].is_string()) {
+    s.base_file = doc["base"].get<std::string>();
+    if (s.base_file.is_relative()) s.base_file = spec_dir / s.base_file;
+  }
   s.source["base"] = s.base;
   const char* kSet = "set by dtbench pbt (each member's interval is a run named after it, under --out/runs); remove it";
   if (s.base.contains("name")) fail("/base/name", kSet);

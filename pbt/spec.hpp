@@ -75,6 +75,7 @@ struct Spec {
   int64_t ranks = 1;         // of every member: /slurm/nodes x /slurm/tasks_per_node
   std::vector<std::string> program;  // empty = this dtbench binary followed by "train"
   Json source;                       // the spec as given, with a base file inlined
+  std::filesystem::path base_file;   // the base config's file, when /base names one (input pbt must not replace)
 
   int64_t intervals() const { return (total_steps + ready_steps - 1) / ready_steps; }
   // Members exploited per ready point: round(truncation x population), at least 1, at most half.
