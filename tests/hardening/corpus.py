@@ -13,6 +13,7 @@ A cases file is a JSON list of cases. A case:
             {"dir": true}                 an empty folder
             {"symlink": "target"}         a symbolic link
             {"copy": "results/x.json"}    a copy of a file of the source tree
+            {"hardlink": "../cfg.json"}   another name of a file made before it (relative to this one's folder)
   rc        the expected exit code (2 for bad input unless the case says otherwise)
   message   a fixed string the output must contain ("{dir}" is substituted)
   mpirun    optional rank count: run as `mpirun -np K dtbench ...`
@@ -63,6 +64,8 @@ def make_file(path, content):
         os.makedirs(path)
     elif "symlink" in content:
         os.symlink(content["symlink"], path)
+    elif "hardlink" in content:
+        os.link(os.path.join(os.path.dirname(path), content["hardlink"]), path)
     elif "copy" in content:
         shutil.copyfile(os.path.join(SOURCE_DIR, content["copy"]), path)
     else:

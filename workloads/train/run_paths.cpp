@@ -1,5 +1,7 @@
 #include "workloads/train/run_paths.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -68,6 +70,14 @@ void check_outputs(const RunPaths& paths, bool resuming, bool replace_weights, c
   for (const auto& [path, kind] : {std::pair{paths.mllog, fs::file_type::regular}, {paths.record, fs::file_type::regular},
                                    {paths.checkpoint, fs::file_type::directory}, {paths.weights, fs::file_type::regular}})
     if (!path.empty()) check_output_kind(path, kind);
+  // The MLLOG file is the one output written in place (a resumed run appends to it): one that has other names (hard
+  // links) would change them too (a config linked there was truncated to the log; found by a hunt). The others are
+  // written beside and renamed, which leaves another name's file as it was.
+  struct stat st {};
+  if (::stat(paths.mllog.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
+    throw BadInput("/output: " + paths.mllog.string() + ", the MLLOG file the run writes in place, has " +
+                   std::to_string(st.st_nlink - 1) + " other name(s) (hard links), which it would change too; remove "
+                   "it or choose another /name");
   // Two outputs, or an output and an input, at one path: the later write would replace the other's file.
   std::vector<std::pair<std::string, fs::path>> named = {{"the record", paths.record}, {"the MLLOG file", paths.mllog},
                                                          {"the checkpoint folder", paths.checkpoint}};
