@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 
 #include "analysis/summary.hpp"
@@ -58,10 +59,12 @@ std::vector<analysis::CampaignData> load_sweeps(const fs::path& out, const std::
       continue;
     }
     std::set<std::string> listed, specified;
+    std::map<std::string, size_t> spec_point;  // run name -> its point's place in the spec
     for (const auto& p : camps.back().points)
       for (const auto& r : p.runs) listed.insert(r.name);
-    for (const slurm::Point& p : slurm::expand(spec, out / e.name / "runs"))
-      for (const slurm::Run& r : p.runs) specified.insert(r.name);
+    const std::vector<slurm::Point> points = slurm::expand(spec, out / e.name / "runs");
+    for (size_t i = 0; i < points.size(); ++i)
+      for (const slurm::Run& r : points[i].runs) specified.insert(r.name), spec_point[r.name] = i;
     const auto differ = [&](const std::set<std::string>& a, const std::set<std::string>& b, const char* what) {
       std::vector<std::string> only;
       std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(only));
@@ -78,6 +81,11 @@ std::vector<analysis::CampaignData> load_sweeps(const fs::path& out, const std::
       p.runs.erase(std::remove_if(p.runs.begin(), p.runs.end(),
                                   [&](const analysis::RunData& r) { return !specified.count(r.name); }),
                    p.runs.end());
+    // In the spec's order, whatever the index's: a criterion's reference is the spec's first point (an index with its
+    // points reversed made claim a compare every run with K=8's; found by a hunt).
+    const auto place = [&](const analysis::PointData& p) { return p.runs.empty() ? points.size() : spec_point[p.runs.front().name]; };
+    std::stable_sort(camps.back().points.begin(), camps.back().points.end(),
+                     [&](const analysis::PointData& a, const analysis::PointData& b) { return place(a) < place(b); });
   }
   return camps;
 }

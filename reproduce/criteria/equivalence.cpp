@@ -120,7 +120,18 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
           continue;
         }
         auto [it, fresh] = references.try_emplace(ref->record_path.string());  // each reference's weights read once
-        if (fresh) it->second.first = saved_parameters(*ref, it->second.second);
+        if (fresh) {
+          it->second.first = saved_parameters(*ref, it->second.second);
+          // The reference is one rank with the whole model: its weights hold every parameter its record counts (a
+          // record whose /extra/weights/parameters said 0 compared nothing, d = 0, "supported"; found by a hunt).
+          const Json& extra = ref->record->extra;
+          if (it->second.second.empty() &&
+              (it->second.first.empty() || !extra.contains("parameters") || !extra["parameters"].is_number_unsigned() ||
+               extra["parameters"].get<uint64_t>() != it->second.first.size()))
+            it->second.second = ref->record_path.string() + ": its weights file holds " +
+                                std::to_string(it->second.first.size()) + " parameters to compare, where its record's " +
+                                "/extra/parameters counts " + (extra.contains("parameters") ? extra["parameters"].dump() : "none");
+        }
         const std::vector<float>& b = it->second.first;
         std::string problem = it->second.second;
         auto a = problem.empty() ? saved_parameters(run, problem) : std::vector<float>{};

@@ -6,6 +6,7 @@ case failed before (a segmentation fault, internal errors, claim g "supported" w
 
 Usage: damaged_report.py DTBENCH SOURCE_DIR WORKDIR
 """
+import glob
 import json
 import os
 import shutil
@@ -153,6 +154,7 @@ assert ('/extra/weights/file names "p0-tasks_per_node1-threads1-s1.weights", not
 print("a with a record naming another run's weights: inconclusive, naming the record")
 
 
+
 def verdicts_of(d, expect_rc=0):
     p = report(d)
     assert p.returncode == expect_rc, (p.returncode, p.stderr[-800:])
@@ -164,6 +166,31 @@ def copy_of(name):
     shutil.rmtree(d, ignore_errors=True)
     shutil.copytree(os.path.join(src, "results", "reproduce"), d)
     return d
+
+
+# Every record's /extra/weights/parameters set to 0 compared no weight at all (d = 0, supported; a hunt): the
+# reference's weights must hold the parameters its record counts.
+d = copy_of("a-no-parameters")
+for f in glob.glob(os.path.join(d, "a", "mlp", "runs", "*.json")):
+    r = json.load(open(f))
+    if "weights" in r.get("extra", {}):
+        r["extra"]["weights"]["parameters"] = 0
+        json.dump(r, open(f, "w"))
+verdicts, _ = verdicts_of(d)
+assert verdicts["a"] == "inconclusive", verdicts
+assert "its weights file holds 0 parameters to compare, where its record's /extra/parameters counts 203530" in \
+    open(os.path.join(d, "REPORT.md")).read()
+# The index's points in another order: the reference is still the spec's first point, and the report the same.
+d = copy_of("a-points-reversed")
+idx = os.path.join(d, "a", "mlp", "campaign.json")
+doc = json.load(open(idx))
+doc["points"].reverse()
+json.dump(doc, open(idx, "w"))
+verdicts, _ = verdicts_of(d)
+assert verdicts["a"] == "supported", verdicts
+assert open(os.path.join(d, "REPORT.md")).read() == open(os.path.join(src, "results", "reproduce", "REPORT.md")).read()
+print("a with no parameters counted: inconclusive; with its index's points reversed: the same report")
+
 
 
 # Found by a hunt, each a verdict turned by an edit with exit 0. Another campaign's record copied into a run's slot
