@@ -31,6 +31,17 @@ void say(const std::string& line) {
   std::fflush(stderr);
 }
 
+// Why standard output did not take what was written to it (a full disk, a closed descriptor), "" when it did. The
+// reason is the final flush's; an earlier write's is gone by then (errno was another call's: "No such file").
+std::string stdout_failed() {
+  errno = 0;
+  std::cout.flush();  // (synchronised with stdio: this flushes stdout, where a full disk shows)
+  const bool flush_failed = std::fflush(stdout) != 0;
+  const int e = errno;
+  if (!flush_failed && !std::ferror(stdout) && std::cout) return "";
+  return std::string("writing standard output failed") + (e != 0 ? std::string(": ") + std::strerror(e) : "");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -62,7 +73,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    if (e.get_exit_code() == 0) {  // --help, --version: what they print is their result too
+      const int code = app.exit(e);
+      return stdout_failed().empty() ? code : (say("error: " + stdout_failed()), static_cast<int>(dtbench::ExitCode::run_failed));
+    }
     // The MPI commands' ranks share stderr and mpirun gives them one command line: they agree on the error, and
     // rank 0 alone prints it.
     const std::string command = argc > 1 ? argv[1] : "";
@@ -89,9 +103,7 @@ int main(int argc, char** argv) {
   // that could not take it (a full disk, a closed descriptor) is a failed run, not a success with the result lost.
   // `train`'s result is its record, not its progress lines: there a warning (a member whose log filled the disk was
   // taken for a failed run, its record complete).
-  std::cout.flush();
-  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
-    const std::string why = std::string("writing standard output failed") + (errno ? std::string(": ") + std::strerror(errno) : "");
+  if (const std::string why = stdout_failed(); !why.empty()) {
     if (argc > 1 && std::string(argv[1]) == "train") {
       say("warning: " + why + " (the run's record is written)");
       return 0;
