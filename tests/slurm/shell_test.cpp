@@ -124,6 +124,23 @@ TEST(ControlChars, TabIsAllowedLineBreaksAreNot) {
   EXPECT_FALSE(has_control_chars("ünïcødé"));
 }
 
+// Runs `script` with run_to_files(`signal`) from a forked copy of this test, its "parent", and kills that parent
+// (SIGKILL) once the script has touched `ready`. False when the script did not start within 4 s.
+bool run_and_kill_its_parent(const std::string& script, const std::filesystem::path& dir, int signal,
+                             const std::string& ready) {
+  const pid_t parent = ::fork();
+  if (parent < 0) return false;
+  if (parent == 0) {  // the parent of the child: waits for it, and is killed before it ends
+    run_to_files({"/bin/sh", "-c", script}, dir / "out", dir / "err", signal);
+    ::_exit(0);
+  }
+  for (int i = 0; i < 200 && !std::filesystem::exists(ready); ++i) ::usleep(20000);
+  const bool started = std::filesystem::exists(ready);
+  ::kill(parent, SIGKILL);
+  ::waitpid(parent, nullptr, 0);
+  return started;
+}
+
 // run_to_files with a parent-death signal: when the process that started the child dies (SIGKILL, no chance to
 // clean up), the child gets SIGTERM (what lets a killed dtbench pbt's members checkpoint instead of running on).
 // The "parent" is a forked copy of this test, so that the test itself survives; the child's trap writes a mark.
@@ -136,16 +153,7 @@ TEST(RunToFiles, ParentDeathSignalReachesTheChild) {
                              "; for i in $(seq 300); do sleep 0.1; done; echo timeout > " + mark;
   for (const int signal : {SIGTERM, 0}) {
     std::filesystem::remove(mark), std::filesystem::remove(ready);
-    const pid_t parent = ::fork();
-    ASSERT_GE(parent, 0);
-    if (parent == 0) {  // the parent of the child: waits for it, and is killed before it ends
-      run_to_files({"/bin/sh", "-c", script}, dir / "out", dir / "err", signal);
-      ::_exit(0);
-    }
-    for (int i = 0; i < 200 && !std::filesystem::exists(ready); ++i) ::usleep(20000);
-    ASSERT_TRUE(std::filesystem::exists(ready)) << "the child did not start";
-    ::kill(parent, SIGKILL);
-    ::waitpid(parent, nullptr, 0);
+    ASSERT_TRUE(run_and_kill_its_parent(script, dir, signal, ready)) << "the child did not start";
     for (int i = 0; i < 100 && !std::filesystem::exists(mark); ++i) ::usleep(20000);
     if (signal == SIGTERM) {
       ASSERT_TRUE(std::filesystem::exists(mark)) << "no SIGTERM within 2 s of the parent's death";
@@ -173,16 +181,7 @@ TEST(RunToFiles, ThePassedSignalRepeatsUntilTheProgramEnds) {
   const std::string mark = (dir / "mark").string(), ready = (dir / "ready").string();
   const std::string script = "n=0; trap 'n=$((n+1)); if [ $n -ge 2 ]; then echo twice > " + mark +
                              "; exit 3; fi' TERM; touch " + ready + "; for i in $(seq 300); do sleep 0.1; done";
-  const pid_t parent = ::fork();
-  ASSERT_GE(parent, 0);
-  if (parent == 0) {
-    run_to_files({"/bin/sh", "-c", script}, dir / "out", dir / "err", SIGTERM);
-    ::_exit(0);
-  }
-  for (int i = 0; i < 200 && !std::filesystem::exists(ready); ++i) ::usleep(20000);
-  ASSERT_TRUE(std::filesystem::exists(ready)) << "the child did not start";
-  ::kill(parent, SIGKILL);
-  ::waitpid(parent, nullptr, 0);
+  ASSERT_TRUE(run_and_kill_its_parent(script, dir, SIGTERM, ready)) << "the child did not start";
   for (int i = 0; i < 150 && !std::filesystem::exists(mark); ++i) ::usleep(20000);
   ASSERT_TRUE(std::filesystem::exists(mark)) << "no second signal within 3 s of the parent's death";
   std::filesystem::remove_all(dir);
