@@ -114,14 +114,16 @@ int run_tied_to_parent(const std::vector<std::string>& argv, const std::filesyst
       ::_exit(127);
     }
     if (run < 0) ::_exit(127);
+    // Woken every second (SIGALRM) as well as by the signal: a signal that came before waitpid was entered (a loaded
+    // machine may not run the guard for a while after its fork) would otherwise leave it waiting for good, and the
+    // run training on (pbt.campaign's Ctrl-C case, once in a fresh clone's suite).
     int status = 0;
+    ::alarm(1);
     for (;;) {
       if (::waitpid(run, &status, 0) == run) break;
       if (errno != EINTR) ::_exit(127);
-      if (g_guard_marked != 0) {  // the parent is gone: pass the signal on, and again in a second
-        ::kill(run, signal);
-        ::alarm(1);
-      }
+      if (g_guard_marked != 0) ::kill(run, signal);  // the parent is gone: pass the signal on, and again in a second
+      ::alarm(1);
     }
     ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 127);
   }
