@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/campaign_index.hpp"
+#include "core/config.hpp"
 #include "core/error.hpp"
 
 namespace dtbench::analysis {
@@ -40,15 +41,8 @@ std::string value_differs(const Json& config, const std::vector<std::pair<std::s
   };
   for (const auto& [key, value] : values) {
     if (key.rfind("slurm.", 0) == 0) continue;
-    const Json* at = &config;
-    for (size_t from = 0; at != nullptr;) {
-      const size_t dot = key.find('.', from);
-      const std::string part = key.substr(from, dot - from);
-      at = at->is_object() && at->contains(part) ? &(*at)[part] : nullptr;
-      if (dot == std::string::npos) break;
-      from = dot + 1;
-    }
-    if (at == nullptr || !within(value, *at)) return key;
+    const Json::json_pointer at(config::dotted_pointer(key));
+    if (!config.contains(at) || !within(value, config.at(at))) return key;
   }
   return "";
 }

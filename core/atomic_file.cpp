@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -134,6 +135,21 @@ void check_not_an_input(const fs::path& output, const std::string& option,
   for (const auto& [what, path] : inputs)
     if (!path.empty() && resolved_path(path) == out)
       throw BadInput(option + ": " + output.string() + " is " + what + " (" + path.string() + "); give another path");
+}
+
+void check_input_not_written(const fs::path& input, const std::string& what, const std::vector<fs::path>& folders,
+                             const std::vector<fs::path>& files, const std::string& writer, const std::string& tail) {
+  const fs::path at = resolved_path(input);
+  for (const fs::path& folder : folders) {
+    const fs::path f = resolved_path(folder);
+    if (std::mismatch(f.begin(), f.end(), at.begin(), at.end()).first == f.end())
+      throw BadInput(input.string() + ": " + what + " lies in " + folder.string() + ", where " + writer +
+                     " writes its files; keep it elsewhere" + tail);
+  }
+  for (const fs::path& file : files)
+    if (resolved_path(file) == at)
+      throw BadInput(input.string() + ": " + what + " is " + file.string() + ", which " + writer +
+                     " writes; keep it elsewhere" + tail);
 }
 
 void check_campaign_kind(const fs::path& dir, const std::string& own) {

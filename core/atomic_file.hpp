@@ -24,6 +24,14 @@ void check_output_file(const std::filesystem::path& path, const std::string& opt
 // The path a file would be written at, links resolved as far as they exist: two names of one file compare equal.
 std::filesystem::path resolved_path(const std::filesystem::path& path);
 
+// Throws BadInput "<input>: <what> lies in <folder>, where <writer> writes its files; keep it elsewhere<tail>" when
+// the input file lies inside one of `folders`, and "... is <file>, which <writer> writes; ..." when it is one of
+// `files`: a campaign's spec or base config where the campaign's own files go would be replaced (sweep and pbt).
+void check_input_not_written(const std::filesystem::path& input, const std::string& what,
+                             const std::vector<std::filesystem::path>& folders,
+                             const std::vector<std::filesystem::path>& files, const std::string& writer,
+                             const std::string& tail = "");
+
 // Throws BadInput "<option>: <output> is <what> (<path>); give another path" when `output` names one of the files
 // the command reads (`inputs`: what each is, and its path), which the write would replace.
 void check_not_an_input(const std::filesystem::path& output, const std::string& option,

@@ -428,21 +428,10 @@ int run_pbt(const Args& a) {
     check_output_folder(dir / sub, "--out", !a.dry_run);
   // The spec and its base config file are input: inside runs/ or configs/, or as lineage.json, a member's config or
   // the lineage replaced them (exit 0; found by a hunt). The spec may be DIR/spec.json (compared below), the base not.
-  for (const auto& [input, what] : {std::pair<fs::path, std::string>{a.spec, "the spec"},
-                                    {spec.base_file, "the spec's base config (/base)"}}) {
-    if (input.empty()) continue;
-    const fs::path at = resolved_path(input);
-    for (const char* sub : {"runs", "configs"}) {
-      const fs::path f = resolved_path(dir / sub);
-      if (std::mismatch(f.begin(), f.end(), at.begin(), at.end()).first == f.end())
-        throw BadInput(input.string() + ": " + what + " lies in " + (dir / sub).string() + ", where pbt writes its "
-                       "members' files; keep it elsewhere");
-    }
-    for (const char* own : {"lineage.json", "spec.json"})
-      if (resolved_path(dir / own) == at && (std::string(own) == "lineage.json" || what != "the spec"))
-        throw BadInput(input.string() + ": " + what + " is " + (dir / own).string() + ", which pbt writes; keep it "
-                       "elsewhere");
-  }
+  check_input_not_written(a.spec, "the spec", {dir / "runs", dir / "configs"}, {lineage_file}, "pbt");
+  if (!spec.base_file.empty())
+    check_input_not_written(spec.base_file, "the spec's base config (/base)", {dir / "runs", dir / "configs"},
+                            {lineage_file, dir / "spec.json"}, "pbt");
   if (input_exists(lineage_file, "lineage")) {
     l = pbt::read_lineage(lineage_file);
     if (l.spec != spec.source)

@@ -165,11 +165,16 @@ int local_jobs(const Spec& spec, int jobs) {
   return spec.local.contains("max_jobs") ? std::min(jobs, spec.local["max_jobs"].get<int>()) : jobs;
 }
 
-// The runners' CPUs (runner_cpus) for this spec's /local/mpirun_args.
-std::vector<std::string> runner_cpus(const Spec& spec, int runners) {
+// The spec's /local/mpirun_args.
+std::vector<std::string> local_mpirun_args(const Spec& spec) {
   std::vector<std::string> args;
   for (const auto& a : spec.local["mpirun_args"]) args.push_back(a.get<std::string>());
-  return slurm::runner_cpus(args, runners);
+  return args;
+}
+
+// The runners' CPUs (runner_cpus) for this spec's /local/mpirun_args.
+std::vector<std::string> runner_cpus(const Spec& spec, int runners) {
+  return slurm::runner_cpus(local_mpirun_args(spec), runners);
 }
 
 // Runs what needs running with mpirun, `jobs` at a time (each its own mpirun and its own output files), in the
@@ -349,24 +354,15 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   // The spec and its base config file are input: one where the sweep writes (its index, jobs file, a config, a script
   // or a record) would be replaced by what it writes, with exit 0. The spec's copy, DIR/spec.json, may be the spec
   // (it is written as it is read), never the base (a base config there was replaced by the spec; found by a hunt).
-  const auto check_not_written = [&](const fs::path& input, const std::string& what, bool may_be_the_copy) {
-    const fs::path at = resolved_path(input);
-    for (const fs::path& folder : {l.configs, l.scripts, l.runs}) {
-      const fs::path f = resolved_path(folder);
-      if (std::mismatch(f.begin(), f.end(), at.begin(), at.end()).first == f.end())
-        throw BadInput(input.string() + ": " + what + " lies in " + folder.string() + ", where the sweep writes its "
-                       "files; keep it elsewhere (the campaign keeps a copy of the spec, its base inlined, as " +
-                       (outdir / "spec.json").string() + ")");
-    }
-    for (const char* index : {"campaign.json", "jobs.json", "spec.json"})
-      if (resolved_path(outdir / index) == at && (index != std::string("spec.json") || !may_be_the_copy))
-        throw BadInput(input.string() + ": " + what + " is " + (outdir / index).string() + ", which the sweep writes; "
-                       "keep it elsewhere (the campaign keeps a copy of the spec, its base inlined, as " +
-                       (outdir / "spec.json").string() + ")");
-  };
-  check_not_written(o.spec, "the spec", true);
+  const std::string copy = " (the campaign keeps a copy of the spec, its base inlined, as " +
+                           (outdir / "spec.json").string() + ")";
+  const std::vector<fs::path> folders = {l.configs, l.scripts, l.runs};
+  check_input_not_written(o.spec, "the spec", folders, {outdir / "campaign.json", outdir / "jobs.json"}, "the sweep",
+                          copy);
   Spec spec = load_spec(o.spec);
-  if (!spec.base_file.empty()) check_not_written(spec.base_file, "the spec's base config (/base)", false);
+  if (!spec.base_file.empty())
+    check_input_not_written(spec.base_file, "the spec's base config (/base)", folders,
+                            {outdir / "campaign.json", outdir / "jobs.json", outdir / "spec.json"}, "the sweep", copy);
   l.program = spec.program.empty() ? default_program() : spec.program;
   std::vector<Point> points;
   try {
@@ -415,9 +411,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     for (const Item& it : items)
       if (needs_run(it.state)) ranks.push_back(it.point->ranks), ++todo;
     const int runners = static_cast<int>(std::min(todo, static_cast<size_t>(local_jobs(spec, o.jobs))));
-    std::vector<std::string> args;
-    for (const auto& a : spec.local["mpirun_args"]) args.push_back(a.get<std::string>());
-    if (const std::string why = mpirun_slots_refusal(runner_cpus(spec, std::max(runners, 1)), ranks, args,
+    if (const std::string why = mpirun_slots_refusal(runner_cpus(spec, std::max(runners, 1)), ranks, local_mpirun_args(spec),
                                                      mpi_session_base(l.out, "probe", 0));
         !why.empty())
       throw BadInput(o.spec + ": " + why + "; add \"--oversubscribe\" to /local/mpirun_args" +

@@ -18,7 +18,6 @@
 #include "core/error.hpp"
 #include "reducers/mpi_comm.hpp"
 #include "reducers/mpi_session.hpp"
-#include "workloads/train/stop_signal.hpp"
 #include "workloads/train/trainer.hpp"
 #include "workloads/train/world.hpp"
 
@@ -118,9 +117,8 @@ void add_train_command(CLI::App& app) {
       ->check(cli::non_empty_value);
   cmd->callback([args] {
     flush_denormals();  // before MPI and OpenMP start their threads, which inherit it
-    // From the very start: a stop signal during MPI's start or the config phase is taken as one during set-up (the
-    // run preempts after its first step) instead of killing the rank.
-    install_stop_signal_handlers();
+    // (The stop-signal handlers are in place since main's first line: a stop signal during the command line, MPI's
+    // start or the config phase is taken as one during set-up, and the run preempts after its first step.)
     // The whole job in this process: a bad config is refused before MPI starts, as train() would refuse it.
     std::optional<ResolvedRun> alone;
     if (alone_in_job()) alone = check_config_alone(*args);
