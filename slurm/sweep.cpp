@@ -332,6 +332,35 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
   if (tty) out << "\n";
 }
 
+// A folder without campaign.json is this campaign's only where its spec.json is the copy a first run of the same
+// campaign wrote before it was stopped (spec.json is written first, campaign.json last). Elsewhere the files the
+// sweep would write over (spec.json, configs, scripts, records, jobs.json) are someone else's: a sweep into a
+// user's folder replaced their spec.json and configs with exit 0 (found by a hunt).
+void check_files_are_the_campaigns(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays) {
+  std::error_code ec;
+  if (fs::exists(l.out / "campaign.json", ec)) return;
+  const fs::path spec_copy = l.out / "spec.json";
+  if (fs::exists(spec_copy, ec)) {
+    bool ours = false;
+    try {
+      const Json was = read_json_file(spec_copy.string(), "spec");
+      ours = was.is_object() && was.contains("name") && was["name"] == Json(spec.name) && !was.contains("population");
+    } catch (const BadInput&) {
+    }
+    if (ours) return;
+    throw BadInput(spec_copy.string() + ": this folder has no campaign.json, and its spec.json is not a copy of "
+                   "campaign '" + spec.name + "''s spec; the sweep would replace it: use another --out");
+  }
+  std::vector<fs::path> files = campaign_files(points, l, arrays);
+  files.push_back(l.out / "jobs.json");
+  for (const Point& p : points)
+    for (const Run& r : p.runs) files.push_back(record_path(l, r));
+  for (const fs::path& f : files)
+    if (fs::exists(fs::symlink_status(f, ec)))
+      throw BadInput(f.string() + ": this folder has no campaign.json and no spec.json, so this file is not the "
+                     "campaign's; the sweep would replace or read it: use another --out");
+}
+
 }  // namespace
 
 void run_sweep(const SweepOptions& o, std::ostream& out) {
@@ -404,6 +433,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     check_output_folder(l.runs / "failed", "--out " + o.out, !o.dry_run);
 
   check_campaign_paths(points, l, arrays, "--out " + o.out, !o.dry_run);
+  check_files_are_the_campaigns(spec, points, l, arrays);
   if (o.local && !o.dry_run) {
     // More ranks than the slots mpirun counts: every run failed after the campaign was written (exit 1).
     std::vector<int> ranks;
