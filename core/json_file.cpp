@@ -184,7 +184,11 @@ Json read_json_file(const std::string& path, const std::string& what) {
 std::string first_difference(const Json& a, const Json& b) {
   nlohmann::json patch = nlohmann::json::diff(nlohmann::json::parse(a.dump()), nlohmann::json::parse(b.dump()));
   if (patch.empty()) return "";
-  return patch[0]["path"].get<std::string>();
+  // A JSON Patch appends to an array at ".../-", which names no value of either document: name the array (its
+  // lengths differ).
+  std::string path = patch[0]["path"].get<std::string>();
+  if (path.size() > 2 && path.compare(path.size() - 2, 2, "/-") == 0) path.resize(path.size() - 2);
+  return path;
 }
 
 }  // namespace dtbench

@@ -255,4 +255,14 @@ TEST(Numbers, OutputFilesAreCheckedWithoutCreatingAnything) {
   fs::remove_all(dir);
 }
 
+// The pointer names a value of the documents: an array longer in the second was named ".../-" (JSON Patch's append),
+// which a user cannot look up; a checkpoint whose /parallel/pipeline_cut had one stage less said so (found by a hunt).
+TEST(FirstDifference, NamesAValueOfTheDocuments) {
+  const auto parse = [](const char* t) { return Json::parse(t); };
+  EXPECT_EQ(dtbench::first_difference(parse(R"({"p": {"cut": [1]}})"), parse(R"({"p": {"cut": [1, 2]}})")), "/p/cut");
+  EXPECT_EQ(dtbench::first_difference(parse(R"({"p": {"cut": [1, 2]}})"), parse(R"({"p": {"cut": [1]}})")), "/p/cut/1");
+  EXPECT_EQ(dtbench::first_difference(parse(R"({"p": {"cut": [1, 3]}})"), parse(R"({"p": {"cut": [1, 2]}})")), "/p/cut/1");
+  EXPECT_EQ(dtbench::first_difference(parse(R"({"a": 1})"), parse(R"({"a": 1})")), "");
+}
+
 }  // namespace
