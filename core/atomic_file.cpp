@@ -97,6 +97,21 @@ fs::path write_target(const fs::path& path) {
 
 }  // namespace
 
+size_t remove_left_temporaries(const fs::path& dir, const std::vector<std::string>& names) {
+  static const std::string suffix = ".tmp-XXXXXX";
+  size_t removed = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (n.size() <= 1 + suffix.size() || n[0] != '.' || n.compare(n.size() - suffix.size(), 5, ".tmp-") != 0) continue;
+    const std::string of = n.substr(1, n.size() - 1 - suffix.size());
+    if (!names.empty() && std::find(names.begin(), names.end(), of) == names.end()) continue;
+    std::error_code e;
+    if (it->symlink_status(e).type() == fs::file_type::regular && fs::remove(it->path(), e)) ++removed;
+  }
+  return removed;
+}
+
 void check_output_file(const fs::path& path, const std::string& option) {
   std::error_code ec;
   if (path.empty()) throw BadInput(option + ": an empty file name");

@@ -63,4 +63,9 @@ void write_file_atomic(const std::filesystem::path& path, const std::string& tex
 // JSON with two-space indentation and a trailing newline.
 void write_json_atomic(const std::filesystem::path& path, const Json& doc, bool must_be_new);
 
+// A process killed inside write_file_atomic leaves its temporary file (".NAME.tmp-XXXXXX") behind. Removes those of
+// `names` in `dir`, or of every name where `names` is empty; only for a caller that alone writes there (under the
+// folder's lock). Returns how many were removed.
+size_t remove_left_temporaries(const std::filesystem::path& dir, const std::vector<std::string>& names = {});
+
 }  // namespace dtbench

@@ -576,6 +576,11 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     return;
   }
 
+  // A sweep killed while writing left its temporary files; the rerun counted them as "not written by this sweep"
+  // (found by a hunt). Only the sweep writes these folders and files, and it holds the lock.
+  remove_left_temporaries(l.configs);
+  remove_left_temporaries(l.scripts);
+  remove_left_temporaries(l.out, {"spec.json", "campaign.json", "jobs.json"});
   write_campaign(spec, points, l, arrays);
   for (auto& it : items)
     if (it.state == RunState::failed) {

@@ -42,6 +42,25 @@ TEST(AtomicFile, WritesWholeFileAndLeavesNoTemporary) {
   EXPECT_EQ(entries(d), 1u);
 }
 
+// A kill inside write_file_atomic leaves ".NAME.tmp-XXXXXX"; a sweep's rerun removes those of its own files, and
+// nothing else: not the files themselves, not another hidden file, not a folder of that form.
+TEST(AtomicFile, LeftTemporariesOfTheGivenNamesAreRemoved) {
+  FreshDir scratch("left");
+  const fs::path& d = scratch.path;
+  for (const char* n : {"spec.json", ".spec.json.tmp-a1B2c3", ".jobs.json.tmp-zzzzzz", ".notes.tmp-123456", ".lock",
+                        ".x.tmp-1234567", "a.tmp-123456"})
+    std::ofstream(d / n) << "x";
+  fs::create_directory(d / ".campaign.json.tmp-abcdef");
+  EXPECT_EQ(dtbench::remove_left_temporaries(d, {"spec.json", "campaign.json", "jobs.json"}), 2u);
+  EXPECT_TRUE(fs::exists(d / "spec.json"));
+  EXPECT_FALSE(fs::exists(d / ".spec.json.tmp-a1B2c3"));
+  EXPECT_FALSE(fs::exists(d / ".jobs.json.tmp-zzzzzz"));
+  EXPECT_TRUE(fs::exists(d / ".notes.tmp-123456"));  // not one of the names
+  EXPECT_TRUE(fs::exists(d / ".campaign.json.tmp-abcdef"));  // a folder
+  EXPECT_EQ(dtbench::remove_left_temporaries(d), 1u);  // every name: .notes's
+  EXPECT_EQ(entries(d), 5u);  // spec.json, .lock, .x.tmp-1234567, a.tmp-123456 and the folder
+}
+
 TEST(AtomicFile, NeverOverwritesARecord) {
   FreshDir scratch("nooverwrite");
   const fs::path& d = scratch.path;
