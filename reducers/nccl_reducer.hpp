@@ -4,7 +4,7 @@
 // bootstrapped over the Comm itself: rank 0 creates the NCCL unique id (ncclGetUniqueId) and sends it to
 // every other rank, then all call ncclCommInitRank; so it runs under MPI and on the in-process thread
 // transport alike. Each rank uses device (local rank mod device count): the local rank from the launcher's
-// environment (SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID) under MPI, the rank itself on
+// environment (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID) under MPI, the rank itself on
 // the thread transport; NCCL refuses two ranks of one communicator on one device. Without a usable device
 // the constructor throws BadInput "reducer nccl: no CUDA device: ..." (exit 2).
 //

@@ -22,7 +22,8 @@ void sbatch_resources(std::ostringstream& s, const Json& slurm) {
   s << "#SBATCH --ntasks-per-node=" << slurm["tasks_per_node"].get<int64_t>() << "\n";
   s << "#SBATCH --cpus-per-task=" << slurm["cpus_per_task"].get<int64_t>() << "\n";
   // GPUs: with --gpus-per-task Slurm binds each task to its own GPUs; with --gpus-per-node or --gres every
-  // task sees the node's GPUs and dtbench takes device SLURM_LOCALID mod count (one per task).
+  // task sees the node's GPUs and dtbench takes device (local rank mod count), one per task: the local rank
+  // from OMPI_COMM_WORLD_LOCAL_RANK (mpirun), else SLURM_LOCALID (srun).
   if (slurm["gpus_per_node"].get<int64_t>() > 0) s << "#SBATCH --gpus-per-node=" << slurm["gpus_per_node"].get<int64_t>() << "\n";
   if (slurm["gpus_per_task"].get<int64_t>() > 0) s << "#SBATCH --gpus-per-task=" << slurm["gpus_per_task"].get<int64_t>() << "\n";
   if (!slurm["gres"].get<std::string>().empty()) s << "#SBATCH --gres=" << slurm["gres"].get<std::string>() << "\n";
@@ -40,11 +41,13 @@ void sbatch_resources(std::ostringstream& s, const Json& slurm) {
 // Environment set-up, the launch in the background, signal forwarding and self-requeue.
 void body(std::ostringstream& s, const Json& slurm, const Layout& l, const std::string& config_expr,
           const std::vector<std::string>& extra = {}) {
-  s << "set -u\n";
+  // set -u after the spec's set-up lines: a conda or module script they source may read unset variables ($PS1)
+  // and the job failed there (found by a review).
   if (!slurm["setup"].empty()) {
     s << "# Environment set-up from the spec (/slurm/setup):\n";
     for (const auto& line : slurm["setup"]) s << line.get<std::string>() << "\n";
   }
+  s << "set -u\n";
   s << "echo \"dtbench-sweep: job ${SLURM_JOB_ID:-none} restart ${SLURM_RESTART_COUNT:-0} on "
        "${SLURM_JOB_NODELIST:-$(hostname)} at $(date -u +%Y-%m-%dT%H:%M:%SZ)\"\n";
   std::vector<std::string> words = launch_words(slurm, l, "@CONFIG@", extra);
@@ -113,6 +116,21 @@ std::vector<std::string> launch_words(const Json& slurm, const Layout& l, const 
     w = {"srun", "--mpi=" + slurm["mpi"].get<std::string>(), "--kill-on-bad-exit=1"};
   } else {
     w = {"mpirun"};
+  }
+  // A rank's CPUs: srun takes --cpus-per-task from the job no more (Slurm 22.05), and Open MPI's mpirun binds
+  // each rank to one core (2 ranks or fewer) or socket; either way `threads: 0` found one CPU (found by a review).
+  // Given before launcher_args, whose own options come later and win (srun), or are left alone (mpirun).
+  const int64_t cpus = slurm["cpus_per_task"].get<int64_t>();
+  if (cpus > 1) {
+    const auto given = [&](std::initializer_list<const char*> names) {
+      for (const auto& a : slurm["launcher_args"])
+        for (const char* n : names)
+          if (a.get<std::string>().rfind(n, 0) == 0) return true;
+      return false;
+    };
+    if (slurm["launcher"] == "srun") w.push_back("--cpus-per-task=" + std::to_string(cpus));
+    else if (!given({"--bind-to", "-bind-to", "--map-by", "-map-by", "--rank-by", "--cpus-per-proc", "--cpus-per-rank"}))
+      w.insert(w.end(), {"--bind-to", "none"});
   }
   for (const auto& a : slurm["launcher_args"]) w.push_back(a.get<std::string>());
   for (const auto& a : l.program) w.push_back(a);

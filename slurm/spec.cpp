@@ -129,7 +129,7 @@ const std::vector<Field>& slurm_fields() {
       {"tasks_per_node", 1, [](const Json& v, const std::string& p) { return integer_in(v, p, 1, 100000); }},
       {"cpus_per_task", 1, [](const Json& v, const std::string& p) { return integer_in(v, p, 1, 100000); }},
       // GPU requests: one of these three (check_slurm_section). gpus_per_task: Slurm binds a GPU per task;
-      // gpus_per_node and gres: each task sees the node's GPUs and dtbench picks SLURM_LOCALID mod count.
+      // gpus_per_node and gres: each task sees the node's GPUs and dtbench picks its local rank mod count.
       {"gpus_per_node", 0, [](const Json& v, const std::string& p) { return integer_in(v, p, 0, 1024); }},
       {"gpus_per_task", 0, [](const Json& v, const std::string& p) { return integer_in(v, p, 0, 1024); }},
       {"gres", "",

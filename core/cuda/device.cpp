@@ -39,7 +39,9 @@ int require_device(const std::string& who) {
 }
 
 int local_rank_from_env(int fallback) {
-  for (const char* name : {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"}) {
+  // The MPI launcher's variables first: mpirun started inside a Slurm job passes its ranks the batch shell's
+  // SLURM_LOCALID=0 (found by a review: every rank took GPU 0); srun sets SLURM_LOCALID per task.
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
     const char* v = std::getenv(name);
     if (v == nullptr || *v == '\0') continue;
     char* end = nullptr;

@@ -1,9 +1,10 @@
 // One GPU per rank, and the memory the GPU code owns.
 //
 // Device selection: a rank uses device (local rank mod device count), where the local rank is the rank's
-// index among the ranks on its node as the launcher reports it: SLURM_LOCALID under srun,
-// OMPI_COMM_WORLD_LOCAL_RANK under Open MPI's mpirun, MPI_LOCALRANKID under MPICH/Hydra; without any of
-// them the caller's fallback (its rank, right for one node). A machine without a usable device is bad input
+// index among the ranks on its node as the launcher reports it: OMPI_COMM_WORLD_LOCAL_RANK under Open MPI,
+// MPI_LOCALRANKID under MPICH/Hydra, SLURM_LOCALID under srun (last: an mpirun inside a Slurm job passes every
+// rank its batch shell's SLURM_LOCALID=0); without any of them the caller's fallback (its rank, right for one
+// node). A machine without a usable device is bad input
 // for anything that asks for the GPU: BadInput (exit 2) whose message says "no CUDA device" (no GPU, no
 // driver) or "CUDA device unusable" (a driver the runtime cannot use, e.g. one older than the toolkit), and
 // gives the reason (core/cuda_info.hpp, cuda_devices(), tells the two apart).

@@ -2,8 +2,9 @@
 //
 // - LossScaler: the sequence of scales and skip decisions against PyTorch's GradScaler rule written out by
 //   hand (init 2^16; an overflow halves the scale and skips; 2000 good steps in a row double it), exact.
-// - local_rank_from_env: SLURM_LOCALID before OMPI_COMM_WORLD_LOCAL_RANK before MPI_LOCALRANKID, else the
-//   fallback; a malformed value is BadInput naming the variable.
+// - local_rank_from_env: OMPI_COMM_WORLD_LOCAL_RANK before MPI_LOCALRANKID before SLURM_LOCALID (an mpirun in a
+//   Slurm job passes its ranks the batch shell's SLURM_LOCALID=0), else the fallback; a malformed value is
+//   BadInput naming the variable.
 // - the model spec check accepts the GPU's fp16 and names a bad precision.
 // - which devices there are: no GPU and no driver are "absent", a driver older than the toolkit is "broken"
 //   (classify_cuda_devices, on the runtime's answers written out), and what a GPU test does about it
@@ -174,12 +175,12 @@ class LocalRankEnv : public ::testing::Test {
 
 TEST_F(LocalRankEnv, LauncherVariablesInOrderElseFallback) {
   EXPECT_EQ(gpu::local_rank_from_env(5), 5);
+  setenv("SLURM_LOCALID", "0", 1);  // the batch shell's, which mpirun passes on to every rank
+  EXPECT_EQ(gpu::local_rank_from_env(5), 0);
   setenv("MPI_LOCALRANKID", "3", 1);
   EXPECT_EQ(gpu::local_rank_from_env(5), 3);
   setenv("OMPI_COMM_WORLD_LOCAL_RANK", "2", 1);
   EXPECT_EQ(gpu::local_rank_from_env(5), 2);
-  setenv("SLURM_LOCALID", "1", 1);
-  EXPECT_EQ(gpu::local_rank_from_env(5), 1);
 }
 
 TEST_F(LocalRankEnv, MalformedValueNamesTheVariable) {

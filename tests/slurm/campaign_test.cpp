@@ -126,6 +126,34 @@ TEST(Script, MpirunLauncherAndNoSignal) {
   EXPECT_EQ(s.find("#SBATCH --signal"), std::string::npos);
 }
 
+// A rank's CPUs reach it: srun no longer takes --cpus-per-task from the job (Slurm 22.05) and mpirun binds a rank to
+// one core, so `threads: 0` found one CPU. The spec's own launcher options come after (srun's last one wins) or
+// replace mpirun's binding. The spec's set-up lines run before `set -u` (a conda activate reads $PS1).
+TEST(Script, EveryRankGetsItsCpusPerTask) {
+  const auto launch = [](Json slurm) {
+    Json doc = {{"name", "c"}, {"base", {{"duration", {{"steps", 10}}}}}, {"slurm", std::move(slurm)}};
+    Fixture f = make(doc, "/o");
+    const std::string s = run_script(f.spec, f.points[0], f.points[0].runs[0], f.layout);
+    for (const auto& l : lines_of(s))
+      if (l.rfind("launch=(", 0) == 0) return l;
+    return std::string("no launch line in ") + s;
+  };
+  EXPECT_EQ(launch({{"cpus_per_task", 8}}),
+            "launch=('srun' '--mpi=pmix' '--kill-on-bad-exit=1' '--cpus-per-task=8' '/opt/my tools/dtbench' 'train' "
+            "\"$config\" '--resume')");
+  EXPECT_EQ(launch({{"cpus_per_task", 1}}),
+            "launch=('srun' '--mpi=pmix' '--kill-on-bad-exit=1' '/opt/my tools/dtbench' 'train' \"$config\" '--resume')");
+  EXPECT_EQ(launch({{"cpus_per_task", 4}, {"launcher", "mpirun"}}),
+            "launch=('mpirun' '--bind-to' 'none' '/opt/my tools/dtbench' 'train' \"$config\" '--resume')");
+  EXPECT_EQ(launch({{"cpus_per_task", 4}, {"launcher", "mpirun"}, {"launcher_args", {"--map-by", "slot:PE=4"}}}),
+            "launch=('mpirun' '--map-by' 'slot:PE=4' '/opt/my tools/dtbench' 'train' \"$config\" '--resume')");
+  Json doc = {{"name", "u"}, {"base", {{"duration", {{"steps", 10}}}}}, {"slurm", {{"setup", {"source activate x"}}}}};
+  Fixture f = make(doc, "/o");
+  const std::string s = run_script(f.spec, f.points[0], f.points[0].runs[0], f.layout);
+  ASSERT_NE(s.find("set -u\n"), std::string::npos);
+  EXPECT_LT(s.find("source activate x\n"), s.find("set -u\n"));
+}
+
 TEST(Script, ArrayGroupsShareTheirSlurmSection) {
   Json doc = {{"name", "a"},
               {"base", {{"duration", {{"steps", 10}}}}},
