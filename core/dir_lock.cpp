@@ -4,14 +4,37 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
 #include "core/error.hpp"
 
 namespace dtbench {
 
+bool lock_exclusive(int fd, const std::filesystem::path& file, const std::string& guards) {
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
+  const int e = errno;
+  if (e == EWOULDBLOCK) return false;
+  if (e == ENOSYS || e == EOPNOTSUPP || e == ENOLCK || e == EINVAL) {
+    std::cerr << "dtbench: warning: " << file.string() << ": this file system cannot lock files (flock: "
+              << std::strerror(e) << "); going on without the lock, which " << guards << std::endl;
+    return true;
+  }
+  throw RunFailed(file.string() + ": cannot lock: " + std::strerror(e));
+}
+
 DirLock::DirLock(const std::filesystem::path& file, const std::string& busy)
     : fd_(::open(file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
   if (fd_ < 0) throw RunFailed(file.string() + ": cannot create the campaign's lock file");
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+  bool taken = false;
+  try {
+    taken = lock_exclusive(fd_, file, "keeps two commands from working on this folder at once: run one at a time");
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
+  if (!taken) {
     ::close(fd_);
     throw RunFailed(file.parent_path().string() + ": " + busy);
   }
