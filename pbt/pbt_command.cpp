@@ -277,7 +277,7 @@ void wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& wai
   Stopwatch sw;
   std::string last;
   for (;;) {
-    const std::vector<slurm::ActiveJob> active = slurm::query_queue();
+    const std::vector<slurm::ActiveJob> active = slurm::query_queue(/*patience_s=*/300);
     std::map<std::string, int> states;
     size_t live = 0;
     for (const std::string& run : waiting)

@@ -8,8 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <algorithm>
+#include <chrono>
 #include <map>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 #include "core/atomic_file.hpp"
@@ -266,10 +269,37 @@ std::map<std::string, Submission> latest_submissions(const fs::path& jobs_json) 
   return latest;
 }
 
-std::vector<ActiveJob> query_queue() {
-  ProcessResult r = run_capture({"squeue", "-h", "-o", "%A|%F|%K|%T"});
-  if (r.exit_code != 0) throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
-  return parse_squeue(r.out);
+std::vector<ActiveJob> query_queue(double patience_s) {
+  std::vector<std::string> argv = {"env", "SLURM_BITSTR_LEN=0", "squeue", "-h", "--all", "-o", "%A|%F|%K|%T"};
+  const char* sbatch_clusters = std::getenv("SBATCH_CLUSTERS");
+  if (sbatch_clusters && *sbatch_clusters && !std::getenv("SQUEUE_CLUSTERS"))
+    argv.push_back(std::string("--clusters=") + sbatch_clusters);
+  const auto started = std::chrono::steady_clock::now();
+  for (double pause = 1;; pause = std::min(pause * 2, 30.0)) {
+    ProcessResult r = run_capture(argv);
+    if (r.exit_code == 0) return parse_squeue(r.out);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (waited + pause > patience_s)
+      throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + one_line(r.err + r.out) +
+                      (patience_s > 0 ? " (asked again for " + std::to_string(static_cast<long>(waited)) + " s)" : ""));
+    std::this_thread::sleep_for(std::chrono::duration<double>(pause));
+  }
+}
+
+std::string sbatch_job_id(const std::string& printed) {
+  std::istringstream in(printed);
+  std::string line, id;
+  const auto digits = [](const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; };
+  while (std::getline(in, line)) {
+    const size_t b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+    if (b == std::string::npos) continue;
+    line = line.substr(b, e - b + 1);
+    static const std::string said = "Submitted batch job ";
+    if (line.rfind(said, 0) == 0) line = line.substr(said.size(), line.find(' ', said.size()) - said.size());
+    const std::string head = line.substr(0, line.find(';'));
+    if (digits(head)) id = head;
+  }
+  return id;
 }
 
 std::string sbatch_refuses(const std::string& script, const std::vector<std::string>& options) {
@@ -305,9 +335,8 @@ std::string submit_job(const std::vector<std::string>& argv) {
   ProcessResult r = run_capture(argv, /*own_group=*/true);
   if (r.exit_code != 0)
     throw RunFailed(display_line(argv) + " failed (exit " + std::to_string(r.exit_code) + "): " + one_line(r.err + r.out));
-  std::string id = r.out.substr(0, r.out.find_first_of(";\n"));  // --parsable: "ID" or "ID;cluster"
-  if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
-    throw RunFailed(display_line(argv) + " printed no job id: " + r.out);
+  const std::string id = sbatch_job_id(r.out);
+  if (id.empty()) throw RunFailed(display_line(argv) + " printed no job id: " + r.out);
   return id;
 }
 

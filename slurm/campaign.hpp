@@ -87,8 +87,16 @@ std::vector<ActiveJob> parse_squeue(const std::string& text);
 // The active job of a submission, or nullptr when it has left the queue.
 const ActiveJob* find_active(const Submission& s, const std::vector<ActiveJob>& active);
 
-// The jobs Slurm holds now (runs squeue). Throws RunFailed when squeue fails.
-std::vector<ActiveJob> query_queue();
+// The jobs Slurm holds now: squeue of every user and partition (--all: a hidden partition's jobs looked finished),
+// with array task lists unshortened (SLURM_BITSTR_LEN=0: past 64 bytes squeue cut them with "...", and the tasks cut
+// off were submitted again), of the clusters SBATCH_CLUSTERS names when the user set it and not SQUEUE_CLUSTERS.
+// A failed squeue is asked again for up to `patience_s` seconds (a busy controller times out now and then; one
+// failure ended --wait), then RunFailed.
+std::vector<ActiveJob> query_queue(double patience_s = 0);
+
+// The job id in what `sbatch --parsable` printed: the last line that is "ID" or "ID;cluster", or "Submitted batch
+// job ID" (a site's wrapper may print a banner first, or drop --parsable). "" when there is none.
+std::string sbatch_job_id(const std::string& printed);
 
 // Runs `sbatch --parsable ...` (argv) and returns the job id it printed. Throws RunFailed when sbatch fails or
 // prints no id.

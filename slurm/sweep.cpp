@@ -299,7 +299,7 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
   double last_print = -1e9;
   bool tty = ::isatty(STDOUT_FILENO) && &out == &std::cout;
   for (;;) {
-    auto active = query_queue();
+    auto active = query_queue(/*patience_s=*/300);
     std::map<std::string, size_t> states;
     size_t live = 0;
     for (const auto& [run, s] : latest) {

@@ -370,6 +370,53 @@ TEST(Campaign, SqueueParsing) {
   EXPECT_NE(find_active({"r", "8", 2}, jobs), nullptr);
 }
 
+// What sbatch printed, as sites print it: --parsable's "ID" or "ID;cluster", after a wrapper's banner, or the plain
+// "Submitted batch job ID" of a wrapper that drops --parsable. A banner alone, or nothing, is no id (each of these
+// lost a queued job: the sweep said "printed no job id" and the rerun queued the run again; found by a review).
+TEST(Campaign, SbatchJobIdFromWhatSitesPrint) {
+  EXPECT_EQ(sbatch_job_id("4242\n"), "4242");
+  EXPECT_EQ(sbatch_job_id("4242;gpu\n"), "4242");
+  EXPECT_EQ(sbatch_job_id(" 4242 \n"), "4242");
+  EXPECT_EQ(sbatch_job_id("Welcome to the cluster. Quota: 80% used\n4242\n"), "4242");
+  EXPECT_EQ(sbatch_job_id("Submitted batch job 501 on cluster X\n"), "501");
+  EXPECT_EQ(sbatch_job_id("Submitted batch job 501\n"), "501");
+  EXPECT_EQ(sbatch_job_id("Welcome to the cluster\n"), "");
+  EXPECT_EQ(sbatch_job_id(""), "");
+  EXPECT_EQ(sbatch_job_id("-1\n"), "");
+}
+
+// squeue as the queue is asked: every user and partition, array task lists whole (SLURM_BITSTR_LEN=0), and asked
+// again while it fails within the patience (a stand-in squeue on PATH that fails twice, then prints what it was given).
+TEST(Campaign, TheQueueIsAskedWholeAndAgainAfterAFailure) {
+  const fs::path dir = fs::temp_directory_path() / ("dtbench-squeue-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    std::ofstream s(dir / "squeue");
+    s << "#!/bin/sh\nn=$(cat " << (dir / "calls").string() << " 2>/dev/null || echo 0)\n"
+      << "echo $((n + 1)) > " << (dir / "calls").string() << "\n"
+      << "[ \"$n\" -lt 2 ] && { echo 'slurm_load_jobs error: Socket timed out on send/recv operation' >&2; exit 1; }\n"
+      << "echo \"7|7|$SLURM_BITSTR_LEN|$(echo \"$*\" | tr '|' ,)\"\n";
+  }
+  fs::permissions(dir / "squeue", fs::perms::owner_all);
+  const std::string path = std::getenv("PATH");
+  setenv("PATH", (dir.string() + ":" + path).c_str(), 1);
+  unsetenv("SBATCH_CLUSTERS");
+  try {
+    query_queue(0);
+    ADD_FAILURE() << "a failed squeue was taken with no patience";
+  } catch (const dtbench::RunFailed& e) {
+    EXPECT_EQ(std::string(e.what()), "squeue failed (exit 1): slurm_load_jobs error: Socket timed out on send/recv operation");
+  }
+  const auto jobs = query_queue(60);  // the second call fails, the third answers, after 1 s
+  setenv("PATH", path.c_str(), 1);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].job_id, "7");
+  EXPECT_EQ(jobs[0].tasks, (std::vector<int64_t>{0}));  // SLURM_BITSTR_LEN=0 read as the task list
+  EXPECT_EQ(jobs[0].state, "-h --all -o %A,%F,%K,%T");
+  fs::remove_all(dir);
+}
+
 // A rerun with an edited spec of the same name: the earlier spec's config and script are not this spec's; the sweep
 // says so (it was silent, and scripts/ mixed two specs' runs; a hunt), and leaves them where they are.
 TEST(Campaign, ARerunWithAnEditedSpecSaysWhichFilesAreNotItsOwn) {
