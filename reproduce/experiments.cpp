@@ -27,12 +27,21 @@ bool allreduce_done(const fs::path& file, int ranks) {
   }
 }
 
+// The allreduce measurements run here, with mpirun, in every mode: they measure the machine the report is made on
+// (claim f's fitted profile) or count bytes, exact on any machine (claim g). Under --submit that is the submitting
+// host, said before the first one (a review found --submit read as "everything through Slurm").
 bool run_allreduce(const Experiment& e, const fs::path& out, const RunOptions& o, std::ostream& log) {
   bool ok = true;
   const fs::path dir = out / e.name;
+  bool said = false;
   for (int k : e.ranks) {
     const fs::path file = allreduce_file(out, e, k);
     if (allreduce_done(file, k)) continue;
+    if (o.mode == RunMode::submit && !said) {
+      log << "  " << e.name << ": dtbench allreduce runs on this machine with mpirun, not through Slurm (it measures "
+          << "the machine the report is made on); on a cluster, run reproduce inside an allocation (salloc)\n";
+      said = true;
+    }
     std::vector<std::string> argv;
     if (e.transport == "mpi") argv = {"mpirun", "-np", std::to_string(k), "--oversubscribe"};
     argv.push_back(slurm::dtbench_binary());
