@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <iostream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -329,10 +332,52 @@ std::string sbatch_refuses(const std::string& script, const std::vector<std::str
   return for_good ? said : "";
 }
 
+std::vector<std::string> overriding_sbatch_variables(const std::string& script) {
+  // sbatch(1): "Environment variables will override any options set in a batch script". The variable of each option
+  // the scripts write, and two that change any job: SBATCH_WAIT (sbatch would block until the job ends) and
+  // SBATCH_ARRAY_INX (one run's script submitted as an array).
+  static const std::pair<const char*, const char*> kByOption[] = {
+      {"SBATCH_TIMELIMIT", "--time="},          {"SBATCH_PARTITION", "--partition="},
+      {"SBATCH_ACCOUNT", "--account="},         {"SBATCH_QOS", "--qos="},
+      {"SBATCH_NO_REQUEUE", "--requeue"},       {"SBATCH_REQUEUE", "--requeue"},
+      {"SBATCH_OPEN_MODE", "--open-mode="},     {"SBATCH_JOB_NAME", "--job-name="},
+      {"SBATCH_SIGNAL", "--signal="},           {"SBATCH_GPUS_PER_NODE", "--gpus-per-node="},
+      {"SBATCH_GPUS_PER_TASK", "--gpus-per-task="}, {"SBATCH_GRES", "--gres="},
+      {"SBATCH_GPUS", "--gpus-per-"},           {"SBATCH_WAIT", ""},
+      {"SBATCH_ARRAY_INX", ""}};
+  std::vector<std::string> set;
+  for (const auto& [var, option] : kByOption) {
+    const char* v = std::getenv(var);
+    if (v == nullptr) continue;
+    if (*option && script.find(std::string("\n#SBATCH ") + option) == std::string::npos) continue;
+    set.push_back(var);
+  }
+  return set;
+}
+
 std::string submit_job(const std::vector<std::string>& argv) {
+  // The script is the campaign's record of its request, and its runs' configs were resolved for it: a variable of
+  // the user's environment that would override one of its lines is left out of sbatch's environment, and said once
+  // (SBATCH_NO_REQUEUE stopped the checkpointed requeue; found by a review).
+  std::vector<std::string> command = argv;
+  if (std::ifstream in{argv.back()}) {
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::vector<std::string> unset = overriding_sbatch_variables(text);
+    static bool said = false;
+    if (!unset.empty() && !said) {
+      std::string names;
+      for (const std::string& n : unset) names += (names.empty() ? "" : ", ") + n;
+      std::cerr << "dtbench: warning: " << names << " would override the job script's own #SBATCH lines; left out of "
+                << "sbatch's environment (set the spec's /slurm keys instead)" << std::endl;
+      said = true;
+    }
+    std::vector<std::string> prefix = {"env"};
+    for (const std::string& n : unset) prefix.insert(prefix.end(), {"-u", n});
+    if (!unset.empty()) command.insert(command.begin(), prefix.begin(), prefix.end());
+  }
   // Its own process group: Ctrl-C at the terminal does not end an sbatch that may have queued the job already (the
   // caller lists it first: sweep's HoldStopSignals).
-  ProcessResult r = run_capture(argv, /*own_group=*/true);
+  ProcessResult r = run_capture(command, /*own_group=*/true);
   if (r.exit_code != 0)
     throw RunFailed(display_line(argv) + " failed (exit " + std::to_string(r.exit_code) + "): " + one_line(r.err + r.out));
   const std::string id = sbatch_job_id(r.out);

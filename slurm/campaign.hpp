@@ -98,8 +98,13 @@ std::vector<ActiveJob> query_queue(double patience_s = 0);
 // job ID" (a site's wrapper may print a banner first, or drop --parsable). "" when there is none.
 std::string sbatch_job_id(const std::string& printed);
 
-// Runs `sbatch --parsable ...` (argv) and returns the job id it printed. Throws RunFailed when sbatch fails or
-// prints no id.
+// The SBATCH_* variables set in this environment that would override a line of `script` (sbatch takes the
+// environment over the script's #SBATCH lines), and SBATCH_WAIT and SBATCH_ARRAY_INX whenever set.
+std::vector<std::string> overriding_sbatch_variables(const std::string& script);
+
+// Runs `sbatch --parsable ... SCRIPT` (argv) and returns the job id it printed, with the variables
+// overriding_sbatch_variables names left out of sbatch's environment (a warning says so once). Throws RunFailed
+// when sbatch fails or prints no id.
 std::string submit_job(const std::vector<std::string>& argv);
 
 // What Slurm says against a job script, on one line: `sbatch --test-only` on it (from a temporary file in /tmp,

@@ -417,6 +417,39 @@ TEST(Campaign, TheQueueIsAskedWholeAndAgainAfterAFailure) {
   fs::remove_all(dir);
 }
 
+// The user's SBATCH_* variables that would override a line of the job script are left out of sbatch's environment
+// (sbatch takes the environment over the script: SBATCH_NO_REQUEUE stopped the checkpointed requeue, SBATCH_TIMELIMIT
+// replaced the spec's time; a review); one the script has no line for (an account the spec does not set) is kept.
+TEST(Campaign, SbatchVariablesThatOverrideTheScriptAreLeftOut) {
+  const fs::path dir = fs::temp_directory_path() / ("dtbench-sbatchenv-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    std::ofstream s(dir / "sbatch");
+    s << "#!/bin/sh\nenv | grep '^SBATCH_' | sort > " << (dir / "env").string() << "\necho 'Welcome'\necho 77\n";
+  }
+  fs::permissions(dir / "sbatch", fs::perms::owner_all);
+  const std::string script = "#!/bin/bash\n#SBATCH --time=00:10:00\n#SBATCH --requeue\n#SBATCH --partition=batch\n";
+  dtbench::write_file_atomic(dir / "job.sbatch", script, false);
+  const std::string path = std::getenv("PATH");
+  setenv("PATH", (dir.string() + ":" + path).c_str(), 1);
+  for (const char* v : {"SBATCH_TIMELIMIT=5", "SBATCH_NO_REQUEUE=1", "SBATCH_ACCOUNT=mine", "SBATCH_WAIT=1"}) putenv(const_cast<char*>(v));
+  EXPECT_EQ(overriding_sbatch_variables(script),
+            (std::vector<std::string>{"SBATCH_TIMELIMIT", "SBATCH_NO_REQUEUE", "SBATCH_WAIT"}));
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(submit_job({"sbatch", "--parsable", (dir / "job.sbatch").string()}), "77");
+  const std::string said = testing::internal::GetCapturedStderr();
+  for (const char* v : {"SBATCH_TIMELIMIT", "SBATCH_NO_REQUEUE", "SBATCH_ACCOUNT", "SBATCH_WAIT"}) unsetenv(v);
+  setenv("PATH", path.c_str(), 1);
+  std::ifstream in(dir / "env");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "SBATCH_ACCOUNT=mine\n");
+  EXPECT_NE(said.find("SBATCH_TIMELIMIT, SBATCH_NO_REQUEUE, SBATCH_WAIT would override the job script's own #SBATCH "
+                      "lines; left out of sbatch's environment"),
+            std::string::npos)
+      << said;
+  fs::remove_all(dir);
+}
+
 // A rerun with an edited spec of the same name: the earlier spec's config and script are not this spec's; the sweep
 // says so (it was silent, and scripts/ mixed two specs' runs; a hunt), and leaves them where they are.
 TEST(Campaign, ARerunWithAnEditedSpecSaysWhichFilesAreNotItsOwn) {
