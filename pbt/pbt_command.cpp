@@ -281,7 +281,7 @@ void wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& wai
     std::map<std::string, int> states;
     size_t live = 0;
     for (const std::string& run : waiting)
-      if (const slurm::ActiveJob* j = slurm::find_active(latest.at(run), active)) states[j->state]++, ++live;
+      if (const slurm::ActiveJob* j = slurm::find_active(latest.at(run), active)) states[slurm::shown_state(*j)]++, ++live;
     if (live == 0) return;
     std::string line;
     for (const auto& [state, n] : states) line += (line.empty() ? "" : ", ") + std::to_string(n) + " " + state;

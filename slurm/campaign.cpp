@@ -230,8 +230,8 @@ std::vector<ActiveJob> parse_squeue(const std::string& text) {
     std::stringstream ls(line);
     std::string part;
     while (std::getline(ls, part, '|')) f.push_back(part);
-    if (f.size() != 4) continue;
-    ActiveJob a{f[0], f[1], {}, f[3]};
+    if (f.size() != 4 && f.size() != 5) continue;
+    ActiveJob a{f[0], f[1], {}, f[3], f.size() == 5 ? f[4] : ""};
     std::string k = f[2];
     if (k != "N/A" && !k.empty()) {
       k = k.substr(0, k.find('%'));  // "0-5%2": the throttle is not a task
@@ -254,6 +254,13 @@ std::vector<ActiveJob> parse_squeue(const std::string& text) {
   return jobs;
 }
 
+std::string shown_state(const ActiveJob& a) {
+  static const char* const kOrdinary[] = {"", "None", "Priority", "Resources", "BeginTime", "Dependency"};
+  for (const char* r : kOrdinary)
+    if (a.reason == r) return a.state;
+  return a.state + " (" + a.reason + ")";
+}
+
 const ActiveJob* find_active(const Submission& s, const std::vector<ActiveJob>& active) {
   for (const auto& a : active) {
     if (s.array_task < 0) {
@@ -273,7 +280,7 @@ std::map<std::string, Submission> latest_submissions(const fs::path& jobs_json) 
 }
 
 std::vector<ActiveJob> query_queue(double patience_s) {
-  std::vector<std::string> argv = {"env", "SLURM_BITSTR_LEN=0", "squeue", "-h", "--all", "-o", "%A|%F|%K|%T"};
+  std::vector<std::string> argv = {"env", "SLURM_BITSTR_LEN=0", "squeue", "-h", "--all", "-o", "%A|%F|%K|%T|%r"};
   const char* sbatch_clusters = std::getenv("SBATCH_CLUSTERS");
   if (sbatch_clusters && *sbatch_clusters && !std::getenv("SQUEUE_CLUSTERS"))
     argv.push_back(std::string("--clusters=") + sbatch_clusters);

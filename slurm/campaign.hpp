@@ -75,14 +75,19 @@ void append_submissions(const std::filesystem::path& jobs_json, const std::vecto
 std::map<std::string, Submission> latest_submissions(const std::filesystem::path& jobs_json);
 
 // A job Slurm still knows as pending, running, completing or suspended: from `squeue -h -o
-// %A|%F|%K|%T`. Task ranges such as "0-5" or "1,3%2" of pending arrays are expanded.
+// %A|%F|%K|%T|%r` (or without the reason). Task ranges such as "0-5" or "1,3%2" of pending arrays are expanded.
 struct ActiveJob {
   std::string job_id;     // %A
   std::string array_id;   // %F
   std::vector<int64_t> tasks;  // %K expanded; empty for a plain job
   std::string state;      // %T
+  std::string reason;     // %r: why a job waits ("Priority", "JobHeldAdmin", "PartitionTimeLimit"); "" if not given
 };
 std::vector<ActiveJob> parse_squeue(const std::string& text);
+
+// The state as the progress lines show it: with the reason when it is not an ordinary wait (Priority, Resources),
+// so that a job held, or over a partition's limit, is seen waiting for something that may never come.
+std::string shown_state(const ActiveJob& a);
 
 // The active job of a submission, or nullptr when it has left the queue.
 const ActiveJob* find_active(const Submission& s, const std::vector<ActiveJob>& active);

@@ -304,7 +304,7 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
     size_t live = 0;
     for (const auto& [run, s] : latest) {
       if (const ActiveJob* a = find_active(s, active)) {
-        states[a->state]++;
+        states[shown_state(*a)]++;
         ++live;
       }
     }

@@ -368,6 +368,14 @@ TEST(Campaign, SqueueParsing) {
   EXPECT_NE(find_active({"r", "1", 9}, jobs), nullptr);
   EXPECT_EQ(find_active({"r", "1", 4}, jobs), nullptr);
   EXPECT_NE(find_active({"r", "8", 2}, jobs), nullptr);
+  // With the reason (%r), as the queue is asked now.
+  jobs = parse_squeue("4|4|N/A|PENDING|JobHeldAdmin\n5|5|N/A|RUNNING|None\n");
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].reason, "JobHeldAdmin");
+  EXPECT_EQ(jobs[1].state, "RUNNING");
+  EXPECT_EQ(shown_state(jobs[0]), "PENDING (JobHeldAdmin)");
+  EXPECT_EQ(shown_state(jobs[1]), "RUNNING");
+  EXPECT_EQ(shown_state({"6", "6", {}, "PENDING", "Priority"}), "PENDING");
 }
 
 // What sbatch printed, as sites print it: --parsable's "ID" or "ID;cluster", after a wrapper's banner, or the plain
@@ -413,7 +421,7 @@ TEST(Campaign, TheQueueIsAskedWholeAndAgainAfterAFailure) {
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].job_id, "7");
   EXPECT_EQ(jobs[0].tasks, (std::vector<int64_t>{0}));  // SLURM_BITSTR_LEN=0 read as the task list
-  EXPECT_EQ(jobs[0].state, "-h --all -o %A,%F,%K,%T");
+  EXPECT_EQ(jobs[0].state, "-h --all -o %A,%F,%K,%T,%r");
   fs::remove_all(dir);
 }
 
