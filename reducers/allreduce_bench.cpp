@@ -465,8 +465,11 @@ AllreduceOptions checked_options(const CliOptions& cli, bool on_this_machine = t
   o.reducer_options.servers = cli.servers;
   o.reducer_options.leader = cli.leader;
   o.reducer_options.ranks_per_node = cli.ranks_per_node;
-  o.reducer_options.segment_bytes = parse_bytes(cli.segment, "--segment-bytes");
-  o.reducer_options.small_segment_bytes = parse_bytes(cli.small_segment, "--small-segment-bytes");
+  // Segments are whole floats, as the sizes are: rounded down here, so the --json options say what ran (6 was
+  // recorded as 6 and ran as 4; found by a hunt).
+  const auto whole_floats = [](size_t b) { return b < sizeof(float) ? b : b - b % sizeof(float); };  // 0-3: refused below
+  o.reducer_options.segment_bytes = whole_floats(parse_bytes(cli.segment, "--segment-bytes"));
+  o.reducer_options.small_segment_bytes = whole_floats(parse_bytes(cli.small_segment, "--small-segment-bytes"));
   o.reducer_options.small_transfer_bytes = parse_bytes(cli.small_transfer, "--small-transfer-bytes");
   if (cli.transport != "mpi" && cli.transport != "thread")
     throw BadInput("--transport must be mpi or thread, got '" + cli.transport + "'");
@@ -673,9 +676,9 @@ std::shared_ptr<CliOptions> add_allreduce_subcommand(CLI::App& app, bool run) {
       cmd->add_option("--ranks-per-node", cli->ranks_per_node,
                       "hierarchical: emulate nodes of this many consecutive ranks (0: the launcher's nodes)")
           ->capture_default_str();
-  cmd->add_option("--segment-bytes", cli->segment, "ring, butterfly, halving_doubling: segment size")
+  cmd->add_option("--segment-bytes", cli->segment, "ring, butterfly, halving_doubling: segment size (rounded down to whole floats)")
       ->capture_default_str();
-  cmd->add_option("--small-segment-bytes", cli->small_segment, "Segment size of small transfers (eager messages)")
+  cmd->add_option("--small-segment-bytes", cli->small_segment, "Segment size of small transfers (eager messages; rounded down to whole floats)")
       ->capture_default_str();
   cmd->add_option("--small-transfer-bytes", cli->small_transfer,
                   "Transfers up to this size use --small-segment-bytes (0: never)")
