@@ -291,15 +291,42 @@ void run_submit(const std::vector<Item>& items, const std::vector<Point>& points
   out << "sweep: submitted " << count(n, "run") << "; job ids in " << jobs.string() << std::endl;
 }
 
-// Polls squeue until none of this campaign's submitted jobs is pending or running.
-void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, const Layout& l, std::ostream& out) {
+// Polls squeue until none of this campaign's submitted jobs is pending or running. A run whose job left the queue
+// with a preempted record (a job cancelled by preemption, PreemptMode=CANCEL, or killed at its time limit without
+// /slurm/signal_seconds: the ranks checkpointed on SIGTERM but nothing requeued the job) is submitted again and
+// resumes from its checkpoint, at most kResubmissions times per run in one wait; before, --wait ended with exit 1
+// and the campaign waited for a rerun by hand (found by a review).
+void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, const Layout& l, bool arrays,
+                   std::ostream& out) {
+  constexpr int kResubmissions = 20;
   auto latest = latest_submissions(l.out / "jobs.json");
+  std::map<std::string, int> resubmitted;
   Stopwatch sw;
   std::string last_line;
   double last_print = -1e9;
   bool tty = ::isatty(STDOUT_FILENO) && &out == &std::cout;
   for (;;) {
     auto active = query_queue(/*patience_s=*/300);
+    {
+      std::vector<Item> again = survey(points, l, /*polling=*/true);
+      size_t n = 0;
+      for (Item& it : again) {
+        const auto s = latest.find(it.run->name);
+        const bool resubmit = it.state == RunState::preempted && s != latest.end() &&
+                              !find_active(s->second, active) && resubmitted[it.run->name] < kResubmissions;
+        if (resubmit) ++resubmitted[it.run->name], ++n;
+        else it.state = RunState::queued;  // not this submission's business
+      }
+      if (n > 0) {
+        if (tty) out << "\n";
+        out << "  " << count(n, "run") << " preempted after " << (n == 1 ? "its job" : "their jobs")
+            << " left the queue: submitting again, to resume from the checkpoint" << std::endl;
+        run_submit(again, points, l, arrays, out);
+        latest = latest_submissions(l.out / "jobs.json");
+        last_line.clear();
+        continue;
+      }
+    }
     std::map<std::string, size_t> states;
     size_t live = 0;
     for (const auto& [run, s] : latest) {
@@ -616,7 +643,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   if (o.submit) {
     run_submit(items, points, l, arrays, out);
     if (o.wait) {
-      wait_for_jobs(o, points, l, out);
+      wait_for_jobs(o, points, l, arrays, out);
       final_report(points, l, out);
     }
     return;

@@ -13,6 +13,8 @@
 #   - a running job preempted with `scontrol requeue` checkpoints, is requeued and resumes to
 #     completion; a job whose batch shell gets USR1 (what --signal=B:USR1@N sends before the time
 #     limit) checkpoints, requeues itself and completes;
+#   - a running job cancelled (scancel, as preemption in PreemptMode=CANCEL) checkpoints; --wait submits the run
+#     again and it resumes to completion;
 #   - the cluster stops cleanly and leaves none of its processes behind.
 # Usage: cluster_test.sh DTBENCH MPI_STEPS SOURCE_DIR BINARY_DIR
 set -euo pipefail
@@ -214,6 +216,31 @@ scancel --batch --signal=USR1 "$job"
 expect 0 "sweep: 1 run: 1 done" -- "$dtbench" sweep preempt.json --out "$sout" --submit --wait --poll 0.5 --timeout 300
 grep -qF "requeueing job $job" "$sout/runs/p0-nodes2-s1.out" || fail "the script did not requeue itself"
 check_resumed "$sout/runs/p0-nodes2-s1.json"
+
+echo "== a running job cancelled (as PreemptMode=CANCEL ends one): checkpoint; --wait submits it again, it resumes"
+cout=$work/cancelled
+"$dtbench" sweep preempt.json --out "$cout" --submit --wait --poll 0.5 --timeout 300 >"$work/cancelled.log" 2>&1 &
+cpid=$!
+wait_for_text "$cout/runs/p0-nodes2-s1.out" "mpi_steps: rank" 120 2
+sleep 1
+first=$(last_job "$cout")
+scancel "$first"
+set +e
+wait $cpid
+rc=$?
+set -e
+sed 's/^/    /' "$work/cancelled.log"
+[ "$rc" = 0 ] || fail "a cancelled running job: --wait exit $rc, expected 0 after submitting it again"
+grep -qF "1 run preempted after its job left the queue: submitting again" "$work/cancelled.log" ||
+  fail "the preempted run was not submitted again"
+[ "$(last_job "$cout")" != "$first" ] || fail "no second job in jobs.json"
+grep -qF "sweep: 1 run: 1 done" "$work/cancelled.log" || fail "the resubmitted run did not complete"
+REC=$cout/runs/p0-nodes2-s1.json $py -c '
+import json, os
+r = json.load(open(os.environ["REC"]))
+assert r["status"] == "completed", r["status"]
+assert r["extra"]["resumed_from_step"] > 0, r["extra"]
+print("    completed in a second job, resumed from step", r["extra"]["resumed_from_step"])'
 
 echo "== a job cancelled while pending: --wait ends with exit 1, saying the run never started (no .err to see)"
 $py -c 'import json; s = json.load(open("preempt.json")); s["name"] = "held"; s["slurm"]["sbatch"] = ["--hold"]; json.dump(s, open("held.json", "w"))'
