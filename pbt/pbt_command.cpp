@@ -300,8 +300,10 @@ void wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& wai
 // A job of this member's script that Slurm holds though jobs.json does not list it: its dtbench pbt died
 // between sbatch and the jobs.json line (DIR/runs/<run>.submitting, written before sbatch and removed after
 // the line, says so). Found by job name and batch script (squeue %o, the script's path); "" when none.
-std::string unlisted_job(const std::string& job_name, const fs::path& script) {
-  const slurm::ProcessResult r = slurm::run_capture({"squeue", "-h", "-n", job_name, "-o", "%A|%o"});
+// Found by its script's path, which only this member's job runs (squeue's -n JOB_NAME split a campaign name with a
+// comma into two names and found nothing; a review).
+std::string unlisted_job(const fs::path& script) {
+  const slurm::ProcessResult r = slurm::run_capture({"squeue", "-h", "--all", "-o", "%A|%o"});
   if (r.exit_code != 0) throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
   std::istringstream lines(r.out);
   for (std::string line; std::getline(lines, line);) {
@@ -331,7 +333,7 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
     const fs::path marker = dir / "runs" / (run + ".submitting");
     if (fs::exists(marker)) {
       const fs::path script = l.scripts / (run + ".sbatch");
-      const std::string id = unlisted_job(spec.name + "/" + run, script);
+      const std::string id = unlisted_job(script);
       if (!id.empty()) {
         std::printf("member %d: job %s was submitted by an earlier dtbench pbt that did not list it; listed now\n", m,
                     id.c_str());
