@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -81,6 +82,9 @@ Json cpu_info() {
   cpu["isa_flags"] = isa;
   std::string mem = proc_field("/proc/meminfo", "MemTotal");  // "24570000 kB"
   cpu["memory_bytes"] = mem.empty() ? 0 : static_cast<int64_t>(std::stoll(mem)) * 1024;
+  // A memory cgroup's limit (a Slurm job's --mem), when there is one: what the run could use.
+  if (const double limit = cgroup_memory_limit("/proc/self/cgroup", "/sys/fs/cgroup"); limit > 0)
+    cpu["memory_limit_bytes"] = static_cast<int64_t>(limit);
   return cpu;
 }
 
@@ -103,9 +107,42 @@ bool cpu_has_bf16_primitives() {
   return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
 }
 
+double cgroup_memory_limit(const std::string& proc_cgroup, const std::string& root) {
+  namespace fs = std::filesystem;
+  std::ifstream in(proc_cgroup);
+  double least = 0;
+  const auto consider = [&](const fs::path& file) {
+    std::ifstream f(file);
+    std::string v;
+    if (!(f >> v) || v == "max" || v.empty() || v.find_first_not_of("0123456789") != std::string::npos) return;
+    const double bytes = std::strtod(v.c_str(), nullptr);
+    if (bytes > 0 && bytes < 1152921504606846976.0 && (least == 0 || bytes < least)) least = bytes;  // 2^60: "none"
+  };
+  for (std::string line; std::getline(in, line);) {
+    const size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    // ",cpu,memory,": each controller matched as ",name," (built with append: GCC 12 warns falsely (-Wrestrict)
+    // about `"," + string`).
+    std::string controllers(1, ',');
+    controllers.append(line, a + 1, b - a - 1).push_back(',');
+    const std::string path = line.substr(b + 1);
+    fs::path base, file;
+    if (line.compare(0, a, "0") == 0 && controllers == ",,") base = root, file = "memory.max";
+    else if (controllers.find(",memory,") != std::string::npos) base = fs::path(root) / "memory", file = "memory.limit_in_bytes";
+    else continue;
+    for (fs::path p = fs::path(path).relative_path();; p = p.parent_path()) {
+      consider(base / p / file);
+      if (p.empty()) break;
+    }
+  }
+  return least;
+}
+
 double physical_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+  const double physical = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+  static const double limit = cgroup_memory_limit("/proc/self/cgroup", "/sys/fs/cgroup");
+  return limit > 0 && (physical <= 0 || limit < physical) ? limit : physical;
 }
 
 namespace {

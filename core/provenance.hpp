@@ -13,9 +13,17 @@ namespace dtbench {
 // Safe to call before or after MPI_Init.
 Json provenance();
 
-// This machine's physical memory in bytes (0 when unknown): what the memory checks of configs and options compare
-// with.
+// The memory this process may use, in bytes (0 when unknown): this machine's physical memory, or its memory
+// cgroup's limit where that is lower (a Slurm job's --mem under cgroup enforcement, a container's limit). What the
+// memory checks of configs and options compare with: against the machine's memory alone, a run over its job's
+// limit passed them and was OOM-killed (137) with no record (found by a review).
 double physical_memory_bytes();
+
+// The memory cgroup limit of the process whose /proc/PID/cgroup is `proc_cgroup`, with the cgroup file systems
+// mounted under `root` (/sys/fs/cgroup): cgroup v2's memory.max ("0::/path") or v1's memory.limit_in_bytes
+// ("N:memory:/path", under root/memory), the least along the path up to the root, skipping levels this mount
+// namespace does not show. 0 when there is none ("max", or a v1 value of 2^60 bytes and more) or it cannot be read.
+double cgroup_memory_limit(const std::string& proc_cgroup, const std::string& root);
 // "dtbench 0.9.0 (git 1c717682e971)": the build, as a checkpoint's header names the binary that wrote it.
 std::string dtbench_build();
 

@@ -263,3 +263,38 @@ TEST(Provenance, NonUtf8EnvironmentBecomesReplacementCharacters) {
   EXPECT_EQ(p["slurm"]["job_id"].get<std::string>(), "7\xef\xbf\xbd");
   EXPECT_NO_THROW(p.dump());
 }
+
+// The memory cgroup's limit, from a /proc/self/cgroup and a /sys/fs/cgroup written here: v2's memory.max and v1's
+// memory.limit_in_bytes, the least along the path (a job's limit below its step's "max"), levels this namespace
+// does not show skipped, and no limit ("max", v1's 2^63 - 4096, no memory line) as 0.
+TEST(Provenance, MemoryCgroupLimitIsTheLeastAlongThePath) {
+  namespace fs = std::filesystem;
+  const fs::path d = fs::temp_directory_path() / ("dtbench-cgroup-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  const auto put = [&](const fs::path& rel, const std::string& text) {
+    fs::create_directories((d / rel).parent_path());
+    std::ofstream(d / rel) << text;
+  };
+  const std::string root = (d / "sys").string(), self = (d / "self").string();
+  // cgroup v2, as slurmd's cgroup/v2 plugin lays a job out: the job's limit, its step's none.
+  put("sys/memory.max", "max\n");
+  put("sys/system.slice/slurmstepd.scope/job_7/memory.max", "4294967296\n");
+  put("sys/system.slice/slurmstepd.scope/job_7/step_0/memory.max", "max\n");
+  put("self", "0::/system.slice/slurmstepd.scope/job_7/step_0/user/task_0\n");
+  EXPECT_EQ(dtbench::cgroup_memory_limit(self, root), 4294967296.0);
+  // cgroup v1 on a hybrid machine, the path not shown in this namespace below its first level.
+  fs::remove_all(d);
+  put("sys/memory/memory.limit_in_bytes", "9223372036854771712\n");
+  put("sys/memory/process_api/memory.limit_in_bytes", "2147483648\n");
+  put("self", "9:name=systemd:/\n4:memory:/process_api/e6f1c486\n0::/\n");
+  EXPECT_EQ(dtbench::cgroup_memory_limit(self, root), 2147483648.0);
+  // None.
+  put("sys/memory/process_api/memory.limit_in_bytes", "9223372036854771712\n");
+  EXPECT_EQ(dtbench::cgroup_memory_limit(self, root), 0.0);
+  put("self", "1:cpu:/\n");
+  EXPECT_EQ(dtbench::cgroup_memory_limit(self, root), 0.0);
+  EXPECT_EQ(dtbench::cgroup_memory_limit((d / "absent").string(), root), 0.0);
+  fs::remove_all(d);
+  // This process: never above the machine's memory.
+  EXPECT_GT(dtbench::physical_memory_bytes(), 0.0);
+}
