@@ -480,6 +480,16 @@ int run_pbt(const Args& a) {
               static_cast<long long>(spec.intervals()), static_cast<long long>(spec.ready_steps),
               static_cast<long long>(spec.total_steps), where.c_str());
   if (a.dry_run) {
+    // The interval a run would start with: a finished campaign trains nothing (its last interval's members were
+    // printed as if they would train; found by a hunt), a continued one its next interval.
+    const int64_t next = static_cast<int64_t>(l.intervals.size());
+    if (next >= spec.intervals()) {
+      std::printf("  finished: lineage.json holds all %lld intervals; nothing to train\n",
+                  static_cast<long long>(spec.intervals()));
+      return 0;
+    }
+    std::printf("  interval %lld of %lld would train:\n", static_cast<long long>(next + 1),
+                static_cast<long long>(spec.intervals()));
     for (int m = 0; m < spec.population; ++m)
       std::printf("  member %d: %s\n", m, plans[size_t(m)].hyperparameters.dump().c_str());
     return 0;
@@ -600,7 +610,7 @@ void add_pbt_command(CLI::App& app) {
                                         "explored at every ready point (Jaderberg et al. 2017)");
   cmd->add_option("spec", a->spec, "PBT spec (JSON; pbt/spec.hpp)")->required()->check(cli::non_empty);
   cmd->add_option("--out", a->out, "Campaign folder (created; rerun on it to continue)")->required();
-  cmd->add_flag("--dry-run", a->dry_run, "Validate the spec and print the first interval's members; write nothing");
+  cmd->add_flag("--dry-run", a->dry_run, "Validate the spec and print the members of the interval a run would train next; write nothing");
   auto* submit = cmd->add_flag("--submit", a->submit,
                 "Train each member interval as a Slurm job (sbatch, the spec's /slurm section) and wait for them");
   auto* poll = cmd->add_option("--poll", a->poll_seconds, "Seconds between queue polls with --submit")

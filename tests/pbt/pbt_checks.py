@@ -253,6 +253,10 @@ def check_campaign():
     assert replaced and replaced[0]["kind"] == "replace_failed" and replaced[0]["exit_code"] == 7, first_two[1]["events"]
     assert "member 2 failed in interval 1" in p.stderr and "injected failure of m02-i001" in p.stderr, p.stderr
 
+    # A dry run names the interval a run would train next (it printed the first interval's members whatever the
+    # lineage held), and says a finished campaign trains nothing.
+    p = run([args.dtbench, "pbt", spec_file, "--out", camp, "--dry-run"])
+    assert "interval 3 of 3 would train:" in p.stdout and p.stdout.count("member ") == 4, p.stdout
     # The rerun continues from the lineage: interval 2 only.
     p = run([args.dtbench, "pbt", spec_file, "--out", camp])
     l = json.load(open(os.path.join(camp, "lineage.json")))
@@ -272,6 +276,8 @@ def check_campaign():
     before = open(os.path.join(camp, "lineage.json")).read()
     run([args.dtbench, "pbt", spec_file, "--out", camp])
     assert open(os.path.join(camp, "lineage.json")).read() == before, "a finished campaign changed on rerun"
+    p = run([args.dtbench, "pbt", spec_file, "--out", camp, "--dry-run"])
+    assert "finished: lineage.json holds all 3 intervals; nothing to train" in p.stdout and "member " not in p.stdout, p.stdout
     t = run([args.dtbench, "table", camp])
     assert "Best member" in t.stdout and "population-based training" in t.stdout, t.stdout
     print(t.stdout)
