@@ -21,20 +21,14 @@ bool lock_exclusive(int fd, const std::filesystem::path& file, const std::string
               << std::strerror(e) << "); going on without the lock, which " << guards << std::endl;
     return true;
   }
+  ::close(fd);
   throw RunFailed(file.string() + ": cannot lock: " + std::strerror(e));
 }
 
 DirLock::DirLock(const std::filesystem::path& file, const std::string& busy)
     : fd_(::open(file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
   if (fd_ < 0) throw RunFailed(file.string() + ": cannot create the campaign's lock file");
-  bool taken = false;
-  try {
-    taken = lock_exclusive(fd_, file, "keeps two commands from working on this folder at once: run one at a time");
-  } catch (...) {
-    ::close(fd_);
-    throw;
-  }
-  if (!taken) {
+  if (!lock_exclusive(fd_, file, "keeps two commands from working on this folder at once: run one at a time")) {
     ::close(fd_);
     throw RunFailed(file.parent_path().string() + ": " + busy);
   }

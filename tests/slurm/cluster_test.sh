@@ -217,23 +217,30 @@ expect 0 "sweep: 1 run: 1 done" -- "$dtbench" sweep preempt.json --out "$sout" -
 grep -qF "requeueing job $job" "$sout/runs/p0-nodes2-s1.out" || fail "the script did not requeue itself"
 check_resumed "$sout/runs/p0-nodes2-s1.json"
 
+# cancel_while_waiting SPEC OUT LOG TIMEOUT FILE TEXT COUNT: `sweep SPEC --out OUT --submit --wait` in the background
+# (its output to LOG), its job cancelled once FILE holds COUNT lines with TEXT; sets `cancelled` (the job id) and
+# `rc` (the sweep's exit code), and shows LOG.
+cancel_while_waiting() {
+  "$dtbench" sweep "$1" --out "$2" --submit --wait --poll 0.5 --timeout "$4" >"$3" 2>&1 &
+  local pid=$!
+  wait_for_text "$5" "$6" 120 "$7"
+  sleep 1  # a running job's ranks have their signal handlers by then
+  cancelled=$(last_job "$2")
+  scancel "$cancelled"
+  set +e
+  wait $pid
+  rc=$?
+  set -e
+  sed 's/^/    /' "$3"
+}
+
 echo "== a running job cancelled (as PreemptMode=CANCEL ends one): checkpoint; --wait submits it again, it resumes"
 cout=$work/cancelled
-"$dtbench" sweep preempt.json --out "$cout" --submit --wait --poll 0.5 --timeout 300 >"$work/cancelled.log" 2>&1 &
-cpid=$!
-wait_for_text "$cout/runs/p0-nodes2-s1.out" "mpi_steps: rank" 120 2
-sleep 1
-first=$(last_job "$cout")
-scancel "$first"
-set +e
-wait $cpid
-rc=$?
-set -e
-sed 's/^/    /' "$work/cancelled.log"
+cancel_while_waiting preempt.json "$cout" "$work/cancelled.log" 300 "$cout/runs/p0-nodes2-s1.out" "mpi_steps: rank" 2
 [ "$rc" = 0 ] || fail "a cancelled running job: --wait exit $rc, expected 0 after submitting it again"
 grep -qF "1 run preempted after its job left the queue: submitting again" "$work/cancelled.log" ||
   fail "the preempted run was not submitted again"
-[ "$(last_job "$cout")" != "$first" ] || fail "no second job in jobs.json"
+[ "$(last_job "$cout")" != "$cancelled" ] || fail "no second job in jobs.json"
 grep -qF "sweep: 1 run: 1 done" "$work/cancelled.log" || fail "the resubmitted run did not complete"
 REC=$cout/runs/p0-nodes2-s1.json $py -c '
 import json, os
@@ -245,15 +252,7 @@ print("    completed in a second job, resumed from step", r["extra"]["resumed_fr
 echo "== a job cancelled while pending: --wait ends with exit 1, saying the run never started (no .err to see)"
 $py -c 'import json; s = json.load(open("preempt.json")); s["name"] = "held"; s["slurm"]["sbatch"] = ["--hold"]; json.dump(s, open("held.json", "w"))'
 hout=$work/held
-"$dtbench" sweep held.json --out "$hout" --submit --wait --poll 0.5 --timeout 120 >"$work/held.log" 2>&1 &
-hpid=$!
-wait_for_text "$hout/jobs.json" '"job_id"' 60
-scancel "$(last_job "$hout")"
-set +e
-wait $hpid
-rc=$?
-set -e
-sed 's/^/    /' "$work/held.log"
+cancel_while_waiting held.json "$hout" "$work/held.log" 120 "$hout/jobs.json" '"job_id"' 1
 [ "$rc" = 1 ] || fail "a cancelled pending job: exit $rc, expected 1"
 grep -qF "p0-nodes2-s1: missing (no $hout/runs/p0-nodes2-s1.err: the run never started)" "$work/held.log" ||
   fail "a cancelled pending job: the message names an error file that does not exist"

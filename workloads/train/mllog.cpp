@@ -36,14 +36,7 @@ void Logger::open(const std::string& path, bool append, int64_t keep_bytes, cons
   if (fd < 0) throw RunFailed(path + ": cannot open the MLLOG file: " + std::strerror(errno));
   // The lock tells a live run (it holds the lock) from a file left by a run that died (no lock: it is
   // replaced, as the rerun replaces the run).
-  bool taken = false;
-  try {
-    taken = lock_exclusive(fd, path, "keeps two runs of one name from writing one MLLOG file: start each run once");
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  if (!taken) {
+  if (!lock_exclusive(fd, path, "keeps two runs of one name from writing one MLLOG file: start each run once")) {
     ::close(fd);
     throw BadInput(path + ": another run of this name is writing its MLLOG file now (choose another /name or "
                    "/output/record)");
