@@ -291,16 +291,35 @@ void run_submit(const std::vector<Item>& items, const std::vector<Point>& points
   out << "sweep: submitted " << count(n, "run") << "; job ids in " << jobs.string() << std::endl;
 }
 
+// The steps a preempted record reached when its latest submission's job wrote it (its provenance names the job:
+// SLURM_JOB_ID, or the array's id and task), else -1: a record of an earlier attempt says nothing of the latest
+// job, which may have been cancelled while pending or failed before it trained (a review: such a run was submitted
+// again and again).
+int64_t steps_by_latest_job(const fs::path& record, const Submission& s) {
+  try {
+    const Json r = read_json_file(record.string(), "run record");
+    const Json& slurm = r.at("provenance").at("slurm");
+    const auto id = [&](const char* key) { return slurm.contains(key) ? slurm[key].get<std::string>() : std::string(); };
+    const bool ours = s.array_task < 0 ? id("job_id") == s.job_id
+                                       : id("array_job_id") == s.job_id && id("array_task_id") == std::to_string(s.array_task);
+    return ours ? r.at("steps").get<int64_t>() : -1;
+  } catch (const std::exception&) {  // no provenance.slurm (not run by Slurm), a record being replaced
+    return -1;
+  }
+}
+
 // Polls squeue until none of this campaign's submitted jobs is pending or running. A run whose job left the queue
-// with a preempted record (a job cancelled by preemption, PreemptMode=CANCEL, or killed at its time limit without
-// /slurm/signal_seconds: the ranks checkpointed on SIGTERM but nothing requeued the job) is submitted again and
-// resumes from its checkpoint, at most kResubmissions times per run in one wait; before, --wait ended with exit 1
-// and the campaign waited for a rerun by hand (found by a review).
+// with a preempted record that job wrote (a job cancelled by preemption, PreemptMode=CANCEL, or killed at its time
+// limit without /slurm/signal_seconds: the ranks checkpointed on SIGTERM but nothing requeued the job) is submitted
+// again and resumes from its checkpoint, as long as each attempt gets further than the one before, at most
+// kResubmissions times per run in one wait; before, --wait ended with exit 1 and the campaign waited for a rerun by
+// hand (found by a review).
 void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, const Layout& l, bool arrays,
                    std::ostream& out) {
   constexpr int kResubmissions = 20;
   auto latest = latest_submissions(l.out / "jobs.json");
   std::map<std::string, int> resubmitted;
+  std::map<std::string, int64_t> steps_before;  // the steps of the attempt last resubmitted
   Stopwatch sw;
   std::string last_line;
   double last_print = -1e9;
@@ -311,10 +330,17 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
       std::vector<Item> again = survey(points, l, /*polling=*/true);
       size_t n = 0;
       for (Item& it : again) {
-        const auto s = latest.find(it.run->name);
-        const bool resubmit = it.state == RunState::preempted && s != latest.end() &&
-                              !find_active(s->second, active) && resubmitted[it.run->name] < kResubmissions;
-        if (resubmit) ++resubmitted[it.run->name], ++n;
+        const std::string& run = it.run->name;
+        const auto s = latest.find(run);
+        bool resubmit = it.state == RunState::preempted && s != latest.end() && !find_active(s->second, active) &&
+                        resubmitted[run] < kResubmissions;
+        if (resubmit) {
+          const int64_t steps = steps_by_latest_job(record_path(l, *it.run), s->second);
+          const auto before = steps_before.find(run);
+          resubmit = steps >= 0 && (before == steps_before.end() || steps > before->second);
+          if (resubmit) steps_before[run] = steps;
+        }
+        if (resubmit) ++resubmitted[run], ++n;
         else it.state = RunState::queued;  // not this submission's business
       }
       if (n > 0) {
@@ -324,6 +350,8 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
         run_submit(again, points, l, arrays, out);
         latest = latest_submissions(l.out / "jobs.json");
         last_line.clear();
+        // The queue asked before the new jobs were queued would say none is left: ask again after a poll.
+        std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_seconds));
         continue;
       }
     }

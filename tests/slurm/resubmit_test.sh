@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `sweep --submit --wait` submits a run again when its job left the queue with a preempted record that job wrote
+# (Slurm cancelled it instead of requeueing it), once per attempt that got further; a record of an earlier attempt
+# never does (the new job may have been cancelled while pending, or failed before it trained): a review saw one run
+# submitted 21 times in a second. sbatch and squeue are stand-ins on PATH (sbatch prints ids 101, 102, ...; squeue
+# shows job 101 running until the test removes it), and "job 101" is a real `dtbench train` preempted at step 3
+# with SLURM_JOB_ID=101, which its record's provenance names.
+# Usage: resubmit_test.sh DTBENCH
+set -euo pipefail
+dtbench=$1
+work=$(mktemp -d /tmp/dtbench-resubmit.XXXXXX)
+trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+pid=
+mkdir "$work/bin"
+cat > "$work/bin/sbatch" <<EOS
+#!/bin/sh
+[ "\$1" = --test-only ] && exit 0
+n=\$(cat "$work/next" 2>/dev/null || echo 101)
+echo \$((n + 1)) > "$work/next"
+echo "\$n"
+EOS
+cat > "$work/bin/squeue" <<EOS
+#!/bin/sh
+[ -e "$work/running" ] && echo "101|101|N/A|RUNNING|None"
+exit 0
+EOS
+chmod +x "$work/bin/sbatch" "$work/bin/squeue"
+cd "$work"
+echo '{"name": "rs", "base": {"model": {"arch": "mlp", "hidden": 8}, "data": {"dataset": "synthetic",
+ "synthetic": {"train_size": 256, "test_size": 64}}, "batch": {"global": 32}, "duration": {"steps": 6},
+ "eval": {"every_steps": 3}, "threads": 1}}' > spec.json
+touch running
+PATH="$work/bin:$PATH" "$dtbench" sweep spec.json --out camp --submit --wait --poll 0.2 --timeout 60 > wait.log 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q '"job_id": *"101"' camp/jobs.json 2>/dev/null && break; sleep 0.1; done
+grep -q '"job_id": *"101"' camp/jobs.json || { echo "FAIL: job 101 not listed"; cat wait.log; exit 1; }
+# Job 101 runs and is cancelled at step 3: the ranks checkpoint and write a preempted record; then it leaves the queue.
+rc=0
+SLURM_JOB_ID=101 "$dtbench" train camp/configs/p0-s1.json --resume --inject-fault sigusr1@3 > train.log 2>&1 || rc=$?
+[ "$rc" = 3 ] || { echo "FAIL: the run was not preempted (exit $rc)"; cat train.log; exit 1; }
+rm running
+rc=0
+wait $pid || rc=$?
+pid=
+cat wait.log
+# Job 102 never ran: its run is left preempted (exit 1), submitted once again and not more.
+[ "$rc" = 1 ] || { echo "FAIL: --wait exit $rc, expected 1"; exit 1; }
+[ "$(grep -c "submitting again" wait.log)" = 1 ] || { echo "FAIL: not submitted again exactly once"; exit 1; }
+ids=$(/usr/bin/python3 -c 'import json; print(" ".join(s["job_id"] for s in json.load(open("camp/jobs.json"))["submissions"]))')
+[ "$ids" = "101 102" ] || { echo "FAIL: jobs.json lists $ids, expected 101 102"; exit 1; }
+echo "a run preempted by its own job is submitted again once; the record of an earlier attempt is not enough"
