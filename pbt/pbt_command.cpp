@@ -303,7 +303,7 @@ void wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& wai
 // Found by its script's path, which only this member's job runs (squeue's -n JOB_NAME split a campaign name with a
 // comma into two names and found nothing; a review).
 std::string unlisted_job(const fs::path& script) {
-  const slurm::ProcessResult r = slurm::run_capture({"squeue", "-h", "--all", "-o", "%A|%o"});
+  const slurm::ProcessResult r = slurm::run_capture(slurm::squeue_argv("%A|%o"));
   if (r.exit_code != 0) throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
   std::istringstream lines(r.out);
   for (std::string line; std::getline(lines, line);) {

@@ -279,15 +279,28 @@ std::map<std::string, Submission> latest_submissions(const fs::path& jobs_json) 
   return latest;
 }
 
-std::vector<ActiveJob> query_queue(double patience_s) {
-  std::vector<std::string> argv = {"env", "SLURM_BITSTR_LEN=0", "squeue", "-h", "--all", "-o", "%A|%F|%K|%T|%r"};
+std::vector<std::string> squeue_argv(const std::string& format) {
+  // squeue's filters from the user's environment would hide jobs of the campaign (a pending one looked finished);
+  // SLURM_BITSTR_LEN=0: whole array task lists (past 64 bytes squeue cut them with "...").
+  std::vector<std::string> argv = {"env"};
+  for (const char* v : {"SQUEUE_STATES", "SQUEUE_PARTITION", "SQUEUE_USERS", "SQUEUE_ACCOUNT", "SQUEUE_QOS",
+                        "SQUEUE_NAMES", "SQUEUE_LICENSES", "SQUEUE_FORMAT", "SQUEUE_FORMAT2", "SQUEUE_SORT"})
+    if (std::getenv(v) != nullptr) argv.insert(argv.end(), {"-u", v});
+  argv.insert(argv.end(), {"SLURM_BITSTR_LEN=0", "squeue", "-h", "--all", "-o", format});
+  // sbatch reads SBATCH_CLUSTERS, squeue SLURM_CLUSTERS only (which sbatch reads too): the clusters jobs went to.
   const char* sbatch_clusters = std::getenv("SBATCH_CLUSTERS");
-  if (sbatch_clusters && *sbatch_clusters && !std::getenv("SQUEUE_CLUSTERS"))
+  if (sbatch_clusters && *sbatch_clusters && !std::getenv("SLURM_CLUSTERS"))
     argv.push_back(std::string("--clusters=") + sbatch_clusters);
+  return argv;
+}
+
+std::vector<ActiveJob> query_queue(double patience_s) {
+  const std::vector<std::string> argv = squeue_argv("%A|%F|%K|%T|%r");
   const auto started = std::chrono::steady_clock::now();
   for (double pause = 1;; pause = std::min(pause * 2, 30.0)) {
     ProcessResult r = run_capture(argv);
     if (r.exit_code == 0) return parse_squeue(r.out);
+    if (r.exit_code == 127) throw RunFailed("squeue is not on PATH (is this a Slurm login node?)");  // env's "not found"
     const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (waited + pause > patience_s)
       throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + one_line(r.err + r.out) +
@@ -321,7 +334,9 @@ std::string sbatch_refuses(const std::string& script, const std::vector<std::str
   ::close(fd);
   ProcessResult r;
   try {
-    std::vector<std::string> argv = {"sbatch", "--test-only"};
+    // The request as it will be submitted: without the variables that would override the script (submit_job).
+    std::vector<std::string> argv = sbatch_environment(script);
+    argv.insert(argv.end(), {"sbatch", "--test-only"});
     argv.insert(argv.end(), options.begin(), options.end());
     argv.push_back(path);
     if (written) r = run_capture(argv);
@@ -341,16 +356,26 @@ std::string sbatch_refuses(const std::string& script, const std::vector<std::str
 
 std::vector<std::string> overriding_sbatch_variables(const std::string& script) {
   // sbatch(1): "Environment variables will override any options set in a batch script". The variable of each option
-  // the scripts write, and two that change any job: SBATCH_WAIT (sbatch would block until the job ends) and
-  // SBATCH_ARRAY_INX (one run's script submitted as an array).
+  // a script may hold (its own lines and the spec's /slurm/sbatch ones, matched as "#SBATCH --option"), and two
+  // that change any job: SBATCH_WAIT (sbatch would block until the job ends) and SBATCH_ARRAY_INX (one run's script
+  // submitted as an array).
   static const std::pair<const char*, const char*> kByOption[] = {
       {"SBATCH_TIMELIMIT", "--time="},          {"SBATCH_PARTITION", "--partition="},
       {"SBATCH_ACCOUNT", "--account="},         {"SBATCH_QOS", "--qos="},
       {"SBATCH_NO_REQUEUE", "--requeue"},       {"SBATCH_REQUEUE", "--requeue"},
       {"SBATCH_OPEN_MODE", "--open-mode="},     {"SBATCH_JOB_NAME", "--job-name="},
+      {"SBATCH_OUTPUT", "--output="},           {"SBATCH_ERROR", "--error="},
       {"SBATCH_SIGNAL", "--signal="},           {"SBATCH_GPUS_PER_NODE", "--gpus-per-node="},
       {"SBATCH_GPUS_PER_TASK", "--gpus-per-task="}, {"SBATCH_GRES", "--gres="},
-      {"SBATCH_GPUS", "--gpus-per-"},           {"SBATCH_WAIT", ""},
+      {"SBATCH_GPUS", "--gpus-per-"},           {"SBATCH_CONSTRAINT", "--constraint"},
+      {"SBATCH_EXCLUSIVE", "--exclusive"},      {"SBATCH_MEM_PER_NODE", "--mem="},
+      {"SBATCH_MEM_PER_CPU", "--mem-per-cpu"},  {"SBATCH_MEM_PER_GPU", "--mem-per-gpu"},
+      {"SBATCH_RESERVATION", "--reservation"},  {"SBATCH_CPUS_PER_GPU", "--cpus-per-gpu"},
+      {"SBATCH_DISTRIBUTION", "--distribution"}, {"SBATCH_HINT", "--hint"},
+      {"SBATCH_NETWORK", "--network"},          {"SBATCH_WCKEY", "--wckey"},
+      {"SBATCH_GPU_BIND", "--gpu-bind"},        {"SBATCH_GRES_FLAGS", "--gres-flags"},
+      {"SBATCH_THREADS_PER_CORE", "--threads-per-core"}, {"SBATCH_OVERCOMMIT", "--overcommit"},
+      {"SBATCH_EXPORT", "--export"},            {"SBATCH_WAIT", ""},
       {"SBATCH_ARRAY_INX", ""}};
   std::vector<std::string> set;
   for (const auto& [var, option] : kByOption) {
@@ -362,25 +387,31 @@ std::vector<std::string> overriding_sbatch_variables(const std::string& script) 
   return set;
 }
 
-std::string submit_job(const std::vector<std::string>& argv) {
+std::vector<std::string> sbatch_environment(const std::string& script) {
   // The script is the campaign's record of its request, and its runs' configs were resolved for it: a variable of
   // the user's environment that would override one of its lines is left out of sbatch's environment, and said once
   // (SBATCH_NO_REQUEUE stopped the checkpointed requeue; found by a review).
+  const std::vector<std::string> unset = overriding_sbatch_variables(script);
+  if (unset.empty()) return {};
+  static bool said = false;
+  if (!said) {
+    std::string names;
+    for (const std::string& n : unset) names += (names.empty() ? "" : ", ") + n;
+    std::cerr << "dtbench: warning: " << names << " would override the job script's own #SBATCH lines; left out of "
+              << "sbatch's environment (set the spec's /slurm keys instead)" << std::endl;
+    said = true;
+  }
+  std::vector<std::string> prefix = {"env"};
+  for (const std::string& n : unset) prefix.insert(prefix.end(), {"-u", n});
+  return prefix;
+}
+
+std::string submit_job(const std::vector<std::string>& argv) {
   std::vector<std::string> command = argv;
   if (std::ifstream in{argv.back()}) {
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::vector<std::string> unset = overriding_sbatch_variables(text);
-    static bool said = false;
-    if (!unset.empty() && !said) {
-      std::string names;
-      for (const std::string& n : unset) names += (names.empty() ? "" : ", ") + n;
-      std::cerr << "dtbench: warning: " << names << " would override the job script's own #SBATCH lines; left out of "
-                << "sbatch's environment (set the spec's /slurm keys instead)" << std::endl;
-      said = true;
-    }
-    std::vector<std::string> prefix = {"env"};
-    for (const std::string& n : unset) prefix.insert(prefix.end(), {"-u", n});
-    if (!unset.empty()) command.insert(command.begin(), prefix.begin(), prefix.end());
+    const std::vector<std::string> prefix =
+        sbatch_environment(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+    command.insert(command.begin(), prefix.begin(), prefix.end());
   }
   // Its own process group: Ctrl-C at the terminal does not end an sbatch that may have queued the job already (the
   // caller lists it first: sweep's HoldStopSignals).

@@ -92,9 +92,8 @@ std::string shown_state(const ActiveJob& a);
 // The active job of a submission, or nullptr when it has left the queue.
 const ActiveJob* find_active(const Submission& s, const std::vector<ActiveJob>& active);
 
-// The jobs Slurm holds now: squeue of every user and partition (--all: a hidden partition's jobs looked finished),
-// with array task lists unshortened (SLURM_BITSTR_LEN=0: past 64 bytes squeue cut them with "...", and the tasks cut
-// off were submitted again), of the clusters SBATCH_CLUSTERS names when the user set it and not SQUEUE_CLUSTERS.
+// The jobs Slurm holds now: squeue_argv's (--all: a hidden partition's jobs looked finished; whole task lists: past
+// 64 bytes squeue cut them with "...", and the tasks cut off were submitted again).
 // A failed squeue is asked again for up to `patience_s` seconds (a busy controller times out now and then; one
 // failure ended --wait), then RunFailed.
 std::vector<ActiveJob> query_queue(double patience_s = 0);
@@ -106,6 +105,13 @@ std::string sbatch_job_id(const std::string& printed);
 // The SBATCH_* variables set in this environment that would override a line of `script` (sbatch takes the
 // environment over the script's #SBATCH lines), and SBATCH_WAIT and SBATCH_ARRAY_INX whenever set.
 std::vector<std::string> overriding_sbatch_variables(const std::string& script);
+// The command words that run sbatch on `script` without those variables ("env -u NAME ..."; none when none is set),
+// saying once on standard error which were left out. submit_job and sbatch_refuses put them before "sbatch".
+std::vector<std::string> sbatch_environment(const std::string& script);
+// squeue's command words for `-o FORMAT` over the whole queue: --all, array task lists unshortened
+// (SLURM_BITSTR_LEN=0), the user's SQUEUE_* filters left out, the clusters SBATCH_CLUSTERS names when SLURM_CLUSTERS
+// (which squeue reads) is not set.
+std::vector<std::string> squeue_argv(const std::string& format);
 
 // Runs `sbatch --parsable ... SCRIPT` (argv) and returns the job id it printed, with the variables
 // overriding_sbatch_variables names left out of sbatch's environment (a warning says so once). Throws RunFailed

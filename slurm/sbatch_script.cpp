@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/provenance.hpp"
+#include "slurm/process.hpp"
 #include "slurm/shell.hpp"
 
 namespace dtbench::slurm {
@@ -122,15 +123,10 @@ std::vector<std::string> launch_words(const Json& slurm, const Layout& l, const 
   // Given before launcher_args, whose own options come later and win (srun), or are left alone (mpirun).
   const int64_t cpus = slurm["cpus_per_task"].get<int64_t>();
   if (cpus > 1) {
-    const auto given = [&](std::initializer_list<const char*> names) {
-      for (const auto& a : slurm["launcher_args"])
-        for (const char* n : names)
-          if (a.get<std::string>().rfind(n, 0) == 0) return true;
-      return false;
-    };
+    std::vector<std::string> args;
+    for (const auto& a : slurm["launcher_args"]) args.push_back(a.get<std::string>());
     if (slurm["launcher"] == "srun") w.push_back("--cpus-per-task=" + std::to_string(cpus));
-    else if (!given({"--bind-to", "-bind-to", "--map-by", "-map-by", "--rank-by", "--cpus-per-proc", "--cpus-per-rank"}))
-      w.insert(w.end(), {"--bind-to", "none"});
+    else if (!places_ranks(args)) w.insert(w.end(), {"--bind-to", "none"});
   }
   for (const auto& a : slurm["launcher_args"]) w.push_back(a.get<std::string>());
   for (const auto& a : l.program) w.push_back(a);

@@ -99,11 +99,12 @@ std::string owned_sbatch_option(const std::string& line) {
       {"gpus-per-task", "/slurm/gpus_per_task"}, {"time", "/slurm/time"}, {"partition", "/slurm/partition"},
       {"account", "/slurm/account"}, {"qos", "/slurm/qos"}, {"signal", "/slurm/signal_seconds"},
       {"array", "/slurm/array"}, {"requeue", ""}, {"no-requeue", ""}, {"open-mode", ""}, {"output", ""},
-      {"error", ""}, {"job-name", ""}};
+      {"error", ""}, {"job-name", ""}, {"clusters", "-"}};
   static const std::pair<char, const char*> kShort[] = {{'N', "nodes"}, {'n', "ntasks"},  {'c', "cpus-per-task"},
                                                         {'G', "gpus"},  {'t', "time"},    {'p', "partition"},
                                                         {'A', "account"}, {'q', "qos"},   {'a', "array"},
-                                                        {'o', "output"}, {'e', "error"},  {'J', "job-name"}};
+                                                        {'o', "output"}, {'e', "error"},  {'J', "job-name"},
+                                                        {'M', "clusters"}};
   // The long name the line gives (a letter stands for its long name), and how the message shows it.
   std::string given, shown;
   if (line.rfind("--", 0) == 0) {
@@ -113,7 +114,12 @@ std::string owned_sbatch_option(const std::string& line) {
       if (line.size() >= 2 && line[1] == letter) given = owned, shown = std::string("-") + letter + " (--" + owned + ")";
   }
   for (const auto& [owned, key] : kLong)
-    if (given == owned || (given.size() >= 2 && std::string(owned).rfind(given, 0) == 0))
+    if ((given == owned || (given.size() >= 2 && std::string(owned).rfind(given, 0) == 0)) && std::string(key) == "-")
+      // The campaign follows its jobs in the queue of the clusters the environment names (SBATCH_CLUSTERS):
+      // a line's clusters were not asked, and its jobs looked finished at once (found by a review).
+      return (shown.empty() ? std::string("--") + owned : shown) +
+             ": set SBATCH_CLUSTERS in the environment instead, whose clusters the sweep's and pbt's queue polls ask";
+    else if (given == owned || (given.size() >= 2 && std::string(owned).rfind(given, 0) == 0))
       return (shown.empty() ? std::string("--") + owned : shown) +
              (*key ? std::string(": give it as ") + key : std::string(", which the script needs as it writes it")) +
              " (sbatch takes the last of a repeated option: the job would not be the one the runs' configs were "

@@ -147,6 +147,11 @@ TEST(Script, EveryRankGetsItsCpusPerTask) {
             "launch=('mpirun' '--bind-to' 'none' '/opt/my tools/dtbench' 'train' \"$config\" '--resume')");
   EXPECT_EQ(launch({{"cpus_per_task", 4}, {"launcher", "mpirun"}, {"launcher_args", {"--map-by", "slot:PE=4"}}}),
             "launch=('mpirun' '--map-by' 'slot:PE=4' '/opt/my tools/dtbench' 'train' \"$config\" '--resume')");
+  // A binding through an MCA parameter is the spec's too (`--bind-to none` before it turned it off).
+  EXPECT_EQ(launch({{"cpus_per_task", 4}, {"launcher", "mpirun"},
+                    {"launcher_args", {"--mca", "hwloc_base_binding_policy", "core"}}}),
+            "launch=('mpirun' '--mca' 'hwloc_base_binding_policy' 'core' '/opt/my tools/dtbench' 'train' \"$config\" "
+            "'--resume')");
   Json doc = {{"name", "u"}, {"base", {{"duration", {{"steps", 10}}}}}, {"slurm", {{"setup", {"source activate x"}}}}};
   Fixture f = make(doc, "/o");
   const std::string s = run_script(f.spec, f.points[0], f.points[0].runs[0], f.layout);
@@ -404,12 +409,13 @@ TEST(Campaign, TheQueueIsAskedWholeAndAgainAfterAFailure) {
     s << "#!/bin/sh\nn=$(cat " << (dir / "calls").string() << " 2>/dev/null || echo 0)\n"
       << "echo $((n + 1)) > " << (dir / "calls").string() << "\n"
       << "[ \"$n\" -lt 2 ] && { echo 'slurm_load_jobs error: Socket timed out on send/recv operation' >&2; exit 1; }\n"
-      << "echo \"7|7|$SLURM_BITSTR_LEN|$(echo \"$*\" | tr '|' ,)\"\n";
+      << "echo \"7|7|$SLURM_BITSTR_LEN|$(echo \"$*\" | tr '|' ,)|${SQUEUE_STATES:-unset}\"\n";
   }
   fs::permissions(dir / "squeue", fs::perms::owner_all);
   const std::string path = std::getenv("PATH");
   setenv("PATH", (dir.string() + ":" + path).c_str(), 1);
   unsetenv("SBATCH_CLUSTERS");
+  setenv("SQUEUE_STATES", "RUNNING", 1);  // a user's filter, which would hide the campaign's pending jobs
   try {
     query_queue(0);
     ADD_FAILURE() << "a failed squeue was taken with no patience";
@@ -418,10 +424,12 @@ TEST(Campaign, TheQueueIsAskedWholeAndAgainAfterAFailure) {
   }
   const auto jobs = query_queue(60);  // the second call fails, the third answers, after 1 s
   setenv("PATH", path.c_str(), 1);
+  unsetenv("SQUEUE_STATES");
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].job_id, "7");
   EXPECT_EQ(jobs[0].tasks, (std::vector<int64_t>{0}));  // SLURM_BITSTR_LEN=0 read as the task list
   EXPECT_EQ(jobs[0].state, "-h --all -o %A,%F,%K,%T,%r");
+  EXPECT_EQ(jobs[0].reason, "unset");
   fs::remove_all(dir);
 }
 
@@ -444,7 +452,13 @@ TEST(Campaign, SbatchVariablesThatOverrideTheScriptAreLeftOut) {
   for (const char* v : {"SBATCH_TIMELIMIT=5", "SBATCH_NO_REQUEUE=1", "SBATCH_ACCOUNT=mine", "SBATCH_WAIT=1"}) putenv(const_cast<char*>(v));
   EXPECT_EQ(overriding_sbatch_variables(script),
             (std::vector<std::string>{"SBATCH_TIMELIMIT", "SBATCH_NO_REQUEUE", "SBATCH_WAIT"}));
+  // sbatch --test-only judges the request as it will be submitted (it was given the variables).
   testing::internal::CaptureStderr();
+  EXPECT_EQ(sbatch_refuses(script), "");
+  {
+    std::ifstream in(dir / "env");
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "SBATCH_ACCOUNT=mine\n");
+  }
   EXPECT_EQ(submit_job({"sbatch", "--parsable", (dir / "job.sbatch").string()}), "77");
   const std::string said = testing::internal::GetCapturedStderr();
   for (const char* v : {"SBATCH_TIMELIMIT", "SBATCH_NO_REQUEUE", "SBATCH_ACCOUNT", "SBATCH_WAIT"}) unsetenv(v);
