@@ -718,7 +718,7 @@ std::vector<Rule> build_rules() {
          return when(c["data"]["dataset"] == "synthetic" && memory > 0 && bytes > memory,
                      "the training and test images take " + fmt_number(static_cast<double>(bytes / (1 << 30))) +
                          " GiB, more than this machine's " + fmt_number(std::floor(static_cast<double>(memory / (1 << 30)))) +
-                         " GiB of memory");
+                         " GiB of memory" + memory_limit_note());
        }},
       {"/backend", Needs::machine,
        [](const Json& c, int) {

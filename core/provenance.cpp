@@ -138,11 +138,27 @@ double cgroup_memory_limit(const std::string& proc_cgroup, const std::string& ro
   return least;
 }
 
-double physical_memory_bytes() {
+namespace {
+double machine_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  const double physical = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+double cgroup_limit_of_this_process() {
   static const double limit = cgroup_memory_limit("/proc/self/cgroup", "/sys/fs/cgroup");
+  return limit;
+}
+}  // namespace
+
+double physical_memory_bytes() {
+  const double physical = machine_memory_bytes(), limit = cgroup_limit_of_this_process();
   return limit > 0 && (physical <= 0 || limit < physical) ? limit : physical;
+}
+
+std::string memory_limit_note() {
+  const double physical = machine_memory_bytes(), limit = cgroup_limit_of_this_process();
+  if (!(limit > 0 && (physical <= 0 || limit < physical))) return "";
+  return " (the limit of this process's memory cgroup, a Slurm job's --mem or a container's; the machine has " +
+         bytes_text(physical) + ")";
 }
 
 namespace {

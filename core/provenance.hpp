@@ -18,6 +18,9 @@ Json provenance();
 // memory checks of configs and options compare with: against the machine's memory alone, a run over its job's
 // limit passed them and was OOM-killed (137) with no record (found by a review).
 double physical_memory_bytes();
+// "" when physical_memory_bytes() is the machine's memory; else " (the limit of this process's memory cgroup, a
+// Slurm job's --mem or a container's; the machine has N GB)", for the memory checks' messages to say which it is.
+std::string memory_limit_note();
 
 // The memory cgroup limit of the process whose /proc/PID/cgroup is `proc_cgroup`, with the cgroup file systems
 // mounted under `root` (/sys/fs/cgroup): cgroup v2's memory.max ("0::/path") or v1's memory.limit_in_bytes

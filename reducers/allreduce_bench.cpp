@@ -436,7 +436,7 @@ void check_memory(const AllreduceOptions& o, const std::string& maxbytes, int ra
                   "-e/--maxbytes: %s would need %.3g GB here ((2 + %zu reducers) buffers of up to -e bytes %s); it "
                   "has %.3g GB of memory",
                   maxbytes.c_str(), need / 1e9, o.reducers.size(), ranks.c_str(), have / 1e9);
-    throw BadInput(line);
+    throw BadInput(line + memory_limit_note());
   }
 }
 

@@ -66,7 +66,7 @@ void validate_spec(const models::ModelSpec& spec, bool gpu, int node_ranks, int6
                    " parameters" + (spec.shards > 1 || spec.stages > 1 ? " on each rank" : "") + ": their weights and "
                    "gradients alone take " + std::to_string(static_cast<int64_t>(need / 1e9)) + " GB for the " +
                    std::to_string(node_ranks) + " rank(s) on this machine, which has " +
-                   std::to_string(static_cast<int64_t>(memory / 1e9)) + " GB");
+                   std::to_string(static_cast<int64_t>(memory / 1e9)) + " GB" + memory_limit_note());
   // The activations, where one rank holds whole layers (no tensor or pipeline split): the layers' outputs of a
   // forward pass at the least, 4 bytes each (2 in bf16), kept for the backward pass, plus one output's gradient; with gradient
   // checkpointing the largest output and its gradient at the least. A lower bound (the plan also keeps batch norm

@@ -52,7 +52,7 @@ TrainingData::TrainingData(const Json& cfg, int ranks, int rank, long per_rank, 
                    std::to_string(max_batch) + " images of " + std::to_string(data_.train.channels) + " x " +
                    std::to_string(data_.train.height) + " x " + std::to_string(data_.train.width) + " floats takes " +
                    bytes_text(bytes) + (node_ranks > 1 ? " on each of the " + std::to_string(node_ranks) + " ranks on this machine" : std::string()) +
-                   ", more than its " + bytes_text(memory));
+                   ", more than its " + bytes_text(memory) + memory_limit_note());
   eval_batch_ = std::min(static_cast<size_t>(cfg["eval"]["batch"].get<int64_t>()),
                          std::max(eval_indices(EvalSet::test, false).size(), eval_indices(EvalSet::validation, false).size()));
   x_.resize(max_batch * data_.train.image_bytes());
