@@ -8,7 +8,7 @@
 namespace dtbench {
 
 // flock(LOCK_EX | LOCK_NB) on `fd`: true when taken, false when another process holds it. A file system without
-// flock (Lustre mounted noflock, some NFS set-ups: ENOSYS, EOPNOTSUPP, ENOLCK) was read as "another process holds
+// flock (Lustre mounted noflock, some NFS set-ups: ENOSYS, EOPNOTSUPP, ENOLCK, EINVAL) was read as "another process holds
 // it" and nothing ran there (found by a review): it is said on standard error, naming `file` and what the lock
 // guards against, and counts as taken. Other errors close `fd` and are RunFailed naming the file.
 bool lock_exclusive(int fd, const std::filesystem::path& file, const std::string& guards);

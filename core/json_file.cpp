@@ -182,13 +182,20 @@ Json read_json_file(const std::string& path, const std::string& what) {
 }
 
 std::string first_difference(const Json& a, const Json& b) {
-  nlohmann::json patch = nlohmann::json::diff(nlohmann::json::parse(a.dump()), nlohmann::json::parse(b.dump()));
+  const nlohmann::json first = nlohmann::json::parse(a.dump()), second = nlohmann::json::parse(b.dump());
+  const nlohmann::json patch = nlohmann::json::diff(first, second);
   if (patch.empty()) return "";
-  // A JSON Patch appends to an array at ".../-", which names no value of either document: name the array (its
-  // lengths differ).
-  std::string path = patch[0]["path"].get<std::string>();
-  if (path.size() > 2 && path.compare(path.size() - 2, 2, "/-") == 0) path.resize(path.size() - 2);
-  return path;
+  // Arrays of other lengths are named whole: JSON Patch appends at ".../-", which names no value of either document
+  // (a checkpoint's pipeline_cut with one stage less), and removes the last element first ([1, 2, 3] against [1]
+  // named /2).
+  const nlohmann::json::json_pointer at(patch[0]["path"].get<std::string>());
+  if (!at.empty()) {
+    const nlohmann::json::json_pointer parent = at.parent_pointer();
+    if (first.contains(parent) && second.contains(parent) && first.at(parent).is_array() &&
+        second.at(parent).is_array() && first.at(parent).size() != second.at(parent).size())
+      return parent.to_string();
+  }
+  return at.to_string();
 }
 
 }  // namespace dtbench

@@ -255,7 +255,8 @@ std::vector<ActiveJob> parse_squeue(const std::string& text) {
 }
 
 std::string shown_state(const ActiveJob& a) {
-  static const char* const kOrdinary[] = {"", "None", "Priority", "Resources", "BeginTime", "Dependency"};
+  static const char* const kOrdinary[] = {"", "None", "Priority", "Resources", "BeginTime", "Dependency",
+                                          "JobArrayTaskLimit"};
   for (const char* r : kOrdinary)
     if (a.reason == r) return a.state;
   return a.state + " (" + a.reason + ")";

@@ -260,7 +260,10 @@ TEST(Numbers, OutputFilesAreCheckedWithoutCreatingAnything) {
 TEST(FirstDifference, NamesAValueOfTheDocuments) {
   const auto parse = [](const char* t) { return Json::parse(t); };
   EXPECT_EQ(dtbench::first_difference(parse(R"({"p": {"cut": [1]}})"), parse(R"({"p": {"cut": [1, 2]}})")), "/p/cut");
-  EXPECT_EQ(dtbench::first_difference(parse(R"({"p": {"cut": [1, 2]}})"), parse(R"({"p": {"cut": [1]}})")), "/p/cut/1");
+  EXPECT_EQ(dtbench::first_difference(parse(R"({"p": {"cut": [1, 2]}})"), parse(R"({"p": {"cut": [1]}})")), "/p/cut");
+  EXPECT_EQ(dtbench::first_difference(parse(R"({"p": {"cut": [1, 2, 3]}})"), parse(R"({"p": {"cut": [1]}})")), "/p/cut");
+  EXPECT_EQ(dtbench::first_difference(parse(R"({"p": {"-": 1}})"), parse(R"({"p": {"-": 2}})")), "/p/-");  // a key
+  EXPECT_EQ(dtbench::first_difference(parse(R"({"p": [{"a": 1}]})"), parse(R"({"p": [{"a": 2}]})")), "/p/0/a");
   EXPECT_EQ(dtbench::first_difference(parse(R"({"p": {"cut": [1, 3]}})"), parse(R"({"p": {"cut": [1, 2]}})")), "/p/cut/1");
   EXPECT_EQ(dtbench::first_difference(parse(R"({"a": 1})"), parse(R"({"a": 1})")), "");
 }
