@@ -452,10 +452,22 @@ int run_pbt(const Args& a) {
   } else {
     // A campaign stopped in its first interval has a spec.json and runs but no lineage yet: another spec's rerun
     // would take its finished runs as its own.
-    if (fs::is_regular_file(dir / "spec.json"))
+    if (fs::is_regular_file(dir / "spec.json")) {
       if (const Json was = read_json_file((dir / "spec.json").string(), "pbt spec"); was != spec.source)
         throw BadInput((dir / "spec.json").string() + ": this folder holds the campaign of another spec (they differ at " +
                        first_difference(was, spec.source) + "); use another --out");
+    } else {
+      // Without spec.json (written before anything else) the folder is no campaign's: files where the campaign
+      // writes its own are a user's, which it would replace or read as its members' (as a sweep refuses them).
+      std::error_code ec;
+      for (const char* sub : {"configs", "runs", "scripts"})
+        if (fs::is_directory(dir / sub, ec) && !fs::is_empty(dir / sub, ec))
+          throw BadInput((dir / sub).string() + ": this folder has no spec.json or lineage.json, so the files in " + sub +
+                         "/ are not the campaign's; the campaign would replace or read them: use another --out");
+      if (fs::exists(fs::symlink_status(dir / "jobs.json", ec)))
+        throw BadInput((dir / "jobs.json").string() + ": this folder has no spec.json or lineage.json, so this file is "
+                       "not the campaign's; use another --out");
+    }
     l.name = spec.name, l.mode = spec.mode, l.population = spec.population;
     l.ready_steps = spec.ready_steps, l.total_steps = spec.total_steps, l.seed = spec.seed, l.spec = spec.source;
     l.select_on = spec.select_on;
