@@ -189,7 +189,7 @@ std::string first_difference(const Json& a, const Json& b) {
   // (a checkpoint's pipeline_cut with one stage less), and removes the last element first ([1, 2, 3] against [1]
   // named /2).
   const nlohmann::json::json_pointer at(patch[0]["path"].get<std::string>());
-  if (!at.empty()) {
+  if (!at.empty() && !at.parent_pointer().empty()) {  // (the root's pointer is "", read as "no difference")
     const nlohmann::json::json_pointer parent = at.parent_pointer();
     if (first.contains(parent) && second.contains(parent) && first.at(parent).is_array() &&
         second.at(parent).is_array() && first.at(parent).size() != second.at(parent).size())

@@ -525,8 +525,12 @@ int run_pbt(const Args& a) {
     j.slurm = spec.slurm;
     j.out = dir / "runs" / (pbt::run_name(0, 0) + ".out"), j.err = dir / "runs" / (pbt::run_name(0, 0) + ".err");
     j.config = dir / "configs" / (pbt::run_name(0, 0) + ".json");
-    const std::string refused =
-        slurm::sbatch_refuses(slurm::job_script(j, slurm::make_layout(dir, program, slurm::generated_by())));
+    const std::string script = slurm::job_script(j, slurm::make_layout(dir, program, slurm::generated_by()));
+    if (const std::string line = slurm::heterogeneous_job_line(script); !line.empty())
+      throw BadInput(a.spec + ": the members' scripts would hold the line '" + line + "', which sbatch reads as the "
+                     "start of a heterogeneous job's next component (\"hetjob\" or \"packjob\" in an #SBATCH line): "
+                     "rename the campaign (/name) or its folder (--out), or change /slurm/sbatch");
+    const std::string refused = slurm::sbatch_refuses(script);
     if (!refused.empty()) throw BadInput(a.spec + ": /slurm: Slurm refuses the members' request: " + refused);
   }
   fs::create_directories(dir / "runs");

@@ -285,7 +285,8 @@ std::vector<std::string> squeue_argv(const std::string& format) {
   // SLURM_BITSTR_LEN=0: whole array task lists (past 64 bytes squeue cut them with "...").
   std::vector<std::string> argv = {"env"};
   for (const char* v : {"SQUEUE_STATES", "SQUEUE_PARTITION", "SQUEUE_USERS", "SQUEUE_ACCOUNT", "SQUEUE_QOS",
-                        "SQUEUE_NAMES", "SQUEUE_LICENSES", "SQUEUE_FORMAT", "SQUEUE_FORMAT2", "SQUEUE_SORT"})
+                        "SQUEUE_NAMES", "SQUEUE_LICENSES", "SQUEUE_FORMAT", "SQUEUE_FORMAT2", "SQUEUE_SORT",
+                        "SQUEUE_LOCAL", "SQUEUE_SIBLING", "SQUEUE_FEDERATION", "SQUEUE_ARRAY", "SQUEUE_PRIORITY"})
     if (std::getenv(v) != nullptr) argv.insert(argv.end(), {"-u", v});
   argv.insert(argv.end(), {"SLURM_BITSTR_LEN=0", "squeue", "-h", "--all", "-o", format});
   // sbatch reads SBATCH_CLUSTERS, squeue SLURM_CLUSTERS only (which sbatch reads too): the clusters jobs went to.
@@ -355,36 +356,68 @@ std::string sbatch_refuses(const std::string& script, const std::vector<std::str
   return for_good ? said : "";
 }
 
-std::vector<std::string> overriding_sbatch_variables(const std::string& script) {
-  // sbatch(1): "Environment variables will override any options set in a batch script". The variable of each option
-  // a script may hold (its own lines and the spec's /slurm/sbatch ones, matched as "#SBATCH --option"), and two
-  // that change any job: SBATCH_WAIT (sbatch would block until the job ends) and SBATCH_ARRAY_INX (one run's script
-  // submitted as an array).
-  static const std::pair<const char*, const char*> kByOption[] = {
-      {"SBATCH_TIMELIMIT", "--time="},          {"SBATCH_PARTITION", "--partition="},
-      {"SBATCH_ACCOUNT", "--account="},         {"SBATCH_QOS", "--qos="},
-      {"SBATCH_NO_REQUEUE", "--requeue"},       {"SBATCH_REQUEUE", "--requeue"},
-      {"SBATCH_OPEN_MODE", "--open-mode="},     {"SBATCH_JOB_NAME", "--job-name="},
-      {"SBATCH_OUTPUT", "--output="},           {"SBATCH_ERROR", "--error="},
-      {"SBATCH_SIGNAL", "--signal="},           {"SBATCH_GPUS_PER_NODE", "--gpus-per-node="},
-      {"SBATCH_GPUS_PER_TASK", "--gpus-per-task="}, {"SBATCH_GRES", "--gres="},
-      {"SBATCH_GPUS", "--gpus-per-"},           {"SBATCH_CONSTRAINT", "--constraint"},
-      {"SBATCH_EXCLUSIVE", "--exclusive"},      {"SBATCH_MEM_PER_NODE", "--mem="},
-      {"SBATCH_MEM_PER_CPU", "--mem-per-cpu"},  {"SBATCH_MEM_PER_GPU", "--mem-per-gpu"},
-      {"SBATCH_RESERVATION", "--reservation"},  {"SBATCH_CPUS_PER_GPU", "--cpus-per-gpu"},
-      {"SBATCH_DISTRIBUTION", "--distribution"}, {"SBATCH_HINT", "--hint"},
-      {"SBATCH_NETWORK", "--network"},          {"SBATCH_WCKEY", "--wckey"},
-      {"SBATCH_GPU_BIND", "--gpu-bind"},        {"SBATCH_GRES_FLAGS", "--gres-flags"},
-      {"SBATCH_THREADS_PER_CORE", "--threads-per-core"}, {"SBATCH_OVERCOMMIT", "--overcommit"},
-      {"SBATCH_EXPORT", "--export"},            {"SBATCH_WAIT", ""},
-      {"SBATCH_ARRAY_INX", ""}};
-  std::vector<std::string> set;
-  for (const auto& [var, option] : kByOption) {
-    const char* v = std::getenv(var);
-    if (v == nullptr) continue;
-    if (*option && script.find(std::string("\n#SBATCH ") + option) == std::string::npos) continue;
-    set.push_back(var);
+std::string sbatch_line_option(const std::string& words) {
+  // Long names a line may abbreviate (getopt_long takes an unambiguous prefix: "--constr=x"), and the letters.
+  static const char* const kLong[] = {
+      "account", "acctg-freq", "array", "chdir", "cluster-constraint", "clusters", "comment", "constraint",
+      "container", "core-spec", "cpus-per-gpu", "cpus-per-task", "delay-boot", "dependency", "distribution", "error",
+      "exclude", "exclusive", "export", "get-user-env", "gpu-bind", "gpu-freq", "gpus", "gpus-per-node",
+      "gpus-per-socket", "gpus-per-task", "gres", "gres-flags", "hint", "input", "job-name", "licenses", "mem",
+      "mem-bind", "mem-per-cpu", "mem-per-gpu", "network", "no-kill", "no-requeue", "nodes", "ntasks",
+      "ntasks-per-node", "open-mode", "output", "overcommit", "partition", "power", "profile", "qos", "requeue",
+      "reservation", "signal", "spread-job", "switches", "thread-spec", "threads-per-core", "time", "use-min-nodes",
+      "wait", "wait-all-nodes", "wckey"};
+  static const std::pair<char, const char*> kShort[] = {
+      {'A', "account"}, {'a', "array"},     {'C', "constraint"}, {'c', "cpus-per-task"}, {'D', "chdir"},
+      {'d', "dependency"}, {'e', "error"},  {'G', "gpus"},       {'i', "input"},         {'J', "job-name"},
+      {'k', "no-kill"}, {'L', "licenses"},  {'M', "clusters"},   {'m', "distribution"},  {'N', "nodes"},
+      {'n', "ntasks"},  {'O', "overcommit"}, {'o', "output"},    {'p', "partition"},     {'q', "qos"},
+      {'S', "core-spec"}, {'t', "time"},    {'W', "wait"},       {'w', "nodelist"},      {'x', "exclude"}};
+  if (words.rfind("--", 0) == 0) {
+    const std::string given = words.substr(2, words.find_first_of("= \t", 2) - 2);
+    std::string found;
+    for (const char* name : kLong) {
+      if (given == name) return given;
+      if (!given.empty() && std::string(name).rfind(given, 0) == 0) found = found.empty() ? name : "?";
+    }
+    return found == "?" ? given : found.empty() ? given : found;
   }
+  if (words.size() >= 2 && words[0] == '-')
+    for (const auto& [letter, name] : kShort)
+      if (words[1] == letter) return name;
+  return "";
+}
+
+std::vector<std::string> overriding_sbatch_variables(const std::string& script) {
+  // sbatch(1): "Environment variables will override any options set in a batch script". Each #SBATCH line's option
+  // (the script's own and the spec's /slurm/sbatch ones, in any form sbatch takes: "--mem 4G", "-C x", "--constr=x")
+  // and the variables that set it: SBATCH_ and its name, but for these. And two that change any job: SBATCH_WAIT
+  // (sbatch would block until the job ends) and SBATCH_ARRAY_INX (one run's script submitted as an array).
+  static const std::map<std::string, std::vector<const char*>> kSpecial = {
+      {"time", {"SBATCH_TIMELIMIT"}},       {"mem", {"SBATCH_MEM_PER_NODE"}},
+      {"requeue", {"SBATCH_REQUEUE", "SBATCH_NO_REQUEUE"}},
+      {"no-requeue", {"SBATCH_REQUEUE", "SBATCH_NO_REQUEUE"}},
+      {"switches", {"SBATCH_REQ_SWITCH", "SBATCH_WAIT4SWITCH"}}, {"hint", {"SBATCH_HINT", "SLURM_HINT"}},
+      {"array", {"SBATCH_ARRAY_INX"}},      {"clusters", {"SBATCH_CLUSTERS", "SLURM_CLUSTERS"}}};
+  std::vector<std::string> names;
+  std::istringstream in(script);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("#SBATCH ", 0) != 0) continue;
+    const size_t at = line.find_first_not_of(' ', 7);
+    const std::string option = at == std::string::npos ? "" : sbatch_line_option(line.substr(at));
+    if (option.empty()) continue;
+    if (const auto s = kSpecial.find(option); s != kSpecial.end()) {
+      names.insert(names.end(), s->second.begin(), s->second.end());
+    } else {
+      std::string var = "SBATCH_";
+      for (char c : option) var += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      names.push_back(var);
+    }
+  }
+  names.insert(names.end(), {"SBATCH_WAIT", "SBATCH_ARRAY_INX"});
+  std::vector<std::string> set;
+  for (const std::string& n : names)
+    if (std::getenv(n.c_str()) != nullptr && std::find(set.begin(), set.end(), n) == set.end()) set.push_back(n);
   return set;
 }
 

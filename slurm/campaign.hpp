@@ -102,6 +102,9 @@ std::vector<ActiveJob> query_queue(double patience_s = 0);
 // job ID" (a site's wrapper may print a banner first, or drop --parsable). "" when there is none.
 std::string sbatch_job_id(const std::string& printed);
 
+// The long option an #SBATCH line's words give ("--mem 4G", "--constr=x" as an unambiguous prefix, "-C x"), or ""
+// for words that are no option.
+std::string sbatch_line_option(const std::string& words);
 // The SBATCH_* variables set in this environment that would override a line of `script` (sbatch takes the
 // environment over the script's #SBATCH lines), and SBATCH_WAIT and SBATCH_ARRAY_INX whenever set.
 std::vector<std::string> overriding_sbatch_variables(const std::string& script);

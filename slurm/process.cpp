@@ -307,7 +307,7 @@ std::vector<std::string> mpirun_on(const std::string& cpus, int ranks) {
   return argv;
 }
 
-bool places_ranks(const std::vector<std::string>& mpirun_args) {
+bool places_ranks(const std::vector<std::string>& mpirun_args, bool environment) {
   // Open MPI 4.1's mapping and binding options (one dash or two, "=VALUE" attached or not), and the MCA parameters
   // behind them (--mca NAME VALUE, or OMPI_MCA_NAME in the environment).
   static const char* const kOptions[] = {"cpu-set", "cpu-list", "bind-to", "map-by", "rank-by", "rankfile", "rf",
@@ -316,7 +316,7 @@ bool places_ranks(const std::vector<std::string>& mpirun_args) {
   static const char* const kParams[] = {"hwloc_base_binding_policy", "hwloc_base_cpu_set", "hwloc_base_cpu_list",
                                         "rmaps_base_mapping_policy", "rmaps_base_ranking_policy", "rmaps_rank_file_path"};
   for (const char* p : kParams)
-    if (std::getenv(("OMPI_MCA_" + std::string(p)).c_str()) != nullptr) return true;
+    if (environment && std::getenv(("OMPI_MCA_" + std::string(p)).c_str()) != nullptr) return true;
   for (const std::string& a : mpirun_args) {
     for (const char* p : kParams)
       if (a == p) return true;

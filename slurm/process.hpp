@@ -64,7 +64,9 @@ std::string cpu_slice(const std::vector<int>& cpus, int slot, int runners);
 std::vector<int> affinity_cpu_list();
 // True when mpirun arguments already say where the ranks run (--cpu-set, --cpu-list, --bind-to, --map-by, a rank
 // file, ...): the user's placement, to which no slice is added.
-bool places_ranks(const std::vector<std::string>& mpirun_args);
+// `environment`: also the OMPI_MCA_* variables of this process (a run started here inherits them; a job script is
+// written here and runs elsewhere, so there only its own arguments count).
+bool places_ranks(const std::vector<std::string>& mpirun_args, bool environment = true);
 // The CPU lists of `runners` runners side by side (cpu_slice of this process's affinity), taken once: all "" for one
 // runner, where `mpirun_args` place the ranks themselves (places_ranks), or without taskset. Sweeps' --jobs and pbt's
 // concurrent multi-rank members use them.

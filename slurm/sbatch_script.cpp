@@ -84,6 +84,17 @@ exit "$rc"
 
 }  // namespace
 
+std::string heterogeneous_job_line(const std::string& script) {
+  std::istringstream in(script);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("#SBATCH", 0) != 0) continue;
+    std::string lower = line;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower.find("hetjob") != std::string::npos || lower.find("packjob") != std::string::npos) return line;
+  }
+  return "";
+}
+
 std::string generated_by() {
   Json p = provenance();
   return "dtbench " + p["dtbench"].value("version", "?") + " (git " + p["dtbench"].value("git_sha", "?") + ")";
@@ -126,7 +137,7 @@ std::vector<std::string> launch_words(const Json& slurm, const Layout& l, const 
     std::vector<std::string> args;
     for (const auto& a : slurm["launcher_args"]) args.push_back(a.get<std::string>());
     if (slurm["launcher"] == "srun") w.push_back("--cpus-per-task=" + std::to_string(cpus));
-    else if (!places_ranks(args)) w.insert(w.end(), {"--bind-to", "none"});
+    else if (!places_ranks(args, /*environment=*/false)) w.insert(w.end(), {"--bind-to", "none"});
   }
   for (const auto& a : slurm["launcher_args"]) w.push_back(a.get<std::string>());
   for (const auto& a : l.program) w.push_back(a);

@@ -71,4 +71,9 @@ struct ArrayGroup {
 std::vector<ArrayGroup> array_groups(const std::vector<Point>& points);
 std::string array_script(const Spec& spec, const ArrayGroup& g, size_t group, const Layout& l);
 
+// The first #SBATCH line of `script` that sbatch would read as the start of a heterogeneous job's next component
+// (a line holding "hetjob" or "packjob", which a campaign's name, folder or extra sbatch line may hold): the job
+// would be split in two, the later lines asking for the second component. "" when there is none.
+std::string heterogeneous_job_line(const std::string& script);
+
 }  // namespace dtbench::slurm

@@ -320,6 +320,7 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
   auto latest = latest_submissions(l.out / "jobs.json");
   std::map<std::string, int> resubmitted;
   std::map<std::string, int64_t> steps_before;  // the steps of the attempt last resubmitted
+  std::set<std::string> said;                   // runs left preempted, each said once
   Stopwatch sw;
   std::string last_line;
   double last_print = -1e9;
@@ -339,6 +340,11 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
           const auto before = steps_before.find(run);
           resubmit = steps >= 0 && (before == steps_before.end() || steps > before->second);
           if (resubmit) steps_before[run] = steps;
+          else if (said.insert(run).second)
+            out << (tty ? "\n" : "") << "  " << run << ": preempted, not submitted again: "
+                << (steps < 0 ? "its record is not its latest job's (job " + s->second.job_id + " wrote none)"
+                              : "its latest job got no further than step " + std::to_string(steps))
+                << std::endl;
         }
         if (resubmit) ++resubmitted[run], ++n;
         else it.state = RunState::queued;  // not this submission's business
@@ -416,6 +422,26 @@ void check_files_are_the_campaigns(const Spec& spec, const std::vector<Point>& p
                      "campaign's; the sweep would replace or read it: use another --out");
 }
 
+// sbatch starts a heterogeneous job's next component at an #SBATCH line holding "hetjob" or "packjob": a campaign
+// named "hetjob-study" (its job names) or a folder of that name (its output paths) split every job in two, the
+// second component taking the later lines (found by a review). Every script is made here, before anything is written.
+void check_single_jobs(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays,
+                       const std::string& spec_file) {
+  const auto check = [&](const std::string& script, const std::string& what) {
+    if (const std::string line = heterogeneous_job_line(script); !line.empty())
+      throw BadInput(spec_file + ": " + what + "'s script would hold the line '" + line + "', which sbatch reads as "
+                     "the start of a heterogeneous job's next component (\"hetjob\" or \"packjob\" in an #SBATCH "
+                     "line): rename the campaign (/name), its folder (--out) or the value, or change /slurm/sbatch");
+  };
+  if (arrays) {
+    const auto groups = array_groups(points);
+    for (size_t g = 0; g < groups.size(); ++g) check(array_script(spec, groups[g], g, l), "job array " + std::to_string(g));
+  } else {
+    for (const Point& p : points)
+      for (const Run& r : p.runs) check(run_script(spec, p, r, l), "run " + r.name);
+  }
+}
+
 }  // namespace
 
 void run_sweep(const SweepOptions& o, std::ostream& out) {
@@ -489,6 +515,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
 
   check_campaign_paths(points, l, arrays, "--out " + o.out, !o.dry_run);
   check_files_are_the_campaigns(spec, points, l, arrays);
+  check_single_jobs(spec, points, l, arrays, o.spec);
   if (o.local && !o.dry_run) {
     // More ranks than the slots mpirun counts: every run failed after the campaign was written (exit 1).
     std::vector<int> ranks;

@@ -145,6 +145,11 @@ TEST(Script, EveryRankGetsItsCpusPerTask) {
             "launch=('srun' '--mpi=pmix' '--kill-on-bad-exit=1' '/opt/my tools/dtbench' 'train' \"$config\" '--resume')");
   EXPECT_EQ(launch({{"cpus_per_task", 4}, {"launcher", "mpirun"}}),
             "launch=('mpirun' '--bind-to' 'none' '/opt/my tools/dtbench' 'train' \"$config\" '--resume')");
+  // The submitting shell's Open MPI variables are not the job's to go by (a module that sets a binding policy).
+  setenv("OMPI_MCA_hwloc_base_binding_policy", "core", 1);
+  EXPECT_EQ(launch({{"cpus_per_task", 4}, {"launcher", "mpirun"}}),
+            "launch=('mpirun' '--bind-to' 'none' '/opt/my tools/dtbench' 'train' \"$config\" '--resume')");
+  unsetenv("OMPI_MCA_hwloc_base_binding_policy");
   EXPECT_EQ(launch({{"cpus_per_task", 4}, {"launcher", "mpirun"}, {"launcher_args", {"--map-by", "slot:PE=4"}}}),
             "launch=('mpirun' '--map-by' 'slot:PE=4' '/opt/my tools/dtbench' 'train' \"$config\" '--resume')");
   // A binding through an MCA parameter is the spec's too (`--bind-to none` before it turned it off).
@@ -470,6 +475,25 @@ TEST(Campaign, SbatchVariablesThatOverrideTheScriptAreLeftOut) {
             std::string::npos)
       << said;
   fs::remove_all(dir);
+}
+
+// An #SBATCH line's option in every form sbatch reads it, and the variables that override each (the spec's own
+// lines are written as given: "-C x", "--mem 4G", "--constr=x" passed the first matching, by "--option=" text).
+TEST(Campaign, SbatchLinesAreReadAsSbatchReadsThem) {
+  EXPECT_EQ(sbatch_line_option("--mem 4G"), "mem");
+  EXPECT_EQ(sbatch_line_option("--mem=4G"), "mem");
+  EXPECT_EQ(sbatch_line_option("--constr=x"), "constraint");
+  EXPECT_EQ(sbatch_line_option("--mem-per=2G"), "mem-per");  // ambiguous: mem-per-cpu or mem-per-gpu
+  EXPECT_EQ(sbatch_line_option("-C skylake"), "constraint");
+  EXPECT_EQ(sbatch_line_option("-tx"), "time");
+  EXPECT_EQ(sbatch_line_option("x"), "");
+  const std::string script = "#!/bin/bash\n#SBATCH -C skylake\n#SBATCH --mem 4G\n#SBATCH --hint=nomultithread\n"
+                             "#SBATCH   \n#SBATCH --exclusive\n";
+  for (const char* v : {"SBATCH_CONSTRAINT=a", "SBATCH_MEM_PER_NODE=1G", "SLURM_HINT=compute_bound", "SBATCH_QOS=q"})
+    putenv(const_cast<char*>(v));
+  EXPECT_EQ(overriding_sbatch_variables(script),
+            (std::vector<std::string>{"SBATCH_CONSTRAINT", "SBATCH_MEM_PER_NODE", "SLURM_HINT"}));
+  for (const char* v : {"SBATCH_CONSTRAINT", "SBATCH_MEM_PER_NODE", "SLURM_HINT", "SBATCH_QOS"}) unsetenv(v);
 }
 
 // A rerun with an edited spec of the same name: the earlier spec's config and script are not this spec's; the sweep

@@ -46,6 +46,8 @@ cat wait.log
 # Job 102 never ran: its run is left preempted (exit 1), submitted once again and not more.
 [ "$rc" = 1 ] || { echo "FAIL: --wait exit $rc, expected 1"; exit 1; }
 [ "$(grep -c "submitting again" wait.log)" = 1 ] || { echo "FAIL: not submitted again exactly once"; exit 1; }
+grep -qF "p0-s1: preempted, not submitted again: its record is not its latest job's (job 102 wrote none)" wait.log ||
+  { echo "FAIL: why the run was left preempted is not said"; exit 1; }
 ids=$(/usr/bin/python3 -c 'import json; print(" ".join(s["job_id"] for s in json.load(open("camp/jobs.json"))["submissions"]))')
 [ "$ids" = "101 102" ] || { echo "FAIL: jobs.json lists $ids, expected 101 102"; exit 1; }
 echo "a run preempted by its own job is submitted again once; the record of an earlier attempt is not enough"
