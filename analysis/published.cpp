@@ -134,6 +134,7 @@ void check_published(const Json& doc) {
   const std::vector<JsonFields> columns = f.items("columns");
   if (columns.empty()) fail("/columns", "expected a non-empty list");
   std::vector<std::pair<std::string, bool>> keys;  // each column's key, and whether it summarises a list
+  std::set<std::string> numeric;                  // columns printed with `digits`: numbers only
   for (const JsonFields& c : columns) {
     c.only({"key", "label", "stat", "digits", "align"});
     c.string("label");
@@ -143,6 +144,7 @@ void check_published(const Json& doc) {
     if (c.has("align") && c.string("align") != "left" && c.string("align") != "right")
       fail(c.pointer("align"), "expected \"left\" or \"right\"");
     keys.emplace_back(c.string("key"), c.has("stat"));
+    if (c.has("digits")) numeric.insert(c.string("key"));
   }
   for (const JsonFields& r : f.items("rows")) {
     for (const auto& [key, stat] : keys) {
@@ -151,6 +153,8 @@ void check_published(const Json& doc) {
       if (stat && (!v.is_array() || v.empty() || !std::all_of(v.begin(), v.end(), [](const Json& x) { return x.is_number(); })))
         fail(r.pointer(key), "expected a non-empty list of numbers");
       if (!stat && !v.is_string() && !v.is_number() && !v.is_null()) throw_wrong_type(r.pointer(key), "a text or a number", v);
+      // A column printed with `digits` holds numbers: a text there was printed as it was (found by a hunt).
+      if (!stat && numeric.count(key) && v.is_string()) throw_wrong_type(r.pointer(key), "a number (the column has digits)", v);
     }
     if (r.has("refs"))
       for (const auto& ref : r.strings("refs"))

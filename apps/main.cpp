@@ -42,13 +42,22 @@ std::string stdout_failed() {
   return std::string("writing standard output failed") + (e != 0 ? std::string(": ") + std::strerror(e) : "");
 }
 
+// Whether the command is a training run, whose result is its record, not what it prints: `train` but for
+// `--print-config`, whose printed config is its only result (it warned and exited 0 with it lost; found by a hunt).
+bool trains(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) != "train") return false;
+  for (int i = 2; i < argc; ++i)
+    if (std::string(argv[i]) == "--print-config" || std::string(argv[i]).rfind("--print-config=", 0) == 0) return false;
+  return true;
+}
+
 // A command that ends with an exit code of its own after printing (table's unreadable records: 1; a preempted
 // train: 3) says too when what it printed was lost (it said nothing; found by a hunt): `train`'s result is its
 // record, so there a warning.
 void say_if_stdout_lost(int argc, char** argv) {
   const std::string why = stdout_failed();
   if (why.empty()) return;
-  if (argc > 1 && std::string(argv[1]) == "train") say("warning: " + why);
+  if (trains(argc, argv)) say("warning: " + why);
   else say("error: " + why);
 }
 
@@ -116,7 +125,7 @@ int main(int argc, char** argv) {
   // `train`'s result is its record, not its progress lines: there a warning (a member whose log filled the disk was
   // taken for a failed run, its record complete).
   if (const std::string why = stdout_failed(); !why.empty()) {
-    if (argc > 1 && std::string(argv[1]) == "train") {
+    if (trains(argc, argv)) {
       say("warning: " + why + " (the run's record is written)");
       return 0;
     }
