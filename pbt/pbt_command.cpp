@@ -157,9 +157,14 @@ void check_earlier_records(const pbt::Spec& spec, const fs::path& dir, int64_t i
   }
 }
 
+// A campaign runs unattended for hours: a failing squeue (a busy controller) is asked again for up to 5 minutes
+// before the campaign stops (one failure between intervals stopped it; found by a hunt).
+constexpr double kQueuePatience = 300;
+
 // A run that ended preempted (record "preempted", checkpoint written): it resumes, as a sweep's run does, at most
 // kMaxResumes times an interval (a run preempted at every start is a failure).
 constexpr int kMaxResumes = 3;
+constexpr int kMaxSlurmResumes = 20;  // Slurm members: with the progress rule of train_on_slurm
 bool ended_preempted(const MemberRun& r) {
   std::error_code ec;  // after the member ran (as member_result below)
   if (!fs::exists(r.record, ec) || !fs::exists(r.ckpt / "header.json", ec)) return false;
@@ -277,7 +282,7 @@ void wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& wai
   Stopwatch sw;
   std::string last;
   for (;;) {
-    const std::vector<slurm::ActiveJob> active = slurm::query_queue(/*patience_s=*/300);
+    const std::vector<slurm::ActiveJob> active = slurm::query_queue(kQueuePatience, &std::cout);
     std::map<std::string, int> states;
     size_t live = 0;
     for (const std::string& run : waiting)
@@ -303,9 +308,7 @@ void wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& wai
 // Found by its script's path, which only this member's job runs (squeue's -n JOB_NAME split a campaign name with a
 // comma into two names and found nothing; a review).
 std::string unlisted_job(const fs::path& script) {
-  const slurm::ProcessResult r = slurm::run_capture(slurm::squeue_argv("%A|%o"));
-  if (r.exit_code != 0) throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
-  std::istringstream lines(r.out);
+  std::istringstream lines(slurm::squeue_output("%A|%o", kQueuePatience, &std::cout));
   for (std::string line; std::getline(lines, line);) {
     const size_t bar = line.find('|');
     if (bar != std::string::npos && line.substr(bar + 1) == script.string()) return line.substr(0, bar);
@@ -322,7 +325,8 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
   const slurm::Layout l = slurm::make_layout(dir, program, slurm::generated_by());
   const fs::path jobs = dir / "jobs.json";
   auto latest = slurm::latest_submissions(jobs);
-  std::vector<slurm::ActiveJob> active = latest.empty() ? std::vector<slurm::ActiveJob>{} : slurm::query_queue();
+  std::vector<slurm::ActiveJob> active =
+      latest.empty() ? std::vector<slurm::ActiveJob>{} : slurm::query_queue(kQueuePatience, &std::cout);
   std::vector<MemberRun> runs(size_t(spec.population));
   std::vector<std::string> waiting;  // runs whose jobs are in the queue
   std::vector<int> to_submit;        // members to submit
@@ -339,7 +343,7 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
                     id.c_str());
         slurm::append_submissions(jobs, {{run, id, -1}}, script.lexically_relative(dir).string());
         latest[run] = {run, id, -1};
-        active = slurm::query_queue();
+        active = slurm::query_queue(kQueuePatience, &std::cout);
       }
       fs::remove(marker);
     }
@@ -356,6 +360,7 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
     if (r.attempt != MemberRun::Attempt::reuse) to_submit.push_back(m);
   }
   std::vector<int> resumes(size_t(spec.population), 0);
+  std::vector<int64_t> steps_before(size_t(spec.population), -1);  // the steps of the attempt last resubmitted
   for (;;) {
     for (const int m : to_submit) {
       const MemberRun& r = runs[size_t(m)];
@@ -381,14 +386,20 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
       waiting.push_back(run);
     }
     wait_for_jobs(a, i, waiting, latest);
-    // A job that left the queue preempted (scancel, a signal without Slurm's requeue) resumes in a new job.
+    // A job that left the queue preempted (scancel, a signal without Slurm's requeue) resumes in a new job, as a
+    // sweep's --wait resubmits: when that job wrote the record and got further than the attempt before, at most
+    // kMaxSlurmResumes times (3, without the progress rule, made a member cancelled 4 times while it progressed a
+    // failure of "exit 1"; found by a hunt).
     to_submit.clear();
     waiting.clear();
     for (int m = 0; m < spec.population; ++m) {
       MemberRun& r = runs[size_t(m)];
       if (plans[size_t(m)].diverged || r.attempt == MemberRun::Attempt::reuse) continue;
       // By the record, not the exit code: a cancelled job's batch shell may die before it prints one.
-      if (resumes[size_t(m)] < kMaxResumes && ended_preempted(r)) {
+      const std::string run = pbt::run_name(m, i);
+      const int64_t steps = latest.count(run) ? slurm::steps_by_latest_job(r.record, latest.at(run)) : -1;
+      if (resumes[size_t(m)] < kMaxSlurmResumes && ended_preempted(r) && steps > steps_before[size_t(m)]) {
+        steps_before[size_t(m)] = steps;
         ++resumes[size_t(m)];
         r.attempt = MemberRun::Attempt::resume;
         std::printf("member %d: its job ended preempted; submitting it again to resume from its checkpoint\n", m);
@@ -557,10 +568,16 @@ int run_pbt(const Args& a) {
     std::vector<double> scores;
     for (const pbt::MemberInterval& m : iv.members) {
       scores.push_back(m.status == "diverged" ? -HUGE_VAL : l.score(m) ? *l.score(m) : std::nan(""));
-      if (m.status == "failed")
+      if (m.status == "failed") {
+        // A job cancelled while pending (or that failed before the member started) left no output: said so, rather
+        // than an empty reason after an exit code the member never gave (found by a hunt).
+        std::string why = slurm::tail_of(dir / "runs" / (m.run + ".err"), 400);
+        if (why.find_first_not_of(" \n\t") == std::string::npos)
+          why = "no record and no error output: its job ended before the member started (cancelled while pending, or "
+                "failed at its launch); the exit code is unknown";
         std::fprintf(stderr, "dtbench pbt: member %d failed in interval %lld (run %s, exit %d): %s\n", m.member,
-                     static_cast<long long>(i), m.run.c_str(), m.exit_code,
-                     slurm::tail_of(dir / "runs" / (m.run + ".err"), 400).c_str());
+                     static_cast<long long>(i), m.run.c_str(), m.exit_code, why.c_str());
+      }
     }
     // Not one evaluation: nothing to select from, nor a result. The interval is not recorded, so that a rerun
     // tries its runs again (a diverged run's record is reused: it diverges again).

@@ -181,6 +181,7 @@ Spec parse_spec(const Json& doc, const fs::path& spec_dir) {
   const int64_t per_node = s.slurm["tasks_per_node"].get<int64_t>();
   slurm::check_launcher_args(s.slurm["launcher_args"], s.slurm["launcher"].get<std::string>(), s.ranks, per_node,
                              false, "/slurm/launcher_args");
+  slurm::check_launcher_cpus(s.slurm, "/slurm/launcher_args");
   slurm::check_launcher_args(s.local["mpirun_args"], "mpirun", s.ranks, per_node, true, "/local/mpirun_args");
 
   if (doc.contains("explore") && doc["explore"].is_object() && doc["explore"].contains("perturb")) {

@@ -254,6 +254,19 @@ std::vector<ActiveJob> parse_squeue(const std::string& text) {
   return jobs;
 }
 
+int64_t steps_by_latest_job(const fs::path& record, const Submission& s) {
+  try {
+    const Json r = read_json_file(record.string(), "run record");
+    const Json& slurm = r.at("provenance").at("slurm");
+    const auto id = [&](const char* key) { return slurm.contains(key) ? slurm[key].get<std::string>() : std::string(); };
+    const bool ours = s.array_task < 0 ? id("job_id") == s.job_id
+                                       : id("array_job_id") == s.job_id && id("array_task_id") == std::to_string(s.array_task);
+    return ours ? r.at("steps").get<int64_t>() : -1;
+  } catch (const std::exception&) {  // no provenance.slurm (not run by Slurm), a record being replaced
+    return -1;
+  }
+}
+
 std::string shown_state(const ActiveJob& a) {
   static const char* const kOrdinary[] = {"", "None", "Priority", "Resources", "BeginTime", "Dependency",
                                           "JobArrayTaskLimit"};
@@ -296,17 +309,24 @@ std::vector<std::string> squeue_argv(const std::string& format) {
   return argv;
 }
 
-std::vector<ActiveJob> query_queue(double patience_s) {
-  const std::vector<std::string> argv = squeue_argv("%A|%F|%K|%T|%r");
+std::vector<ActiveJob> query_queue(double patience_s, std::ostream* log) {
+  return parse_squeue(squeue_output("%A|%F|%K|%T|%r", patience_s, log));
+}
+
+std::string squeue_output(const std::string& format, double patience_s, std::ostream* log) {
+  const std::vector<std::string> argv = squeue_argv(format);
   const auto started = std::chrono::steady_clock::now();
   for (double pause = 1;; pause = std::min(pause * 2, 30.0)) {
     ProcessResult r = run_capture(argv);
-    if (r.exit_code == 0) return parse_squeue(r.out);
+    if (r.exit_code == 0) return r.out;
     if (r.exit_code == 127) throw RunFailed("squeue is not on PATH (is this a Slurm login node?)");  // env's "not found"
     const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (waited + pause > patience_s)
       throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + one_line(r.err + r.out) +
                       (patience_s > 0 ? " (asked again for " + std::to_string(static_cast<long>(waited)) + " s)" : ""));
+    if (log)
+      *log << "  squeue failed (exit " << r.exit_code << "): " << one_line(r.err + r.out) << "; asking again in "
+           << pause << " s" << std::endl;
     std::this_thread::sleep_for(std::chrono::duration<double>(pause));
   }
 }
@@ -353,7 +373,18 @@ std::string sbatch_refuses(const std::string& script, const std::vector<std::str
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const bool for_good = lower.find("invalid") != std::string::npos || lower.find("not available") != std::string::npos ||
                         lower.find("more processors requested than permitted") != std::string::npos;
-  return for_good ? said : "";
+  if (!for_good) return "";
+  // The request also holds what the environment adds where the script has no line (SBATCH_PARTITION where the spec
+  // names none): said, since the refusal would otherwise be blamed on the spec alone (found by a hunt).
+  const std::vector<std::string> unset = overriding_sbatch_variables(script);
+  std::string from_env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string var(*e);
+    const std::string name = var.substr(0, var.find('='));
+    if (name.rfind("SBATCH_", 0) == 0 && std::find(unset.begin(), unset.end(), name) == unset.end())
+      from_env += (from_env.empty() ? "" : ", ") + var;
+  }
+  return from_env.empty() ? said : said + " (sbatch also read from the environment: " + from_env + ")";
 }
 
 std::string sbatch_line_option(const std::string& words) {
@@ -431,8 +462,9 @@ std::vector<std::string> sbatch_environment(const std::string& script) {
   if (!said) {
     std::string names;
     for (const std::string& n : unset) names += (names.empty() ? "" : ", ") + n;
-    std::cerr << "dtbench: warning: " << names << " would override the job script's own #SBATCH lines; left out of "
-              << "sbatch's environment (set the spec's /slurm keys instead)" << std::endl;
+    std::cerr << "dtbench: warning: " << names << " would change the job script's request (sbatch takes such variables "
+              << "over its #SBATCH lines); left out of sbatch's environment (set the spec's /slurm keys instead)"
+              << std::endl;
     said = true;
   }
   std::vector<std::string> prefix = {"env"};

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <filesystem>
+#include <ostream>
 #include <map>
 #include <string>
 #include <vector>
@@ -89,6 +90,13 @@ std::vector<ActiveJob> parse_squeue(const std::string& text);
 // so that a job held, or over a partition's limit, is seen waiting for something that may never come.
 std::string shown_state(const ActiveJob& a);
 
+// The steps a run's record reached when the job of submission `s` wrote it (its provenance names the job:
+// SLURM_JOB_ID, or the array's id and task), else -1 (no record, another job's, none of Slurm's): a record of an
+// earlier attempt says nothing of the latest job, which may have been cancelled while pending or failed before it
+// trained (a review: such a run was submitted again and again). sweep --wait and pbt resubmit a preempted run only
+// on a record of its latest job that got further than the attempt before.
+int64_t steps_by_latest_job(const std::filesystem::path& record, const Submission& s);
+
 // The active job of a submission, or nullptr when it has left the queue.
 const ActiveJob* find_active(const Submission& s, const std::vector<ActiveJob>& active);
 
@@ -96,7 +104,10 @@ const ActiveJob* find_active(const Submission& s, const std::vector<ActiveJob>& 
 // 64 bytes squeue cut them with "...", and the tasks cut off were submitted again).
 // A failed squeue is asked again for up to `patience_s` seconds (a busy controller times out now and then; one
 // failure ended --wait), then RunFailed.
-std::vector<ActiveJob> query_queue(double patience_s = 0);
+// Each failure asked again is said on `log` when given (a wait that looked hung).
+std::vector<ActiveJob> query_queue(double patience_s = 0, std::ostream* log = nullptr);
+// What squeue_argv(format) prints, asked again as query_queue asks.
+std::string squeue_output(const std::string& format, double patience_s = 0, std::ostream* log = nullptr);
 
 // The job id in what `sbatch --parsable` printed: the last line that is "ID" or "ID;cluster", or "Submitted batch
 // job ID" (a site's wrapper may print a banner first, or drop --parsable). "" when there is none.

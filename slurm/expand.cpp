@@ -178,6 +178,7 @@ std::vector<Point> expand(const Spec& spec, const std::filesystem::path& runs_di
             slurm_set_by.count("launcher_args") ? slurm_set_by["launcher_args"] : "/slurm/launcher_args";
         const std::string launcher = p.slurm["launcher"].get<std::string>();
         check_launcher_args(p.slurm["launcher_args"], launcher, ranks, per_node, false, at);
+        check_launcher_cpus(p.slurm, at);
       } else {
         check_launcher_args(spec.local["mpirun_args"], "mpirun", ranks, per_node, true, "/local/mpirun_args");
       }

@@ -500,6 +500,30 @@ void check_launcher_args(const Json& args, const std::string& launcher, int64_t 
   }
 }
 
+void check_launcher_cpus(const Json& slurm, const std::string& pointer) {
+  if (slurm["launcher"] != "srun") return;
+  const Json& args = slurm["launcher_args"];
+  const int64_t cpus = slurm["cpus_per_task"].get<int64_t>();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string a = args[i].get<std::string>();
+    std::string value, words = a;
+    if (a == "-c" || a == "--cpus-per-task") {
+      if (i + 1 == args.size()) fail(pointer + "/" + std::to_string(i), "'" + a + "' without a value after it");
+      value = args[i + 1].get<std::string>(), words = a + " " + value;
+    } else if (a.rfind("--cpus-per-task=", 0) == 0) {
+      value = a.substr(16);
+    } else if (a.size() > 2 && a.rfind("-c", 0) == 0 && a[2] != '-') {
+      value = a.substr(2);
+    } else {
+      continue;
+    }
+    if (value != std::to_string(cpus))
+      fail(pointer + "/" + std::to_string(i), "'" + words + "' gives each rank other CPUs than /slurm/cpus_per_task (" +
+                                                   std::to_string(cpus) + "), which the script passes to srun itself; "
+                                                   "set the count there and leave the option out");
+  }
+}
+
 Json load_base(const Json& base, const fs::path& spec_dir) {
   Json out = base;
   if (base.is_string()) {

@@ -90,6 +90,11 @@ void check_slurm_section(const Json& slurm, const std::string& pointer);
 void check_launcher_args(const Json& args, const std::string& launcher, int64_t ranks, int64_t tasks_per_node,
                          bool one_host, const std::string& pointer);
 
+// srun's CPUs per task in the launcher's arguments (-c N, -cN, --cpus-per-task N or =N) must be /slurm/cpus_per_task:
+// the launch line passes that count first and a later one won, the run getting fewer CPUs than its spec and record
+// say (found by a hunt). Throws BadInput naming `pointer`/index.
+void check_launcher_cpus(const Json& slurm, const std::string& pointer);
+
 // Whether a /slurm/gres value asks for GPUs ("gpu", "gpu:4", "gpu:a100:2").
 bool gres_is_gpu(const std::string& gres);
 

@@ -291,23 +291,6 @@ void run_submit(const std::vector<Item>& items, const std::vector<Point>& points
   out << "sweep: submitted " << count(n, "run") << "; job ids in " << jobs.string() << std::endl;
 }
 
-// The steps a preempted record reached when its latest submission's job wrote it (its provenance names the job:
-// SLURM_JOB_ID, or the array's id and task), else -1: a record of an earlier attempt says nothing of the latest
-// job, which may have been cancelled while pending or failed before it trained (a review: such a run was submitted
-// again and again).
-int64_t steps_by_latest_job(const fs::path& record, const Submission& s) {
-  try {
-    const Json r = read_json_file(record.string(), "run record");
-    const Json& slurm = r.at("provenance").at("slurm");
-    const auto id = [&](const char* key) { return slurm.contains(key) ? slurm[key].get<std::string>() : std::string(); };
-    const bool ours = s.array_task < 0 ? id("job_id") == s.job_id
-                                       : id("array_job_id") == s.job_id && id("array_task_id") == std::to_string(s.array_task);
-    return ours ? r.at("steps").get<int64_t>() : -1;
-  } catch (const std::exception&) {  // no provenance.slurm (not run by Slurm), a record being replaced
-    return -1;
-  }
-}
-
 // Polls squeue until none of this campaign's submitted jobs is pending or running. A run whose job left the queue
 // with a preempted record that job wrote (a job cancelled by preemption, PreemptMode=CANCEL, or killed at its time
 // limit without /slurm/signal_seconds: the ranks checkpointed on SIGTERM but nothing requeued the job) is submitted
@@ -326,7 +309,9 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
   double last_print = -1e9;
   bool tty = ::isatty(STDOUT_FILENO) && &out == &std::cout;
   for (;;) {
-    auto active = query_queue(/*patience_s=*/300);
+    // Asked again for up to 5 minutes when squeue fails, but not past --timeout.
+    const double left = o.timeout_seconds > 0 ? std::max(1.0, o.timeout_seconds - sw.seconds()) : 300;
+    auto active = query_queue(/*patience_s=*/std::min(300.0, left), &out);
     {
       std::vector<Item> again = survey(points, l, /*polling=*/true);
       size_t n = 0;

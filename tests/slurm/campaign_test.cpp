@@ -427,7 +427,10 @@ TEST(Campaign, TheQueueIsAskedWholeAndAgainAfterAFailure) {
   } catch (const dtbench::RunFailed& e) {
     EXPECT_EQ(std::string(e.what()), "squeue failed (exit 1): slurm_load_jobs error: Socket timed out on send/recv operation");
   }
-  const auto jobs = query_queue(60);  // the second call fails, the third answers, after 1 s
+  std::ostringstream log;
+  const auto jobs = query_queue(60, &log);  // the second call fails, the third answers, after 1 s
+  EXPECT_EQ(log.str(), "  squeue failed (exit 1): slurm_load_jobs error: Socket timed out on send/recv operation; "
+                       "asking again in 1 s\n");
   setenv("PATH", path.c_str(), 1);
   unsetenv("SQUEUE_STATES");
   ASSERT_EQ(jobs.size(), 1u);
@@ -470,8 +473,8 @@ TEST(Campaign, SbatchVariablesThatOverrideTheScriptAreLeftOut) {
   setenv("PATH", path.c_str(), 1);
   std::ifstream in(dir / "env");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "SBATCH_ACCOUNT=mine\n");
-  EXPECT_NE(said.find("SBATCH_TIMELIMIT, SBATCH_NO_REQUEUE, SBATCH_WAIT would override the job script's own #SBATCH "
-                      "lines; left out of sbatch's environment"),
+  EXPECT_NE(said.find("SBATCH_TIMELIMIT, SBATCH_NO_REQUEUE, SBATCH_WAIT would change the job script's request (sbatch "
+                      "takes such variables over its #SBATCH lines); left out of sbatch's environment"),
             std::string::npos)
       << said;
   fs::remove_all(dir);
