@@ -46,8 +46,14 @@ std::string stdout_failed() {
 // `--print-config`, whose printed config is its only result (it warned and exited 0 with it lost; found by a hunt).
 bool trains(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) != "train") return false;
-  for (int i = 2; i < argc; ++i)
-    if (std::string(argv[i]) == "--print-config" || std::string(argv[i]).rfind("--print-config=", 0) == 0) return false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--print-config") return false;
+    if (a.rfind("--print-config=", 0) == 0) {  // CLI11 reads a flag's value: "=false" trains
+      const std::string v = a.substr(15);
+      return v == "false" || v == "0" || v == "off" || v == "no";
+    }
+  }
   return true;
 }
 

@@ -282,7 +282,9 @@ void wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& wai
   Stopwatch sw;
   std::string last;
   for (;;) {
-    const std::vector<slurm::ActiveJob> active = slurm::query_queue(kQueuePatience, &std::cout);
+    // Asked again while squeue fails, but not past --timeout (as the sweep's wait).
+    const double left = a.timeout_seconds > 0 ? std::max(1.0, a.timeout_seconds - sw.seconds()) : kQueuePatience;
+    const std::vector<slurm::ActiveJob> active = slurm::query_queue(std::min(kQueuePatience, left), &std::cout);
     std::map<std::string, int> states;
     size_t live = 0;
     for (const std::string& run : waiting)
@@ -572,9 +574,12 @@ int run_pbt(const Args& a) {
         // A job cancelled while pending (or that failed before the member started) left no output: said so, rather
         // than an empty reason after an exit code the member never gave (found by a hunt).
         std::string why = slurm::tail_of(dir / "runs" / (m.run + ".err"), 400);
+        std::error_code ec;
         if (why.find_first_not_of(" \n\t") == std::string::npos)
-          why = "no record and no error output: its job ended before the member started (cancelled while pending, or "
-                "failed at its launch); the exit code is unknown";
+          why = a.submit && !fs::exists(dir / "runs" / (m.run + ".json"), ec)
+                    ? "no record and no error output: its job ended before the member started (cancelled while "
+                      "pending, or failed at its launch), and Slurm's output names no exit code (the lineage counts 1)"
+                    : "no error output";
         std::fprintf(stderr, "dtbench pbt: member %d failed in interval %lld (run %s, exit %d): %s\n", m.member,
                      static_cast<long long>(i), m.run.c_str(), m.exit_code, why.c_str());
       }

@@ -325,7 +325,7 @@ std::string squeue_output(const std::string& format, double patience_s, std::ost
       throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + one_line(r.err + r.out) +
                       (patience_s > 0 ? " (asked again for " + std::to_string(static_cast<long>(waited)) + " s)" : ""));
     if (log)
-      *log << "  squeue failed (exit " << r.exit_code << "): " << one_line(r.err + r.out) << "; asking again in "
+      *log << "\n  squeue failed (exit " << r.exit_code << "): " << one_line(r.err + r.out) << "; asking again in "
            << pause << " s" << std::endl;
     std::this_thread::sleep_for(std::chrono::duration<double>(pause));
   }

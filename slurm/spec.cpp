@@ -507,17 +507,22 @@ void check_launcher_cpus(const Json& slurm, const std::string& pointer) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string a = args[i].get<std::string>();
     std::string value, words = a;
-    if (a == "-c" || a == "--cpus-per-task") {
+    // srun takes an unambiguous prefix of a long option: "--cpus-per-t" and longer (--cpus-per-gpu shares the rest).
+    const std::string name = a.substr(0, a.find('='));
+    const bool long_form = name.size() >= 12 && std::string("--cpus-per-task").rfind(name, 0) == 0;
+    if (a == "-c" || (long_form && name == a)) {
       if (i + 1 == args.size()) fail(pointer + "/" + std::to_string(i), "'" + a + "' without a value after it");
       value = args[i + 1].get<std::string>(), words = a + " " + value;
-    } else if (a.rfind("--cpus-per-task=", 0) == 0) {
-      value = a.substr(16);
+    } else if (long_form) {
+      value = a.substr(name.size() + 1);
     } else if (a.size() > 2 && a.rfind("-c", 0) == 0 && a[2] != '-') {
       value = a.substr(2);
     } else {
       continue;
     }
-    if (value != std::to_string(cpus))
+    int64_t given = -1;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), given);
+    if (ec != std::errc() || end != value.data() + value.size() || given != cpus)
       fail(pointer + "/" + std::to_string(i), "'" + words + "' gives each rank other CPUs than /slurm/cpus_per_task (" +
                                                    std::to_string(cpus) + "), which the script passes to srun itself; "
                                                    "set the count there and leave the option out");

@@ -429,7 +429,7 @@ TEST(Campaign, TheQueueIsAskedWholeAndAgainAfterAFailure) {
   }
   std::ostringstream log;
   const auto jobs = query_queue(60, &log);  // the second call fails, the third answers, after 1 s
-  EXPECT_EQ(log.str(), "  squeue failed (exit 1): slurm_load_jobs error: Socket timed out on send/recv operation; "
+  EXPECT_EQ(log.str(), "\n  squeue failed (exit 1): slurm_load_jobs error: Socket timed out on send/recv operation; "
                        "asking again in 1 s\n");
   setenv("PATH", path.c_str(), 1);
   unsetenv("SQUEUE_STATES");
