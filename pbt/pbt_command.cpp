@@ -157,10 +157,6 @@ void check_earlier_records(const pbt::Spec& spec, const fs::path& dir, int64_t i
   }
 }
 
-// A campaign runs unattended for hours: a failing squeue (a busy controller) is asked again for up to 5 minutes
-// before the campaign stops (one failure between intervals stopped it; found by a hunt).
-constexpr double kQueuePatience = 300;
-
 // A run that ended preempted (record "preempted", checkpoint written): it resumes, as a sweep's run does, at most
 // kMaxResumes times an interval (a run preempted at every start is a failure).
 constexpr int kMaxResumes = 3;
@@ -283,8 +279,8 @@ void wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& wai
   std::string last;
   for (;;) {
     // Asked again while squeue fails, but not past --timeout (as the sweep's wait).
-    const double left = a.timeout_seconds > 0 ? std::max(1.0, a.timeout_seconds - sw.seconds()) : kQueuePatience;
-    const std::vector<slurm::ActiveJob> active = slurm::query_queue(std::min(kQueuePatience, left), &std::cout);
+    const std::vector<slurm::ActiveJob> active =
+        slurm::query_queue(slurm::queue_patience(a.timeout_seconds, sw.seconds()), &std::cout);
     std::map<std::string, int> states;
     size_t live = 0;
     for (const std::string& run : waiting)
@@ -310,7 +306,7 @@ void wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& wai
 // Found by its script's path, which only this member's job runs (squeue's -n JOB_NAME split a campaign name with a
 // comma into two names and found nothing; a review).
 std::string unlisted_job(const fs::path& script) {
-  std::istringstream lines(slurm::squeue_output("%A|%o", kQueuePatience, &std::cout));
+  std::istringstream lines(slurm::squeue_output("%A|%o", slurm::kQueuePatienceSeconds, &std::cout));
   for (std::string line; std::getline(lines, line);) {
     const size_t bar = line.find('|');
     if (bar != std::string::npos && line.substr(bar + 1) == script.string()) return line.substr(0, bar);
@@ -328,7 +324,7 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
   const fs::path jobs = dir / "jobs.json";
   auto latest = slurm::latest_submissions(jobs);
   std::vector<slurm::ActiveJob> active =
-      latest.empty() ? std::vector<slurm::ActiveJob>{} : slurm::query_queue(kQueuePatience, &std::cout);
+      latest.empty() ? std::vector<slurm::ActiveJob>{} : slurm::query_queue(slurm::kQueuePatienceSeconds, &std::cout);
   std::vector<MemberRun> runs(size_t(spec.population));
   std::vector<std::string> waiting;  // runs whose jobs are in the queue
   std::vector<int> to_submit;        // members to submit
@@ -345,7 +341,7 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
                     id.c_str());
         slurm::append_submissions(jobs, {{run, id, -1}}, script.lexically_relative(dir).string());
         latest[run] = {run, id, -1};
-        active = slurm::query_queue(kQueuePatience, &std::cout);
+        active = slurm::query_queue(slurm::kQueuePatienceSeconds, &std::cout);
       }
       fs::remove(marker);
     }

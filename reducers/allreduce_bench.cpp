@@ -467,9 +467,8 @@ AllreduceOptions checked_options(const CliOptions& cli, bool on_this_machine = t
   o.reducer_options.ranks_per_node = cli.ranks_per_node;
   // Segments are whole floats, as the sizes are: rounded down here, so the --json options say what ran (6 was
   // recorded as 6 and ran as 4; found by a hunt).
-  const auto whole_floats = [](size_t b) { return b < sizeof(float) ? b : b - b % sizeof(float); };  // 0-3: refused below
-  o.reducer_options.segment_bytes = whole_floats(parse_bytes(cli.segment, "--segment-bytes"));
-  o.reducer_options.small_segment_bytes = whole_floats(parse_bytes(cli.small_segment, "--small-segment-bytes"));
+  o.reducer_options.segment_bytes = whole_float_bytes(parse_bytes(cli.segment, "--segment-bytes"));
+  o.reducer_options.small_segment_bytes = whole_float_bytes(parse_bytes(cli.small_segment, "--small-segment-bytes"));
   o.reducer_options.small_transfer_bytes = parse_bytes(cli.small_transfer, "--small-transfer-bytes");
   if (cli.transport != "mpi" && cli.transport != "thread")
     throw BadInput("--transport must be mpi or thread, got '" + cli.transport + "'");

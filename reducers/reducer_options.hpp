@@ -16,6 +16,10 @@ namespace dtbench {
 // rendezvous handshake; on the 2-core test machine one 4096-byte message took 3.1-3.6 us against
 // 1.3-1.4 us for two 2 KiB ones, and eager segments win for transfers up to about 16 KiB
 // (BENCHMARKS.md, "Reducers"). small_transfer_bytes = 0 turns the rule off.
+// A segment size as the reducers use it: whole floats, rounded down (below one float: as given, for the caller to
+// refuse). allreduce records what ran, and a sweep written before it rounded reads as it ran.
+inline size_t whole_float_bytes(size_t bytes) { return bytes < sizeof(float) ? bytes : bytes - bytes % sizeof(float); }
+
 struct ReducerOptions {
   int servers = 1;                         // parameter_server: shard count S, 1 <= S <= ranks
   // hierarchical: the algorithm the node leaders run among themselves, and where the nodes are:

@@ -107,9 +107,8 @@ ReducerOptions sweep_options(const Json& doc) {
   ReducerOptions o;
   // Whole floats, as they ran: a sweep written before allreduce rounded its options (segment_bytes 6) ran with 4, and
   // would not match a newer one's 4.
-  const auto whole_floats = [](size_t b) { return b - b % sizeof(float); };  // count_in: at least 4
-  o.segment_bytes = whole_floats(opt["segment_bytes"].get<size_t>());
-  o.small_segment_bytes = whole_floats(opt.value("small_segment_bytes", o.small_segment_bytes));
+  o.segment_bytes = whole_float_bytes(opt["segment_bytes"].get<size_t>());
+  o.small_segment_bytes = whole_float_bytes(opt.value("small_segment_bytes", o.small_segment_bytes));
   o.small_transfer_bytes = opt.value("small_transfer_bytes", o.small_transfer_bytes);
   o.servers = opt["servers"].get<int>();
   return o;

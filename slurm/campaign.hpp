@@ -15,6 +15,7 @@
 // left alone.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <ostream>
 #include <map>
@@ -106,6 +107,12 @@ const ActiveJob* find_active(const Submission& s, const std::vector<ActiveJob>& 
 // failure ended --wait), then RunFailed.
 // Each failure asked again is said on `log` when given (a wait that looked hung).
 std::vector<ActiveJob> query_queue(double patience_s = 0, std::ostream* log = nullptr);
+// How long a wait may ask a failing squeue again: 5 minutes, but not past its --timeout (`timeout_s` > 0, of which
+// `elapsed_s` have passed; at least 1 s).
+constexpr double kQueuePatienceSeconds = 300;
+inline double queue_patience(double timeout_s, double elapsed_s) {
+  return timeout_s > 0 ? std::min(kQueuePatienceSeconds, std::max(1.0, timeout_s - elapsed_s)) : kQueuePatienceSeconds;
+}
 // What squeue_argv(format) prints, asked again as query_queue asks.
 std::string squeue_output(const std::string& format, double patience_s = 0, std::ostream* log = nullptr);
 

@@ -310,10 +310,10 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
   bool tty = ::isatty(STDOUT_FILENO) && &out == &std::cout;
   for (;;) {
     // Asked again for up to 5 minutes when squeue fails, but not past --timeout.
-    const double left = o.timeout_seconds > 0 ? std::max(1.0, o.timeout_seconds - sw.seconds()) : 300;
-    auto active = query_queue(/*patience_s=*/std::min(300.0, left), &out);
+    auto active = query_queue(queue_patience(o.timeout_seconds, sw.seconds()), &out);
+    std::vector<Item> items = survey(points, l, /*polling=*/true);
     {
-      std::vector<Item> again = survey(points, l, /*polling=*/true);
+      std::vector<Item> again = items;
       size_t n = 0;
       for (Item& it : again) {
         const std::string& run = it.run->name;
@@ -354,7 +354,6 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
         ++live;
       }
     }
-    std::vector<Item> items = survey(points, l, /*polling=*/true);
     std::ostringstream line;
     line << "waiting: " << latest.size() << " jobs, ";
     if (live == 0) line << "none queued";
@@ -390,7 +389,7 @@ void check_files_are_the_campaigns(const Spec& spec, const std::vector<Point>& p
     bool ours = false;
     try {
       const Json was = read_json_file(spec_copy.string(), "spec");
-      ours = was.is_object() && was.contains("name") && was["name"] == Json(spec.name) && !was.contains("population");
+      ours = was.is_object() && was.contains("name") && was["name"] == Json(spec.name);  // (a pbt's: check_campaign_kind)
     } catch (const BadInput&) {
     }
     if (ours) return;
