@@ -317,10 +317,14 @@ std::string squeue_output(const std::string& format, double patience_s, std::ost
   const std::vector<std::string> argv = squeue_argv(format);
   const auto started = std::chrono::steady_clock::now();
   for (double pause = 1;; pause = std::min(pause * 2, 30.0)) {
-    ProcessResult r = run_capture(argv);
+    // One call's limit: squeue answers in a second and gives up on an unreachable controller after its
+    // MessageTimeout (10 s by default), but hangs on a stopped one; so at most a minute, or the patience left (which
+    // a wait's --timeout bounds) when that is longer than half a minute.
+    double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    ProcessResult r = run_capture(argv, false, std::clamp(patience_s - waited, kSqueueCallSeconds / 2, kSqueueCallSeconds));
     if (r.exit_code == 0) return r.out;
     if (r.exit_code == 127) throw RunFailed("squeue is not on PATH (is this a Slurm login node?)");  // env's "not found"
-    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (waited + pause > patience_s)
       throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + one_line(r.err + r.out) +
                       (patience_s > 0 ? " (asked again for " + std::to_string(static_cast<long>(waited)) + " s)" : ""));

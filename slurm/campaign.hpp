@@ -110,6 +110,7 @@ std::vector<ActiveJob> query_queue(double patience_s = 0, std::ostream* log = nu
 // How long a wait may ask a failing squeue again: 5 minutes, but not past its --timeout (`timeout_s` > 0, of which
 // `elapsed_s` have passed; at least 1 s).
 constexpr double kQueuePatienceSeconds = 300;
+constexpr double kSqueueCallSeconds = 60;  // the most one squeue call may take (squeue_output)
 inline double queue_patience(double timeout_s, double elapsed_s) {
   return timeout_s > 0 ? std::min(kQueuePatienceSeconds, std::max(1.0, timeout_s - elapsed_s)) : kQueuePatienceSeconds;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -137,7 +138,7 @@ int run_tied_to_parent(const std::vector<std::string>& argv, const std::filesyst
 
 }  // namespace
 
-ProcessResult run_capture(const std::vector<std::string>& argv, bool own_group) {
+ProcessResult run_capture(const std::vector<std::string>& argv, bool own_group, double time_limit_s) {
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0)
     throw RunFailed(argv[0] + ": cannot create pipes: " + std::strerror(errno));
@@ -174,11 +175,26 @@ ProcessResult run_capture(const std::vector<std::string>& argv, bool own_group) 
   std::string* sinks[2] = {&r.out, &r.err};
   int open_count = 2;
   char buf[4096];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(time_limit_s);
+  bool timed_out = false;
   while (open_count > 0) {
-    if (::poll(fds, 2, -1) < 0) {
+    int wait_ms = -1;
+    if (time_limit_s > 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        // (The limit covers the output: a child that closed both pipes and runs on is waited for below.)
+        ::kill(pid, SIGKILL);
+        timed_out = true;
+        break;
+      }
+      wait_ms = static_cast<int>(std::min<long long>(left.count(), 1000));
+    }
+    const int ready = ::poll(fds, 2, wait_ms);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }
+    if (ready == 0) continue;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
@@ -191,7 +207,15 @@ ProcessResult run_capture(const std::vector<std::string>& argv, bool own_group) 
       }
     }
   }
+  for (auto& f : fds)
+    if (f.fd >= 0) ::close(f.fd);
   r.exit_code = wait_for(pid);
+  if (timed_out) {
+    r.exit_code = kTimedOut;
+    char said[96];
+    std::snprintf(said, sizeof said, "no answer within %g s (killed)", time_limit_s);
+    r.err += (r.err.empty() || r.err.back() == '\n' ? "" : "\n") + std::string(said);
+  }
   return r;
 }
 

@@ -16,8 +16,11 @@ struct ProcessResult {
 
 // Runs argv[0] (searched on PATH) with its output captured. Throws RunFailed when it cannot be
 // started at all. With own_group, the child leads a process group of its own and starts with no signal blocked
-// (sbatch while the sweep holds Ctrl-C back until the job is listed).
-ProcessResult run_capture(const std::vector<std::string>& argv, bool own_group = false);
+// (sbatch while the sweep holds Ctrl-C back until the job is listed). With time_limit_s > 0, a child still running
+// after that many seconds is killed (SIGKILL) and its exit code is kTimedOut, its error output saying so: squeue
+// hangs while slurmctld is stopped, and a wait must not outlast its --timeout.
+constexpr int kTimedOut = 124;  // as timeout(1) returns
+ProcessResult run_capture(const std::vector<std::string>& argv, bool own_group = false, double time_limit_s = 0);
 
 // Runs argv[0] with standard output and error appended to the given files; returns the exit code
 // as above. With parent_death_signal (e.g. SIGUSR1) the program gets that signal when this process dies (Linux

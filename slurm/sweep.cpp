@@ -433,6 +433,8 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   if (o.wait && !o.submit) throw BadInput("--wait waits for submitted jobs: give --submit as well");
   if (o.jobs < 1) throw BadInput("--jobs: at least 1, got " + std::to_string(o.jobs));
   if (o.jobs > 1 && !o.local) throw BadInput("--jobs runs local runs at once: give --local as well");
+  // Taken silently before (a hunt): no job array is submitted by a local sweep.
+  if (o.array && o.local) throw BadInput("--array groups runs into Slurm job arrays, and --local runs them here: drop one of them");
   if (o.out.empty()) throw BadInput("--out: give the campaign folder, e.g. --out results/my-campaign");
   fs::path outdir = fs::absolute(fs::path(o.out)).lexically_normal();
   // The whole path: a relative --out under a working folder with a line break failed on the first #SBATCH line,

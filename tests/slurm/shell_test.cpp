@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <csignal>
 #include <filesystem>
@@ -343,4 +344,21 @@ TEST(InMpiSession, SetsTheBaseAndEmptiesTheParametersThatWouldConflict) {
                                       "OMPI_MCA_orte_remote_tmpdir_base=", "OMPI_MCA_orte_top_session_dir=",
                                       "OMPI_MCA_orte_jobfam_session_dir=", "mpirun", "-np", "2"}));
   ::unsetenv("OMPI_MCA_orte_local_tmpdir_base");
+}
+
+// A program that does not answer within run_capture's time limit is killed and reported as such (squeue hangs while
+// slurmctld is stopped, which held sweep --wait past its --timeout: a hunt); one that answers in time is untouched.
+TEST(RunCapture, AProgramPastItsTimeLimitIsKilled) {
+  const auto started = std::chrono::steady_clock::now();
+  ProcessResult r = run_capture({"/bin/sh", "-c", "echo partial; exec sleep 30"}, false, 0.5);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(r.exit_code, kTimedOut);
+  EXPECT_EQ(r.out, "partial\n");
+  EXPECT_EQ(r.err, "no answer within 0.5 s (killed)");
+  EXPECT_GE(took, 0.5);
+  EXPECT_LT(took, 10.0);  // 30 s if it were not killed; generous for a loaded machine
+  r = run_capture({"/bin/sh", "-c", "echo done; echo said >&2; exit 3"}, false, 20);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.out, "done\n");
+  EXPECT_EQ(r.err, "said\n");
 }
