@@ -62,7 +62,7 @@ fit=$(files fit_2ranks --fit; files fit_4ranks --fit)
   --bytes 1M --json "$out/model_holdout_large.json" > "$out/model_holdout_large.txt"
 
 python3 - "$out" "$md" "$rounds" <<'PY'
-import json, os, sys
+import json, math, os, random, statistics, sys
 out, md, rounds = sys.argv[1], sys.argv[2], sys.argv[3]
 BEGIN, END = "<!-- cost_model_fit:begin -->", "<!-- cost_model_fit:end -->"
 k3 = json.load(open(os.path.join(out, "model_holdout_3ranks.json")))
@@ -98,6 +98,36 @@ for name in sorted(fit):
     worst["big"] = max(worst["big"], e_big or 0)
     cell = lambda e: "-" if e is None else f"{100 * e:.1f}%"
     lines.append(f"| {name} | {cell(e_fit)} | {cell(e_k3)} | {cell(e_big)} |")
+
+# How well the measured medians are known: for each row, the standard error of its median over the rounds, by a
+# bootstrap (1000 resamples of the rounds, seeded per row so the table is regenerated exactly), then the rms over a
+# reducer's rows, as the errors above are. A model error near this figure is within the measurement's own noise.
+def noise(prefixes):
+    rows = {}
+    for prefix in prefixes:
+        for r_i in range(1, int(rounds) + 1):
+            path = os.path.join(out, f"{prefix}_r{r_i}.json")
+            for row in json.load(open(path))["rows"]:
+                t = row.get("time_median_us", row["time_us"])
+                rows.setdefault((row["reducer"], row["ranks"], row["bytes"]), []).append(t)
+    per = {}
+    for (name, ranks, size), ts in sorted(rows.items()):
+        rng = random.Random(f"{name}/{ranks}/{size}")
+        m = statistics.median(ts)
+        se2 = sum((statistics.median(rng.choices(ts, k=len(ts))) - m) ** 2 for _ in range(1000)) / 1000
+        per.setdefault(name, []).append(se2 / m ** 2)
+    return {name: math.sqrt(sum(v) / len(v)) for name, v in per.items()}
+floor = {"fit": noise(["fit_2ranks", "fit_4ranks"]), "k3": noise(["holdout_3ranks"]),
+         "big": noise(["holdout_large_2ranks", "holdout_large_4ranks"])}
+lines += ["",
+          "The medians' own noise: the rms over a reducer's rows of each row's bootstrap standard error of the median "
+          f"over the {rounds} rounds (how far another {rounds} rounds' median would likely fall from this one):",
+          "",
+          "| reducer | fitted rows | K = 3 | 32..64 MiB |",
+          "|---|---:|---:|---:|"]
+for name in sorted(fit):
+    lines.append(f"| {name} | " + " | ".join(f"{100 * floor[k][name]:.1f}%" if name in floor[k] else "-"
+                                             for k in ("fit", "k3", "big")) + " |")
 lines += ["",
           f"Goal (issue 13): <= 10% on the fitted rows: {'met' if worst['fit'] <= 0.10 else 'MISSED'} (worst "
           f"{100 * worst['fit']:.1f}%); <= 20% held out: K = 3 {'met' if worst['k3'] <= 0.20 else 'MISSED'} "
