@@ -383,7 +383,7 @@ std::vector<Rule> build_rules() {
        [](const Json& c, int) {
          return when(c["parallel"]["mode"] == "async" && c["parallel"]["sync_bn"].get<bool>(),
                      "synchronised batch norm needs the ranks to step together; asynchronous SGD's workers do "
-                     "not (use mode \"sync\", \"local_sgd\" or \"post_local_sgd\")");
+                     "not (use mode \"sync\")");
        }},
       // Local SGD's replicas hold different weights between averages: statistics pooled across them (and a backward
       // through each rank's own scale) are no one model's batch norm, and every local step would communicate.

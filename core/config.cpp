@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "core/config_spec.hpp"
@@ -288,7 +289,10 @@ void apply_override(Json& user, std::string_view assignment) {
   if (size_t bad = first_invalid_utf8(path); bad != std::string::npos)
     throw BadInput("--set: the key path is not valid UTF-8 (byte " + std::to_string(bad) + ")");
   Json value;
-  if (Json::accept(text)) {
+  // JSON's number grammar: such a value is a number whatever its size (nlohmann refuses 1e999, which then became the
+  // string "1e999" and a type error without the line and column parse_json gives every other JSON input; a hunt).
+  static const std::regex json_number(R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)");
+  if (Json::accept(text) || std::regex_match(text, json_number)) {
     // Strict: no duplicate keys, bounded nesting. Pointers in its messages are within the value: say where it goes.
     value = parse_json(text, "--set " + path + " (the value of " + dotted_pointer(path) + ")");
   } else {
