@@ -541,6 +541,10 @@ int run_pbt(const Args& a) {
                      "rename the campaign (/name) or its folder (--out), or change /slurm/sbatch");
     const std::string refused = slurm::sbatch_refuses(script);
     if (!refused.empty()) throw BadInput(a.spec + ": /slurm: Slurm refuses the members' request: " + refused);
+    if (spec.slurm["launcher"] == "srun")
+      if (const std::string why = slurm::srun_lacks_mpi(slurm::srun_mpi_plugins(), spec.slurm["mpi"].get<std::string>());
+          !why.empty())
+        throw BadInput(a.spec + ": /slurm/mpi: " + why);
   }
   fs::create_directories(dir / "runs");
   lock.emplace(dir / ".lock", kBusy);  // one campaign process per folder

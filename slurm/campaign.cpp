@@ -351,6 +351,48 @@ std::string sbatch_job_id(const std::string& printed) {
   return id;
 }
 
+std::vector<std::string> parse_srun_mpi_list(const std::string& printed) {
+  // Slurm 22.05: "MPI plugin types are...", one tab-indented name a line, then "specific pmix plugin versions
+  // available: pmix_v4" (a comma-separated list where there are several).
+  std::vector<std::string> names;
+  std::istringstream in(printed);
+  std::string line;
+  bool listing = false;
+  static const std::string versions = "specific pmix plugin versions available:";
+  while (std::getline(in, line)) {
+    if (line.rfind("MPI plugin types are", 0) == 0) {
+      listing = true;
+    } else if (listing && !line.empty() && (line[0] == '\t' || line[0] == ' ')) {
+      const size_t b = line.find_first_not_of(" \t"), e = line.find_last_not_of(" \t\r");
+      if (b != std::string::npos) names.push_back(line.substr(b, e - b + 1));
+    } else if (line.rfind(versions, 0) == 0) {
+      std::istringstream list(line.substr(versions.size()));
+      std::string v;
+      while (std::getline(list, v, ',')) {
+        const size_t b = v.find_first_not_of(" \t"), e = v.find_last_not_of(" \t\r");
+        if (b != std::string::npos) names.push_back(v.substr(b, e - b + 1));
+      }
+    } else {
+      listing = false;
+    }
+  }
+  return names;
+}
+
+std::vector<std::string> srun_mpi_plugins() {
+  if (!on_path("srun")) return {};
+  const ProcessResult r = run_capture({"srun", "--mpi=list"}, false, 30);
+  return r.exit_code == 0 ? parse_srun_mpi_list(r.out + r.err) : std::vector<std::string>{};
+}
+
+std::string srun_lacks_mpi(const std::vector<std::string>& plugins, const std::string& mpi) {
+  if (plugins.empty() || std::find(plugins.begin(), plugins.end(), mpi) != plugins.end()) return "";
+  std::string listed;
+  for (const std::string& p : plugins) listed += (listed.empty() ? "" : ", ") + p;
+  return "srun here has no MPI plugin \"" + mpi + "\", and every run would fail at its launch (`srun --mpi=list`: " +
+         listed + "); set /slurm/mpi to one of them, or /slurm/launcher to \"mpirun\"";
+}
+
 std::string sbatch_refuses(const std::string& script, const std::vector<std::string>& options) {
   char path[] = "/tmp/dtbench-test-only-XXXXXX";
   const int fd = ::mkstemp(path);

@@ -148,4 +148,13 @@ std::string submit_job(const std::vector<std::string>& argv);
 // submission gives them (a job array's --array=LIST, which Slurm's MaxArraySize bounds).
 std::string sbatch_refuses(const std::string& script, const std::vector<std::string>& options = {});
 
+// The MPI plugin types and versions `srun --mpi=list` prints here ("pmix", "pmi2", "pmix_v4", ...); empty when it
+// cannot say (no srun on PATH, no Slurm configuration on this host, or output of another shape). A job's
+// `srun --mpi=NAME` with a NAME not among them fails on every run ("Cannot create context for mpi/NAME").
+std::vector<std::string> srun_mpi_plugins();
+// parse_srun_mpi_list: the names in that output (unit-tested on Slurm 22.05's form).
+std::vector<std::string> parse_srun_mpi_list(const std::string& printed);
+// Why `srun --mpi=mpi` would fail, given srun_mpi_plugins(): "" when it is listed or the list is unknown (empty).
+std::string srun_lacks_mpi(const std::vector<std::string>& plugins, const std::string& mpi);
+
 }  // namespace dtbench::slurm

@@ -181,7 +181,13 @@ const std::vector<Field>& slurm_fields() {
       {"launcher_args", Json::array(),
        [](const Json& v, const std::string& p) { return string_list(v, p, non_empty_arg); }},
       {"mpi", "pmix",
-       [](const Json& v, const std::string& p) { return one_of(v, p, {"pmix", "pmix_v4", "pmi2", "none"}); }},
+       // Slurm's MPI plugin types, and pmix by version (pmix_v3, pmix_v5: what the site built); `--submit` asks
+       // srun which it has (srun_lacks_mpi).
+       [](const Json& v, const std::string& p) {
+         static const std::regex pmix_version("pmix_v[1-9][0-9]?");
+         if (v.is_string() && std::regex_match(v.get<std::string>(), pmix_version)) return v;
+         return one_of(v, p, {"pmix", "pmi2", "none", "cray_shasta", "pmix_vN"});
+       }},
       // --signal=B:USR1@N: checkpoint and requeue N s before the time limit; 0 = off.
       {"signal_seconds", 120, [](const Json& v, const std::string& p) { return integer_in(v, p, 0, 86400); }},
       // One job array per resource set instead of one script per run.

@@ -10,8 +10,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -80,8 +80,14 @@ std::pair<std::string, std::vector<Submission>> array_tasks(const std::vector<It
 void test_requests(const Spec& spec, const std::vector<Item>& items, const std::vector<Point>& points, const Layout& l,
                    bool arrays, const std::string& spec_file) {
   std::set<std::string> tested;
+  std::optional<std::vector<std::string>> plugins;  // srun's MPI plugins, asked once where a point launches with srun
   for (const Item& it : items) {
     if (!needs_run(it.state) || !tested.insert(it.point->slurm.dump()).second) continue;
+    if (it.point->slurm["launcher"] == "srun") {
+      if (!plugins) plugins = srun_mpi_plugins();
+      if (const std::string why = srun_lacks_mpi(*plugins, it.point->slurm["mpi"].get<std::string>()); !why.empty())
+        throw BadInput(spec_file + ": /slurm/mpi: " + why + " (point " + it.point->id + ": " + describe(*it.point) + ")");
+    }
     const std::string refused = sbatch_refuses(run_script(spec, *it.point, *it.run, l));
     if (!refused.empty())
       throw BadInput(spec_file + ": /slurm: Slurm refuses the request of point " + it.point->id + " (" +

@@ -526,3 +526,36 @@ TEST(Campaign, ARerunWithAnEditedSpecSaysWhichFilesAreNotItsOwn) {
             std::string::npos);
   fs::remove_all(dir);
 }
+
+// srun's MPI plugins as `srun --mpi=list` prints them (Slurm 22.05, taken from the local cluster), and the refusal of
+// a plugin srun does not have: every run's `srun --mpi=NAME` would fail at launch ("Cannot create context for
+// mpi/NAME") on a site whose Slurm was built without it (pmix is the spec's default).
+TEST(Campaign, SrunsMpiPluginsAreReadAndAMissingOneIsNamed) {
+  const std::string printed = "MPI plugin types are...\n\tpmix\n\tnone\n\tcray_shasta\n\tpmi2\n"
+                              "specific pmix plugin versions available: pmix_v3,pmix_v4\n";
+  const std::vector<std::string> plugins = parse_srun_mpi_list(printed);
+  EXPECT_EQ(plugins, (std::vector<std::string>{"pmix", "none", "cray_shasta", "pmi2", "pmix_v3", "pmix_v4"}));
+  EXPECT_EQ(srun_lacks_mpi(plugins, "pmix"), "");
+  EXPECT_EQ(srun_lacks_mpi(plugins, "pmix_v4"), "");
+  EXPECT_EQ(srun_lacks_mpi({}, "pmix"), "");  // the list unknown: nothing said, sbatch and srun say what they say
+  EXPECT_EQ(parse_srun_mpi_list("srun: fatal: Could not establish a configuration source\n"), std::vector<std::string>{});
+  const std::vector<std::string> without = parse_srun_mpi_list("MPI plugin types are...\n\tnone\n\tpmi2\n");
+  EXPECT_EQ(srun_lacks_mpi(without, "pmix"),
+            "srun here has no MPI plugin \"pmix\", and every run would fail at its launch (`srun --mpi=list`: none, "
+            "pmi2); set /slurm/mpi to one of them, or /slurm/launcher to \"mpirun\"");
+  // Asked of srun itself: a stand-in on PATH that prints the list on standard error, as Slurm's info() does.
+  const fs::path dir = fs::temp_directory_path() / ("dtbench-srun-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    std::ofstream s(dir / "srun");
+    s << "#!/bin/sh\n[ \"$1\" = --mpi=list ] || exit 9\nprintf 'MPI plugin types are...\\n\\tnone\\n\\tpmi2\\n' >&2\n";
+  }
+  fs::permissions(dir / "srun", fs::perms::owner_all);
+  const std::string path = std::getenv("PATH");
+  setenv("PATH", (dir.string() + ":" + path).c_str(), 1);
+  const std::vector<std::string> asked = srun_mpi_plugins();
+  setenv("PATH", path.c_str(), 1);
+  EXPECT_EQ(asked, (std::vector<std::string>{"none", "pmi2"}));
+  fs::remove_all(dir);
+}
