@@ -443,7 +443,19 @@ double peak_lr_from_config(const Json& optimizer, const Json& lr_scaling, int64_
   else throw BadInput("/optimizer/lr: must be a number, got " + optimizer["lr"].dump());
   require(finite_positive(reference_lr), "/optimizer/lr", "a finite number > 0", reference_lr);
   const LrScaling scaling = lr_scaling_from_json(lr_scaling);
-  return scale_lr(reference_lr, scaling.rule, global_batch, scaling.reference_batch);
+  const double peak = scale_lr(reference_lr, scaling.rule, global_batch, scaling.reference_batch);
+  // The optimizers compute in float32, whose range /optimizer/lr itself is checked against: a peak that the scaling
+  // takes past it would be infinite (the run diverges at its first step) or flushed to 0 (it trains nothing; both
+  // ran, exit 0; a hunt).
+  const float as_float = static_cast<float>(peak);
+  if (std::isinf(as_float) || std::fabs(as_float) < std::numeric_limits<float>::min())
+    throw BadInput("/optimizer/lr: " + fmt(reference_lr) + " scaled by /lr_scaling (rule \"" +
+                   std::string(to_string(scaling.rule)) + "\", global batch " + std::to_string(global_batch) +
+                   " over reference batch " + std::to_string(scaling.reference_batch) + ") is a peak learning rate of " +
+                   fmt(peak) + ", " +
+                   (std::isinf(as_float) ? std::string("beyond float32's range (it would be infinite)")
+                                         : std::string("nearer 0 than the smallest normal float32 (1.2e-38), so it acts as 0")));
+  return peak;
 }
 
 std::unique_ptr<Schedule> make_schedule(const Json& optimizer, const Json& lr_scaling, const Json& schedule,

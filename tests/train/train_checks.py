@@ -1846,6 +1846,20 @@ def check_bad_input():
                      f'/eval/batch: an evaluation batch of {per_rank_eval} per rank keeps at least '))
     else:
         print(f"SKIP: the evaluation check's case (this machine's {memory / 1e9:.0f} GB would need too much data)")
+    # A synthetic set that fits this machine once but not once per rank (each rank makes the whole set): refused by
+    # its key before any rank makes it (3 ranks of a 10.7 GB set were OOM-killed; a hunt). 1 x 64 x 64 bytes an image.
+    per_set = int(0.75 * memory / 4096)
+    late.append((mlp_config("late12", data={"dataset": "synthetic",
+                                            "synthetic": {"channels": 1, "height": 64, "width": 64, "classes": 4,
+                                                          "train_size": per_set, "test_size": 64}}), [],
+                 "on each of the 2 ranks on this machine (each makes the whole set)"))
+    # The model's weights on a synthetic set's shape, checked before the set is made (3 images of 64 x 4096 x 4096,
+    # 3 GiB a rank, took their minute to make before): an MLP of 4096 hidden units on 2^30 inputs.
+    late.append((mlp_config("late13", model={"arch": "mlp", "hidden": 4096}, batch={"global": 2},
+                            data={"dataset": "synthetic",
+                                  "synthetic": {"channels": 64, "height": 4096, "width": 4096, "classes": 4,
+                                                "train_size": 2, "test_size": 1}}), [],
+                 '/model: arch "mlp" on this data has ' if memory >= 2 * 3 * 2**30 else "/data/synthetic: "))
     for cfg, extra, message in late:
         cfg["output"] = {"dir": fresh}
         p = mpirun(2, write_config(cfg["name"], cfg), *extra, expect=2)

@@ -37,6 +37,23 @@ models::ModelSpec model_spec(const Json& cfg, const data::Dataset& train) {
 }
 
 // `node_ranks`: the ranks sharing this machine's memory; `micro_batch`: the images of one forward and backward
+// The weights and gradients of `spec` (described as `d`) on the `node_ranks` ranks of this machine, fp32, 8 bytes a
+// parameter at the least (before any optimizer state or activation); BadInput naming /model when they exceed its
+// memory, which a machine without that much would meet as the kernel's OOM kill well into the set-up (a 16 GB MLP
+// head was). Returns the bytes.
+double check_weights_fit(const models::ModelSpec& spec, const models::ModelDescription& d, int node_ranks) {
+  const double params = static_cast<double>(d.param_count());
+  const double memory = physical_memory_bytes();
+  const double need = 8 * params * node_ranks;
+  if (memory > 0 && need > memory)
+    throw BadInput("/model: arch \"" + spec.arch + "\" on this data has " + std::to_string(static_cast<int64_t>(params)) +
+                   " parameters" + (spec.shards > 1 || spec.stages > 1 ? " on each rank" : "") + ": their weights and "
+                   "gradients alone take " + std::to_string(static_cast<int64_t>(need / 1e9)) + " GB for the " +
+                   std::to_string(node_ranks) + " rank(s) on this machine, which has " +
+                   std::to_string(static_cast<int64_t>(memory / 1e9)) + " GB" + memory_limit_note());
+  return need;
+}
+
 // pass on a rank (the per-rank batch over its micro-batches); `eval_batch`: the largest batch of an evaluation,
 // made by `eval_node_ranks` of them (asynchronous SGD's rank 0 evaluates alone, the whole set).
 void validate_spec(const models::ModelSpec& spec, bool gpu, int node_ranks, int64_t micro_batch, int64_t eval_batch,
@@ -58,15 +75,8 @@ void validate_spec(const models::ModelSpec& spec, bool gpu, int node_ranks, int6
   // parameter, before any optimizer state or activation) on each rank of this machine, which a machine without
   // that much memory would meet as the kernel's OOM kill well into the set-up (a 16 GB MLP head was).
   const models::ModelDescription d = models::describe(spec);
-  const double params = static_cast<double>(d.param_count());
+  const double need = check_weights_fit(spec, d, node_ranks);
   const double memory = physical_memory_bytes();
-  const double need = 8 * params * node_ranks;
-  if (memory > 0 && need > memory)
-    throw BadInput("/model: arch \"" + spec.arch + "\" on this data has " + std::to_string(static_cast<int64_t>(params)) +
-                   " parameters" + (spec.shards > 1 || spec.stages > 1 ? " on each rank" : "") + ": their weights and "
-                   "gradients alone take " + std::to_string(static_cast<int64_t>(need / 1e9)) + " GB for the " +
-                   std::to_string(node_ranks) + " rank(s) on this machine, which has " +
-                   std::to_string(static_cast<int64_t>(memory / 1e9)) + " GB" + memory_limit_note());
   // The activations, where one rank holds whole layers (no tensor or pipeline split): the layers' outputs of a
   // forward pass at the least, 4 bytes each (2 in bf16), kept for the backward pass, plus one output's gradient; with gradient
   // checkpointing the largest output and its gradient at the least. A lower bound (the plan also keeps batch norm
@@ -134,6 +144,31 @@ models::ModelSpec train_model_spec(const Json& cfg, const data::Dataset& train, 
     }
   }
   return spec;
+}
+
+void check_synthetic_fits(const Json& cfg, const ModelParallel* model_parallel, int node_ranks) {
+  const Json& s = cfg["data"]["synthetic"];
+  const double image = static_cast<double>(s["channels"].get<int64_t>()) * static_cast<double>(s["height"].get<int64_t>()) *
+                       static_cast<double>(s["width"].get<int64_t>());
+  const double bytes = image * static_cast<double>(s["train_size"].get<int64_t>() + s["test_size"].get<int64_t>());
+  const double memory = physical_memory_bytes();
+  if (memory > 0 && bytes * node_ranks > memory)
+    throw BadInput("/data/synthetic: the training and test images take " + bytes_text(bytes) +
+                   (node_ranks > 1 ? " on each of the " + std::to_string(node_ranks) + " ranks on this machine (each "
+                                     "makes the whole set), " + bytes_text(bytes * node_ranks) + " in all,"
+                                   : std::string()) +
+                   " more than its " + bytes_text(memory) + memory_limit_note());
+  // The model on the set's shape, before the set is made: its weights' check waited for minutes of generation. A
+  // pipeline's stages are cut by measuring the model on the data, later; the gpu backend checks its own.
+  if (cfg["backend"] == "gpu" || (model_parallel && model_parallel->form() == ModelParallel::Form::pipeline)) return;
+  data::Dataset shape;
+  shape.channels = static_cast<int>(s["channels"].get<int64_t>());
+  shape.height = static_cast<int>(s["height"].get<int64_t>());
+  shape.width = static_cast<int>(s["width"].get<int64_t>());
+  shape.classes = static_cast<int>(s["classes"].get<int64_t>());
+  const models::ModelSpec spec = train_model_spec(cfg, shape, model_parallel);
+  models::validate(spec);
+  check_weights_fit(spec, models::describe(spec), node_ranks);
 }
 
 std::unique_ptr<TrainModel> make_train_model(const Json& cfg, const data::Dataset& train, const World& world,

@@ -19,6 +19,11 @@ namespace dtbench {
 // given (else whole).
 models::ModelSpec train_model_spec(const Json& cfg, const data::Dataset& train, const ModelParallel* model_parallel);
 
+// Synthetic data, whose size and shape the config gives: BadInput when the set (every rank makes all of it) or the
+// model's weights and gradients on it cannot fit in the memory of the `node_ranks` ranks on this machine, before any
+// of it is made (a 10.7 GB set on 3 ranks was OOM-killed; a model too large waited minutes for its set first).
+void check_synthetic_fits(const Json& cfg, const ModelParallel* model_parallel, int node_ranks);
+
 // Throws SameOnAllRanks (exit 2) when the network cannot take this spec (e.g. ResNet-18 on 28x28 images), or when
 // its weights and activations cannot fit in the memory of the `node_ranks` ranks on this machine (lower bounds;
 // `eval_batch`: the largest batch of an evaluation, made by `eval_node_ranks` of them). With tensor model parallelism

@@ -151,9 +151,16 @@ void Run::set_up() {
   // this rank's share of its host's CPUs (World::default_threads; a collective, so not in the constructor, which runs
   // before the ranks agreed that every one of them got that far).
   const int shared_out = world_.default_threads();
-  if (const int64_t threads = cfg_["threads"].get<int64_t>(); threads > 0)
+  if (const int64_t threads = cfg_["threads"].get<int64_t>(); threads > 0) {
     omp_set_num_threads(static_cast<int>(threads));
-  else if (const char* env = std::getenv("OMP_NUM_THREADS"); env == nullptr || *env == '\0')
+    // Said, not refused (a user may study it): each kernel waits for threads the scheduler has not run, so 3 steps of
+    // ResNet-8 took 47 s at 128 threads on a 2-CPU machine and 0.5 s at 1 (a hunt saw 4096 as a hang).
+    if (world_.root() && threads > 4 * static_cast<int64_t>(shared_out))
+      std::fprintf(stderr,
+                   "dtbench: warning: /threads %lld is more than 4 threads a CPU of this rank's share of its host's "
+                   "CPUs (%d): oneDNN's kernels will run many times slower (threads 0 takes the share)\n",
+                   static_cast<long long>(threads), shared_out);
+  } else if (const char* env = std::getenv("OMP_NUM_THREADS"); env == nullptr || *env == '\0')
     omp_set_num_threads(shared_out);
   threads_ = thread_counts(world_);  // the ranks' fewest and most, for the checkpoints
   // Every rank reads the same data files and config: their errors are the same everywhere.
@@ -165,6 +172,8 @@ void Run::set_up() {
   const int replicas = model_parallel_ ? model_parallel_->replicas() : world_.size();
   const int replica = model_parallel_ ? model_parallel_->replica() : world_.rank();
   const int node_ranks = world_.ranks_on_this_host();
+  if (cfg_["data"]["dataset"] == "synthetic")
+    world_.on_every_rank([&] { check_synthetic_fits(cfg_, model_parallel_.get(), node_ranks); });
   data_ = world_.on_every_rank([&] { return std::make_unique<TrainingData>(cfg_, replicas, replica, per_rank_, node_ranks); });
   agree_on_data_shape();
   const int64_t steps_per_epoch = data_->steps_per_epoch();
