@@ -126,6 +126,28 @@ Result module_check(F&& check, const std::string& section) {
   return std::nullopt;
 }
 
+// The run's global batch, steps per epoch and length as the trainer will know them, where the config says them: the
+// global batch given or from the rank count (1 rank when there is none), and the epoch's steps where the data's size
+// is in the config (a kUnknownLength run of one step an epoch otherwise). Synthetic data says its size; so does
+// Fashion-MNIST's default folder, the Debian package's whole set of 60,000 training images (MNIST's default folder
+// holds whatever files a user put there, and /data/path may name a subset: left to the trainer, which reads them).
+// The epoch: the training images left beside the validation set, over the global batch.
+optim::RunShape known_run_shape(const Json& c, int ranks) {
+  optim::RunShape shape{global_batch(c, std::max(ranks, 1)), 1, optim::RunShape::kUnknownLength};
+  const Json& d = c["data"];
+  const std::string dataset = d["dataset"].get<std::string>();
+  const bool default_idx = dataset == "fashion-mnist" && d["path"].get<std::string>().empty();
+  if (ranks > 0 && (dataset == "synthetic" || default_idx)) {
+    const int64_t set = default_idx ? kFashionMnistTrainImages : d["synthetic"]["train_size"].get<int64_t>();
+    const int64_t images = set - d["validation_size"].get<int64_t>();
+    const int64_t per_epoch = images > 0 ? images / shape.global_batch : 0;
+    const int64_t steps = c["duration"]["steps"].get<int64_t>();
+    if (per_epoch > 0)
+      shape = {shape.global_batch, per_epoch, steps > 0 ? steps : c["duration"]["epochs"].get<int64_t>() * per_epoch};
+  }
+  return shape;
+}
+
 bool model_parallel(const Json& c) { return c["parallel"]["model_parallel"].get<int64_t>() > 1; }
 bool pipelined(const Json& c) { return c["parallel"]["pipeline_stages"].get<int64_t>() > 1; }
 
@@ -758,26 +780,17 @@ std::vector<Rule> build_rules() {
        [](const Json& c, int ranks) -> Result {
          // The global batch sets the peak learning rate: given, or from the rank count when there is one.
          if (c["batch"]["global"].get<int64_t>() <= 0 && ranks <= 0) return std::nullopt;
-         optim::RunShape shape{global_batch(c, std::max(ranks, 1)), 1, optim::RunShape::kUnknownLength};
-         // Synthetic data says its size in the config: with the rank count, the run's length is known here as the
-         // trainer will know it (its epoch: the training images left beside the validation set, over the global
-         // batch), and a sweep point whose warmup outlasts its run is refused before it is written. So is
-         // Fashion-MNIST's from its default folder, the Debian package's whole set of 60,000 training images (MNIST's
-         // default folder holds whatever files a user put there, and /data/path may name a subset: left to the
-         // trainer, which reads them).
-         const Json& d = c["data"];
-         const std::string dataset = d["dataset"].get<std::string>();
-         const bool default_idx = dataset == "fashion-mnist" && d["path"].get<std::string>().empty();
-         if (ranks > 0 && (dataset == "synthetic" || default_idx)) {
-           const int64_t set = default_idx ? kFashionMnistTrainImages : d["synthetic"]["train_size"].get<int64_t>();
-           const int64_t images = set - d["validation_size"].get<int64_t>();
-           const int64_t per_epoch = images > 0 ? images / shape.global_batch : 0;
-           const int64_t steps = c["duration"]["steps"].get<int64_t>();
-           if (per_epoch > 0)
-             shape = {shape.global_batch, per_epoch, steps > 0 ? steps : c["duration"]["epochs"].get<int64_t>() * per_epoch};
-         }
+         const optim::RunShape shape = known_run_shape(c, ranks);
          return module_check([&] { optim::make_schedule(c["optimizer"], c["lr_scaling"], c["schedule"], shape); },
                              "/schedule");
+       }},
+      // Local SGD's phases against the run's length where the config gives it, as train checks them (a sweep point
+      // whose replicas would never be averaged was written and submitted; a hunt).
+      {"", Needs::ranks,
+       [](const Json& c, int ranks) -> Result {
+         const optim::RunShape shape = known_run_shape(c, ranks);
+         if (shape.total_steps == optim::RunShape::kUnknownLength) return std::nullopt;
+         return module_check([&] { check_local_sgd_phases(c, shape.steps_per_epoch, shape.total_steps); }, "/parallel");
        }},
   };
 }
@@ -795,6 +808,43 @@ void check_rules(const Json& config, int ranks, bool on_this_machine) {
     if (rule.needs == Needs::machine && !on_this_machine) continue;
     if (std::optional<Broken> b = rule.broken(config, ranks)) fail(rule.pointer + b->below, b->message);
   }
+}
+
+int64_t first_local_step(const Json& par, int64_t steps_per_epoch, int64_t total_steps) {
+  const std::string mode = par["mode"].get<std::string>();
+  if (mode == "local_sgd") return 0;
+  if (mode == "post_local_sgd")
+    return par["switch_step"].get<int64_t>() > 0 ? par["switch_step"].get<int64_t>()
+                                                 : par["switch_epoch"].get<int64_t>() * steps_per_epoch;
+  return total_steps + 1;
+}
+
+void check_local_sgd_phases(const Json& config, int64_t steps_per_epoch, int64_t total_steps) {
+  const Json& par = config["parallel"];
+  const std::string mode = par["mode"].get<std::string>();
+  if (mode != "local_sgd" && mode != "post_local_sgd") return;
+  const int64_t at = first_local_step(par, steps_per_epoch, total_steps);
+  if (mode == "post_local_sgd") {
+    // Post-local SGD that never switches is synchronous SGD under another name, as a warmup longer than the run is
+    // refused.
+    const char* key = par["switch_step"].get<int64_t>() > 0 ? "/parallel/switch_step" : "/parallel/switch_epoch";
+    if (at >= total_steps)
+      throw BadInput(std::string(key) + ": the switch to local SGD at step " + std::to_string(at) +
+                     " is not before the run's last step, " + std::to_string(total_steps) +
+                     " (/duration): the run would be synchronous SGD throughout");
+    // Its mirror (found by a hunt): no switch given is local SGD from the first step, mode local_sgd by another name.
+    if (at == 0)
+      throw BadInput("/parallel/switch_step: post-local SGD switches from synchronous SGD to local SGD at "
+                     "/parallel/switch_step or /parallel/switch_epoch, and neither is given: the run would be local "
+                     "SGD throughout (mode local_sgd)");
+  }
+  // Local SGD averages the replicas every /parallel/local_steps steps: an interval longer than the local phase
+  // never averages them, and the run is K independent trainings (found by a hunt: accepted, 0 bytes averaged).
+  const int64_t local = total_steps - at;
+  const int64_t h = par["local_steps"].get<int64_t>();
+  if (h > local)
+    throw BadInput("/parallel/local_steps: " + std::to_string(h) + " steps between averages is longer than the run's " +
+                   std::to_string(local) + " steps of local SGD (/duration): the replicas would never be averaged");
 }
 
 void check_node_rules(const Json& config, int ranks, int nodes) {

@@ -42,6 +42,15 @@ void check_rules(const Json& config, int ranks, bool on_this_machine);
 // Throws BadInput "<pointer>: <message>".
 void check_node_rules(const Json& config, int ranks, int nodes);
 
+// The step at which a run of `parallel` section starts local SGD: 0 for local_sgd, post-local SGD's switch
+// (switch_step, else switch_epoch epochs), and past the run (total_steps + 1) for every other mode.
+int64_t first_local_step(const Json& parallel, int64_t steps_per_epoch, int64_t total_steps);
+// Local and post-local SGD's phases against the run's length: BadInput when post-local SGD switches at step 0 or not
+// before the last step (it would be local SGD or synchronous SGD throughout) or /parallel/local_steps is longer than
+// the local phase (the replicas would never be averaged). `train` checks it with its data's epoch, the rules where
+// the config gives the data's size.
+void check_local_sgd_phases(const Json& config, int64_t steps_per_epoch, int64_t total_steps);
+
 // Checkpoint units of an arch for gradient checkpointing (/model/checkpoint_segments can be at most this);
 // 0 for the mlp and for an unknown arch.
 int checkpoint_units(const std::string& arch);

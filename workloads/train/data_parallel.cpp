@@ -3,23 +3,16 @@
 #include <algorithm>
 #include <utility>
 
-namespace dtbench {
+#include "config/rules.hpp"
 
-int64_t DataParallel::first_local_step(const Json& par, int64_t steps_per_epoch, int64_t total_steps) {
-  const std::string mode = par["mode"].get<std::string>();
-  if (mode == "local_sgd") return 0;
-  if (mode == "post_local_sgd")
-    return par["switch_step"].get<int64_t>() > 0 ? par["switch_step"].get<int64_t>()
-                                                 : par["switch_epoch"].get<int64_t>() * steps_per_epoch;
-  return total_steps + 1;
-}
+namespace dtbench {
 
 DataParallel::DataParallel(const Json& cfg, const World& world, TrainModel& model, long per_rank, long global_batch,
                            int64_t steps_per_epoch, int64_t total_steps, const ModelParallel* model_parallel)
     : ranks_(model_parallel ? model_parallel->replicas() : world.size()), model_parallel_(model_parallel) {
   const Json& par = cfg["parallel"];
   local_steps_ = par["local_steps"].get<int64_t>();
-  switch_step_ = first_local_step(par, steps_per_epoch, total_steps);
+  switch_step_ = config::first_local_step(par, steps_per_epoch, total_steps);
   if (par["sync_bn"].get<bool>()) {
     // Its own communicator: the batch-norm allreduces run on the compute thread while the reducer's
     // bucket allreduces may be in flight on the communication thread. With model parallelism, one rank per

@@ -36,9 +36,6 @@ class DataParallel {
   // Tensor model parallelism's side of the run; null without it.
   const ModelParallel* model_parallel() const { return model_parallel_; }
 
-  // The first local step of /parallel (`par`): 0 for local SGD, post-local SGD's switch (switch_step, or
-  // switch_epoch's first step), past the run's end (total_steps + 1) for every other mode.
-  static int64_t first_local_step(const Json& par, int64_t steps_per_epoch, int64_t total_steps);
   // Whether `step` is a local step (no gradient allreduce): local SGD, or post-local SGD after its switch.
   bool local_step(int64_t step) const { return ranks_ > 1 && step >= switch_step_; }
   // Whether the models are averaged after local step `step`.

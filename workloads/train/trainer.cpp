@@ -189,32 +189,7 @@ void Run::set_up() {
                        : mode == "local_sgd" || mode == "post_local_sgd" || mode == "async" ? world_.size()
                                                                                              : 1;
     fault_.check(world_.size(), shards, args_.stop_at > 0 ? args_.stop_at : total_steps, mode == "async");
-    // Post-local SGD that never switches is synchronous SGD under another name, as a warmup longer than the run is
-    // refused (the switch step is known once the epoch's steps are).
-    const Json& par = cfg_["parallel"];
-    if (mode == "post_local_sgd") {
-      const int64_t at = DataParallel::first_local_step(par, steps_per_epoch, total_steps);
-      const char* key = par["switch_step"].get<int64_t>() > 0 ? "/parallel/switch_step" : "/parallel/switch_epoch";
-      if (at >= total_steps)
-        throw BadInput(std::string(key) + ": the switch to "
-                       "local SGD at step " + std::to_string(at) + " is not before the run's last step, " +
-                       std::to_string(total_steps) + " (/duration): the run would be synchronous SGD throughout");
-      // Its mirror (found by a hunt): no switch given is local SGD from the first step, mode local_sgd by another name.
-      if (at == 0)
-        throw BadInput("/parallel/switch_step: post-local SGD switches from synchronous SGD to local SGD at "
-                       "/parallel/switch_step or /parallel/switch_epoch, and neither is given: the run would be local "
-                       "SGD throughout (mode local_sgd)");
-    }
-    // Local SGD averages the replicas every /parallel/local_steps steps: an interval longer than the local phase
-    // never averages them, and the run is K independent trainings (found by a hunt: accepted, 0 bytes averaged).
-    if (mode == "local_sgd" || mode == "post_local_sgd") {
-      const int64_t local = total_steps - (mode == "local_sgd" ? 0 : DataParallel::first_local_step(par, steps_per_epoch,
-                                                                                                   total_steps));
-      const int64_t h = par["local_steps"].get<int64_t>();
-      if (h > local)
-        throw BadInput("/parallel/local_steps: " + std::to_string(h) + " steps between averages is longer than the run's " +
-                       std::to_string(local) + " steps of local SGD (/duration): the replicas would never be averaged");
-    }
+    config::check_local_sgd_phases(cfg_, steps_per_epoch, total_steps);
   });
   cadence_ = Cadence(cfg_["eval"], steps_per_epoch, total_steps, args_.stop_at);
   console_ = std::make_unique<Console>(world_.root(), total_steps);
