@@ -729,19 +729,6 @@ std::vector<Rule> build_rules() {
          return when(c["reducer"]["leader"] != "ring" && c["reducer"]["name"] != "hierarchical",
                      "a leader algorithm applies to the hierarchical reducer only (/reducer/name \"hierarchical\")");
        }},
-      {"/data/synthetic", Needs::machine,
-       [](const Json& c, int) {
-         // The images are generated in memory, one byte a value: a set larger than this machine's memory is its
-         // key's error, not an out-of-memory failure after the set-up.
-         const Json& s = c["data"]["synthetic"];
-         const long double bytes = static_cast<long double>(s["train_size"].get<int64_t>() + s["test_size"].get<int64_t>()) *
-                                   s["channels"].get<int64_t>() * s["height"].get<int64_t>() * s["width"].get<int64_t>();
-         const long double memory = physical_memory_bytes();
-         return when(c["data"]["dataset"] == "synthetic" && memory > 0 && bytes > memory,
-                     "the training and test images take " + fmt_number(static_cast<double>(bytes / (1 << 30))) +
-                         " GiB, more than this machine's " + fmt_number(std::floor(static_cast<double>(memory / (1 << 30)))) +
-                         " GiB of memory" + memory_limit_note());
-       }},
       {"/backend", Needs::machine,
        [](const Json& c, int) {
          return when(c["backend"] == "gpu" && !cuda_built,

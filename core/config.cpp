@@ -4,7 +4,6 @@
 #include <cfloat>
 #include <cmath>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "core/config_spec.hpp"
@@ -279,6 +278,29 @@ Json resolve_node(const Node& n, const Json* user, const std::string& pointer) {
   return v;
 }
 
+namespace {
+// Whether `t` is a number in JSON's grammar, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, read in one pass (a
+// std::regex recursed once a character and overflowed the stack on a --set value of 30,000 digits; a review).
+bool json_number_syntax(std::string_view t) {
+  size_t i = 0;
+  const auto digits = [&] {
+    const size_t from = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    return i > from;
+  };
+  if (i < t.size() && t[i] == '-') ++i;
+  if (i < t.size() && t[i] == '0') ++i;
+  else if (!(i < t.size() && t[i] >= '1' && t[i] <= '9') || !digits()) return false;
+  if (i < t.size() && t[i] == '.' && (++i, !digits())) return false;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == t.size();
+}
+}  // namespace
+
 void apply_override(Json& user, std::string_view assignment) {
   auto eq = assignment.find('=');
   if (eq == std::string_view::npos || eq == 0)
@@ -289,10 +311,9 @@ void apply_override(Json& user, std::string_view assignment) {
   if (size_t bad = first_invalid_utf8(path); bad != std::string::npos)
     throw BadInput("--set: the key path is not valid UTF-8 (byte " + std::to_string(bad) + ")");
   Json value;
-  // JSON's number grammar: such a value is a number whatever its size (nlohmann refuses 1e999, which then became the
+  // A value in JSON's number grammar is a number whatever its size (nlohmann refuses 1e999, which then became the
   // string "1e999" and a type error without the line and column parse_json gives every other JSON input; a hunt).
-  static const std::regex json_number(R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)");
-  if (Json::accept(text) || std::regex_match(text, json_number)) {
+  if (Json::accept(text) || json_number_syntax(text)) {
     // Strict: no duplicate keys, bounded nesting. Pointers in its messages are within the value: say where it goes.
     value = parse_json(text, "--set " + path + " (the value of " + dotted_pointer(path) + ")");
   } else {

@@ -186,7 +186,10 @@ const std::vector<Field>& slurm_fields() {
        [](const Json& v, const std::string& p) {
          static const std::regex pmix_version("pmix_v[1-9][0-9]?");
          if (v.is_string() && std::regex_match(v.get<std::string>(), pmix_version)) return v;
-         return one_of(v, p, {"pmix", "pmi2", "none", "cray_shasta", "pmix_vN"});
+         const std::vector<std::string> types = {"pmix", "pmi2", "none", "cray_shasta"};
+         if (v.is_string() && std::find(types.begin(), types.end(), v.get<std::string>()) != types.end()) return v;
+         fail(p, "expected one of \"pmix\", \"pmix_vN\" (a PMIx version: pmix_v4), \"pmi2\", \"none\", "
+                 "\"cray_shasta\", got " + shown(v));
        }},
       // --signal=B:USR1@N: checkpoint and requeue N s before the time limit; 0 = off.
       {"signal_seconds", 120, [](const Json& v, const std::string& p) { return integer_in(v, p, 0, 86400); }},

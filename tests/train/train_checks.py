@@ -143,6 +143,14 @@ def validate(record_path):
 
 # An MLP on small synthetic images: no batch norm, so K ranks x b and 1 rank x K*b compute the same
 # averaged gradient (up to float32 summation order).
+def usable_memory():
+    """The memory dtbench's checks compare with: the machine's, or its memory cgroup's limit where lower (a
+    container's, a Slurm job's --mem), as `dtbench info --json` reports them."""
+    cpu = json.loads(subprocess.run([args.dtbench, "info", "--json"], check=True, capture_output=True,
+                                    text=True).stdout)["cpu"]
+    return min(cpu["memory_bytes"], cpu.get("memory_limit_bytes", cpu["memory_bytes"]))
+
+
 def mlp_config(name, **over):
     cfg = {
         "name": name,
@@ -1822,7 +1830,7 @@ def check_bad_input():
     # so 1.5 x this machine's memory over that, per rank, on 2 ranks, is refused before any of it is allocated
     # (the 4096 x 4096 images of the same kind failed after the set-up with exit 1). The data stays small: 3 KB an
     # image. Skipped where that data would weigh more than 4 GB (machines above about 1 TB).
-    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGESIZE")
+    memory = usable_memory()
     per_rank = int(1.5 * memory / (4 * 217098)) + 1
     if 2 * per_rank * 3072 < 4e9:
         late.append((mlp_config("late10", model={"arch": "resnet20"}, batch={"global": 2 * per_rank},

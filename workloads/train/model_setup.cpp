@@ -36,7 +36,6 @@ models::ModelSpec model_spec(const Json& cfg, const data::Dataset& train) {
   return spec;
 }
 
-// `node_ranks`: the ranks sharing this machine's memory; `micro_batch`: the images of one forward and backward
 // The weights and gradients of `spec` (described as `d`) on the `node_ranks` ranks of this machine, fp32, 8 bytes a
 // parameter at the least (before any optimizer state or activation); BadInput naming /model when they exceed its
 // memory, which a machine without that much would meet as the kernel's OOM kill well into the set-up (a 16 GB MLP
@@ -54,6 +53,7 @@ double check_weights_fit(const models::ModelSpec& spec, const models::ModelDescr
   return need;
 }
 
+// `node_ranks`: the ranks sharing this machine's memory; `micro_batch`: the images of one forward and backward
 // pass on a rank (the per-rank batch over its micro-batches); `eval_batch`: the largest batch of an evaluation,
 // made by `eval_node_ranks` of them (asynchronous SGD's rank 0 evaluates alone, the whole set).
 void validate_spec(const models::ModelSpec& spec, bool gpu, int node_ranks, int64_t micro_batch, int64_t eval_batch,
@@ -155,9 +155,9 @@ void check_synthetic_fits(const Json& cfg, const ModelParallel* model_parallel, 
   if (memory > 0 && bytes * node_ranks > memory)
     throw BadInput("/data/synthetic: the training and test images take " + bytes_text(bytes) +
                    (node_ranks > 1 ? " on each of the " + std::to_string(node_ranks) + " ranks on this machine (each "
-                                     "makes the whole set), " + bytes_text(bytes * node_ranks) + " in all,"
+                                     "makes the whole set), " + bytes_text(bytes * node_ranks) + " in all"
                                    : std::string()) +
-                   " more than its " + bytes_text(memory) + memory_limit_note());
+                   ", more than its " + bytes_text(memory) + memory_limit_note());
   // The model on the set's shape, before the set is made: its weights' check waited for minutes of generation. A
   // pipeline's stages are cut by measuring the model on the data, later; the gpu backend checks its own.
   if (cfg["backend"] == "gpu" || (model_parallel && model_parallel->form() == ModelParallel::Form::pipeline)) return;
