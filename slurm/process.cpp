@@ -156,6 +156,10 @@ ProcessResult run_capture(const std::vector<std::string>& argv, bool own_group, 
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setpgroup(&at, 0);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+  } else if (time_limit_s > 0) {
+    // A group of its own, so that the kill reaches what it started too (a site's squeue is often a wrapper script).
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
   }
   pid_t pid = 0;
   auto args = c_argv(argv);
@@ -183,7 +187,7 @@ ProcessResult run_capture(const std::vector<std::string>& argv, bool own_group, 
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
         // (The limit covers the output: a child that closed both pipes and runs on is waited for below.)
-        ::kill(pid, SIGKILL);
+        ::kill(-pid, SIGKILL);  // the child leads its group (above)
         timed_out = true;
         break;
       }

@@ -350,13 +350,20 @@ TEST(InMpiSession, SetsTheBaseAndEmptiesTheParametersThatWouldConflict) {
 // slurmctld is stopped, which held sweep --wait past its --timeout: a hunt); one that answers in time is untouched.
 TEST(RunCapture, AProgramPastItsTimeLimitIsKilled) {
   const auto started = std::chrono::steady_clock::now();
-  ProcessResult r = run_capture({"/bin/sh", "-c", "echo partial; exec sleep 30"}, false, 0.5);
+  // A wrapper whose own child holds the output: both are killed (their group), or the pipe would stay open 30 s.
+  ProcessResult r = run_capture({"/bin/sh", "-c", "echo partial; sleep 30.0625; true"}, false, 0.5);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   EXPECT_EQ(r.exit_code, kTimedOut);
   EXPECT_EQ(r.out, "partial\n");
   EXPECT_EQ(r.err, "no answer within 0.5 s (killed)");
   EXPECT_GE(took, 0.5);
   EXPECT_LT(took, 10.0);  // 30 s if it were not killed; generous for a loaded machine
+  bool left = true;  // the wrapper's sleep, killed with it (init reaps it within moments)
+  for (int i = 0; i < 40 && left; ++i) {
+    left = run_capture({"pgrep", "-f", "sleep 30.0625"}).exit_code == 0;
+    if (left) ::usleep(50000);
+  }
+  EXPECT_FALSE(left) << "the wrapper's child outlived the time limit";
   r = run_capture({"/bin/sh", "-c", "echo done; echo said >&2; exit 3"}, false, 20);
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.out, "done\n");
