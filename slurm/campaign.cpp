@@ -316,7 +316,9 @@ std::vector<ActiveJob> query_queue(double patience_s, std::ostream* log) {
 std::string squeue_output(const std::string& format, double patience_s, std::ostream* log) {
   const std::vector<std::string> argv = squeue_argv(format);
   const auto started = std::chrono::steady_clock::now();
+  int calls = 0;
   for (double pause = 1;; pause = std::min(pause * 2, 30.0)) {
+    ++calls;
     // One call's limit: squeue answers in a second and gives up on an unreachable controller after its
     // MessageTimeout (10 s by default), but hangs on a stopped one; so at most a minute, or the patience left (which
     // a wait's --timeout bounds) when that is longer than half a minute.
@@ -327,7 +329,9 @@ std::string squeue_output(const std::string& format, double patience_s, std::ost
     waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (waited + pause > patience_s)
       throw RunFailed("squeue failed (exit " + std::to_string(r.exit_code) + "): " + one_line(r.err + r.out) +
-                      (patience_s > 0 ? " (asked again for " + std::to_string(static_cast<long>(waited)) + " s)" : ""));
+                      (patience_s > 0 ? " (" + std::to_string(calls) + (calls == 1 ? " call" : " calls") + " in " +
+                                            std::to_string(static_cast<long>(waited)) + " s)"
+                                      : ""));
     if (log)
       *log << "\n  squeue failed (exit " << r.exit_code << "): " << one_line(r.err + r.out) << "; asking again in "
            << pause << " s" << std::endl;
@@ -382,6 +386,9 @@ std::vector<std::string> parse_srun_mpi_list(const std::string& printed) {
 std::vector<std::string> srun_mpi_plugins() {
   if (!on_path("srun")) return {};
   const ProcessResult r = run_capture({"srun", "--mpi=list"}, false, 30);
+  if (r.exit_code == kTimedOut)
+    std::cerr << "dtbench: warning: `srun --mpi=list` gave no answer in 30 s; /slurm/mpi is not checked against "
+                 "srun's MPI plugins" << std::endl;
   return r.exit_code == 0 ? parse_srun_mpi_list(r.out + r.err) : std::vector<std::string>{};
 }
 

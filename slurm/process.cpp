@@ -10,14 +10,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -138,7 +141,46 @@ int run_tied_to_parent(const std::vector<std::string>& argv, const std::filesyst
 
 }  // namespace
 
+namespace {
+// A time-limited program leads a process group of its own (run_capture), which the terminal's Ctrl-C does not reach:
+// while one runs, the stop signals kill its group first, then take their earlier action (a hunt: Ctrl-C during a
+// hung squeue left it running after dtbench had gone).
+std::atomic<pid_t> g_limited_group{0};
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction g_stop_before[3];
+
+void end_limited_group(int sig) {
+  if (const pid_t g = g_limited_group.load(); g > 0) ::kill(-g, SIGKILL);
+  for (int i = 0; i < 3; ++i)
+    if (kStopSignals[i] == sig) ::sigaction(sig, &g_stop_before[i], nullptr);
+  ::raise(sig);
+}
+
+// Installs end_limited_group for the stop signals while it lives (one time-limited program at a time).
+class LimitedGroupGuard {
+ public:
+  LimitedGroupGuard() {
+    struct sigaction a {};
+    a.sa_handler = end_limited_group;
+    sigemptyset(&a.sa_mask);
+    // A signal this process ignores (a background job's SIGINT, nohup's SIGHUP) stays ignored.
+    for (int i = 0; i < 3; ++i) {
+      ::sigaction(kStopSignals[i], nullptr, &g_stop_before[i]);
+      if (g_stop_before[i].sa_handler != SIG_IGN) ::sigaction(kStopSignals[i], &a, nullptr);
+    }
+  }
+  ~LimitedGroupGuard() {
+    g_limited_group.store(0);
+    for (int i = 0; i < 3; ++i) ::sigaction(kStopSignals[i], &g_stop_before[i], nullptr);
+  }
+  LimitedGroupGuard(const LimitedGroupGuard&) = delete;
+  LimitedGroupGuard& operator=(const LimitedGroupGuard&) = delete;
+};
+}  // namespace
+
 ProcessResult run_capture(const std::vector<std::string>& argv, bool own_group, double time_limit_s) {
+  std::optional<LimitedGroupGuard> guard;
+  if (!own_group && time_limit_s > 0) guard.emplace();  // before the spawn: no moment without it
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0)
     throw RunFailed(argv[0] + ": cannot create pipes: " + std::strerror(errno));
@@ -164,6 +206,7 @@ ProcessResult run_capture(const std::vector<std::string>& argv, bool own_group, 
   pid_t pid = 0;
   auto args = c_argv(argv);
   int rc = ::posix_spawnp(&pid, argv[0].c_str(), &fa, &at, args.data(), environ);
+  if (rc == 0 && guard) g_limited_group.store(pid);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
   ::close(out_pipe[1]);
@@ -217,7 +260,7 @@ ProcessResult run_capture(const std::vector<std::string>& argv, bool own_group, 
   if (timed_out) {
     r.exit_code = kTimedOut;
     char said[96];
-    std::snprintf(said, sizeof said, "no answer within %g s (killed)", time_limit_s);
+    std::snprintf(said, sizeof said, "no answer within %g s (killed)", std::round(time_limit_s * 10) / 10);
     r.err += (r.err.empty() || r.err.back() == '\n' ? "" : "\n") + std::string(said);
   }
   return r;

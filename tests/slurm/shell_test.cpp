@@ -369,3 +369,32 @@ TEST(RunCapture, AProgramPastItsTimeLimitIsKilled) {
   EXPECT_EQ(r.out, "done\n");
   EXPECT_EQ(r.err, "said\n");
 }
+
+// A stop signal (the terminal's Ctrl-C) while a time-limited program runs in its own group ends that group too, then
+// the process as before: Ctrl-C during a hung squeue left it running after dtbench had gone (a hunt). The caller here
+// is a forked child, which the SIGINT ends.
+TEST(RunCapture, AStopSignalEndsTheTimeLimitedProgramsGroupToo) {
+  const pid_t caller = ::fork();
+  ASSERT_GE(caller, 0);
+  if (caller == 0) {
+    run_capture({"/bin/sh", "-c", "sleep 30.1875; true"}, false, 60);
+    ::_exit(0);
+  }
+  bool started = false;
+  for (int i = 0; i < 100 && !started; ++i) {
+    started = run_capture({"pgrep", "-f", "sleep 30.1875"}).exit_code == 0;
+    if (!started) ::usleep(50000);
+  }
+  ASSERT_TRUE(started);
+  ::kill(caller, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(caller, &status, 0), caller);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << status;  // the signal's own action, as before
+  bool left = true;
+  for (int i = 0; i < 40 && left; ++i) {
+    left = run_capture({"pgrep", "-f", "sleep 30.1875"}).exit_code == 0;
+    if (left) ::usleep(50000);
+  }
+  EXPECT_FALSE(left) << "the time-limited program outlived its caller's Ctrl-C";
+  if (left) run_capture({"pkill", "-f", "sleep 30.1875"});
+}
