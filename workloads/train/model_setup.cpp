@@ -148,9 +148,13 @@ models::ModelSpec train_model_spec(const Json& cfg, const data::Dataset& train, 
 
 void check_synthetic_fits(const Json& cfg, const ModelParallel* model_parallel, int node_ranks) {
   const Json& s = cfg["data"]["synthetic"];
-  const double image = static_cast<double>(s["channels"].get<int64_t>()) * static_cast<double>(s["height"].get<int64_t>()) *
-                       static_cast<double>(s["width"].get<int64_t>());
-  const double bytes = image * static_cast<double>(s["train_size"].get<int64_t>() + s["test_size"].get<int64_t>());
+  data::Dataset shape;  // the set's shape, no images
+  shape.channels = static_cast<int>(s["channels"].get<int64_t>());
+  shape.height = static_cast<int>(s["height"].get<int64_t>());
+  shape.width = static_cast<int>(s["width"].get<int64_t>());
+  shape.classes = static_cast<int>(s["classes"].get<int64_t>());
+  const double bytes = static_cast<double>(shape.image_bytes()) *
+                       static_cast<double>(s["train_size"].get<int64_t>() + s["test_size"].get<int64_t>());
   const double memory = physical_memory_bytes();
   if (memory > 0 && bytes * node_ranks > memory)
     throw BadInput("/data/synthetic: the training and test images take " + bytes_text(bytes) +
@@ -161,11 +165,6 @@ void check_synthetic_fits(const Json& cfg, const ModelParallel* model_parallel, 
   // The model on the set's shape, before the set is made: its weights' check waited for minutes of generation. A
   // pipeline's stages are cut by measuring the model on the data, later; the gpu backend checks its own.
   if (cfg["backend"] == "gpu" || (model_parallel && model_parallel->form() == ModelParallel::Form::pipeline)) return;
-  data::Dataset shape;
-  shape.channels = static_cast<int>(s["channels"].get<int64_t>());
-  shape.height = static_cast<int>(s["height"].get<int64_t>());
-  shape.width = static_cast<int>(s["width"].get<int64_t>());
-  shape.classes = static_cast<int>(s["classes"].get<int64_t>());
   const models::ModelSpec spec = train_model_spec(cfg, shape, model_parallel);
   models::validate(spec);
   check_weights_fit(spec, models::describe(spec), node_ranks);
