@@ -38,7 +38,7 @@ std::string runs_not_done(const analysis::CampaignData& c, size_t limit) {
 }  // namespace
 
 std::vector<analysis::CampaignData> load_sweeps(const fs::path& out, const std::vector<Experiment>& experiments,
-                                                std::string& missing) {
+                                                std::string& missing, std::map<std::string, SpecRun>* spec_runs) {
   std::vector<analysis::CampaignData> camps;
   auto note = [&](const std::string& what) { missing += (missing.empty() ? "" : "; ") + what; };
   for (const auto& e : experiments) {
@@ -64,7 +64,10 @@ std::vector<analysis::CampaignData> load_sweeps(const fs::path& out, const std::
       for (const auto& r : p.runs) listed.insert(r.name);
     const std::vector<slurm::Point> points = slurm::expand(spec, out / e.name / "runs");
     for (size_t i = 0; i < points.size(); ++i)
-      for (const slurm::Run& r : points[i].runs) specified.insert(r.name), spec_point[r.name] = i;
+      for (const slurm::Run& r : points[i].runs) {
+        specified.insert(r.name), spec_point[r.name] = i;
+        if (spec_runs) (*spec_runs)[spec.name + "/" + r.name] = {r.config, points[i].ranks};
+      }
     const auto differ = [&](const std::set<std::string>& a, const std::set<std::string>& b, const char* what) {
       std::vector<std::string> only;
       std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(only));

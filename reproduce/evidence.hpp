@@ -17,10 +17,19 @@
 
 namespace dtbench::reproduce {
 
+// A run as its experiment's spec defines it, whatever its files say: the config the spec resolves for it (by
+// today's dtbench: keys added since the runs have their defaults) and its rank count.
+struct SpecRun {
+  Json config;
+  int64_t ranks = 1;
+};
+
 // The campaigns of the sweep experiments (out / e.name) that have been written. `missing` names, "; "-separated,
-// each experiment not run yet and each run that is not done ("name (state)", at most 8 per experiment).
+// each experiment not run yet and each run that is not done ("name (state)", at most 8 per experiment). With
+// `spec_runs`, every run of the specs, keyed "<campaign name>/<run name>".
 std::vector<analysis::CampaignData> load_sweeps(const std::filesystem::path& out,
-                                                const std::vector<Experiment>& experiments, std::string& missing);
+                                                const std::vector<Experiment>& experiments, std::string& missing,
+                                                std::map<std::string, SpecRun>* spec_runs = nullptr);
 
 // The final weights a run saved (output.save_weights): the parameter floats only (no batch-norm statistics).
 // Empty with `problem` set when the record has none or the file does not match it.

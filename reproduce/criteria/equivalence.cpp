@@ -49,9 +49,9 @@ void check(const Json& c, const std::string& where) {
 }
 
 // Whether `run` repeats the reference's run with another thread count and nothing else: the rounding-only
-// control. Ranks come from the launcher, the rest from the resolved config (the campaign's config file for a run
-// without a record).
-bool is_control(const analysis::RunData& run, const analysis::RunData& ref) {
+// control. The spec says so, as it defines both runs (the files of a run may be gone: a control whose records and
+// config files were deleted was taken for no control, and the sweep judged against the tolerance alone; a hunt).
+bool is_control(const SpecRun& run, const SpecRun& ref) {
   if (run.ranks != ref.ranks || !run.config.is_object() || !ref.config.is_object()) return false;
   Json a = run.config, b = ref.config;
   for (const char* key : {"name", "output", "threads"}) {
@@ -103,12 +103,19 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
   std::string missing;
   std::map<std::string, std::pair<std::vector<float>, std::string>> references;  // record -> weights, problem
   std::set<std::string> with_control;  // experiments whose sweep has a control point
-  for (const auto& camp : load_sweeps(out, experiments, missing)) {
+  std::map<std::string, SpecRun> spec_runs;
+  const auto spec_run = [&](const analysis::CampaignData& camp, const analysis::PointData& p) -> const SpecRun* {
+    if (p.runs.empty()) return nullptr;
+    auto it = spec_runs.find(camp.name + "/" + p.runs.front().name);
+    return it == spec_runs.end() ? nullptr : &it->second;
+  };
+  for (const auto& camp : load_sweeps(out, experiments, missing, &spec_runs)) {
     if (camp.points.empty()) continue;
     const auto& ref_point = camp.points.front();
+    const SpecRun* ref_spec = spec_run(camp, ref_point);
     for (size_t p = 1; p < camp.points.size(); ++p) {
-      const bool control = !ref_point.runs.empty() && !camp.points[p].runs.empty() &&
-                           is_control(camp.points[p].runs.front(), ref_point.runs.front());
+      const SpecRun* run_spec = spec_run(camp, camp.points[p]);
+      const bool control = ref_spec && run_spec && is_control(*run_spec, *ref_spec);
       if (control) with_control.insert(camp.name);
       for (const auto& run : camp.points[p].runs) {
         if (run.state != "done") continue;
