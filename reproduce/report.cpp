@@ -81,6 +81,13 @@ Json read_index(const fs::path& dir) {
     if (f.has("definitions")) {
       const JsonFields defs = f.fields("definitions");
       const std::vector<std::string> listed = f.strings("claims");
+      // Every writer of definitions records all of a claim's files, claim.json among them: a claim without its
+      // digests had its criterion judged unchecked (an emptied entry let an edited max_drop turn claim b; a hunt).
+      for (const auto& id : listed)
+        if (!f.object("definitions").contains(id) || !f.object("definitions")[id].is_object() ||
+            !f.object("definitions")[id].contains("claim.json"))
+          throw BadInput(defs.pointer(id) + (f.object("definitions").contains(id) ? "/claim.json" : "") +
+                         ": missing; every claim of /claims has the digests of its definition's files");
       for (const auto& [id, files] : f.object("definitions").items()) {
         if (std::find(listed.begin(), listed.end(), id) == listed.end())
           throw BadInput(defs.pointer(id) + ": not a claim of /claims");
@@ -111,33 +118,52 @@ Json definition_digests(const std::map<std::string, std::string>& files) {
   return out;
 }
 
-std::vector<ClaimVerdict> write_report(const fs::path& dir) {
+namespace {
+
+// The criteria are the ones the runs started from: a claim's file edited since (a looser max_drop turned a verdict,
+// and the report quoted the old text beside the new number) is refused, and so is a definition file the digests
+// do not name (an entry cut down to claim.json let an edited spec through).
+void check_definitions(const fs::path& dir, const Json& doc, const std::set<std::string>& except) {
+  if (!doc.contains("definitions")) return;  // a folder from before the digests
   const fs::path index = dir / "reproduce.json";
-  // Both files can be written before either is (a folder where report.json goes failed after REPORT.md was
-  // replaced, exit 1; a FIFO there was replaced by a file; found by a hunt).
-  check_output_file(dir / "REPORT.md", "the report");
-  check_output_file(dir / "report.json", "the report");
+  for (const auto& [id, files] : doc["definitions"].items()) {
+    if (except.count(id)) continue;
+    for (const auto& [name, crc] : files.items()) {
+      const fs::path file = dir / id / name;
+      std::error_code ec;
+      const bool there = fs::is_regular_file(file, ec);
+      if (!there || crc32_hex(read_regular_file(file, size_t{1} << 20, "claim file")) != crc)
+        throw BadInput(file.string() + ": " + (there ? "differs from" : "missing; it is part of") +
+                       " the claim's definition as its runs started (" + index.string() + ": /definitions/" + id +
+                       "/" + name + "); criteria are fixed before the runs: restore it, or run the claim in a new "
+                       "--out folder");
+    }
+    std::error_code ec;
+    for (fs::directory_iterator e(dir / id, ec), end; !ec && e != end; e.increment(ec))
+      if (e->path().extension() == ".json" && e->is_regular_file(ec) && !files.contains(e->path().filename().string()))
+        throw BadInput(e->path().string() + ": a file of the claim's definition without its digest in " +
+                       index.string() + " (/definitions/" + id + "): added or unrecorded after the runs started; "
+                       "remove it, or run the claim in a new --out folder");
+  }
+}
+
+struct Report {
+  std::vector<ClaimVerdict> verdicts;
+  std::string md;
+  Json json;
+};
+
+Report make_report(const fs::path& dir, const std::set<std::string>& except) {
+  const fs::path index = dir / "reproduce.json";
   Json doc = read_index(dir);
   JsonFields f(doc, "");
   const std::string scale = f.string("scale");
-  // The criteria are the ones the runs started from: a claim's file edited since (a looser max_drop turned a
-  // verdict, and the report quoted the old text beside the new number) is refused.
-  if (f.has("definitions"))
-    for (const auto& [id, files] : doc["definitions"].items())
-      for (const auto& [name, crc] : files.items()) {
-        const fs::path file = dir / id / name;
-        std::error_code ec;
-        const bool there = fs::is_regular_file(file, ec);
-        if (!there || crc32_hex(read_regular_file(file, size_t{1} << 20, "claim file")) != crc)
-          throw BadInput(file.string() + ": " + (there ? "differs from" : "missing; it is part of") +
-                         " the claim's definition as its runs started (" + index.string() + ": /definitions/" + id +
-                         "/" + name + "); criteria are fixed before the runs: restore it, or run the claim in a new "
-                         "--out folder");
-      }
+  check_definitions(dir, doc, except);
   std::vector<ClaimVerdict> out;
   Json claims_json = Json::array();
   std::string body;
   for (const auto& id : f.strings("claims")) {
+    if (except.count(id)) continue;
     Claim c = load_claim(dir / id, /*to_run=*/false);
     const auto& experiments = c.scales.at(scale);
     if (experiments.empty())  // as reproduce refuses before the runs
@@ -176,10 +202,23 @@ std::vector<ClaimVerdict> write_report(const fs::path& dir) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& v : out) rows.push_back({v.id, v.title, "**" + to_string(v.finding.verdict) + "**"});
   md += md_table({"claim", "statement", "verdict"}, rows, {2}) + body;
-  write_file_atomic(dir / "REPORT.md", md, false);
-  write_json_atomic(dir / "report.json", Json{{"kind", "dtbench-reproduction-report"}, {"scale", scale},
-                                               {"claims", claims_json}}, false);
-  return out;
+  return {std::move(out), std::move(md),
+          Json{{"kind", "dtbench-reproduction-report"}, {"scale", scale}, {"claims", claims_json}}};
+}
+
+}  // namespace
+
+void check_report_inputs(const fs::path& dir, const std::set<std::string>& except) { make_report(dir, except); }
+
+std::vector<ClaimVerdict> write_report(const fs::path& dir) {
+  // Both files can be written before either is (a folder where report.json goes failed after REPORT.md was
+  // replaced, exit 1; a FIFO there was replaced by a file; found by a hunt).
+  check_output_file(dir / "REPORT.md", "the report");
+  check_output_file(dir / "report.json", "the report");
+  Report r = make_report(dir, {});
+  write_file_atomic(dir / "REPORT.md", r.md, false);
+  write_json_atomic(dir / "report.json", r.json, false);
+  return std::move(r.verdicts);
 }
 
 std::string verdict_table(const std::vector<ClaimVerdict>& v) {

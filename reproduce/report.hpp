@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,14 @@ Json definition_digests(const std::map<std::string, std::string>& files);
 
 // Evaluates every claim of DIR/reproduce.json and writes REPORT.md and report.json (atomically). Returns the
 // verdicts in the order of the claims. A claim's file in DIR that is not what its recorded definition says (edited
-// after the runs: criteria are fixed before them) is BadInput naming the file, before anything is written.
+// after the runs: criteria are fixed before them), or a definition file without a recorded digest, is BadInput
+// naming the file, before anything is written.
 std::vector<ClaimVerdict> write_report(const std::filesystem::path& dir);
+
+// What write_report reads, read and judged, writing nothing: the claims of DIR/reproduce.json but those in `except`
+// (which the caller checks itself). Throws what write_report would throw. `dtbench reproduce` calls it before it
+// writes, so that a damaged claim it does not run is refused before the run rather than after it.
+void check_report_inputs(const std::filesystem::path& dir, const std::set<std::string>& except);
 
 // The verdict table printed at the end of a run: claim, title, verdict, reason.
 std::string verdict_table(const std::vector<ClaimVerdict>& v);

@@ -303,3 +303,43 @@ assert v["f"] == "supported", v
 assert 'The fitted profile is of part of its sweeps: K = 4 of experiment "this-machine" not run.' in \
     open(os.path.join(d, "REPORT.md")).read()
 print("f with a fitted sweep missing: said so in its reason")
+
+# Found by a hunt: claim a's rounding-only control point with its records and config files deleted. The control was
+# told by its config, which was gone, so the sweep counted as having none and was judged against 1e-4 alone:
+# "contradicted" (14 of 24). The spec says which point is the control: inconclusive, its runs named.
+d = copy_of("a-control-deleted")
+for sub in ("runs", "configs"):
+    for f in glob.glob(os.path.join(d, "a", "mlp", sub, "p1-*")):
+        os.remove(f)
+v, _ = verdicts_of(d)
+assert v["a"] == "inconclusive", v
+assert "(its seed's control is missing)" in open(os.path.join(d, "REPORT.md")).read()
+print("a with its control's records and configs deleted: inconclusive")
+
+# Found by a hunt: a claim's digests emptied, or one file's digest deleted, let its edited criterion turn the verdict
+# (b: contradicted -> supported, exit 0). Every claim keeps the digest of every file of its definition.
+d = damaged("b-digests-emptied", "reproduce.json", lambda doc: doc["definitions"].update(b={}))
+p = report(d)
+assert p.returncode == 2 and "/definitions/b/claim.json: missing; every claim of /claims has the digests" in p.stderr, \
+    (p.returncode, p.stderr[-800:])
+def spec_digest_removed(doc):
+    del doc["definitions"]["b"]["mlp-full.json"]
+d = damaged("b-spec-digest-removed", "reproduce.json", spec_digest_removed)
+p = report(d)
+assert p.returncode == 2 and os.path.join(d, "b", "mlp-full.json") + ": a file of the claim's definition without " \
+    "its digest" in p.stderr, (p.returncode, p.stderr[-800:])
+print("a claim's digests emptied or cut: exit 2")
+
+# Found by a hunt: `reproduce h` on a folder whose claim b was edited after its runs wrote reproduce.json (a new
+# session) and h's copies before it refused b (exit 2). Every claim the folder reports is checked first.
+d = copy_of("run-other-claim-edited")
+claim_b = os.path.join(d, "b", "claim.json")
+open(claim_b, "w").write(open(claim_b).read().replace('"max_drop": 0.01,', '"max_drop": 0.9,'))
+before = open(os.path.join(d, "reproduce.json"), "rb").read()
+p = subprocess.run([dtbench, "reproduce", "h", "--local", "--scale", "full", "--out", d], capture_output=True,
+                   text=True, timeout=120)
+assert p.returncode == 2 and claim_b + ": differs from the claim's definition as its runs started" in p.stderr, \
+    (p.returncode, p.stderr[-800:])
+assert open(os.path.join(d, "reproduce.json"), "rb").read() == before, "reproduce.json was rewritten"
+assert not os.path.exists(os.path.join(d, ".lock")), "the lock file was made"
+print("reproduce h with claim b edited: exit 2, nothing written")
