@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <string_view>
 
@@ -234,7 +235,13 @@ std::string json_cell(const Json& v) {
     const std::string t = v.get<std::string>();
     return t == "-" || !Json::parse(t, nullptr, false).is_discarded() ? v.dump() : t;
   }
-  if (v.is_number_float()) return format_number(v.get<double>());
+  if (v.is_number_float()) {
+    // A key cell names its row: rounded to 4 digits, momenta 0.99995 and 0.99999 were two rows labelled "1" (a
+    // hunt). The short form only where it reads back as the same number, else the value's shortest exact text.
+    const double x = v.get<double>();
+    const std::string text = format_number(x);
+    return !std::isfinite(x) || std::strtod(text.c_str(), nullptr) == x ? text : v.dump();
+  }
   if (v.is_object() && v.contains("name") && v["name"].is_string()) {
     // A section given whole, e.g. an optimizer: "sgd lr=0.1 momentum=0.9".
     std::string s = v["name"].get<std::string>();

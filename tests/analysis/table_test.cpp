@@ -135,6 +135,14 @@ TEST(TextTable, KeyCellsTellTextsFromNumbers) {
   EXPECT_EQ(json_cell(Json("\"0\"")), "\"\\\"0\\\"\"");  // a text holding quotes is not the text "0"
   EXPECT_EQ(json_cell(Json(nullptr)), "-");
   EXPECT_EQ(json_cell(Json("1e999")), "1e999");  // no JSON value: a text
+  // A float key as short as it reads back exactly: two momenta near 1 are two labels, neither of them "1".
+  EXPECT_EQ(json_cell(Json(0.99999)), "0.99999");
+  EXPECT_EQ(json_cell(Json(0.99995)), "0.99995");
+  EXPECT_EQ(json_cell(Json(0.12345678)), "0.12345678");
+  EXPECT_EQ(json_cell(Json(12345.5)), "12345.5");
+  EXPECT_EQ(json_cell(Json(0.1)), "0.1");
+  EXPECT_EQ(json_cell(Json(2.0)), "2");
+  EXPECT_EQ(json_cell(Json(3e-4)), "0.0003");
 }
 
 namespace {
@@ -253,6 +261,30 @@ TEST(CampaignTable, ADivergedRunsFinalAccuracyIsZeroAndSaid) {
   }
   TextTable t = campaign_table(load_campaign(s.dir), {{}, {"final_accuracy"}}, Format::md);
   EXPECT_EQ(t.rows[0], (std::vector<std::string>{"ring", "1", "1", "2/2 done (1 diverged)", "40 [0, 80]"}));
+}
+
+// A run ended by `train --stop-at` before its config's last step is a part of that run: counted as stopped, in no
+// metric (a table took the median of an 8-step and a 40-step run as "2/2 done"; a hunt). One stopped at its last
+// step, or ended by its target before the stop, is done.
+TEST(CampaignTable, ARunStoppedBeforeItsLastStepIsNotDone) {
+  Synthetic s;
+  const auto edit = [&](const std::string& run, int64_t stop_at, int64_t steps) {
+    for (const auto& e : fs::directory_iterator(s.dir / "runs")) {
+      if (e.path().filename().string().find(run) == std::string::npos) continue;
+      dtbench::RunRecord r = *dtbench::read_run_record(e.path()).record;
+      r.extra["stop_at"] = stop_at;
+      r.extra["total_steps"] = 40;
+      r.steps = steps;
+      dtbench::write_json_atomic(e.path(), r.to_json(), false);
+    }
+  };
+  edit("p0-ring-nodes1-s1", 8, 8);   // stopped at step 8 of 40
+  edit("p1-ring-nodes2-s1", 40, 40);  // "stopped" at its last step: done
+  edit("p1-ring-nodes2-s2", 20, 12);  // ended by its target at step 12, before the stop at 20: done
+  TextTable t = campaign_table(load_campaign(s.dir), {{}, {"throughput"}}, Format::md);
+  EXPECT_EQ(t.rows[0][3], "1/2 done, 1 stopped");
+  EXPECT_EQ(t.rows[0][4], "120");  // the done run's alone
+  EXPECT_EQ(t.rows[1][3], "2/2 done");
 }
 
 // Scaling efficiency compares rows that agree on every key but the rank count's: a key zipped with the rank count
