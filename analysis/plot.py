@@ -112,7 +112,7 @@ def load_runs(path):
     """Runs of a campaign folder (campaign.json), of any folder of records or of one record, as dtbench reads
     them: dicts with the record (None when missing or unreadable), the point's axis values, the run's config and
     rank count; and the axis keys and zipped groups."""
-    p = subprocess.run([DTBENCH, "table", path, "--format", "json"], capture_output=True, text=True)
+    p = subprocess.run([DTBENCH, "table", path, "--format", "json"], capture_output=True, text=True, errors="replace")
     if p.returncode == 2:
         raise BadInput(p.stderr.strip().replace("dtbench: error: ", "", 1))
     if p.returncode not in (0, 1) or not p.stdout:  # killed, or failed: not the input's fault
@@ -245,6 +245,11 @@ def write_all():
             at = os.path.dirname(at)
         if not os.path.isdir(at):
             raise BadInput(f"--out {out}: " + ("not a folder" if at == os.path.abspath(out) else f"{at} is not a folder"))
+        # A folder (or a link to one, a FIFO) where a figure goes failed after the other figures were written.
+        for ext in ("png", "svg"):
+            p = os.path.join(out, f"{name}.{ext}")
+            if os.path.lexists(p) and (os.path.isdir(p) or not os.path.isfile(p)):
+                raise BadInput(f"{p}: not a file; the figure {name}.{ext} goes there")
     # Every figure rendered in memory first: values a record may hold but no axis can show (1e308 seconds, a label
     # of 100000 characters) fail in matplotlib's drawing, which must leave no file and no folder behind.
     rendered = []
@@ -266,8 +271,10 @@ def write_all():
             paths = []
             for ext, data in images.items():
                 p = os.path.join(out, f"{name}.{ext}")
-                with open(p, "wb") as f:
+                tmp = f"{p}.tmp{os.getpid()}"  # whole or not at all: a reader never sees half a figure
+                with open(tmp, "wb") as f:
                     f.write(data)
+                os.replace(tmp, p)
                 paths.append(p)
         except OSError as e:
             sys.exit(f"plot.py: error: cannot write {e.filename or out}: {e.strerror}")  # exit 1: a run failure
@@ -691,7 +698,7 @@ def pbt_ancestry(lineage, member):
 def pbt(dirs, out):
     for d in dirs:
         # dtbench reads the lineage (core/pbt_lineage.cpp's checks) and the member records before anything is drawn.
-        p = subprocess.run([DTBENCH, "table", d], capture_output=True, text=True)
+        p = subprocess.run([DTBENCH, "table", d], capture_output=True, text=True, errors="replace")
         if p.returncode != 0 or not os.path.isfile(os.path.join(d, "lineage.json")):
             raise BadInput(p.stderr.strip().replace("dtbench: error: ", "", 1) or
                            f"{d}: not a dtbench pbt folder (no lineage.json)")

@@ -252,6 +252,23 @@ check(code == 0, f"null scaling_efficiency: exit {code}, expected 0")
 png = os.path.join(work, "null-efficiency-figures", "scaling.png")
 check(os.path.exists(png) and os.path.getsize(png) > 10000, f"null scaling_efficiency: {png} missing or empty")
 
+# Found by a hunt: a record whose file name is not UTF-8 and cannot be read (dtbench quotes the name in its message)
+# was a UnicodeDecodeError traceback; now the figures from the others, then exit 1 as for any unreadable record.
+bytes_dir = os.path.join(work, "non-utf8")
+shutil.copytree(recs, bytes_dir)
+open(os.path.join(os.fsencode(bytes_dir), b"bad\xff.json"), "wb").write(b'{"kind": "dtbench-run-record", ')
+plot.UNREADABLE.clear()
+code = exit_code(["scaling", bytes_dir, "--out", os.path.join(work, "non-utf8-figures")])
+check(code == 1, f"a non-UTF-8 record name: exit {code}, expected 1")
+check(os.path.exists(os.path.join(work, "non-utf8-figures", "scaling.png")), "a non-UTF-8 record name: no figure")
+# A folder where one figure's file goes: exit 2 before any figure is written (scaling.png was written, then exit 1).
+blocked = os.path.join(work, "blocked-figures")
+os.makedirs(os.path.join(blocked, "scaling.svg"))
+plot.UNREADABLE.clear()
+code = exit_code(["scaling", recs, "--out", blocked])
+check(code == 2, f"a folder where scaling.svg goes: exit {code}, expected 2")
+check(sorted(os.listdir(blocked)) == ["scaling.svg"], f"a folder where scaling.svg goes: {os.listdir(blocked)} written")
+
 expected = {
     "scaling": ["Training throughput against K", "Scaling efficiency against K", "ranks K (data-parallel workers)",
                 "throughput (images/s", "scaling efficiency (%)", "ideal: linear in K", "ideal: 100%", "reducer=ring"],
