@@ -63,7 +63,13 @@ void check_sweep_document(const Json& doc) {
   if (top.has("version") && top.at("version") != 1)
     throw BadInput(top.pointer("version") + ": expected 1, got " + top.at("version").dump() + " (a later dtbench's format)");
   count_in(top, "ranks", 1, kMaxCount);
-  // The launcher's node of each rank (the hierarchical rows' layout): one entry per rank, each in [0, ranks).
+  // As `dtbench allreduce` refuses them (a fit took 7 servers of 3 ranks as 3 without a word; a hunt).
+  if (options.number("servers") > top.number("ranks"))
+    throw BadInput(options.pointer("servers") + ": " + options.at("servers").dump() + " servers, more than the " +
+                   top.at("ranks").dump() + " ranks of the sweep");
+  // The launcher's node of each rank (the hierarchical rows' layout): one entry per rank, each in [0, ranks), the
+  // nodes numbered as Comm::nodes() numbers them, in the order of each node's lowest rank (nodes [1, 1, 1] were a
+  // division by zero in the cost model's reading of the layout; a hunt).
   if (top.has("nodes")) {
     const Json& nodes = top.array("nodes");
     const double ranks = top.number("ranks");
@@ -76,6 +82,15 @@ void check_sweep_document(const Json& doc) {
           n.get<double>() >= ranks)
         throw_wrong_type(top.pointer("nodes") + "/" + std::to_string(i),
                          "an integer in [0, " + config::fmt_number(ranks - 1) + "]", n);
+    }
+    double next = 0;  // the number the next new node takes
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const double n = nodes[i].get<double>();
+      if (n > next)
+        throw BadInput(top.pointer("nodes") + "/" + std::to_string(i) + ": node " + config::fmt_number(n) +
+                       ", where a new node here is " + config::fmt_number(next) + " (nodes are numbered from 0 in " +
+                       "the order of their lowest rank)");
+      if (n == next) ++next;
     }
   }
   if (top.has("provenance") && top.fields("provenance").has("cpu")) {

@@ -290,6 +290,22 @@ void expect_cache(double fitted, double truth, const std::string& name) {
   EXPECT_NEAR(fitted, std::sqrt(below * above), 1) << name;
 }
 
+// One oversubscribed rank count alone (3 ranks on 2 cores: every row queues half a rank per core) cannot tell the
+// per-message scheduling latency from alpha: it stays 0 and alpha takes the whole latency, so a prediction at one
+// rank per core keeps a latency (the split was arbitrary: ring alpha 0, a 4-byte allreduce predicted at 0 us on any
+// rank count; a hunt). The fitted rows are still fitted exactly: alpha + 0.5 alpha_sched is what they measure.
+TEST(CostModel, OneOversubscribedRankCountPutsTheLatencyInAlpha) {
+  const std::map<std::string, CostParams> ring = {{"ring", kTruth.at("ring")}};
+  const CostParams& c = ring.at("ring");
+  FittedModel m = fit_cost_model({synthetic_sweep(3, 0.05e-9, ring, 1 << 20)});
+  const CostParams& f = m.params.at("ring");
+  EXPECT_EQ(f.alpha_sched, 0);
+  EXPECT_NEAR(f.alpha, c.alpha + 0.5 * c.alpha_sched, 1e-6 * c.alpha_sched);
+  EXPECT_NEAR(f.alpha_rndv, c.alpha_rndv + 0.5 * c.alpha_sched, 1e-6 * c.alpha_sched);
+  EXPECT_LT(m.rms_rel_error["ring"], 1e-6);
+  EXPECT_GT(m.predict("ring", 2, 2, 4), 1e-6);  // 4 bytes on 2 ranks: at least a microsecond
+}
+
 TEST(CostModel, FitRecoversKnownParameters) {
   const double gamma = 0.05e-9;
   // Two rank counts, as the sweep script's 2- and 4-rank runs (4 ranks oversubscribe the 2 cores).
@@ -512,6 +528,13 @@ TEST(CostModel, SweepDocumentFieldsAreCheckedByPointer) {
   EXPECT_EQ(error_of([](Json& d) { d = Json::array(); }), "fit file 1: /: expected an object, got []");
   EXPECT_EQ(error_of([](Json& d) { d["nodes"] = {0, 2}; }), "fit file 1: /nodes/1: expected an integer in [0, 1], got 2");
   EXPECT_EQ(error_of([](Json& d) { d["nodes"] = {0}; }), "fit file 1: /nodes: expected one entry per rank (2), got 1");
+  // Rank 0 on node 1 (the layout reader divided by the ranks on node 0: SIGFPE; a hunt).
+  EXPECT_EQ(error_of([](Json& d) { d["nodes"] = {1, 1}; }),
+            "fit file 1: /nodes/0: node 1, where a new node here is 0 (nodes are numbered from 0 in the order of their "
+            "lowest rank)");
+  EXPECT_EQ(error_of([](Json& d) { d["nodes"] = {0, 1}; }), "(no error)");
+  EXPECT_EQ(error_of([](Json& d) { d["options"]["servers"] = 3; }),
+            "fit file 1: /options/servers: 3 servers, more than the 2 ranks of the sweep");
   EXPECT_EQ(error_of([](Json& d) { d["options"]["ranks_per_node"] = -1; }),
             "fit file 1: /options/ranks_per_node: expected an integer in [0, 16777216], got -1");
   EXPECT_EQ(error_of([](Json& d) {
