@@ -231,6 +231,14 @@ RunRecord RunRecord::from_json(const Json& j) {
     tta.only({"target", "reached"});
   }
   r.extra = f.object("extra");
+  {
+    // The schema's fields of extra that tables read (an RCP file took "opt_base_learning_rate": "fast" and a warmup
+    // of -5 steps from them, exit 0; a hunt).
+    const JsonFields extra = f.fields("extra");
+    if (extra.has("peak_lr")) extra.nonneg_number("peak_lr");
+    if (extra.has("warmup_steps")) extra.integer("warmup_steps", 0, kMaxCount);
+    if (extra.has("stop_at")) extra.integer("stop_at", 1, kMaxCount);
+  }
   r.provenance = f.object("provenance");
   // A record edited or made elsewhere that contradicts itself gave wrong table cells, not an error (found by a hunt:
   // a reversed curve changed the final accuracy, a target "reached" at an accuracy the run never had gave a time to

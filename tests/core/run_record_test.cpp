@@ -219,6 +219,14 @@ TEST(RunRecord, SaysWhyAFileIsNotAReadableRecord) {
             d + "steps.json: /steps: expected an integer from 0 to 9223372036854775807, got -1");
   EXPECT_EQ(problem_with("wait.json", [](Json& j) { j["timing"]["exposed_comm"] = -0.5; }),
             d + "wait.json: /timing/exposed_comm: expected a number >= 0, got -0.5");
+  // The fields of /extra that tables read, in the schema's ranges (an RCP file took a learning rate "fast" and a
+  // warmup of -5 steps; a hunt).
+  EXPECT_EQ(problem_with("peak.json", [](Json& j) { j["extra"]["peak_lr"] = "fast"; }),
+            d + "peak.json: /extra/peak_lr: expected a number, got \"fast\"");
+  EXPECT_EQ(problem_with("warm.json", [](Json& j) { j["extra"]["warmup_steps"] = -5; }),
+            d + "warm.json: /extra/warmup_steps: expected an integer from 0 to 9223372036854775807, got -5");
+  EXPECT_EQ(problem_with("stop.json", [](Json& j) { j["extra"]["stop_at"] = 0; }),
+            d + "stop.json: /extra/stop_at: expected an integer from 1 to 9223372036854775807, got 0");
   EXPECT_EQ(problem("nan.json", "{\"kind\": \"dtbench-run-record\", \"wall_seconds\": NaN}"),
             d + "nan.json:1:48: invalid JSON (byte 47)");
 }
