@@ -31,7 +31,8 @@ struct RunData {
   Json config;                 // the record's config, or the campaign's config file for a missing run
   int64_t ranks = 1;           // 0: unknown (an unreadable record outside a campaign)
   Json slurm;                  // the point's Slurm section (campaign folders only)
-  // "done" (RunRecord::done), "failed", "preempted", "missing" or "unreadable".
+  // "done" (RunRecord::done), "stopped" (done, but ended by `train --stop-at` before its config's last step),
+  // "failed", "preempted", "missing" or "unreadable".
   std::string state;
   std::string problem;         // why an unreadable record could not be read: "<file>: <why>"
 };

@@ -88,7 +88,7 @@ std::string runs_cell(const Row& row) {
     return r->state == "done" && r->record && r->record->status == RunStatus::diverged;
   }));
   if (diverged) s += " (" + std::to_string(diverged) + " diverged)";
-  for (const char* st : {"failed", "preempted", "missing", "unreadable"})
+  for (const char* st : {"stopped", "failed", "preempted", "missing", "unreadable"})
     if (n[st]) s += ", " + std::to_string(n[st]) + " " + st;
   return s;
 }
