@@ -146,8 +146,22 @@ void check_earlier_records(const pbt::Spec& spec, const fs::path& dir, int64_t i
     if (plans[size_t(m)].diverged) continue;
     const std::string run = pbt::run_name(m, interval);
     const fs::path record = runs / (run + ".json");
-    if (!input_exists(record, "member's record")) continue;
-    const RecordFile f = read_run_record(record);
+    const RecordFile f = input_exists(record, "member's record") ? read_run_record(record) : RecordFile{};
+    // A member that trains continues from the checkpoint its plan names: one that is gone (a lineage.json older
+    // than the runs, restored from a copy: the campaign deletes an interval's checkpoints once the next is
+    // recorded) failed every member after their finished records were removed, exit 1; a hunt.
+    const bool reused = f.record && f.record->done() &&
+                        (input_exists(beside_record(record, ".ckpt") / "header.json", "member's checkpoint header") ||
+                         f.record->status == RunStatus::diverged);
+    const std::string& from = plans[size_t(m)].init_from;
+    if (!reused && !from.empty()) {
+      const fs::path ckpt = beside_record(runs / (from + ".json"), ".ckpt");
+      if (!input_exists(ckpt / "header.json", "member's checkpoint header"))
+        throw BadInput(ckpt.string() + ": missing; member " + std::to_string(m) + "'s interval " +
+                       std::to_string(interval) + " continues from it (" + (dir / "lineage.json").string() +
+                       " records " + std::to_string(interval) + " intervals: is it older than runs/?); restore it, "
+                       "or use another --out");
+    }
     const bool kept = f.record && (f.record->done() || f.record->status == RunStatus::preempted);
     if (!kept) continue;
     std::string state;

@@ -282,6 +282,20 @@ def check_campaign():
     assert "Best member" in t.stdout and "population-based training" in t.stdout, t.stdout
     print(t.stdout)
 
+    # Found by a hunt: a lineage older than its runs (restored from a copy after the first interval). The campaign has
+    # deleted interval 0's checkpoints that interval 1's members continue from: it removed the finished records of
+    # interval 1, failed every member and exited 1. Now exit 2 naming the checkpoint, nothing removed.
+    old = os.path.join(args.work, "camp-old-lineage")
+    shutil.copytree(camp, old)
+    doc = json.load(open(os.path.join(old, "lineage.json")))
+    doc["intervals"] = doc["intervals"][:1]
+    json.dump(doc, open(os.path.join(old, "lineage.json"), "w"))
+    files = sorted(os.listdir(os.path.join(old, "runs")))
+    p = run([args.dtbench, "pbt", spec_file, "--out", old], expect=2)
+    assert "-i000.ckpt: missing; member 0's interval 1 continues from it" in p.stderr, p.stderr
+    assert sorted(os.listdir(os.path.join(old, "runs"))) == files, "files of the runs were removed"
+    print("a lineage older than its runs: exit 2 naming the missing checkpoint, nothing removed")
+
     # A campaign killed in the middle of its last interval and run again ends with the lineage of one that was not
     # (wall times aside): the runs that had finished are kept, the others run again from the same checkpoints.
     killed = os.path.join(args.work, "camp-killed")
