@@ -18,10 +18,12 @@ uint32_t crc32_of(const char* data, size_t bytes) {
   return static_cast<uint32_t>(crc);
 }
 
-std::string crc32_hex(const std::string& text) {
+std::string crc32_hex(uint32_t crc) {
   char hex[9];
-  std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(crc32_of(text)));
+  std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(crc));
   return hex;
 }
+
+std::string crc32_hex(const std::string& text) { return crc32_hex(crc32_of(text)); }
 
 }  // namespace dtbench

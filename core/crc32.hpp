@@ -10,7 +10,8 @@ namespace dtbench {
 
 uint32_t crc32_of(const char* data, size_t bytes);
 inline uint32_t crc32_of(const std::string& text) { return crc32_of(text.data(), text.size()); }
-// As 8 lower-case hex digits, the form a JSON file records it in.
+// As 8 lower-case hex digits, the form a JSON file records it in: of `text`, or a CRC already computed.
 std::string crc32_hex(const std::string& text);
+std::string crc32_hex(uint32_t crc);
 
 }  // namespace dtbench

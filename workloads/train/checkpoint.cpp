@@ -86,7 +86,7 @@ fs::path rank_file(const fs::path& dir, int rank, int64_t step) {
   return dir / (rank_prefix(rank) + std::to_string(step) + ".bin");
 }
 
-void write_rank_state(const fs::path& dir, int rank, const RankState& s) {
+uint32_t write_rank_state(const fs::path& dir, int rank, const RankState& s) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw RunFailed(dir.string() + ": cannot create the checkpoint folder: " + ec.message());
@@ -101,8 +101,10 @@ void write_rank_state(const fs::path& dir, int rank, const RankState& s) {
   if (extra_state.is_object()) extra_state["rank"] = rank;
   std::string extra = extra_state.dump();
   put_bytes(out, extra.data(), extra.size());
-  put(out, crc32_of(out.data(), out.size()));
+  const uint32_t crc = crc32_of(out.data(), out.size());
+  put(out, crc);
   write_file_atomic(rank_file(dir, rank, s.step), out, false);
+  return crc;
 }
 
 void remove_rank_states(const fs::path& dir, int rank, int64_t keep) {
@@ -139,6 +141,7 @@ RankState read_rank_state(const fs::path& dir, int rank, int64_t expect_step) {
   }
   Reader r(data, sizeof kMagic, end, file.string());
   RankState s;
+  if (v2) std::memcpy(&s.crc, data.data() + end, sizeof s.crc);
   s.step = r.get<int64_t>("the step");
   if (s.step != expect_step)
     throw BadInput(file.string() + ": rank file is from step " + std::to_string(s.step) + " but the header says " +
@@ -165,8 +168,30 @@ RankState read_rank_state(const fs::path& dir, int rank, int64_t expect_step) {
   return s;
 }
 
+namespace {
+
+bool is_hex8(const Json& v) {
+  return v.is_string() && v.get<std::string>().size() == 8 &&
+         v.get<std::string>().find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+}  // namespace
+
 void write_header(const fs::path& dir, const Json& header) {
-  write_json_atomic(dir / "header.json", header, false);
+  Json with = header;
+  with.erase("crc32");
+  const std::string crc = crc32_hex(with.dump());  // of the rest, as read_header checks it
+  with["crc32"] = crc;
+  write_json_atomic(dir / "header.json", with, false);
+}
+
+void check_rank_file(const fs::path& dir, const Json& header, int rank, const RankState& s) {
+  if (!header.contains("rank_crc32")) return;  // a header from before it listed them
+  const std::string listed = header["rank_crc32"][size_t(rank)].get<std::string>();
+  if (s.crc != 0 && crc32_hex(s.crc) == listed) return;
+  throw BadInput(rank_file(dir, rank, s.step).string() + ": not the rank file this checkpoint's header.json lists " +
+                 "for rank " + std::to_string(rank) + " (its CRC-32 is " + crc32_hex(s.crc) + ", the header's " + listed +
+                 "): a mixed checkpoint (a rank file copied from another run or checkpoint?)");
 }
 
 void remove_header_temporaries(const fs::path& dir) {
@@ -189,10 +214,20 @@ Json read_header(const fs::path& dir) {
   fs::path file = dir / "header.json";
   if (!input_exists(file, "checkpoint header")) return Json();
   const std::string text = read_regular_file(file, uint64_t{64} << 20, "checkpoint header");
-  // Strict (no duplicate keys, no byte order mark): the header is the one part of a checkpoint without a CRC.
-  const Json header = parse_json(text, file.string());
+  // Strict (no duplicate keys, no byte order mark).
+  Json header = parse_json(text, file.string());
   const std::string where = file.string() + ": damaged checkpoint header: ";
   if (!header.is_object()) throw BadInput(where + "expected an object");
+  // Its CRC-32 over the rest (a header edited or damaged where it still parsed went into the resumed run's curve and
+  // noise scale; a hunt). A header written before it had one has none.
+  if (header.contains("crc32")) {
+    const Json crc = header["crc32"];
+    header.erase("crc32");
+    if (!is_hex8(crc)) throw BadInput(where + "/crc32: expected 8 hex digits, got " + crc.dump().substr(0, 40));
+    if (crc32_hex(header.dump()) != crc.get<std::string>())
+      throw BadInput(file.string() + ": damaged checkpoint header: its CRC-32 (/crc32) does not match its contents " +
+                     "(edited or damaged since it was written)");
+  }
   for (const char* key : {"config", "state"})
     if (!header.contains(key) || !header[key].is_object())
       throw BadInput(where + "/" + key + ": expected an object");
@@ -204,6 +239,12 @@ Json read_header(const fs::path& dir) {
   if (header.contains("dtbench") && !header["dtbench"].is_string())
     throw BadInput(where + "/dtbench: expected the build's name (a string), got " + header["dtbench"].dump().substr(0, 40));
   if (header.contains("threads")) check_thread_counts(header["threads"], where + "/threads");
+  if (header.contains("rank_crc32")) {
+    const Json& crcs = header["rank_crc32"];
+    if (!crcs.is_array() || crcs.size() != size_t(ranks.get<int64_t>()) ||
+        !std::all_of(crcs.begin(), crcs.end(), is_hex8))
+      throw BadInput(where + "/rank_crc32: expected one CRC-32 (8 hex digits) per rank, got " + crcs.dump().substr(0, 60));
+  }
   return header;
 }
 

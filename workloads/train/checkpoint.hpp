@@ -25,10 +25,12 @@ struct RankState {
   std::vector<uint8_t> optimizer;
   uint64_t optimizer_offset = 0;  // read: the byte of the file at which `optimizer` starts
   Json extra = Json::object();  // schedule state and other small per-rank state
+  uint32_t crc = 0;             // read: the file's CRC-32 (0 in files from before it had one)
 };
 
-// Writes this rank's file for step s.step (atomically); RunFailed on an I/O error.
-void write_rank_state(const std::filesystem::path& dir, int rank, const RankState& s);
+// Writes this rank's file for step s.step (atomically) and returns its CRC-32, which the header lists for each rank
+// (header "rank_crc32"); RunFailed on an I/O error.
+uint32_t write_rank_state(const std::filesystem::path& dir, int rank, const RankState& s);
 // The file of `rank` at `step` in the checkpoint folder `dir`.
 std::filesystem::path rank_file(const std::filesystem::path& dir, int rank, int64_t step);
 // Removes this rank's files of every step but `keep`. Best effort: a file left behind is never read, since
@@ -38,7 +40,9 @@ void remove_rank_states(const std::filesystem::path& dir, int rank, int64_t keep
 // its step differs from `expect_step`.
 RankState read_rank_state(const std::filesystem::path& dir, int rank, int64_t expect_step);
 
-// Header: written by rank 0 after every rank's file exists.
+// Header: written by rank 0 after every rank's file exists, with the CRC-32 of its own contents ("crc32": of the
+// compact JSON text of the rest), which read_header checks and removes; with "rank_crc32" (each rank's file's
+// CRC-32, as 8 hex digits), a rank file of another run or checkpoint is told apart even at the same step and shape.
 void write_header(const std::filesystem::path& dir, const Json& header);
 // Removes the temporary files (".header.json.tmp-XXXXXX", core/atomic_file) that a header write killed midway
 // left in dir. Only where no rank writes a header: ranks of one node-local folder may write theirs together.
@@ -47,7 +51,10 @@ void remove_header_temporaries(const std::filesystem::path& dir);
 // BadInput "<at>: ..." otherwise.
 void check_thread_counts(const Json& v, const std::string& at);
 // Empty JSON when there is no checkpoint in dir; else an object with "config" and "state" objects and "ranks", a
-// rank count (BadInput naming the file otherwise).
+// rank count, and "rank_crc32" if present one CRC per rank (BadInput naming the file otherwise, and when its
+// "crc32" does not match: a header from before it had one is read without).
 Json read_header(const std::filesystem::path& dir);
+// BadInput when `rank`'s file read from `dir` is not the one `header` lists for it (its "rank_crc32").
+void check_rank_file(const std::filesystem::path& dir, const Json& header, int rank, const RankState& s);
 
 }  // namespace dtbench

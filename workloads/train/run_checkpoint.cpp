@@ -7,6 +7,7 @@
 #include <cmath>
 #include <utility>
 
+#include "core/crc32.hpp"
 #include "core/error.hpp"
 #include "core/provenance.hpp"
 #include "core/run_record.hpp"
@@ -71,18 +72,20 @@ void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, T
   };
   try {
     std::optional<Error> err;
+    uint32_t crc = 0;
     try {
-      write_rank_state(dir, world.rank(), rs);
+      crc = write_rank_state(dir, world.rank(), rs);
     } catch (const Error& e) {
       err = e;
     }
     world.agree_on_any_error(err);  // every rank file exists before the header names them
+    const std::vector<std::string> crcs = world.gather_text(crc32_hex(crc));  // rank 0: every rank's, in rank order
     Json header;
     if (world.root()) {
       try {
         if (noise) st.noise = noise->save_state();
         header = {{"config", cfg},        {"ranks", world.size()},       {"state", st.to_json()},
-                  {"dtbench", dtbench_build()}, {"threads", threads}};
+                  {"dtbench", dtbench_build()}, {"threads", threads}, {"rank_crc32", crcs}};
         previous_header = header_here();
         write_header(dir, header);
         wrote_header = true;
@@ -115,8 +118,10 @@ void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, T
 namespace {
 
 // The state of a checkpoint's ranks into the model (both --resume and --init-from); returns the schedule's.
-Json load_rank_state(const World& world, const fs::path& dir, const TrainState& st, TrainModel& model) {
+Json load_rank_state(const World& world, const fs::path& dir, const Json& header, const TrainState& st,
+                     TrainModel& model) {
   const RankState rs = read_rank_state(dir, world.rank(), st.step);
+  check_rank_file(dir, header, world.rank(), rs);
   auto p = model.host_params();
   auto b = model.host_buffers();
   if (rs.params.size() != p.size() || rs.buffers.size() != b.size())
@@ -170,7 +175,8 @@ void load_schedule(const World& world, const fs::path& dir, int64_t step, optim:
 }
 
 // The keys in which a run started --init-from another run's checkpoint may differ from it.
-const char* const kInitFromMayDiffer[] = {"/name", "/seed", "/output", "/duration", "/eval", "/schedule", "/lr_scaling"};
+const char* const kInitFromMayDiffer[] = {"/name",     "/seed",     "/output",    "/duration",
+                                          "/eval",     "/schedule", "/lr_scaling", "/data/path"};
 
 }  // namespace
 
@@ -195,10 +201,13 @@ bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json&
                             const Json& threads) {
   const Json header = read_header(dir);
   if (header.is_null()) return false;  // nothing to resume: start fresh
-  // /output/dir may differ between ranks (a node's own disk): the header is rank 0's, and names rank 0's.
+  // /output/dir and /data/path may differ between ranks (a node's own disk, its copy of the data), as the ranks'
+  // commands may (trainer.cpp): the header is rank 0's, and names rank 0's (a rank with its own /data/path could
+  // never resume; a hunt).
   Json saved = header["config"], mine = cfg;
   for (Json* c : {&saved, &mine})
-    if (c->contains("output") && (*c)["output"].is_object()) (*c)["output"].erase("dir");
+    for (const auto& [section, key] : {std::pair{"output", "dir"}, std::pair{"data", "path"}})
+      if (c->contains(section) && (*c)[section].is_object()) (*c)[section].erase(key);
   if (saved != mine)
     throw BadInput(dir.string() + ": checkpoint was written by a different config (first difference at " +
                    first_difference(saved, mine) + "); resume needs the same config");
@@ -206,7 +215,7 @@ bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json&
     throw BadInput(dir.string() + ": checkpoint was written by " + std::to_string(header["ranks"].get<int>()) +
                    " ranks, this run has " + std::to_string(world.size()));
   st = header_state(dir, header);
-  load_schedule(world, dir, st.step, schedule, load_rank_state(world, dir, st, model));
+  load_schedule(world, dir, st.step, schedule, load_rank_state(world, dir, header, st, model));
   if (noise) noise->load_state(st.noise);
   // A kept final checkpoint (output.keep_checkpoint) carries no preemption: a requeued run that had already
   // finished resumes at its end.
@@ -238,8 +247,8 @@ void init_from_checkpoint(const World& world, const fs::path& dir, const Json& c
   }
   if (saved != mine)
     throw BadInput(dir.string() + ": --init-from: the checkpoint's config differs at " + first_difference(saved, mine) +
-                   "; only /name, /seed, /output, /duration, /eval, /schedule, /lr_scaling and the optimizer's "
-                   "hyperparameters may change");
+                   "; only /name, /seed, /output, /duration, /eval, /schedule, /lr_scaling, /data/path and the "
+                   "optimizer's hyperparameters may change");
   if (header["ranks"].get<int>() != world.size())
     throw BadInput(dir.string() + ": --init-from: checkpoint was written by " + std::to_string(header["ranks"].get<int>()) +
                    " ranks, this run has " + std::to_string(world.size()));
@@ -253,7 +262,7 @@ void init_from_checkpoint(const World& world, const fs::path& dir, const Json& c
   st.retarget(cfg["eval"]["target_accuracy"].get<double>());
   st.mllog_from_point = static_cast<int64_t>(st.curve.size());  // this run's MLLOG file starts after them
   st.mllog_timed_run_end_ms = -1;                                // and its timed run has not ended
-  const Json schedule_state = load_rank_state(world, dir, st, model);
+  const Json schedule_state = load_rank_state(world, dir, header, st, model);
   const Json& was = header["config"];
   const auto at = [](const Json& j, const char* pointer) {  // null where the saved config lacks the key
     const Json::json_pointer p(pointer);
