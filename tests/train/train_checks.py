@@ -73,6 +73,13 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 args = None
 
 
+
+def edited_header(h):
+    """A checkpoint header edited by a test, as a person would edit it: without its CRC-32 (a header from before it had
+    one is read as it is; an edit that keeps the CRC is refused as damage, which checkpoint_crc checks). Returns h."""
+    h.pop("crc32", None)
+    return h
+
 def mpirun(k, *train_args, expect=0, timeout=300, env=None):
     cmd = ["mpirun", "-np", str(k), "--oversubscribe", "--bind-to", "none", args.dtbench, "train", *train_args]
     p = subprocess.run(cmd, env=env or ENV, capture_output=True, text=True, timeout=timeout)
@@ -787,6 +794,7 @@ def check_resume():
         assert header["dtbench"].startswith("dtbench ") and "(git " in header["dtbench"], header.get("dtbench")
         if k == 3:
             header["dtbench"] = "dtbench 0.0.1 (git 000000000000)"
+            edited_header(header)
             json.dump(header, open(header_path, "w"))
         mpirun(k, cut, "--resume", "--save-weights", os.path.join(args.work, f"cut-k{k}.bin"))
         rec = validate(rec_path)
@@ -875,7 +883,7 @@ def check_resume():
     header = os.path.join(args.work, "records", "cut-mid.ckpt", "header.json")
     h = json.load(open(header))
     h["state"]["mllog_bytes"] = 100
-    json.dump(h, open(header, "w"))
+    json.dump(edited_header(h), open(header, "w"))
     log_path = os.path.join(args.work, "records", "cut-mid.mllog")
     log_before = open(log_path).read()
     p = mpirun(2, cut, "--resume", expect=2)
@@ -885,7 +893,7 @@ def check_resume():
     # A log cut or removed after the checkpoint (found by a hunt): the resumed run glued its events to the cut line,
     # or logged no init events, and ended with exit 0. Refused, nothing written.
     h["state"]["mllog_bytes"] = len(log_before.encode())
-    json.dump(h, open(header, "w"))
+    json.dump(edited_header(h), open(header, "w"))
     with open(log_path, "w") as f:
         f.write(log_before[:100])
     p = mpirun(2, cut, "--resume", expect=2)
@@ -909,7 +917,7 @@ def check_resume():
     h = json.loads(kept)
     last = len(h["state"]["curve"]) - 1  # its samples can grow without putting the curve out of order
     h["state"]["curve"][last]["samples"] = 10 ** 15
-    json.dump(h, open(header, "w"))
+    json.dump(edited_header(h), open(header, "w"))
     before = folder_bytes(records)
     p = mpirun(2, edited, "--resume", expect=2)
     assert f"header.json: /state/curve/{last}/samples: 1000000000000000 is not step {h['state']['curve'][last]['step']} " \
@@ -1056,6 +1064,101 @@ def check_resume():
     assert not any(n.startswith("bad-dir") for n in os.listdir(d0)), os.listdir(d0)
     print("a rank's /output/dir that cannot be written, or holds a file at its checkpoint: refused before anything is "
           "written")
+
+    # Found by a hunt. (1) A header edited or damaged where it still parses (its CRC-32 kept) went into the resumed
+    # record's curve and noise scale; (2) rank files of another run at the same step and shape were trained from,
+    # exit 0. Both refused now, nothing written; the checkpoint restored resumes.
+    crc = write_config("crc", mlp_config("crc", batch={"per_rank": 8}, duration={"steps": 20}, eval={"every_steps": 5}))
+    other = write_config("crc-other", mlp_config("crc", batch={"per_rank": 8}, duration={"steps": 20}, eval={"every_steps": 5},
+                                           seed=6, output={"dir": os.path.join(args.work, "crc-other")}))
+    mpirun(2, crc, "--inject-fault", "sigusr1@7", expect=3)
+    mpirun(2, other, "--inject-fault", "sigusr1@7", expect=3)
+    ckpt = os.path.join(args.work, "records", "crc.ckpt")
+    header = os.path.join(ckpt, "header.json")
+    kept = open(header).read()
+    h = json.loads(kept)
+    assert len(h["rank_crc32"]) == 2 and re.fullmatch("[0-9a-f]{8}", h["crc32"]), h.keys()
+    h["state"]["curve"][0]["test_accuracy"] = 0.23
+    json.dump(h, open(header, "w"))
+    before = folder_bytes(os.path.join(args.work, "records"))
+    p = mpirun(2, crc, "--resume", expect=2)
+    assert "header.json: damaged checkpoint header: its CRC-32 (/crc32) does not match its contents" in p.stderr, p.stderr
+    assert folder_bytes(os.path.join(args.work, "records")) == before
+    open(header, "w").write(kept)
+    bins = sorted(f for f in os.listdir(ckpt) if f.endswith(".bin"))
+    saved = {f: open(os.path.join(ckpt, f), "rb").read() for f in bins}
+    for f in bins:
+        shutil.copy(os.path.join(args.work, "crc-other", "crc.ckpt", f), os.path.join(ckpt, f))
+    before = folder_bytes(os.path.join(args.work, "records"))
+    p = mpirun(2, crc, "--resume", expect=2)
+    assert "rank-0.step-8.bin: not the rank file this checkpoint's header.json lists for rank 0" in p.stderr, p.stderr
+    assert folder_bytes(os.path.join(args.work, "records")) == before
+    for f, data in saved.items():
+        open(os.path.join(ckpt, f), "wb").write(data)
+    mpirun(2, crc, "--resume")
+    print("a checkpoint header edited, or rank files of another run: refused; restored, it resumes")
+    # Found by a hunt: ranks with their own /data/path (a node's copy of the data, which the ranks' commands may
+    # differ in) could be preempted but never resumed (the checkpoint's config is rank 0's).
+    own = write_config("own-data", mlp_config("own-data", batch={"per_rank": 8}, duration={"steps": 12}))
+    mpmd([own, "--inject-fault", "sigusr1@5"], [own, "--set", "data.path=/tmp/rank1-copy", "--inject-fault", "sigusr1@5"],
+         expect=3)
+    mpmd([own, "--resume"], [own, "--set", "data.path=/tmp/rank1-copy", "--resume"])
+    assert validate(os.path.join(args.work, "records", "own-data.json"))["steps"] == 12
+    print("ranks with their own /data/path: preempted and resumed")
+    # Found by a hunt: a pipeline checkpoint's unit costs read before the header's state was checked (a null was an
+    # internal error, exit 1, and MPI_ABORT).
+    pp = write_config("pp-units", mlp_config("pp-units", batch={"global": 16, "micro_batches": 2},
+                                             parallel={"pipeline_stages": 2}, duration={"steps": 12}))
+    mpirun(2, pp, "--inject-fault", "sigusr1@5", expect=3)
+    header = os.path.join(args.work, "records", "pp-units.ckpt", "header.json")
+    h = json.load(open(header))
+    h["state"]["pipeline_unit_seconds"] = [None] * len(h["state"]["pipeline_unit_seconds"])
+    json.dump(edited_header(h), open(header, "w"))
+    p = mpirun(2, pp, "--resume", expect=2)
+    assert "header.json: damaged checkpoint header: /state/pipeline_unit_seconds/0: expected a unit's seconds in " \
+        "[0, 3600], got null" in p.stderr and p.stderr.count("dtbench: error") == 1, p.stderr
+    print("a pipeline checkpoint's damaged unit costs: exit 2 naming the pointer")
+
+    # Found by a hunt with MLCommons' checker. (1) A run continued --init-from that diverged before its own first
+    # evaluation logged none (the inherited curve was taken for its own): common.yaml wants one eval_accuracy.
+    base = mlp_config("cont-base", batch={"per_rank": 8}, duration={"steps": 30}, eval={"every_steps": 10})
+    base["output"] = dict(base["output"], keep_checkpoint=True)
+    mpirun(2, write_config("cont-base", base), "--stop-at", "12")
+    cont = write_config("cont-diverge", mlp_config("cont-diverge", batch={"per_rank": 8}, duration={"steps": 30},
+                                                  eval={"every_steps": 10}))
+    mpirun(2, cont, "--init-from", os.path.join(args.work, "records", "cont-base.ckpt"), "--inject-fault", "nan-grad@0:14")
+    log = os.path.join(args.work, "records", "cont-diverge.mllog")
+    assert validate(os.path.join(args.work, "records", "cont-diverge.json"))["status"] == "diverged"
+    assert not mllog_rules.problems(log, open_benchmark=False), mllog_rules.problems(log, open_benchmark=False)
+    keys = [json.loads(line.split(":::MLLOG ", 1)[1])["key"] for line in open(log)]
+    assert keys.count("eval_accuracy") == 1, keys
+    print("--init-from, diverged before its own first evaluation: evaluated there, its log passes the rules")
+    # (2) With eval.stop_at_target, a continuation of a run that had reached the target stopped at its first
+    # evaluation below it (record reached-target, log aborted). It stops only at its own evaluation at the target:
+    # target-kept reached 0.995 by step 9; at learning rate 3 the continuation's accuracy falls far below 0.99.
+    for lr in (0.05, 3.0):
+        name = f"cont-target-lr{lr}"
+        c = mlp_config(name, batch={"per_rank": 8}, duration={"steps": 30}, optimizer={"name": "sgd", "lr": lr},
+                       eval={"every_steps": 3, "target_accuracy": 0.99, "stop_at_target": True})
+        mpirun(2, write_config(name, c), "--init-from", os.path.join(args.work, "records", "target-kept.ckpt"))
+        rec = validate(os.path.join(args.work, "records", name + ".json"))
+        kept_points = len(validate(os.path.join(args.work, "records", "target-kept.json"))["curve"])
+        own = [p_["test_accuracy"] for p_ in rec["curve"][kept_points:]]
+        assert all(a < 0.99 for a in own[:-1]), own  # it went on past no evaluation at the target
+        assert rec["steps"] == 30 or own[-1] >= 0.99, (rec["steps"], own)
+        events = [json.loads(line.split(":::MLLOG ", 1)[1]) for line in open(os.path.join(args.work, "records", name + ".mllog"))]
+        stop = [e for e in events if e["key"] == "run_stop"][-1]
+        assert stop["metadata"]["status"] == ("success" if own[-1] >= 0.99 else "aborted"), (stop, own)
+    print("--init-from with stop_at_target: stops only at its own evaluation at the target")
+    # (3) --mllog-stdout on a resumed attempt printed the init_start it then left out of the file: the two attempts'
+    # printed lines failed MLPerf's checker. They are now the file's lines.
+    so = write_config("stdout-log", mlp_config("stdout-log", batch={"per_rank": 8}, duration={"steps": 20}))
+    first = mpirun(2, so, "--inject-fault", "sigusr1@5", "--mllog-stdout", expect=3)
+    second = mpirun(2, so, "--resume", "--mllog-stdout")
+    printed = [line[line.index(":::MLLOG "):] for out in (first.stdout, second.stdout) for line in out.splitlines()
+               if ":::MLLOG " in line]
+    assert printed == open(os.path.join(args.work, "records", "stdout-log.mllog")).read().splitlines(), printed[:3]
+    print("--mllog-stdout across a preemption: the printed lines are the file's")
 
 
 def check_mllog_rules_catch(mllog):
@@ -1961,7 +2064,7 @@ def check_bad_input():
         header = json.load(f)
     header["config"]["output"]["dir"] = os.path.join(args.work, "node-local")
     with open(os.path.join(stale, "header.json"), "w") as f:
-        json.dump(header, f)
+        json.dump(edited_header(header), f)
     mpirun(2, write_config("split", cut), "--resume", "--inject-fault", "sigusr1@8", expect=3)
     before = folder_bytes(records)
     p = mpmd([write_config("split", cut), "--resume"], [write_config("split-elsewhere", elsewhere), "--resume"],

@@ -79,6 +79,9 @@ int64_t Logger::bytes() const {
 void Logger::write(const std::string& line) {
   if (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0)
     throw RunFailed(path_ + ": cannot write the MLLOG file: " + std::strerror(errno));
+  // Echoed as the file gets it: a line logged before the file opened and then discarded (a resumed attempt's
+  // init_start) was printed all the same, and the printed stream failed MLPerf's checker (a hunt).
+  if (echo_) std::fputs(line.c_str(), stdout);
 }
 
 namespace {
@@ -109,7 +112,6 @@ void Logger::event(const char* event_type, const char* key, const Json& value, J
     write(line);
   else
     pending_.push_back(line);
-  if (echo_) std::fputs(line.c_str(), stdout);
 }
 
 }  // namespace dtbench::mllog

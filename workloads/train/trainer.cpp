@@ -349,7 +349,15 @@ std::vector<double> Run::kept_unit_seconds(int units) const {
     if (state == nullptr || !state->contains("pipeline_unit_seconds") ||
         (*state)["pipeline_unit_seconds"].size() != static_cast<size_t>(units))
       return;
-    for (int u = 0; u < units; ++u) kept[size_t(u)] = (*state)["pipeline_unit_seconds"][size_t(u)].get<float>();
+    // Read before the header's state is checked (TrainState::from_json): a null or text here was an internal error,
+    // 1e300 an infinite cost (a hunt). A unit's seconds for one micro-batch: a finite number, at most an hour.
+    for (int u = 0; u < units; ++u) {
+      const Json& v = (*state)["pipeline_unit_seconds"][size_t(u)];
+      if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 3600))
+        throw BadInput((continued / "header.json").string() + ": damaged checkpoint header: /state/pipeline_unit_seconds/" +
+                       std::to_string(u) + ": expected a unit's seconds in [0, 3600], got " + v.dump().substr(0, 40));
+      kept[size_t(u)] = v.get<float>();
+    }
     kept.back() = 1;
   });
   world_.broadcast(kept);
@@ -520,6 +528,7 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
   step_runner.set_fault(&fault_);
   step_runner.set_pipeline(pipeline_.get());
   const bool stop_at_target = cfg_["eval"]["stop_at_target"].get<bool>();
+  const double target = cfg_["eval"]["target_accuracy"].get<double>();
   // Resumed at the step it stops at (a checkpoint preempted at step S, resumed with --stop-at S): no step is left,
   // and the evaluation --stop-at promises there is made here unless the checkpoint's curve has it.
   if (st_.step == cadence_.stop_step && (st_.curve.empty() || st_.curve.back().step < st_.step))
@@ -534,7 +543,9 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
       if (log_ && cadence_.ends_epoch(done)) log_->end(mllog::kEpochStop, nullptr, {{mllog::kEpochNum, epoch}});
       if (cadence_.evaluates_after(done)) {
         evaluate(done, cadence_.epochs(done), false);
-        if (stop_at_target && st_.tta) break;
+        // At this run's own evaluation at the target: a run continued --init-from one that had reached it (its time
+        // to accuracy) stopped at its first evaluation, below the target, its log saying aborted (a hunt).
+        if (stop_at_target && st_.tta && st_.curve.back().test_accuracy >= target) break;
       } else {
         console_->progress(done, st_.images_per_second(global_));
       }
@@ -551,7 +562,9 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
     // A run that diverged before its first evaluation is evaluated where it stopped (every rank agreed on the
     // divergence, so every rank is here): its curve and its MLLOG file hold the accuracy it ended with, which
     // MLPerf's rules require of every log (common.yaml: at least one eval_accuracy), rather than none.
-    if (st_.curve.empty()) evaluate(d.step, cadence_.epochs(d.step), false);
+    // A run continued --init-from another has that run's points, not in its own log: it counts its own (a
+    // continuation that diverged before its first evaluation left a log without eval_accuracy; a hunt).
+    if (st_.curve.size() <= static_cast<size_t>(st_.mllog_from_point)) evaluate(d.step, cadence_.epochs(d.step), false);
   }
   return std::nullopt;
 }
