@@ -8,6 +8,8 @@
 // checkpoint's files have new names, the previous checkpoint stays whole until the new header replaces
 // its header: a write that fails half way (a full disk) never damages it. Each rank file repeats the step and
 // its rank, so a file renamed by hand is detected, and ends with a CRC-32 of its bytes, so a damaged one is too.
+// The header holds its own CRC-32 and each rank file's, so a damaged header, and a rank file of another run or
+// checkpoint with the same step and shape, are detected as well.
 #pragma once
 
 #include <cstdint>

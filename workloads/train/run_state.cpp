@@ -80,7 +80,8 @@ void TrainState::retarget(double target) {
 namespace {
 
 // The fields of one object of the checkpoint's run state, read with their JSON pointers in every message: a header
-// is plain text anyone can edit (it has no CRC, unlike the rank files), and what it holds goes into the record.
+// is plain text anyone can edit (its CRC catches damage, not an edit whose CRC was recomputed), and what it holds
+// goes into the record.
 class StateFields : public JsonFields {
  public:
   StateFields(const Json& j, std::string at) : JsonFields(j, std::move(at)) {}
