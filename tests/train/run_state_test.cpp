@@ -105,6 +105,17 @@ TEST(RunState, AnEditedHeaderIsRefusedNamingTheField) {
   Json threads = Json::array({preemption});
   threads[0]["threads_changed"] = {{"checkpointed", {"a", -1}}, {"resumed", {1, 1}}};
   refused("/preemptions", threads, "/state/preemptions/0/threads_changed/checkpointed: expected [fewest, most]");
+  // The nodes as Comm::nodes() numbers them, one per rank on both sides.
+  Json nodes = Json::array({preemption});
+  nodes[0]["nodes_changed"] = {{"checkpointed", {0, 0, 0}}, {"resumed", {0, 1, 1}}};
+  Json on_nodes = good;
+  on_nodes["preemptions"] = nodes;
+  EXPECT_EQ(TrainState::from_json(on_nodes).preemptions, nodes);
+  nodes[0]["nodes_changed"]["resumed"] = {1, 0, 0};
+  refused("/preemptions", nodes, "/state/preemptions/0/nodes_changed/resumed: expected each rank's node, numbered from 0");
+  nodes[0]["nodes_changed"]["resumed"] = {0, 1};
+  refused("/preemptions", nodes, "/state/preemptions/0/nodes_changed/resumed: expected each rank's node, numbered from 0 "
+                                 "in the order of their lowest ranks (3 ranks)");
   refused("/noise", {{"a", "b"}}, "/state/noise/a");
   refused("/noise", {{"g2", 1.0}, {"trace", "x"}, {"weight", 1.0}}, "/state/noise/trace: expected a number");
   refused("/noise", Json::array(), "/state/noise: expected an object");

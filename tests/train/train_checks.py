@@ -1159,6 +1159,26 @@ def check_resume():
                if ":::MLLOG " in line]
     assert printed == open(os.path.join(args.work, "records", "stdout-log.mllog")).read().splitlines(), printed[:3]
     print("--mllog-stdout across a preemption: the printed lines are the file's")
+    # Found by a hunt: the hierarchical reducer resumed on another node layout (a requeued job on other nodes) ended
+    # with weights of neither layout's run and said nothing. The checkpoint keeps the nodes; the record says so.
+    hier = write_config("hier-nodes", mlp_config("hier-nodes", batch={"per_rank": 8}, duration={"steps": 20},
+                                                 reducer={"name": "hierarchical", "leader": "tree"}))
+
+    def on_nodes(nodes, *extra, expect=0):
+        cmd = ["mpirun", "--oversubscribe", "--bind-to", "none"]
+        for r, node in enumerate(nodes):
+            cmd += ([] if r == 0 else [":"]) + ["-np", "1", "env", f"SLURM_NODEID={node}", args.dtbench, "train", hier,
+                                                *extra]
+        p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=120)
+        assert p.returncode == expect, (p.returncode, p.stderr[-2000:])
+    on_nodes((0, 0, 0), "--inject-fault", "sigusr1@6", expect=3)
+    header = json.load(open(os.path.join(args.work, "records", "hier-nodes.ckpt", "header.json")))
+    assert header["nodes"] == [0, 0, 0], header.get("nodes")
+    on_nodes((0, 1, 1), "--resume")
+    rec = validate(os.path.join(args.work, "records", "hier-nodes.json"))
+    assert rec["extra"]["preemptions"][0].get("nodes_changed") == {"checkpointed": [0, 0, 0], "resumed": [0, 1, 1]}, \
+        rec["extra"]["preemptions"]
+    print("resumed on another node layout: said in the record (nodes_changed)")
 
 
 def check_mllog_rules_catch(mllog):

@@ -210,6 +210,19 @@ void check_thread_counts(const Json& v, const std::string& at) {
                    v.dump().substr(0, 40));
 }
 
+void check_node_layout(const Json& v, const std::string& at, int64_t ranks) {
+  bool ok = v.is_array() && !v.empty() && (ranks <= 0 || v.size() == size_t(ranks)) && v.size() <= (size_t{1} << 24);
+  int64_t next = 0;  // the number the next new node takes
+  for (size_t i = 0; ok && i < v.size(); ++i) {
+    ok = v[i].is_number_integer() && v[i].get<int64_t>() >= 0 && v[i].get<int64_t>() <= next;
+    if (ok && v[i].get<int64_t>() == next) ++next;
+  }
+  if (!ok)
+    throw BadInput(at + ": expected each rank's node, numbered from 0 in the order of their lowest ranks" +
+                   (ranks > 0 ? " (" + std::to_string(ranks) + " ranks)" : std::string()) + ", got " +
+                   v.dump().substr(0, 40));
+}
+
 Json read_header(const fs::path& dir) {
   fs::path file = dir / "header.json";
   if (!input_exists(file, "checkpoint header")) return Json();
@@ -239,6 +252,7 @@ Json read_header(const fs::path& dir) {
   if (header.contains("dtbench") && !header["dtbench"].is_string())
     throw BadInput(where + "/dtbench: expected the build's name (a string), got " + header["dtbench"].dump().substr(0, 40));
   if (header.contains("threads")) check_thread_counts(header["threads"], where + "/threads");
+  if (header.contains("nodes")) check_node_layout(header["nodes"], where + "/nodes", ranks.get<int64_t>());
   if (header.contains("rank_crc32")) {
     const Json& crcs = header["rank_crc32"];
     if (!crcs.is_array() || crcs.size() != size_t(ranks.get<int64_t>()) ||

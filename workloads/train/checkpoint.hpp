@@ -52,6 +52,10 @@ void remove_header_temporaries(const std::filesystem::path& dir);
 // The ranks' [fewest, most] compute threads as a header holds them (/threads, and a preemption's threads_changed):
 // BadInput "<at>: ..." otherwise.
 void check_thread_counts(const Json& v, const std::string& at);
+// Each rank's node as a header holds it (/nodes, and a preemption's nodes_changed): `ranks` integers numbered from 0
+// in the order of each node's lowest rank, as Comm::nodes() numbers them (any count >= 1 when `ranks` is 0).
+// BadInput "<at>: ..." otherwise.
+void check_node_layout(const Json& v, const std::string& at, int64_t ranks);
 // Empty JSON when there is no checkpoint in dir; else an object with "config" and "state" objects and "ranks", a
 // rank count, and "rank_crc32" if present one CRC per rank (BadInput naming the file otherwise, and when its
 // "crc32" does not match: a header from before it had one is read without).

@@ -11,15 +11,17 @@
 #include "core/error.hpp"
 #include "core/provenance.hpp"
 #include "core/run_record.hpp"
+#include "reducers/mpi_comm.hpp"
 #include "workloads/train/checkpoint.hpp"
 
 namespace dtbench {
 namespace fs = std::filesystem;
 
-Json thread_counts(const World& world) {
+Json placement(const World& world) {
   std::array<int, 2> negated_fewest_and_most = {-omp_get_max_threads(), omp_get_max_threads()};
   world.max(negated_fewest_and_most);  // one collective for both
-  return Json::array({-negated_fewest_and_most[0], negated_fewest_and_most[1]});
+  return {{"threads", Json::array({-negated_fewest_and_most[0], negated_fewest_and_most[1]})},
+          {"nodes", MpiComm(world.comm()).nodes()}};
 }
 
 // A new checkpoint replaces the previous one only once it is whole (file names and order: checkpoint.hpp).
@@ -28,7 +30,7 @@ Json thread_counts(const World& world) {
 // previous checkpoint, if any, is left exactly as it was and no empty folder is left behind.
 void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, TrainModel& model,
                      const optim::Schedule& schedule, const std::optional<NoiseScaleEstimator>& noise,
-                     TrainState& st, const Json& threads) {
+                     TrainState& st, const Json& placement) {
   RankState rs;
   rs.step = st.step;
   auto p = model.host_params();
@@ -85,7 +87,8 @@ void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, T
       try {
         if (noise) st.noise = noise->save_state();
         header = {{"config", cfg},        {"ranks", world.size()},       {"state", st.to_json()},
-                  {"dtbench", dtbench_build()}, {"threads", threads}, {"rank_crc32", crcs}};
+                  {"dtbench", dtbench_build()}, {"threads", placement["threads"]}, {"nodes", placement["nodes"]},
+                  {"rank_crc32", crcs}};
         previous_header = header_here();
         write_header(dir, header);
         wrote_header = true;
@@ -198,7 +201,7 @@ void agree_on_checkpoint(const World& world, const fs::path& dir, const std::str
 
 bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json& cfg, TrainModel& model,
                             optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st,
-                            const Json& threads) {
+                            const Json& placement) {
   const Json header = read_header(dir);
   if (header.is_null()) return false;  // nothing to resume: start fresh
   // /output/dir and /data/path may differ between ranks (a node's own disk, its copy of the data), as the ranks'
@@ -227,8 +230,12 @@ bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json&
       st.preemptions.back()["checkpoint_written_by"] = header["dtbench"];
     // Resumed on other thread counts (another placement of the ranks under `threads` 0): said too, for the same
     // reason ([fewest, most] over the ranks).
-    if (header.contains("threads") && header["threads"] != threads)
-      st.preemptions.back()["threads_changed"] = {{"checkpointed", header["threads"]}, {"resumed", threads}};
+    if (header.contains("threads") && header["threads"] != placement["threads"])
+      st.preemptions.back()["threads_changed"] = {{"checkpointed", header["threads"]}, {"resumed", placement["threads"]}};
+    // On other nodes: the hierarchical reducer's sums change with them (a requeued job resumed across another node
+    // layout ended with weights of neither layout's run, and said nothing; a hunt).
+    if (header.contains("nodes") && header["nodes"] != placement["nodes"])
+      st.preemptions.back()["nodes_changed"] = {{"checkpointed", header["nodes"]}, {"resumed", placement["nodes"]}};
   }
   return true;
 }

@@ -17,29 +17,32 @@
 
 namespace dtbench {
 
-// Collective. `st` is completed with the noise estimator's state before rank 0 writes the header; `threads` is
-// the run's thread_counts(), which the header keeps.
+// Collective. `st` is completed with the noise estimator's state before rank 0 writes the header; `placement` is
+// the run's placement(), which the header keeps.
 void save_checkpoint(const World& world, const std::filesystem::path& dir, const Json& cfg, TrainModel& model,
                      const optim::Schedule& schedule, const std::optional<NoiseScaleEstimator>& noise,
-                     TrainState& st, const Json& threads);
+                     TrainState& st, const Json& placement);
 
 // Collective, once every rank loaded a checkpoint (--resume, --init-from): each rank read its own copy (a node's
 // disk), and one whose header.json is not rank 0's (another run's checkpoint, a stale copy) would train from other
 // weights, or wait for the others at another step. BadInput naming the rank and the first difference then.
 void agree_on_checkpoint(const World& world, const std::filesystem::path& dir, const std::string& option);
 
-// The fewest and most compute threads of the ranks, [fewest, most]: bitwise resumption holds for the same counts
-// (oneDNN splits sums over threads), which `threads` 0 leaves to where the ranks run (World::default_threads).
-// Checkpoints keep them. Collective; the trainer takes them once, when it sets the count.
-Json thread_counts(const World& world);
+// Where the ranks run, as far as their sums depend on it: {"threads": [fewest, most] compute threads of the ranks,
+// "nodes": each rank's node as the launcher placed it (Comm::nodes())}. Bitwise resumption holds for the same
+// placement: oneDNN splits sums over threads, which `threads` 0 leaves to where the ranks run
+// (World::default_threads), and the hierarchical reducer sums within nodes first. Checkpoints keep it.
+// Collective; the trainer takes it once, when it sets the thread count.
+Json placement(const World& world);
 
 // Loads the checkpoint in `dir` into the model, schedule, estimator and `st`; false (nothing changed)
-// when there is none. BadInput when it was written by another config or rank count, or is damaged. `threads` is
-// the run's thread_counts() (this makes no collective call that a rank failing before it would leave waiting: it
-// runs inside World::on_every_rank); a run resumed on other counts says so in its preemption's entry.
+// when there is none. BadInput when it was written by another config or rank count, or is damaged. `placement`
+// is the run's placement() (this makes no collective call that a rank failing before it would leave waiting: it
+// runs inside World::on_every_rank); a run resumed on other thread counts or nodes says so in its preemption's
+// entry (threads_changed, nodes_changed).
 bool resume_from_checkpoint(const World& world, const std::filesystem::path& dir, const Json& cfg, TrainModel& model,
                             optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st,
-                            const Json& threads);
+                            const Json& placement);
 
 // --init-from (population-based training's exploit step, Jaderberg et al. 2017): starts this run from another
 // run's checkpoint `dir`, which must exist: weights, batch-norm statistics, optimizer and backend state, the

@@ -205,7 +205,7 @@ TrainState TrainState::from_json(const Json& j) {
     int64_t before = 0;
     for (size_t i = 0; i < s.preemptions.size(); ++i) {
       const StateFields p(s.preemptions[i], "/state/preemptions/" + std::to_string(i));
-      p.only({"signal", "at_step", "utc", "resumed_utc", "checkpoint_written_by", "threads_changed"});
+      p.only({"signal", "at_step", "utc", "resumed_utc", "checkpoint_written_by", "threads_changed", "nodes_changed"});
       p.integer("signal", 1, 64);
       const int64_t at_step = p.count("at_step");
       if (at_step < before || at_step > s.step)
@@ -219,6 +219,12 @@ TrainState TrainState::from_json(const Json& j) {
         t.only({"checkpointed", "resumed"});
         check_thread_counts(t.at("checkpointed"), t.pointer("checkpointed"));
         check_thread_counts(t.at("resumed"), t.pointer("resumed"));
+      }
+      if (p.has("nodes_changed")) {
+        const StateFields n = p.object("nodes_changed");
+        n.only({"checkpointed", "resumed"});
+        check_node_layout(n.at("checkpointed"), n.pointer("checkpointed"), 0);
+        check_node_layout(n.at("resumed"), n.pointer("resumed"), static_cast<int64_t>(n.at("checkpointed").size()));
       }
     }
     // The noise scale's state: none yet ({}), or what NoiseScaleEstimator::save_state writes.

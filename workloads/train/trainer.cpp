@@ -103,7 +103,7 @@ class Run {
   bool replace_weights_ = false;  // rank 0: /output/save_weights' file is a failed attempt's (weights_left_over)
   std::optional<Baseline> baseline_;  // rank 0
   Json asynchronous_stats_;
-  Json threads_;  // thread_counts(): the ranks' fewest and most compute threads, set in set_up
+  Json placement_;  // placement(): the ranks' fewest and most compute threads and their nodes, set in set_up
   double run_start_ = 0;  // now_seconds() at run start, shifted back by the time spent before a resume
   std::string started_utc_;
 };
@@ -162,7 +162,7 @@ void Run::set_up() {
                    static_cast<long long>(threads), shared_out);
   } else if (const char* env = std::getenv("OMP_NUM_THREADS"); env == nullptr || *env == '\0')
     omp_set_num_threads(shared_out);
-  threads_ = thread_counts(world_);  // the ranks' fewest and most, for the checkpoints
+  placement_ = placement(world_);  // the ranks' thread counts and nodes, for the checkpoints
   // Every rank reads the same data files and config: their errors are the same everywhere.
   if (const int64_t m = cfg_["parallel"]["model_parallel"].get<int64_t>(); m > 1)
     model_parallel_ = std::make_unique<ModelParallel>(world_, static_cast<int>(m));
@@ -217,7 +217,7 @@ void Run::set_up() {
   if (args_.resume)
     resumed_ = world_.on_every_rank([&] {
       return resume_from_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_,
-                                    parallel_ ? parallel_->noise() : none, st_, threads_);
+                                    parallel_ ? parallel_->noise() : none, st_, placement_);
     });
   if (args_.resume) {
     // Each rank looked in its own view of /output/dir (a node's disk, a stale network file system cache): one that
@@ -638,7 +638,7 @@ int Run::preempt(int64_t done) {
   if (log_) st_.mllog_bytes = log_->bytes();  // rank 0's: the resumed run continues the log from here
   try {
     trace::Span traced("checkpoint", "checkpoint");
-    save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_->noise(), st_, threads_);
+    save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_->noise(), st_, placement_);
   } catch (const SameOnAllRanks& e) {
     throw SameOnAllRanks(e.code(), "stopped by a signal at step " + std::to_string(done) +
                                        ", but the checkpoint could not be written (an earlier one, if any, is kept): " +
@@ -670,7 +670,7 @@ int Run::finish(RunStatus status, const std::string& detail) {
     std::optional<NoiseScaleEstimator> none;
     trace::Span traced("checkpoint", "checkpoint");
     save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_,
-                    threads_);
+                    placement_);
   }
   if (log_) log_->end_open(mllog::kEpochStop);  // a run that ended within an epoch (a step budget, the target)
   // The saved weights are the evaluated model: with per-replica batch norm, the replicas' mean statistics; in a
