@@ -54,8 +54,12 @@ std::string value_differs(const Json& config, const std::vector<std::pair<std::s
 bool stopped_early(const RunRecord& rec) {
   const Json& stop = rec.extra.contains("stop_at") ? rec.extra["stop_at"] : Json();
   const Json& total = rec.extra.contains("total_steps") ? rec.extra["total_steps"] : Json();
-  return rec.status != RunStatus::diverged && stop.is_number_integer() && total.is_number_integer() &&
-         stop.get<int64_t>() < total.get<int64_t>() && rec.steps >= stop.get<int64_t>();
+  // A run that stops at its target and reached it at the stop step would have ended there anyway.
+  const Json* eval = rec.config.contains("eval") ? &rec.config["eval"] : nullptr;
+  const bool ended_by_target = rec.time_to_accuracy && rec.time_to_accuracy->step == rec.steps && eval &&
+                               eval->is_object() && eval->value("stop_at_target", false) == true;
+  return rec.status != RunStatus::diverged && !ended_by_target && stop.is_number_integer() &&
+         total.is_number_integer() && stop.get<int64_t>() < total.get<int64_t>() && rec.steps >= stop.get<int64_t>();
 }
 
 void fill_from_record(RunData& r, RunRecord rec) {

@@ -90,6 +90,7 @@ std::string runs_cell(const Row& row) {
   if (diverged) s += " (" + std::to_string(diverged) + " diverged)";
   for (const char* st : {"stopped", "failed", "preempted", "missing", "unreadable"})
     if (n[st]) s += ", " + std::to_string(n[st]) + " " + st;
+  if (n["done"] == 0 && n["stopped"] > 0) s += " (the values are the stopped runs')";
   return s;
 }
 
@@ -120,11 +121,20 @@ struct Cell {
   size_t done = 0, with_target = 0;
 };
 
+// The state whose runs a row's metrics are of: its done runs, or, in a row that has none, its stopped ones (a
+// population-based training member's interval, a run cut with --stop-at: the only values such a row has, which the
+// runs column marks as theirs).
+std::string counted_state(const Row& row) {
+  const bool any_done = std::any_of(row.runs.begin(), row.runs.end(), [](const RunData* r) { return r->state == "done"; });
+  return any_done ? "done" : "stopped";
+}
+
 Cell compute(const MetricDef& m, const Row& row) {
   Cell c;
   std::vector<double> v;
+  const std::string counted = counted_state(row);
   for (const auto* r : row.runs) {
-    if (r->state != "done" || !r->record) continue;
+    if (r->state != counted || !r->record) continue;
     ++c.done;
     if (r->record->target_accuracy > 0) ++c.with_target;
     if (auto x = m.value(*r->record)) v.push_back(*x);
@@ -262,7 +272,7 @@ TextTable campaign_table(const CampaignData& c, const TableOptions& o, Format fo
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
     std::vector<std::string> cells;
-    for (const auto& v : row.key) cells.push_back(json_cell(v));
+    for (const auto& v : row.key) cells.push_back(key_cell(v));
     if (!ranks_keyed) cells.push_back(ranks_cell(row));
     cells.push_back(runs_cell(row));
     for (const auto* m : metrics) {

@@ -227,7 +227,9 @@ std::string render(const TextTable& t, Format f) {
   return out;
 }
 
-std::string json_cell(const Json& v) {
+namespace {
+
+std::string cell_text(const Json& v, bool exact) {
   if (v.is_null()) return "-";
   if (v.is_string()) {
     // A text that reads as a JSON value ("0", "true", "\"0\"") or as a missing key ("-") keeps its quotes: a row
@@ -240,16 +242,22 @@ std::string json_cell(const Json& v) {
     // hunt). The short form only where it reads back as the same number, else the value's shortest exact text.
     const double x = v.get<double>();
     const std::string text = format_number(x);
-    return !std::isfinite(x) || std::strtod(text.c_str(), nullptr) == x ? text : v.dump();
+    return !exact || !std::isfinite(x) || std::strtod(text.c_str(), nullptr) == x ? text : v.dump();
   }
   if (v.is_object() && v.contains("name") && v["name"].is_string()) {
     // A section given whole, e.g. an optimizer: "sgd lr=0.1 momentum=0.9".
     std::string s = v["name"].get<std::string>();
     for (auto it = v.begin(); it != v.end(); ++it)
-      if (it.key() != "name") s.append(" ").append(it.key()).append("=").append(json_cell(it.value()));
+      if (it.key() != "name") s.append(" ").append(it.key()).append("=").append(cell_text(it.value(), exact));
     return s;
   }
   return v.dump();
 }
+
+}  // namespace
+
+std::string json_cell(const Json& v) { return cell_text(v, false); }
+
+std::string key_cell(const Json& v) { return cell_text(v, true); }
 
 }  // namespace dtbench::analysis

@@ -39,5 +39,7 @@ std::string fixed_text(double v, int digits);
 // A config value as a cell: "-" for null, a string as is (quoted when it reads as another value: "0"), a float by format_number, a section given whole by its
 // name and keys ("sgd lr=0.1 momentum=0.9"), anything else as JSON.
 std::string json_cell(const Json& v);
+// The same for a key cell, which names its row: a float as short as it reads back exactly (0.99999, not "1").
+std::string key_cell(const Json& v);
 
 }  // namespace dtbench::analysis

@@ -136,13 +136,17 @@ TEST(TextTable, KeyCellsTellTextsFromNumbers) {
   EXPECT_EQ(json_cell(Json(nullptr)), "-");
   EXPECT_EQ(json_cell(Json("1e999")), "1e999");  // no JSON value: a text
   // A float key as short as it reads back exactly: two momenta near 1 are two labels, neither of them "1".
-  EXPECT_EQ(json_cell(Json(0.99999)), "0.99999");
-  EXPECT_EQ(json_cell(Json(0.99995)), "0.99995");
-  EXPECT_EQ(json_cell(Json(0.12345678)), "0.12345678");
-  EXPECT_EQ(json_cell(Json(12345.5)), "12345.5");
-  EXPECT_EQ(json_cell(Json(0.1)), "0.1");
-  EXPECT_EQ(json_cell(Json(2.0)), "2");
-  EXPECT_EQ(json_cell(Json(3e-4)), "0.0003");
+  EXPECT_EQ(key_cell(Json(0.99999)), "0.99999");
+  EXPECT_EQ(key_cell(Json(0.99995)), "0.99995");
+  EXPECT_EQ(key_cell(Json(0.12345678)), "0.12345678");
+  EXPECT_EQ(key_cell(Json(12345.5)), "12345.5");
+  EXPECT_EQ(key_cell(Json(0.1)), "0.1");
+  EXPECT_EQ(key_cell(Json(2.0)), "2");
+  EXPECT_EQ(key_cell(Json(3e-4)), "0.0003");
+  EXPECT_EQ(key_cell(Json{{"name", "sgd"}, {"momentum", 0.99999}}), "sgd momentum=0.99999");
+  EXPECT_EQ(key_cell(Json("0")), "\"0\"");
+  // A value cell (a population member's hyperparameter) keeps 4 digits.
+  EXPECT_EQ(json_cell(Json(0.1071139400362408)), "0.1071");
 }
 
 namespace {
@@ -285,6 +289,11 @@ TEST(CampaignTable, ARunStoppedBeforeItsLastStepIsNotDone) {
   EXPECT_EQ(t.rows[0][3], "1/2 done, 1 stopped");
   EXPECT_EQ(t.rows[0][4], "120");  // the done run's alone
   EXPECT_EQ(t.rows[1][3], "2/2 done");
+  // A row of stopped runs only (population-based training members' records so far): their values, said so.
+  edit("p0-ring-nodes1-s2", 8, 8);
+  t = campaign_table(load_campaign(s.dir), {{}, {"throughput"}}, Format::md);
+  EXPECT_EQ(t.rows[0][3], "0/2 done, 2 stopped (the values are the stopped runs')");
+  EXPECT_EQ(t.rows[0][4], "110 [100, 120]");
 }
 
 // Scaling efficiency compares rows that agree on every key but the rank count's: a key zipped with the rank count
