@@ -81,13 +81,14 @@ Json read_index(const fs::path& dir) {
     if (f.has("definitions")) {
       const JsonFields defs = f.fields("definitions");
       const std::vector<std::string> listed = f.strings("claims");
-      // Every writer of definitions records all of a claim's files, claim.json among them: a claim without its
-      // digests had its criterion judged unchecked (an emptied entry let an edited max_drop turn claim b; a hunt).
+      // A claim's entry records all of its files, claim.json among them: an emptied entry let an edited max_drop
+      // turn claim b (a hunt). A claim without an entry is one whose runs started before dtbench recorded them
+      // (folders of earlier builds recorded the claims each session ran); the next session records its copy's.
       for (const auto& id : listed)
-        if (!f.object("definitions").contains(id) || !f.object("definitions")[id].is_object() ||
-            !f.object("definitions")[id].contains("claim.json"))
-          throw BadInput(defs.pointer(id) + (f.object("definitions").contains(id) ? "/claim.json" : "") +
-                         ": missing; every claim of /claims has the digests of its definition's files");
+        if (f.object("definitions").contains(id) && (!f.object("definitions")[id].is_object() ||
+                                                     !f.object("definitions")[id].contains("claim.json")))
+          throw BadInput(defs.pointer(id) + "/claim.json: missing; a claim's entry holds the digests of every file "
+                         "of its definition");
       for (const auto& [id, files] : f.object("definitions").items()) {
         if (std::find(listed.begin(), listed.end(), id) == listed.end())
           throw BadInput(defs.pointer(id) + ": not a claim of /claims");

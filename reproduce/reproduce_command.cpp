@@ -220,6 +220,11 @@ void run(const Options& o) {
     if (in_index.insert(c.id).second) index["claims"].push_back(c.id);
     index["definitions"][c.id] = reproduce::definition_digests(definitions[i]);
   }
+  // A claim of the folder without digests (its runs started before dtbench recorded them): its copy's, as it is
+  // now, so that every claim the folder reports has them from here on.
+  for (const auto& id : index["claims"])
+    if (!index["definitions"].contains(id.get<std::string>()))
+      index["definitions"][id.get<std::string>()] = reproduce::definition_digests(definition_files(out / id.get<std::string>()));
   Json session = {{"started_utc", utc_timestamp()}, {"load_start", load_average()}};
   const Json p = provenance();
   session["dtbench"] = dtbench_build();

@@ -317,10 +317,10 @@ assert "(its seed's control is missing)" in open(os.path.join(d, "REPORT.md")).r
 print("a with its control's records and configs deleted: inconclusive")
 
 # Found by a hunt: a claim's digests emptied, or one file's digest deleted, let its edited criterion turn the verdict
-# (b: contradicted -> supported, exit 0). Every claim keeps the digest of every file of its definition.
+# (b: contradicted -> supported, exit 0). A claim's entry keeps the digest of every file of its definition.
 d = damaged("b-digests-emptied", "reproduce.json", lambda doc: doc["definitions"].update(b={}))
 p = report(d)
-assert p.returncode == 2 and "/definitions/b/claim.json: missing; every claim of /claims has the digests" in p.stderr, \
+assert p.returncode == 2 and "/definitions/b/claim.json: missing; a claim's entry holds the digests" in p.stderr, \
     (p.returncode, p.stderr[-800:])
 def spec_digest_removed(doc):
     del doc["definitions"]["b"]["mlp-full.json"]
@@ -343,3 +343,19 @@ assert p.returncode == 2 and claim_b + ": differs from the claim's definition as
 assert open(os.path.join(d, "reproduce.json"), "rb").read() == before, "reproduce.json was rewritten"
 assert not os.path.exists(os.path.join(d, ".lock")), "the lock file was made"
 print("reproduce h with claim b edited: exit 2, nothing written")
+
+# Found by a review: a folder of an earlier build without digests (or with some claims' only) was refused once a
+# session had recorded the claims it ran, and so stuck. Such claims are read as before, and the next session records
+# their copies' digests: the folder reports, and reports again, the same.
+d = damaged("no-digests", "reproduce.json", lambda doc: doc.pop("definitions") and None)
+v, _ = verdicts_of(d)
+p = subprocess.run([dtbench, "reproduce", "h", "--local", "--scale", "full", "--out", d], capture_output=True,
+                   text=True, timeout=120)
+assert p.returncode == 0, (p.returncode, p.stderr[-800:])
+index = json.load(open(os.path.join(d, "reproduce.json")))
+assert sorted(index["definitions"]) == sorted(index["claims"]), index["definitions"].keys()
+assert open(os.path.join(d, "REPORT.md")).read().split("| claim |")[1] == \
+    open(os.path.join(src, "results", "reproduce", "REPORT.md")).read().split("| claim |")[1]
+v2, _ = verdicts_of(d)
+assert v2 == v, (v, v2)
+print("a folder without digests: reported, run again (digests recorded for every claim), reported the same")
