@@ -1888,6 +1888,16 @@ def check_bad_input():
     body = good[:24] + struct.pack("<f", float("nan")) + good[28:-4]
     with open(os.path.join(ckpt, rank1), "wb") as f:
         f.write(body + struct.pack("<I", zlib.crc32(body)))
+    # The header lists each rank file's CRC-32 (a rank file of another run is refused by it): a file written so is
+    # listed so too, and the header's own CRC left out, as a header from before it had one.
+    header_path = os.path.join(ckpt, "header.json")
+    header_kept = open(header_path).read()
+
+    def list_rank1(crc):
+        h = json.loads(header_kept)
+        h["rank_crc32"][1] = "%08x" % crc
+        json.dump(edited_header(h), open(header_path, "w"))
+    list_rank1(zlib.crc32(body))
     before = folder_bytes(records)
     p = mpirun(2, write_config("other", base), "--resume", expect=2)
     assert f"rank 1 of 2 ({socket.gethostname()}): {os.path.join(ckpt, rank1)}: checkpoint holds a non-finite weight (number 0 is nan)" in p.stderr, p.stderr
@@ -1907,6 +1917,7 @@ def check_bad_input():
     body = good[:last] + struct.pack("<f", float("nan")) + good[last + 4:-4]
     with open(os.path.join(ckpt, rank1), "wb") as f:
         f.write(body + struct.pack("<I", zlib.crc32(body)))
+    list_rank1(zlib.crc32(body))
     before = folder_bytes(records)
     p = mpirun(2, write_config("other", base), "--resume", expect=2)
     assert (f"rank 1 of 2 ({socket.gethostname()}): {os.path.join(ckpt, rank1)}: optimizer state: momentum buffer "
@@ -1916,6 +1927,7 @@ def check_bad_input():
     assert folder_bytes(records) == before, "files changed"
     with open(os.path.join(ckpt, rank1), "wb") as f:
         f.write(good)
+    open(header_path, "w").write(header_kept)
     print("exit 2: resume from a rank file with a NaN in the optimizer's momentum (and a matching CRC)")
 
     # Inputs that only the data, the schedule or another file can refute: exit 2, and the output folder is

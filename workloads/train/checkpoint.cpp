@@ -141,7 +141,7 @@ RankState read_rank_state(const fs::path& dir, int rank, int64_t expect_step) {
   }
   Reader r(data, sizeof kMagic, end, file.string());
   RankState s;
-  if (v2) std::memcpy(&s.crc, data.data() + end, sizeof s.crc);
+  if (v2) std::memcpy(&s.crc, data.data() + end, sizeof s.crc), s.has_crc = true;
   s.step = r.get<int64_t>("the step");
   if (s.step != expect_step)
     throw BadInput(file.string() + ": rank file is from step " + std::to_string(s.step) + " but the header says " +
@@ -188,7 +188,7 @@ void write_header(const fs::path& dir, const Json& header) {
 void check_rank_file(const fs::path& dir, const Json& header, int rank, const RankState& s) {
   if (!header.contains("rank_crc32")) return;  // a header from before it listed them
   const std::string listed = header["rank_crc32"][size_t(rank)].get<std::string>();
-  if (s.crc != 0 && crc32_hex(s.crc) == listed) return;
+  if (s.has_crc && crc32_hex(s.crc) == listed) return;
   throw BadInput(rank_file(dir, rank, s.step).string() + ": not the rank file this checkpoint's header.json lists " +
                  "for rank " + std::to_string(rank) + " (its CRC-32 is " + crc32_hex(s.crc) + ", the header's " + listed +
                  "): a mixed checkpoint (a rank file copied from another run or checkpoint?)");

@@ -27,7 +27,8 @@ struct RankState {
   std::vector<uint8_t> optimizer;
   uint64_t optimizer_offset = 0;  // read: the byte of the file at which `optimizer` starts
   Json extra = Json::object();  // schedule state and other small per-rank state
-  uint32_t crc = 0;             // read: the file's CRC-32 (0 in files from before it had one)
+  uint32_t crc = 0;             // read: the file's CRC-32, when has_crc (not in files from before it had one)
+  bool has_crc = false;
 };
 
 // Writes this rank's file for step s.step (atomically) and returns its CRC-32, which the header lists for each rank

@@ -346,9 +346,12 @@ std::vector<double> Run::kept_unit_seconds(int units) const {
   world_.checked_on_root([&] {
     const Json header = read_header(continued);
     const Json* state = header.is_object() && header.contains("state") ? &header["state"] : nullptr;
-    if (state == nullptr || !state->contains("pipeline_unit_seconds") ||
-        (*state)["pipeline_unit_seconds"].size() != static_cast<size_t>(units))
-      return;
+    if (state == nullptr || !state->contains("pipeline_unit_seconds")) return;
+    // A list of one cost per unit, or not the costs of this cut (an object of as many keys was an internal error).
+    if (!(*state)["pipeline_unit_seconds"].is_array())
+      throw BadInput((continued / "header.json").string() + ": damaged checkpoint header: /state/pipeline_unit_seconds: " +
+                     "expected a list of the units' seconds, got " + (*state)["pipeline_unit_seconds"].dump().substr(0, 40));
+    if ((*state)["pipeline_unit_seconds"].size() != static_cast<size_t>(units)) return;
     // Read before the header's state is checked (TrainState::from_json): a null or text here was an internal error,
     // 1e300 an infinite cost (a hunt). A unit's seconds for one micro-batch: a finite number, at most an hour.
     for (int u = 0; u < units; ++u) {
