@@ -66,15 +66,7 @@ std::vector<int> Hierarchical::node_layout(int ranks, const ReducerOptions& o, c
   } else if (comm != nullptr) {
     nodes = comm->nodes();
   }
-  // Numbered 0, 1, ... in the order of each node's lowest rank: the first rank of a new node takes the next
-  // number.
-  int next = 0;
-  bool ok = static_cast<int>(nodes.size()) == ranks;
-  for (int r = 0; ok && r < ranks; ++r) {
-    if (nodes[size_t(r)] == next) ++next;
-    else ok = nodes[size_t(r)] >= 0 && nodes[size_t(r)] < next;
-  }
-  if (!ok)
+  if (static_cast<int>(nodes.size()) != ranks || misnumbered_node(std::vector<int64_t>(nodes.begin(), nodes.end())))
     throw BadInput("hierarchical: the node layout must give each of the " + std::to_string(ranks) +
                    " ranks a node, numbered 0, 1, ... in the order of each node's lowest rank");
   return nodes;

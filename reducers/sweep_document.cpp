@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
 #include "reducers/allreduce_bench.hpp"
+#include "reducers/comm.hpp"
 #include "reducers/hierarchical.hpp"
 #include "reducers/registry.hpp"
 
@@ -83,15 +84,12 @@ void check_sweep_document(const Json& doc) {
         throw_wrong_type(top.pointer("nodes") + "/" + std::to_string(i),
                          "an integer in [0, " + config::fmt_number(ranks - 1) + "]", n);
     }
-    double next = 0;  // the number the next new node takes
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      const double n = nodes[i].get<double>();
-      if (n > next)
-        throw BadInput(top.pointer("nodes") + "/" + std::to_string(i) + ": node " + config::fmt_number(n) +
-                       ", where a new node here is " + config::fmt_number(next) + " (nodes are numbered from 0 in " +
-                       "the order of their lowest rank)");
-      if (n == next) ++next;
-    }
+    std::vector<int64_t> layout;
+    for (const Json& n : nodes) layout.push_back(static_cast<int64_t>(n.get<double>()));
+    if (const auto bad = misnumbered_node(layout))
+      throw BadInput(top.pointer("nodes") + "/" + std::to_string(bad->rank) + ": node " +
+                     std::to_string(layout[bad->rank]) + ", where a new node here is " + std::to_string(bad->next) +
+                     " (nodes are numbered from 0 in the order of their lowest rank)");
   }
   if (top.has("provenance") && top.fields("provenance").has("cpu")) {
     const JsonFields cpu = top.fields("provenance").fields("cpu");

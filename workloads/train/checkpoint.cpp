@@ -7,6 +7,7 @@
 #include "core/crc32.hpp"
 #include "core/error.hpp"
 #include "core/regular_file.hpp"
+#include "reducers/comm.hpp"
 
 namespace dtbench {
 namespace fs = std::filesystem;
@@ -211,12 +212,9 @@ void check_thread_counts(const Json& v, const std::string& at) {
 }
 
 void check_node_layout(const Json& v, const std::string& at, int64_t ranks) {
-  bool ok = v.is_array() && !v.empty() && (ranks <= 0 || v.size() == size_t(ranks)) && v.size() <= (size_t{1} << 24);
-  int64_t next = 0;  // the number the next new node takes
-  for (size_t i = 0; ok && i < v.size(); ++i) {
-    ok = v[i].is_number_integer() && v[i].get<int64_t>() >= 0 && v[i].get<int64_t>() <= next;
-    if (ok && v[i].get<int64_t>() == next) ++next;
-  }
+  bool ok = v.is_array() && !v.empty() && (ranks <= 0 || v.size() == size_t(ranks)) && v.size() <= (size_t{1} << 24) &&
+            std::all_of(v.begin(), v.end(), [](const Json& n) { return n.is_number_integer(); });
+  if (ok) ok = !misnumbered_node(v.get<std::vector<int64_t>>());
   if (!ok)
     throw BadInput(at + ": expected each rank's node, numbered from 0 in the order of their lowest ranks" +
                    (ranks > 0 ? " (" + std::to_string(ranks) + " ranks)" : std::string()) + ", got " +
