@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
-#include <set>
 #include <tuple>
 
 #include "core/error.hpp"
@@ -56,7 +56,6 @@ int sweep_ranks_per_node(const Json& doc) {
   int g = 0;
   while (g < ranks && nodes[size_t(g)].get<int>() == 0) ++g;
   if (g == ranks) return 0;
-  if (g == 0) return -1;  // rank 0 not on node 0: not a layout the checked documents hold
   for (int r = 0; r < ranks; ++r)
     if (nodes[size_t(r)].get<int>() != r / g) return -1;
   return g;
@@ -379,13 +378,7 @@ CostParams fit_reducer(const FittedModel& m, const std::vector<const SweepRow*>&
   std::vector<double> y, w;
   CostParams unit;  // gamma only: the part of the prediction that is not fitted here
   unit.gamma = m.gamma;
-  // alpha_sched is told from alpha only by rows queued differently: where every row has the same number of ranks
-  // queued per core (one oversubscribed rank count), its column is a multiple of alpha's and the split between
-  // them was arbitrary (a fit of K = 3 on 2 cores gave ring alpha 0, so 0 us at one rank per core; a hunt). Then it
-  // stays 0 and alpha takes the whole latency, as for any term whose regime the fit data do not vary.
-  std::set<double> queued;
-  for (const SweepRow* r : rows) queued.insert(regime(m.terms(*r), r->ranks, r->cores, r->bytes, cache_bytes, stretch).queued);
-  const bool sched = queued.size() > 1;
+  std::vector<double> queued;  // each row's ranks queued per core
   for (const SweepRow* r : rows) {
     const CostTerms t = m.terms(*r);
     const Regime g = regime(t, r->ranks, r->cores, r->bytes, cache_bytes, stretch);
@@ -393,10 +386,17 @@ CostParams fit_reducer(const FittedModel& m, const std::vector<const SweepRow*>&
     X[1].push_back(t.alpha_rndv);
     X[2].push_back(g.share * t.beta);
     X[3].push_back(g.memory ? g.share * t.beta : 0);
-    X[4].push_back(sched ? g.queued * (t.alpha + t.alpha_rndv) : 0);
+    X[4].push_back(g.queued * (t.alpha + t.alpha_rndv));
+    queued.push_back(g.queued);
     y.push_back(r->seconds - predict_seconds(t, unit, g));
     w.push_back(1.0 / (r->seconds * r->seconds));
   }
+  // alpha_sched is told from alpha only by rows queued differently: where every row has the same number of ranks
+  // queued per core (one oversubscribed rank count), its column is a multiple of alpha's and the split between
+  // them was arbitrary (a fit of K = 3 on 2 cores gave ring alpha 0, so 0 us at one rank per core; a hunt). Then it
+  // stays 0 and alpha takes the whole latency, as for any term whose regime the fit data do not vary.
+  if (std::adjacent_find(queued.begin(), queued.end(), std::not_equal_to<>()) == queued.end())
+    std::fill(X[4].begin(), X[4].end(), 0.0);
   const std::vector<double> coef = fit_nonneg(X, y, w);
   loss = 0;
   for (size_t i = 0; i < y.size(); ++i) {
