@@ -98,6 +98,14 @@ struct MemberRun {
   std::uintmax_t out_offset = 0;  // with --submit: the size of `out` when its latest job was submitted
 };
 
+// Whether a member's earlier attempt at an interval counts as its result: a finished record with its checkpoint,
+// or one that diverged (which keeps none).
+bool finished_attempt(const RunRecord* rec, const fs::path& record) {
+  return rec && rec->done() &&
+         (rec->status == RunStatus::diverged ||
+          input_exists(beside_record(record, ".ckpt") / "header.json", "member's checkpoint header"));
+}
+
 MemberRun prepare_member(const pbt::Spec& spec, const fs::path& dir, int m, int64_t interval, int64_t end_step,
                          const Plan& plan, bool leave_files) {
   MemberRun r;
@@ -116,15 +124,13 @@ MemberRun prepare_member(const pbt::Spec& spec, const fs::path& dir, int m, int6
     r.args.insert(r.args.end(), {"--init-from", beside_record(runs / (plan.init_from + ".json"), ".ckpt").string()});
   if (leave_files) return r;  // its Slurm job is still queued: it owns them
   r.earlier = input_exists(r.record, "member's record") ? read_run_record(r.record) : RecordFile{};
-  const bool has_ckpt = input_exists(r.ckpt / "header.json", "member's checkpoint header");
   const RunRecord* rec = r.earlier.record ? &*r.earlier.record : nullptr;
-  // A finished attempt of an interrupted campaign counts: one with its checkpoint, or one that diverged (which
-  // keeps none).
-  if (rec && rec->done() && (has_ckpt || rec->status == RunStatus::diverged)) {
+  // A finished attempt of an interrupted campaign counts.
+  if (finished_attempt(rec, r.record)) {
     r.attempt = MemberRun::Attempt::reuse;
     return r;
   }
-  if (rec && rec->status == RunStatus::preempted && has_ckpt) {
+  if (rec && rec->status == RunStatus::preempted && input_exists(r.ckpt / "header.json", "member's checkpoint header")) {
     r.attempt = MemberRun::Attempt::resume;
   } else {
     std::error_code ec;
@@ -150,11 +156,8 @@ void check_earlier_records(const pbt::Spec& spec, const fs::path& dir, int64_t i
     // A member that trains continues from the checkpoint its plan names: one that is gone (a lineage.json older
     // than the runs, restored from a copy: the campaign deletes an interval's checkpoints once the next is
     // recorded) failed every member after their finished records were removed, exit 1; a hunt.
-    const bool reused = f.record && f.record->done() &&
-                        (input_exists(beside_record(record, ".ckpt") / "header.json", "member's checkpoint header") ||
-                         f.record->status == RunStatus::diverged);
     const std::string& from = plans[size_t(m)].init_from;
-    if (!reused && !from.empty()) {
+    if (!finished_attempt(f.record ? &*f.record : nullptr, record) && !from.empty()) {
       const fs::path ckpt = beside_record(runs / (from + ".json"), ".ckpt");
       if (!input_exists(ckpt / "header.json", "member's checkpoint header"))
         throw BadInput(ckpt.string() + ": missing; member " + std::to_string(m) + "'s interval " +
