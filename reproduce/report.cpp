@@ -113,6 +113,23 @@ Json read_index(const fs::path& dir) {
   return doc;
 }
 
+std::map<std::string, std::string> definition_files(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  std::error_code ec;
+  for (fs::directory_iterator e(dir, ec), end; !ec && e != end; e.increment(ec))
+    if (std::error_code kind; e->is_regular_file(kind) && e->path().extension() == ".json")
+      files[e->path().filename().string()] = read_regular_file(e->path(), size_t{1} << 20, "claim file");
+  return files;
+}
+
+std::string first_digest_difference(const Json& now, const Json& recorded) {
+  for (const auto& [file, crc] : now.items())
+    if (!recorded.contains(file) || recorded[file] != crc) return file;
+  for (const auto& [file, crc] : recorded.items())
+    if (!now.contains(file)) return file;
+  return "";
+}
+
 Json definition_digests(const std::map<std::string, std::string>& files) {
   Json out = Json::object();
   for (const auto& [name, text] : files) out[name] = crc32_hex(text);
@@ -127,24 +144,19 @@ namespace {
 void check_definitions(const fs::path& dir, const Json& doc, const std::set<std::string>& except) {
   if (!doc.contains("definitions")) return;  // a folder from before the digests
   const fs::path index = dir / "reproduce.json";
-  for (const auto& [id, files] : doc["definitions"].items()) {
+  for (const auto& [id, recorded] : doc["definitions"].items()) {
     if (except.count(id)) continue;
-    for (const auto& [name, crc] : files.items()) {
-      const fs::path file = dir / id / name;
-      std::error_code ec;
-      const bool there = fs::is_regular_file(file, ec);
-      if (!there || crc32_hex(read_regular_file(file, size_t{1} << 20, "claim file")) != crc)
-        throw BadInput(file.string() + ": " + (there ? "differs from" : "missing; it is part of") +
-                       " the claim's definition as its runs started (" + index.string() + ": /definitions/" + id +
-                       "/" + name + "); criteria are fixed before the runs: restore it, or run the claim in a new "
-                       "--out folder");
-    }
-    std::error_code ec;
-    for (fs::directory_iterator e(dir / id, ec), end; !ec && e != end; e.increment(ec))
-      if (e->path().extension() == ".json" && e->is_regular_file(ec) && !files.contains(e->path().filename().string()))
-        throw BadInput(e->path().string() + ": a file of the claim's definition without its digest in " +
-                       index.string() + " (/definitions/" + id + "): added or unrecorded after the runs started; "
-                       "remove it, or run the claim in a new --out folder");
+    const Json now = definition_digests(definition_files(dir / id));
+    const std::string name = first_digest_difference(now, recorded);
+    if (name.empty()) continue;
+    const fs::path file = dir / id / name;
+    if (!recorded.contains(name))
+      throw BadInput(file.string() + ": a file of the claim's definition without its digest in " + index.string() +
+                     " (/definitions/" + id + "): added or unrecorded after the runs started; remove it, or run the "
+                     "claim in a new --out folder");
+    throw BadInput(file.string() + ": " + (now.contains(name) ? "differs from" : "missing; it is part of") +
+                   " the claim's definition as its runs started (" + index.string() + ": /definitions/" + id + "/" +
+                   name + "); criteria are fixed before the runs: restore it, or run the claim in a new --out folder");
   }
 }
 

@@ -32,8 +32,13 @@ struct ClaimVerdict {
 // CRC-32 of each file of its definition (claim.json and its specs) as its runs started from it.
 Json read_index(const std::filesystem::path& dir);
 
+// The files of a claim's folder (claim.json, its specs, their base configs), name -> contents; none where the
+// folder cannot be listed.
+std::map<std::string, std::string> definition_files(const std::filesystem::path& dir);
 // The "definitions" entry of a claim whose files (name -> text) are copied into DIR before its runs.
 Json definition_digests(const std::map<std::string, std::string>& files);
+// The first file whose digest differs between two such entries, or that one of them lacks; "" when they agree.
+std::string first_digest_difference(const Json& now, const Json& recorded);
 
 // Evaluates every claim of DIR/reproduce.json and writes REPORT.md and report.json (atomically). Returns the
 // verdicts in the order of the claims. A claim's file in DIR that is not what its recorded definition says (edited

@@ -43,15 +43,6 @@ std::string load_average() {
   return a + " " + b + " " + c;
 }
 
-// The files of a claim's folder (claim.json, its specs, their base configs), name -> contents.
-std::map<std::string, std::string> definition_files(const fs::path& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_regular_file() && e.path().extension() == ".json")
-      files[e.path().filename().string()] = read_regular_file(e.path(), size_t{1} << 20, "claim file");
-  return files;
-}
-
 // A claim folder in DIR holds the definition its runs started from, and reproduce.json its files' digests; a
 // different definition in the repository means the criteria or the experiments changed after the runs: refused,
 // since criteria are fixed beforehand. The digests decide where they are kept (a deleted copy let a changed
@@ -60,13 +51,8 @@ void check_same_definition(const reproduce::Claim& c, const std::map<std::string
                            const fs::path& copy, const Json& index) {
   if (index.contains("definitions") && index["definitions"].contains(c.id)) {
     const Json& recorded = index["definitions"][c.id];
-    const Json now = reproduce::definition_digests(repo);
-    if (now == recorded) return;
-    std::string name;  // the first file whose digest differs, or that one side lacks
-    for (const auto& [file, crc] : now.items())
-      if (name.empty() && (!recorded.contains(file) || recorded[file] != crc)) name = file;
-    for (const auto& [file, crc] : recorded.items())
-      if (name.empty() && !now.contains(file)) name = file;
+    const std::string name = reproduce::first_digest_difference(reproduce::definition_digests(repo), recorded);
+    if (name.empty()) return;
     throw BadInput((c.dir / name).string() + ": differs from the claim's definition as its runs started here (" +
                    (copy.parent_path() / "reproduce.json").string() + ": /definitions/" + c.id + "/" + name +
                    "): criteria are fixed before the runs; use a new --out folder");
@@ -181,7 +167,7 @@ void run(const Options& o) {
     reproduce::check_report_inputs(out, std::set<std::string>(ids.begin(), ids.end()));
   std::vector<std::map<std::string, std::string>> definitions;  // each claim's files, read once
   for (const auto& c : claims) {
-    definitions.push_back(definition_files(c.dir));
+    definitions.push_back(reproduce::definition_files(c.dir));
     check_same_definition(c, definitions.back(), out / c.id, index);
     for (const auto& e : c.scales.at(o.scale)) reproduce::check_published_copies(e, out / c.id);
   }
@@ -224,7 +210,7 @@ void run(const Options& o) {
   // now, so that every claim the folder reports has them from here on.
   for (const auto& id : index["claims"])
     if (!index["definitions"].contains(id.get<std::string>()))
-      index["definitions"][id.get<std::string>()] = reproduce::definition_digests(definition_files(out / id.get<std::string>()));
+      index["definitions"][id.get<std::string>()] = reproduce::definition_digests(reproduce::definition_files(out / id.get<std::string>()));
   Json session = {{"started_utc", utc_timestamp()}, {"load_start", load_average()}};
   const Json p = provenance();
   session["dtbench"] = dtbench_build();
