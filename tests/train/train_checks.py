@@ -508,6 +508,9 @@ def check_pipeline():
             micro = sorted(e["args"]["micro_batch"] for e in doc["traceEvents"]
                            if e.get("ph") == "X" and e["pid"] == pid and e["name"] == phase)
             assert micro == [0] * 4 + [1] * 4, (pid, phase, micro)
+    # The micro-batches' forwards and backwards are parts of a step, as in the other modes (category "step").
+    assert {e["cat"] for e in doc["traceEvents"] if e.get("ph") == "X" and e["name"] in ("forward", "backward")} == \
+        {"step"}
     print("--trace with pipeline stages: spans nest, every phase present, M forwards and backwards per step")
 
     # A non-finite gradient in stage 1 only: every rank stops as diverged at that step.
@@ -1579,8 +1582,15 @@ def check_trace():
                          parallel={"mode": "async"}, reducer={"name": "async_parameter_server"})
     atrace = os.path.join(args.work, "traced-async.trace.json")
     mpirun(2, write_config("traced-async", acfg), "--trace", atrace)
-    bad = trace_problems(json.load(open(atrace)), 2, asynchronous=True)
+    adoc = json.load(open(atrace))
+    bad = trace_problems(adoc, 2, asynchronous=True)
     assert not bad, bad
+    # One "server: update" span per update the record counts (a push answered after the run stopped is named
+    # "server: push ... (not applied ...)": it updated nothing).
+    served = [e["name"] for e in adoc["traceEvents"] if e.get("ph") == "X" and e["pid"] == 0 and e["tid"] == 1]
+    updates = validate(os.path.join(args.work, "records", "traced-async.json"))["extra"]["async"]["updates"]
+    assert sum(n.startswith("server: update from rank ") for n in served) == updates, (updates, served)
+    assert all(n.startswith(("server: update from rank ", "server: push from rank ")) for n in served), served
     # A trace file whose folder does not exist: refused before anything is written.
     records = os.path.join(args.work, "records")
     before = folder_bytes(records)

@@ -99,6 +99,7 @@ void AsyncServer::run() {
     --left[static_cast<size_t>(src)];
     ++clock[static_cast<size_t>(src)];
     const bool finished = !stop && finish_.load();
+    const int64_t version_before = version;
     if (!stop && !finished) {
       const int64_t staleness = version - header[0];
       staleness_sum += static_cast<double>(staleness);
@@ -125,8 +126,11 @@ void AsyncServer::run() {
     }
     release_held(answer);  // this push may have been the slowest worker's
     if (trace_start >= 0)
-      trace::span("server: update from rank " + std::to_string(src), "communication", trace::kCommunicationTrack,
-                  trace_start, trace::now_us(), {{"version", version}, {"held", held.size()}});
+      // A push answered after the run stopped (finished or diverged) updates nothing: named so.
+      trace::span((version > version_before ? "server: update from rank " : "server: push from rank ") +
+                      std::to_string(src) + (version > version_before ? "" : " (not applied: the run stopped)"),
+                  "communication", trace::kCommunicationTrack, trace_start, trace::now_us(),
+                  {{"version", version}, {"held", held.size()}});
   }
   release_held(stop ? AsyncReply::diverged : AsyncReply::finished);  // none should be left: a safety net
   settle();

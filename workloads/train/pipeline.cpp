@@ -114,7 +114,7 @@ double Pipeline::train(TrainModel& model, const float* x, const int32_t* labels,
         send(model.stage_output(), out_floats, s + 1, kForwardTag, slot);
       }
       if (tracing)
-        trace::span("forward", "forward", trace::kTrainingTrack, traced_from, trace::now_us(), {{"micro_batch", op.micro}});
+        trace::span("forward", "step", trace::kTrainingTrack, traced_from, trace::now_us(), {{"micro_batch", op.micro}});
     } else {
       if (s < S - 1) {
         received_.resize(out_floats);
@@ -134,7 +134,7 @@ double Pipeline::train(TrainModel& model, const float* x, const int32_t* labels,
         send(model.input_gradient(), in_floats, s - 1, kBackwardTag, slot);
       }
       if (tracing)
-        trace::span("backward", "backward", trace::kTrainingTrack, traced_from, trace::now_us(), {{"micro_batch", op.micro}});
+        trace::span("backward", "step", trace::kTrainingTrack, traced_from, trace::now_us(), {{"micro_batch", op.micro}});
     }
   }
   Stopwatch w;
