@@ -17,7 +17,10 @@ config::Node reducer_schema() {
                  {"ranks_per_node", integer(0, 0, 1e6,
                                             "hierarchical: nodes of this many consecutive ranks (emulated); 0 = "
                                             "the launcher's nodes (shared memory and SLURM_NODEID)")},
-                 {"bucket_mib", positive(1, "gradient bucket size in MiB (PyTorch DDP uses 25; the small CPU models need smaller ones to overlap at all)")},
+                 // At most 1 TiB: the byte count is a size_t (1e300 was undefined behaviour; a hunt).
+                 {"bucket_mib", number(1, 0, 1 << 20, true, false,
+                                       "gradient bucket size in MiB, at most 1048576 (PyTorch DDP uses 25; the small "
+                                       "CPU models need smaller ones to overlap at all)")},
                  {"overlap", boolean(true, "start each bucket's allreduce during backward")},
                  {"poll_us", integer(0, 0, 100000,
                                      "MPI waits: 0 = block in MPI (polls, busy core); > 0 = test, "

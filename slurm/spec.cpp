@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <regex>
 #include <sstream>
 
@@ -335,6 +336,11 @@ void check_slurm_section(const Json& s, const std::string& ptr) {
     node_key = "gres";
   }
   const int64_t tasks = s["tasks_per_node"].get<int64_t>();
+  // K = nodes x tasks_per_node is an MPI rank count (an int; the run config and the record take at most 2^31 - 1): a
+  // larger product was cut to 32 bits and a campaign written for it that its own table refused (found by a hunt).
+  if (const int64_t ranks = s["nodes"].get<int64_t>() * tasks; ranks > std::numeric_limits<int32_t>::max())
+    fail(ptr + "/tasks_per_node", std::to_string(ranks) + " ranks (nodes x tasks_per_node): an MPI rank is an int, "
+                                  "at most " + std::to_string(std::numeric_limits<int32_t>::max()));
   if (node_gpus > 0 && tasks > node_gpus)
     fail(ptr + "/" + node_key, std::to_string(node_gpus) + (node_gpus == 1 ? " GPU for " : " GPUs for ") + std::to_string(tasks) +
                                    " tasks per node: ranks would share a GPU (dtbench runs one rank per GPU)");
