@@ -14,13 +14,23 @@ namespace dtbench::analysis {
 namespace fs = std::filesystem;
 namespace {
 
-// A run config from the campaign's configs/ folder; {} when it cannot be read.
-Json config_or_empty(const fs::path& p) {
+// A run config from the campaign's configs/ folder: {} when it is gone (the index's values still check the record),
+// and `problem` when it is there but is no config: a damaged one was taken as gone, and a record of another config
+// then counted for the run without a word (found by a hunt; `sweep` refuses such a folder).
+struct GivenConfig {
+  Json config = Json::object();
+  std::string problem;
+};
+
+GivenConfig given_config(const fs::path& p) {
+  std::error_code ec;
+  if (fs::symlink_status(p, ec).type() == fs::file_type::not_found) return {};
   try {
     Json c = read_json_file(p.string(), "run config");
-    return c.is_object() ? c : Json::object();  // a config is an object: anything else is none
-  } catch (const BadInput&) {
-    return Json::object();
+    if (c.is_object()) return {std::move(c), ""};
+    return {Json::object(), p.string() + ": the run's config is not a JSON object"};
+  } catch (const BadInput& e) {
+    return {Json::object(), e.what()};
   }
 }
 
@@ -122,7 +132,7 @@ CampaignData from_campaign(const fs::path& dir) {
       rd.slurm = p.slurm;
       rd.state = "missing";
       // The run's config file, read once: what its record is checked against, and the run's config without one.
-      const Json given = config_or_empty(dir / r.config);
+      const auto [given, config_problem] = given_config(dir / r.config);
       // The index and the configs it names agree on the point's values (the table labels rows by the index's).
       if (!given.empty())
         if (const std::string key = value_differs(given, p.values); !key.empty())
@@ -130,7 +140,9 @@ CampaignData from_campaign(const fs::path& dir) {
                          " (the index and its configs contradict each other)");
       // Missing only when nothing is there: a dangling link or a path that cannot be examined is unreadable.
       std::error_code ec;
-      if (fs::symlink_status(rd.record_path, ec).type() != fs::file_type::not_found) {
+      if (!config_problem.empty()) {
+        unreadable(rd, config_problem + "; the run's record cannot be checked against its config");
+      } else if (fs::symlink_status(rd.record_path, ec).type() != fs::file_type::not_found) {
         RecordFile rec = read_run_record(rd.record_path);
         // A record is its run's only: another run's, copied or moved into this slot, would count as this run (a
         // claim's verdict turned on two records of another campaign), and one record in two slots twice.

@@ -17,6 +17,7 @@
 #include "analysis/summary.hpp"
 #include "analysis/text_table.hpp"
 #include "core/atomic_file.hpp"
+#include "core/campaign_index.hpp"
 #include "core/error.hpp"
 #include "core/run_record.hpp"
 #include "slurm/campaign.hpp"
@@ -424,6 +425,31 @@ TEST(CampaignTable, AnUnreadableRecordIsARunOfItsOwnWithItsReason) {
   ASSERT_EQ(t.notes.size(), 2u);
   EXPECT_EQ(t.notes[0], "Unreadable record (in no metric): " + c.points[0].runs[0].problem);
   EXPECT_EQ(t.notes[1], "Unreadable record (in no metric): " + c.points[0].runs[1].problem);
+}
+
+// A run's config file that is there but is no config: the run is unreadable, naming the file, whether its record is
+// there or not. It was taken as gone, so a record of another config counted for the run (found by a hunt). A config
+// file that is gone still leaves the record checked against the index's values (and counted).
+TEST(CampaignTable, ADamagedConfigFileMakesItsRunUnreadable) {
+  Synthetic s;
+  const dtbench::CampaignIndex idx = dtbench::read_campaign_index(s.dir / "campaign.json");
+  const fs::path cut = s.dir / idx.points[1].runs[0].config, list = s.dir / idx.points[1].runs[1].config;
+  const fs::path no_record = s.dir / idx.points[3].runs[0].config, gone = s.dir / idx.points[0].runs[1].config;
+  dtbench::write_file_atomic(cut, "{\"model\": {\"arch\"", false);
+  dtbench::write_file_atomic(list, "[]", false);
+  dtbench::write_file_atomic(no_record, "{\"model\": {\"arch\"", false);
+  fs::remove(gone);
+
+  const CampaignData c = load_campaign(s.dir);
+  EXPECT_EQ(c.points[1].runs[0].state, "unreadable");
+  EXPECT_EQ(c.points[1].runs[0].problem, cut.string() + ":1:18: invalid JSON (byte 17); the run's record cannot be "
+                                                         "checked against its config");
+  EXPECT_EQ(c.points[1].runs[1].state, "unreadable");
+  EXPECT_EQ(c.points[1].runs[1].problem, list.string() + ": the run's config is not a JSON object; the run's record "
+                                                          "cannot be checked against its config");
+  EXPECT_EQ(c.points[3].runs[0].state, "unreadable");  // no record either: the damage is said, not "missing"
+  EXPECT_EQ(c.points[0].runs[1].state, "done");        // its config file gone: checked against the index
+  EXPECT_EQ(c.points[0].runs[0].state, "done");
 }
 
 // What plot.py reads (table --format json): every run of every point, each readable record as RunRecord writes it,

@@ -154,6 +154,21 @@ assert ('/extra/weights/file names "p0-tasks_per_node1-threads1-s1.weights", not
 print("a with a record naming another run's weights: inconclusive, naming the record")
 
 
+# A record's config file cut short: the record could not be checked against it and counted as done (claim a stayed
+# supported, exit 0; a hunt). The run is now not done, the report says why and claim a is inconclusive, exit 1.
+d = os.path.join(work, "a-config-cut")
+shutil.rmtree(d, ignore_errors=True)
+shutil.copytree(os.path.join(src, "results", "reproduce"), d)
+cut = os.path.join(d, "a/mlp/configs/p4-tasks_per_node4-threads1-s1.json")
+with open(cut, "r+b") as f:
+    f.truncate(50)
+p = report(d)
+assert p.returncode == 1, (p.returncode, p.stderr[-500:])
+assert cut + ":" in p.stderr and "the run's record cannot be checked against its config" in p.stderr, p.stderr[-500:]
+verdicts = {c["id"]: c["verdict"] for c in json.load(open(os.path.join(d, "report.json")))["claims"]}
+assert verdicts["a"] == "inconclusive", verdicts
+print("a with a run's config file cut short: inconclusive, exit 1, naming the file")
+
 
 def verdicts_of(d, expect_rc=0):
     p = report(d)
