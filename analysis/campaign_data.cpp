@@ -15,8 +15,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // A run config from the campaign's configs/ folder: {} when it is gone (the index's values still check the record),
-// and `problem` when it is there but is no config: a damaged one was taken as gone, and a record of another config
-// then counted for the run without a word (found by a hunt; `sweep` refuses such a folder).
+// and `problem` when it is there but is no config (not an object, or an empty one): a damaged one was taken as gone,
+// and a record of another config then counted for the run without a word (found by a hunt; a rerun of the sweep
+// writes the file again).
 struct GivenConfig {
   Json config = Json::object();
   std::string problem;
@@ -27,8 +28,9 @@ GivenConfig given_config(const fs::path& p) {
   if (fs::symlink_status(p, ec).type() == fs::file_type::not_found) return {};
   try {
     Json c = read_json_file(p.string(), "run config");
-    if (c.is_object()) return {std::move(c), ""};
-    return {Json::object(), p.string() + ": the run's config is not a JSON object"};
+    if (c.is_object() && !c.empty()) return {std::move(c), ""};
+    return {Json::object(), p.string() + (c.is_object() ? ": the run's config is an empty object"
+                                                         : ": the run's config is not a JSON object")};
   } catch (const BadInput& e) {
     return {Json::object(), e.what()};
   }

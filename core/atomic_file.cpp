@@ -196,23 +196,21 @@ bool pbt_campaign_before_its_lineage(const fs::path& dir) {
   }
 }
 
-// The folders still to be made below `at` (the nearest that exists) fit the file system's limits: lstat(2) stops
-// at the first name that does not exist, so a name too long below it was only found by mkdir(2), after the folders
-// above it had been made (found by a hunt).
+// The names of the folders still to be made below `at` (the nearest that exists) fit the file system's limit:
+// lstat(2) stops at the first name that does not exist, so a name too long below it was only found by mkdir(2),
+// after the folders above it had been made (found by a hunt). A whole path too long is lstat's own error.
 static void check_names_fit(const fs::path& abs, const fs::path& at, const std::string& option) {
   const long name_max = ::pathconf(at.c_str(), _PC_NAME_MAX);
-  const long path_max = ::pathconf(at.c_str(), _PC_PATH_MAX);
-  const size_t longest_name = name_max > 0 ? size_t(name_max) : size_t(NAME_MAX);
-  const size_t longest_path = path_max > 0 ? size_t(path_max) : size_t(PATH_MAX);
-  if (abs.native().size() >= longest_path)
-    throw BadInput(option + ": " + abs.string() + ": the path is " + std::to_string(abs.native().size()) +
-                   " bytes long; the file system takes at most " + std::to_string(longest_path - 1));
-  const fs::path below = abs.lexically_relative(at);
-  for (const fs::path& name : below)
-    if (name.native().size() > longest_name)
-      throw BadInput(option + ": " + abs.string() + ": the name " + name.string().substr(0, 24) + "... is " +
-                     std::to_string(name.native().size()) + " bytes long; the file system takes at most " +
-                     std::to_string(longest_name));
+  const size_t longest = name_max > 0 ? size_t(name_max) : size_t(NAME_MAX);
+  for (const fs::path& name : abs.lexically_relative(at)) {
+    const std::string& text = name.native();
+    if (text.size() <= longest) continue;
+    size_t cut = 24;  // shown cut, at a UTF-8 character's start
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    throw BadInput(option + ": " + abs.string() + ": the name " + text.substr(0, cut) + "... is " +
+                   std::to_string(text.size()) + " bytes long; the file system takes at most " +
+                   std::to_string(longest));
+  }
 }
 
 void check_output_folder(const fs::path& dir, const std::string& option, bool writable) {

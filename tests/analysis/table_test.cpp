@@ -435,8 +435,10 @@ TEST(CampaignTable, ADamagedConfigFileMakesItsRunUnreadable) {
   const dtbench::CampaignIndex idx = dtbench::read_campaign_index(s.dir / "campaign.json");
   const fs::path cut = s.dir / idx.points[1].runs[0].config, list = s.dir / idx.points[1].runs[1].config;
   const fs::path no_record = s.dir / idx.points[3].runs[0].config, gone = s.dir / idx.points[0].runs[1].config;
+  const fs::path emptied = s.dir / idx.points[2].runs[0].config;
   dtbench::write_file_atomic(cut, "{\"model\": {\"arch\"", false);
   dtbench::write_file_atomic(list, "[]", false);
+  dtbench::write_file_atomic(emptied, "{}", false);  // no config either: it let any record of the point's values count
   dtbench::write_file_atomic(no_record, "{\"model\": {\"arch\"", false);
   fs::remove(gone);
 
@@ -447,6 +449,9 @@ TEST(CampaignTable, ADamagedConfigFileMakesItsRunUnreadable) {
   EXPECT_EQ(c.points[1].runs[1].state, "unreadable");
   EXPECT_EQ(c.points[1].runs[1].problem, list.string() + ": the run's config is not a JSON object; the run's record "
                                                           "cannot be checked against its config");
+  EXPECT_EQ(c.points[2].runs[0].state, "unreadable");
+  EXPECT_EQ(c.points[2].runs[0].problem, emptied.string() + ": the run's config is an empty object; the run's record "
+                                                             "cannot be checked against its config");
   EXPECT_EQ(c.points[3].runs[0].state, "unreadable");  // no record either: the damage is said, not "missing"
   EXPECT_EQ(c.points[0].runs[1].state, "done");        // its config file gone: checked against the index
   EXPECT_EQ(c.points[0].runs[0].state, "done");
