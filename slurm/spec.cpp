@@ -95,17 +95,18 @@ int64_t gres_count(const std::string& gres) {
 std::string owned_sbatch_option(const std::string& line) {
   static const std::pair<const char*, const char*> kLong[] = {
       {"nodes", "/slurm/nodes"}, {"ntasks", "/slurm/nodes and /slurm/tasks_per_node"},
-      {"ntasks-per-node", "/slurm/tasks_per_node"}, {"cpus-per-task", "/slurm/cpus_per_task"},
+      {"ntasks-per-node", "/slurm/tasks_per_node"}, {"tasks-per-node", "/slurm/tasks_per_node"},  // sbatch's alias
+      {"cpus-per-task", "/slurm/cpus_per_task"},
       {"gpus", "/slurm/gpus_per_node or /slurm/gpus_per_task"}, {"gpus-per-node", "/slurm/gpus_per_node"},
       {"gpus-per-task", "/slurm/gpus_per_task"}, {"time", "/slurm/time"}, {"partition", "/slurm/partition"},
       {"account", "/slurm/account"}, {"qos", "/slurm/qos"}, {"signal", "/slurm/signal_seconds"},
       {"array", "/slurm/array"}, {"requeue", ""}, {"no-requeue", ""}, {"open-mode", ""}, {"output", ""},
-      {"error", ""}, {"job-name", ""}, {"clusters", "-"}};
+      {"error", ""}, {"job-name", ""}, {"clusters", ""}, {"wait", ""}};
   static const std::pair<char, const char*> kShort[] = {{'N', "nodes"}, {'n', "ntasks"},  {'c', "cpus-per-task"},
                                                         {'G', "gpus"},  {'t', "time"},    {'p', "partition"},
                                                         {'A', "account"}, {'q', "qos"},   {'a', "array"},
                                                         {'o', "output"}, {'e', "error"},  {'J', "job-name"},
-                                                        {'M', "clusters"}};
+                                                        {'M', "clusters"}, {'W', "wait"}};
   // The long name the line gives (a letter stands for its long name), and how the message shows it.
   std::string given, shown;
   if (line.rfind("--", 0) == 0) {
@@ -114,17 +115,23 @@ std::string owned_sbatch_option(const std::string& line) {
     for (const auto& [letter, owned] : kShort)
       if (line.size() >= 2 && line[1] == letter) given = owned, shown = std::string("-") + letter + " (--" + owned + ")";
   }
-  for (const auto& [owned, key] : kLong)
-    if ((given == owned || (given.size() >= 2 && std::string(owned).rfind(given, 0) == 0)) && std::string(key) == "-")
-      // The campaign follows its jobs in the queue of the clusters the environment names (SBATCH_CLUSTERS):
-      // a line's clusters were not asked, and its jobs looked finished at once (found by a review).
-      return (shown.empty() ? std::string("--") + owned : shown) +
-             ": set SBATCH_CLUSTERS in the environment instead, whose clusters the sweep's and pbt's queue polls ask";
-    else if (given == owned || (given.size() >= 2 && std::string(owned).rfind(given, 0) == 0))
-      return (shown.empty() ? std::string("--") + owned : shown) +
-             (*key ? std::string(": give it as ") + key : std::string(", which the script needs as it writes it")) +
-             " (sbatch takes the last of a repeated option: the job would not be the one the runs' configs were "
-             "resolved for, or would not requeue, or write its output elsewhere)";
+  for (const auto& [owned, key] : kLong) {
+    if (given != owned && !(given.size() >= 2 && std::string(owned).rfind(given, 0) == 0)) continue;
+    const std::string name = shown.empty() ? std::string("--") + owned : shown;
+    // The campaign follows its jobs in the queue of the clusters the environment names (SBATCH_CLUSTERS):
+    // a line's clusters were not asked, and its jobs looked finished at once (found by a review).
+    if (std::string(owned) == "clusters")
+      return name + ": set SBATCH_CLUSTERS in the environment instead, whose clusters the sweep's and pbt's queue "
+                    "polls ask";
+    // sbatch blocked until each job ended, one job at a time, and a failed job's id never reached jobs.json (a hunt;
+    // SBATCH_WAIT is left out of sbatch's environment for the same reason).
+    if (std::string(owned) == "wait")
+      return name + ": sbatch would wait for each job to end before the next is submitted, and lose a failed job's "
+                    "id; use the sweep's or pbt's own --wait";
+    return name + (*key ? std::string(": give it as ") + key : std::string(", which the script needs as it writes it")) +
+           " (sbatch takes the last of a repeated option: the job would not be the one the runs' configs were "
+           "resolved for, or would not requeue, or write its output elsewhere)";
+  }
   return "";
 }
 
@@ -339,8 +346,8 @@ void check_slurm_section(const Json& s, const std::string& ptr) {
   // K = nodes x tasks_per_node is an MPI rank count (an int; the run config and the record take at most 2^31 - 1): a
   // larger product was cut to 32 bits and a campaign written for it that its own table refused (found by a hunt).
   if (const int64_t ranks = s["nodes"].get<int64_t>() * tasks; ranks > std::numeric_limits<int32_t>::max())
-    fail(ptr + "/tasks_per_node", std::to_string(ranks) + " ranks (nodes x tasks_per_node): an MPI rank is an int, "
-                                  "at most " + std::to_string(std::numeric_limits<int32_t>::max()));
+    fail(ptr + "/tasks_per_node", std::to_string(ranks) + " ranks (nodes x tasks_per_node): MPI counts ranks in an "
+                                  "int, at most " + std::to_string(std::numeric_limits<int32_t>::max()));
   if (node_gpus > 0 && tasks > node_gpus)
     fail(ptr + "/" + node_key, std::to_string(node_gpus) + (node_gpus == 1 ? " GPU for " : " GPUs for ") + std::to_string(tasks) +
                                    " tasks per node: ranks would share a GPU (dtbench runs one rank per GPU)");

@@ -141,8 +141,12 @@ TEST(PbtSpec, BadSpecsNameTheKey) {
   j["slurm"] = {{"array", true}};
   EXPECT_EQ(error_of(j).rfind("/slurm/array: members are submitted one job each", 0), 0u) << error_of(j);
   j = good_spec();
-  j["slurm"] = {{"nodes", 100000}, {"tasks_per_node", 100000}};
-  EXPECT_EQ(error_of(j).rfind("/slurm/tasks_per_node: a member of 10000000000 ranks", 0), 0u) << error_of(j);
+  j["slurm"] = {{"nodes", 1000}, {"tasks_per_node", 1000}};
+  EXPECT_EQ(error_of(j).rfind("/slurm/tasks_per_node: a member of 1000000 ranks (nodes x tasks_per_node) is more than "
+                              "65536", 0), 0u) << error_of(j);
+  j["slurm"] = {{"nodes", 100000}, {"tasks_per_node", 100000}};  // beyond an int: the Slurm section's own check
+  EXPECT_EQ(error_of(j).rfind("/slurm/tasks_per_node: 10000000000 ranks (nodes x tasks_per_node): MPI counts ranks in "
+                              "an int", 0), 0u) << error_of(j);
   j = good_spec();
   j["local"] = {{"concurency", 2}};
   EXPECT_EQ(error_of(j).rfind("/local/concurency: unknown key", 0), 0u) << error_of(j);

@@ -101,6 +101,29 @@ expect 2 "nopart.json: /slurm: Slurm refuses the request of point p1 (slurm.part
 [ ! -e "$work/nopart" ] || fail "the refused campaign was written"
 [ -z "$(squeue -h -n nopart/p0-debug-s1)" ] || fail "a job of the refused campaign was queued"
 
+echo "== options sbatch itself refuses together (fatal: mutually exclusive) are exit 2 before anything is written"
+# p0 alone is a valid request (held: it would never run); p1's sbatch failed after p0 was queued (a hunt).
+$py -c 'import json; json.dump({"name": "fatal", "base": {"duration": {"steps": 2}, "data": {"dataset": "synthetic"}},
+  "axes": {"slurm.sbatch": [["--hold"], ["--hold", "--ntasks-per-gpu=1"]]}, "slurm": {"time": "00:05:00"}},
+  open("fatal.json", "w"))'
+expect 2 "Slurm refuses the request of point p1" -- "$dtbench" sweep fatal.json --out "$work/fatal" --submit
+grep -qF "mutually exclusive" <<<"$LAST_OUT" || fail "the refusal does not say sbatch's reason"
+[ ! -e "$work/fatal" ] || fail "the refused campaign was written"
+[ -z "$(squeue -h -o %i)" ] || fail "a job of the refused campaign was queued"
+
+echo "== with nodes drained, a request they could meet is submitted and waits in the queue, as sbatch queues it"
+# sbatch --test-only says "Requested node configuration is not available" while n2..n4 are drained; the sweep took
+# that as a refusal for good (exit 2): no campaign could be submitted during a maintenance (a hunt).
+scontrol update nodename=n2,n3,n4 state=drain reason=dtbench-test
+$py -c 'import json; json.dump({"name": "drained", "base": {"duration": {"steps": 2}, "data": {"dataset": "synthetic"}},
+  "slurm": {"nodes": 2, "time": "00:05:00"}}, open("drained.json", "w"))'
+expect 0 "submitted" -- "$dtbench" sweep drained.json --out "$work/drained" --submit
+[ "$(squeue -h -n drained/p0-s1 -o %T)" = PENDING ] || { scontrol update nodename=n2,n3,n4 state=resume; fail "not pending"; }
+scancel -n drained/p0-s1
+scontrol update nodename=n2,n3,n4 state=resume
+for _ in $(seq 100); do [ -z "$(squeue -h -o %i)" ] && break; sleep 0.2; done
+[ "$(sinfo -h -N -o '%N %T' | grep -c idle)" = 4 ] || fail "the nodes did not come back idle"
+
 echo "== a 2 x 2 sweep, submitted and waited for"
 out="$work/camp 100%"
 name='cluster "q" $(touch pwned) #1'

@@ -111,13 +111,19 @@ TEST(Spec, ErrorsNameTheKey) {
            {"--tim=5", "--time: give it as /slurm/time"}, {"--no-requeue", "--no-requeue, which the script needs"},
            {"--array=0-3", "--array: give it as /slurm/array"}, {"--signal=USR2@10", "--signal: give it as"},
            {"-N3", "-N (--nodes): give it as /slurm/nodes"}, {"-t 10", "-t (--time): give it as /slurm/time"},
-           {"-o x.out", "-o (--output), which the script needs"}})
+           {"-o x.out", "-o (--output), which the script needs"},
+           // sbatch's alias of --ntasks-per-node ran 2 ranks under configs resolved for 1, and --wait blocked each
+           // submission until its job ended (a hunt)
+           {"--tasks-per-node=2", "--tasks-per-node: give it as /slurm/tasks_per_node"},
+           {"--task=3", "--tasks-per-node: give it as /slurm/tasks_per_node"},
+           {"--wait", "--wait: sbatch would wait for each job to end"}, {"-W", "-W (--wait): sbatch would wait"}})
     EXPECT_EQ(error_of(with(minimal(), "slurm", {{"sbatch", {"--exclusive", line}}})).rfind(
                   "/slurm/sbatch/1: \"" + line + "\" sets " + owned, 0),
               0u)
         << line;
   for (const char* line : {"--exclusive", "--hold", "--constraint=skylake", "--mem=4G", "--ntasks-per-core=1", "-C gpu",
-                           "--gres=nvme:1", "--gres-flags=enforce-binding", "--time-min=5", "--tmp=10G", "--nodelist=n1"})
+                           "--gres=nvme:1", "--gres-flags=enforce-binding", "--time-min=5", "--tmp=10G", "--nodelist=n1",
+                           "--wait-all-nodes=1"})
     EXPECT_EQ(error_of(with(minimal(), "slurm", {{"sbatch", {line}}})), "(no error)") << line;
   // --gres beside a GPU request (a second resource) is fine; beside /slurm/gres it would replace it.
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gpus_per_node", 1}, {"sbatch", {"--gres=nvme:1"}}})), "(no error)");
