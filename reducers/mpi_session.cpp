@@ -88,7 +88,7 @@ std::string term_line;
 std::atomic<bool> watchdog_said{false};
 struct sigaction watchdog_previous_term {};
 
-void say_and_leave(const std::string& line, ExitCode code) {
+[[noreturn]] void say_and_leave(const std::string& line, ExitCode code) {
   if (!watchdog_said.exchange(true)) {
     const char* p = line.data();
     size_t left = line.size();
@@ -106,7 +106,7 @@ void on_term_while_armed(int) { say_and_leave(term_line, ExitCode::bad_input); }
 }  // namespace
 
 Watchdog::Watchdog(std::string message, int seconds, ExitCode code, bool on_sigterm)
-    : line_("dtbench: error: " + message + "\n"), on_sigterm_(on_sigterm) {
+    : line_("dtbench: error: " + message + "\n"), code_(code), on_sigterm_(on_sigterm) {
   if (on_sigterm_) {
     // A rank of the job that never starts MPI and leaves before this one entered MPI_Init has mpirun end the job
     // ("exiting improperly") with SIGTERM to this rank: the line is said then too, not lost (mpirun's exit code is
@@ -127,6 +127,14 @@ Watchdog::Watchdog(std::string message, int seconds, ExitCode code, bool on_sigt
 Watchdog::~Watchdog() {
   disarm();
   thread_.join();
+}
+
+void Watchdog::say_now_if_armed() {
+  {
+    const std::lock_guard<std::mutex> lock(m_);
+    if (disarmed_) return;
+  }
+  say_and_leave(line_, code_);
 }
 
 void Watchdog::disarm() {

@@ -57,9 +57,13 @@ class Watchdog {
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
   void disarm();
+  // While armed, says the line and ends the process now, as SIGTERM does: for a process that takes SIGTERM on a
+  // thread of its own (train's stop-signal watcher), where this watchdog's handler never runs.
+  void say_now_if_armed();
 
  private:
   std::string line_;
+  ExitCode code_;
   bool on_sigterm_;
   std::mutex m_;
   std::condition_variable cv_;

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -11,6 +12,8 @@ namespace dtbench {
 namespace {
 
 std::atomic<int> g_stop_signal{0};
+std::mutex g_action_mutex;
+std::function<void(int)> g_action;  // set_stop_signal_action's
 extern "C" void on_stop_signal(int sig) { g_stop_signal.store(sig); }
 
 sigset_t stop_signals() {
@@ -46,7 +49,10 @@ void install_stop_signal_handlers() {
     std::thread([stop] {
       for (;;) {
         int sig = 0;
-        if (sigwait(&stop, &sig) == 0) g_stop_signal.store(sig);
+        if (sigwait(&stop, &sig) != 0) continue;
+        g_stop_signal.store(sig);
+        const std::lock_guard<std::mutex> lock(g_action_mutex);
+        if (g_action) g_action(sig);
       }
     }).detach();
   });
@@ -55,5 +61,10 @@ void install_stop_signal_handlers() {
 int received_stop_signal() { return g_stop_signal.load(); }
 
 void note_stop_signal(int sig) { g_stop_signal.store(sig); }
+
+void set_stop_signal_action(std::function<void(int)> act) {
+  const std::lock_guard<std::mutex> lock(g_action_mutex);
+  g_action = std::move(act);
+}
 
 }  // namespace dtbench

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "reducers/mpi_comm.hpp"
 #include "reducers/mpi_session.hpp"
+#include "workloads/train/stop_signal.hpp"
 #include "workloads/train/trainer.hpp"
 #include "workloads/train/world.hpp"
 
@@ -63,6 +64,17 @@ bool leave_with_the_other_ranks(const std::string& why) {
   if (launched_ranks() < 2) return false;
   // A rank of an MPMD launch that never starts MPI (--help) would leave this one waiting in the agreement for good.
   std::optional<EarlyErrorWatchdog> watchdog(std::in_place, why);
+  // mpirun ends the job with SIGTERM when that rank leaves after this one entered MPI_Init ("exiting improperly"),
+  // then SIGKILL: train takes SIGTERM on its watcher thread (stop_signal.cpp), where the watchdog's handler never
+  // runs, so the watcher says the line (it was lost in 1 of 5 runs of the test, found on a 2-core AMD EPYC VM). One
+  // that came during the command line's parsing says it now.
+  set_stop_signal_action([&watchdog](int sig) {
+    if (sig == SIGTERM) watchdog->say_now_if_armed();
+  });
+  if (received_stop_signal() == SIGTERM) watchdog->say_now_if_armed();
+  struct Unset {
+    ~Unset() { set_stop_signal_action(nullptr); }
+  } unset;  // before the watchdog goes
   try {
     MpiSession mpi("train");
     // The other ranks may have parsed their command lines (an MPMD launch): they are in train()'s first agreement on
