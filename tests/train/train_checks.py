@@ -863,6 +863,12 @@ def check_resume():
     assert np.array_equal(weights[3].view(np.uint32), continued.view(np.uint32)), \
         "local SGD: --stop-at 6 then --init-from differs from the uninterrupted run"
     print("local SGD K=3 H=4: evaluating every 3 or 12 steps, and 6 + 6 steps through --init-from: bitwise one run")
+
+
+# What --resume does with the files a checkpoint goes with (the MLLOG file, the header, the record, saved weights):
+# a check of its own, so that the two halves of what was one check run side by side (under the sanitizers this one
+# check took 170-390 s on 2 cores, the longest of the sanitizer job's second part).
+def check_resume_logs():
     # An attempt that resumed and then died after logging steps past its checkpoint (rank 0 killed at step 15, the
     # checkpoint at 6): the next --resume cuts the MLLOG file back to the checkpoint's length before going on, so
     # no evaluation or epoch is logged twice (they were, found by a hunt) and the log keeps MLPerf's rules.
