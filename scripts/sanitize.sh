@@ -3,8 +3,8 @@
 # AddressSanitizer (leak checking on) and UndefinedBehaviorSanitizer (the `debug` preset, -O1; one build for this
 # job and for scripts/fuzz.sh, FUZZ_BUILD_DIR=build/sanitize), then under the sanitizers: every unit test
 # (CTest label `unit`), the bad-input corpus (label `corpus`) and short MPI training runs (train.resume:
-# 2 and 3 ranks preempted and resumed bitwise; train.resume_logs: what --resume does with the MLLOG file, header,
-# record and weights beside a checkpoint; train.no_space: a checkpoint that cannot be written).
+# 2 and 3 ranks preempted and resumed bitwise; train.resume_files: what --resume does with the MLLOG file, header,
+# record, weights and ranks' folders beside a checkpoint; train.no_space: a checkpoint that cannot be written).
 # Any sanitizer report fails the test that produced it. Usage: scripts/sanitize.sh [extra ctest arguments].
 # SANITIZE_BUILD_DIR overrides the build folder (default build/sanitize: a Ninja build, so not the Makefiles
 # folder build/debug that the preset used before).
@@ -36,6 +36,6 @@ ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -L '^unit$' \
   { status=$?; bash scripts/ctest-failures.sh "$build" >> "$failures" || true; }
 ASAN_OPTIONS=$ASAN_OPTIONS:fast_unwind_on_malloc=0 \
   ctest --test-dir "$build" --output-on-failure -j"$(nproc)" \
-        -R '^(hardening\..*|train\.(resume|resume_logs|no_space)|reducers_mpi_3ranks)$' "$@" ||
+        -R '^(hardening\..*|train\.(resume|resume_files|no_space)|reducers_mpi_3ranks)$' "$@" ||
   { rc=$?; [ "$status" != 0 ] || status=$rc; bash scripts/ctest-failures.sh "$build" >> "$failures" || true; }
 exit "$status"
