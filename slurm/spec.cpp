@@ -93,15 +93,33 @@ int64_t gres_count(const std::string& gres) {
 // "--no-requeue" stopped the checkpointed requeue (found by a hunt). A long name is taken as sbatch's getopt_long
 // takes it, an unambiguous prefix included ("--tim=5"). (--gres: check_slurm_section, only beside /slurm/gres.)
 std::string owned_sbatch_option(const std::string& line) {
-  static const std::pair<const char*, const char*> kLong[] = {
-      {"nodes", "/slurm/nodes"}, {"ntasks", "/slurm/nodes and /slurm/tasks_per_node"},
-      {"ntasks-per-node", "/slurm/tasks_per_node"}, {"tasks-per-node", "/slurm/tasks_per_node"},  // sbatch's alias
-      {"cpus-per-task", "/slurm/cpus_per_task"},
-      {"gpus", "/slurm/gpus_per_node or /slurm/gpus_per_task"}, {"gpus-per-node", "/slurm/gpus_per_node"},
-      {"gpus-per-task", "/slurm/gpus_per_task"}, {"time", "/slurm/time"}, {"partition", "/slurm/partition"},
-      {"account", "/slurm/account"}, {"qos", "/slurm/qos"}, {"signal", "/slurm/signal_seconds"},
-      {"array", "/slurm/array"}, {"requeue", ""}, {"no-requeue", ""}, {"open-mode", ""}, {"output", ""},
-      {"error", ""}, {"job-name", ""}, {"clusters", ""}, {"wait", ""}};
+  // An option, the spec's key that gives it ("" when the script needs it as it writes it) and, for two that no key
+  // gives, why the line is refused.
+  struct Owned {
+    const char* name;
+    const char* key;
+    const char* why;
+  };
+  static const Owned kLong[] = {
+      {"nodes", "/slurm/nodes", nullptr}, {"ntasks", "/slurm/nodes and /slurm/tasks_per_node", nullptr},
+      {"ntasks-per-node", "/slurm/tasks_per_node", nullptr},
+      {"tasks-per-node", "/slurm/tasks_per_node", nullptr},  // sbatch's alias
+      {"cpus-per-task", "/slurm/cpus_per_task", nullptr},
+      {"gpus", "/slurm/gpus_per_node or /slurm/gpus_per_task", nullptr},
+      {"gpus-per-node", "/slurm/gpus_per_node", nullptr}, {"gpus-per-task", "/slurm/gpus_per_task", nullptr},
+      {"time", "/slurm/time", nullptr}, {"partition", "/slurm/partition", nullptr},
+      {"account", "/slurm/account", nullptr}, {"qos", "/slurm/qos", nullptr},
+      {"signal", "/slurm/signal_seconds", nullptr}, {"array", "/slurm/array", nullptr},
+      {"requeue", "", nullptr}, {"no-requeue", "", nullptr}, {"open-mode", "", nullptr}, {"output", "", nullptr},
+      {"error", "", nullptr}, {"job-name", "", nullptr},
+      // The campaign follows its jobs in the queue of the clusters the environment names (SBATCH_CLUSTERS): a
+      // line's clusters were not asked, and its jobs looked finished at once (found by a review).
+      {"clusters", "", "set SBATCH_CLUSTERS in the environment instead, whose clusters the sweep's and pbt's queue "
+                       "polls ask"},
+      // sbatch blocked until each job ended, one job at a time, and a failed job's id never reached jobs.json (a
+      // hunt; SBATCH_WAIT is left out of sbatch's environment for the same reason).
+      {"wait", "", "sbatch would wait for each job to end before the next is submitted, and lose a failed job's id; "
+                   "use the sweep's or pbt's own --wait"}};
   static const std::pair<char, const char*> kShort[] = {{'N', "nodes"}, {'n', "ntasks"},  {'c', "cpus-per-task"},
                                                         {'G', "gpus"},  {'t', "time"},    {'p', "partition"},
                                                         {'A', "account"}, {'q', "qos"},   {'a', "array"},
@@ -115,20 +133,11 @@ std::string owned_sbatch_option(const std::string& line) {
     for (const auto& [letter, owned] : kShort)
       if (line.size() >= 2 && line[1] == letter) given = owned, shown = std::string("-") + letter + " (--" + owned + ")";
   }
-  for (const auto& [owned, key] : kLong) {
-    if (given != owned && !(given.size() >= 2 && std::string(owned).rfind(given, 0) == 0)) continue;
-    const std::string name = shown.empty() ? std::string("--") + owned : shown;
-    // The campaign follows its jobs in the queue of the clusters the environment names (SBATCH_CLUSTERS):
-    // a line's clusters were not asked, and its jobs looked finished at once (found by a review).
-    if (std::string(owned) == "clusters")
-      return name + ": set SBATCH_CLUSTERS in the environment instead, whose clusters the sweep's and pbt's queue "
-                    "polls ask";
-    // sbatch blocked until each job ended, one job at a time, and a failed job's id never reached jobs.json (a hunt;
-    // SBATCH_WAIT is left out of sbatch's environment for the same reason).
-    if (std::string(owned) == "wait")
-      return name + ": sbatch would wait for each job to end before the next is submitted, and lose a failed job's "
-                    "id; use the sweep's or pbt's own --wait";
-    return name + (*key ? std::string(": give it as ") + key : std::string(", which the script needs as it writes it")) +
+  for (const Owned& owned : kLong) {
+    if (given != owned.name && !(given.size() >= 2 && std::string(owned.name).rfind(given, 0) == 0)) continue;
+    const std::string name = shown.empty() ? std::string("--") + owned.name : shown;
+    if (owned.why != nullptr) return name + ": " + owned.why;
+    return name + (*owned.key ? std::string(": give it as ") + owned.key : std::string(", which the script needs as it writes it")) +
            " (sbatch takes the last of a repeated option: the job would not be the one the runs' configs were "
            "resolved for, or would not requeue, or write its output elsewhere)";
   }
