@@ -120,7 +120,9 @@ void check_outputs(const RunPaths& paths, bool resuming, bool replace_weights, c
                    "/name, or move the old files)");
   // Last: it creates the folder (/output/dir, or a folder the record's name holds).
   const fs::path folder = paths.record.has_parent_path() ? paths.record.parent_path() : fs::path(".");
-  check_output_folder(folder, "/output/dir");  // a name too long is found before a folder above it is made
+  // A name too long is found before a folder above it is made; the shape only (no probe file): check_writable
+  // probes the folder itself next, and a folder above that cannot be written fails create_directories.
+  check_output_folder(folder, "/output/dir", false);
   fs::create_directories(folder, ec);
   if (ec) throw BadInput("/output/dir: " + folder.string() + ": cannot create output folder: " + ec.message());
   check_writable(paths.record, !resuming);
