@@ -288,6 +288,11 @@ void run_model_command(const ModelCliOptions& cli) {
                      "--compute-us-per-image");
   if (given("--micro-batches") && cli.layers.empty())
     throw BadInput("--micro-batches is for the parallelism table's pipeline: it needs --layers");
+  // More micro-batches than images gave a pipeline of empty micro-batches (2^31 - 1 of them: a step of 14.9 hours in
+  // the pipeline's transfers alone; found by a hunt).
+  if (cli.micro_batches > cli.batch)
+    throw BadInput("--micro-batches: " + std::to_string(cli.micro_batches) + " is more than --batch " +
+                   std::to_string(cli.batch) + " (a micro-batch holds one image or more)");
   if (given("--tolerance") && cli.check.empty()) throw BadInput("--tolerance is --check's bound: it needs --check");
   // --bytes sizes --fit's predictions and, without --layers or --model-bytes, the split's gradient (it was ignored
   // beside --layers; found by a hunt).
