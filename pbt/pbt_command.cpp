@@ -285,10 +285,10 @@ void train_here(const pbt::Spec& spec, const fs::path& dir, int64_t i, int64_t e
 }
 
 // Polls the queue until none of `waiting`'s latest jobs is in it, printing the count of each job state as it
-// changes.
-void wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& waiting,
-                   const std::map<std::string, slurm::Submission>& latest) {
-  if (waiting.empty()) return;
+// changes. Returns the ended jobs Slurm still remembers (slurm::query_queue), as the last poll saw them.
+std::vector<slurm::ActiveJob> wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& waiting,
+                                            const std::map<std::string, slurm::Submission>& latest) {
+  if (waiting.empty()) return {};
   std::printf("interval %lld: %zu member job%s in the queue\n", static_cast<long long>(i), waiting.size(),
               waiting.size() == 1 ? "" : "s");
   std::fflush(stdout);
@@ -296,13 +296,14 @@ void wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& wai
   std::string last;
   for (;;) {
     // Asked again while squeue fails, but not past --timeout (as the sweep's wait).
+    std::vector<slurm::ActiveJob> ended;
     const std::vector<slurm::ActiveJob> active =
-        slurm::query_queue(slurm::queue_patience(a.timeout_seconds, sw.seconds()), &std::cout);
+        slurm::query_queue(slurm::queue_patience(a.timeout_seconds, sw.seconds()), &std::cout, &ended);
     std::map<std::string, int> states;
     size_t live = 0;
     for (const std::string& run : waiting)
-      if (const slurm::ActiveJob* j = slurm::find_active(latest.at(run), active)) states[slurm::shown_state(*j)]++, ++live;
-    if (live == 0) return;
+      if (const slurm::ActiveJob* j = slurm::find_job(latest.at(run), active)) states[slurm::shown_state(*j)]++, ++live;
+    if (live == 0) return ended;
     std::string line;
     for (const auto& [state, n] : states) line += (line.empty() ? "" : ", ") + std::to_string(n) + " " + state;
     if (line != last) {
@@ -363,7 +364,7 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
       fs::remove(marker);
     }
     const auto s = latest.find(run);
-    const bool queued = s != latest.end() && slurm::find_active(s->second, active);
+    const bool queued = s != latest.end() && slurm::find_job(s->second, active);
     MemberRun& r = runs[size_t(m)] = prepare_member(spec, dir, m, i, end_step, plans[size_t(m)], queued);
     if (queued) {
       std::printf("member %d: job %s of an earlier dtbench pbt is still queued; waiting for it\n", m,
@@ -400,11 +401,11 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
       latest[run] = {run, id, -1};
       waiting.push_back(run);
     }
-    wait_for_jobs(a, i, waiting, latest);
-    // A job that left the queue preempted (scancel, a signal without Slurm's requeue) resumes in a new job, as a
-    // sweep's --wait resubmits: when that job wrote the record and got further than the attempt before, at most
-    // kMaxSlurmResumes times (3, without the progress rule, made a member cancelled 4 times while it progressed a
-    // failure of "exit 1"; found by a hunt).
+    const std::vector<slurm::ActiveJob> ended = wait_for_jobs(a, i, waiting, latest);
+    // A job that left the queue preempted (PreemptMode=CANCEL, a time limit without Slurm's requeue) resumes in a
+    // new job, as a sweep's --wait resubmits: when that job wrote the record and got further than the attempt before,
+    // at most kMaxSlurmResumes times (3, without the progress rule, made a member cancelled 4 times while it
+    // progressed a failure of "exit 1"; found by a hunt). Not a job its user cancelled (scancel), as in the sweep.
     to_submit.clear();
     waiting.clear();
     for (int m = 0; m < spec.population; ++m) {
@@ -413,6 +414,12 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
       // By the record, not the exit code: a cancelled job's batch shell may die before it prints one.
       const std::string run = pbt::run_name(m, i);
       const int64_t steps = latest.count(run) ? slurm::steps_by_latest_job(r.record, latest.at(run)) : -1;
+      const slurm::ActiveJob* gone = latest.count(run) ? slurm::find_job(latest.at(run), ended) : nullptr;
+      if (gone && gone->state == "CANCELLED" && ended_preempted(r)) {
+        std::printf("member %d: preempted, not submitted again: its job %s was cancelled (scancel), not preempted by "
+                    "Slurm\n", m, latest.at(run).job_id.c_str());
+        continue;
+      }
       if (resumes[size_t(m)] < kMaxSlurmResumes && ended_preempted(r) && steps > steps_before[size_t(m)]) {
         steps_before[size_t(m)] = steps;
         ++resumes[size_t(m)];
@@ -436,7 +443,7 @@ void refuse_if_queued(const fs::path& dir) {
   if (latest.empty() || !slurm::on_path("squeue")) return;
   const std::vector<slurm::ActiveJob> active = slurm::query_queue();
   for (const auto& [run, s] : latest)
-    if (slurm::find_active(s, active))
+    if (slurm::find_job(s, active))
       throw BadInput(dir.string() + ": member " + run + "'s Slurm job " + s.job_id +
                      " is still queued; continue with --submit, or wait for it");
 }

@@ -275,7 +275,7 @@ std::string shown_state(const ActiveJob& a) {
   return a.state + " (" + a.reason + ")";
 }
 
-const ActiveJob* find_active(const Submission& s, const std::vector<ActiveJob>& active) {
+const ActiveJob* find_job(const Submission& s, const std::vector<ActiveJob>& active) {
   for (const auto& a : active) {
     if (s.array_task < 0) {
       if (a.job_id == s.job_id || (a.array_id == s.job_id && a.tasks.empty())) return &a;
@@ -293,7 +293,7 @@ std::map<std::string, Submission> latest_submissions(const fs::path& jobs_json) 
   return latest;
 }
 
-std::vector<std::string> squeue_argv(const std::string& format) {
+std::vector<std::string> squeue_argv(const std::string& format, bool ended_too) {
   // squeue's filters from the user's environment would hide jobs of the campaign (a pending one looked finished);
   // SLURM_BITSTR_LEN=0: whole array task lists (past 64 bytes squeue cut them with "...").
   std::vector<std::string> argv = {"env"};
@@ -302,6 +302,7 @@ std::vector<std::string> squeue_argv(const std::string& format) {
                         "SQUEUE_LOCAL", "SQUEUE_SIBLING", "SQUEUE_FEDERATION", "SQUEUE_ARRAY", "SQUEUE_PRIORITY"})
     if (std::getenv(v) != nullptr) argv.insert(argv.end(), {"-u", v});
   argv.insert(argv.end(), {"SLURM_BITSTR_LEN=0", "squeue", "-h", "--all", "-o", format});
+  if (ended_too) argv.insert(argv.end(), {"-t", "all"});
   // sbatch reads SBATCH_CLUSTERS, squeue SLURM_CLUSTERS only (which sbatch reads too): the clusters jobs went to.
   const char* sbatch_clusters = std::getenv("SBATCH_CLUSTERS");
   if (sbatch_clusters && *sbatch_clusters && !std::getenv("SLURM_CLUSTERS"))
@@ -309,12 +310,25 @@ std::vector<std::string> squeue_argv(const std::string& format) {
   return argv;
 }
 
-std::vector<ActiveJob> query_queue(double patience_s, std::ostream* log) {
-  return parse_squeue(squeue_output("%A|%F|%K|%T|%r", patience_s, log));
+bool is_final_state(const std::string& state) {
+  static const char* const kFinal[] = {"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "PREEMPTED",
+                                       "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"};
+  for (const char* f : kFinal)
+    if (state == f) return true;
+  return false;
 }
 
-std::string squeue_output(const std::string& format, double patience_s, std::ostream* log) {
-  const std::vector<std::string> argv = squeue_argv(format);
+std::vector<ActiveJob> query_queue(double patience_s, std::ostream* log, std::vector<ActiveJob>* ended) {
+  std::vector<ActiveJob> jobs = parse_squeue(squeue_output("%A|%F|%K|%T|%r", patience_s, log, ended != nullptr));
+  if (!ended) return jobs;
+  ended->clear();
+  std::vector<ActiveJob> active;
+  for (ActiveJob& j : jobs) (is_final_state(j.state) ? *ended : active).push_back(std::move(j));
+  return active;
+}
+
+std::string squeue_output(const std::string& format, double patience_s, std::ostream* log, bool ended_too) {
+  const std::vector<std::string> argv = squeue_argv(format, ended_too);
   const auto started = std::chrono::steady_clock::now();
   int calls = 0;
   for (double pause = 1;; pause = std::min(pause * 2, 30.0)) {

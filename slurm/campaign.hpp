@@ -76,8 +76,8 @@ void append_submissions(const std::filesystem::path& jobs_json, const std::vecto
 // The latest submission of each run (run -> submission), from jobs.json (empty when it does not exist).
 std::map<std::string, Submission> latest_submissions(const std::filesystem::path& jobs_json);
 
-// A job Slurm still knows as pending, running, completing or suspended: from `squeue -h -o
-// %A|%F|%K|%T|%r` (or without the reason). Task ranges such as "0-5" or "1,3%2" of pending arrays are expanded.
+// A job as squeue lists it: from `squeue -h -o %A|%F|%K|%T|%r` (or without the reason). Task ranges such as "0-5"
+// or "1,3%2" of pending arrays are expanded.
 struct ActiveJob {
   std::string job_id;     // %A
   std::string array_id;   // %F
@@ -86,6 +86,11 @@ struct ActiveJob {
   std::string reason;     // %r: why a job waits ("Priority", "JobHeldAdmin", "PartitionTimeLimit"); "" if not given
 };
 std::vector<ActiveJob> parse_squeue(const std::string& text);
+
+// Whether `state` (squeue's %T) is one a job ends in: COMPLETED, CANCELLED, FAILED, TIMEOUT, PREEMPTED, NODE_FAIL,
+// BOOT_FAIL, DEADLINE, OUT_OF_MEMORY (slurm.h's base states from JOB_COMPLETE). Any other, one this list does not
+// know included, is a job still in the queue (pending, running, completing, suspended, requeued...).
+bool is_final_state(const std::string& state);
 
 // The state as the progress lines show it: with the reason when it is not an ordinary wait (Priority, Resources),
 // so that a job held, or over a partition's limit, is seen waiting for something that may never come.
@@ -98,15 +103,19 @@ std::string shown_state(const ActiveJob& a);
 // on a record of its latest job that got further than the attempt before.
 int64_t steps_by_latest_job(const std::filesystem::path& record, const Submission& s);
 
-// The active job of a submission, or nullptr when it has left the queue.
-const ActiveJob* find_active(const Submission& s, const std::vector<ActiveJob>& active);
+// The job of submission `s` among `jobs`, or nullptr: among query_queue's jobs, nullptr when it has left the queue.
+const ActiveJob* find_job(const Submission& s, const std::vector<ActiveJob>& active);
 
 // The jobs Slurm holds now: squeue_argv's (--all: a hidden partition's jobs looked finished; whole task lists: past
 // 64 bytes squeue cut them with "...", and the tasks cut off were submitted again).
 // A failed squeue is asked again for up to `patience_s` seconds (a busy controller times out now and then; one
 // failure ended --wait), then RunFailed.
 // Each failure asked again is said on `log` when given (a wait that looked hung).
-std::vector<ActiveJob> query_queue(double patience_s = 0, std::ostream* log = nullptr);
+// `ended`, when given, receives the jobs that have left the queue but that Slurm still remembers (MinJobAge, 300 s
+// by default), with their final state: without accounting (sacct), that is where a job its user cancelled
+// (CANCELLED) tells itself from one Slurm preempted (PREEMPTED) or stopped at its time limit (TIMEOUT).
+std::vector<ActiveJob> query_queue(double patience_s = 0, std::ostream* log = nullptr,
+                                   std::vector<ActiveJob>* ended = nullptr);
 // How long a wait may ask a failing squeue again: 5 minutes, but not past its --timeout (`timeout_s` > 0, of which
 // `elapsed_s` have passed; at least 1 s).
 constexpr double kQueuePatienceSeconds = 300;
@@ -114,8 +123,9 @@ constexpr double kSqueueCallSeconds = 60;  // the most one squeue call may take 
 inline double queue_patience(double timeout_s, double elapsed_s) {
   return timeout_s > 0 ? std::min(kQueuePatienceSeconds, std::max(1.0, timeout_s - elapsed_s)) : kQueuePatienceSeconds;
 }
-// What squeue_argv(format) prints, asked again as query_queue asks.
-std::string squeue_output(const std::string& format, double patience_s = 0, std::ostream* log = nullptr);
+// What squeue_argv(format, ended_too) prints, asked again as query_queue asks.
+std::string squeue_output(const std::string& format, double patience_s = 0, std::ostream* log = nullptr,
+                          bool ended_too = false);
 
 // The job id in what `sbatch --parsable` printed: the last line that is "ID" or "ID;cluster", or "Submitted batch
 // job ID" (a site's wrapper may print a banner first, or drop --parsable). "" when there is none.
@@ -132,8 +142,9 @@ std::vector<std::string> overriding_sbatch_variables(const std::string& script);
 std::vector<std::string> sbatch_environment(const std::string& script);
 // squeue's command words for `-o FORMAT` over the whole queue: --all, array task lists unshortened
 // (SLURM_BITSTR_LEN=0), the user's SQUEUE_* filters left out, the clusters SBATCH_CLUSTERS names when SLURM_CLUSTERS
-// (which squeue reads) is not set.
-std::vector<std::string> squeue_argv(const std::string& format);
+// (which squeue reads) is not set; with `ended_too`, the jobs that have ended and that Slurm still remembers too
+// (`-t all`).
+std::vector<std::string> squeue_argv(const std::string& format, bool ended_too = false);
 
 // Runs `sbatch --parsable ... SCRIPT` (argv) and returns the job id it printed, with the variables
 // overriding_sbatch_variables names left out of sbatch's environment (a warning says so once). Throws RunFailed

@@ -21,6 +21,8 @@
 # oversubscribed ranks must not busy-poll (OMPI_MCA_mpi_yield_when_idle=1); use srun --mpi=pmix
 # (pmi2 does not work with Debian's Open MPI), with every PMIx fence a ring (mpi.conf; see write_config).
 # hostname is the same on every node: SLURMD_NODENAME tells them apart.
+# Two partitions over the same nodes: debug (the default) and urgent, whose jobs preempt debug's (PreemptMode=CANCEL),
+# so that the tests preempt a job as a site does rather than cancel it.
 set -euo pipefail
 
 die() { echo "local-cluster: $*" >&2; exit 1; }
@@ -144,6 +146,10 @@ MailProg=/bin/true
 ReturnToService=2
 SlurmdParameters=config_overrides
 JobRequeue=1
+# A job in partition urgent (the same nodes, a higher PriorityTier) preempts the jobs of debug, which Slurm then
+# cancels (final state PREEMPTED, not requeued): how a site without requeue ends a job, for the tests to do for real.
+PreemptType=preempt/partition_prio
+PreemptMode=CANCEL
 # Seconds from SIGTERM to SIGKILL: time enough for a test run's checkpoint, and short, so that a step whose
 # peer died (a rank blocked in MPI) is killed soon.
 KillWait=10
@@ -153,7 +159,8 @@ SlurmctldTimeout=30
 SlurmdTimeout=60
 MessageTimeout=20
 NodeName=n[1-$nodes] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((port + 1))-$((port + nodes))] CPUs=$cpus State=UNKNOWN
-PartitionName=debug Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP
+PartitionName=debug Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=urgent Nodes=n[1-$nodes] MaxTime=INFINITE State=UP PriorityTier=2
 EOF
   # Every PMIx fence as a ring. Slurm 22.05 runs a fence that collects data (Open MPI's modex in MPI_Init) as a ring
   # and one that does not (MPI_Init's closing barrier) as a tree, unless PMIxCollFence names one. Under load, ranks
@@ -229,7 +236,7 @@ do_start() {
     fi
     sleep 0.2
   done
-  echo "local-cluster: $nodes nodes up ($(sinfo -h -o '%D nodes, %c CPUs each, partition %P')); export SLURM_CONF=$conf"
+  echo "local-cluster: $nodes nodes up ($(sinfo -h -p debug -o '%D nodes, %c CPUs each, partition %P'), and partition urgent, which preempts its jobs); export SLURM_CONF=$conf"
 }
 
 do_stop() {

@@ -7,7 +7,7 @@
 // script then requeues its own job, whose next start resumes from the checkpoint (the launch line
 // always passes --resume). When Slurm itself preempts or requeues the job, the ranks get SIGTERM
 // directly, checkpoint the same way and Slurm requeues the job. A plain scancel also makes the
-// ranks checkpoint but is not undone. Output and error files lie beside the record and are opened
+// ranks checkpoint but is not undone (sweep --wait does not submit a cancelled job again). Output and error files lie beside the record and are opened
 // in append mode, so every attempt's log is kept.
 //
 // Only values that passed shell_quote (bash) or sbatch_quote (#SBATCH lines) reach a script;

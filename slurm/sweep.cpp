@@ -302,7 +302,9 @@ void run_submit(const std::vector<Item>& items, const std::vector<Point>& points
 // limit without /slurm/signal_seconds: the ranks checkpointed on SIGTERM but nothing requeued the job) is submitted
 // again and resumes from its checkpoint, as long as each attempt gets further than the one before, at most
 // kResubmissions times per run in one wait; before, --wait ended with exit 1 and the campaign waited for a rerun by
-// hand (found by a review).
+// hand (found by a review). A job its user cancelled (scancel: Slurm's final state CANCELLED, where preemption leaves
+// PREEMPTED and a time limit TIMEOUT) is not submitted again: before, --wait undid the user's scancel. Slurm tells the
+// final state for MinJobAge after the job ends; a job already forgotten is taken as preempted, as before.
 void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, const Layout& l, bool arrays,
                    std::ostream& out) {
   constexpr int kResubmissions = 20;
@@ -310,13 +312,15 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
   std::map<std::string, int> resubmitted;
   std::map<std::string, int64_t> steps_before;  // the steps of the attempt last resubmitted
   std::set<std::string> said;                   // runs left preempted, each said once
+  std::set<std::string> cancelled;              // runs whose latest job its user cancelled
   Stopwatch sw;
   std::string last_line;
   double last_print = -1e9;
   bool tty = ::isatty(STDOUT_FILENO) && &out == &std::cout;
   for (;;) {
     // Asked again for up to 5 minutes when squeue fails, but not past --timeout.
-    auto active = query_queue(queue_patience(o.timeout_seconds, sw.seconds()), &out);
+    std::vector<ActiveJob> ended;
+    auto active = query_queue(queue_patience(o.timeout_seconds, sw.seconds()), &out, &ended);
     std::vector<Item> items = survey(points, l, /*polling=*/true);
     {
       std::vector<Item> again = items;
@@ -324,8 +328,16 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
       for (Item& it : again) {
         const std::string& run = it.run->name;
         const auto s = latest.find(run);
-        bool resubmit = it.state == RunState::preempted && s != latest.end() && !find_active(s->second, active) &&
+        bool resubmit = it.state == RunState::preempted && s != latest.end() && !find_job(s->second, active) &&
                         resubmitted[run] < kResubmissions;
+        if (resubmit) {
+          const ActiveJob* gone = find_job(s->second, ended);
+          if (gone && gone->state == "CANCELLED") cancelled.insert(run);
+          resubmit = !cancelled.count(run);
+          if (!resubmit && said.insert(run).second)
+            out << (tty ? "\n" : "") << "  " << run << ": preempted, not submitted again: its job " << s->second.job_id
+                << " was cancelled (scancel), not preempted by Slurm; a sweep with --submit resumes it" << std::endl;
+        }
         if (resubmit) {
           const int64_t steps = steps_by_latest_job(record_path(l, *it.run), s->second);
           const auto before = steps_before.find(run);
@@ -355,7 +367,7 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
     std::map<std::string, size_t> states;
     size_t live = 0;
     for (const auto& [run, s] : latest) {
-      if (const ActiveJob* a = find_active(s, active)) {
+      if (const ActiveJob* a = find_job(s, active)) {
         states[shown_state(*a)]++;
         ++live;
       }
@@ -556,7 +568,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   if (lock) items = survey(points, l);
   for (auto& it : items) {
     auto s = latest.find(it.run->name);
-    if (s != latest.end() && needs_run(it.state) && find_active(s->second, active)) {
+    if (s != latest.end() && needs_run(it.state) && find_job(s->second, active)) {
       it.state = RunState::queued;
       it.detail = "job " + s->second.job_id + (s->second.array_task >= 0 ? "_" + std::to_string(s->second.array_task) : "") +
                   " still queued";

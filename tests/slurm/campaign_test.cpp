@@ -371,13 +371,13 @@ TEST(Campaign, SqueueParsing) {
   EXPECT_EQ(jobs[1].tasks, (std::vector<int64_t>{5, 6, 7, 9}));
   EXPECT_TRUE(jobs[2].tasks.empty());
   EXPECT_EQ(jobs[3].tasks, (std::vector<int64_t>{0, 1, 2, 3}));
-  EXPECT_NE(find_active({"r", "2", -1}, jobs), nullptr);
-  EXPECT_EQ(find_active({"r", "2", -1}, jobs)->state, "PENDING");
-  EXPECT_EQ(find_active({"r", "5", -1}, jobs), nullptr);
-  EXPECT_EQ(find_active({"r", "1", 0}, jobs)->state, "RUNNING");
-  EXPECT_NE(find_active({"r", "1", 9}, jobs), nullptr);
-  EXPECT_EQ(find_active({"r", "1", 4}, jobs), nullptr);
-  EXPECT_NE(find_active({"r", "8", 2}, jobs), nullptr);
+  EXPECT_NE(find_job({"r", "2", -1}, jobs), nullptr);
+  EXPECT_EQ(find_job({"r", "2", -1}, jobs)->state, "PENDING");
+  EXPECT_EQ(find_job({"r", "5", -1}, jobs), nullptr);
+  EXPECT_EQ(find_job({"r", "1", 0}, jobs)->state, "RUNNING");
+  EXPECT_NE(find_job({"r", "1", 9}, jobs), nullptr);
+  EXPECT_EQ(find_job({"r", "1", 4}, jobs), nullptr);
+  EXPECT_NE(find_job({"r", "8", 2}, jobs), nullptr);
   // With the reason (%r), as the queue is asked now.
   jobs = parse_squeue("4|4|N/A|PENDING|JobHeldAdmin\n5|5|N/A|RUNNING|None\n");
   ASSERT_EQ(jobs.size(), 2u);
@@ -438,6 +438,45 @@ TEST(Campaign, TheQueueIsAskedWholeAndAgainAfterAFailure) {
   EXPECT_EQ(jobs[0].tasks, (std::vector<int64_t>{0}));  // SLURM_BITSTR_LEN=0 read as the task list
   EXPECT_EQ(jobs[0].state, "-h --all -o %A,%F,%K,%T,%r");
   EXPECT_EQ(jobs[0].reason, "unset");
+  fs::remove_all(dir);
+}
+
+// With `ended`, the queue is asked with `-t all` and split: the jobs still in it, and those that ended with the state
+// Slurm gave them (a stand-in squeue that prints the ended ones only when asked for every state, as squeue does).
+// A state the list does not know stays in the queue: waiting on it is safe, taking it for ended is not.
+TEST(Campaign, EndedJobsAreToldFromTheQueueWithTheirFinalState) {
+  for (const char* s : {"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "PREEMPTED", "NODE_FAIL", "BOOT_FAIL",
+                        "DEADLINE", "OUT_OF_MEMORY"})
+    EXPECT_TRUE(is_final_state(s)) << s;
+  for (const char* s : {"PENDING", "RUNNING", "COMPLETING", "SUSPENDED", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD",
+                        "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "SPECIAL_EXIT", "", "cancelled"})
+    EXPECT_FALSE(is_final_state(s)) << s;
+  const fs::path dir = fs::temp_directory_path() / ("dtbench-squeue-ended-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    std::ofstream s(dir / "squeue");
+    s << "#!/bin/sh\necho '10|10|N/A|RUNNING|None'\necho '12|11|3|PENDING|Priority'\n"
+      << "case \"$*\" in *'-t all'*) echo '9|9|N/A|CANCELLED|None'; echo '13|11|1|PREEMPTED|None';"
+      << " echo '14|14|N/A|NEW_STATE|None' ;; esac\n";
+  }
+  fs::permissions(dir / "squeue", fs::perms::owner_all);
+  const std::string path = std::getenv("PATH");
+  setenv("PATH", (dir.string() + ":" + path).c_str(), 1);
+  unsetenv("SBATCH_CLUSTERS");
+  EXPECT_EQ(query_queue(0).size(), 2u);  // asked as before: the queue only
+  std::vector<ActiveJob> ended;
+  const auto active = query_queue(0, nullptr, &ended);
+  setenv("PATH", path.c_str(), 1);
+  ASSERT_EQ(active.size(), 3u);
+  ASSERT_EQ(ended.size(), 2u);
+  EXPECT_NE(find_job({"r", "10", -1}, active), nullptr);
+  EXPECT_NE(find_job({"r", "14", -1}, active), nullptr);
+  EXPECT_EQ(find_job({"r", "9", -1}, active), nullptr);
+  EXPECT_EQ(find_job({"r", "9", -1}, ended)->state, "CANCELLED");
+  EXPECT_EQ(find_job({"r", "11", 1}, ended)->state, "PREEMPTED");  // an array's task, by the array's id and index
+  EXPECT_EQ(find_job({"r", "11", 1}, active), nullptr);
+  EXPECT_NE(find_job({"r", "11", 3}, active), nullptr);
   fs::remove_all(dir);
 }
 

@@ -13,8 +13,10 @@
 #   - a running job preempted with `scontrol requeue` checkpoints, is requeued and resumes to
 #     completion; a job whose batch shell gets USR1 (what --signal=B:USR1@N sends before the time
 #     limit) checkpoints, requeues itself and completes;
-#   - a running job cancelled (scancel, as preemption in PreemptMode=CANCEL) checkpoints; --wait submits the run
-#     again and it resumes to completion;
+#   - a running job preempted by a job of partition urgent (PreemptMode=CANCEL: Slurm cancels it, final state
+#     PREEMPTED) checkpoints; --wait submits the run again and it resumes to completion;
+#   - a running job its user cancels (scancel, final state CANCELLED) checkpoints; --wait does not submit it again
+#     and says why (exit 1); a sweep with --submit then resumes it;
 #   - the cluster stops cleanly and leaves none of its processes behind.
 # Usage: cluster_test.sh DTBENCH MPI_STEPS SOURCE_DIR BINARY_DIR
 set -euo pipefail
@@ -122,7 +124,7 @@ expect 0 "submitted" -- "$dtbench" sweep drained.json --out "$work/drained" --su
 scancel -n drained/p0-s1
 scontrol update nodename=n2,n3,n4 state=resume
 for _ in $(seq 100); do [ -z "$(squeue -h -o %i)" ] && break; sleep 0.2; done
-[ "$(sinfo -h -N -o '%N %T' | grep -c idle)" = 4 ] || fail "the nodes did not come back idle"
+[ "$(sinfo -h -N -p debug -o '%N %T' | grep -c idle)" = 4 ] || fail "the nodes did not come back idle"
 
 echo "== a 2 x 2 sweep, submitted and waited for"
 out="$work/camp 100%"
@@ -240,16 +242,20 @@ expect 0 "sweep: 1 run: 1 done" -- "$dtbench" sweep preempt.json --out "$sout" -
 grep -qF "requeueing job $job" "$sout/runs/p0-nodes2-s1.out" || fail "the script did not requeue itself"
 check_resumed "$sout/runs/p0-nodes2-s1.json"
 
-# cancel_while_waiting SPEC OUT LOG TIMEOUT FILE TEXT COUNT: `sweep SPEC --out OUT --submit --wait` in the background
-# (its output to LOG), its job cancelled once FILE holds COUNT lines with TEXT; sets `cancelled` (the job id) and
-# `rc` (the sweep's exit code), and shows LOG.
-cancel_while_waiting() {
+# end_while_waiting HOW SPEC OUT LOG TIMEOUT FILE TEXT COUNT: `sweep SPEC --out OUT --submit --wait` in the
+# background (its output to LOG), its job ended once FILE holds COUNT lines with TEXT: HOW `scancel` cancels it,
+# `preempt` submits a job to partition urgent that needs every node whole, so Slurm preempts it. Sets `ended` (the job id)
+# and `rc` (the sweep's exit code), and shows LOG.
+end_while_waiting() {
+  local how=$1
+  shift
   "$dtbench" sweep "$1" --out "$2" --submit --wait --poll 0.5 --timeout "$4" >"$3" 2>&1 &
   local pid=$!
   wait_for_text "$5" "$6" 120 "$7"
   sleep 1  # a running job's ranks have their signal handlers by then
-  cancelled=$(last_job "$2")
-  scancel "$cancelled"
+  ended=$(last_job "$2")
+  if [ "$how" = scancel ]; then scancel "$ended"
+  else sbatch -p urgent -N4 --exclusive -J urgent -o /dev/null --wrap 'sleep 1' >/dev/null; fi
   set +e
   wait $pid
   rc=$?
@@ -257,14 +263,15 @@ cancel_while_waiting() {
   sed 's/^/    /' "$3"
 }
 
-echo "== a running job cancelled (as PreemptMode=CANCEL ends one): checkpoint; --wait submits it again, it resumes"
-cout=$work/cancelled
-cancel_while_waiting preempt.json "$cout" "$work/cancelled.log" 300 "$cout/runs/p0-nodes2-s1.out" "mpi_steps: rank" 2
-[ "$rc" = 0 ] || fail "a cancelled running job: --wait exit $rc, expected 0 after submitting it again"
-grep -qF "1 run preempted after its job left the queue: submitting again" "$work/cancelled.log" ||
+echo "== a running job preempted (PreemptMode=CANCEL): checkpoint; --wait submits it again, it resumes"
+cout=$work/preempted
+end_while_waiting preempt preempt.json "$cout" "$work/preempted.log" 300 "$cout/runs/p0-nodes2-s1.out" "mpi_steps: rank" 2
+[ "$(squeue -h -t all -j "$ended" -o %T)" = PREEMPTED ] || fail "job $ended was not preempted"
+[ "$rc" = 0 ] || fail "a preempted running job: --wait exit $rc, expected 0 after submitting it again"
+grep -qF "1 run preempted after its job left the queue: submitting again" "$work/preempted.log" ||
   fail "the preempted run was not submitted again"
-[ "$(last_job "$cout")" != "$cancelled" ] || fail "no second job in jobs.json"
-grep -qF "sweep: 1 run: 1 done" "$work/cancelled.log" || fail "the resubmitted run did not complete"
+[ "$(last_job "$cout")" != "$ended" ] || fail "no second job in jobs.json"
+grep -qF "sweep: 1 run: 1 done" "$work/preempted.log" || fail "the resubmitted run did not complete"
 REC=$cout/runs/p0-nodes2-s1.json $py -c '
 import json, os
 r = json.load(open(os.environ["REC"]))
@@ -272,10 +279,20 @@ assert r["status"] == "completed", r["status"]
 assert r["extra"]["resumed_from_step"] > 0, r["extra"]
 print("    completed in a second job, resumed from step", r["extra"]["resumed_from_step"])'
 
+echo "== a running job its user cancels (scancel): checkpoint; --wait leaves it (exit 1), a sweep --submit resumes it"
+cout=$work/cancelled
+end_while_waiting scancel preempt.json "$cout" "$work/cancelled.log" 300 "$cout/runs/p0-nodes2-s1.out" "mpi_steps: rank" 2
+[ "$rc" = 1 ] || fail "a cancelled running job: --wait exit $rc, expected 1"
+grep -qF "p0-nodes2-s1: preempted, not submitted again: its job $ended was cancelled (scancel), not preempted by Slurm" \
+  "$work/cancelled.log" || fail "why the cancelled run was not submitted again is not said"
+! grep -qF "submitting again" "$work/cancelled.log" || fail "the cancelled run was submitted again"
+[ "$(last_job "$cout")" = "$ended" ] || fail "a second job in jobs.json"
+expect 0 "sweep: 1 run: 1 done" -- "$dtbench" sweep preempt.json --out "$cout" --submit --wait --poll 0.5 --timeout 300
+
 echo "== a job cancelled while pending: --wait ends with exit 1, saying the run never started (no .err to see)"
 $py -c 'import json; s = json.load(open("preempt.json")); s["name"] = "held"; s["slurm"]["sbatch"] = ["--hold"]; json.dump(s, open("held.json", "w"))'
 hout=$work/held
-cancel_while_waiting held.json "$hout" "$work/held.log" 120 "$hout/jobs.json" '"job_id"' 1
+end_while_waiting scancel held.json "$hout" "$work/held.log" 120 "$hout/jobs.json" '"job_id"' 1
 [ "$rc" = 1 ] || fail "a cancelled pending job: exit $rc, expected 1"
 grep -qF "p0-nodes2-s1: missing (no $hout/runs/p0-nodes2-s1.err: the run never started)" "$work/held.log" ||
   fail "a cancelled pending job: the message names an error file that does not exist"

@@ -71,7 +71,7 @@ start_cluster() {
   bash "$cluster" start --dir "$cdir" --port "$base"
   echo "    up in $((SECONDS - t0)) s"
   eval "$(bash "$cluster" env --dir "$cdir")"
-  [ "$(sinfo -h -N -o '%N %T' | grep -c idle)" = 4 ] || fail "not 4 idle nodes"
+  [ "$(sinfo -h -N -p debug -o '%N %T' | grep -c idle)" = 4 ] || fail "not 4 idle nodes"
 }
 
 # stop_cluster_checked: stops the cluster now and fails if any of its processes is left.

@@ -2,9 +2,11 @@
 # `sweep --submit --wait` submits a run again when its job left the queue with a preempted record that job wrote
 # (Slurm cancelled it instead of requeueing it), once per attempt that got further; a record of an earlier attempt
 # never does (the new job may have been cancelled while pending, or failed before it trained): a review saw one run
-# submitted 21 times in a second. sbatch and squeue are stand-ins on PATH (sbatch prints ids 101, 102, ...; squeue
-# shows job 101 running until the test removes it), and "job 101" is a real `dtbench train` preempted at step 3
-# with SLURM_JOB_ID=101, which its record's provenance names.
+# submitted 21 times in a second. A job its user cancelled (scancel: Slurm's final state CANCELLED, which squeue
+# -t all tells for MinJobAge) is not submitted again. sbatch and squeue are stand-ins on PATH (sbatch prints ids
+# 101, 102, ...; squeue shows the job in the file `running` as running until the test removes it, and with -t all
+# the lines of the file `ended`), and "job 101" is a real `dtbench train` preempted at step 3 with
+# SLURM_JOB_ID=101, which its record's provenance names.
 # Usage: resubmit_test.sh DTBENCH
 set -euo pipefail
 dtbench=$1
@@ -21,7 +23,8 @@ echo "\$n"
 EOS
 cat > "$work/bin/squeue" <<EOS
 #!/bin/sh
-[ -e "$work/running" ] && echo "101|101|N/A|RUNNING|None"
+[ -e "$work/running" ] && echo "\$(cat "$work/running")|\$(cat "$work/running")|N/A|RUNNING|None"
+case "\$*" in *"-t all"*) [ -e "$work/ended" ] && cat "$work/ended" ;; esac
 exit 0
 EOS
 chmod +x "$work/bin/sbatch" "$work/bin/squeue"
@@ -29,7 +32,7 @@ cd "$work"
 echo '{"name": "rs", "base": {"model": {"arch": "mlp", "hidden": 8}, "data": {"dataset": "synthetic",
  "synthetic": {"train_size": 256, "test_size": 64}}, "batch": {"global": 32}, "duration": {"steps": 6},
  "eval": {"every_steps": 3}, "threads": 1}}' > spec.json
-touch running
+echo 101 > running
 PATH="$work/bin:$PATH" "$dtbench" sweep spec.json --out camp --submit --wait --poll 0.2 --timeout 60 > wait.log 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q '"job_id": *"101"' camp/jobs.json 2>/dev/null && break; sleep 0.1; done
@@ -38,6 +41,7 @@ grep -q '"job_id": *"101"' camp/jobs.json || { echo "FAIL: job 101 not listed"; 
 rc=0
 SLURM_JOB_ID=101 "$dtbench" train camp/configs/p0-s1.json --resume --inject-fault sigusr1@3 > train.log 2>&1 || rc=$?
 [ "$rc" = 3 ] || { echo "FAIL: the run was not preempted (exit $rc)"; cat train.log; exit 1; }
+echo "101|101|N/A|PREEMPTED|None" > ended
 rm running
 rc=0
 wait $pid || rc=$?
@@ -51,3 +55,26 @@ grep -qF "p0-s1: preempted, not submitted again: its record is not its latest jo
 ids=$(/usr/bin/python3 -c 'import json; print(" ".join(s["job_id"] for s in json.load(open("camp/jobs.json"))["submissions"]))')
 [ "$ids" = "101 102" ] || { echo "FAIL: jobs.json lists $ids, expected 101 102"; exit 1; }
 echo "a run preempted by its own job is submitted again once; the record of an earlier attempt is not enough"
+
+# The same run in a new campaign, its job 103 cancelled by its user at step 3: not submitted again.
+echo 103 > running
+PATH="$work/bin:$PATH" "$dtbench" sweep spec.json --out camp2 --submit --wait --poll 0.2 --timeout 60 > wait2.log 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q '"job_id": *"103"' camp2/jobs.json 2>/dev/null && break; sleep 0.1; done
+grep -q '"job_id": *"103"' camp2/jobs.json || { echo "FAIL: job 103 not listed"; cat wait2.log; exit 1; }
+rc=0
+SLURM_JOB_ID=103 "$dtbench" train camp2/configs/p0-s1.json --resume --inject-fault sigusr1@3 > train2.log 2>&1 || rc=$?
+[ "$rc" = 3 ] || { echo "FAIL: the run was not preempted (exit $rc)"; cat train2.log; exit 1; }
+echo "103|103|N/A|CANCELLED|None" > ended
+rm running
+rc=0
+wait $pid || rc=$?
+pid=
+cat wait2.log
+[ "$rc" = 1 ] || { echo "FAIL: --wait exit $rc, expected 1"; exit 1; }
+! grep -q "submitting again" wait2.log || { echo "FAIL: a cancelled job's run was submitted again"; exit 1; }
+grep -qF "p0-s1: preempted, not submitted again: its job 103 was cancelled (scancel), not preempted by Slurm" wait2.log ||
+  { echo "FAIL: why the run was left preempted is not said"; exit 1; }
+ids=$(/usr/bin/python3 -c 'import json; print(" ".join(s["job_id"] for s in json.load(open("camp2/jobs.json"))["submissions"]))')
+[ "$ids" = "103" ] || { echo "FAIL: jobs.json lists $ids, expected 103"; exit 1; }
+echo "a run whose job its user cancelled is not submitted again"
