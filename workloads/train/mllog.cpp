@@ -32,7 +32,8 @@ void Logger::open(const std::string& path, bool append, int64_t keep_bytes, cons
                      (keep_from.empty() ? "" : " (" + keep_from + ")") +
                      ": it was cut or removed after the checkpoint; restore it, or run again without --resume");
   }
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);  // read: where a resumed run cuts
+  // O_NOFOLLOW: never through a link (check_output_kind refused one; this holds if one appears after it).
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);  // read: where a resumed run cuts
   if (fd < 0) throw RunFailed(path + ": cannot open the MLLOG file: " + std::strerror(errno));
   // The lock tells a live run (it holds the lock) from a file left by a run that died (no lock: it is
   // replaced, as the rerun replaces the run).

@@ -56,7 +56,14 @@ bool weights_left_over(const RunPaths& paths, bool resume) {
 
 void check_output_kind(const fs::path& path, fs::file_type kind) {
   std::error_code ec;
-  const fs::file_type type = fs::status(path, ec).type();
+  // Not through a link: the MLLOG file, written in place, truncated the file a link there named to the log, and a
+  // link to nowhere at the checkpoint passed as "not there", then failed the run after training (found by a hunt).
+  // dtbench never makes these names links; a run's own files are its own.
+  const fs::file_type type = fs::symlink_status(path, ec).type();
+  if (type == fs::file_type::symlink)
+    throw BadInput("/output: " + path.string() + " is a symbolic link (to " + fs::read_symlink(path, ec).string() +
+                   "); the run writes its own " + (kind == fs::file_type::directory ? "folder" : "file") +
+                   " there: remove the link or choose another /name");
   if (type != fs::file_type::not_found && type != fs::file_type::none && type != kind)
     throw BadInput("/output: " + path.string() + " exists and is not a " +
                    (kind == fs::file_type::directory ? "folder" : "regular file") + " (the run writes it)");

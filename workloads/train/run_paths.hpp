@@ -25,8 +25,8 @@ struct RunPaths {
 RunPaths run_paths(const Json& cfg);
 
 // The run's own files are written by name: `path`, when it exists, must be of `kind` (a regular file, or the
-// checkpoint's folder); one that is a FIFO would block the run for good, a folder or a device fail it at the end.
-// BadInput naming /output.
+// checkpoint's folder), not a symbolic link; one that is a FIFO would block the run for good, a folder or a device
+// fail it at the end. BadInput naming /output.
 void check_output_kind(const std::filesystem::path& path, std::filesystem::file_type kind);
 
 // Checks that the record may be written (an existing record refuses the run unless `resuming` continues or
