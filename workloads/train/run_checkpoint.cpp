@@ -249,7 +249,12 @@ void init_from_checkpoint(const World& world, const fs::path& dir, const Json& c
   // The hyperparameters may change, not the optimizer (its state would not fit another one). Only its name is
   // compared: another optimizer's keys differ too, and the first of them was named instead (/optimizer/dampening).
   for (Json* c : {&saved, &mine}) {
-    for (const char* key : kInitFromMayDiffer) (*c)[Json::json_pointer(key)] = nullptr;
+    // Only where the key's parent is an object: elsewhere the comparison names the difference (a header whose
+    // /config/data was an array made the pointer throw, an internal error; found by a hunt).
+    for (const char* key : kInitFromMayDiffer) {
+      const Json::json_pointer p(key), up = p.parent_pointer();
+      if (up.empty() || (c->contains(up) && (*c)[up].is_object())) (*c)[p] = nullptr;
+    }
     if ((*c)["optimizer"].is_object()) (*c)["optimizer"] = Json{{"name", (*c)["optimizer"].value("name", Json())}};
   }
   if (saved != mine)

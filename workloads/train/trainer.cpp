@@ -424,6 +424,13 @@ void Run::check_outputs_and_open_log() {
     // writes anything (a finished run that kept its checkpoint resumed at its end, rewrote its checkpoint and MLLOG
     // file, and only then found its record there).
     const bool replaces_record = args_.resume && preempted_record(paths_.record);
+    // A record there that cannot be read is said as such: "exists already; choose another /name" sent the user of a
+    // run whose checkpoint was whole to rename it, where the record was cut (found by a hunt).
+    std::error_code ec;
+    if (args_.resume && !replaces_record && fs::is_regular_file(fs::symlink_status(paths_.record, ec)))
+      if (const RecordFile old = read_run_record(paths_.record); !old.record && !old.other_kind)
+        throw BadInput(old.problem + " (the run's record, which --resume replaces only when it says preempted, cannot "
+                       "be read: restore it, or move it away and run again)");
     std::vector<std::pair<std::string, std::string>> inputs = {
         {"the config file", args_.config}, {"--baseline", args_.baseline}, {"--init-from", args_.init_from}};
     // And the data set's files (--save-weights over a label file replaced it; found by a hunt).
