@@ -52,5 +52,28 @@ TEST(Mllog, MetadataNamesTheCallersFileAndLine) {
   std::filesystem::remove(path);
 }
 
+// A value holding the line's prefix is escaped so that the line holds it once, at its start: MLPerf's parsers take
+// what follows the last ":::MLLOG " as the event, so "acme :::MLLOG lab" as submission_org cut the JSON and failed
+// both checkers. The escape (\u003a for the first colon) reads back as the very text.
+TEST(Mllog, AValueHoldingThePrefixDoesNotCutTheLine) {
+  const std::string path = testing::TempDir() + "mllog_prefix_test.log";
+  std::filesystem::remove(path);
+  const std::string org = "acme :::MLLOG lab ::::MLLOG :::MLLOG:::MLLOG end";
+  {
+    mllog::Logger log(false);
+    log.open(path, false);
+    log.event(mllog::kPointInTime, "submission_org", org);
+  }
+  std::ifstream in(path);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line.rfind(":::MLLOG ", 0), 0u);
+  EXPECT_EQ(line.find(":::MLLOG", 1), std::string::npos) << line;
+  const std::vector<Json> events = read_events(path);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["value"], org);
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace dtbench
