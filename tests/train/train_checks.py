@@ -1408,6 +1408,11 @@ def check_paths():
     rec = validate(os.path.join(args.work, "records", "async-signal.json"))
     assert rec["status"] == "preempted", rec["status"]
     assert rec["extra"]["async"]["updates"] < 48, rec["extra"]["async"]
+    # Its log is final (run_stop "aborted"): evaluated where it stopped, before its first evaluation, so that it keeps
+    # MLPerf's rules (at least one eval_accuracy; it had none).
+    mllog = os.path.join(args.work, "records", "async-signal.mllog")
+    assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
+    assert len(rec["curve"]) == 1 and rec["curve"][0]["step"] < 24, rec["curve"]
     print(f"async, SIGUSR1 on rank 0 after step 4: exit 3, {rec['extra']['async']['updates']} of 96 updates")
     # --resume runs it again from the start, replacing its preempted record and MLLOG file (it was refused, exit 2:
     # "a record of that name exists already").

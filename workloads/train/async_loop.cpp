@@ -147,6 +147,11 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
   } else if (flags[1]) {
     out.detail = "stopped by a signal; asynchronous runs are not checkpointed, so this run cannot be resumed";
     out.status = RunStatus::preempted;
+    // Its MLLOG file is final (no checkpoint continues it; it ends with run_stop "aborted"): evaluated where it
+    // stopped when it has no evaluation yet, as a diverged run is, or the log broke MLPerf's rule of at least one
+    // eval_accuracy (found by a hunt; a synchronous run's log stops before run_stop, to be continued).
+    if (world.root() && st.curve.empty())
+      evaluate(worker.version() / ranks, static_cast<double>(worker.version()) / updates_per_epoch);
   } else {
     // A run that went to its end is evaluated on that final model, unless rank 0's last evaluation saw every
     // update already (its label counts server 0's updates, K per step) and its statistics are that model's (no
