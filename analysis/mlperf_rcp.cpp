@@ -92,6 +92,12 @@ RcpSet reference_convergence_points(const CampaignData& c) {
   RcpSet out;
   std::string benchmark;
   std::map<int64_t, std::string> batch_point;  // BS -> the point that gave it
+  // One RCP file is the epochs to one target of one model on one data set: MLPerf's checker interpolates between
+  // its batch sizes as along one curve (a zip of batch and target wrote epochs to 0.6 at 256 beside epochs to 0.74 at
+  // 512, exit 0; found by a hunt). The first counted run's values, and its point.
+  static const char* const kAgreed[] = {"/eval/target_accuracy", "/model/arch", "/data/dataset"};
+  std::vector<std::string> agreed;
+  std::string agreed_point;
   bool any_target = false;
   for (const PointData& p : c.points) {
     std::vector<double> epochs;
@@ -106,9 +112,12 @@ RcpSet reference_convergence_points(const CampaignData& c) {
       if (r.target_accuracy <= 0) continue;
       any_target = true;
       // An accuracy on part of the test set (/eval/test_samples) is not the target MLPerf's RCPs are epochs to: the
-      // point is left out saying so (such a campaign was refused as having no target, exit 2).
+      // point is left out saying so (such a campaign was refused as having no target, exit 2). N at least the whole
+      // set (extra.test_set_samples; a record without it counts as part) is the whole set (it was left out; a hunt).
       const auto eval = r.config.find("eval");
-      if (eval != r.config.end() && eval->value("test_samples", int64_t{0}) > 0) {
+      const int64_t kept = eval != r.config.end() ? eval->value("test_samples", int64_t{0}) : 0;
+      const auto whole = r.extra.find("test_set_samples");
+      if (kept > 0 && !(whole != r.extra.end() && whole->is_number_integer() && kept >= whole->get<int64_t>())) {
         ++subset;
         continue;
       }
@@ -117,6 +126,16 @@ RcpSet reference_convergence_points(const CampaignData& c) {
         throw BadInput(p.id + ": benchmark \"" + b + "\", but other runs are \"" + benchmark +
                        "\" (one RCP file holds one benchmark)");
       benchmark = b;
+      std::vector<std::string> values;
+      for (const char* key : kAgreed) {
+        const Json::json_pointer at(key);
+        values.push_back(r.config.contains(at) ? r.config[at].dump() : "none");
+      }
+      if (agreed.empty()) agreed = values, agreed_point = p.id;
+      for (size_t i = 0; i < values.size(); ++i)
+        if (values[i] != agreed[i])
+          throw BadInput(p.id + ": " + kAgreed[i] + " " + values[i] + ", but " + agreed_point + "'s is " + agreed[i] +
+                         " (one RCP file holds the epochs to one target of one model on one data set)");
       bs = r.global_batch;
       if (!first) first = &r;
       // A run that reached the target and diverged after is not a converged reference.

@@ -656,7 +656,7 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
     r.config = run.config;
     r.global_batch = batch, r.per_rank_batch = batch;
     r.status = epoch ? dtbench::RunStatus::reached_target : dtbench::RunStatus::completed;
-    r.target_accuracy = 0.9;
+    r.target_accuracy = run.config["eval"].value("target_accuracy", 0.9);  // the config's, as the trainer records it
     r.finished_utc = "2026-11-25T23:00:00Z";
     r.provenance = {{"cpu", {{"model", "AMD EPYC"}}}};
     r.extra["peak_lr"] = 0.1 * static_cast<double>(batch) / 64;  // what the trainer records: linear from 64
@@ -755,6 +755,15 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
                                   "part of the test set"),
               std::string::npos)
         << cut.skipped[0];
+    // /eval/test_samples as large as the whole test set (extra.test_set_samples, which the trainer records) is the
+    // whole set: counted (it was left out as part of it; a hunt). One image fewer is part of it.
+    for (const int64_t whole : {2000, 2001}) {
+      const fs::path file = dir / "runs" / (partial.name + ".json");
+      dtbench::RunRecord whole_set = *dtbench::read_run_record(file).record;
+      whole_set.extra["test_set_samples"] = whole;
+      dtbench::write_json_atomic(file, whole_set.to_json(), false);
+      EXPECT_EQ(reference_convergence_points(load_campaign(dir)).rcps.size(), whole == 2000 ? 1u : 0u) << whole;
+    }
   }
 
   // A record whose config lacks a field the export reads (/optimizer here, config file and record alike): BadInput
@@ -784,6 +793,38 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
     EXPECT_LT(what.size(), file.size() + 100);
     dtbench::write_json_atomic(dir / "configs" / (bare.name + ".json"), points[0].runs[1].config, false);
     write(points[0].runs[1], 128, 2.5);
+  }
+
+  // Points that differ in the target, the model or the data set under one benchmark name: BadInput naming the key
+  // (a zip of batch and target wrote epochs to two targets into one file; a hunt).
+  {
+    const auto refused = [&](const char* key, const Json& value) -> std::string {
+      for (size_t i : {0, 2}) {
+        dtbench::slurm::Run other = points[1].runs[i];
+        other.config[Json::json_pointer(key)] = value;
+        dtbench::write_json_atomic(dir / "configs" / (other.name + ".json"), other.config, false);
+        write(other, 256, i == 0 ? 4.0 : 5.0);
+      }
+      std::string what = "no BadInput";
+      try {
+        reference_convergence_points(load_campaign(dir));
+      } catch (const dtbench::BadInput& e) {
+        what = e.what();
+      }
+      for (size_t i : {0, 2}) {
+        dtbench::write_json_atomic(dir / "configs" / (points[1].runs[i].name + ".json"), points[1].runs[i].config, false);
+        write(points[1].runs[i], 256, i == 0 ? 4.0 : 5.0);
+      }
+      return what;
+    };
+    const std::string why = " (one RCP file holds the epochs to one target of one model on one data set)";
+    EXPECT_EQ(refused("/eval/target_accuracy", 0.75), points[1].id + ": /eval/target_accuracy 0.75, but " +
+                                                          points[0].id + "'s is 0.9" + why);
+    EXPECT_EQ(refused("/model/arch", "resnet8"), points[1].id + ": /model/arch \"resnet8\", but " + points[0].id +
+                                                     "'s is \"resnet20\"" + why);
+    EXPECT_EQ(refused("/data/dataset", "cifar10"), points[1].id + ": /data/dataset \"cifar10\", but " +
+                                                       points[0].id + "'s is \"fashion-mnist\"" + why);
+    EXPECT_NO_THROW(reference_convergence_points(load_campaign(dir)));  // as it was
   }
 
   // Another benchmark in the same campaign, and a campaign without any target: BadInput.

@@ -144,6 +144,7 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
   r.extra["steps_per_epoch"] = f.steps_per_epoch;
   r.extra["peak_lr"] = f.peak_lr;
   r.extra["warmup_steps"] = f.warmup_steps;
+  r.extra["test_set_samples"] = f.test_set_samples;
   r.extra["total_steps"] = f.total_steps;
   if (!f.init_from.empty()) r.extra["init_from"] = f.init_from;
   if (f.stop_at > 0) r.extra["stop_at"] = f.stop_at;

@@ -760,6 +760,7 @@ void Run::write_record(RunStatus status, const std::string& detail) {
                        args_.init_from,   args_.stop_at};
   facts.peak_lr = sched_ ? sched_->peak_lr() : 0.0;
   facts.warmup_steps = sched_ ? sched_->warmup().steps : 0;
+  facts.test_set_samples = static_cast<int64_t>(data_->test_set_samples());
   if (pipeline_) {
     facts.whole_parameters = models::describe(train_model_spec(cfg_, data_->train(), nullptr)).param_count();
     facts.pipeline = pipeline_->record(world_, unit_seconds_, model_parallel_->stage_units(),

@@ -29,6 +29,7 @@ TrainingData::TrainingData(const Json& cfg, int ranks, int rank, long per_rank, 
   }
   // /eval/test_samples: the test set's first N images (the readers keep the files' order).
   const size_t test_samples = static_cast<size_t>(cfg["eval"]["test_samples"].get<int64_t>());
+  test_set_samples_ = data_.test.size();
   if (test_samples > data_.test.size())
     throw BadInput("/eval/test_samples: " + std::to_string(test_samples) + " is more than the test set's " +
                    std::to_string(data_.test.size()) + " images");

@@ -47,6 +47,8 @@ class TrainingData {
   size_t eval_batch() const { return eval_batch_; }
   // The same for rank 0 evaluating alone (asynchronous SGD): /eval/batch, or fewer when the larger set is smaller.
   size_t solo_eval_batch() const { return solo_eval_batch_; }
+  // The whole test set's images, before /eval/test_samples kept the first N (extra.test_set_samples).
+  size_t test_set_samples() const { return test_set_samples_; }
   void make_eval_batch(EvalSet set, std::span<const uint32_t> idx);
 
   const float* x() const { return x_.data(); }
@@ -58,7 +60,7 @@ class TrainingData {
 
  private:
   int ranks_, rank_;
-  size_t eval_batch_ = 0, solo_eval_batch_ = 0;
+  size_t eval_batch_ = 0, solo_eval_batch_ = 0, test_set_samples_ = 0;
   data::TrainTest data_;
   data::Dataset validation_;  // empty without /data/validation_size
   std::unique_ptr<data::EpochSharder> sharder_;
