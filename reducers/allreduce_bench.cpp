@@ -716,8 +716,8 @@ bool say_allreduce_parse_error_once(const std::string& why) {
   return false;
 }
 
-void check_allreduce_args(const std::vector<std::string>& args, const std::string& transport, int ranks,
-                          bool on_this_machine) {
+AllreduceOptions check_allreduce_args(const std::vector<std::string>& args, const std::string& transport, int ranks,
+                                      bool on_this_machine) {
   CLI::App app;
   const std::shared_ptr<CliOptions> cli = add_allreduce_subcommand(app, false);
   cli::apply_rules(app);  // as dtbench's own command line
@@ -727,7 +727,9 @@ void check_allreduce_args(const std::vector<std::string>& args, const std::strin
   // And their values, as the run will check them (sizes, reducers; memory of `ranks` ranks on this machine).
   cli->transport = transport;
   cli->ranks = ranks;
-  if (const std::string e = layout_error(checked_options(*cli, on_this_machine), ranks); !e.empty()) throw BadInput(e);
+  AllreduceOptions o = checked_options(*cli, on_this_machine);
+  if (const std::string e = layout_error(o, ranks); !e.empty()) throw BadInput(e);
+  return o;
 }
 
 }  // namespace dtbench

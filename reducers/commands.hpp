@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "reducers/allreduce_bench.hpp"
+
 namespace CLI {
 class App;
 }
@@ -19,9 +21,10 @@ bool say_allreduce_parse_error_once(const std::string& why);
 // Parses `args` as `dtbench allreduce`'s arguments for `ranks` ranks of `transport` ("mpi" or "thread") without
 // running anything; throws CLI::ParseError for what does not parse and BadInput for a value the run would refuse
 // (reproduce checks a claim's allreduce experiments with it before any run); the memory its buffers need on this
-// machine only with `on_this_machine` (a report regenerated elsewhere runs nothing).
-void check_allreduce_args(const std::vector<std::string>& args, const std::string& transport, int ranks,
-                          bool on_this_machine);
+// machine only with `on_this_machine` (a report regenerated elsewhere runs nothing). Returns the checked options
+// (the sizes the sweep times are sweep_sizes(min_bytes, max_bytes, step_factor)).
+AllreduceOptions check_allreduce_args(const std::vector<std::string>& args, const std::string& transport, int ranks,
+                                      bool on_this_machine);
 void add_model_command(CLI::App& app);
 inline void add_reducer_commands(CLI::App& app) {
   add_allreduce_command(app);
