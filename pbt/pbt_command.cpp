@@ -27,6 +27,7 @@
 #include "core/run_record.hpp"
 #include "core/timer.hpp"
 #include "core/pbt_lineage.hpp"
+#include "core/checkpoint_files.hpp"
 #include "pbt/population.hpp"
 #include "pbt/spec.hpp"
 #include "slurm/campaign.hpp"
@@ -153,18 +154,38 @@ void check_earlier_records(const pbt::Spec& spec, const fs::path& dir, int64_t i
     const std::string run = pbt::run_name(m, interval);
     const fs::path record = runs / (run + ".json");
     const RecordFile f = input_exists(record, "member's record") ? read_run_record(record) : RecordFile{};
+    // One that cannot be read was removed with the member's checkpoint and the interval trained again, where train
+    // refuses it (found by a hunt): it is said, and nothing trains.
+    if (!f.record && !f.problem.empty())
+      throw BadInput(f.problem + " (member " + std::to_string(m) + "'s record of interval " + std::to_string(interval) +
+                     "): restore it, or remove it and its checkpoint to train the interval again");
     // A member that trains continues from the checkpoint its plan names: one that is gone (a lineage.json older
     // than the runs, restored from a copy: the campaign deletes an interval's checkpoints once the next is
     // recorded) failed every member after their finished records were removed, exit 1; a hunt.
     const std::string& from = plans[size_t(m)].init_from;
+    const std::string member = "member " + std::to_string(m) + "'s interval " + std::to_string(interval);
     if (!finished_attempt(f.record ? &*f.record : nullptr, record) && !from.empty()) {
       const fs::path ckpt = beside_record(runs / (from + ".json"), ".ckpt");
       if (!input_exists(ckpt / "header.json", "member's checkpoint header"))
-        throw BadInput(ckpt.string() + ": missing; member " + std::to_string(m) + "'s interval " +
-                       std::to_string(interval) + " continues from it (" + (dir / "lineage.json").string() +
+        throw BadInput(ckpt.string() + ": missing; " + member + " continues from it (" + (dir / "lineage.json").string() +
                        " records " + std::to_string(interval) + " intervals: is it older than runs/?); restore it, "
                        "or use another --out");
+      // And whole: a damaged one failed the member, which was replaced, exit 0 (a hunt).
+      try {
+        verify_checkpoint(ckpt);
+      } catch (const BadInput& e) {
+        throw BadInput(std::string(e.what()) + " (" + member + " continues from it); restore it, or use another --out");
+      }
     }
+    // A preempted attempt resumes from its own checkpoint, which must be whole too.
+    const fs::path own = beside_record(record, ".ckpt");
+    if (f.record && f.record->status == RunStatus::preempted && input_exists(own / "header.json", "member's checkpoint header"))
+      try {
+        verify_checkpoint(own);
+      } catch (const BadInput& e) {
+        throw BadInput(std::string(e.what()) + " (" + member + " resumes from it); restore it, or remove it and the "
+                       "record to train the interval again");
+      }
     const bool kept = f.record && (f.record->done() || f.record->status == RunStatus::preempted);
     if (!kept) continue;
     std::string state;

@@ -45,6 +45,8 @@
 #include <string>
 #include <vector>
 
+#include "core/node_layout.hpp"
+
 namespace dtbench {
 
 // Bytes and messages a Comm moved since it was made or last reset. A sendrecv is one message each way;
@@ -204,22 +206,5 @@ class Comm {
 
   std::atomic<uint64_t> sent_bytes_{0}, received_bytes_{0}, sent_messages_{0}, received_messages_{0};
 };
-
-// Where a node layout (the node of each rank) breaks Comm::nodes()'s numbering, 0, 1, ... in the order of each
-// node's lowest rank: the first rank whose node is neither an earlier rank's node nor the next number, with that
-// next number; nullopt when none does. What every reader of a layout (the hierarchical reducer's options, sweep
-// files, checkpoints) checks.
-struct MisnumberedNode {
-  size_t rank = 0;
-  int64_t next = 0;
-};
-inline std::optional<MisnumberedNode> misnumbered_node(std::span<const int64_t> nodes) {
-  int64_t next = 0;
-  for (size_t r = 0; r < nodes.size(); ++r) {
-    if (nodes[r] == next) ++next;
-    else if (nodes[r] < 0 || nodes[r] > next) return MisnumberedNode{r, next};
-  }
-  return std::nullopt;
-}
 
 }  // namespace dtbench

@@ -311,6 +311,36 @@ def check_campaign():
             break
         time.sleep(0.1)
     assert len(json.load(open(os.path.join(killed, "lineage.json")))["intervals"]) == 2
+    # Found by a hunt: a damaged checkpoint a member continues from, or a member record that cannot be read, failed
+    # that member only (it was replaced; exit 0), or had its checkpoint removed and its interval trained again. Now
+    # exit 2 naming the file, before any member trains: nothing changes.
+    def snapshot(folder):
+        return sorted((os.path.relpath(os.path.join(d, f), folder), os.stat(os.path.join(d, f)).st_mtime_ns)
+                      for d, _, fs in os.walk(folder) for f in fs)
+    for what, message in [("checkpoint", "'s interval 2 continues from it"),
+                          ("record", "member 1's record of interval 2")]:
+        bad = os.path.join(args.work, "camp-damaged-" + what)
+        shutil.copytree(killed, bad)
+        runs = os.path.join(bad, "runs")
+        if what == "checkpoint":  # every checkpoint of interval 1, so the one an unfinished member goes on from
+            for ckpt in [d for d in os.listdir(runs) if d.endswith("-i001.ckpt")]:
+                for name in [f for f in os.listdir(os.path.join(runs, ckpt)) if f.endswith(".bin")]:
+                    with open(os.path.join(runs, ckpt, name), "r+b") as f:
+                        f.seek(100)
+                        byte = f.read(1)
+                        f.seek(100)
+                        f.write(bytes([byte[0] ^ 0xFF]))
+        else:
+            path = os.path.join(runs, "m01-i002.json")
+            if not os.path.exists(path):  # no record of interval 2 yet for member 1: one cut short stands in for it
+                shutil.copy(os.path.join(runs, "m00-i001.json"), path)
+            with open(path, "r+b") as f:
+                f.truncate(50)
+        before = snapshot(bad)
+        p = run([args.dtbench, "pbt", spec_file, "--out", bad], expect=2)
+        assert message in p.stderr and p.stderr.count("dtbench: error") == 1, p.stderr
+        assert snapshot(bad) == before, "files changed"
+        print(f"a damaged {what} a member goes on from: exit 2, {p.stderr.strip()[:160]}...; nothing changed")
     run([args.dtbench, "pbt", spec_file, "--out", killed])
 
     def no_walls(lineage):

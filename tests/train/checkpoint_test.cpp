@@ -10,7 +10,7 @@
 #include <iterator>
 
 #include "core/error.hpp"
-#include "workloads/train/checkpoint.hpp"
+#include "core/checkpoint_files.hpp"
 
 using namespace dtbench;
 namespace fs = std::filesystem;

@@ -5,7 +5,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "workloads/train/checkpoint.hpp"
+#include "core/checkpoint_files.hpp"
 #include "workloads/train/data_parallel.hpp"
 #include "workloads/train/run_paths.hpp"
 #include "workloads/backend/train_model.hpp"

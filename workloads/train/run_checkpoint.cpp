@@ -12,7 +12,7 @@
 #include "core/provenance.hpp"
 #include "core/run_record.hpp"
 #include "reducers/mpi_comm.hpp"
-#include "workloads/train/checkpoint.hpp"
+#include "core/checkpoint_files.hpp"
 
 namespace dtbench {
 namespace fs = std::filesystem;

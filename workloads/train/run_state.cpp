@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
-#include "workloads/train/checkpoint.hpp"
+#include "core/checkpoint_files.hpp"
 
 namespace dtbench {
 namespace {

@@ -30,7 +30,7 @@
 #include "workloads/train/async_loop.hpp"
 #include "workloads/train/async_ps.hpp"
 #include "workloads/train/cadence.hpp"
-#include "workloads/train/checkpoint.hpp"
+#include "core/checkpoint_files.hpp"
 #include "workloads/train/console.hpp"
 #include "workloads/train/data_parallel.hpp"
 #include "workloads/train/evaluation.hpp"

@@ -63,5 +63,10 @@ void check_node_layout(const Json& v, const std::string& at, int64_t ranks);
 Json read_header(const std::filesystem::path& dir);
 // BadInput when `rank`'s file read from `dir` is not the one `header` lists for it (its "rank_crc32").
 void check_rank_file(const std::filesystem::path& dir, const Json& header, int rank, const RankState& s);
+// Reads the header and every rank's file of the checkpoint in `dir` as a run resuming from it would read them, each
+// against its CRC-32 and the header's list; BadInput naming the file (and byte offset) otherwise, and when there is
+// none. For what continues from checkpoints written earlier without loading them itself (dtbench pbt): a damaged one
+// was found only by the member that loaded it, which then failed and was replaced, exit 0 (found by a hunt).
+void verify_checkpoint(const std::filesystem::path& dir);
 
 }  // namespace dtbench

@@ -1,4 +1,4 @@
-#include "workloads/train/checkpoint.hpp"
+#include "core/checkpoint_files.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -6,8 +6,8 @@
 #include "core/atomic_file.hpp"
 #include "core/crc32.hpp"
 #include "core/error.hpp"
+#include "core/node_layout.hpp"
 #include "core/regular_file.hpp"
-#include "reducers/comm.hpp"
 
 namespace dtbench {
 namespace fs = std::filesystem;
@@ -258,6 +258,17 @@ Json read_header(const fs::path& dir) {
       throw BadInput(where + "/rank_crc32: expected one CRC-32 (8 hex digits) per rank, got " + crcs.dump().substr(0, 60));
   }
   return header;
+}
+
+void verify_checkpoint(const std::filesystem::path& dir) {
+  const Json header = read_header(dir);
+  const std::string file = (dir / "header.json").string();
+  if (header.is_null()) throw BadInput(file + ": missing (no checkpoint in " + dir.string() + ")");
+  const Json& step = header["state"].contains("step") ? header["state"]["step"] : Json();
+  if (!step.is_number_integer() || step.get<int64_t>() < 0)
+    throw BadInput(file + ": /state/step: expected the step to continue from, got " + step.dump().substr(0, 40));
+  for (int r = 0; r < header["ranks"].get<int>(); ++r)
+    check_rank_file(dir, header, r, read_rank_state(dir, r, step.get<int64_t>()));
 }
 
 }  // namespace dtbench
