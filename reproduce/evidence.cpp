@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -14,6 +15,7 @@
 #include "slurm/spec.hpp"
 #include "analysis/text_table.hpp"
 #include "core/config.hpp"
+#include "core/crc32.hpp"
 #include "core/run_record.hpp"
 
 namespace fs = std::filesystem;
@@ -120,12 +122,21 @@ std::vector<float> saved_parameters(const analysis::RunData& run, std::string& p
     problem = file.string() + ": missing, not a regular file, or not " + std::to_string(floats) + " floats";
     return {};
   }
-  std::vector<float> v(params);
+  std::string bytes(static_cast<size_t>(size), '\0');
   std::ifstream in(file, std::ios::binary);
-  if (!in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(params * sizeof(float)))) {
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
     problem = file.string() + ": cannot read";
     return {};
   }
+  // The file the run wrote, by its CRC-32 where the record keeps one (records from before it do not): another
+  // run's file of the same shape copied over it was compared, and claim a flipped (found by a hunt).
+  if (w.contains("crc32") && (!w["crc32"].is_string() || w["crc32"].get<std::string>() != crc32_hex(bytes))) {
+    problem = file.string() + ": its CRC-32 is " + crc32_hex(bytes) + ", the record's /extra/weights/crc32 " +
+              config::shown(w["crc32"]) + ": not the file this run wrote";
+    return {};
+  }
+  std::vector<float> v(params);
+  std::memcpy(v.data(), bytes.data(), params * sizeof(float));
   // A finished run's weights are finite (a run whose weights are not ends as diverged): NaN or inf here is a damaged
   // file, which no difference may be computed from (std::max skips NaN: a NaN file compared as equal).
   for (size_t i = 0; i < v.size(); ++i)

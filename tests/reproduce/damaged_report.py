@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zlib
 
 dtbench, src, work = sys.argv[1:4]
 
@@ -152,6 +153,28 @@ assert verdicts["a"] == "inconclusive", verdicts
 assert ('/extra/weights/file names "p0-tasks_per_node1-threads1-s1.weights", not the run\'s own '
         "p4-tasks_per_node4-threads1-s1.weights beside the record") in open(os.path.join(d, "REPORT.md")).read()
 print("a with a record naming another run's weights: inconclusive, naming the record")
+
+# Another run's weights file of the same shape copied over a compared run's: claim a compared it and said
+# contradicted (a hunt). A record keeps its file's CRC-32 (extra.weights.crc32; the committed records are older and
+# have none: it is added here, as zlib computes it); the file whose CRC differs is not compared.
+runs = os.path.join("a", "mlp", "runs")
+w = "p1-tasks_per_node1-threads2-s1.weights"
+crc = "%08x" % zlib.crc32(open(os.path.join(src, "results", "reproduce", runs, w), "rb").read())
+def with_crc(doc):
+    doc["extra"]["weights"]["crc32"] = crc
+d = damaged("a-weights-crc", os.path.join(runs, w.replace(".weights", ".json")), with_crc)
+p = report(d)
+assert p.returncode == 0, p.stderr[-500:]
+verdicts = {c["id"]: c["verdict"] for c in json.load(open(os.path.join(d, "report.json")))["claims"]}
+assert verdicts["a"] == "supported", verdicts  # its own file, its CRC: as before
+shutil.copy(os.path.join(d, runs, "p0-tasks_per_node1-threads1-s1.weights"), os.path.join(d, runs, w))
+p = report(d)
+assert p.returncode == 0, p.stderr[-500:]
+verdicts = {c["id"]: c["verdict"] for c in json.load(open(os.path.join(d, "report.json")))["claims"]}
+assert verdicts["a"] == "inconclusive", verdicts
+assert "the record's /extra/weights/crc32 \"" + crc + "\": not the file this run wrote" in \
+    open(os.path.join(d, "REPORT.md")).read()
+print("a with another run's weights copied over a compared run's: inconclusive, naming the CRC-32")
 
 
 # A record's config file cut short: the record could not be checked against it and counted as done (claim a stayed

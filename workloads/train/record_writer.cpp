@@ -181,6 +181,9 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
     r.extra["weights"] = {{"file", f.weights.filename().string()},
                           {"floats", parameters + model.buffers().size()},
                           {"parameters", parameters}};
+    // So that a reader tells this run's file from another's of the same shape (reproduce compared a file copied
+    // over it, and claim a flipped to contradicted; found by a hunt).
+    if (!f.weights_crc32.empty()) r.extra["weights"]["crc32"] = f.weights_crc32;
   }
   if (st.curvature_exchanges > 0) {
     r.extra["kfac_statistics"] = {

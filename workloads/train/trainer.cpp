@@ -31,6 +31,7 @@
 #include "workloads/train/async_ps.hpp"
 #include "workloads/train/cadence.hpp"
 #include "core/checkpoint_files.hpp"
+#include "core/crc32.hpp"
 #include "workloads/train/console.hpp"
 #include "workloads/train/data_parallel.hpp"
 #include "workloads/train/evaluation.hpp"
@@ -73,7 +74,7 @@ class Run {
   int finish(RunStatus status, const std::string& detail);
   void write_record(RunStatus status, const std::string& detail);
   bool saves_weights() const { return !args_.save_weights.empty() || !paths_.weights.empty(); }
-  void save_weights() const;
+  void save_weights();
   void cut_pipeline();
   std::vector<double> kept_unit_seconds(int units) const;
   std::vector<double> measure_unit_seconds(const models::ModelSpec& whole, int units, int stages) const;
@@ -101,6 +102,7 @@ class Run {
   TrainState st_;  // everything a checkpoint carries besides the buffers
   bool resumed_ = false;
   bool replace_weights_ = false;  // rank 0: /output/save_weights' file is a failed attempt's (weights_left_over)
+  std::string weights_crc32_;  // rank 0: the CRC-32 of the weights file save_weights wrote (extra.weights.crc32)
   std::optional<Baseline> baseline_;  // rank 0
   Json asynchronous_stats_;
   Json placement_;  // placement(): the ranks' fewest and most compute threads and their nodes, set in set_up
@@ -761,6 +763,7 @@ void Run::write_record(RunStatus status, const std::string& detail) {
   facts.peak_lr = sched_ ? sched_->peak_lr() : 0.0;
   facts.warmup_steps = sched_ ? sched_->warmup().steps : 0;
   facts.test_set_samples = static_cast<int64_t>(data_->test_set_samples());
+  facts.weights_crc32 = weights_crc32_;
   if (pipeline_) {
     facts.whole_parameters = models::describe(train_model_spec(cfg_, data_->train(), nullptr)).param_count();
     facts.pipeline = pipeline_->record(world_, unit_seconds_, model_parallel_->stage_units(),
@@ -781,7 +784,7 @@ void Run::write_record(RunStatus status, const std::string& detail) {
 // Rank 0's final weights, then the batch-norm statistics (the replicas' mean: finish()), as raw float32: to --save-weights FILE and to
 // <record name>.weights (/output/save_weights; a new file, never replacing one). With tensor model parallelism the
 // weights are the whole model's, gathered from the first replica's shards (collective).
-void Run::save_weights() const {
+void Run::save_weights() {
   if (!saves_weights()) return;
   std::vector<float> whole, whole_buffers;
   if (model_parallel_)
@@ -795,6 +798,7 @@ void Run::save_weights() const {
   bytes.append(reinterpret_cast<const char*>(b.data()), b.size() * sizeof(float));
   if (!args_.save_weights.empty()) write_file_atomic(args_.save_weights, bytes, false);
   if (!paths_.weights.empty()) write_file_atomic(paths_.weights, bytes, !replace_weights_);
+  weights_crc32_ = crc32_hex(crc32_of(bytes));
 }
 
 namespace {
