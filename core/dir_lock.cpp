@@ -27,7 +27,14 @@ bool lock_exclusive(int fd, const std::filesystem::path& file, const std::string
 
 DirLock::DirLock(const std::filesystem::path& file, const std::string& busy)
     : fd_(::open(file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
-  if (fd_ < 0) throw RunFailed(file.string() + ": cannot create the campaign's lock file");
+  // A folder (or a file that cannot be opened) there is the user's to move: bad input, with the reason (exit 1 said
+  // only "cannot create"; a hunt). Another error (a read-only file system, no space) fails the command.
+  if (fd_ < 0) {
+    const int e = errno;
+    const std::string why = file.string() + ": cannot create the campaign's lock file: " + std::strerror(e);
+    if (e == EISDIR) throw BadInput(why + " (a folder is there; move it)");
+    throw RunFailed(why);
+  }
   if (!lock_exclusive(fd_, file, "keeps two commands from working on this folder at once: run one at a time")) {
     ::close(fd_);
     throw RunFailed(file.parent_path().string() + ": " + busy);
