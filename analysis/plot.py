@@ -392,7 +392,8 @@ def fit_critical_batch(batches, steps):
     """S(B) = S_min (1 + B_crit / B) = a + c / B by least squares on relative error (weights 1/S^2, closed form):
     the estimator of the critical-batch criterion (reproduce/criteria/critical_batch.cpp), so that the figure and
     the claim report give the same S_min and B_crit. Returns (S_min, B_crit, rms of log S); ValueError when fewer
-    than two batch sizes, a singular system, or a fit without S_min > 0 and B_crit >= 0."""
+    than two batch sizes, a singular system, or a fit without S_min > 0 (B_crit >= 0 is a constraint: a curve that
+    the free fit gives B_crit < 0 is fitted on its bound, 0)."""
     pts = [(float(b), float(s)) for b, s in zip(batches, steps) if b > 0 and s > 0]
     if len({b for b, _ in pts}) < 2:
         raise ValueError("the fit needs steps at two or more batch sizes")
@@ -404,7 +405,9 @@ def fit_critical_batch(batches, steps):
     if abs(det) <= 1e-300:
         raise ValueError("the fit's system is singular")
     a, c = (r1 * m22 - r2 * m12) / det, (m11 * r2 - m12 * r1) / det
-    if not (a > 0 and c >= 0):
+    if c < 0:  # B_crit >= 0: the constrained optimum lies on c = 0 (as critical_batch.cpp; a flat curve was "no fit")
+        a, c = r1 / m11, 0.0
+    if not a > 0:
         raise ValueError(f"no fit with S_min > 0 and B_crit >= 0 (S = {a:.4g} + {c:.4g} / B)")
     err = sum((math.log(s) - math.log(a + c / b)) ** 2 for b, s in pts)
     return a, c / a, math.sqrt(err / len(pts))

@@ -44,11 +44,12 @@ try:
     check(False, "the fit accepted a single batch size")
 except ValueError:
     pass
-try:  # the criterion's own refusal (reproduce_test.cpp): steps that grow with the batch
-    plot.fit_critical_batch([16, 64, 256], [100, 400, 1600])
-    check(False, "the fit accepted steps growing with the batch")
-except ValueError:
-    pass
+# Steps that grow with the batch, or stay flat, are fitted on the bound B_crit = 0 (as reproduce_test.cpp): the
+# constant sum(1/S) / sum(1/S^2) on relative error; a flat curve was "no fit" (its free B_crit came out -3e-11).
+smin, bcrit, rms = plot.fit_critical_batch([16, 64, 256], [100, 400, 1600])
+check(bcrit == 0 and abs(smin / (0.013125 / 1.06640625e-4) - 1) < 1e-9 and rms > 1, f"growing curve {smin} {bcrit} {rms}")
+smin, bcrit, rms = plot.fit_critical_batch([64, 128, 256, 512], [500] * 4)
+check(abs(smin / 500 - 1) < 1e-9 and abs(bcrit) < 1e-9 and rms < 1e-9, f"flat curve {smin} {bcrit} {rms}")
 
 # --- The steps the fit is given, chosen as the criterion chooses them (critical_batch.cpp): per batch, the point
 # (learning rate) with the smallest median over its seeds, among points whose every seed reached the target. Found by
