@@ -234,15 +234,18 @@ TextTable campaign_table(const CampaignData& c, const TableOptions& o, Format fo
         if (!rank_keys.count(keys[k])) b.push_back(r.key[k]);
       return b;
     };
+    // K0 is the group's smallest rank count whether or not its runs finished: with none done there, the baseline
+    // moved to the next rank count unsaid, and that row read 100% (found by a hunt); the group then has none.
     std::optional<int64_t> k0;
     double t0 = 0;
-    std::set<int64_t> ks;  // rank counts in this row's group: one alone gives nothing to compare
+    std::set<int64_t> ks;  // rank counts with a throughput in this row's group: one alone gives nothing to compare
     for (const auto& other : rows) {
       auto ko = single_ranks(other);
+      if (!ko || base(other) != base(rows[i])) continue;
       Cell to = compute(thr, other);
-      if (!ko || !to.s || base(other) != base(rows[i])) continue;
-      ks.insert(*ko);
-      if (!k0 || *ko < *k0) k0 = *ko, t0 = to.s->median;
+      if (to.s) ks.insert(*ko);
+      if (!k0 || *ko < *k0) k0 = *ko, t0 = to.s ? to.s->median : 0;
+      else if (*ko == *k0 && t0 <= 0 && to.s) t0 = to.s->median;  // another row at K0 (nodes x tasks) that has one
     }
     if (ks.size() > 1 && t0 > 0) computed_eff[i] = (ti.s->median / double(*ki)) / (t0 / double(*k0)) * 100;
   }

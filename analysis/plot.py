@@ -181,13 +181,24 @@ def check_series(runs, wanted):
             raise BadInput(f"--series: no run has the key '{k}' (a config key such as reducer.name, or ranks)")
 
 
-def series_keys(keys, zips, wanted):
+def series_keys(keys, zips, wanted, runs):
+    """The keys that tell series apart: every axis key but the rank count's, and but a key zipped with it that moves
+    with it (one value per rank count: strong scaling's per-rank batch). One that takes several values at one rank
+    count (a thread count zipped beside it) is a setting of its own and a series key, as the table's scaling
+    efficiency takes it (analysis/campaign_table.cpp): pooled, claim a's figure put K = 1's runs of 1 and of 2
+    threads in one series and drew 100.6% at K = 2 where the table says 82.7% (found by a hunt)."""
     if wanted:
         return wanted
     drop = set(RANK_KEYS)
     for z in zips:
-        if drop & set(z):
-            drop |= set(z)
+        if not set(RANK_KEYS) & set(z):
+            continue
+        for k in z:
+            per_rank_count = {}
+            for r in runs:
+                per_rank_count.setdefault(r["ranks"], set()).add(json.dumps(value_of(r, k), sort_keys=True))
+            if k in RANK_KEYS or all(len(v) == 1 for v in per_rank_count.values()):
+                drop.add(k)
     return [k for k in keys if k not in drop]
 
 
@@ -217,8 +228,16 @@ def _value_text(v):
     return v if isinstance(v, str) else json.dumps(v)
 
 
+def series_style(i):
+    """Series i's colour and marker: ten colours, then the next marker, so that series 0 and 10 differ (with one
+    marker, 16 series drew two as the same blue line; a hunt)."""
+    return f"C{i % 10}", "osD^v<>ph*"[(i // 10) % 10]
+
+
 def done(runs):
-    return [r for r in runs if r["record"] and r["record"]["status"] in DONE]
+    """The finished runs, as the table counts them (state "done"): not a run stopped early by --stop-at, whose record
+    says completed (the figure's range took such a run's throughput where the table left it out; a hunt)."""
+    return [r for r in runs if r["record"] and r["state"] == "done" and r["record"]["status"] in DONE]
 
 
 def median(xs):
@@ -293,28 +312,33 @@ def caption(ax, text):
 # Throughput and scaling efficiency against K
 
 def scaling(runs, keys, zips, out, wanted=None):
-    skeys = series_keys(keys, zips, wanted)
+    skeys = series_keys(keys, zips, wanted, runs)
     groups = []
-    for label, members in group_series(done(runs), skeys):
+    for label, members in group_series(runs, skeys):
         byk = {}
-        for r in members:
+        for r in done(members):
             byk.setdefault(r["record"]["ranks"], []).append(r["record"])
-        groups.append((label, byk))
-    if len({k for _, byk in groups for k in byk}) < 2:
+        # The baseline is the series' smallest rank count, finished or not (as the table's, campaign_table.cpp): with
+        # every run there failed it moved to the next one unsaid (a hunt); the series then has no computed efficiency.
+        k_all = [r["ranks"] for r in members if r["ranks"]]
+        if byk:
+            groups.append((label, byk, min(k_all) if k_all else min(byk)))
+    if len({k for _, byk, _ in groups for k in byk}) < 2:
         print("scaling: completed runs at fewer than two rank counts; skipped")
         return []
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
-    allk = sorted({k for _, byk in groups for k in byk})
-    for i, (label, byk) in enumerate(groups):
+    allk = sorted({k for _, byk, _ in groups for k in byk})
+    for i, (label, byk, k_base) in enumerate(groups):
         ks = sorted(byk)
         thr = [[x["throughput"]["images_per_second"] for x in byk[k]] for k in ks]
         med = [median(t) for t in thr]
         lo = [m - min(t) for m, t in zip(med, thr)]
         hi = [max(t) - m for m, t in zip(med, thr)]
-        color = f"C{i % 10}"
-        ax1.errorbar(ks, med, yerr=[lo, hi], marker="o", capsize=3, color=color, label=label)
-        k0, t0 = ks[0], med[0]
-        ax1.plot(ks, [t0 * k / k0 for k in ks], ls="--", color=color, alpha=0.6, lw=1)
+        color, marker = series_style(i)
+        ax1.errorbar(ks, med, yerr=[lo, hi], marker=marker, capsize=3, color=color, label=label)
+        ax1.plot(ks, [med[0] * k / ks[0] for k in ks], ls="--", color=color, alpha=0.6, lw=1)
+        # Computed against K0 = k_base when it finished, and only with another rank count to compare (the table's "-").
+        k0, t0 = k_base, med[0] if ks[0] == k_base and len(ks) > 1 else 0.0
         eff = []
         for k, m, recs in zip(ks, med, [byk[k] for k in ks]):
             # Only a number counts, as in `dtbench table` (campaign_table.cpp): a record may hold null there,
@@ -323,7 +347,7 @@ def scaling(runs, keys, zips, out, wanted=None):
                    if isinstance(e, (int, float)) and not isinstance(e, bool) and math.isfinite(e)]
             # No throughput at the smallest K (a record of 0 images/s): no efficiency against it.
             eff.append(100 * median(own) if own else 100 * (m / k) / (t0 / k0) if t0 > 0 else float("nan"))
-        ax2.plot(ks, eff, marker="o", color=color, label=label)
+        ax2.plot(ks, eff, marker=marker, color=color, label=label)
     ax1.plot([], [], ls="--", color="gray", label="ideal: linear in K")
     ax2.axhline(100, ls="--", color="gray", label="ideal: 100%")
     for ax in (ax1, ax2):
@@ -332,7 +356,14 @@ def scaling(runs, keys, zips, out, wanted=None):
         ax.set_xticklabels([str(k) for k in allk])
         ax.set_xlabel("ranks K (data-parallel workers)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+    # Inside the panels while few; beside them when many, where 18 series hid the data and the axis label (a hunt).
+    if len(groups) <= 6:
+        for ax in (ax1, ax2):
+            ax.legend(fontsize=8)
+    else:
+        ax1.plot([], [], ls="--", color="gray", label="ideal: 100% (right)")
+        handles, labels = ax1.get_legend_handles_labels()
+        fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, title="configuration")
     ax1.set_yscale("log")
     ax1.set_ylabel("throughput (images/s, median; bars: min-max)")
     ax1.set_title("Training throughput against K")
@@ -357,11 +388,11 @@ def curves(runs, keys, zips, out, wanted=None):
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
     targets = set()
     for i, (label, recs) in enumerate(groups):
-        color = f"C{i % 10}"
+        color, marker = series_style(i)
         for j, rec in enumerate(recs):
             c = rec["curve"]
             acc = [100 * p["test_accuracy"] for p in c]
-            kw = dict(color=color, marker=".", lw=1.2, alpha=0.9 if j == 0 else 0.45, label=label if j == 0 else None)
+            kw = dict(color=color, marker=marker, markersize=4, lw=1.2, alpha=0.9 if j == 0 else 0.45, label=label if j == 0 else None)
             ax1.plot([p["wall_seconds"] for p in c], acc, **kw)
             ax2.plot([p["epoch"] for p in c], acc, **kw)
             t = rec["time_to_accuracy"]["target"]

@@ -427,6 +427,40 @@ TEST(CampaignTable, AnUnreadableRecordIsARunOfItsOwnWithItsReason) {
   EXPECT_EQ(t.notes[1], "Unreadable record (in no metric): " + c.points[0].runs[1].problem);
 }
 
+// The scaling efficiency's baseline is the group's smallest rank count, done or not: with every run at K = 1 failed,
+// K = 2 became the baseline unsaid and read 100%, K = 4 was measured against it, and the note still said "K0 = the
+// smallest rank count" (found by a hunt). Now the group has no efficiency.
+TEST(CampaignTable, NoEfficiencyWhenTheSmallestRankCountHasNoFinishedRun) {
+  const fs::path dir = fs::temp_directory_path() / ("dtbench-table-k0-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  Json doc = {{"name", "k0"}, {"base", {{"duration", {{"steps", 10}}}}}, {"axes", {{"slurm.nodes", {1, 2, 4}}}}};
+  auto spec = dtbench::slurm::parse_spec(doc, ".");
+  auto layout = dtbench::slurm::make_layout(dir, {"dtbench", "train"}, "test");
+  auto points = dtbench::slurm::expand(spec, layout.runs);
+  dtbench::slurm::write_campaign(spec, points, layout, false);
+  const auto write = [&](const dtbench::slurm::Run& run, int ranks, dtbench::RunStatus status, double ips) {
+    dtbench::RunRecord r;
+    r.name = run.name, r.config = run.config, r.ranks = ranks;
+    r.global_batch = 64, r.per_rank_batch = 64 / ranks;
+    r.status = status, r.images_per_second = ips;
+    dtbench::write_json_atomic(dir / "runs" / (run.name + ".json"), r.to_json(), false);
+  };
+  write(points[1].runs[0], 2, dtbench::RunStatus::completed, 200);
+  write(points[2].runs[0], 4, dtbench::RunStatus::completed, 300);
+  const auto efficiency = [&] {
+    TextTable t = campaign_table(load_campaign(dir), {{}, {"throughput", "scaling_efficiency"}}, Format::md);
+    std::vector<std::string> e;
+    for (const auto& row : t.rows) e.push_back(row.back());
+    return e;
+  };
+  EXPECT_EQ(efficiency(), (std::vector<std::string>{"-", "-", "-"}));  // K = 1 has no record: missing
+  write(points[0].runs[0], 1, dtbench::RunStatus::failed, 0);
+  EXPECT_EQ(efficiency(), (std::vector<std::string>{"-", "-", "-"}));  // failed
+  write(points[0].runs[0], 1, dtbench::RunStatus::completed, 100);
+  EXPECT_EQ(efficiency(), (std::vector<std::string>{"100", "100", "75"}));  // against K = 1: (300 / 4) / 100
+  fs::remove_all(dir);
+}
+
 // A run's config file that is there but is no config: the run is unreadable, naming the file, whether its record is
 // there or not. It was taken as gone, so a record of another config counted for the run (found by a hunt). A config
 // file that is gone still leaves the record checked against the index's values (and counted).
