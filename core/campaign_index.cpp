@@ -107,6 +107,12 @@ CampaignIndex CampaignIndex::from_json(const Json& j) {
           throw BadInput(at + "/" + field + ": \"" + value + "\" is listed twice (also at " + it->second + "/" + field + ")");
       }
     }
+  // One run per repeat at every point, as the sweep writes them: a point listing none vanished from the table though
+  // its records were there, and one listing fewer showed "1/1 done" where 3 repeats ran (exit 0; found by a hunt).
+  for (size_t i = 0; i < c.points.size(); ++i)
+    if (c.points[i].runs.size() != static_cast<size_t>(c.repeats))
+      throw BadInput("/points/" + std::to_string(i) + "/runs: " + std::to_string(c.points[i].runs.size()) +
+                     " run(s), where /repeats says " + std::to_string(c.repeats) + " (one run per repeat)");
   return c;
 }
 
