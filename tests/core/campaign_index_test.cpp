@@ -62,6 +62,10 @@ TEST(CampaignIndex, NamesTheFirstWrongFieldByPointer) {
             "/points/1/runs/0/record: \"runs/p-ring.json\" is listed twice (also at /points/0/runs/0/record)");
   EXPECT_EQ(problem([](Json& j) { j["points"][0]["runs"].push_back(j["points"][0]["runs"][0]); }),
             "/points/0/runs/1/name: \"p-ring-s1\" is listed twice (also at /points/0/runs/0/name)");
+  // One run per repeat: a point listing none vanished from the table, one listing fewer read "1/1 done" (a hunt).
+  EXPECT_EQ(problem([](Json& j) { j["points"][1]["runs"] = Json::array(); }),
+            "/points/1/runs: 0 run(s), where /repeats says 1 (one run per repeat)");
+  EXPECT_EQ(problem([](Json& j) { j["repeats"] = 2; }), "/points/0/runs: 1 run(s), where /repeats says 2 (one run per repeat)");
   EXPECT_EQ(problem([](Json& j) { j["points"][0]["runs"][0]["record"] = 5; }),
             "/points/0/runs/0/record: expected a string, got 5");
   EXPECT_EQ(problem([](Json& j) { j["points"][0]["values"] = Json::array(); }),
