@@ -472,7 +472,7 @@ std::string sbatch_refuses(const std::string& script, const std::vector<std::str
   return from_env.empty() ? said : said + " (sbatch also read from the environment: " + from_env + ")";
 }
 
-std::string sbatch_line_option(const std::string& words) {
+std::vector<SbatchLineOption> sbatch_line_options(const std::string& words) {
   // Long names a line may abbreviate (getopt_long takes an unambiguous prefix: "--constr=x"), and the letters.
   static const char* const kLong[] = {
       "account", "acctg-freq", "array", "chdir", "cluster-constraint", "clusters", "comment", "constraint",
@@ -488,20 +488,43 @@ std::string sbatch_line_option(const std::string& words) {
       {'d', "dependency"}, {'e', "error"},  {'G', "gpus"},       {'i', "input"},         {'J', "job-name"},
       {'k', "no-kill"}, {'L', "licenses"},  {'M', "clusters"},   {'m', "distribution"},  {'N', "nodes"},
       {'n', "ntasks"},  {'O', "overcommit"}, {'o', "output"},    {'p', "partition"},     {'q', "qos"},
-      {'S', "core-spec"}, {'t', "time"},    {'W', "wait"},       {'w', "nodelist"},      {'x', "exclude"}};
-  if (words.rfind("--", 0) == 0) {
-    const std::string given = words.substr(2, words.find_first_of("= \t", 2) - 2);
-    std::string found;
-    for (const char* name : kLong) {
-      if (given == name) return given;
-      if (!given.empty() && std::string(name).rfind(given, 0) == 0) found = found.empty() ? name : "?";
+      {'S', "core-spec"}, {'t', "time"},    {'W', "wait"},       {'w', "nodelist"},      {'x', "exclude"},
+      {'H', "hold"},    {'h', "help"},      {'I', "immediate"},  {'Q', "quiet"},         {'s', "oversubscribe"},
+      {'u', "usage"},   {'V', "version"},   {'v', "verbose"},    {'B', "extra-node-info"}, {'b', "begin"},
+      {'F', "nodefile"}};
+  // The letters that take no argument, which a bundle goes on after; any other ends it (the rest is its argument).
+  static const std::string kNoArgument = "HhIkOQsuVvW";
+  std::vector<SbatchLineOption> options;
+  std::istringstream in(words);
+  for (std::string word; in >> word;) {
+    if (word.rfind("--", 0) == 0) {
+      const std::string given = word.substr(2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2);
+      std::string found;
+      for (const char* name : kLong) {
+        if (given == name) {
+          found = name;
+          break;
+        }
+        if (!given.empty() && std::string(name).rfind(given, 0) == 0) found = found.empty() ? name : "?";
+      }
+      if (!given.empty()) options.push_back({found == "?" || found.empty() ? given : found, "--" + given});
+      continue;
     }
-    return found == "?" ? given : found.empty() ? given : found;
+    if (word.size() < 2 || word[0] != '-') continue;  // an option's argument
+    for (size_t i = 1; i < word.size(); ++i) {
+      std::string name;
+      for (const auto& [letter, long_name] : kShort)
+        if (word[i] == letter) name = long_name;
+      options.push_back({name.empty() ? std::string(1, word[i]) : name, std::string("-") + word[i]});
+      if (kNoArgument.find(word[i]) == std::string::npos) break;
+    }
   }
-  if (words.size() >= 2 && words[0] == '-')
-    for (const auto& [letter, name] : kShort)
-      if (words[1] == letter) return name;
-  return "";
+  return options;
+}
+
+std::string sbatch_line_option(const std::string& words) {
+  const std::vector<SbatchLineOption> options = sbatch_line_options(words);
+  return options.empty() ? "" : options.front().name;
 }
 
 std::vector<std::string> overriding_sbatch_variables(const std::string& script) {
@@ -514,20 +537,24 @@ std::vector<std::string> overriding_sbatch_variables(const std::string& script) 
       {"requeue", {"SBATCH_REQUEUE", "SBATCH_NO_REQUEUE"}},
       {"no-requeue", {"SBATCH_REQUEUE", "SBATCH_NO_REQUEUE"}},
       {"switches", {"SBATCH_REQ_SWITCH", "SBATCH_WAIT4SWITCH"}}, {"hint", {"SBATCH_HINT", "SLURM_HINT"}},
-      {"array", {"SBATCH_ARRAY_INX"}},      {"clusters", {"SBATCH_CLUSTERS", "SLURM_CLUSTERS"}}};
+      {"array", {"SBATCH_ARRAY_INX"}},      {"clusters", {"SBATCH_CLUSTERS", "SLURM_CLUSTERS"}},
+      // sbatch(1)'s names for these two are not SBATCH_ and the option (a hunt: the variable won over the line).
+      {"cpu-freq", {"SBATCH_CPU_FREQ_REQ"}}, {"bb", {"SBATCH_BURST_BUFFER"}}};
   std::vector<std::string> names;
   std::istringstream in(script);
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("#SBATCH ", 0) != 0) continue;
     const size_t at = line.find_first_not_of(' ', 7);
-    const std::string option = at == std::string::npos ? "" : sbatch_line_option(line.substr(at));
-    if (option.empty()) continue;
-    if (const auto s = kSpecial.find(option); s != kSpecial.end()) {
-      names.insert(names.end(), s->second.begin(), s->second.end());
-    } else {
-      std::string var = "SBATCH_";
-      for (char c : option) var += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      names.push_back(var);
+    if (at == std::string::npos) continue;
+    for (const SbatchLineOption& o : sbatch_line_options(line.substr(at))) {  // every option of the line
+      const std::string& option = o.name;
+      if (const auto s = kSpecial.find(option); s != kSpecial.end()) {
+        names.insert(names.end(), s->second.begin(), s->second.end());
+      } else {
+        std::string var = "SBATCH_";
+        for (char c : option) var += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        names.push_back(var);
+      }
     }
   }
   names.insert(names.end(), {"SBATCH_WAIT", "SBATCH_ARRAY_INX"});

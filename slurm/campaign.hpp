@@ -131,8 +131,15 @@ std::string squeue_output(const std::string& format, double patience_s = 0, std:
 // job ID" (a site's wrapper may print a banner first, or drop --parsable). "" when there is none.
 std::string sbatch_job_id(const std::string& printed);
 
-// The long option an #SBATCH line's words give ("--mem 4G", "--constr=x" as an unambiguous prefix, "-C x"), or ""
-// for words that are no option.
+// Every option an #SBATCH line's words give, in order: its long name ("--mem 4G", "--constr=x" as an unambiguous
+// prefix, "-C x") and how the line wrote it ("--constr", "-C"). sbatch reads every option of a line, and bundled
+// letters as getopt does ("-HN3": --hold, then --nodes with 3): an entry's later options got past the checks made on
+// its first (found by a hunt). A word that is an option's argument is passed over.
+struct SbatchLineOption {
+  std::string name, written;
+};
+std::vector<SbatchLineOption> sbatch_line_options(const std::string& words);
+// The first of them's long name, or "" for words that give none.
 std::string sbatch_line_option(const std::string& words);
 // The SBATCH_* variables set in this environment that would override a line of `script` (sbatch takes the
 // environment over the script's #SBATCH lines), and SBATCH_WAIT and SBATCH_ARRAY_INX whenever set.

@@ -12,6 +12,7 @@
 
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "slurm/campaign.hpp"
 #include "slurm/process.hpp"
 #include "slurm/shell.hpp"
 
@@ -119,27 +120,26 @@ std::string owned_sbatch_option(const std::string& line) {
       // sbatch blocked until each job ended, one job at a time, and a failed job's id never reached jobs.json (a
       // hunt; SBATCH_WAIT is left out of sbatch's environment for the same reason).
       {"wait", "", "sbatch would wait for each job to end before the next is submitted, and lose a failed job's id; "
-                   "use the sweep's or pbt's own --wait"}};
-  static const std::pair<char, const char*> kShort[] = {{'N', "nodes"}, {'n', "ntasks"},  {'c', "cpus-per-task"},
-                                                        {'G', "gpus"},  {'t', "time"},    {'p', "partition"},
-                                                        {'A', "account"}, {'q', "qos"},   {'a', "array"},
-                                                        {'o', "output"}, {'e', "error"},  {'J', "job-name"},
-                                                        {'M', "clusters"}, {'W', "wait"}};
-  // The long name the line gives (a letter stands for its long name), and how the message shows it.
-  std::string given, shown;
-  if (line.rfind("--", 0) == 0) {
-    given = line.substr(2, line.find_first_of("= \t", 2) - 2);
-  } else {
-    for (const auto& [letter, owned] : kShort)
-      if (line.size() >= 2 && line[1] == letter) given = owned, shown = std::string("-") + letter + " (--" + owned + ")";
-  }
-  for (const Owned& owned : kLong) {
-    if (given != owned.name && !(given.size() >= 2 && std::string(owned.name).rfind(given, 0) == 0)) continue;
-    const std::string name = shown.empty() ? std::string("--") + owned.name : shown;
-    if (owned.why != nullptr) return name + ": " + owned.why;
-    return name + (*owned.key ? std::string(": give it as ") + owned.key : std::string(", which the script needs as it writes it")) +
-           " (sbatch takes the last of a repeated option: the job would not be the one the runs' configs were "
-           "resolved for, or would not requeue, or write its output elsewhere)";
+                   "use the sweep's or pbt's own --wait"},
+      // sbatch then submits nothing: the campaign was written and the submission failed with exit 1 (a hunt).
+      {"test-only", "", "sbatch would only check the request and submit nothing (the sweep checks it so before it "
+                        "writes anything)"},
+      {"version", "", "sbatch would print its version and submit nothing"},
+      {"usage", "", "sbatch would print its usage and submit nothing"},
+      {"help", "", "sbatch would print its help and submit nothing"}};
+  // Every option of the line (sbatch reads them all, and bundled letters: "--exclusive --nodes=2" and "-HN3" gave
+  // their later options past this check; a hunt), by its long name; a letter is shown as "-N (--nodes)".
+  for (const SbatchLineOption& o : sbatch_line_options(line)) {
+    const bool letter = o.written.rfind("--", 0) != 0;
+    const std::string given = letter ? o.name : o.written.substr(2);
+    for (const Owned& owned : kLong) {
+      if (given != owned.name && !(given.size() >= 2 && std::string(owned.name).rfind(given, 0) == 0)) continue;
+      const std::string name = letter ? o.written + " (--" + owned.name + ")" : std::string("--") + owned.name;
+      if (owned.why != nullptr) return name + ": " + owned.why;
+      return name + (*owned.key ? std::string(": give it as ") + owned.key : std::string(", which the script needs as it writes it")) +
+             " (sbatch takes the last of a repeated option: the job would not be the one the runs' configs were "
+             "resolved for, or would not requeue, or write its output elsewhere)";
+    }
   }
   return "";
 }

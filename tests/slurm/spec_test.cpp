@@ -116,12 +116,22 @@ TEST(Spec, ErrorsNameTheKey) {
            // submission until its job ended (a hunt)
            {"--tasks-per-node=2", "--tasks-per-node: give it as /slurm/tasks_per_node"},
            {"--task=3", "--tasks-per-node: give it as /slurm/tasks_per_node"},
-           {"--wait", "--wait: sbatch would wait for each job to end"}, {"-W", "-W (--wait): sbatch would wait"}})
+           {"--wait", "--wait: sbatch would wait for each job to end"}, {"-W", "-W (--wait): sbatch would wait"},
+           // An entry's later options and bundled letters: sbatch reads them all ("--exclusive --nodes=2" ran 2
+           // ranks, "-HN3" 3 nodes, "--hold --no-requeue" stopped the requeue; a hunt).
+           {"--exclusive --nodes=2", "--nodes: give it as /slurm/nodes"},
+           {"--hold --no-requeue", "--no-requeue, which the script needs"},
+           {"--comment=x --time=2", "--time: give it as /slurm/time"}, {"-HN3", "-N (--nodes): give it as /slurm/nodes"},
+           {"-Ht2", "-t (--time): give it as /slurm/time"},
+           // sbatch would submit nothing: the campaign was written, then exit 1 (a hunt).
+           {"--test-only", "--test-only: sbatch would only check the request"},
+           {"-V", "-V (--version): sbatch would print its version"}, {"--usage", "--usage: sbatch would print"}})
     EXPECT_EQ(error_of(with(minimal(), "slurm", {{"sbatch", {"--exclusive", line}}})).rfind(
                   "/slurm/sbatch/1: \"" + line + "\" sets " + owned, 0),
               0u)
         << line;
   for (const char* line : {"--exclusive", "--hold", "--constraint=skylake", "--mem=4G", "--ntasks-per-core=1", "-C gpu",
+                           "-Cgpu", "--comment=-N3", "-H --exclusive", "--mem 4G",
                            "--gres=nvme:1", "--gres-flags=enforce-binding", "--time-min=5", "--tmp=10G", "--nodelist=n1",
                            "--wait-all-nodes=1"})
     EXPECT_EQ(error_of(with(minimal(), "slurm", {{"sbatch", {line}}})), "(no error)") << line;
