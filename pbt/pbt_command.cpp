@@ -398,6 +398,7 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
   }
   std::vector<int> resumes(size_t(spec.population), 0);
   std::vector<int64_t> steps_before(size_t(spec.population), -1);  // the steps of the attempt last resubmitted
+  std::map<int, std::string> cancelled;  // members whose job its user cancelled -> the job, each said once
   for (;;) {
     for (const int m : to_submit) {
       const MemberRun& r = runs[size_t(m)];
@@ -436,9 +437,10 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
       const std::string run = pbt::run_name(m, i);
       const int64_t steps = latest.count(run) ? slurm::steps_by_latest_job(r.record, latest.at(run)) : -1;
       const slurm::ActiveJob* gone = latest.count(run) ? slurm::find_job(latest.at(run), ended) : nullptr;
-      if (gone && gone->state == "CANCELLED" && ended_preempted(r)) {
-        std::printf("member %d: preempted, not submitted again: its job %s was cancelled (scancel), not preempted by "
-                    "Slurm\n", m, latest.at(run).job_id.c_str());
+      if (cancelled.count(m) || (gone && gone->state == "CANCELLED" && ended_preempted(r))) {
+        if (cancelled.emplace(m, latest.at(run).job_id).second)
+          std::printf("member %d: preempted, not submitted again: its job %s was cancelled (scancel), not preempted "
+                      "by Slurm\n", m, latest.at(run).job_id.c_str());
         continue;
       }
       if (resumes[size_t(m)] < kMaxSlurmResumes && ended_preempted(r) && steps > steps_before[size_t(m)]) {
@@ -450,6 +452,16 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
       }
     }
     if (to_submit.empty()) break;
+  }
+  // A user's scancel is no failure of the member's training: recorded as one, the member was replaced and the
+  // campaign went on with exit 0 (a hunt). The interval is left unfinished, as a sweep's --wait leaves such a run
+  // (exit 1); the next dtbench pbt --submit resumes the member from its checkpoint and reuses the others' results.
+  if (!cancelled.empty()) {
+    std::string which;
+    for (const auto& [m, job] : cancelled)
+      which += (which.empty() ? "" : ", ") + std::string("member ") + std::to_string(m) + " (job " + job + ")";
+    throw RunFailed("interval " + std::to_string(i) + " is left unfinished: the job of " + which + " was cancelled "
+                    "(scancel); run dtbench pbt again with --submit to resume from the checkpoint");
   }
   for (int m = 0; m < spec.population; ++m) {
     if (plans[size_t(m)].diverged) continue;

@@ -574,6 +574,19 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
                   " still queued";
     }
   }
+  // A queued job reads its run's config file when it starts, or starts again: a rerun with an edited spec rewrote the
+  // file under it, so a pending or requeued job trained the new config, and the running one's record was refused as
+  // "made from a different config" in the middle of the wait, exit 2 after the jobs had run (found by a hunt). Such a
+  // rerun is refused here, before anything is written.
+  for (const auto& it : items) {
+    const fs::path file = config_path(l, *it.run);
+    if (it.state != RunState::queued || !input_exists(file, "run config")) continue;
+    if (const std::string where = config_difference(read_json_file(file.string(), "run config"), it.run->config);
+        !where.empty())
+      throw BadInput(file.string() + ": run " + it.run->name + "'s " + it.detail + " with this config, which the spec "
+                     "now gives otherwise (first difference at " + where + "); wait for the job to end or scancel it, "
+                     "or use another --out");
+  }
 
   size_t runs_per_point = static_cast<size_t>(spec.repeats);
   out << "sweep " << Json(spec.name).dump() << ": " << count(points.size(), "point") << " x "

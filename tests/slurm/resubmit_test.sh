@@ -78,3 +78,20 @@ grep -qF "p0-s1: preempted, not submitted again: its job 103 was cancelled (scan
 ids=$(/usr/bin/python3 -c 'import json; print(" ".join(s["job_id"] for s in json.load(open("camp2/jobs.json"))["submissions"]))')
 [ "$ids" = "103" ] || { echo "FAIL: jobs.json lists $ids, expected 103"; exit 1; }
 echo "a run whose job its user cancelled is not submitted again"
+
+# A rerun with an edited spec while the run's job is queued: exit 2 before anything is written (the config file was
+# rewritten under the job, which then trained the new config; a hunt).
+rm -f running
+PATH="$work/bin:$PATH" "$dtbench" sweep spec.json --out camp3 --submit > submit3.log 2>&1
+job=$(/usr/bin/python3 -c 'import json; print(json.load(open("camp3/jobs.json"))["submissions"][-1]["job_id"])')
+echo "$job" > running
+sed 's/"steps": 6/"steps": 8/' spec.json > edited.json
+before=$(cat camp3/configs/p0-s1.json)
+rc=0
+PATH="$work/bin:$PATH" "$dtbench" sweep edited.json --out camp3 --submit > edited.log 2>&1 || rc=$?
+cat edited.log
+[ "$rc" = 2 ] || { echo "FAIL: a rerun over a queued job's config: exit $rc, expected 2"; exit 1; }
+grep -qF "camp3/configs/p0-s1.json: run p0-s1's job $job still queued with this config, which the spec now gives otherwise (first difference at /duration/steps)" edited.log ||
+  { echo "FAIL: the refusal does not say why"; exit 1; }
+[ "$(cat camp3/configs/p0-s1.json)" = "$before" ] || { echo "FAIL: the queued job's config was rewritten"; exit 1; }
+echo "a rerun with an edited spec over a queued job's config: exit 2, nothing written"
