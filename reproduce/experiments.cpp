@@ -116,11 +116,13 @@ bool run_experiment(const Experiment& e, const fs::path& out, const RunOptions& 
   SweepOptions s;
   s.spec = e.spec.string();
   s.out = (out / e.name).string();
-  s.local = o.mode == RunMode::local;
-  s.jobs = s.local ? o.jobs : 1;
-  s.submit = o.mode == RunMode::submit;
-  s.wait = o.wait;
   s.dry_run = o.mode == RunMode::dry_run;
+  const RunMode as = s.dry_run ? o.checked_as : o.mode;
+  s.local = as == RunMode::local;
+  s.jobs = s.local ? o.jobs : 1;
+  s.submit = as == RunMode::submit;
+  s.wait = o.wait;
+  s.check_as_run = s.dry_run && as != RunMode::dry_run;
   try {
     run_sweep(s, log);
   } catch (const RunFailed& err) {

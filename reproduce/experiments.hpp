@@ -15,6 +15,10 @@ enum class RunMode { local, submit, dry_run };
 
 struct RunOptions {
   RunMode mode = RunMode::dry_run;
+  // With mode dry_run: the mode whose checks the sweeps also make before anything is written (Slurm's judgement of
+  // each request under submit, mpirun's slots under local), so that reproduce --submit refuses a claim Slurm would
+  // refuse before an earlier claim's jobs ran (found by a hunt).
+  RunMode checked_as = RunMode::dry_run;
   bool wait = false;  // with submit
   int jobs = 1;       // with local: a sweep's runs at once
 };

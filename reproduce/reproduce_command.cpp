@@ -181,6 +181,7 @@ void run(const Options& o) {
     // before anything is written: a damaged campaign was refused only after reproduce.json and the claims' files.
     reproduce::RunOptions look = ro;
     look.mode = reproduce::RunMode::dry_run;
+    look.checked_as = ro.mode;  // and Slurm's judgement of the requests, mpirun's slots
     look.wait = false;  // --wait goes with --submit only: the dry run refused it (every --submit --wait, exit 2)
     std::ostream quiet(nullptr);
     for (const auto& c : claims)

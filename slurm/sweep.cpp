@@ -520,7 +520,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   check_campaign_paths(points, l, arrays, "--out " + o.out, !o.dry_run);
   check_files_are_the_campaigns(spec, points, l, arrays);
   check_single_jobs(spec, points, l, arrays, o.spec);
-  if (o.local && !o.dry_run) {
+  if (o.local && (!o.dry_run || o.check_as_run)) {
     // More ranks than the slots mpirun counts: every run failed after the campaign was written (exit 1).
     std::vector<int> ranks;
     size_t todo = 0;
@@ -533,7 +533,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
       throw BadInput(o.spec + ": " + why + "; add \"--oversubscribe\" to /local/mpirun_args" +
                      (runners > 1 ? ", or give fewer --jobs" : ""));
   }
-  if (o.submit && !o.dry_run) test_requests(spec, items, points, l, arrays, o.spec);
+  if (o.submit && (!o.dry_run || o.check_as_run)) test_requests(spec, items, points, l, arrays, o.spec);
 
   // One sweep at a time per folder, from here (every input checked) to its end: two at once each submitted every run
   // (jobs.json listed each twice, the second set failed on the first's MLLOG lock, and one sweep reported the runs

@@ -20,6 +20,9 @@ struct SweepOptions {
   bool local = false;    // run the points with mpirun on this machine
   int jobs = 1;          // with local: how many runs at once (each its own mpirun)
   bool dry_run = false;  // print the plan and the scripts, write and start nothing
+  // With dry_run and submit (or local): also the checks that run makes before it writes, which ask Slurm to judge
+  // each request (sbatch --test-only, srun's MPI plugins) or mpirun to count its slots, and write nothing.
+  bool check_as_run = false;
   bool array = false;    // job arrays even when the spec does not ask for them
   double poll_seconds = 2;
   double timeout_seconds = 0;  // --wait gives up after this long (0 = never)

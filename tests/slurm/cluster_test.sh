@@ -317,6 +317,23 @@ EOF
 expect 0 "report: $work/repro/REPORT.md" -- "$dtbench" reproduce tiny --claims "$claims" --out "$work/repro" --submit --wait
 [ -f "$work/repro/tiny/s/runs/p0-global8-s1.json" ] && [ -f "$work/repro/tiny/s/runs/p1-global16-s1.json" ] ||
   fail "the claim's runs left no records"
+# A second claim whose request Slurm refuses: exit 2 before anything is written or queued (the first claim's jobs ran
+# and its files were written before, as the look before writing made dry runs, which skipped Slurm's judgement).
+mkdir -p "$claims/bad"
+$py - "$claims/tiny" "$claims/bad" <<'EOF'
+import json, os, sys
+s = json.load(open(os.path.join(sys.argv[1], "s.json")))
+s["name"], s["slurm"]["partition"] = "bad-claim", "nosuch"
+json.dump(s, open(os.path.join(sys.argv[2], "s.json"), "w"))
+c = json.load(open(os.path.join(sys.argv[1], "claim.json")))
+c["id"] = "bad"
+json.dump(c, open(os.path.join(sys.argv[2], "claim.json"), "w"))
+EOF
+jobs_before=$(squeue -h -t all | wc -l)
+expect 2 "claims/bad/s.json: /slurm: Slurm refuses the request of point p0" -- \
+  "$dtbench" reproduce tiny bad --claims "$claims" --out "$work/repro-bad" --submit --wait
+[ ! -e "$work/repro-bad" ] || fail "reproduce wrote $work/repro-bad before Slurm's refusal"
+[ "$(squeue -h -t all | wc -l)" = "$jobs_before" ] || fail "reproduce queued jobs before Slurm's refusal"
 
 echo "== Ctrl-C while submitting: every job Slurm queued is listed in jobs.json (one was not, and was queued twice)"
 DTBENCH=$dtbench WORK=$work $py - <<'EOF'
