@@ -330,6 +330,17 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
         const auto s = latest.find(run);
         bool resubmit = it.state == RunState::preempted && s != latest.end() && !find_job(s->second, active) &&
                         resubmitted[run] < kResubmissions;
+        // A job Slurm preempted before its ranks wrote a record (in its set-up lines, MPI's start-up, the data's
+        // load): no record says preempted, Slurm's final state does; the run was left missing, exit 1 (a hunt). It
+        // starts again; its next job is another submission, so this one's state is not read twice.
+        if (it.state == RunState::missing && s != latest.end() && !find_job(s->second, active) &&
+            resubmitted[run] < kResubmissions) {
+          const ActiveJob* gone = find_job(s->second, ended);
+          if (gone && gone->state == "PREEMPTED") {
+            ++resubmitted[run], ++n;
+            continue;
+          }
+        }
         if (resubmit) {
           const ActiveJob* gone = find_job(s->second, ended);
           if (gone && gone->state == "CANCELLED") cancelled.insert(run);
@@ -355,7 +366,7 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
       if (n > 0) {
         if (tty) out << "\n";
         out << "  " << count(n, "run") << " preempted after " << (n == 1 ? "its job" : "their jobs")
-            << " left the queue: submitting again, to resume from the checkpoint" << std::endl;
+            << " left the queue: submitting again, to resume from the checkpoint where there is one" << std::endl;
         run_submit(again, points, l, arrays, out);
         latest = latest_submissions(l.out / "jobs.json");
         last_line.clear();

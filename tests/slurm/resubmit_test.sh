@@ -95,3 +95,25 @@ grep -qF "camp3/configs/p0-s1.json: run p0-s1's job $job still queued with this 
   { echo "FAIL: the refusal does not say why"; exit 1; }
 [ "$(cat camp3/configs/p0-s1.json)" = "$before" ] || { echo "FAIL: the queued job's config was rewritten"; exit 1; }
 echo "a rerun with an edited spec over a queued job's config: exit 2, nothing written"
+
+# A job Slurm preempted before its ranks wrote a record (in its set-up lines): no record, but squeue -t all says
+# PREEMPTED. The run is submitted again, once (its next job is forgotten by Slurm here, and wrote nothing: missing).
+# It was left missing, exit 1, without a word of the preemption (a hunt).
+job=$(cat next)  # the id the stand-in sbatch gives next: running before the wait first asks
+echo "$job" > running
+PATH="$work/bin:$PATH" "$dtbench" sweep spec.json --out camp4 --submit --wait --poll 0.2 --timeout 60 > wait4.log 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q '"job_id": *"'"$job"'"' camp4/jobs.json 2>/dev/null && break; sleep 0.1; done
+sleep 0.5
+echo "$job|$job|N/A|PREEMPTED|None" > ended
+rm running
+rc=0
+wait $pid || rc=$?
+pid=
+cat wait4.log
+[ "$rc" = 1 ] || { echo "FAIL: --wait exit $rc, expected 1"; exit 1; }
+[ "$(grep -c "1 run preempted after its job left the queue: submitting again" wait4.log)" = 1 ] ||
+  { echo "FAIL: the run preempted before its record was not submitted again exactly once"; exit 1; }
+[ "$(/usr/bin/python3 -c 'import json; print(len(json.load(open("camp4/jobs.json"))["submissions"]))')" = 2 ] ||
+  { echo "FAIL: jobs.json does not list two jobs"; exit 1; }
+echo "a run whose job Slurm preempted before it wrote a record is submitted again once"
