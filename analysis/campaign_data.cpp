@@ -329,11 +329,34 @@ bool key_from_record(const std::string& key) {
   return key == "status" || key == "global_batch" || key == "per_rank_batch";
 }
 
+namespace {
+
+// A run's global batch from its config where it has no record (missing, or failed before it wrote one):
+// /batch/global, else /batch/per_rank x its ranks; null when neither is a positive integer. Grouped by global_batch,
+// such runs were pooled in a row "-", and each batch's row read "5/5 done" where one of 6 was missing (a hunt).
+Json config_global_batch(const RunData& run) {
+  const Json* batch = run.config.is_object() && run.config.contains("batch") ? &run.config["batch"] : nullptr;
+  const auto positive = [&](const char* key) -> int64_t {
+    return batch && batch->is_object() && batch->contains(key) && (*batch)[key].is_number_integer()
+               ? std::max<int64_t>(0, (*batch)[key].get<int64_t>())
+               : 0;
+  };
+  if (const int64_t global = positive("global"); global > 0) return global;
+  if (const int64_t per_rank = positive("per_rank"); per_rank > 0 && run.ranks > 0) return per_rank * run.ranks;
+  return Json();
+}
+
+}  // namespace
+
 Json key_value(const RunData& run, const std::string& key) {
   if (key == "ranks") return run.ranks > 0 ? Json(run.ranks) : Json();
   if (key == "status") return run.record ? to_string(run.record->status) : "missing";
-  if (key == "global_batch") return run.record ? Json(run.record->global_batch) : Json();
-  if (key == "per_rank_batch") return run.record ? Json(run.record->per_rank_batch) : Json();
+  if (key == "global_batch") return run.record ? Json(run.record->global_batch) : config_global_batch(run);
+  if (key == "per_rank_batch") {
+    if (run.record) return run.record->per_rank_batch;
+    const Json global = config_global_batch(run);
+    return global.is_null() || run.ranks <= 0 ? Json() : Json(global.get<int64_t>() / run.ranks);
+  }
   const Json* node = &run.config;
   std::string path = key;
   if (key.rfind("slurm.", 0) == 0) {

@@ -250,6 +250,12 @@ TEST(CampaignTable, EveryPointWithMedianMinMaxAndNothingDropped) {
   ASSERT_EQ(g.rows.size(), 2u);
   EXPECT_EQ(g.rows[0], (std::vector<std::string>{"ring", "1,2", "4/4 done", "150 [100, 200]"}));
   EXPECT_EQ(g.rows[1], (std::vector<std::string>{"tree", "1,2", "1/4 done, 1 failed, 2 missing", "90"}));
+  // Grouped by global_batch: the runs without a record take theirs from their config (the records here say 64, the
+  // configs the default 128). They were pooled in a row "-" and the others looked complete (a hunt).
+  TextTable b = campaign_table(c, {{"global_batch"}, {"throughput"}}, Format::md);
+  ASSERT_EQ(b.rows.size(), 2u);
+  EXPECT_EQ(b.rows[0], (std::vector<std::string>{"64", "1,2", "5/6 done, 1 failed", "120 [90, 200]"}));
+  EXPECT_EQ(b.rows[1], (std::vector<std::string>{"128", "2", "0/2 done, 2 missing", "-"}));
   EXPECT_THROW(campaign_table(c, {{}, {"speed"}}, Format::md), dtbench::BadInput);
 }
 
