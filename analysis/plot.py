@@ -223,8 +223,10 @@ def group_series(runs, skeys):
 
 
 def _value_text(v):
-    if isinstance(v, dict) and "name" in v:
-        return v["name"]
+    """A key's value as the table's key cells show it (analysis/text_table.cpp): a section given whole as its name
+    and its other fields, "lamb lr=0.005" (its name alone gave lamb at lr 0.005 and at 0.02 one label; a hunt)."""
+    if isinstance(v, dict) and isinstance(v.get("name"), str):
+        return " ".join([v["name"]] + [f"{k}={_value_text(x)}" for k, x in v.items() if k != "name"])
     return v if isinstance(v, str) else json.dumps(v)
 
 
@@ -578,17 +580,30 @@ def busbw(files, out):
     ks = sorted((k for k in ranks if k is not None))
     styles = ["-", "--", ":", "-."]
     fig, ax = plt.subplots(figsize=(8, 5))
+    repeated = False
     for (reducer, k), pts in sorted(series.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
         pts.sort()
         color = f"C{reducers.index(reducer) % 10}"
         style = styles[ks.index(k) % len(styles)] if k in ks else "-"
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, color=color, ls=style,
+        # Repeated sweeps of one rank count (rounds r1..r5, as `dtbench model` takes them): one line through each
+        # size's median with the rounds' range as a band; joined point by point they drew a sawtooth (a hunt).
+        by_size = {}
+        for size, bw, _ in pts:
+            by_size.setdefault(size, []).append(bw)
+        sizes = sorted(by_size)
+        repeated = repeated or any(len(v) > 1 for v in by_size.values())
+        ax.plot(sizes, [median(by_size[s]) for s in sizes], marker="o", ms=3, color=color, ls=style,
                 label=reducer + (f" (K={k})" if k is not None else ""))
+        if any(len(v) > 1 for v in by_size.values()):
+            ax.fill_between(sizes, [min(by_size[s]) for s in sizes], [max(by_size[s]) for s in sizes], color=color,
+                            alpha=0.15, lw=0)
         bad = [p for p in pts if p[2]]
         if bad:
             ax.plot([p[0] for p in bad], [p[1] for p in bad], "x", color="red", ms=8)
     if any(p[2] for pts in series.values() for p in pts):
         ax.plot([], [], "x", color="red", label="wrong results (#wrong > 0)")
+    if repeated:
+        ax.fill_between([], [], [], color="gray", alpha=0.15, lw=0, label="repeated sweeps: median, band min-max")
     ax.set_xscale("log", base=2)
     ticks = sorted({p[0] for pts in series.values() for p in pts})
     every = max(1, math.ceil(len(ticks) / 7))
@@ -674,7 +689,7 @@ def _claim_crossover(ax, d):
     ax.set_yscale("log")
     ax.set_xlabel(f"per-node batch b (global {d.get('global_batch', '?')}, N = global / b nodes)")
     ax.set_ylabel("seconds per step")
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))  # beside: inside, it hid a crossover (a hunt)
 
 
 CLAIM_FIGURES = {"accuracy_vs_batch": _claim_accuracy, "steps_vs_batch": _claim_steps,
