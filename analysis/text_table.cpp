@@ -1,6 +1,7 @@
 #include "analysis/text_table.hpp"
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -159,6 +160,13 @@ std::string format_number(double v) {
   if (a >= 1e4 && a < 1e7) std::snprintf(buf, sizeof buf, "%.0f", v);
   else std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
+}
+
+std::string exact_number(double v) {
+  if (!std::isfinite(v)) return format_number(v);
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // the shortest text that reads back as v
+  return ec == std::errc() ? std::string(buf, end) : format_number(v);
 }
 
 std::string fixed_text(double v, int digits) {

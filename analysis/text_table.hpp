@@ -32,6 +32,8 @@ std::string md_text(const std::string& s, bool line_start = false);
 
 // Numbers for tables: 4 significant digits, plain notation up to 10^7.
 std::string format_number(double v);
+// The shortest text that reads back as v exactly (CSV cells, which programs read); nan and inf as format_number.
+std::string exact_number(double v);
 // `v` with `digits` decimals ("%.*f"), whole however long (a 64-byte buffer cut 1e100 to 63 digits, a figure off by
 // 37 orders of magnitude: found by a hunt).
 std::string fixed_text(double v, int digits);

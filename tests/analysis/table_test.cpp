@@ -237,6 +237,10 @@ TEST(CampaignTable, EveryPointWithMedianMinMaxAndNothingDropped) {
                                                   "throughput_min", "throughput_max", "throughput_n"}));
   EXPECT_EQ(csv.rows[1], (std::vector<std::string>{"ring", "2", "2", "2/2 done", "190", "180", "200", "2"}));
   EXPECT_EQ(csv.rows[3], (std::vector<std::string>{"tree", "2", "2", "0/2 done, 2 missing", "", "", "", "0"}));
+  // Whole numbers, for the programs that read CSV (4 digits cut 12,345,678 to 1.235e+07; a hunt).
+  EXPECT_EQ(dtbench::analysis::exact_number(12345678), "12345678");
+  EXPECT_EQ(dtbench::analysis::exact_number(0.1 + 0.2), "0.30000000000000004");
+  EXPECT_EQ(dtbench::analysis::exact_number(std::nan("")), "nan");
 
   // The steady-state throughput; a run without one (tree, 1 node) gives no value rather than a zero.
   TextTable steady = campaign_table(c, {{}, {"steady_throughput"}}, Format::md);
