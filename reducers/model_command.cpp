@@ -140,13 +140,17 @@ Json print_batch_split(const ModelCliOptions& cli, const std::string& network, d
     std::printf("# within nodes of %d: %s, alpha %.3f us, beta %.5f ns/B (%.3f GB/s); %s joins the node leaders\n",
                 in.options.ranks_per_node, cli.intra_network.c_str(), in.intra_link->alpha * 1e6,
                 in.intra_link->beta * 1e9, 1e-9 / in.intra_link->beta, network.c_str());
-  std::printf("# %8s %10s %14s %14s %14s %8s\n", "nodes", "per node", "compute (us)", "backward (us)", "comm (us)",
-              "hidden");
+  // The seeds' "nodes" are the data-parallel workers; within nodes of several ranks (hierarchical) each row counts
+  // ranks, and "nodes" under "within nodes of 8" read as 1024 machines (a hunt).
+  const bool ranks = in.intra_link.has_value();
+  std::printf("# %8s %10s %14s %14s %14s %8s\n", ranks ? "ranks" : "nodes", ranks ? "per rank" : "per node",
+              "compute (us)", "backward (us)", "comm (us)", "hidden");
   for (const auto& r : bs.rows)
     std::printf("  %8d %10d %14.1f %14.1f %14.1f %8s\n", r.nodes, r.per_node, r.compute_s * 1e6, r.window_s * 1e6,
                 r.comm_s * 1e6, r.hidden ? "yes" : "no");
   if (bs.crossover_per_node > 0)
-    std::printf("# crossover: %d images per node (%d nodes)", bs.crossover_per_node, cli.batch / bs.crossover_per_node);
+    std::printf(ranks ? "# crossover: %d images per rank (%d ranks)" : "# crossover: %d images per node (%d nodes)",
+                bs.crossover_per_node, cli.batch / bs.crossover_per_node);
   else
     std::printf("# crossover: none (no split hides the allreduce)");
   if (cli.batch == 1024)
