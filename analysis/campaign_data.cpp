@@ -239,8 +239,14 @@ CampaignData from_records(const fs::path& path) {
     files.push_back(path);
     add(path);
   }
-  if (runs.empty() && unreadable_runs.empty())
+  if (runs.empty() && unreadable_runs.empty()) {
+    // A campaign's own index given as the file: its folder is what the table reads ("no campaign.json here" was said
+    // of campaign.json itself; a hunt).
+    if (path.filename() == "campaign.json")
+      throw BadInput(path.string() + ": a campaign's index, not a run record: give its folder, " +
+                     (path.has_parent_path() ? path.parent_path().string() : std::string(".")));
     throw BadInput(path.string() + ": no campaign.json and no run records here");
+  }
   std::vector<std::pair<std::string, fs::path>> read;
   for (const auto& f : files) {
     read.emplace_back("a JSON file the table reads", f);
