@@ -32,48 +32,49 @@ cd "$work"
 echo '{"name": "rs", "base": {"model": {"arch": "mlp", "hidden": 8}, "data": {"dataset": "synthetic",
  "synthetic": {"train_size": 256, "test_size": 64}}, "batch": {"global": 32}, "duration": {"steps": 6},
  "eval": {"every_steps": 3}, "threads": 1}}' > spec.json
-echo 101 > running
-PATH="$work/bin:$PATH" "$dtbench" sweep spec.json --out camp --submit --wait --poll 0.2 --timeout 60 > wait.log 2>&1 &
-pid=$!
-for _ in $(seq 100); do grep -q '"job_id": *"101"' camp/jobs.json 2>/dev/null && break; sleep 0.1; done
-grep -q '"job_id": *"101"' camp/jobs.json || { echo "FAIL: job 101 not listed"; cat wait.log; exit 1; }
-# Job 101 runs and is cancelled at step 3: the ranks checkpoint and write a preempted record; then it leaves the queue.
-rc=0
-SLURM_JOB_ID=101 "$dtbench" train camp/configs/p0-s1.json --resume --inject-fault sigusr1@3 > train.log 2>&1 || rc=$?
-[ "$rc" = 3 ] || { echo "FAIL: the run was not preempted (exit $rc)"; cat train.log; exit 1; }
-echo "101|101|N/A|PREEMPTED|None" > ended
-rm running
-rc=0
-wait $pid || rc=$?
-pid=
-cat wait.log
+# wait_through CAMP STATE [train]: `sweep spec.json --out CAMP --submit --wait` in the background, its job (the id
+# the stand-in sbatch gives next) running; with "train", that job is a real `dtbench train` stopped at step 3 (the
+# ranks checkpoint and write a preempted record); then it leaves the queue, squeue -t all saying STATE. Sets `job`
+# and `rc` (the wait's exit code) and shows CAMP.log.
+wait_through() {
+  local camp=$1 state=$2 train=${3:-}
+  job=$(cat next 2>/dev/null || echo 101)
+  echo "$job" > running
+  PATH="$work/bin:$PATH" "$dtbench" sweep spec.json --out "$camp" --submit --wait --poll 0.2 --timeout 60 > "$camp.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do grep -q '"job_id": *"'"$job"'"' "$camp/jobs.json" 2>/dev/null && break; sleep 0.1; done
+  grep -q '"job_id": *"'"$job"'"' "$camp/jobs.json" || { echo "FAIL: job $job not listed"; cat "$camp.log"; exit 1; }
+  if [ -n "$train" ]; then
+    rc=0
+    SLURM_JOB_ID=$job "$dtbench" train "$camp/configs/p0-s1.json" --resume --inject-fault sigusr1@3 > "$camp.train.log" 2>&1 || rc=$?
+    [ "$rc" = 3 ] || { echo "FAIL: the run was not preempted (exit $rc)"; cat "$camp.train.log"; exit 1; }
+  else
+    sleep 0.5
+  fi
+  echo "$job|$job|N/A|$state|None" > ended
+  rm running
+  rc=0
+  wait $pid || rc=$?
+  pid=
+  cat "$camp.log"
+}
+
+# Job 101, preempted by Slurm at step 3.
+wait_through camp PREEMPTED train
 # Job 102 never ran: its run is left preempted (exit 1), submitted once again and not more.
 [ "$rc" = 1 ] || { echo "FAIL: --wait exit $rc, expected 1"; exit 1; }
-[ "$(grep -c "submitting again" wait.log)" = 1 ] || { echo "FAIL: not submitted again exactly once"; exit 1; }
-grep -qF "p0-s1: preempted, not submitted again: its record is not its latest job's (job 102 wrote none)" wait.log ||
+[ "$(grep -c "submitting again" camp.log)" = 1 ] || { echo "FAIL: not submitted again exactly once"; exit 1; }
+grep -qF "p0-s1: preempted, not submitted again: its record is not its latest job's (job 102 wrote none)" camp.log ||
   { echo "FAIL: why the run was left preempted is not said"; exit 1; }
 ids=$(/usr/bin/python3 -c 'import json; print(" ".join(s["job_id"] for s in json.load(open("camp/jobs.json"))["submissions"]))')
 [ "$ids" = "101 102" ] || { echo "FAIL: jobs.json lists $ids, expected 101 102"; exit 1; }
 echo "a run preempted by its own job is submitted again once; the record of an earlier attempt is not enough"
 
 # The same run in a new campaign, its job 103 cancelled by its user at step 3: not submitted again.
-echo 103 > running
-PATH="$work/bin:$PATH" "$dtbench" sweep spec.json --out camp2 --submit --wait --poll 0.2 --timeout 60 > wait2.log 2>&1 &
-pid=$!
-for _ in $(seq 100); do grep -q '"job_id": *"103"' camp2/jobs.json 2>/dev/null && break; sleep 0.1; done
-grep -q '"job_id": *"103"' camp2/jobs.json || { echo "FAIL: job 103 not listed"; cat wait2.log; exit 1; }
-rc=0
-SLURM_JOB_ID=103 "$dtbench" train camp2/configs/p0-s1.json --resume --inject-fault sigusr1@3 > train2.log 2>&1 || rc=$?
-[ "$rc" = 3 ] || { echo "FAIL: the run was not preempted (exit $rc)"; cat train2.log; exit 1; }
-echo "103|103|N/A|CANCELLED|None" > ended
-rm running
-rc=0
-wait $pid || rc=$?
-pid=
-cat wait2.log
+wait_through camp2 CANCELLED train
 [ "$rc" = 1 ] || { echo "FAIL: --wait exit $rc, expected 1"; exit 1; }
-! grep -q "submitting again" wait2.log || { echo "FAIL: a cancelled job's run was submitted again"; exit 1; }
-grep -qF "p0-s1: preempted, not submitted again: its job 103 was cancelled (scancel), not preempted by Slurm" wait2.log ||
+! grep -q "submitting again" camp2.log || { echo "FAIL: a cancelled job's run was submitted again"; exit 1; }
+grep -qF "p0-s1: preempted, not submitted again: its job 103 was cancelled (scancel), not preempted by Slurm" camp2.log ||
   { echo "FAIL: why the run was left preempted is not said"; exit 1; }
 ids=$(/usr/bin/python3 -c 'import json; print(" ".join(s["job_id"] for s in json.load(open("camp2/jobs.json"))["submissions"]))')
 [ "$ids" = "103" ] || { echo "FAIL: jobs.json lists $ids, expected 103"; exit 1; }
@@ -99,20 +100,9 @@ echo "a rerun with an edited spec over a queued job's config: exit 2, nothing wr
 # A job Slurm preempted before its ranks wrote a record (in its set-up lines): no record, but squeue -t all says
 # PREEMPTED. The run is submitted again, once (its next job is forgotten by Slurm here, and wrote nothing: missing).
 # It was left missing, exit 1, without a word of the preemption (a hunt).
-job=$(cat next)  # the id the stand-in sbatch gives next: running before the wait first asks
-echo "$job" > running
-PATH="$work/bin:$PATH" "$dtbench" sweep spec.json --out camp4 --submit --wait --poll 0.2 --timeout 60 > wait4.log 2>&1 &
-pid=$!
-for _ in $(seq 100); do grep -q '"job_id": *"'"$job"'"' camp4/jobs.json 2>/dev/null && break; sleep 0.1; done
-sleep 0.5
-echo "$job|$job|N/A|PREEMPTED|None" > ended
-rm running
-rc=0
-wait $pid || rc=$?
-pid=
-cat wait4.log
+wait_through camp4 PREEMPTED
 [ "$rc" = 1 ] || { echo "FAIL: --wait exit $rc, expected 1"; exit 1; }
-[ "$(grep -c "1 run preempted after its job left the queue: submitting again" wait4.log)" = 1 ] ||
+[ "$(grep -c "1 run preempted after its job left the queue: submitting again" camp4.log)" = 1 ] ||
   { echo "FAIL: the run preempted before its record was not submitted again exactly once"; exit 1; }
 [ "$(/usr/bin/python3 -c 'import json; print(len(json.load(open("camp4/jobs.json"))["submissions"]))')" = 2 ] ||
   { echo "FAIL: jobs.json does not list two jobs"; exit 1; }
