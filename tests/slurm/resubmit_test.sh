@@ -3,7 +3,8 @@
 # (Slurm cancelled it instead of requeueing it), once per attempt that got further; a record of an earlier attempt
 # never does (the new job may have been cancelled while pending, or failed before it trained): a review saw one run
 # submitted 21 times in a second. A job its user cancelled (scancel: Slurm's final state CANCELLED, which squeue
-# -t all tells for MinJobAge) is not submitted again. sbatch and squeue are stand-ins on PATH (sbatch prints ids
+# -t all tells for MinJobAge) is not submitted again; one Slurm preempted before it wrote a record is. A rerun with
+# an edited spec over a queued job's config is refused. sbatch and squeue are stand-ins on PATH (sbatch prints ids
 # 101, 102, ...; squeue shows the job in the file `running` as running until the test removes it, and with -t all
 # the lines of the file `ended`), and "job 101" is a real `dtbench train` preempted at step 3 with
 # SLURM_JOB_ID=101, which its record's provenance names.
