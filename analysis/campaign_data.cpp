@@ -337,18 +337,30 @@ bool key_from_record(const std::string& key) {
 
 namespace {
 
-// A run's global batch from its config where it has no record (missing, or failed before it wrote one):
-// /batch/global, else /batch/per_rank x its ranks; null when neither is a positive integer. Grouped by global_batch,
-// such runs were pooled in a row "-", and each batch's row read "5/5 done" where one of 6 was missing (a hunt).
+// A positive integer at `pointer` of a run's config, else 0 (a config of another shape gives none).
+int64_t config_count(const RunData& run, const char* pointer) {
+  const Json::json_pointer at(pointer);
+  return run.config.is_object() && run.config.contains(at) && run.config[at].is_number_integer()
+             ? std::max<int64_t>(0, run.config[at].get<int64_t>())
+             : 0;
+}
+
+// The data-parallel replicas of a run: its ranks over each replica's model-parallel x pipeline group, as
+// config::replicas counts them (analysis reads configs through core only).
+int64_t config_replicas(const RunData& run) {
+  const int64_t group = std::max<int64_t>(1, config_count(run, "/parallel/model_parallel")) *
+                        std::max<int64_t>(1, config_count(run, "/parallel/pipeline_stages"));
+  return std::max<int64_t>(1, run.ranks / group);
+}
+
+// A run's global batch from its config where it has no record (missing, or failed before it wrote one), as
+// config::global_batch gives it: /batch/global, else /batch/per_rank x its replicas; null when neither is a positive
+// integer. Grouped by global_batch, such runs were pooled in a row "-", and each batch's row read "5/5 done" where
+// one of 6 was missing (a hunt).
 Json config_global_batch(const RunData& run) {
-  const Json* batch = run.config.is_object() && run.config.contains("batch") ? &run.config["batch"] : nullptr;
-  const auto positive = [&](const char* key) -> int64_t {
-    return batch && batch->is_object() && batch->contains(key) && (*batch)[key].is_number_integer()
-               ? std::max<int64_t>(0, (*batch)[key].get<int64_t>())
-               : 0;
-  };
-  if (const int64_t global = positive("global"); global > 0) return global;
-  if (const int64_t per_rank = positive("per_rank"); per_rank > 0 && run.ranks > 0) return per_rank * run.ranks;
+  if (const int64_t global = config_count(run, "/batch/global"); global > 0) return global;
+  if (const int64_t per_rank = config_count(run, "/batch/per_rank"); per_rank > 0 && run.ranks > 0)
+    return per_rank * config_replicas(run);
   return Json();
 }
 
@@ -360,8 +372,9 @@ Json key_value(const RunData& run, const std::string& key) {
   if (key == "global_batch") return run.record ? Json(run.record->global_batch) : config_global_batch(run);
   if (key == "per_rank_batch") {
     if (run.record) return run.record->per_rank_batch;
+    if (const int64_t per_rank = config_count(run, "/batch/per_rank"); per_rank > 0) return per_rank;
     const Json global = config_global_batch(run);
-    return global.is_null() || run.ranks <= 0 ? Json() : Json(global.get<int64_t>() / run.ranks);
+    return global.is_null() || run.ranks <= 0 ? Json() : Json(global.get<int64_t>() / config_replicas(run));
   }
   const Json* node = &run.config;
   std::string path = key;

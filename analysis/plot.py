@@ -145,7 +145,7 @@ def value_of(run, key):
     if key == "status":
         return rec["status"] if rec else ("missing" if run["state"] == "missing" else None)
     if key in ("global_batch", "per_rank_batch"):
-        return rec[key] if rec else None
+        return rec[key] if rec else _config_batch(run, key)
     node, path = run["config"], key
     if key.startswith("slurm."):
         node, path = run["slurm"], key[len("slurm."):]
@@ -154,6 +154,21 @@ def value_of(run, key):
             return None
         node = node[word]
     return node
+
+
+def _config_batch(run, key):
+    """A run's batch from its config where it has no record, as analysis::key_value takes it: /batch/global (or
+    /batch/per_rank) and the data-parallel replicas, ranks over model_parallel x pipeline_stages."""
+    def count(section, name):
+        v = (run["config"] or {}).get(section, {})
+        v = v.get(name) if isinstance(v, dict) else None
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+    replicas = max(1, (run["ranks"] or 0) // (max(1, count("parallel", "model_parallel")) *
+                                              max(1, count("parallel", "pipeline_stages"))))
+    per_rank, glob = count("batch", "per_rank"), count("batch", "global")
+    if key == "per_rank_batch":
+        return per_rank or (glob // replicas if glob else None)
+    return glob or (per_rank * replicas if per_rank else None)
 
 
 def load_all(paths):
