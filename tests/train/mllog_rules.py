@@ -109,8 +109,17 @@ def problems(path, open_benchmark=True):
     # "success" whatever the evaluations said): every epoch_stop ends the epoch_start before it, of the same
     # epoch_num, none starts while one is open and none is open at run_stop; and "success" needs an
     # eval_accuracy in the file at or above the target the file states (dtbench_target_accuracy; 0: none).
-    epoch = None
+    # And an evaluation's epoch_num lies in the epoch open when it is logged ([n, n + 1]), or is the end of the one
+    # just closed: an asynchronous run's, counted by the updates applied, fell a whole epoch outside the epochs logged
+    # by rank 0's own steps (found by a hunt).
+    epoch, closed = None, None
     for e in events:
+        if e["key"] == "eval_accuracy":
+            at = e["metadata"].get("epoch_num")
+            inside = epoch is not None and epoch <= at <= epoch + 1
+            if not inside and not (epoch is None and closed is not None and abs(at - (closed + 1)) < 1e-9):
+                bad.append(f"line {e['line']}: eval_accuracy of epoch {at} outside the epoch logged "
+                           f"({'epoch ' + str(epoch) + ' open' if epoch is not None else 'none open'})")
         if e["key"] == "epoch_start":
             if epoch is not None:
                 bad.append(f"line {e['line']}: epoch_start while epoch {epoch} is open")
@@ -119,7 +128,7 @@ def problems(path, open_benchmark=True):
             if epoch is None or e["metadata"].get("epoch_num") != epoch:
                 bad.append(f"line {e['line']}: epoch_stop of epoch {e['metadata'].get('epoch_num')} without its "
                            f"epoch_start")
-            epoch = None
+            epoch, closed = None, epoch
         elif e["key"] == "run_stop" and epoch is not None:
             bad.append(f"line {e['line']}: run_stop while epoch {epoch} is open")
     target = value.get("dtbench_target_accuracy") or 0

@@ -59,15 +59,28 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
   const double updates_per_epoch = static_cast<double>(cadence.steps_per_epoch * ranks);
   AsyncOutcome out;
   bool stopped = false, diverged = false;
+  // MLLOG's epochs follow the updates applied, as the record and the evaluations' labels count them (version /
+  // updates_per_epoch): by rank 0's own steps, evaluations labelled 1.09 and 1.36 fell inside epoch 0 when the other
+  // workers ran ahead of rank 0 (found by a hunt). The epoch open is that of the last update rank 0 saw applied;
+  // the trainer closes the last one (end_open).
+  const int64_t updates_each_epoch = cadence.steps_per_epoch * ranks;
+  int64_t open_epoch = -1;
+  const auto follow_updates = [&](int64_t updates) {
+    if (!log) return;
+    const int64_t epoch = updates > 0 ? (updates - 1) / updates_each_epoch : 0;
+    if (open_epoch < 0) log->start(mllog::kEpochStart, nullptr, {{mllog::kEpochNum, open_epoch = 0}});
+    while (open_epoch < epoch) {
+      log->end(mllog::kEpochStop, nullptr, {{mllog::kEpochNum, open_epoch}});
+      log->start(mllog::kEpochStart, nullptr, {{mllog::kEpochNum, ++open_epoch}});
+    }
+  };
+  follow_updates(0);
   for (int64_t step = 0; step < total_steps; ++step) {
     if (received_stop_signal()) {
       stopped = true;
       worker.leave(/*stop_all=*/true);  // the servers answer every other worker's next push with "finished"
       break;
     }
-    const int64_t epoch = cadence.epoch_of(step);
-    // Epoch events follow rank 0's worker: other workers may be a little ahead or behind.
-    if (log && cadence.starts_epoch(step)) log->start(mllog::kEpochStart, nullptr, {{mllog::kEpochNum, epoch}});
     StepTiming t;
     Stopwatch total, phase;
     trace::Sequence seq(step + 1);  // the worker's phases on the trace (nothing when tracing is off)
@@ -101,7 +114,7 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     }
     const int64_t done = step + 1;
     if (fault) fault->after_step(done, world.rank());
-    if (log && cadence.ends_epoch(done)) log->end(mllog::kEpochStop, nullptr, {{mllog::kEpochNum, epoch}});
+    follow_updates(version);
     if (world.root() && cadence.evaluates_after(done)) {
       evaluate(version / ranks, static_cast<double>(version) / updates_per_epoch);
       if (stop_at_target && st.tta) server->request_finish();  // server 0: the workers stop at their next push
