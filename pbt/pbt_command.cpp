@@ -306,7 +306,9 @@ void train_here(const pbt::Spec& spec, const fs::path& dir, int64_t i, int64_t e
 }
 
 // Polls the queue until none of `waiting`'s latest jobs is in it, printing the count of each job state as it
-// changes. Returns the ended jobs Slurm still remembers (slurm::query_queue), as the last poll saw them.
+// changes. Returns the ended jobs with their final states, as every poll saw them (slurm::query_queue): Slurm
+// remembers one for MinJobAge only, and a member cancelled early was gone from the last poll's list when the others
+// ran longer (a review).
 std::vector<slurm::ActiveJob> wait_for_jobs(const Args& a, int64_t i, const std::vector<std::string>& waiting,
                                             const std::map<std::string, slurm::Submission>& latest) {
   if (waiting.empty()) return {};
@@ -315,16 +317,23 @@ std::vector<slurm::ActiveJob> wait_for_jobs(const Args& a, int64_t i, const std:
   std::fflush(stdout);
   Stopwatch sw;
   std::string last;
+  std::map<std::string, slurm::ActiveJob> seen_ended;  // by job id (an array task's own)
+  const auto ended_so_far = [&] {
+    std::vector<slurm::ActiveJob> v;
+    for (const auto& [id, j] : seen_ended) v.push_back(j);
+    return v;
+  };
   for (;;) {
     // Asked again while squeue fails, but not past --timeout (as the sweep's wait).
     std::vector<slurm::ActiveJob> ended;
     const std::vector<slurm::ActiveJob> active =
         slurm::query_queue(slurm::queue_patience(a.timeout_seconds, sw.seconds()), &std::cout, &ended);
+    for (const slurm::ActiveJob& j : ended) seen_ended[j.job_id] = j;
     std::map<std::string, int> states;
     size_t live = 0;
     for (const std::string& run : waiting)
       if (const slurm::ActiveJob* j = slurm::find_job(latest.at(run), active)) states[slurm::shown_state(*j)]++, ++live;
-    if (live == 0) return ended;
+    if (live == 0) return ended_so_far();
     std::string line;
     for (const auto& [state, n] : states) line += (line.empty() ? "" : ", ") + std::to_string(n) + " " + state;
     if (line != last) {
@@ -437,10 +446,19 @@ void train_on_slurm(const Args& a, const pbt::Spec& spec, const fs::path& dir, i
       const std::string run = pbt::run_name(m, i);
       const int64_t steps = latest.count(run) ? slurm::steps_by_latest_job(r.record, latest.at(run)) : -1;
       const slurm::ActiveJob* gone = latest.count(run) ? slurm::find_job(latest.at(run), ended) : nullptr;
-      if (cancelled.count(m) || (gone && gone->state == "CANCELLED" && ended_preempted(r))) {
+      // Cancelled whether or not the member wrote a record (pending, or in its set-up): a failure then, replaced.
+      if (cancelled.count(m) || (gone && gone->state == "CANCELLED")) {
         if (cancelled.emplace(m, latest.at(run).job_id).second)
           std::printf("member %d: preempted, not submitted again: its job %s was cancelled (scancel), not preempted "
                       "by Slurm\n", m, latest.at(run).job_id.c_str());
+        continue;
+      }
+      // Preempted by Slurm before it wrote a record (its set-up, MPI's start-up): submitted again as it was, as the
+      // sweep's --wait does; its next job is another submission, so this preemption is read once.
+      if (resumes[size_t(m)] < kMaxSlurmResumes && gone && gone->state == "PREEMPTED" && steps < 0) {
+        ++resumes[size_t(m)];
+        std::printf("member %d: its job was preempted before it wrote a record; submitting it again\n", m);
+        to_submit.push_back(m);
         continue;
       }
       if (resumes[size_t(m)] < kMaxSlurmResumes && ended_preempted(r) && steps > steps_before[size_t(m)]) {

@@ -328,21 +328,20 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
       for (Item& it : again) {
         const std::string& run = it.run->name;
         const auto s = latest.find(run);
-        bool resubmit = it.state == RunState::preempted && s != latest.end() && !find_job(s->second, active) &&
-                        resubmitted[run] < kResubmissions;
+        const bool gone_from_queue = s != latest.end() && !find_job(s->second, active);
+        const ActiveJob* gone = gone_from_queue ? find_job(s->second, ended) : nullptr;
         // A job Slurm preempted before its ranks wrote a record (in its set-up lines, MPI's start-up, the data's
-        // load): no record says preempted, Slurm's final state does; the run was left missing, exit 1 (a hunt). It
-        // starts again; its next job is another submission, so this one's state is not read twice.
-        if (it.state == RunState::missing && s != latest.end() && !find_job(s->second, active) &&
-            resubmitted[run] < kResubmissions) {
-          const ActiveJob* gone = find_job(s->second, ended);
-          if (gone && gone->state == "PREEMPTED") {
-            ++resubmitted[run], ++n;
-            continue;
-          }
+        // load): no record of that job says preempted, Slurm's final state does; the run was left missing, or
+        // preempted by an earlier job's record, exit 1 (a hunt, a review). It is submitted again (from the earlier
+        // job's checkpoint where there is one); its next job is another submission, so this state is read once.
+        if (gone && gone->state == "PREEMPTED" && resubmitted[run] < kResubmissions &&
+            (it.state == RunState::missing ||
+             (it.state == RunState::preempted && steps_by_latest_job(record_path(l, *it.run), s->second) < 0))) {
+          ++resubmitted[run], ++n;
+          continue;
         }
+        bool resubmit = it.state == RunState::preempted && gone_from_queue && resubmitted[run] < kResubmissions;
         if (resubmit) {
-          const ActiveJob* gone = find_job(s->second, ended);
           if (gone && gone->state == "CANCELLED") cancelled.insert(run);
           resubmit = !cancelled.count(run);
           if (!resubmit && said.insert(run).second)

@@ -20,6 +20,7 @@ cat > "$work/bin/sbatch" <<EOS
 [ "\$1" = --test-only ] && exit 0
 n=\$(cat "$work/next" 2>/dev/null || echo 101)
 echo \$((n + 1)) > "$work/next"
+[ -e "$work/autorun" ] && echo "\$n" > "$work/running"  # the new job runs at once
 echo "\$n"
 EOS
 cat > "$work/bin/squeue" <<EOS
@@ -108,3 +109,33 @@ wait_through camp4 PREEMPTED
 [ "$(/usr/bin/python3 -c 'import json; print(len(json.load(open("camp4/jobs.json"))["submissions"]))')" = 2 ] ||
   { echo "FAIL: jobs.json does not list two jobs"; exit 1; }
 echo "a run whose job Slurm preempted before it wrote a record is submitted again once"
+
+# A run preempted with a record (job X), submitted again (job Y), and Y preempted before it wrote one: submitted
+# again, from X's checkpoint. It was left preempted, "its record is not its latest job's" (a review).
+listed() { for _ in $(seq 100); do grep -q '"job_id": *"'"$1"'"' camp5/jobs.json 2>/dev/null && return; sleep 0.1; done; echo "FAIL: job $1 not listed"; exit 1; }
+x=$(cat next)
+y=$((x + 1)) z=$((x + 2))
+echo "$x" > running
+touch autorun
+PATH="$work/bin:$PATH" "$dtbench" sweep spec.json --out camp5 --submit --wait --poll 0.2 --timeout 60 > camp5.log 2>&1 &
+pid=$!
+listed "$x"
+rc=0
+SLURM_JOB_ID=$x "$dtbench" train camp5/configs/p0-s1.json --resume --inject-fault sigusr1@3 > camp5.train.log 2>&1 || rc=$?
+[ "$rc" = 3 ] || { echo "FAIL: the run was not preempted (exit $rc)"; cat camp5.train.log; exit 1; }
+echo "$x|$x|N/A|PREEMPTED|None" > ended
+rm running  # X leaves the queue: Y is submitted and runs
+listed "$y"
+printf '%s|%s|N/A|PREEMPTED|None\n%s|%s|N/A|PREEMPTED|None\n' "$x" "$x" "$y" "$y" > ended
+rm running  # Y leaves the queue preempted, without a record of its own: Z is submitted
+listed "$z"
+rm -f autorun running  # Z is forgotten and wrote nothing
+rc=0
+wait $pid || rc=$?
+pid=
+cat camp5.log
+[ "$rc" = 1 ] || { echo "FAIL: --wait exit $rc, expected 1"; exit 1; }
+[ "$(grep -c "submitting again" camp5.log)" = 2 ] || { echo "FAIL: not submitted again after each preemption"; exit 1; }
+grep -qF "p0-s1: preempted, not submitted again: its record is not its latest job's (job $z wrote none)" camp5.log ||
+  { echo "FAIL: why the run was left preempted is not said"; exit 1; }
+echo "a run whose second job Slurm preempted before it wrote a record is submitted again"
