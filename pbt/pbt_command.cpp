@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -147,8 +148,12 @@ MemberRun prepare_member(const pbt::Spec& spec, const fs::path& dir, int m, int6
 // a sweep's runs must (slurm::record_state): a record the spec did not make (written by hand, or by a dtbench whose
 // config has keys this one resolves otherwise) would otherwise be taken as this member's result. All are checked
 // before any member trains, so that a mismatch is exit 2 with nothing written (a failed record is trained again).
-void check_earlier_records(const pbt::Spec& spec, const fs::path& dir, int64_t interval, const std::vector<Plan>& plans) {
+// `queued`: the runs whose Slurm job an earlier pbt --submit left in the queue; their own checkpoint may be being
+// written by that job, so it is not read (a review: a header naming files just replaced read as damaged).
+void check_earlier_records(const pbt::Spec& spec, const fs::path& dir, int64_t interval, const std::vector<Plan>& plans,
+                           const std::set<std::string>& queued) {
   const fs::path runs = dir / "runs";
+  std::set<fs::path> verified;  // each checkpoint read once, however many members continue from it
   for (int m = 0; m < spec.population; ++m) {
     if (plans[size_t(m)].diverged) continue;
     const std::string run = pbt::run_name(m, interval);
@@ -172,14 +177,15 @@ void check_earlier_records(const pbt::Spec& spec, const fs::path& dir, int64_t i
                        "or use another --out");
       // And whole: a damaged one failed the member, which was replaced, exit 0 (a hunt).
       try {
-        verify_checkpoint(ckpt);
+        if (verified.insert(ckpt).second) verify_checkpoint(ckpt);
       } catch (const BadInput& e) {
         throw BadInput(std::string(e.what()) + " (" + member + " continues from it); restore it, or use another --out");
       }
     }
     // A preempted attempt resumes from its own checkpoint, which must be whole too.
     const fs::path own = beside_record(record, ".ckpt");
-    if (f.record && f.record->status == RunStatus::preempted && input_exists(own / "header.json", "member's checkpoint header"))
+    if (f.record && f.record->status == RunStatus::preempted && !queued.count(run) &&
+        input_exists(own / "header.json", "member's checkpoint header"))
       try {
         verify_checkpoint(own);
       } catch (const BadInput& e) {
@@ -565,8 +571,17 @@ int run_pbt(const Args& a) {
                    "this machine without --submit)");
   std::vector<Plan> plans = l.intervals.empty() ? first_plans(spec) : next_plans(l);
   // Only the first interval this process trains can find records of an earlier one (the later ones' are its own).
-  if (static_cast<int64_t>(l.intervals.size()) < spec.intervals())
-    check_earlier_records(spec, dir, static_cast<int64_t>(l.intervals.size()), plans);
+  if (static_cast<int64_t>(l.intervals.size()) < spec.intervals()) {
+    std::set<std::string> queued;
+    if (a.submit && !a.dry_run) {
+      const auto latest = slurm::latest_submissions(dir / "jobs.json");
+      const std::vector<slurm::ActiveJob> active =
+          latest.empty() ? std::vector<slurm::ActiveJob>{} : slurm::query_queue(slurm::kQueuePatienceSeconds, &std::cout);
+      for (const auto& [run, s] : latest)
+        if (slurm::find_job(s, active)) queued.insert(run);
+    }
+    check_earlier_records(spec, dir, static_cast<int64_t>(l.intervals.size()), plans, queued);
+  }
 
   const std::string where = a.submit ? "Slurm jobs of " + std::to_string(spec.ranks) + " rank" + (spec.ranks == 1 ? "" : "s")
                                      : std::to_string(spec.concurrency) + " at a time here, " + std::to_string(spec.ranks) +

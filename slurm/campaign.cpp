@@ -14,6 +14,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <tuple>
@@ -482,7 +483,10 @@ std::vector<SbatchLineOption> sbatch_line_options(const std::string& words) {
       "mem-bind", "mem-per-cpu", "mem-per-gpu", "network", "no-kill", "no-requeue", "nodes", "ntasks",
       "ntasks-per-node", "open-mode", "output", "overcommit", "partition", "power", "profile", "qos", "requeue",
       "reservation", "signal", "spread-job", "switches", "thread-spec", "threads-per-core", "time", "use-min-nodes",
-      "wait", "wait-all-nodes", "wckey"};
+      "wait", "wait-all-nodes", "wckey",
+      // and those that change how sbatch behaves rather than the job (owned_sbatch_option refuses some)
+      "bb", "begin", "contiguous", "cpu-freq", "extra-node-info", "help", "hold", "immediate", "nodefile", "nodelist",
+      "oversubscribe", "parsable", "quiet", "test-only", "usage", "verbose", "version"};
   static const std::pair<char, const char*> kShort[] = {
       {'A', "account"}, {'a', "array"},     {'C', "constraint"}, {'c', "cpus-per-task"}, {'D', "chdir"},
       {'d', "dependency"}, {'e', "error"},  {'G', "gpus"},       {'i', "input"},         {'J', "job-name"},
@@ -495,10 +499,37 @@ std::vector<SbatchLineOption> sbatch_line_options(const std::string& words) {
   // The letters that take no argument, which a bundle goes on after; any other ends it (the rest is its argument).
   static const std::string kNoArgument = "HhIkOQsuVvW";
   std::vector<SbatchLineOption> options;
-  std::istringstream in(words);
-  for (std::string word; in >> word;) {
+  // Long options that take no argument (or only one joined by '='): any other takes the next word when it has none.
+  static const std::set<std::string> kNoArgumentLong = {
+      "exclusive", "hold", "requeue", "no-requeue", "overcommit", "oversubscribe", "test-only", "usage", "version",
+      "help", "verbose", "quiet", "wait", "spread-job", "use-min-nodes", "no-kill", "contiguous", "get-user-env",
+      "ignore-pbs", "parsable", "propagate", "reboot", "immediate"};
+  // The words as sbatch splits an #SBATCH line: at blanks outside double quotes, which it removes, a backslash
+  // keeping the next character (sbatch_quote writes values so): "--comment=\"sweep -N 2\"" is one option (a review).
+  std::vector<std::string> list;
+  {
+    std::string word;
+    bool quoted = false, any = false;
+    for (size_t i = 0; i < words.size(); ++i) {
+      const char c = words[i];
+      if (c == '\\' && i + 1 < words.size()) {
+        word += words[++i], any = true;
+      } else if (c == '"') {
+        quoted = !quoted, any = true;
+      } else if (!quoted && (c == ' ' || c == '\t')) {
+        if (any) list.push_back(word);
+        word.clear(), any = false;
+      } else {
+        word += c, any = true;
+      }
+    }
+    if (any) list.push_back(word);
+  }
+  for (size_t w = 0; w < list.size(); ++w) {
+    const std::string& word = list[w];
     if (word.rfind("--", 0) == 0) {
-      const std::string given = word.substr(2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2);
+      const size_t eq = word.find('=');
+      const std::string given = word.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
       std::string found;
       for (const char* name : kLong) {
         if (given == name) {
@@ -507,7 +538,10 @@ std::vector<SbatchLineOption> sbatch_line_options(const std::string& words) {
         }
         if (!given.empty() && std::string(name).rfind(given, 0) == 0) found = found.empty() ? name : "?";
       }
-      if (!given.empty()) options.push_back({found == "?" || found.empty() ? given : found, "--" + given});
+      const std::string name = found == "?" || found.empty() ? given : found;
+      if (!given.empty()) options.push_back({name, "--" + given});
+      // "--comment -t": the word after an option of kLong that takes an argument is that argument (getopt's).
+      if (eq == std::string::npos && found != "?" && !found.empty() && !kNoArgumentLong.count(found)) ++w;
       continue;
     }
     if (word.size() < 2 || word[0] != '-') continue;  // an option's argument
@@ -516,7 +550,10 @@ std::vector<SbatchLineOption> sbatch_line_options(const std::string& words) {
       for (const auto& [letter, long_name] : kShort)
         if (word[i] == letter) name = long_name;
       options.push_back({name.empty() ? std::string(1, word[i]) : name, std::string("-") + word[i]});
-      if (kNoArgument.find(word[i]) == std::string::npos) break;
+      if (kNoArgument.find(word[i]) == std::string::npos) {
+        if (i + 1 == word.size() && !name.empty()) ++w;  // "-J -N": the next word is -J's argument
+        break;
+      }
     }
   }
   return options;

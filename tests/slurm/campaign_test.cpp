@@ -544,7 +544,10 @@ TEST(Campaign, SbatchLinesAreReadAsSbatchReadsThem) {
     return n;
   };
   EXPECT_EQ(names("--exclusive --nodes=2"), (std::vector<std::string>{"exclusive/--exclusive", "nodes/--nodes"}));
-  EXPECT_EQ(names("-HN3 --comment -t"), (std::vector<std::string>{"hold/-H", "nodes/-N", "comment/--comment", "time/-t"}));
+  // An option's argument in the next word is no option ("--comment -t", "-J -N"), nor a quoted one (a review).
+  EXPECT_EQ(names("-HN3 --comment -t"), (std::vector<std::string>{"hold/-H", "nodes/-N", "comment/--comment"}));
+  EXPECT_EQ(names("-J -N --exclusive -t 5"), (std::vector<std::string>{"job-name/-J", "exclusive/--exclusive", "time/-t"}));
+  EXPECT_EQ(names("--comment=\"sweep -N 2\" --job-name=a\\ -p"), (std::vector<std::string>{"comment/--comment", "job-name/--job-name"}));
   EXPECT_EQ(names("-Cgpu\t--tim=5"), (std::vector<std::string>{"constraint/-C", "time/--tim"}));
   EXPECT_EQ(names("x y"), std::vector<std::string>{});
   for (const char* v : {"SBATCH_EXCLUSIVE=1", "SBATCH_TIMELIMIT=5", "SBATCH_CPU_FREQ_REQ=Low", "SBATCH_BURST_BUFFER=x"})

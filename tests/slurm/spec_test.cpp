@@ -131,7 +131,8 @@ TEST(Spec, ErrorsNameTheKey) {
               0u)
         << line;
   for (const char* line : {"--exclusive", "--hold", "--constraint=skylake", "--mem=4G", "--ntasks-per-core=1", "-C gpu",
-                           "-Cgpu", "--comment=-N3", "-H --exclusive", "--mem 4G",
+                           "-Cgpu", "--comment=-N3", "-H --exclusive", "--mem 4G", "--comment=\"sweep -N 2\"",
+                           "--comment -t",
                            "--gres=nvme:1", "--gres-flags=enforce-binding", "--time-min=5", "--tmp=10G", "--nodelist=n1",
                            "--wait-all-nodes=1"})
     EXPECT_EQ(error_of(with(minimal(), "slurm", {{"sbatch", {line}}})), "(no error)") << line;
