@@ -313,7 +313,7 @@ std::vector<std::string> squeue_argv(const std::string& format, bool ended_too) 
 
 bool is_final_state(const std::string& state) {
   static const char* const kFinal[] = {"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "PREEMPTED",
-                                       "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"};
+                                       "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED"};
   for (const char* f : kFinal)
     if (state == f) return true;
   return false;

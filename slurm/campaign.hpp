@@ -88,7 +88,8 @@ struct ActiveJob {
 std::vector<ActiveJob> parse_squeue(const std::string& text);
 
 // Whether `state` (squeue's %T) is one a job ends in: COMPLETED, CANCELLED, FAILED, TIMEOUT, PREEMPTED, NODE_FAIL,
-// BOOT_FAIL, DEADLINE, OUT_OF_MEMORY (slurm.h's base states from JOB_COMPLETE). Any other, one this list does not
+// BOOT_FAIL, DEADLINE, OUT_OF_MEMORY (slurm.h's base states from JOB_COMPLETE), and REVOKED (a federation's sibling
+// job, whose cluster ran another copy). Any other, one this list does not
 // know included, is a job still in the queue (pending, running, completing, suspended, requeued...).
 bool is_final_state(const std::string& state);
 

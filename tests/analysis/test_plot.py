@@ -31,7 +31,7 @@ def check(cond, what):
 
 
 # --- The fit: exact data from S(B) = 1000 (1 + 512 / B) must give the parameters back to 1e-4 (a closed form:
-# only rounding remains); data with +-5% multiplicative noise within 15%; steps growing with B have no fit.
+# only rounding remains); data with +-5% multiplicative noise within 15%; steps growing with B fit on B_crit = 0.
 bs = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 exact = [1000 * (1 + 512 / b) for b in bs]
 smin, bcrit, rms = plot.fit_critical_batch(bs, exact)

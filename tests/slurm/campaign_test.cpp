@@ -446,7 +446,7 @@ TEST(Campaign, TheQueueIsAskedWholeAndAgainAfterAFailure) {
 // A state the list does not know stays in the queue: waiting on it is safe, taking it for ended is not.
 TEST(Campaign, EndedJobsAreToldFromTheQueueWithTheirFinalState) {
   for (const char* s : {"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "PREEMPTED", "NODE_FAIL", "BOOT_FAIL",
-                        "DEADLINE", "OUT_OF_MEMORY"})
+                        "DEADLINE", "OUT_OF_MEMORY", "REVOKED"})
     EXPECT_TRUE(is_final_state(s)) << s;
   for (const char* s : {"PENDING", "RUNNING", "COMPLETING", "SUSPENDED", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD",
                         "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "SPECIAL_EXIT", "", "cancelled"})
