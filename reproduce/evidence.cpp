@@ -4,7 +4,6 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -122,21 +121,24 @@ std::vector<float> saved_parameters(const analysis::RunData& run, std::string& p
     problem = file.string() + ": missing, not a regular file, or not " + std::to_string(floats) + " floats";
     return {};
   }
-  std::string bytes(static_cast<size_t>(size), '\0');
+  // Read once, whole (the CRC covers the buffers after the parameters), into the floats it holds.
+  std::vector<float> v(floats);
   std::ifstream in(file, std::ios::binary);
-  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
+  if (!in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(size))) {
     problem = file.string() + ": cannot read";
     return {};
   }
   // The file the run wrote, by its CRC-32 where the record keeps one (records from before it do not): another
   // run's file of the same shape copied over it was compared, and claim a flipped (found by a hunt).
-  if (w.contains("crc32") && (!w["crc32"].is_string() || w["crc32"].get<std::string>() != crc32_hex(bytes))) {
-    problem = file.string() + ": its CRC-32 is " + crc32_hex(bytes) + ", the record's /extra/weights/crc32 " +
-              config::shown(w["crc32"]) + ": not the file this run wrote";
-    return {};
+  if (w.contains("crc32")) {
+    const std::string crc = crc32_hex(crc32_of(reinterpret_cast<const char*>(v.data()), static_cast<size_t>(size)));
+    if (!w["crc32"].is_string() || w["crc32"].get<std::string>() != crc) {
+      problem = file.string() + ": its CRC-32 is " + crc + ", the record's /extra/weights/crc32 " +
+                config::shown(w["crc32"]) + ": not the file this run wrote";
+      return {};
+    }
   }
-  std::vector<float> v(params);
-  std::memcpy(v.data(), bytes.data(), params * sizeof(float));
+  v.resize(params);  // the parameters, which the claims compare
   // A finished run's weights are finite (a run whose weights are not ends as diverged): NaN or inf here is a damaged
   // file, which no difference may be computed from (std::max skips NaN: a NaN file compared as equal).
   for (size_t i = 0; i < v.size(); ++i)
