@@ -34,26 +34,27 @@ void check_experiments(const Json& c, const std::vector<Experiment>& experiments
   const Experiment& e = named_experiment(c, experiments, where, "sweep", "allreduce");
   const int64_t S = c["size_bytes"].get<int64_t>();
   const std::string of = " of allreduce experiment \"" + e.name + "\"";
-  for (const int n : e.ranks) {
+  for (const int n : e.ranks)
     if (S % (4 * int64_t{n}) != 0)
       throw BadInput(where + "/size_bytes: " + std::to_string(S) + " bytes do not split into " + std::to_string(n) +
                      " equal chunks of whole floats (N = " + std::to_string(n) + of + "); the ring's 2 (N-1)/N S is "
                      "exact only then: give a multiple of 4 N for every N");
-    const AllreduceOptions o = check_allreduce_args(e.args, e.transport, n, false);
-    const std::vector<size_t> sizes = sweep_sizes(o.min_bytes, o.max_bytes, o.step_factor);
-    if (std::find(sizes.begin(), sizes.end(), static_cast<size_t>(S)) == sizes.end())
-      throw BadInput(where + "/size_bytes: " + std::to_string(S) + " bytes is not a size the sweep" + of +
-                     " times (its -b, -e and -f give " + std::to_string(sizes.size()) + " sizes from " +
-                     std::to_string(sizes.front()) + " to " + std::to_string(sizes.back()) + " bytes)");
-    for (const char* name : {"ring", "parameter_server"})
-      if (std::find(o.reducers.begin(), o.reducers.end(), name) == o.reducers.end())
-        throw BadInput(where + "/sweep: allreduce experiment \"" + e.name + "\" does not run the " + name +
-                       " reducer, which the criterion compares");
-    if (o.reducer_options.servers != 1)
-      throw BadInput(where + "/sweep: allreduce experiment \"" + e.name + "\" shards the parameter server over " +
-                     std::to_string(o.reducer_options.servers) + " servers; the criterion's (N-1) S at the server "
-                     "is one server's");
-  }
+  // The sizes, reducers and servers the arguments give are the same at every N (parse_experiment checked them at
+  // each): read once.
+  const AllreduceOptions o = check_allreduce_args(e.args, e.transport, e.ranks.front(), false);
+  const std::vector<size_t> sizes = sweep_sizes(o.min_bytes, o.max_bytes, o.step_factor);
+  if (std::find(sizes.begin(), sizes.end(), static_cast<size_t>(S)) == sizes.end())
+    throw BadInput(where + "/size_bytes: " + std::to_string(S) + " bytes is not a size the sweep" + of +
+                   " times (its -b, -e and -f give " + std::to_string(sizes.size()) + " sizes from " +
+                   std::to_string(sizes.front()) + " to " + std::to_string(sizes.back()) + " bytes)");
+  for (const char* name : {"ring", "parameter_server"})
+    if (std::find(o.reducers.begin(), o.reducers.end(), name) == o.reducers.end())
+      throw BadInput(where + "/sweep: allreduce experiment \"" + e.name + "\" does not run the " + name +
+                     " reducer, which the criterion compares");
+  if (o.reducer_options.servers != 1)
+    throw BadInput(where + "/sweep: allreduce experiment \"" + e.name + "\" shards the parameter server over " +
+                   std::to_string(o.reducer_options.servers) + " servers; the criterion's (N-1) S at the server "
+                   "is one server's");
 }
 
 // A row's per-rank byte counts (traffic/KEY): a list of whole numbers >= 0, one per rank of the file's `ranks`.
