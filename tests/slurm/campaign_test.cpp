@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "core/atomic_file.hpp"
@@ -403,23 +404,35 @@ TEST(Campaign, SbatchJobIdFromWhatSitesPrint) {
   EXPECT_EQ(sbatch_job_id("-1\n"), "");
 }
 
+// A stand-in squeue first on PATH for the object's life (SBATCH_CLUSTERS unset, which would add --clusters): a
+// folder of its own holding the script `text(folder)` returns.
+struct StandInSqueue {
+  fs::path dir;
+  std::string path = std::getenv("PATH");
+  StandInSqueue(const std::string& name, const std::function<std::string(const fs::path&)>& text)
+      : dir(fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::ofstream(dir / "squeue") << text(dir);
+    fs::permissions(dir / "squeue", fs::perms::owner_all);
+    setenv("PATH", (dir.string() + ":" + path).c_str(), 1);
+    unsetenv("SBATCH_CLUSTERS");
+  }
+  ~StandInSqueue() {
+    setenv("PATH", path.c_str(), 1);
+    fs::remove_all(dir);
+  }
+};
+
 // squeue as the queue is asked: every user and partition, array task lists whole (SLURM_BITSTR_LEN=0), and asked
 // again while it fails within the patience (a stand-in squeue on PATH that fails twice, then prints what it was given).
 TEST(Campaign, TheQueueIsAskedWholeAndAgainAfterAFailure) {
-  const fs::path dir = fs::temp_directory_path() / ("dtbench-squeue-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  {
-    std::ofstream s(dir / "squeue");
-    s << "#!/bin/sh\nn=$(cat " << (dir / "calls").string() << " 2>/dev/null || echo 0)\n"
-      << "echo $((n + 1)) > " << (dir / "calls").string() << "\n"
-      << "[ \"$n\" -lt 2 ] && { echo 'slurm_load_jobs error: Socket timed out on send/recv operation' >&2; exit 1; }\n"
-      << "echo \"7|7|$SLURM_BITSTR_LEN|$(echo \"$*\" | tr '|' ,)|${SQUEUE_STATES:-unset}\"\n";
-  }
-  fs::permissions(dir / "squeue", fs::perms::owner_all);
-  const std::string path = std::getenv("PATH");
-  setenv("PATH", (dir.string() + ":" + path).c_str(), 1);
-  unsetenv("SBATCH_CLUSTERS");
+  StandInSqueue squeue("dtbench-squeue", [](const fs::path& dir) {
+    return "#!/bin/sh\nn=$(cat " + (dir / "calls").string() + " 2>/dev/null || echo 0)\n" +
+           "echo $((n + 1)) > " + (dir / "calls").string() + "\n" +
+           "[ \"$n\" -lt 2 ] && { echo 'slurm_load_jobs error: Socket timed out on send/recv operation' >&2; exit 1; }\n"
+           "echo \"7|7|$SLURM_BITSTR_LEN|$(echo \"$*\" | tr '|' ,)|${SQUEUE_STATES:-unset}\"\n";
+  });
   setenv("SQUEUE_STATES", "RUNNING", 1);  // a user's filter, which would hide the campaign's pending jobs
   try {
     query_queue(0);
@@ -431,14 +444,12 @@ TEST(Campaign, TheQueueIsAskedWholeAndAgainAfterAFailure) {
   const auto jobs = query_queue(60, &log);  // the second call fails, the third answers, after 1 s
   EXPECT_EQ(log.str(), "\n  squeue failed (exit 1): slurm_load_jobs error: Socket timed out on send/recv operation; "
                        "asking again in 1 s\n");
-  setenv("PATH", path.c_str(), 1);
   unsetenv("SQUEUE_STATES");
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].job_id, "7");
   EXPECT_EQ(jobs[0].tasks, (std::vector<int64_t>{0}));  // SLURM_BITSTR_LEN=0 read as the task list
   EXPECT_EQ(jobs[0].state, "-h --all -o %A,%F,%K,%T,%r");
   EXPECT_EQ(jobs[0].reason, "unset");
-  fs::remove_all(dir);
 }
 
 // With `ended`, the queue is asked with `-t all` and split: the jobs still in it, and those that ended with the state
@@ -451,23 +462,14 @@ TEST(Campaign, EndedJobsAreToldFromTheQueueWithTheirFinalState) {
   for (const char* s : {"PENDING", "RUNNING", "COMPLETING", "SUSPENDED", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD",
                         "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "SPECIAL_EXIT", "", "cancelled"})
     EXPECT_FALSE(is_final_state(s)) << s;
-  const fs::path dir = fs::temp_directory_path() / ("dtbench-squeue-ended-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  {
-    std::ofstream s(dir / "squeue");
-    s << "#!/bin/sh\necho '10|10|N/A|RUNNING|None'\necho '12|11|3|PENDING|Priority'\n"
-      << "case \"$*\" in *'-t all'*) echo '9|9|N/A|CANCELLED|None'; echo '13|11|1|PREEMPTED|None';"
-      << " echo '14|14|N/A|NEW_STATE|None' ;; esac\n";
-  }
-  fs::permissions(dir / "squeue", fs::perms::owner_all);
-  const std::string path = std::getenv("PATH");
-  setenv("PATH", (dir.string() + ":" + path).c_str(), 1);
-  unsetenv("SBATCH_CLUSTERS");
+  StandInSqueue squeue("dtbench-squeue-ended", [](const fs::path&) {
+    return "#!/bin/sh\necho '10|10|N/A|RUNNING|None'\necho '12|11|3|PENDING|Priority'\n"
+           "case \"$*\" in *'-t all'*) echo '9|9|N/A|CANCELLED|None'; echo '13|11|1|PREEMPTED|None';"
+           " echo '14|14|N/A|NEW_STATE|None' ;; esac\n";
+  });
   EXPECT_EQ(query_queue(0).size(), 2u);  // asked as before: the queue only
   std::vector<ActiveJob> ended;
   const auto active = query_queue(0, nullptr, &ended);
-  setenv("PATH", path.c_str(), 1);
   ASSERT_EQ(active.size(), 3u);
   ASSERT_EQ(ended.size(), 2u);
   EXPECT_NE(find_job({"r", "10", -1}, active), nullptr);
@@ -477,7 +479,6 @@ TEST(Campaign, EndedJobsAreToldFromTheQueueWithTheirFinalState) {
   EXPECT_EQ(find_job({"r", "11", 1}, ended)->state, "PREEMPTED");  // an array's task, by the array's id and index
   EXPECT_EQ(find_job({"r", "11", 1}, active), nullptr);
   EXPECT_NE(find_job({"r", "11", 3}, active), nullptr);
-  fs::remove_all(dir);
 }
 
 // The user's SBATCH_* variables that would override a line of the job script are left out of sbatch's environment
