@@ -312,6 +312,10 @@ Json campaign_json(const CampaignData& c) {
                       {"ranks", r.ranks},
                       {"config", r.config},
                       {"slurm", r.slurm},
+                      // As --group-by takes them (from the config where there is no record), so that plot.py need
+                      // not work them out again.
+                      {"global_batch", key_value(r, "global_batch")},
+                      {"per_rank_batch", key_value(r, "per_rank_batch")},
                       {"record", r.record ? r.record->to_json() : Json()}});
     points.push_back({{"id", p.id}, {"values", values}, {"runs", runs}});
   }

@@ -129,7 +129,8 @@ def load_runs(path):
     for point in data["points"]:
         for r in point["runs"]:
             runs.append({"record": r["record"], "values": dict(point["values"]), "config": r["config"],
-                         "slurm": r["slurm"], "ranks": r["ranks"], "state": r["state"], "campaign": data["name"]})
+                         "slurm": r["slurm"], "ranks": r["ranks"], "state": r["state"], "campaign": data["name"],
+                         "global_batch": r["global_batch"], "per_rank_batch": r["per_rank_batch"]})
     return runs, data["keys"], data["zip_groups"]
 
 
@@ -145,7 +146,8 @@ def value_of(run, key):
     if key == "status":
         return rec["status"] if rec else ("missing" if run["state"] == "missing" else None)
     if key in ("global_batch", "per_rank_batch"):
-        return rec[key] if rec else _config_batch(run, key)
+        # The table's (key_value: the record's, else the config's); a run made by hand has its record's.
+        return run[key] if key in run else (rec[key] if rec else None)
     node, path = run["config"], key
     if key.startswith("slurm."):
         node, path = run["slurm"], key[len("slurm."):]
@@ -154,21 +156,6 @@ def value_of(run, key):
             return None
         node = node[word]
     return node
-
-
-def _config_batch(run, key):
-    """A run's batch from its config where it has no record, as analysis::key_value takes it: /batch/global (or
-    /batch/per_rank) and the data-parallel replicas, ranks over model_parallel x pipeline_stages."""
-    def count(section, name):
-        v = (run["config"] or {}).get(section, {})
-        v = v.get(name) if isinstance(v, dict) else None
-        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
-    replicas = max(1, (run["ranks"] or 0) // (max(1, count("parallel", "model_parallel")) *
-                                              max(1, count("parallel", "pipeline_stages"))))
-    per_rank, glob = count("batch", "per_rank"), count("batch", "global")
-    if key == "per_rank_batch":
-        return per_rank or (glob // replicas if glob else None)
-    return glob or (per_rank * replicas if per_rank else None)
 
 
 def load_all(paths):

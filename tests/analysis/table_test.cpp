@@ -519,6 +519,10 @@ TEST(CampaignTable, CampaignJsonHoldsEveryRunAsRead) {
   EXPECT_EQ(j["unreadable"], Json(std::vector<std::string>{c.points[0].runs[0].problem}));
   EXPECT_EQ(j["points"][0]["runs"][1]["record"], c.points[0].runs[1].record->to_json());
   EXPECT_EQ(j["points"][3]["runs"][0]["state"], "missing");  // tree/2 nodes: no record, still listed
+  // Each run's batch as --group-by takes it: the record's, else its config's (here the default 128), for plot.py.
+  EXPECT_EQ(j["points"][0]["runs"][1]["global_batch"], 64);
+  EXPECT_EQ(j["points"][3]["runs"][0]["global_batch"], 128);
+  EXPECT_EQ(j["points"][3]["runs"][0]["per_rank_batch"], 64);
 }
 
 TEST(CampaignTable, UnreadableRecordsOutsideACampaignFormARowOfTheirOwn) {
