@@ -94,8 +94,8 @@ int64_t gres_count(const std::string& gres) {
 // "--no-requeue" stopped the checkpointed requeue (found by a hunt). A long name is taken as sbatch's getopt_long
 // takes it, an unambiguous prefix included ("--tim=5"). (--gres: check_slurm_section, only beside /slurm/gres.)
 std::string owned_sbatch_option(const std::string& line) {
-  // An option, the spec's key that gives it ("" when the script needs it as it writes it) and, for two that no key
-  // gives, why the line is refused.
+  // An option, the spec's key that gives it ("" when the script needs it as it writes it) and, for those no key gives
+  // and no script may hold (clusters, wait, test-only, version, usage, help), why the line is refused.
   struct Owned {
     const char* name;
     const char* key;
