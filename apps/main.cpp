@@ -95,6 +95,12 @@ int main(int argc, char** argv) {
     say(std::string("error: unknown command '") + argv[1] + "'; commands:" + names);
     return static_cast<int>(dtbench::ExitCode::bad_input);
   }
+  // CLI11 answers --version as soon as it meets it and drops the rest: `dtbench --version train` printed the version
+  // and exited 0 with the command never run.
+  if (argc > 2 && std::strcmp(argv[1], "--version") == 0) {
+    say(std::string("error: --version takes nothing after it, got '") + argv[2] + "' (dtbench --help lists the commands)");
+    return static_cast<int>(dtbench::ExitCode::bad_input);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
