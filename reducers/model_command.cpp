@@ -422,9 +422,14 @@ void run_model_command(const ModelCliOptions& cli) {
     for (int p : ranks) {
       const std::string& name = entry.first;
       const double t = m.predict(name, p, p, bytes);
-      const double algbw = t > 0 ? bytes / t / 1e9 : 0;
-      std::printf("  %18s %8d %14.1f %11.3f %11.3f\n", name.c_str(), p, t * 1e6, algbw,
-                  algbw * allreduce_bus_factor(p));
+      // One rank reduces nothing: no time, and no bandwidth to speak of (it printed 0.000).
+      if (t <= 0) {
+        std::printf("  %18s %8d %14.1f %11s %11s\n", name.c_str(), p, t * 1e6, "-", "-");
+      } else {
+        const double algbw = bytes / t / 1e9;
+        std::printf("  %18s %8d %14.1f %11.3f %11.3f\n", name.c_str(), p, t * 1e6, algbw,
+                    algbw * allreduce_bus_factor(p));
+      }
       preds.push_back({{"reducer", name}, {"ranks", p}, {"bytes", bytes}, {"time_us", t * 1e6}});
     }
   out["predictions"] = preds;
