@@ -128,7 +128,8 @@ def load_runs(path):
     runs = []
     for point in data["points"]:
         for r in point["runs"]:
-            runs.append({"record": r["record"], "values": dict(point["values"]), "config": r["config"],
+            runs.append({"record": r["record"], "record_path": r["record_path"], "values": dict(point["values"]),
+                         "config": r["config"],
                          "slurm": r["slurm"], "ranks": r["ranks"], "state": r["state"], "campaign": data["name"],
                          "global_batch": r["global_batch"], "per_rank_batch": r["per_rank_batch"]})
     return runs, data["keys"], data["zip_groups"]
@@ -166,8 +167,19 @@ def load_all(paths):
             raise BadInput(f"{p}: given twice (also as {seen[real]}): its runs would count twice")
         seen[real] = p
     runs, keys, zips = [], [], []
+    records = {}  # a record's text -> its file
     for p in paths:
         r, k, z = load_runs(p)
+        # One run, one record, across the folders too, as `dtbench table` refuses within one: a copy of a folder given
+        # beside it counted every run twice in each median.
+        for run in r:
+            if run["record"] is None:
+                continue
+            text = json.dumps(run["record"], sort_keys=True)
+            if text in records:
+                raise BadInput(f"{run['record_path']}: the same record as {records[text]} (run "
+                               f"'{run['record'].get('name')}'); a run is counted once: give one of the copies")
+            records[text] = run["record_path"]
         runs += r
         keys += [x for x in k if x not in keys]
         zips += z

@@ -4,8 +4,8 @@ title, axis labels and legend in the SVG text.
 
 The records are whole (RunRecord's fields): plot.py reads them through `dtbench table --format json`, which
 refuses anything less. Then the contract on bad input: exit 2 and nothing written for input at fault (a --series
-key no run has, a malformed sweep or report, the same folder twice), exit 1 after the figures when a record could
-not be read.
+key no run has, a malformed sweep or report, the same folder twice or a copy of it), exit 1 after the figures when a
+record could not be read.
 
 Usage: /usr/bin/python3 test_plot.py SOURCE_DIR WORK_DIR DTBENCH
 """
@@ -192,8 +192,11 @@ try:
     check(False, "--dtbench /bin/echo: no error")
 except SystemExit as e:
     check(e.code == 2, f"--dtbench /bin/echo: exit {e.code}, expected 2")
+recs_copy = os.path.join(work, "recs-copy")  # a copy of a folder beside it: every run twice (noticed in stop 58)
+shutil.copytree(recs, recs_copy)
 for argv in (["all", recs, "--series", "reducer.nmae", "--out", bad_out],
              ["all", recs, recs, "--out", bad_out],
+             ["all", recs, recs_copy, "--out", bad_out],
              ["all", recs, "--allreduce", bad_sweep, "--out", bad_out],
              ["scaling", os.path.join(work, "no-such-folder"), "--out", bad_out],
              ["claims", bad_report, "--out", bad_out]):
