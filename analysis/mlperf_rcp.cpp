@@ -96,8 +96,9 @@ RcpSet reference_convergence_points(const CampaignData& c) {
   // its batch sizes as along one curve (a zip of batch and target wrote epochs to 0.6 at 256 beside epochs to 0.74 at
   // 512, exit 0; found by a hunt). The first counted run's values, and its point.
   static const char* const kAgreed[] = {"/eval/target_accuracy", "/model/arch", "/data/dataset"};
+  // The errors name the records' files: a point's id ("p3") is the campaign's, and a folder of records has made-up ones.
   std::vector<std::string> agreed;
-  std::string agreed_point;
+  std::string agreed_run, benchmark_run;
   bool any_target = false;
   for (const PointData& p : c.points) {
     std::vector<double> epochs;
@@ -121,20 +122,22 @@ RcpSet reference_convergence_points(const CampaignData& c) {
         ++subset;
         continue;
       }
+      const std::string here = run.record_path.string() + " (point " + p.id + ")";
       const std::string b = mlperf_benchmark(r.config);
       if (!benchmark.empty() && b != benchmark)
-        throw BadInput(p.id + ": benchmark \"" + b + "\", but other runs are \"" + benchmark +
+        throw BadInput(here + ": benchmark \"" + b + "\", but " + benchmark_run + "'s is \"" + benchmark +
                        "\" (one RCP file holds one benchmark)");
+      if (benchmark.empty()) benchmark_run = here;
       benchmark = b;
       std::vector<std::string> values;
       for (const char* key : kAgreed) {
         const Json::json_pointer at(key);
         values.push_back(r.config.contains(at) ? r.config[at].dump() : "none");
       }
-      if (agreed.empty()) agreed = values, agreed_point = p.id;
+      if (agreed.empty()) agreed = values, agreed_run = here;
       for (size_t i = 0; i < values.size(); ++i)
         if (values[i] != agreed[i])
-          throw BadInput(p.id + ": " + kAgreed[i] + " " + values[i] + ", but " + agreed_point + "'s is " + agreed[i] +
+          throw BadInput(here + ": " + kAgreed[i] + " " + values[i] + ", but " + agreed_run + "'s is " + agreed[i] +
                          " (one RCP file holds the epochs to one target of one model on one data set)");
       bs = r.global_batch;
       if (!first) first = &r;

@@ -865,13 +865,17 @@ TEST(MlperfRcp, EpochsToTargetPerGlobalBatch) {
       }
       return what;
     };
+    // Named by their record files and points (they were named by the point ids alone; noticed in stop 58).
     const std::string why = " (one RCP file holds the epochs to one target of one model on one data set)";
-    EXPECT_EQ(refused("/eval/target_accuracy", 0.75), points[1].id + ": /eval/target_accuracy 0.75, but " +
-                                                          points[0].id + "'s is 0.9" + why);
-    EXPECT_EQ(refused("/model/arch", "resnet8"), points[1].id + ": /model/arch \"resnet8\", but " + points[0].id +
+    const auto at = [&](size_t point) {
+      return (dir / "runs" / (points[point].runs[0].name + ".json")).string() + " (point " + points[point].id + ")";
+    };
+    EXPECT_EQ(refused("/eval/target_accuracy", 0.75), at(1) + ": /eval/target_accuracy 0.75, but " + at(0) +
+                                                          "'s is 0.9" + why);
+    EXPECT_EQ(refused("/model/arch", "resnet8"), at(1) + ": /model/arch \"resnet8\", but " + at(0) +
                                                      "'s is \"resnet20\"" + why);
-    EXPECT_EQ(refused("/data/dataset", "cifar10"), points[1].id + ": /data/dataset \"cifar10\", but " +
-                                                       points[0].id + "'s is \"fashion-mnist\"" + why);
+    EXPECT_EQ(refused("/data/dataset", "cifar10"), at(1) + ": /data/dataset \"cifar10\", but " + at(0) +
+                                                       "'s is \"fashion-mnist\"" + why);
     EXPECT_NO_THROW(reference_convergence_points(load_campaign(dir)));  // as it was
   }
 
