@@ -173,7 +173,8 @@ const std::vector<Field>& slurm_fields() {
       {"time", "01:00:00",
        [](const Json& v, const std::string& p) {
          if (!v.is_string() || slurm_time_seconds(v.get<std::string>()) <= 0)
-           fail(p, "expected a Slurm time limit such as \"30\", \"01:30:00\" or \"1-12:00:00\", got " + shown(v));
+           fail(p, "expected a Slurm time limit such as \"30\", \"01:30:00\" or \"1-12:00:00\" (at most "
+                   "24855-03:13:08), got " + shown(v));
          return v;
        }},
       {"partition", "", slurm_partitions},
@@ -302,13 +303,14 @@ int64_t slurm_time_seconds(const std::string& text) {
   std::smatch m;
   if (text.size() > 20 || !std::regex_match(text, m, forms)) return -1;
   auto num = [&](int i) { return m[i].matched ? std::stoll(m[i].str()) : 0LL; };
-  int64_t days = num(1);
-  if (m[1].matched) {  // D-H, D-H:M, D-H:M:S
-    return ((days * 24 + num(2)) * 60 + num(3)) * 60 + num(4);
-  }
-  if (m[4].matched) return (num(2) * 60 + num(3)) * 60 + num(4);  // H:M:S
-  if (m[3].matched) return num(2) * 60 + num(3);                  // M:S
-  return num(2) * 60;                                             // M
+  int64_t seconds = 0;
+  if (m[1].matched) seconds = ((num(1) * 24 + num(2)) * 60 + num(3)) * 60 + num(4);  // D-H, D-H:M, D-H:M:S
+  else if (m[4].matched) seconds = (num(2) * 60 + num(3)) * 60 + num(4);             // H:M:S
+  else if (m[3].matched) seconds = num(2) * 60 + num(3);                             // M:S
+  else seconds = num(2) * 60;                                                        // M
+  // Slurm sums the fields as seconds in an int and rounds up to minutes (parse_time.c, time_str2mins): a longer
+  // limit wraps there, and "999999999" was queued with another limit than the spec gives.
+  return seconds <= kSlurmMaxTimeSeconds ? seconds : -1;
 }
 
 Json slurm_defaults() { return resolve_slurm(nullptr, "/slurm"); }

@@ -98,8 +98,11 @@ void check_launcher_cpus(const Json& slurm, const std::string& pointer);
 // Whether a /slurm/gres value asks for GPUs ("gpu", "gpu:4", "gpu:a100:2").
 bool gres_is_gpu(const std::string& gres);
 
+// The longest time limit Slurm reads right: INT_MAX - 59 seconds, 24855-03:13:08 (it rounds up to minutes in an int).
+inline constexpr int64_t kSlurmMaxTimeSeconds = 2147483647LL - 59;
+
 // Seconds of a Slurm time limit ("MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS");
-// -1 when `text` is not one of these forms.
+// -1 when `text` is not one of these forms or is longer than kSlurmMaxTimeSeconds.
 int64_t slurm_time_seconds(const std::string& text);
 
 }  // namespace dtbench::slurm

@@ -83,7 +83,7 @@ TEST(Spec, ErrorsNameTheKey) {
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"launcher", "ssh"}})),
             "/slurm/launcher: expected one of \"srun\", \"mpirun\", got \"ssh\"");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"time", "1 hour"}})),
-            "/slurm/time: expected a Slurm time limit such as \"30\", \"01:30:00\" or \"1-12:00:00\", got \"1 hour\"");
+            "/slurm/time: expected a Slurm time limit such as \"30\", \"01:30:00\" or \"1-12:00:00\" (at most 24855-03:13:08), got \"1 hour\"");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"time", "00:01:00"}})),
             "/slurm/signal_seconds: 120 s is not shorter than the time limit 00:01:00 (60 s)");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"partition", "gpu; rm -rf /"}})),
@@ -222,12 +222,20 @@ TEST(Spec, TimeLimits) {
   // A field too long for an int64_t was an uncaught std::out_of_range (exit 1); at most 9 digits a field.
   EXPECT_EQ(slurm_time_seconds("99999999999999999999"), -1);
   EXPECT_EQ(slurm_time_seconds("1234567890"), -1);
-  EXPECT_EQ(slurm_time_seconds("999999999-99:99:99"), ((999999999LL * 24 + 99) * 60 + 99) * 60 + 99);
+  // Slurm's own bound: its parser sums the fields as seconds in an int and rounds up to minutes (parse_time.c), so a
+  // longer limit wrapped there (noticed in stop 58: "999999999-99:99:99" was accepted).
+  EXPECT_EQ(slurm_time_seconds("999999999-99:99:99"), -1);
+  EXPECT_EQ(slurm_time_seconds("24855-03:13:08"), 2147483647LL - 59);
+  EXPECT_EQ(slurm_time_seconds("24855-03:13:09"), -1);
+  EXPECT_EQ(slurm_time_seconds("35791393"), 35791393LL * 60);
+  EXPECT_EQ(slurm_time_seconds("35791394"), -1);
+  EXPECT_EQ(slurm_time_seconds("596523:13:08"), 2147483588);
+  EXPECT_EQ(slurm_time_seconds("596523:13:09"), -1);
 }
 
 TEST(Spec, NumbersBeyondTheirRangeNameTheKey) {
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"time", "99999999999999999999"}})),
-            "/slurm/time: expected a Slurm time limit such as \"30\", \"01:30:00\" or \"1-12:00:00\", got "
+            "/slurm/time: expected a Slurm time limit such as \"30\", \"01:30:00\" or \"1-12:00:00\" (at most 24855-03:13:08), got "
             "\"99999999999999999999\"");
   EXPECT_EQ(error_of(with(minimal(), "slurm", {{"gres", "gpu:99999999999999999999"}})),
             "/slurm/gres: expected a generic resource such as \"gpu\", \"gpu:4\" or \"gpu:a100:2\" (a count from 1 to "
@@ -238,8 +246,8 @@ TEST(Spec, NumbersBeyondTheirRangeNameTheKey) {
   EXPECT_EQ(error_of(with(minimal(), "repeats", dtbench::parse_json("99999999999999999999", "x"))),
             "/repeats: expected an integer in [1, 1000], got 1e+20");
   EXPECT_EQ(error_of(with(minimal(), "axes", {{"slurm.time", {"10", "1e999"}}})),
-            "/axes/slurm.time/1: expected a Slurm time limit such as \"30\", \"01:30:00\" or \"1-12:00:00\", got "
-            "\"1e999\"");
+            "/axes/slurm.time/1: expected a Slurm time limit such as \"30\", \"01:30:00\" or \"1-12:00:00\" (at most "
+            "24855-03:13:08), got \"1e999\"");
   EXPECT_EQ(error_of(with(minimal(), "axes", {{"optimizer.lr", {0.1, 1e300}}, {"duration.steps", {10, 1e300}}})),
             "/axes/duration.steps/1: expected an integer in [0, 1000000000000], got 1e+300 (point p1: optimizer.lr=0.1, "
             "duration.steps=1e+300, 1 ranks)");
