@@ -39,14 +39,18 @@ void sbatch_resources(std::ostringstream& s, const Json& slurm) {
   for (const auto& line : slurm["sbatch"]) s << "#SBATCH " << line.get<std::string>() << "\n";
 }
 
-// Environment set-up, the launch in the background, signal forwarding and self-requeue.
+// Environment set-up, the launch in the background, signal forwarding and self-requeue. `own` names the script's
+// variables set before it.
 void body(std::ostringstream& s, const Json& slurm, const Layout& l, const std::string& config_expr,
-          const std::vector<std::string>& extra = {}) {
+          const std::string& own, const std::vector<std::string>& extra = {}) {
   // set -u after the spec's set-up lines: a conda or module script they source may read unset variables ($PS1)
-  // and the job failed there (found by a review).
+  // and the job failed there (found by a review). The script's own variables are put back after them: a line or a
+  // script it sources may assign any name (`config=...` ran the job on another config; noticed in stop 58).
   if (!slurm["setup"].empty()) {
-    s << "# Environment set-up from the spec (/slurm/setup):\n";
+    s << "# Environment set-up from the spec (/slurm/setup); the script's own variables are kept from it:\n";
+    s << "dtbench_own=$(declare -p " << own << ")\n";
     for (const auto& line : slurm["setup"]) s << line.get<std::string>() << "\n";
+    s << "eval \"$dtbench_own\"\n";
   }
   s << "set -u\n";
   s << "echo \"dtbench-sweep: job ${SLURM_JOB_ID:-none} restart ${SLURM_RESTART_COUNT:-0} on "
@@ -156,7 +160,7 @@ std::string job_script(const JobScript& j, const Layout& l) {
   s << "#SBATCH --output=" << sbatch_quote_path(j.out.string()) << "\n";
   s << "#SBATCH --error=" << sbatch_quote_path(j.err.string()) << "\n";
   s << "config=" << shell_quote(j.config.string()) << "\n";
-  body(s, j.slurm, l, "\"$config\"", j.extra_args);
+  body(s, j.slurm, l, "\"$config\"", "config", j.extra_args);
   return s.str();
 }
 
@@ -224,7 +228,7 @@ std::string array_script(const Spec& spec, const ArrayGroup& g, size_t group, co
   s << "runs_dir=" << shell_quote(l.runs.string()) << "\n";
   s << "exec >>\"$runs_dir/$run.out\" 2>>\"$runs_dir/$run.err\"\n";
   s << "config=" << shell_quote(l.configs.string()) << "/\"$run.json\"\n";
-  body(s, g.slurm, l, "\"$config\"");
+  body(s, g.slurm, l, "\"$config\"", "runs run runs_dir config");
   return s.str();
 }
 

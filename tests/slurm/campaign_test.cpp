@@ -163,6 +163,9 @@ TEST(Script, EveryRankGetsItsCpusPerTask) {
   const std::string s = run_script(f.spec, f.points[0], f.points[0].runs[0], f.layout);
   ASSERT_NE(s.find("set -u\n"), std::string::npos);
   EXPECT_LT(s.find("source activate x\n"), s.find("set -u\n"));
+  // The script's own variable is kept from the set-up lines (bash puts it back; the array test below runs it).
+  EXPECT_LT(s.find("dtbench_own=$(declare -p config)\n"), s.find("source activate x\n"));
+  EXPECT_LT(s.find("source activate x\n"), s.find("eval \"$dtbench_own\"\n"));
 }
 
 TEST(Script, ArrayGroupsShareTheirSlurmSection) {
@@ -192,6 +195,25 @@ TEST(Script, ArrayGroupsShareTheirSlurmSection) {
   dtbench::write_file_atomic(tmp, cut + "printf '%s\\n' \"${runs[@]}\"\n", false);
   ProcessResult r = run_capture({"bash", tmp.string()});
   EXPECT_EQ(r.out, "p1-ring-nodes2-s1\np1-ring-nodes2-s2\np3-tree-nodes2-s1\np3-tree-nodes2-s2\n");
+  // Set-up lines that assign the script's own names leave them as they were (they were set before the set-up lines
+  // and a `config=` there ran the job on another config; noticed in stop 58).
+  {
+    const fs::path dir = fs::temp_directory_path() / ("dtbench-array-own-" + std::to_string(::getpid()));
+    Json clobbered = doc;
+    clobbered["slurm"]["setup"] = {"config=other.json; run=x; runs=(y); runs_dir=/nowhere", "unset config"};
+    Fixture c = make(clobbered, dir);
+    fs::create_directories(c.layout.runs);
+    const std::string script = array_script(c.spec, array_groups(c.points)[1], 1, c.layout);
+    dtbench::write_file_atomic(tmp, script.substr(0, script.find("launch=(")) +
+                                        "printf '%s|%s|%s|%s\\n' \"$run\" \"$runs_dir\" \"$config\" \"${runs[*]}\" >&3\n",
+                               false);
+    ProcessResult own = run_capture({"bash", "-c", "SLURM_ARRAY_TASK_ID=2 bash \"$0\" 3>&1", tmp.string()});
+    EXPECT_EQ(own.out, "p3-tree-nodes2-s1|" + c.layout.runs.string() + "|" + c.layout.configs.string() +
+                           "/p3-tree-nodes2-s1.json|p1-ring-nodes2-s1 p1-ring-nodes2-s2 p3-tree-nodes2-s1 "
+                           "p3-tree-nodes2-s2\n")
+        << script;
+    fs::remove_all(dir);
+  }
   fs::remove(tmp);
   Json idx = campaign_index(f.spec, f.points, f.layout, true).to_json();
   EXPECT_EQ(idx["points"][3]["runs"][1]["script"], "scripts/array-1.sbatch");
