@@ -276,6 +276,10 @@ std::string shown_state(const ActiveJob& a) {
   return a.state + " (" + a.reason + ")";
 }
 
+std::string job_label(const Submission& s) {
+  return s.array_task < 0 ? s.job_id : s.job_id + "_" + std::to_string(s.array_task);
+}
+
 const ActiveJob* find_job(const Submission& s, const std::vector<ActiveJob>& active) {
   for (const auto& a : active) {
     if (s.array_task < 0) {

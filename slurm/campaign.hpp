@@ -70,6 +70,9 @@ struct Submission {
   std::string job_id;       // the id sbatch printed (the array's id for array tasks)
   int64_t array_task = -1;  // task index within the array, -1 for a plain job
 };
+// The job as Slurm's commands take it: "123" for a plain job, "123_4" for task 4 of array 123 (an array's id alone
+// is every task of it).
+std::string job_label(const Submission& s);
 std::vector<Submission> read_submissions(const std::filesystem::path& jobs_json);
 void append_submissions(const std::filesystem::path& jobs_json, const std::vector<Submission>& subs,
                         const std::string& script);

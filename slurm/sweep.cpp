@@ -345,7 +345,7 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
           if (gone && gone->state == "CANCELLED") cancelled.insert(run);
           resubmit = !cancelled.count(run);
           if (!resubmit && said.insert(run).second)
-            out << (tty ? "\n" : "") << "  " << run << ": preempted, not submitted again: its job " << s->second.job_id
+            out << (tty ? "\n" : "") << "  " << run << ": preempted, not submitted again: its job " << job_label(s->second)
                 << " was cancelled (scancel), not preempted by Slurm; a sweep with --submit resumes it" << std::endl;
         }
         if (resubmit) {
@@ -355,7 +355,7 @@ void wait_for_jobs(const SweepOptions& o, const std::vector<Point>& points, cons
           if (resubmit) steps_before[run] = steps;
           else if (said.insert(run).second)
             out << (tty ? "\n" : "") << "  " << run << ": preempted, not submitted again: "
-                << (steps < 0 ? "its record is not its latest job's (job " + s->second.job_id + " wrote none)"
+                << (steps < 0 ? "its record is not its latest job's (job " + job_label(s->second) + " wrote none)"
                               : "its latest job got no further than step " + std::to_string(steps))
                 << std::endl;
         }
@@ -580,8 +580,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
     auto s = latest.find(it.run->name);
     if (s != latest.end() && needs_run(it.state) && find_job(s->second, active)) {
       it.state = RunState::queued;
-      it.detail = "job " + s->second.job_id + (s->second.array_task >= 0 ? "_" + std::to_string(s->second.array_task) : "") +
-                  " still queued";
+      it.detail = "job " + job_label(s->second) + " still queued";
     }
   }
   // A queued job reads its run's config file when it starts, or starts again: a rerun with an edited spec rewrote the

@@ -401,6 +401,9 @@ TEST(Campaign, SqueueParsing) {
   EXPECT_NE(find_job({"r", "1", 9}, jobs), nullptr);
   EXPECT_EQ(find_job({"r", "1", 4}, jobs), nullptr);
   EXPECT_NE(find_job({"r", "8", 2}, jobs), nullptr);
+  // Messages name an array task as scancel takes it (they said the whole array's id; noticed in stop 59).
+  EXPECT_EQ(job_label({"r", "8", 2}), "8_2");
+  EXPECT_EQ(job_label({"r", "8", -1}), "8");
   // With the reason (%r), as the queue is asked now.
   jobs = parse_squeue("4|4|N/A|PENDING|JobHeldAdmin\n5|5|N/A|RUNNING|None\n");
   ASSERT_EQ(jobs.size(), 2u);
