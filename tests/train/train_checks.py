@@ -816,6 +816,14 @@ def check_resume():
         mllog = rec_path[:-5] + ".mllog"
         assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
         assert sum('"dtbench_resume"' in line for line in open(mllog)) == 1
+        # The resume event says the run's own time before it: at most the log's time from run_start to it (which
+        # spans the downtime too), less than a second short of it here (the resume follows at once; 1 s covers the
+        # set-up of the second attempt on a loaded machine).
+        events = mllog_rules.read_events(mllog)
+        start = next(e for e in events if e["key"] == "run_start")["time_ms"]
+        resume = next(e for e in events if e["key"] == "dtbench_resume")
+        elapsed = resume["metadata"]["elapsed_ms"]
+        assert 0 < elapsed <= resume["time_ms"] - start + 1, (elapsed, resume["time_ms"] - start)
         print(f"K={k}: signalled after step {step}, stopped at {stopped_at}, resumed, bitwise identical to the uninterrupted run")
     # --resume with --stop-at at or before the checkpoint's step (found by a hunt: it trained nothing, exit 0, a
     # "completed" record without an evaluation, and the checkpoint deleted). Before it: exit 2, nothing touched.

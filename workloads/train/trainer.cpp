@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -452,7 +453,11 @@ void Run::check_outputs_and_open_log() {
 void Run::log_init_stop() {
   if (!log_) return;
   if (resumed_) {
-    log_->point(mllog::kResume, st_.step, {{mllog::kEpochNum, cadence_.epochs(st_.step)}});
+    // MLPerf's time (run_stop's less run_start's) spans the time the run was stopped; elapsed_ms is the run's own
+    // time before this attempt, so that a reader can take the downtime out (the record's times leave it out).
+    log_->point(mllog::kResume, st_.step,
+                {{mllog::kEpochNum, cadence_.epochs(st_.step)},
+                 {"elapsed_ms", static_cast<int64_t>(std::llround(st_.elapsed * 1000))}});
     // Resumed within an epoch: its epoch_start is in the first attempt's part of the log.
     if (!cadence_.starts_epoch(st_.step))
       log_->mark_open(mllog::kEpochStart, {{mllog::kEpochNum, cadence_.epoch_of(st_.step)}});
