@@ -8,7 +8,8 @@
 # must then hold the very lineage of the same spec trained here with mpirun (2 ranks, no faults but the same
 # preemption, resumed here), every record must name its Slurm job, and a rerun must submit nothing. Last, a
 # campaign killed as if between a member's sbatch and its jobs.json line: the rerun finds the job by its name and
-# script, lists it and waits for it instead of submitting the member again.
+# script, lists it and waits for it instead of submitting the member again. And a member's job cancelled by its user
+# (scancel): not submitted again, said once, exit 1; a rerun with --submit finishes the campaign.
 # Skipped (exit 77) without root, Slurm or munge.
 # Usage: slurm_test.sh DTBENCH SOURCE_DIR
 set -euo pipefail
@@ -175,6 +176,40 @@ subs = json.load(open(os.path.join(os.environ["CAMP3"], "jobs.json")))["submissi
 m2 = [s["job_id"] for s in subs if s["run"] == "m02-i001"]
 assert m2 == [os.environ["JOB"]], m2  # listed again, never submitted again
 print("    the unlisted job was found and listed, not submitted again; the lineage is the first campaign's")
+PY
+
+echo "== a member's job cancelled by its user: exit 1, said once, the interval unfinished; --submit again finishes it"
+camp5=$work/camp5
+rm -f "$work/m02-waiting"
+PBT_REQUEUE=1 "$dtbench" pbt spec.json --out "$camp5" --submit --poll 0.5 --timeout 600 >pbt5.out 2>&1 &
+pbt=$!
+deadline=$((SECONDS + 300))
+until [ -f "$work/m02-waiting" ]; do  # member 2's second interval waits in member.sh
+  [ $SECONDS -lt $deadline ] || { cat pbt5.out; fail "member 2's second interval never started"; }
+  kill -0 $pbt 2>/dev/null || { cat pbt5.out; fail "dtbench pbt ended before member 2's second interval started"; }
+  sleep 0.2
+done
+job5=$($py -c 'import json,sys; print([s["job_id"] for s in json.load(open(sys.argv[1]))["submissions"] if s["run"] == "m02-i001"][-1])' "$camp5/jobs.json")
+scancel "$job5"
+set +e
+wait $pbt
+rc=$?
+set -e
+sed 's/^/    /' pbt5.out
+[ "$rc" = 1 ] || fail "a cancelled member: dtbench pbt exited $rc, expected 1"
+said=$(grep -cF "member 2: preempted, not submitted again: its job $job5 was cancelled (scancel), not preempted by Slurm" pbt5.out || true)
+[ "$said" = 1 ] || fail "the cancel was said $said times, expected once"
+grep -qF "interval 1 is left unfinished: the job of member 2 (job $job5) was cancelled (scancel)" pbt5.out ||
+  fail "no word that interval 1 is left unfinished"
+[ ! -e "$camp5/runs/m02-i001.json" ] || fail "the cancelled member has a record"
+expect 0 "best: member" -- "$dtbench" pbt spec.json --out "$camp5" --submit --poll 0.5 --timeout 600
+same_lineage "$camp5" "$camp" || fail "the campaign continued after the cancel chose otherwise"
+CAMP5=$camp5 JOB=$job5 $py - <<'PY'
+import json, os
+subs = json.load(open(os.path.join(os.environ["CAMP5"], "jobs.json")))["submissions"]
+m2 = [s["job_id"] for s in subs if s["run"] == "m02-i001"]
+assert len(m2) == 2 and m2[0] == os.environ["JOB"], m2  # submitted again by the rerun only
+print("    the cancelled member was not submitted again until the rerun, which finished the campaign as the first")
 PY
 
 echo "== a rerun of the finished campaign submits nothing"
