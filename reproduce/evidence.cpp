@@ -4,7 +4,6 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <set>
@@ -14,8 +13,8 @@
 #include "slurm/spec.hpp"
 #include "analysis/text_table.hpp"
 #include "core/config.hpp"
-#include "core/crc32.hpp"
 #include "core/run_record.hpp"
+#include "core/saved_weights.hpp"
 
 namespace fs = std::filesystem;
 
@@ -99,51 +98,15 @@ std::vector<float> saved_parameters(const analysis::RunData& run, std::string& p
     problem = run.name + ": no record";
     return {};
   }
-  const Json& w = run.record->extra.contains("weights") ? run.record->extra["weights"] : Json();
-  if (!w.is_object() || !w.contains("file") || !w["file"].is_string() || !w.contains("floats") ||
-      !w["floats"].is_number_unsigned() || !w.contains("parameters") || !w["parameters"].is_number_unsigned()) {
-    problem = run.name + ": the record has no /extra/weights (run with output.save_weights: true)";
-    return {};
-  }
-  const auto floats = w["floats"].get<uint64_t>(), params = w["parameters"].get<uint64_t>();
-  // A run's weights are its own: `<name>.weights` beside its record (output.save_weights). A record naming another
-  // file (the reference run's, or one up a `..`) compared that file, and claim a said supported (found by a hunt).
-  const fs::path file = beside_record(run.record_path, ".weights");
-  if (w["file"].get<std::string>() != file.filename().string()) {
-    problem = run.record_path.string() + ": /extra/weights/file names " + config::shown(w["file"]) +
-              ", not the run's own " + file.filename().string() + " beside the record";
-    return {};
-  }
-  std::error_code ec;
-  // The size in floats, not the floats in bytes: a count near 2^64 would wrap its product to a size that matches.
-  const std::uintmax_t size = fs::is_regular_file(file, ec) ? fs::file_size(file, ec) : 0;
-  if (ec || size == 0 || size % sizeof(float) != 0 || size / sizeof(float) != floats || params > floats) {
-    problem = file.string() + ": missing, not a regular file, or not " + std::to_string(floats) + " floats";
-    return {};
-  }
-  // Read once, whole (the CRC covers the buffers after the parameters), into the floats it holds.
-  std::vector<float> v(floats);
-  std::ifstream in(file, std::ios::binary);
-  if (!in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(size))) {
-    problem = file.string() + ": cannot read";
-    return {};
-  }
-  // The file the run wrote, by its CRC-32 where the record keeps one (records from before it do not): another
-  // run's file of the same shape copied over it was compared, and claim a flipped (found by a hunt).
-  if (w.contains("crc32")) {
-    const std::string crc = crc32_hex(crc32_of(reinterpret_cast<const char*>(v.data()), static_cast<size_t>(size)));
-    if (!w["crc32"].is_string() || w["crc32"].get<std::string>() != crc) {
-      problem = file.string() + ": its CRC-32 is " + crc + ", the record's /extra/weights/crc32 " +
-                config::shown(w["crc32"]) + ": not the file this run wrote";
-      return {};
-    }
-  }
+  std::vector<float> v = read_saved_weights(*run.record, run.record_path, problem);
+  if (v.empty()) return v;
+  const auto params = run.record->extra["weights"]["parameters"].get<uint64_t>();
   v.resize(params);  // the parameters, which the claims compare
   // A finished run's weights are finite (a run whose weights are not ends as diverged): NaN or inf here is a damaged
   // file, which no difference may be computed from (std::max skips NaN: a NaN file compared as equal).
   for (size_t i = 0; i < v.size(); ++i)
     if (!std::isfinite(v[i])) {
-      problem = file.string() + ": float " + std::to_string(i) + " is not finite (" + (std::isnan(v[i]) ? "NaN" : "inf") +
+      problem = beside_record(run.record_path, ".weights").string() + ": float " + std::to_string(i) + " is not finite (" + (std::isnan(v[i]) ? "NaN" : "inf") +
                 "), in the weights of a run recorded as finished";
       return {};
     }

@@ -24,6 +24,7 @@
 #include "core/regular_file.hpp"
 #include "core/json_fields.hpp"
 #include "core/run_record.hpp"
+#include "core/saved_weights.hpp"
 #include "slurm/process.hpp"
 #include "slurm/shell.hpp"
 
@@ -71,6 +72,16 @@ RunState record_state(const fs::path& record, const Json& expected, std::string&
                    "the old record away");
   detail = to_string(r.status);
   if (!r.status_detail.empty()) detail += ": " + r.status_detail;
+  // A finished run whose weights file (output.save_weights) is gone or not the one it wrote is no finished run: its
+  // claim read "inconclusive" at every rerun, which skipped it as done (a hunt). Run again as a failed one is. Read
+  // whole, so not while polling (--wait's loop); a sweep's start checks it.
+  if (r.done() && !polling && saved_weights(r)) {
+    std::string problem;
+    if (read_saved_weights(r, record, problem).empty()) {
+      detail += " (" + problem + ": run again)";
+      return RunState::failed;
+    }
+  }
   if (r.done()) return RunState::done;
   // A synchronous run writes its checkpoint before its `preempted` record: without the checkpoint, `train --resume`
   // refuses the pair as damaged (exit 2), so the sweep's "restarting from the start" failed at every rerun

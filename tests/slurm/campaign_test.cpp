@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/atomic_file.hpp"
+#include "core/crc32.hpp"
 #include "core/error.hpp"
 #include "core/run_record.hpp"
 #include "slurm/campaign.hpp"
@@ -280,6 +281,29 @@ TEST(Campaign, RecordStateDecidesWhatARerunDoes) {
   EXPECT_EQ(record_state(rec, run.config, detail), RunState::failed);
   EXPECT_EQ(detail, "preempted (its checkpoint is gone: run again from the start)");
   fs::remove(rec);
+
+  // A finished run whose weights file (output.save_weights) is gone or is not the one it wrote is run again: a rerun
+  // skipped it as done, and its claim read inconclusive for good (a hunt). The file checked as reproduce reads it:
+  // 3 floats, their CRC-32 in the record. Polling (--wait) does not read it.
+  {
+    r.status = dtbench::RunStatus::completed;
+    const std::string floats(3 * sizeof(float), '\x01');
+    r.extra["weights"] = {{"file", rec.stem().string() + ".weights"}, {"floats", 3}, {"parameters", 3},
+                          {"crc32", dtbench::crc32_hex(floats)}};
+    dtbench::write_json_atomic(rec, r.to_json(), false);
+    const fs::path weights = dtbench::beside_record(rec, ".weights");
+    EXPECT_EQ(record_state(rec, run.config, detail), RunState::failed);
+    EXPECT_EQ(detail, "completed (" + weights.string() + ": missing, not a regular file, or not 3 floats: run again)");
+    EXPECT_EQ(record_state(rec, run.config, detail, 0, /*polling=*/true), RunState::done);
+    dtbench::write_file_atomic(weights, floats, false);
+    EXPECT_EQ(record_state(rec, run.config, detail), RunState::done);
+    dtbench::write_file_atomic(weights, std::string(3 * sizeof(float), '\x02'), false);
+    EXPECT_EQ(record_state(rec, run.config, detail), RunState::failed);
+    EXPECT_NE(detail.find(": not the file this run wrote: run again)"), std::string::npos) << detail;
+    fs::remove(weights);
+    fs::remove(rec);
+    r.extra.erase("weights");
+  }
 
   // A record from another config (here: another learning rate) is never taken for this run's.
   r.status = dtbench::RunStatus::completed;
