@@ -153,6 +153,21 @@ MemberRun prepare_member(const pbt::Spec& spec, const fs::path& dir, int m, int6
 void check_earlier_records(const pbt::Spec& spec, const fs::path& dir, int64_t interval, const std::vector<Plan>& plans,
                            const std::set<std::string>& queued) {
   const fs::path runs = dir / "runs";
+  // Records of later intervals are never an earlier attempt's to reuse: a campaign records an interval before the
+  // next one trains, so they are left by a lineage.json removed or restored from an older copy. The intervals
+  // retrained before them may choose otherwise, and such a record was reused under a plan that did not make it
+  // (another ancestor, other hyperparameters; a hunt).
+  for (int64_t later = interval + 1; later < spec.intervals(); ++later)
+    for (int m = 0; m < spec.population; ++m) {
+      const fs::path record = runs / (pbt::run_name(m, later) + ".json");
+      std::error_code ec;
+      if (fs::symlink_status(record, ec).type() != fs::file_type::not_found)
+        throw BadInput(record.string() + ": a record of interval " + std::to_string(later) + ", but " +
+                       (dir / "lineage.json").string() + " records " + std::to_string(interval) +
+                       (interval == 1 ? " interval" : " intervals") + " (removed, or restored from an older copy?): "
+                       "the campaign would take it for a member's result that its plan may not make; restore "
+                       "lineage.json, or use another --out");
+    }
   std::set<fs::path> verified;  // each checkpoint read once, however many members continue from it
   for (int m = 0; m < spec.population; ++m) {
     if (plans[size_t(m)].diverged) continue;
@@ -182,15 +197,20 @@ void check_earlier_records(const pbt::Spec& spec, const fs::path& dir, int64_t i
         throw BadInput(std::string(e.what()) + " (" + member + " continues from it); restore it, or use another --out");
       }
     }
-    // A preempted attempt resumes from its own checkpoint, which must be whole too.
+    // A preempted attempt resumes from its own checkpoint, which must be whole too; and a finished one that is reused
+    // leaves its checkpoint to the next interval's members, which failed on a damaged one and were replaced, exit 0,
+    // and the damaged file deleted with the interval (a hunt).
     const fs::path own = beside_record(record, ".ckpt");
-    if (f.record && f.record->status == RunStatus::preempted && !queued.count(run) &&
+    const bool reused = finished_attempt(f.record ? &*f.record : nullptr, record) &&
+                        f.record->status != RunStatus::diverged && interval + 1 < spec.intervals();
+    if (f.record && (f.record->status == RunStatus::preempted || reused) && !queued.count(run) &&
         input_exists(own / "header.json", "member's checkpoint header"))
       try {
         verify_checkpoint(own);
       } catch (const BadInput& e) {
-        throw BadInput(std::string(e.what()) + " (" + member + " resumes from it); restore it, or remove it and the "
-                       "record to train the interval again");
+        throw BadInput(std::string(e.what()) + " (" + member +
+                       (reused ? ", finished: the next interval continues from it" : " resumes from it") +
+                       "); restore it, or remove it and the record to train the interval again");
       }
     const bool kept = f.record && (f.record->done() || f.record->status == RunStatus::preempted);
     if (!kept) continue;

@@ -292,9 +292,19 @@ def check_campaign():
     json.dump(doc, open(os.path.join(old, "lineage.json"), "w"))
     files = sorted(os.listdir(os.path.join(old, "runs")))
     p = run([args.dtbench, "pbt", spec_file, "--out", old], expect=2)
+    # Named by the first record of an interval the lineage has not reached (it was the missing checkpoint before
+    # later intervals' records were refused; the checkpoint's case stays below, with no such record).
+    assert "m00-i002.json: a record of interval 2, but " in p.stderr and "lineage.json records 1 interval (" in p.stderr, \
+        p.stderr
+    assert sorted(os.listdir(os.path.join(old, "runs"))) == files, "files of the runs were removed"
+    for f in [f for f in files if "-i002." in f]:  # as if it had stopped after interval 1
+        shutil.rmtree(os.path.join(old, "runs", f)) if os.path.isdir(os.path.join(old, "runs", f)) else \
+            os.remove(os.path.join(old, "runs", f))
+    files = sorted(os.listdir(os.path.join(old, "runs")))
+    p = run([args.dtbench, "pbt", spec_file, "--out", old], expect=2)
     assert "-i000.ckpt: missing; member 0's interval 1 continues from it" in p.stderr, p.stderr
     assert sorted(os.listdir(os.path.join(old, "runs"))) == files, "files of the runs were removed"
-    print("a lineage older than its runs: exit 2 naming the missing checkpoint, nothing removed")
+    print("a lineage older than its runs: exit 2 naming the later record, or the missing checkpoint; nothing removed")
 
     # A campaign killed in the middle of its last interval and run again ends with the lineage of one that was not
     # (wall times aside): the runs that had finished are kept, the others run again from the same checkpoints.
@@ -341,6 +351,35 @@ def check_campaign():
         assert message in p.stderr and p.stderr.count("dtbench: error") == 1, p.stderr
         assert snapshot(bad) == before, "files changed"
         print(f"a damaged {what} a member goes on from: exit 2, {p.stderr.strip()[:160]}...; nothing changed")
+    # Found by a hunt, with the lineage cut back to interval 0 (interval 1's finished members are then reused): a
+    # damaged checkpoint of a reused member, which interval 2 continues from, failed the members that continued from
+    # it (replaced, exit 0, the damaged file deleted); and a record of interval 2 was reused under a plan that had not
+    # made it. Now exit 2 naming the file; nothing changes.
+    for what, message in [("checkpoint", "(member 0's interval 1, finished: the next interval continues from it)"),
+                          ("later record", "-i002.json: a record of interval 2, but ")]:
+        bad = os.path.join(args.work, "camp-cut-lineage-" + what.replace(" ", "-"))
+        shutil.copytree(killed, bad)
+        doc = json.load(open(os.path.join(bad, "lineage.json")))
+        doc["intervals"] = doc["intervals"][:1]
+        json.dump(doc, open(os.path.join(bad, "lineage.json"), "w"))
+        runs = os.path.join(bad, "runs")
+        if what == "checkpoint":  # killed in interval 1: none of interval 2's files yet
+            for f in [f for f in os.listdir(runs) if "-i002." in f]:
+                shutil.rmtree(os.path.join(runs, f)) if os.path.isdir(os.path.join(runs, f)) else os.remove(os.path.join(runs, f))
+            ckpt = os.path.join(runs, "m00-i001.ckpt")
+            name = [f for f in os.listdir(ckpt) if f.endswith(".bin")][0]
+            with open(os.path.join(ckpt, name), "r+b") as f:
+                f.seek(100)
+                byte = f.read(1)
+                f.seek(100)
+                f.write(bytes([byte[0] ^ 0xFF]))
+        elif not any(f.endswith("-i002.json") for f in os.listdir(runs)):
+            shutil.copy(os.path.join(runs, "m01-i001.json"), os.path.join(runs, "m01-i002.json"))
+        before = snapshot(bad)
+        p = run([args.dtbench, "pbt", spec_file, "--out", bad], expect=2)
+        assert message in p.stderr and p.stderr.count("dtbench: error") == 1, p.stderr
+        assert snapshot(bad) == before, "files changed"
+        print(f"lineage cut back, a {what}: exit 2, {p.stderr.strip()[:160]}...; nothing changed")
     run([args.dtbench, "pbt", spec_file, "--out", killed])
 
     def no_walls(lineage):
