@@ -32,6 +32,15 @@ TEST(Baseline, TheCommittedReferenceRecordIsTheTwoRankRunsBaseline) {
     EXPECT_NE(std::string(e.what()).find("another workload (its config differs at /model/arch)"), std::string::npos)
         << e.what();
   }
+  Json bf16 = two_rank_config();  // another precision is another throughput, not a scaling of this one
+  bf16["precision"] = "bf16";
+  try {
+    read_baseline(kBaseline, bf16);
+    ADD_FAILURE() << "another precision was accepted";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("another workload (its config differs at /precision)"), std::string::npos)
+        << e.what();
+  }
   Json elsewhere = two_rank_config();
   elsewhere["data"]["path"] = "/somewhere/else";  // where the files are is not the workload
   EXPECT_NO_THROW(read_baseline(kBaseline, elsewhere));

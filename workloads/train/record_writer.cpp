@@ -43,11 +43,12 @@ Baseline read_baseline(const std::string& path, const Json& cfg) {
     throw BadInput(path + ": --baseline: /throughput/images_per_second is " + got.str() +
                    ", below 1e-06: no measured throughput");
   }
-  // Scaling efficiency compares one rank's images/s with this run's per rank: the same model, data and backend (the
-  // batch per rank may differ: strong scaling keeps the global batch, as bench/reference_runs.sh does).
+  // Scaling efficiency compares one rank's images/s with this run's per rank: the same model, data, backend and
+  // precision (a bf16 run against an fp32 baseline read 353%; a hunt). The batch per rank may differ: strong scaling
+  // keeps the global batch, as bench/reference_runs.sh does.
   // Keys present on both sides only: a record written before a key existed lacks it (the committed reference records
   // have no /model/ghost_batch), and /data/path is where this machine keeps the files, not the workload.
-  for (const char* key : {"/model", "/data", "/backend"}) {
+  for (const char* key : {"/model", "/data", "/backend", "/precision"}) {
     const Json::json_pointer p(key);
     if (!cfg.contains(p) || !r.config.contains(p)) continue;
     const Json &mine = cfg[p], &theirs = r.config[p];
