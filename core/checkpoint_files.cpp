@@ -251,6 +251,8 @@ Json read_header(const fs::path& dir) {
   if (header.contains("dtbench") && !header["dtbench"].is_string())
     throw BadInput(where + "/dtbench: expected the build's name (a string), got " + header["dtbench"].dump().substr(0, 40));
   if (header.contains("threads")) check_thread_counts(header["threads"], where + "/threads");
+  if (header.contains("data") && !header["data"].is_object())  // the shape of the data it was written on
+    throw BadInput(where + "/data: expected an object, got " + header["data"].dump().substr(0, 40));
   if (header.contains("nodes")) check_node_layout(header["nodes"], where + "/nodes", ranks.get<int64_t>());
   if (header.contains("rank_crc32")) {
     const Json& crcs = header["rank_crc32"];

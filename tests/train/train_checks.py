@@ -1002,6 +1002,34 @@ def check_resume():
 # ranks' own folders): a check of its own, so that the two halves of what was one check run side by side (under the
 # sanitizers that one check took 170-390 s on 2 cores, the longest of the sanitizer job's second part).
 def check_resume_files():
+    # A checkpoint written on one copy of the data and resumed, or continued --init-from, on files of another size
+    # (/data/path may differ: a node's copy): a resume trained on, exit 0 (a hunt). Exit 2 naming the count, nothing
+    # changed. Two IDX data sets of 8x8 images, 40 and 20 training images.
+    def idx_set(folder, train, test):
+        os.makedirs(folder, exist_ok=True)
+        rng = random.Random(1)
+        for stem, n in (("train", train), ("t10k", test)):
+            with open(os.path.join(folder, stem + "-images-idx3-ubyte"), "wb") as f:
+                f.write(struct.pack(">IIII", 0x803, n, 8, 8) + bytes(rng.randrange(256) for _ in range(n * 64)))
+            with open(os.path.join(folder, stem + "-labels-idx1-ubyte"), "wb") as f:
+                f.write(struct.pack(">II", 0x801, n) + bytes(rng.randrange(10) for _ in range(n)))
+    small, tiny = os.path.join(args.work, "idx-40"), os.path.join(args.work, "idx-20")
+    idx_set(small, 40, 10)
+    idx_set(tiny, 20, 3)
+    shape = mlp_config("data-shape", batch={"per_rank": 4}, duration={"steps": 6}, eval={"every_epochs": 0},
+                       data={"dataset": "mnist", "path": small})
+    mpirun(2, write_config("data-shape", shape), "--inject-fault", "sigusr1@2", expect=3)
+    shape["data"]["path"] = tiny
+    before = folder_bytes(os.path.join(args.work, "records"))
+    p = mpirun(2, write_config("data-shape", shape), "--resume", expect=2)
+    assert "--resume: the checkpoint was written on data with 40 training images, this run's has 20" in p.stderr, p.stderr
+    assert folder_bytes(os.path.join(args.work, "records")) == before, "a refused --resume changed the records"
+    other = dict(shape, name="data-shape-from")
+    p = mpirun(2, write_config("data-shape-from", other), "--init-from",
+               os.path.join(args.work, "records", "data-shape.ckpt"), expect=2)
+    assert "--init-from: the checkpoint was written on data with 40 training images, this run's has 20" in p.stderr, \
+        p.stderr
+    print("a checkpoint continued on data of another size (--resume, --init-from): exit 2, nothing changed")
     # An attempt that resumed and then died after logging steps past its checkpoint (rank 0 killed at step 15, the
     # checkpoint at 6): the next --resume cuts the MLLOG file back to the checkpoint's length before going on, so
     # no evaluation or epoch is logged twice (they were, found by a hunt) and the log keeps MLPerf's rules.

@@ -30,7 +30,7 @@ Json placement(const World& world) {
 // previous checkpoint, if any, is left exactly as it was and no empty folder is left behind.
 void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, TrainModel& model,
                      const optim::Schedule& schedule, const std::optional<NoiseScaleEstimator>& noise,
-                     TrainState& st, const Json& placement) {
+                     TrainState& st, const Json& placement, const Json& data_shape) {
   RankState rs;
   rs.step = st.step;
   auto p = model.host_params();
@@ -88,7 +88,7 @@ void save_checkpoint(const World& world, const fs::path& dir, const Json& cfg, T
         if (noise) st.noise = noise->save_state();
         header = {{"config", cfg},        {"ranks", world.size()},       {"state", st.to_json()},
                   {"dtbench", dtbench_build()}, {"threads", placement["threads"]}, {"nodes", placement["nodes"]},
-                  {"rank_crc32", crcs}};
+                  {"data", data_shape}, {"rank_crc32", crcs}};
         previous_header = header_here();
         write_header(dir, header);
         wrote_header = true;
@@ -177,6 +177,19 @@ void load_schedule(const World& world, const fs::path& dir, int64_t step, optim:
   }
 }
 
+// /data/path may differ from the checkpoint's (a node's copy of the data), not what its files hold: a resume on 20
+// images of a checkpoint written on 40 trained on, exit 0 (a hunt). A header from before it kept the shape has none.
+void check_data_shape(const fs::path& dir, const Json& header, const Json& data_shape, const std::string& option) {
+  if (!header.contains("data")) return;
+  for (auto it = data_shape.begin(); it != data_shape.end(); ++it) {
+    const Json& was = header["data"].contains(it.key()) ? header["data"][it.key()] : Json();
+    if (was != it.value())
+      throw BadInput(dir.string() + ": " + option + ": the checkpoint was written on data with " + was.dump() + " " +
+                     it.key() + ", this run's has " + it.value().dump() + " (/data/path names other files?); " +
+                     "it must train on the same data");
+  }
+}
+
 // The keys in which a run started --init-from another run's checkpoint may differ from it.
 const char* const kInitFromMayDiffer[] = {"/name",     "/seed",     "/output",    "/duration",
                                           "/eval",     "/schedule", "/lr_scaling", "/data/path"};
@@ -201,7 +214,7 @@ void agree_on_checkpoint(const World& world, const fs::path& dir, const std::str
 
 bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json& cfg, TrainModel& model,
                             optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st,
-                            const Json& placement) {
+                            const Json& placement, const Json& data_shape) {
   const Json header = read_header(dir);
   if (header.is_null()) return false;  // nothing to resume: start fresh
   // /output/dir and /data/path may differ between ranks (a node's own disk, its copy of the data), as the ranks'
@@ -217,6 +230,7 @@ bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json&
   if (header["ranks"].get<int>() != world.size())
     throw BadInput(dir.string() + ": checkpoint was written by " + std::to_string(header["ranks"].get<int>()) +
                    " ranks, this run has " + std::to_string(world.size()));
+  check_data_shape(dir, header, data_shape, "--resume");
   st = header_state(dir, header);
   load_schedule(world, dir, st.step, schedule, load_rank_state(world, dir, header, st, model));
   if (noise) noise->load_state(st.noise);
@@ -242,7 +256,7 @@ bool resume_from_checkpoint(const World& world, const fs::path& dir, const Json&
 
 void init_from_checkpoint(const World& world, const fs::path& dir, const Json& cfg, TrainModel& model,
                           optim::Schedule& schedule, std::optional<NoiseScaleEstimator>& noise, TrainState& st,
-                          int64_t stop_step) {
+                          int64_t stop_step, const Json& data_shape) {
   const Json header = read_header(dir);
   if (header.is_null()) throw BadInput(dir.string() + ": --init-from: no checkpoint there");
   Json saved = header["config"], mine = cfg;
@@ -264,6 +278,7 @@ void init_from_checkpoint(const World& world, const fs::path& dir, const Json& c
   if (header["ranks"].get<int>() != world.size())
     throw BadInput(dir.string() + ": --init-from: checkpoint was written by " + std::to_string(header["ranks"].get<int>()) +
                    " ranks, this run has " + std::to_string(world.size()));
+  check_data_shape(dir, header, data_shape, "--init-from");
   st = header_state(dir, header);
   if (st.step >= stop_step)
     throw BadInput(dir.string() + ": --init-from: the checkpoint is at step " + std::to_string(st.step) +

@@ -64,7 +64,7 @@ class Run {
 
  private:
   void set_up();
-  void agree_on_data_shape() const;
+  void agree_on_data_shape();
   void check_outputs_and_open_log();
   void log_init_stop();
   // The synchronous (or local SGD) loop; returns the step at which a stop signal ended it, if one did.
@@ -107,6 +107,7 @@ class Run {
   std::optional<Baseline> baseline_;  // rank 0
   Json asynchronous_stats_;
   Json placement_;  // placement(): the ranks' fewest and most compute threads and their nodes, set in set_up
+  Json data_shape_;  // the data's image counts, channels, height, width and classes (every rank's), for the checkpoints
   double run_start_ = 0;  // now_seconds() at run start, shifted back by the time spent before a resume
   std::string started_utc_;
 };
@@ -220,7 +221,7 @@ void Run::set_up() {
   if (args_.resume)
     resumed_ = world_.on_every_rank([&] {
       return resume_from_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_,
-                                    parallel_ ? parallel_->noise() : none, st_, placement_);
+                                    parallel_ ? parallel_->noise() : none, st_, placement_, data_shape_);
     });
   if (args_.resume) {
     // Each rank looked in its own view of /output/dir (a node's disk, a stale network file system cache): one that
@@ -256,7 +257,7 @@ void Run::set_up() {
   if (!resumed_ && !args_.init_from.empty()) {
     world_.on_every_rank([&] {
       init_from_checkpoint(world_, args_.init_from, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_,
-                           cadence_.stop_step);
+                           cadence_.stop_step, data_shape_);
     });
     // Its path may differ between ranks (a node's disk): two checkpoints of one step hung the run, of another run
     // trained replicas from different weights, with exit 0.
@@ -294,7 +295,7 @@ void Run::check_curve_of_checkpoint() const {
 // ranks different step counts or layers, and they would wait for one another. Each rank compares its copy with rank
 // 0's, so the message names the first rank whose copy differs from it, or, when rank 0's is the odd one, rank 1
 // saying how (the content itself is not compared).
-void Run::agree_on_data_shape() const {
+void Run::agree_on_data_shape() {
   const data::Dataset &train = data_->train(), &test = data_->test();
   const char* const names[] = {"training images", "test images", "validation images", "channels", "height",
                                "width", "classes"};
@@ -311,6 +312,8 @@ void Run::agree_on_data_shape() const {
       err = BadInput("the data this rank loaded has " + std::to_string(mine[i]) + " " + names[i] + " where rank 0's " +
                      "has " + std::to_string(root[i]) + " (every rank must read the same /data)");
   world_.agree_on_any_error(err);
+  data_shape_ = Json::object();
+  for (size_t i = 0; i < mine.size(); ++i) data_shape_[names[i]] = mine[i];
 }
 
 // Pipeline stages: the cut /parallel/pipeline_cut pins, or else the one where the costliest stage is cheapest
@@ -655,7 +658,7 @@ int Run::preempt(int64_t done) {
   if (log_) st_.mllog_bytes = log_->bytes();  // rank 0's: the resumed run continues the log from here
   try {
     trace::Span traced("checkpoint", "checkpoint");
-    save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_->noise(), st_, placement_);
+    save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_->noise(), st_, placement_, data_shape_);
   } catch (const SameOnAllRanks& e) {
     throw SameOnAllRanks(e.code(), "stopped by a signal at step " + std::to_string(done) +
                                        ", but the checkpoint could not be written (an earlier one, if any, is kept): " +
@@ -687,7 +690,7 @@ int Run::finish(RunStatus status, const std::string& detail) {
     std::optional<NoiseScaleEstimator> none;
     trace::Span traced("checkpoint", "checkpoint");
     save_checkpoint(world_, paths_.checkpoint, cfg_, *model_, *sched_, parallel_ ? parallel_->noise() : none, st_,
-                    placement_);
+                    placement_, data_shape_);
   }
   if (log_) log_->end_open(mllog::kEpochStop);  // a run that ended within an epoch (a step budget, the target)
   // The saved weights are the evaluated model: with per-replica batch norm, the replicas' mean statistics; in a
