@@ -1448,9 +1448,14 @@ def check_paths():
     # preempted (asynchronous runs keep no checkpoint: --resume runs them again).
     cfg = fmnist_config("async-signal", parallel={"mode": "async"}, reducer={"name": "async_parameter_server"},
                         duration={"steps": 48}, eval={"every_steps": 24, "batch": 200, "test_samples": 2000})
-    mpirun(2, write_config("async-signal", cfg), "--inject-fault", "sigusr1@4", expect=3)
+    cfg["output"]["save_weights"] = True
+    final = os.path.join(args.work, "async-signal-final.bin")
+    mpirun(2, write_config("async-signal", cfg), "--inject-fault", "sigusr1@4", "--save-weights", final, expect=3)
     rec = validate(os.path.join(args.work, "records", "async-signal.json"))
     assert rec["status"] == "preempted", rec["status"]
+    # No final weights from a preempted run (both files held the partial model, and the record named neither; a hunt).
+    assert not os.path.exists(final) and not os.path.exists(os.path.join(args.work, "records", "async-signal.weights"))
+    assert "weights" not in rec["extra"], rec["extra"].keys()
     assert rec["extra"]["async"]["updates"] < 48, rec["extra"]["async"]
     # Its log is final (run_stop "aborted"): evaluated where it stopped, before its first evaluation, so that it keeps
     # MLPerf's rules (at least one eval_accuracy; it had none).
@@ -1460,9 +1465,10 @@ def check_paths():
     print(f"async, SIGUSR1 on rank 0 after step 4: exit 3, {rec['extra']['async']['updates']} of 96 updates")
     # --resume runs it again from the start, replacing its preempted record and MLLOG file (it was refused, exit 2:
     # "a record of that name exists already").
-    mpirun(2, write_config("async-signal", cfg), "--resume")
+    mpirun(2, write_config("async-signal", cfg), "--resume", "--save-weights", final)
     rec = validate(os.path.join(args.work, "records", "async-signal.json"))
     assert rec["status"] == "completed" and rec["extra"]["async"]["updates"] == 96, (rec["status"], rec["extra"]["async"])
+    assert os.path.getsize(final) == 4 * rec["extra"]["weights"]["floats"], rec["extra"]["weights"]
     mllog = os.path.join(args.work, "records", "async-signal.mllog")
     assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
     assert sum('"run_start"' in line for line in open(mllog)) == 1

@@ -703,7 +703,9 @@ int Run::finish(RunStatus status, const std::string& detail) {
     } else
       parallel_->average_buffers(*model_);
   }
-  save_weights();  // before the record, which names the weights file
+  // Before the record, which names the weights file. Not a preempted (asynchronous) run's: its weights are no final
+  // ones, and its record names none (it wrote both files with the partial model; a hunt).
+  if (status != RunStatus::preempted) save_weights();
   write_record(status, detail);
   // Logged once the run's files are written: a run whose record could not be written ends with no run_stop (it
   // failed), not with one that says success.
