@@ -50,7 +50,8 @@ void body(std::ostringstream& s, const Json& slurm, const Layout& l, const std::
     s << "# Environment set-up from the spec (/slurm/setup); the script's own variables are kept from it:\n";
     s << "dtbench_own=$(declare -p " << own << ")\n";
     for (const auto& line : slurm["setup"]) s << line.get<std::string>() << "\n";
-    s << "eval \"$dtbench_own\"\n";
+    // An empty line first: a last set-up line that ends in a backslash continues onto it, not onto the script's own.
+    s << "\neval \"$dtbench_own\"\n";
   }
   s << "set -u\n";
   s << "echo \"dtbench-sweep: job ${SLURM_JOB_ID:-none} restart ${SLURM_RESTART_COUNT:-0} on "

@@ -201,7 +201,8 @@ TEST(Script, ArrayGroupsShareTheirSlurmSection) {
   {
     const fs::path dir = fs::temp_directory_path() / ("dtbench-array-own-" + std::to_string(::getpid()));
     Json clobbered = doc;
-    clobbered["slurm"]["setup"] = {"config=other.json; run=x; runs=(y); runs_dir=/nowhere", "unset config"};
+    clobbered["slurm"]["setup"] = {"config=other.json; run=x; runs=(y); runs_dir=/nowhere", "unset config",
+                                   "echo continued \\"};  // a last line that continues onto the next
     Fixture c = make(clobbered, dir);
     fs::create_directories(c.layout.runs);
     const std::string script = array_script(c.spec, array_groups(c.points)[1], 1, c.layout);
