@@ -9,7 +9,8 @@
 # preemption, resumed here), every record must name its Slurm job, and a rerun must submit nothing. Last, a
 # campaign killed as if between a member's sbatch and its jobs.json line: the rerun finds the job by its name and
 # script, lists it and waits for it instead of submitting the member again. And a member's job cancelled by its user
-# (scancel): not submitted again, said once, exit 1; a rerun with --submit finishes the campaign.
+# (scancel): not submitted again, said once, exit 1; a rerun with --submit finishes the campaign. And one Slurm
+# preempts (a job of partition urgent) before the member wrote anything: submitted again, the campaign finishes.
 # Skipped (exit 77) without root, Slurm or munge.
 # Usage: slurm_test.sh DTBENCH SOURCE_DIR
 set -euo pipefail
@@ -46,6 +47,10 @@ run=\$(basename "\$1" .json)
 if [ "\$run" = m01-i001 ]; then exec "$dtbench" train "\$@" --inject-fault sigusr1@13; fi
 # The first start of this job waits to be requeued.
 if [ -n "\${PBT_REQUEUE:-}" ] && [ "\$run" = m02-i001 ] && [ "\${SLURM_RESTART_COUNT:-0}" = 0 ]; then
+  touch "$work/m02-waiting"; sleep 120; exit 1
+fi
+# The first job of it waits to be preempted, before the member writes anything; the next one trains.
+if [ -n "\${PBT_PREEMPT:-}" ] && [ "\$run" = m02-i001 ] && mkdir "$work/m02-once" 2>/dev/null; then
   touch "$work/m02-waiting"; sleep 120; exit 1
 fi
 exec "$dtbench" train "\$@"
@@ -211,6 +216,31 @@ m2 = [s["job_id"] for s in subs if s["run"] == "m02-i001"]
 assert len(m2) == 2 and m2[0] == os.environ["JOB"], m2  # submitted again by the rerun only
 print("    the cancelled member was not submitted again until the rerun, which finished the campaign as the first")
 PY
+
+echo "== a member's job preempted by Slurm before it wrote a record: submitted again; the campaign finishes"
+camp6=$work/camp6
+rm -f "$work/m02-waiting"
+PBT_PREEMPT=1 "$dtbench" pbt spec.json --out "$camp6" --submit --poll 0.5 --timeout 600 >pbt6.out 2>&1 &
+pbt=$!
+deadline=$((SECONDS + 300))
+until [ -f "$work/m02-waiting" ]; do  # member 2's second interval's first job waits in member.sh
+  [ $SECONDS -lt $deadline ] || { cat pbt6.out; fail "member 2's second interval never started"; }
+  kill -0 $pbt 2>/dev/null || { cat pbt6.out; fail "dtbench pbt ended before member 2's second interval started"; }
+  sleep 0.2
+done
+job6=$($py -c 'import json,sys; print([s["job_id"] for s in json.load(open(sys.argv[1]))["submissions"] if s["run"] == "m02-i001"][-1])' "$camp6/jobs.json")
+# A job of partition urgent that needs the member's nodes whole: Slurm preempts the member's job (PreemptMode=CANCEL).
+sbatch -p urgent -N2 --exclusive -w "$(squeue -h -j "$job6" -o %N)" -J urgent -o /dev/null --wrap 'sleep 1' >/dev/null
+set +e
+wait $pbt
+rc=$?
+set -e
+sed 's/^/    /' pbt6.out
+[ "$rc" = 0 ] || fail "a member preempted before it wrote a record: dtbench pbt exited $rc, expected 0"
+[ "$(squeue -h -t all -j "$job6" -o %T)" = PREEMPTED ] || fail "job $job6 was not preempted"
+grep -qF "member 2: its job was preempted before it wrote a record; submitting it again" pbt6.out ||
+  fail "the preempted member was not said to be submitted again"
+same_lineage "$camp6" "$camp" || fail "the campaign with a preempted member chose otherwise"
 
 echo "== a rerun of the finished campaign submits nothing"
 before=$(cat "$camp/lineage.json")
