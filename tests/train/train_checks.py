@@ -1030,6 +1030,25 @@ def check_resume_files():
     assert "--init-from: the checkpoint was written on data with 40 training images, this run's has 20" in p.stderr, \
         p.stderr
     print("a checkpoint continued on data of another size (--resume, --init-from): exit 2, nothing changed")
+    # What --init-from may change still may: /eval/test_samples keeps part of the same test set (the shape counts the
+    # whole set; a review found it refused). And the run so started keeps its own time apart from the one it took
+    # over: preempted and resumed, its dtbench_resume event's elapsed_ms is its own (it held the source run's too,
+    # here 10^6 s written into the source's header).
+    header = os.path.join(args.work, "records", "data-shape.ckpt", "header.json")
+    h = json.load(open(header))
+    h["state"]["elapsed"] = 1e6
+    json.dump(edited_header(h), open(header, "w"))
+    part = dict(shape, name="data-shape-part", eval={"every_epochs": 0, "test_samples": 5})
+    part["data"] = dict(shape["data"], path=small)
+    part_path = write_config("data-shape-part", part)
+    source = os.path.join(args.work, "records", "data-shape.ckpt")
+    mpirun(2, part_path, "--init-from", source, "--inject-fault", "sigusr1@4", expect=3)
+    mpirun(2, part_path, "--init-from", source, "--resume")
+    events = mllog_rules.read_events(os.path.join(args.work, "records", "data-shape-part.mllog"))
+    start = next(e for e in events if e["key"] == "run_start")["time_ms"]
+    resume = next(e for e in events if e["key"] == "dtbench_resume")
+    assert 0 <= resume["metadata"]["elapsed_ms"] <= resume["time_ms"] - start + 1, (resume, start)
+    print("--init-from with another /eval/test_samples: accepted; preempted and resumed, its elapsed_ms is its own")
     # An attempt that resumed and then died after logging steps past its checkpoint (rank 0 killed at step 15, the
     # checkpoint at 6): the next --resume cuts the MLLOG file back to the checkpoint's length before going on, so
     # no evaluation or epoch is logged twice (they were, found by a hunt) and the log keeps MLPerf's rules.

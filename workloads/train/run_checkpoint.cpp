@@ -185,7 +185,7 @@ void check_data_shape(const fs::path& dir, const Json& header, const Json& data_
     const Json& was = header["data"].contains(it.key()) ? header["data"][it.key()] : Json();
     if (was != it.value())
       throw BadInput(dir.string() + ": " + option + ": the checkpoint was written on data with " + was.dump() + " " +
-                     it.key() + ", this run's has " + it.value().dump() + " (/data/path names other files?); " +
+                     it.key() + ", this run's has " + it.value().dump() + " (other files at /data/path?); " +
                      "it must train on the same data");
   }
 }
@@ -288,6 +288,7 @@ void init_from_checkpoint(const World& world, const fs::path& dir, const Json& c
   // The curve goes on (the run's history); whether and where it reached a target is this run's target's question.
   st.retarget(cfg["eval"]["target_accuracy"].get<double>());
   st.mllog_from_point = static_cast<int64_t>(st.curve.size());  // this run's MLLOG file starts after them
+  st.inherited_elapsed = st.elapsed;                             // and its timed run after this time
   st.mllog_timed_run_end_ms = -1;                                // and its timed run has not ended
   const Json schedule_state = load_rank_state(world, dir, header, st, model);
   const Json& was = header["config"];

@@ -50,6 +50,7 @@ Json TrainState::to_json() const {
                : Json(nullptr);
   return {{"step", step},
           {"elapsed", elapsed},
+          {"inherited_elapsed", inherited_elapsed},
           {"sum", timing_json(sum)},
           {"timed_steps", timed_steps},
           {"steady", {{"total", steady_total}, {"steps", steady_steps}}},
@@ -149,6 +150,7 @@ TrainState TrainState::from_json(const Json& j) {
     // Not in older checkpoints: -1 (unknown) is what a checkpoint of a run without an MLLOG file (rank 0's) has.
     if (f.has("mllog_bytes") && f.at("mllog_bytes") != -1) s.mllog_bytes = f.count("mllog_bytes");
     if (f.has("mllog_from_point")) s.mllog_from_point = f.count("mllog_from_point");
+    if (f.has("inherited_elapsed")) s.inherited_elapsed = f.amount("inherited_elapsed");  // not in older checkpoints
     if (f.has("mllog_timed_run_end_ms") && f.at("mllog_timed_run_end_ms") != -1)
       s.mllog_timed_run_end_ms = f.count("mllog_timed_run_end_ms");
     if (f.has("steady")) {  // checkpoints from before it have none: its sums then start at this attempt

@@ -15,6 +15,7 @@ namespace dtbench {
 struct TrainState {
   int64_t step = 0;            // optimizer steps done
   double elapsed = 0;          // wall seconds of the run so far (across resumes)
+  double inherited_elapsed = 0;  // of which taken over from the checkpoint of --init-from (another run's time)
   StepTiming sum;              // summed seconds per phase over `timed_steps`
   int64_t timed_steps = 0;
   // The same without each attempt's first step (the first after the start or a resume), whose time holds

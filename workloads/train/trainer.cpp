@@ -296,10 +296,11 @@ void Run::check_curve_of_checkpoint() const {
 // 0's, so the message names the first rank whose copy differs from it, or, when rank 0's is the odd one, rank 1
 // saying how (the content itself is not compared).
 void Run::agree_on_data_shape() {
-  const data::Dataset &train = data_->train(), &test = data_->test();
+  const data::Dataset& train = data_->train();
   const char* const names[] = {"training images", "test images", "validation images", "channels", "height",
                                "width", "classes"};
-  const std::array<int, 7> mine{static_cast<int>(train.size()), static_cast<int>(test.size()),
+  // The whole test set: /eval/test_samples, which keeps its first N, may change across --init-from.
+  const std::array<int, 7> mine{static_cast<int>(train.size()), static_cast<int>(data_->test_set_samples()),
                                 static_cast<int>(data_->validation().size()), train.channels, train.height,
                                 train.width, train.classes};
   std::array<int, 7> root;  // rank 0's, sent by a maximum to which the other ranks bring the least int
@@ -457,10 +458,11 @@ void Run::log_init_stop() {
   if (!log_) return;
   if (resumed_) {
     // MLPerf's time (run_stop's less run_start's) spans the time the run was stopped; elapsed_ms is the run's own
-    // time before this attempt, so that a reader can take the downtime out (the record's times leave it out).
+    // time since its run_start before this attempt, so that a reader can take the downtime out (the record's times
+    // leave it out). Not what a run started --init-from took over: its log starts with its own run_start.
     log_->point(mllog::kResume, st_.step,
                 {{mllog::kEpochNum, cadence_.epochs(st_.step)},
-                 {"elapsed_ms", static_cast<int64_t>(std::llround(st_.elapsed * 1000))}});
+                 {"elapsed_ms", static_cast<int64_t>(std::llround((st_.elapsed - st_.inherited_elapsed) * 1000))}});
     // Resumed within an epoch: its epoch_start is in the first attempt's part of the log.
     if (!cadence_.starts_epoch(st_.step))
       log_->mark_open(mllog::kEpochStart, {{mllog::kEpochNum, cadence_.epoch_of(st_.step)}});
