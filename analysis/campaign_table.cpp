@@ -27,8 +27,12 @@ std::optional<double> reached(const RunRecord& r, double (*field)(const TimeToAc
 
 const std::vector<MetricDef>& metric_defs() {
   static const std::vector<MetricDef> defs = {
+      // None for a run that took no step (diverged at its first): it measured no throughput, and its 0 img/s moved
+      // the medians and the scaling efficiency (a row read 0%, another 170%; a hunt).
       {"throughput", "throughput (img/s)", false,
-       [](const RunRecord& r) { return std::optional(r.images_per_second); }},
+       [](const RunRecord& r) {
+         return r.images_per_second > 0 ? std::optional(r.images_per_second) : std::nullopt;
+       }},
       {"steady_throughput", "steady throughput (img/s)", false,
        [](const RunRecord& r) { return r.steady_images_per_second; }},
       {"time_to_accuracy", "time to target (s)", true,
@@ -129,10 +133,12 @@ std::string counted_state(const Row& row) {
   return any_done ? "done" : "stopped";
 }
 
-Cell compute(const MetricDef& m, const Row& row) {
+// `done_only`: of the done runs alone, even in a row that has none (the scaling efficiency: stopped runs' throughput
+// is of a part of the run, and a K0 row of stopped runs only gave a finished row 178%; a hunt).
+Cell compute(const MetricDef& m, const Row& row, bool done_only = false) {
   Cell c;
   std::vector<double> v;
-  const std::string counted = counted_state(row);
+  const std::string counted = done_only ? "done" : counted_state(row);
   for (const auto* r : row.runs) {
     if (r->state != counted || !r->record) continue;
     ++c.done;
@@ -226,7 +232,7 @@ TextTable campaign_table(const CampaignData& c, const TableOptions& o, Format fo
   std::vector<std::optional<double>> computed_eff(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     auto ki = single_ranks(rows[i]);
-    Cell ti = compute(thr, rows[i]);
+    Cell ti = compute(thr, rows[i], /*done_only=*/true);
     if (!ki || !ti.s) continue;
     auto base = [&](const Row& r) {
       std::vector<Json> b;
@@ -242,7 +248,7 @@ TextTable campaign_table(const CampaignData& c, const TableOptions& o, Format fo
     for (const auto& other : rows) {
       auto ko = single_ranks(other);
       if (!ko || base(other) != base(rows[i])) continue;
-      Cell to = compute(thr, other);
+      Cell to = compute(thr, other, /*done_only=*/true);
       if (to.s) ks.insert(*ko);
       if (!k0 || *ko < *k0) k0 = *ko, t0 = to.s ? to.s->median : 0;
       else if (*ko == *k0 && t0 <= 0 && to.s) t0 = to.s->median;  // another row at K0 (nodes x tasks) that has one

@@ -333,7 +333,9 @@ def scaling(runs, keys, zips, out, wanted=None):
     for label, members in group_series(runs, skeys):
         byk = {}
         for r in done(members):
-            byk.setdefault(r["record"]["ranks"], []).append(r["record"])
+            # A run that took no step (diverged at its first) measured no throughput, as in the table.
+            if (r["record"]["throughput"]["images_per_second"] or 0) > 0:
+                byk.setdefault(r["record"]["ranks"], []).append(r["record"])
         # The baseline is the series' smallest rank count, finished or not (as the table's, campaign_table.cpp): with
         # every run there failed it moved to the next one unsaid (a hunt); the series then has no computed efficiency.
         k_all = [r["ranks"] for r in members if r["ranks"]]

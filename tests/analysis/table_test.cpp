@@ -448,11 +448,13 @@ TEST(CampaignTable, NoEfficiencyWhenTheSmallestRankCountHasNoFinishedRun) {
   auto layout = dtbench::slurm::make_layout(dir, {"dtbench", "train"}, "test");
   auto points = dtbench::slurm::expand(spec, layout.runs);
   dtbench::slurm::write_campaign(spec, points, layout, false);
-  const auto write = [&](const dtbench::slurm::Run& run, int ranks, dtbench::RunStatus status, double ips) {
+  const auto write = [&](const dtbench::slurm::Run& run, int ranks, dtbench::RunStatus status, double ips,
+                         int64_t steps = 10, int64_t stop_at = 0) {
     dtbench::RunRecord r;
     r.name = run.name, r.config = run.config, r.ranks = ranks;
     r.global_batch = 64, r.per_rank_batch = 64 / ranks;
-    r.status = status, r.images_per_second = ips;
+    r.status = status, r.images_per_second = ips, r.steps = steps;
+    if (stop_at > 0) r.extra = {{"stop_at", stop_at}, {"total_steps", 10}};
     dtbench::write_json_atomic(dir / "runs" / (run.name + ".json"), r.to_json(), false);
   };
   write(points[1].runs[0], 2, dtbench::RunStatus::completed, 200);
@@ -466,6 +468,17 @@ TEST(CampaignTable, NoEfficiencyWhenTheSmallestRankCountHasNoFinishedRun) {
   EXPECT_EQ(efficiency(), (std::vector<std::string>{"-", "-", "-"}));  // K = 1 has no record: missing
   write(points[0].runs[0], 1, dtbench::RunStatus::failed, 0);
   EXPECT_EQ(efficiency(), (std::vector<std::string>{"-", "-", "-"}));  // failed
+  // Stopped at step 2 of 10 (train --stop-at): a part of the run, no baseline for finished ones (K = 2 read 178%
+  // against such a row; a hunt). The row still shows its own throughput, marked as the stopped runs'.
+  write(points[0].runs[0], 1, dtbench::RunStatus::completed, 100, 2, 2);
+  EXPECT_EQ(efficiency(), (std::vector<std::string>{"-", "-", "-"}));
+  // Diverged before its first step: no throughput measured, not 0 img/s (a row read 0% and another 170%; a hunt).
+  write(points[0].runs[0], 1, dtbench::RunStatus::diverged, 0, 0);
+  EXPECT_EQ(efficiency(), (std::vector<std::string>{"-", "-", "-"}));
+  {
+    TextTable t = campaign_table(load_campaign(dir), {{}, {"throughput", "scaling_efficiency"}}, Format::md);
+    EXPECT_EQ(t.rows[0][t.rows[0].size() - 2], "-");
+  }
   write(points[0].runs[0], 1, dtbench::RunStatus::completed, 100);
   EXPECT_EQ(efficiency(), (std::vector<std::string>{"100", "100", "75"}));  // against K = 1: (300 / 4) / 100
   fs::remove_all(dir);
