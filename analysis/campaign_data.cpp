@@ -59,25 +59,10 @@ std::string value_differs(const Json& config, const std::vector<std::pair<std::s
   return "";
 }
 
-// A run ended by `train --stop-at` before its config's last step (extra.stop_at below extra.total_steps) and not by
-// its target first: a part of its config's run, as a population-based training member's interval is. Its final
-// accuracy and time are not its config's (a table took the median of an 8-step and a 40-step run of one config as
-// "2/2 done"; a hunt).
-bool stopped_early(const RunRecord& rec) {
-  const Json& stop = rec.extra.contains("stop_at") ? rec.extra["stop_at"] : Json();
-  const Json& total = rec.extra.contains("total_steps") ? rec.extra["total_steps"] : Json();
-  // A run that stops at its target and reached it at the stop step would have ended there anyway.
-  const Json* eval = rec.config.contains("eval") ? &rec.config["eval"] : nullptr;
-  const bool ended_by_target = rec.time_to_accuracy && rec.time_to_accuracy->step == rec.steps && eval &&
-                               eval->is_object() && eval->value("stop_at_target", false) == true;
-  return rec.status != RunStatus::diverged && !ended_by_target && stop.is_number_integer() &&
-         total.is_number_integer() && stop.get<int64_t>() < total.get<int64_t>() && rec.steps >= stop.get<int64_t>();
-}
-
 void fill_from_record(RunData& r, RunRecord rec) {
   r.config = rec.config;
   r.ranks = rec.ranks;
-  r.state = !rec.done() ? to_string(rec.status) : stopped_early(rec) ? "stopped" : "done";
+  r.state = !rec.done() ? to_string(rec.status) : rec.stopped_early() ? "stopped" : "done";
   r.record = std::move(rec);
 }
 

@@ -89,6 +89,10 @@ struct RunRecord {
   // A finished run: completed, reached its target or diverged. A sweep rerun skips it and tables
   // count it; a failed run is tried again and a preempted one resumes.
   bool done() const;
+  // A done run ended by `train --stop-at` before its config's last step (extra.stop_at below extra.total_steps) and
+  // not by its target first: a part of its config's run, as a population-based training member's interval is.
+  // Tables show it as "stopped", apart from the finished runs; a sweep runs it again.
+  bool stopped_early() const;
   // The final model's test accuracy: the last evaluation's, 0 for a diverged run (it ends without a usable model;
   // its last evaluation may predate the divergence), nullopt without an evaluation. Tables and reports use this one.
   std::optional<double> final_accuracy() const;

@@ -82,6 +82,14 @@ RunState record_state(const fs::path& record, const Json& expected, std::string&
       return RunState::failed;
     }
   }
+  // Stopped by `train --stop-at` before its config's last step: a part of the run, which the table does not count
+  // as done; the sweep skipped it as complete at every rerun (a hunt). Run again as a failed one is (a checkpoint
+  // it kept is resumed from).
+  if (r.stopped_early()) {
+    detail += " (stopped at step " + std::to_string(r.steps) + " of " + r.extra["total_steps"].dump() +
+              " by train --stop-at: a part of the run; run again)";
+    return RunState::failed;
+  }
   if (r.done()) return RunState::done;
   // A synchronous run writes its checkpoint before its `preempted` record: without the checkpoint, `train --resume`
   // refuses the pair as damaged (exit 2), so the sweep's "restarting from the start" failed at every rerun

@@ -283,6 +283,18 @@ TEST(Campaign, RecordStateDecidesWhatARerunDoes) {
   EXPECT_EQ(detail, "preempted (its checkpoint is gone: run again from the start)");
   fs::remove(rec);
 
+  // Stopped by train --stop-at before its last step: a part of the run, run again (the sweep skipped it as complete
+  // at every rerun, where the table said "stopped"; a hunt).
+  r.status = dtbench::RunStatus::completed;
+  r.steps = 2;
+  r.extra = {{"stop_at", 2}, {"total_steps", 10}};
+  dtbench::write_json_atomic(rec, r.to_json(), false);
+  EXPECT_EQ(record_state(rec, run.config, detail), RunState::failed);
+  EXPECT_EQ(detail, "completed (stopped at step 2 of 10 by train --stop-at: a part of the run; run again)");
+  r.extra = Json::object();
+  r.steps = 10;
+  fs::remove(rec);
+
   // A finished run whose weights file (output.save_weights) is gone or is not the one it wrote is run again: a rerun
   // skipped it as done, and its claim read inconclusive for good (a hunt). The file checked as reproduce reads it:
   // 3 floats, their CRC-32 in the record. Polling (--wait) does not read it.
