@@ -1826,10 +1826,16 @@ def check_diverged():
     problems = mllog_rules.problems(mllog, open_benchmark=False)
     assert not problems, problems
     # Diverged at its first step: no step's loss exists, so the point's training loss is null (it was 0, a hunt).
-    first = mlp_config("diverge-first", batch={"per_rank": 8}, duration={"steps": 30})
+    # And with a target its untrained weights already score (here 0.01 of 4 classes): that evaluation reaches no
+    # target (it was recorded as reached at step 0, MLLOG run_stop "success", above its healthy twins; a hunt).
+    first = mlp_config("diverge-first", batch={"per_rank": 8}, duration={"steps": 30},
+                       eval={"every_steps": 10, "target_accuracy": 0.01})
     mpirun(2, write_config("diverge-first", first), "--inject-fault", "nan-grad@0:1", expect=0)
     rec = validate(os.path.join(args.work, "records", "diverge-first.json"))
     assert rec["status"] == "diverged" and rec["steps"] == 0 and rec["curve"][0]["train_loss"] is None, rec["curve"]
+    assert rec["curve"][0]["test_accuracy"] >= 0.01 and rec["time_to_accuracy"]["reached"] is False, rec
+    stop = [line for line in open(os.path.join(args.work, "records", "diverge-first.mllog")) if '"run_stop"' in line]
+    assert len(stop) == 1 and '"status":"aborted"' in stop[0], stop
     # The same for asynchronous SGD (rank 0's own NaN gradient at its step 3, so that it diverges before its first
     # evaluation whatever the other worker's pace: with rank 1's, rank 0 could run 150 steps ahead and evaluate
     # first, seen on a loaded machine): it had no eval_accuracy at all.

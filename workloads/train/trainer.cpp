@@ -69,7 +69,8 @@ class Run {
   void log_init_stop();
   // The synchronous (or local SGD) loop; returns the step at which a stop signal ended it, if one did.
   std::optional<int64_t> train_sync(RunStatus& status, std::string& detail);
-  void evaluate(int64_t steps_done, double epoch, bool solo);
+  // `may_reach_target`: false for the evaluation of a run that diverged (its model is no trained one).
+  void evaluate(int64_t steps_done, double epoch, bool solo, bool may_reach_target = true);
   void check_curve_of_checkpoint() const;
   int preempt(int64_t done);
   int finish(RunStatus status, const std::string& detail);
@@ -586,7 +587,10 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
     // MLPerf's rules require of every log (common.yaml: at least one eval_accuracy), rather than none.
     // A run continued --init-from another has that run's points, not in its own log: it counts its own (a
     // continuation that diverged before its first evaluation left a log without eval_accuracy; a hunt).
-    if (st_.curve.size() <= static_cast<size_t>(st_.mllog_from_point)) evaluate(d.step, cadence_.epochs(d.step), false);
+    // Its model is the diverged one (or, at step 0, the untrained one): that evaluation reaches no target (a run
+    // that diverged at its first step was recorded as at its target at step 0, above its healthy twins; a hunt).
+    if (st_.curve.size() <= static_cast<size_t>(st_.mllog_from_point))
+      evaluate(d.step, cadence_.epochs(d.step), false, /*may_reach_target=*/false);
   }
   return std::nullopt;
 }
@@ -595,7 +599,7 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
 // local SGD phase evaluate the averaged model (Lin et al. 2018); synchronous runs with per-replica batch norm
 // evaluate with the replicas' mean running statistics, one model's (DataParallel::average_buffers). Both then
 // train on with their own, so that how often a run evaluates does not change what it trains.
-void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
+void Run::evaluate(int64_t steps_done, double epoch, bool solo, bool may_reach_target) {
   trace::Span traced("evaluation", "evaluation");
   std::optional<std::vector<float>> own_statistics;
   std::optional<DataParallel::OwnModel> own_model;
@@ -638,7 +642,7 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo) {
   sched_->observe(p);  // plateau watches the result its /schedule/metric names
 
   const double target = cfg_["eval"]["target_accuracy"].get<double>();
-  const bool reached = target > 0 && p.test_accuracy >= target;
+  const bool reached = may_reach_target && target > 0 && p.test_accuracy >= target;
   if (reached && !st_.tta) st_.tta = TimeToAccuracy{p.wall_seconds, p.step, p.epoch, p.samples};
   if (log_) {
     log_->point(mllog::kEvalAccuracy, p.test_accuracy, {{mllog::kEpochNum, epoch}});
