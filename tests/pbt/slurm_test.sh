@@ -71,6 +71,30 @@ spec = {"name": "pbt-slurm", "population": 3, "ready_steps": 10, "seed": 3, "bas
 json.dump(spec, open("spec.json", "w"), indent=1)
 PY
 
+# waiting_campaign VAR OUT LOG: `dtbench pbt --submit` on OUT in the background with VAR=1 (member.sh), its output
+# to LOG, until member 2's second interval waits in member.sh. Sets `pbt` (its pid) and `job` (that interval's job).
+waiting_campaign() {
+  rm -f "$work/m02-waiting"
+  env "$1=1" "$dtbench" pbt spec.json --out "$2" --submit --poll 0.5 --timeout 600 >"$3" 2>&1 &
+  pbt=$!
+  local deadline=$((SECONDS + 300))
+  until [ -f "$work/m02-waiting" ]; do
+    [ $SECONDS -lt $deadline ] || { cat "$3"; fail "member 2's second interval never started"; }
+    kill -0 $pbt 2>/dev/null || { cat "$3"; fail "dtbench pbt ended before member 2's second interval started"; }
+    sleep 0.2
+  done
+  job=$($py -c 'import json,sys; print([s["job_id"] for s in json.load(open(sys.argv[1]))["submissions"] if s["run"] == "m02-i001"][-1])' "$2/jobs.json")
+}
+
+# finish_campaign LOG...: waits for the campaign `pbt` and sets `rc` to its exit code; shows the LOGs.
+finish_campaign() {
+  set +e
+  wait $pbt
+  rc=$?
+  set -e
+  sed 's/^/    /' "$@"
+}
+
 echo "== a request Slurm refuses (a partition that does not exist): exit 2, nothing written or queued"
 $py -c 'import json; s = json.load(open("spec.json")); s["slurm"]["partition"] = "nosuch"; json.dump(s, open("nopart.json", "w"))'
 expect 2 "nopart.json: /slurm: Slurm refuses the members' request: sbatch: error: " \
@@ -79,15 +103,7 @@ expect 2 "nopart.json: /slurm: Slurm refuses the members' request: sbatch: error
 
 echo "== the campaign as Slurm jobs, one requeued by Slurm, one preempted"
 camp=$work/camp
-PBT_REQUEUE=1 "$dtbench" pbt spec.json --out "$camp" --submit --poll 0.5 --timeout 600 >pbt.out 2>&1 &
-pbt=$!
-deadline=$((SECONDS + 300))
-until [ -f "$work/m02-waiting" ]; do
-  [ $SECONDS -lt $deadline ] || { cat pbt.out; fail "member 2's second interval never started"; }
-  kill -0 $pbt 2>/dev/null || { cat pbt.out; fail "dtbench pbt ended before member 2's second interval started"; }
-  sleep 0.2
-done
-job=$($py -c 'import json,sys; print([s["job_id"] for s in json.load(open(sys.argv[1]))["submissions"] if s["run"] == "m02-i001"][-1])' "$camp/jobs.json")
+waiting_campaign PBT_REQUEUE "$camp" pbt.out
 # The campaign process dies while its jobs are queued: run here, the campaign is refused; continued with
 # --submit, it waits for the queued job instead of submitting it again.
 kill -KILL $pbt
@@ -98,11 +114,7 @@ pbt=$!
 wait_for_text pbt2.out "member 2: job $job of an earlier dtbench pbt is still queued; waiting for it" 60
 scontrol requeue "$job"
 echo "    requeued job $job (member 2, interval 1)"
-set +e
-wait $pbt
-rc=$?
-set -e
-sed 's/^/    /' pbt.out pbt2.out
+finish_campaign pbt.out pbt2.out
 [ "$rc" = 0 ] || fail "dtbench pbt --submit exited $rc"
 
 echo "== the same spec here (mpirun -np 2)"
@@ -167,11 +179,7 @@ until [ "$(squeue -h -j "$job3" -o %T 2>/dev/null)" = RUNNING ]; do
   sleep 0.2
 done
 scontrol requeue "$job3"
-set +e
-wait $pbt
-rc=$?
-set -e
-sed 's/^/    /' pbt4.out
+finish_campaign pbt4.out
 [ "$rc" = 0 ] || fail "the rerun exited $rc"
 [ ! -e "$camp3/runs/m02-i001.submitting" ] || fail "the marker was left"
 same_lineage "$camp3" "$camp" || fail "the continued campaign chose otherwise"
@@ -185,22 +193,10 @@ PY
 
 echo "== a member's job cancelled by its user: exit 1, said once, the interval unfinished; --submit again finishes it"
 camp5=$work/camp5
-rm -f "$work/m02-waiting"
-PBT_REQUEUE=1 "$dtbench" pbt spec.json --out "$camp5" --submit --poll 0.5 --timeout 600 >pbt5.out 2>&1 &
-pbt=$!
-deadline=$((SECONDS + 300))
-until [ -f "$work/m02-waiting" ]; do  # member 2's second interval waits in member.sh
-  [ $SECONDS -lt $deadline ] || { cat pbt5.out; fail "member 2's second interval never started"; }
-  kill -0 $pbt 2>/dev/null || { cat pbt5.out; fail "dtbench pbt ended before member 2's second interval started"; }
-  sleep 0.2
-done
-job5=$($py -c 'import json,sys; print([s["job_id"] for s in json.load(open(sys.argv[1]))["submissions"] if s["run"] == "m02-i001"][-1])' "$camp5/jobs.json")
+waiting_campaign PBT_REQUEUE "$camp5" pbt5.out
+job5=$job
 scancel "$job5"
-set +e
-wait $pbt
-rc=$?
-set -e
-sed 's/^/    /' pbt5.out
+finish_campaign pbt5.out
 [ "$rc" = 1 ] || fail "a cancelled member: dtbench pbt exited $rc, expected 1"
 said=$(grep -cF "member 2: preempted, not submitted again: its job $job5 was cancelled (scancel), not preempted by Slurm" pbt5.out || true)
 [ "$said" = 1 ] || fail "the cancel was said $said times, expected once"
@@ -219,23 +215,11 @@ PY
 
 echo "== a member's job preempted by Slurm before it wrote a record: submitted again; the campaign finishes"
 camp6=$work/camp6
-rm -f "$work/m02-waiting"
-PBT_PREEMPT=1 "$dtbench" pbt spec.json --out "$camp6" --submit --poll 0.5 --timeout 600 >pbt6.out 2>&1 &
-pbt=$!
-deadline=$((SECONDS + 300))
-until [ -f "$work/m02-waiting" ]; do  # member 2's second interval's first job waits in member.sh
-  [ $SECONDS -lt $deadline ] || { cat pbt6.out; fail "member 2's second interval never started"; }
-  kill -0 $pbt 2>/dev/null || { cat pbt6.out; fail "dtbench pbt ended before member 2's second interval started"; }
-  sleep 0.2
-done
-job6=$($py -c 'import json,sys; print([s["job_id"] for s in json.load(open(sys.argv[1]))["submissions"] if s["run"] == "m02-i001"][-1])' "$camp6/jobs.json")
+waiting_campaign PBT_PREEMPT "$camp6" pbt6.out
+job6=$job
 # A job of partition urgent that needs the member's nodes whole: Slurm preempts the member's job (PreemptMode=CANCEL).
 sbatch -p urgent -N2 --exclusive -w "$(squeue -h -j "$job6" -o %N)" -J urgent -o /dev/null --wrap 'sleep 1' >/dev/null
-set +e
-wait $pbt
-rc=$?
-set -e
-sed 's/^/    /' pbt6.out
+finish_campaign pbt6.out
 [ "$rc" = 0 ] || fail "a member preempted before it wrote a record: dtbench pbt exited $rc, expected 0"
 [ "$(squeue -h -t all -j "$job6" -o %T)" = PREEMPTED ] || fail "job $job6 was not preempted"
 grep -qF "member 2: its job was preempted before it wrote a record; submitting it again" pbt6.out ||

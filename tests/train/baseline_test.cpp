@@ -23,24 +23,22 @@ Json two_rank_config() {
 TEST(Baseline, TheCommittedReferenceRecordIsTheTwoRankRunsBaseline) {
   const Baseline b = read_baseline(kBaseline, two_rank_config());
   EXPECT_GT(b.images_per_second_per_rank, 0);
+  const auto refusal = [](const Json& config) -> std::string {
+    try {
+      read_baseline(kBaseline, config);
+    } catch (const BadInput& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
   Json other = two_rank_config();
   other["model"]["arch"] = "resnet8";
-  try {
-    read_baseline(kBaseline, other);
-    ADD_FAILURE() << "another model was accepted";
-  } catch (const BadInput& e) {
-    EXPECT_NE(std::string(e.what()).find("another workload (its config differs at /model/arch)"), std::string::npos)
-        << e.what();
-  }
+  EXPECT_NE(refusal(other).find("another workload (its config differs at /model/arch)"), std::string::npos)
+      << refusal(other);
   Json bf16 = two_rank_config();  // another precision is another throughput, not a scaling of this one
   bf16["precision"] = "bf16";
-  try {
-    read_baseline(kBaseline, bf16);
-    ADD_FAILURE() << "another precision was accepted";
-  } catch (const BadInput& e) {
-    EXPECT_NE(std::string(e.what()).find("another workload (its config differs at /precision)"), std::string::npos)
-        << e.what();
-  }
+  EXPECT_NE(refusal(bf16).find("another workload (its config differs at /precision)"), std::string::npos)
+      << refusal(bf16);
   Json elsewhere = two_rank_config();
   elsewhere["data"]["path"] = "/somewhere/else";  // where the files are is not the workload
   EXPECT_NO_THROW(read_baseline(kBaseline, elsewhere));
