@@ -649,6 +649,9 @@ int run_pbt(const Args& a) {
       throw BadInput(a.spec + ": the members' scripts would hold the line '" + line + "', which sbatch reads as the "
                      "start of a heterogeneous job's next component (\"hetjob\" or \"packjob\" in an #SBATCH line): "
                      "rename the campaign (/name) or its folder (--out), or change /slurm/sbatch");
+    if (const std::string why = slurm::script_syntax_problem(script); !why.empty())
+      throw BadInput(a.spec + ": /slurm/setup: bash cannot parse the members' script with these set-up lines (" + why +
+                     "): an unterminated quote, or an if, loop or here-document left open?");
     const std::string refused = slurm::sbatch_refuses(script);
     if (!refused.empty()) throw BadInput(a.spec + ": /slurm: Slurm refuses the members' request: " + refused);
     if (spec.slurm["launcher"] == "srun")

@@ -100,6 +100,21 @@ std::string heterogeneous_job_line(const std::string& script) {
   return "";
 }
 
+std::string script_syntax_problem(const std::string& script) {
+  ProcessResult r;
+  try {
+    r = run_capture({"bash", "-n", "-c", script}, false, 10);
+  } catch (const RunFailed&) {
+    return "";  // no bash here to ask: the job's own shell will say
+  }
+  if (r.exit_code == 0) return "";
+  std::string said = r.err.empty() ? "exit " + std::to_string(r.exit_code) : r.err;
+  for (char& c : said)
+    if (c == '\n') c = ' ';
+  while (!said.empty() && said.back() == ' ') said.pop_back();
+  return said.substr(0, 300);
+}
+
 std::string generated_by() {
   Json p = provenance();
   return "dtbench " + p["dtbench"].value("version", "?") + " (git " + p["dtbench"].value("git_sha", "?") + ")";

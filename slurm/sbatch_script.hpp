@@ -76,4 +76,9 @@ std::string array_script(const Spec& spec, const ArrayGroup& g, size_t group, co
 // would be split in two, the later lines asking for the second component. "" when there is none.
 std::string heterogeneous_job_line(const std::string& script);
 
+// What bash says of `script`'s syntax (`bash -n`), on one line; "" when it parses (or bash cannot be started). The
+// spec's set-up lines are the script's only text not written by dtbench: an unterminated quote or an `if` without its
+// `fi` there swallowed the rest of the script, and every job died with bash's "unexpected end of file".
+std::string script_syntax_problem(const std::string& script);
+
 }  // namespace dtbench::slurm

@@ -439,18 +439,24 @@ void check_files_are_the_campaigns(const Spec& spec, const std::vector<Point>& p
 // second component taking the later lines (found by a review). Every script is made here, before anything is written.
 void check_single_jobs(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays,
                        const std::string& spec_file) {
-  const auto check = [&](const std::string& script, const std::string& what) {
+  std::set<std::string> parsed;  // each list of set-up lines is parsed once
+  const auto check = [&](const std::string& script, const Json& setup, const std::string& what) {
     if (const std::string line = heterogeneous_job_line(script); !line.empty())
       throw BadInput(spec_file + ": " + what + "'s script would hold the line '" + line + "', which sbatch reads as "
                      "the start of a heterogeneous job's next component (\"hetjob\" or \"packjob\" in an #SBATCH "
                      "line): rename the campaign (/name), its folder (--out) or the value, or change /slurm/sbatch");
+    if (!setup.empty() && parsed.insert(setup.dump()).second)
+      if (const std::string why = script_syntax_problem(script); !why.empty())
+        throw BadInput(spec_file + ": /slurm/setup: bash cannot parse " + what + "'s script with these set-up lines (" +
+                       why + "): an unterminated quote, or an if, loop or here-document left open?");
   };
   if (arrays) {
     const auto groups = array_groups(points);
-    for (size_t g = 0; g < groups.size(); ++g) check(array_script(spec, groups[g], g, l), "job array " + std::to_string(g));
+    for (size_t g = 0; g < groups.size(); ++g)
+      check(array_script(spec, groups[g], g, l), groups[g].slurm["setup"], "job array " + std::to_string(g));
   } else {
     for (const Point& p : points)
-      for (const Run& r : p.runs) check(run_script(spec, p, r, l), "run " + r.name);
+      for (const Run& r : p.runs) check(run_script(spec, p, r, l), p.slurm["setup"], "run " + r.name);
   }
 }
 
