@@ -381,7 +381,11 @@ std::vector<double> Run::kept_unit_seconds(int units) const {
 // recomputation would land on the unit ending a segment of this measuring layout, not of the run's), and every rank
 // learns them all. Any failure while measuring is agreed on by every rank, so that no stage is left waiting.
 std::vector<double> Run::measure_unit_seconds(const models::ModelSpec& whole, int units, int stages) const {
-  const int micro = static_cast<int>(per_rank_ / cfg_["batch"]["micro_batches"].get<int64_t>());
+  int micro = static_cast<int>(per_rank_ / cfg_["batch"]["micro_batches"].get<int64_t>());
+  // With synchronised batch norm the run normalises over the replicas' micro-batches together; the model timed here
+  // is not synchronised, and one image of a 1x1 map was refused by its batch norm, exit 2 for a run that trains
+  // with a pinned cut (a hunt). Two images, the least a normalisation takes, for the timing alone.
+  if (micro == 1 && cfg_["parallel"]["sync_bn"].get<bool>() && model_parallel_->replicas() > 1) micro = 2;
   std::vector<double> measured(static_cast<size_t>(units), 0.0);
   std::optional<Error> err;
   if (world_.rank() < stages) {
