@@ -266,6 +266,30 @@ RunRecord RunRecord::from_json(const Json& j) {
                    ", but /config/eval/target_accuracy is " + config::fmt_number((*eval)["target_accuracy"].get<double>()));
   if (r.status == RunStatus::reached_target && !r.time_to_accuracy)
     throw BadInput(tta.pointer("reached") + ": false, but /status is \"reached-target\"");
+  // A record that contradicts itself on how it ended (found by a hunt: each flipped a claim's verdict, exit 0):
+  // - a completed run evaluates at its last step (cadence.hpp), so an earlier last evaluation is a curve cut short,
+  //   and its final accuracy would be another step's (asynchronous SGD's curve counts the server's updates);
+  // - a run not at its target whose curve reaches it (but for a diverged run's evaluation after it diverged, which
+  //   reaches nothing);
+  // - a completed run short of its steps without --stop-at.
+  const Json* parallel = r.config.contains("parallel") ? &r.config["parallel"] : nullptr;
+  const bool async = parallel && parallel->is_object() && parallel->value("mode", std::string()) == "async";
+  if (!r.curve.empty() && r.status == RunStatus::completed && !async && r.curve.back().step != r.steps)
+    throw BadInput("/curve/" + std::to_string(r.curve.size() - 1) + "/step: the last evaluation is at step " +
+                   std::to_string(r.curve.back().step) + ", but /steps is " + std::to_string(r.steps) +
+                   ": a finished run evaluates at its last step (a curve cut short?)");
+  if (!r.time_to_accuracy && r.target_accuracy > 0) {
+    const size_t counted = r.curve.size() - (r.status == RunStatus::diverged && !r.curve.empty() ? 1 : 0);
+    for (size_t i = 0; i < counted; ++i)
+      if (r.curve[i].test_accuracy >= r.target_accuracy)
+        throw BadInput(tta.pointer("reached") + ": false, but /curve/" + std::to_string(i) + " is at test accuracy " +
+                       config::fmt_number(r.curve[i].test_accuracy) + ", at or above the target " +
+                       config::fmt_number(r.target_accuracy));
+  }
+  if (r.status == RunStatus::completed && r.extra.contains("total_steps") && r.extra["total_steps"].is_number_integer() &&
+      !r.extra.contains("stop_at") && r.steps != r.extra["total_steps"].get<int64_t>())
+    throw BadInput("/steps: " + std::to_string(r.steps) + ", but /extra/total_steps is " +
+                   r.extra["total_steps"].dump() + " and the run is \"completed\" without --stop-at (/extra/stop_at)");
   return r;
 }
 

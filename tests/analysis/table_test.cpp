@@ -192,11 +192,12 @@ struct Synthetic {
     r.timing.total = 0.1;
     r.target_accuracy = 0.5;
     dtbench::EvalPoint p;
-    p.test_accuracy = 0.8;
+    p.test_accuracy = reached ? 0.8 : 0.4;  // below the target when it did not reach it, as a record must be
     p.b_simple = 512;
     if (reached) {  // at the curve's one point, as the trainer writes it: 10 steps of 64 samples
       r.time_to_accuracy = dtbench::TimeToAccuracy{12, 10, 0.5, 640};
       p.wall_seconds = 12, p.step = 10, p.epoch = 0.5, p.samples = 640;
+      r.steps = 10;  // its last evaluation is at its last step
     }
     r.curve = {p};
     dtbench::write_json_atomic(dir / "runs" / (run.name + ".json"), r.to_json(), false);
@@ -218,7 +219,7 @@ TEST(CampaignTable, EveryPointWithMedianMinMaxAndNothingDropped) {
   ASSERT_EQ(t.rows.size(), 4u);
   // ring, 1 node: median of 100 and 120; the target reached by one of two runs.
   EXPECT_EQ(t.rows[0], (std::vector<std::string>{"ring", "1", "1", "2/2 done", "110 [100, 120]", "12 (1/2 reached)",
-                                                 "0.5 (1/2 reached)", "80 [80, 80]", "100", "10 [10, 10]",
+                                                 "0.5 (1/2 reached)", "60 [40, 80]", "100", "10 [10, 10]",
                                                  "512 [512, 512]"}));
   // ring, 2 nodes: efficiency (190 / 2) / (110 / 1) = 86.36%.
   EXPECT_EQ(t.rows[1][4], "190 [180, 200]");
@@ -275,7 +276,7 @@ TEST(CampaignTable, ADivergedRunsFinalAccuracyIsZeroAndSaid) {
     dtbench::write_json_atomic(e.path(), r.to_json(), false);
   }
   TextTable t = campaign_table(load_campaign(s.dir), {{}, {"final_accuracy"}}, Format::md);
-  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"ring", "1", "1", "2/2 done (1 diverged)", "40 [0, 80]"}));
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"ring", "1", "1", "2/2 done (1 diverged)", "20 [0, 40]"}));
 }
 
 // A run ended by `train --stop-at` before its config's last step is a part of that run: counted as stopped, in no
@@ -290,6 +291,7 @@ TEST(CampaignTable, ARunStoppedBeforeItsLastStepIsNotDone) {
       r.extra["stop_at"] = stop_at;
       r.extra["total_steps"] = 40;
       r.steps = steps;
+      if (!r.time_to_accuracy) r.curve.back().step = steps, r.curve.back().samples = steps * r.global_batch;
       dtbench::write_json_atomic(e.path(), r.to_json(), false);
     }
   };

@@ -94,6 +94,7 @@ TEST(RunRecord, ReadsBackExactlyWhatWasWritten) {
   RunRecord r = full_record();
   r.status_detail = "target 0.9 reached at step 100";
   r.curve.push_back({0.42, 200, 25600, 24.8, 0.3, 0.35, 0.93, 0.05, std::nullopt, 0.38, 0.92});
+  r.steps = 200, r.samples = 25600, r.epochs = 0.42;  // it trained on past its target, to its last evaluation
   r.extra["per_rank_timing"] = Json::array({Json::object({{"rank", 0}, {"total", 0.064}})});
   r.extra["scaling_efficiency"] = 0.93;
   fs::path file = s.dir / "full.json";
@@ -177,6 +178,7 @@ TEST(RunRecord, SaysWhyAFileIsNotAReadableRecord) {
   const auto two_points = [](Json& j) {
     j["curve"].push_back(j["curve"][0]);
     j["curve"][1]["step"] = 200, j["curve"][1]["samples"] = 25600, j["curve"][1]["epoch"] = 0.42;
+    j["steps"] = 200, j["samples"] = 25600, j["epochs"] = 0.42;
   };
   EXPECT_EQ(problem_with("reversed.json", [&](Json& j) { two_points(j); std::swap(j["curve"][0], j["curve"][1]); }),
             d + "reversed.json: /curve/1: an evaluation before the one at /curve/0 (its step or epoch is less)");
@@ -194,6 +196,33 @@ TEST(RunRecord, SaysWhyAFileIsNotAReadableRecord) {
             d + "other.json: /time_to_accuracy/target: 0.5, but /config/eval/target_accuracy is 0.9");
   EXPECT_EQ(problem_with("stopped.json", [](Json& j) { j["time_to_accuracy"] = {{"target", 0.9}, {"reached", false}}; }),
             d + "stopped.json: /time_to_accuracy/reached: false, but /status is \"reached-target\"");
+  // How it ended, against itself (a hunt's edits, each flipping a claim's verdict with exit 0): a curve cut before
+  // the last step (its final accuracy an earlier step's), "not reached" where the curve reaches the target, and a
+  // "completed" run short of its steps without --stop-at.
+  EXPECT_EQ(problem_with("cut-curve.json", [&](Json& j) { two_points(j); j["curve"].erase(1); j["status"] = "completed"; }),
+            d + "cut-curve.json: /curve/0/step: the last evaluation is at step 100, but /steps is 200: a finished run "
+                "evaluates at its last step (a curve cut short?)");
+  EXPECT_EQ(problem_with("unreached.json",
+                         [](Json& j) {
+                           j["status"] = "completed";
+                           j["time_to_accuracy"] = {{"target", 0.9}, {"reached", false}};
+                         }),
+            d + "unreached.json: /time_to_accuracy/reached: false, but /curve/0 is at test accuracy 0.91, at or above "
+                "the target 0.9");
+  EXPECT_EQ(problem_with("short.json",
+                         [](Json& j) {
+                           j["status"] = "completed";
+                           j["config"]["eval"]["target_accuracy"] = 0.95, j["time_to_accuracy"] = {{"target", 0.95},
+                                                                                                 {"reached", false}};
+                           j["extra"]["total_steps"] = 300;
+                         }),
+            d + "short.json: /steps: 100, but /extra/total_steps is 300 and the run is \"completed\" without --stop-at "
+                "(/extra/stop_at)");
+  // A diverged run's evaluation where it diverged reaches nothing (trainer.cpp): not a contradiction.
+  Json diverged = good;
+  diverged["status"] = "diverged";
+  diverged["time_to_accuracy"] = {{"target", 0.9}, {"reached", false}};
+  EXPECT_TRUE(read_run_record(s.write("diverged.json", diverged.dump())).record);
   // Wall seconds may go back (core/run_record.hpp: results/pbt's members restarted them at each --init-from).
   Json earlier = good;
   two_points(earlier);
