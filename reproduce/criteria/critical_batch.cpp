@@ -158,6 +158,25 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
                                     : "fewer than 3 batch sizes with a steps-to-target figure";
     return f;
   }
+  // No positive S_min: the free optimum has S_min <= 0, and the constrained one is its limit S_min -> 0+ (B_crit ->
+  // infinity), S = c / B at every batch, perfect scaling throughout. Where that limit fits, the grid shows one regime
+  // of three: inconclusive, as the criterion says. It said contradicted, for a curve that fits and scales a little
+  // better than linearly (found by a hunt).
+  if (!fitted) {
+    double sx = 0, sxx = 0;
+    for (size_t i = 0; i < bs.size(); ++i) sx += 1 / (bs[i] * ss[i]), sxx += 1 / (bs[i] * ss[i] * bs[i] * ss[i]);
+    const double c = sxx > 0 ? sx / sxx : 0;
+    double limit_rms = 0;
+    for (size_t i = 0; i < bs.size(); ++i) limit_rms += std::pow(c / (bs[i] * ss[i]) - 1, 2);
+    limit_rms = std::sqrt(limit_rms / double(bs.size()));
+    if (c > 0 && limit_rms <= max_rms) {
+      f.verdict = Verdict::inconclusive;
+      f.reason = "no positive S_min fits; the fit's limit S_min -> 0 (steps falling as 1/B, perfect scaling at every "
+                 "batch) holds with RMS relative error " + fixed(limit_rms, 3) + ", so the grid reaches 1 of the 3 "
+                 "regimes.";
+      return f;
+    }
+  }
   if (!fitted || rms > max_rms) {
     f.verdict = Verdict::contradicted;
     f.reason = fitted ? "S(B) = S_min (1 + B_crit/B) misfits the measured curve: RMS relative error " + fixed(rms, 3) +

@@ -1,6 +1,7 @@
 // The criterion kinds, one file each (reproduce/criteria/<kind>.cpp); criterion_kind() in criteria.cpp lists them.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -27,6 +28,11 @@ extern const CriterionKind kTimeToTrain;      // claim i: published times to tra
 // is 0.49060000000000004 in binary), so a tolerance far below one image of any test set (1e-9) keeps an accuracy
 // exactly at the bound on the side the criterion's text puts it.
 inline bool at_least(double a, double bound) { return a >= bound - 1e-9; }
+
+// Whether a relative error is within `bound` ("within 10%"): one computed from decimal figures carries their binary
+// rounding (600 x 0.033 min against 0.3 min is 0.10000000000000009 off), and a row exactly at the bound was judged
+// outside it (a hunt). The same 1e-9, far below any published figure's precision.
+inline bool within(double rel_error, double bound) { return std::fabs(rel_error) <= bound + 1e-9; }
 
 // The least-squares fit of S(B) = s_min (1 + b_crit / B) on relative error (critical_batch.cpp); false when no
 // positive s_min and non-negative b_crit fit.

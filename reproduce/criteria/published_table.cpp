@@ -63,7 +63,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, co
     const double err = (product - published) / published;
     const bool has_optimizer = r.contains("optimizer") && r["optimizer"].is_string() &&
                                r["optimizer"].get<std::string>().find_first_not_of(" \t") != std::string::npos;
-    const bool ok = std::fabs(err) <= tol && has_optimizer;
+    const bool ok = within(err, tol) && has_optimizer;
     if (!ok) bad += (bad.empty() ? "" : ", ") + r["work"].get<std::string>();
     rows.push_back({r["work"].get<std::string>(),
                     has_optimizer ? analysis::md_text(r["optimizer"].get<std::string>()) : "**missing**",

@@ -56,7 +56,7 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>&, co
   for (const auto& name : c["runs"]) {
     const PublishedRun& run = profiles.run(name);
     const TimeToTrain t = predict_time_to_train(profiles, run.name);
-    const bool ok = std::fabs(t.rel_error) <= max_error;
+    const bool ok = within(t.rel_error, max_error);
     if (!ok) failed += (failed.empty() ? "" : ", ") + run.work;
     rows.push_back({run.work, std::to_string(run.batch), fixed(t.steps, 0), fixed(t.compute_s, 4),
                     fixed(t.comm_intra_s * 1e3, 1) + " + " + fixed(t.comm_inter_s * 1e3, 1), fixed(t.exposed_s * 1e3, 1),

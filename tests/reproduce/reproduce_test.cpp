@@ -6,8 +6,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/run_record.hpp"
 #include "reproduce/claim.hpp"
+#include "slurm/campaign.hpp"
 #include "reproduce/criteria/kinds.hpp"
 
 namespace fs = std::filesystem;
@@ -57,6 +62,50 @@ TEST(CriticalBatchFit, FitsGrowingAndFlatCurvesOnTheBound) {
   EXPECT_FALSE(fit_critical_batch({16, 64, 256}, {0, 400, 1600}, s_min, bc));
 }
 
+// Claim d on steps that fall a little faster than 1/B (1000, 120, 29, 7 at B = 32, 256, 1024, 4096): the free fit's
+// S_min is below 0, and the criterion said contradicted, where its limit S_min -> 0 fits (RMS 0.04) and puts every
+// batch in perfect scaling: one regime of three, inconclusive as the criterion's text says (found by a hunt). The
+// same grid with a real saturation (1000, 130, 60, 50) fits and is judged as before.
+TEST(CriticalBatchCriterion, APerfectScalingLimitIsInconclusive) {
+  const fs::path dir = fs::temp_directory_path() / ("dtbench-critical-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const Json doc = {{"name", "d"},
+                    {"base", {{"duration", {{"steps", 5000}}}, {"eval", {{"target_accuracy", 0.5}}}}},
+                    {"axes", {{"batch.global", {32, 256, 1024, 4096}}}},
+                    {"repeats", 3}};
+  std::ofstream(dir / "spec.json") << doc.dump();
+  Experiment e;
+  e.name = "sweep", e.kind = "sweep", e.spec = dir / "spec.json";
+  const auto verdict = [&](const std::vector<int64_t>& steps, std::string& reason) {
+    fs::remove_all(dir / "out");
+    const slurm::Spec spec = slurm::load_spec(e.spec);
+    const slurm::Layout l = slurm::make_layout(dir / "out" / "sweep", {"dtbench", "train"}, "test");
+    const std::vector<slurm::Point> points = slurm::expand(spec, l.runs);
+    slurm::write_campaign(spec, points, l, false);
+    for (size_t i = 0; i < points.size(); ++i)
+      for (const slurm::Run& run : points[i].runs) {
+        RunRecord r;
+        r.name = run.name, r.config = run.config, r.ranks = 1;
+        r.global_batch = r.per_rank_batch = run.config["batch"]["global"].get<int64_t>();
+        r.status = RunStatus::reached_target, r.steps = steps[i], r.samples = steps[i] * r.global_batch;
+        r.target_accuracy = 0.5;
+        r.curve.push_back({0.1, steps[i], r.samples, 1.0, 0.5, 0.5, 0.6, 0.1, std::nullopt, std::nullopt, std::nullopt});
+        r.time_to_accuracy = TimeToAccuracy{1.0, steps[i], 0.1, r.samples};
+        write_json_atomic(slurm::record_path(l, run), r.to_json(), false);
+      }
+    const Json criterion = {{"min_seeds", 3}, {"max_fit_rms", 0.25}};
+    const Finding f = kCriticalBatch.evaluate(Claim{}, criterion, {e}, dir / "out");
+    reason = f.reason;
+    return f.verdict;
+  };
+  std::string reason;
+  EXPECT_EQ(verdict({1000, 120, 29, 7}, reason), Verdict::inconclusive) << reason;
+  EXPECT_NE(reason.find("the fit's limit S_min -> 0"), std::string::npos) << reason;
+  EXPECT_NE(verdict({1000, 130, 60, 50}, reason), Verdict::inconclusive) << reason;
+  fs::remove_all(dir);
+}
+
 // An accuracy exactly at a criterion's bound is on the bound's side: 0.5006 - 0.01 is 0.49060000000000004 in binary,
 // and a batch at 0.4906 counted as lost where claim b's text says "at most 0.01 below" is kept (found by a hunt). The
 // 1e-9 tolerance is far below one image of a test set (1e-4 for 10,000 images).
@@ -65,6 +114,13 @@ TEST(CriterionBound, AnAccuracyAtTheBoundIsOnItsSide) {
   EXPECT_TRUE(at_least(0.4906, 0.5006 - 0.01));
   EXPECT_TRUE(at_least(0.9, 0.9));
   EXPECT_FALSE(at_least(0.4905, 0.5006 - 0.01));  // one image of 10,000 below
+  // A relative error exactly at "within 10%" is within it: 600 steps of 0.033 min against 0.3 min is
+  // 0.10000000000000009 off in binary, and claim h judged that row outside (found by a hunt).
+  const double err = (600 * 0.033 / 60 - 0.3) / 0.3;  // as published_table.cpp computes it
+  EXPECT_GT(std::fabs(err), 0.1);  // the rounding the helper absorbs
+  EXPECT_TRUE(within(err, 0.1));
+  EXPECT_TRUE(within(-0.1, 0.1));
+  EXPECT_FALSE(within(0.1001, 0.1));
 }
 
 // Claim a's bound: the tolerance without a control or while the control is below it, else control_factor times
