@@ -57,7 +57,9 @@ Node build_run_schema() {
                                              {"width", integer(32, 1, 4096)},
                                              {"classes", integer(10, 2, 1 << 20)},
                                              {"train_size", integer(10000, 1, 1e9)},
-                                             {"test_size", integer(2000, 1, 1e9)}})}})},
+                                             {"test_size", integer(2000, 1, 1e9)},
+                                             {"seed", integer(-1, -1, static_cast<double>(kMaxSeed),
+                                                              "the data set's own seed; -1: the run's /seed")}})}})},
       {"batch", object({{"global", integer(128, 0, 1e9, "global batch (K x per-rank); give this or per_rank")},
                         {"per_rank", integer(0, 0, 1e9, "per-rank batch; give this or global")},
                         {"micro_batches", integer(1, 1, 1e9, "gradient accumulation: forward/backward passes per "

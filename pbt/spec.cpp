@@ -274,6 +274,13 @@ Json member_config(const Spec& spec, const Json& hyperparameters, int member, co
   Json cfg = spec.base;
   for (auto it = hyperparameters.begin(); it != hyperparameters.end(); ++it) slurm::set_path(cfg, it.key(), it.value(), "/base");
   cfg["seed"] = spec.base_seed + member;
+  // Synthetic data drawn from each member's own seed would be another data set per member, and a member that
+  // continues another's checkpoint would train and be ranked on other images (a hunt): one set, the base seed's.
+  if (cfg.contains("data") && cfg["data"].is_object() && cfg["data"].value("dataset", "") == "synthetic") {
+    Json& syn = cfg["data"]["synthetic"];
+    if (!syn.is_object()) syn = Json::object();
+    if (!syn.contains("seed")) syn["seed"] = spec.base_seed;
+  }
   cfg["duration"] = {{"steps", spec.total_steps}};
   cfg["name"] = run;
   if (!cfg.contains("output")) cfg["output"] = Json::object();

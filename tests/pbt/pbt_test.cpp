@@ -76,6 +76,22 @@ TEST(PbtSpec, ParsesAndDerives) {
   EXPECT_EQ(pbt::parse_spec(held, ".").select_on, "test");
 }
 
+// Members draw their streams from their own seeds (base seed + member), but train and are ranked on one data set:
+// synthetic data was drawn from each member's seed, so a member that continued another's checkpoint trained on
+// other images (a hunt). Its data seed is the base's unless the base gives one.
+TEST(PbtSpec, MembersShareTheSyntheticDataSet) {
+  Json doc = good_spec();
+  doc["base"]["data"] = {{"dataset", "synthetic"}};
+  const pbt::Spec s = pbt::parse_spec(doc, ".");
+  const Json a = pbt::member_config(s, Json::object(), 0, "m00-i000", "/runs");
+  const Json b = pbt::member_config(s, Json::object(), 3, "m03-i000", "/runs");
+  EXPECT_NE(a["seed"], b["seed"]);
+  EXPECT_EQ(a["data"]["synthetic"]["seed"], s.base_seed);
+  EXPECT_EQ(b["data"]["synthetic"]["seed"], s.base_seed);
+  doc["base"]["data"]["synthetic"] = {{"seed", 42}};
+  EXPECT_EQ(pbt::member_config(pbt::parse_spec(doc, "."), Json::object(), 3, "m03-i000", "/runs")["data"]["synthetic"]["seed"], 42);
+}
+
 TEST(PbtSpec, BadSpecsNameTheKey) {
   Json j = good_spec();
   j["population"] = 1;

@@ -932,14 +932,28 @@ def check_resume():
     print("--init-from a run past this run's target: its own log ends at its own first evaluation there, success")
     # --init-from may name another path on each rank (a node's disk), but one checkpoint: two of one step (another
     # seed) trained the replicas from different weights with exit 0; of two steps, the run hung (found by a hunt).
+    # One synthetic data set for all (its own seed): a continuation on another set is refused first (below).
     kept = {}
     for seed, steps in ((1, 4), (2, 4), (1, 6)):
         name = f"kept-s{seed}-{steps}"
         cfg = mlp_config(name, batch={"per_rank": 8}, duration={"steps": steps}, seed=seed)
+        cfg["data"]["synthetic"]["seed"] = 1
         cfg["output"] = dict(cfg.get("output", {}), keep_checkpoint=True)
         mpirun(2, write_config(name, cfg))
         kept[(seed, steps)] = os.path.join(args.work, "records", name + ".ckpt")
-    start = write_config("from-two", mlp_config("from-two", batch={"per_rank": 8}, duration={"steps": 12}))
+    # Synthetic data drawn with the run's own /seed is another set for another seed: continued on it, a run trained
+    # on other images, exit 0 (a hunt; a population's members drew one set each). Refused, naming both seeds.
+    own = mlp_config("kept-own-seed", batch={"per_rank": 8}, duration={"steps": 4}, seed=1)
+    own["output"] = dict(own.get("output", {}), keep_checkpoint=True)
+    mpirun(2, write_config("kept-own-seed", own))
+    p = mpirun(2, write_config("from-own-seed", mlp_config("from-own-seed", batch={"per_rank": 8},
+                                                           duration={"steps": 12})),
+               "--init-from", os.path.join(args.work, "records", "kept-own-seed.ckpt"), expect=2)
+    assert "--init-from: the checkpoint was written on synthetic data drawn with seed 1, this run's is drawn with " \
+        "seed 5" in p.stderr, p.stderr
+    start_cfg = mlp_config("from-two", batch={"per_rank": 8}, duration={"steps": 12})
+    start_cfg["data"]["synthetic"]["seed"] = 1
+    start = write_config("from-two", start_cfg)
     for other in ((2, 4), (1, 6)):
         p = mpmd([start, "--init-from", kept[(1, 4)]], [start, "--init-from", kept[other]], expect=2)
         assert "rank 1 of 2" in p.stderr and "--init-from: this checkpoint is not rank 0's (its header.json differs at " \
@@ -2045,12 +2059,13 @@ def check_bad_input():
     with open(notes, "w") as f:
         f.write("not a record")
     # A finished record whose throughput is tiny: no measurement (a denormal used to pass as > 0 and print
-    # "0.000000"); a denormal is no number any reader takes, named where it stands.
+    # "0.000000"); a denormal is no number any reader takes, named where it stands. Diverged: a preempted record made
+    # "completed" short of its steps is refused as a record first.
     tiny, denormal = (os.path.join(args.work, f"{n}-throughput.json") for n in ("tiny", "denormal"))
     with open(os.path.join(records, "other.json")) as f:
         doc = json.load(f)
     for path, value in ((tiny, 1e-300), (denormal, 1e-320)):
-        doc["status"], doc["throughput"]["images_per_second"] = "completed", value
+        doc["status"], doc["throughput"]["images_per_second"] = "diverged", value
         with open(path, "w") as f:
             json.dump(doc, f)
     late = [

@@ -95,6 +95,10 @@ TrainTest load_synthetic(const Json& data, uint64_t seed) {
   const int classes = static_cast<int>(in_range(s, "classes", p, 1));
   const size_t train = static_cast<size_t>(in_range(s, "train_size", p, 1));
   const size_t test = static_cast<size_t>(in_range(s, "test_size", p, 1));
+  // The data set's own seed where one is given: runs of other seeds, such as population members that continue each
+  // other's checkpoints, then train and evaluate on the same images (each drew its own set; a hunt).
+  if (s.contains("seed") && s["seed"].is_number_integer() && s["seed"].get<int64_t>() >= 0)
+    seed = static_cast<uint64_t>(s["seed"].get<int64_t>());
   TrainTest d;
   d.train = make_synthetic(c, h, w, classes, train, seed, false);
   d.test = make_synthetic(c, h, w, classes, test, seed, true);

@@ -1,6 +1,7 @@
 #include "workloads/train/record_writer.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 
 #include "core/atomic_file.hpp"
@@ -56,10 +57,20 @@ Baseline read_baseline(const std::string& path, const Json& cfg) {
       if (mine != theirs) throw BadInput(path + ": --baseline: another workload (its config differs at " + key + ")");
       continue;
     }
+    // Keys on both sides only, at every depth: /data/synthetic/seed came after the committed reference records.
+    const std::function<std::string(const Json&, const Json&, const std::string&)> shared_difference =
+        [&](const Json& a, const Json& b, const std::string& at) -> std::string {
+      if (!a.is_object() || !b.is_object()) return a == b ? "" : at;
+      for (auto it = a.begin(); it != a.end(); ++it)
+        if (b.contains(it.key()))
+          if (std::string d = shared_difference(it.value(), b[it.key()], at + "/" + it.key()); !d.empty()) return d;
+      return "";
+    };
     for (auto it = mine.begin(); it != mine.end(); ++it)
-      if (it.key() != "path" && theirs.contains(it.key()) && theirs[it.key()] != it.value())
-        throw BadInput(path + ": --baseline: another workload (its config differs at " + std::string(key) + "/" +
-                       it.key() + first_difference(theirs[it.key()], it.value()) + ")");
+      if (it.key() != "path" && theirs.contains(it.key()))
+        if (const std::string d = shared_difference(theirs[it.key()], it.value(), std::string(key) + "/" + it.key());
+            !d.empty())
+          throw BadInput(path + ": --baseline: another workload (its config differs at " + d + ")");
   }
   return {path, r.images_per_second / r.ranks};
 }

@@ -183,6 +183,10 @@ void check_data_shape(const fs::path& dir, const Json& header, const Json& data_
   if (!header.contains("data")) return;
   for (auto it = data_shape.begin(); it != data_shape.end(); ++it) {
     const Json& was = header["data"].contains(it.key()) ? header["data"][it.key()] : Json();
+    if (was != it.value() && it.key() == "synthetic data seed")
+      throw BadInput(dir.string() + ": " + option + ": the checkpoint was written on synthetic data drawn with seed " +
+                     was.dump() + ", this run's is drawn with seed " + it.value().dump() + " (/data/synthetic/seed, or "
+                     "the run's /seed where that is -1); it must train on the same data");
     if (was != it.value())
       throw BadInput(dir.string() + ": " + option + ": the checkpoint was written on data with " + was.dump() + " " +
                      it.key() + ", this run's has " + it.value().dump() + " (other files at /data/path?); " +

@@ -316,6 +316,12 @@ void Run::agree_on_data_shape() {
   world_.agree_on_any_error(err);
   data_shape_ = Json::object();
   for (size_t i = 0; i < mine.size(); ++i) data_shape_[names[i]] = mine[i];
+  // Synthetic images are drawn from a seed, not read from files: the one they were drawn from is the data's identity
+  // (a run continued --init-from with another /seed trained on another set; a hunt).
+  if (cfg_["data"]["dataset"] == "synthetic") {
+    const int64_t own = cfg_["data"]["synthetic"]["seed"].get<int64_t>();
+    data_shape_["synthetic data seed"] = own >= 0 ? own : cfg_["seed"].get<int64_t>();
+  }
 }
 
 // Pipeline stages: the cut /parallel/pipeline_cut pins, or else the one where the costliest stage is cheapest
