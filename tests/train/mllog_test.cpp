@@ -75,5 +75,30 @@ TEST(Mllog, AValueHoldingThePrefixDoesNotCutTheLine) {
   std::filesystem::remove(path);
 }
 
+// MLCommons' RCP checker picks events by substring: a submission_platform "eval_accuracy rig" was taken for an
+// evaluation and the checker crashed (KeyError 'epoch_num'; found by a hunt). Such names in a value are escaped
+// (\u005f for the underscore), reading back as the very text; an event's own key is left as it is.
+TEST(Mllog, NamesTheRcpCheckerLooksForAreEscapedInValues) {
+  const std::string path = testing::TempDir() + "mllog_names_test.log";
+  std::filesystem::remove(path);
+  const std::string platform = "eval_accuracy rig, eval_error lab, run_stop global_batch_size";
+  {
+    mllog::Logger log(false);
+    log.open(path, false);
+    log.event(mllog::kPointInTime, "submission_platform", platform);
+    log.event(mllog::kPointInTime, "eval_accuracy", 0.5, {{"epoch_num", 1.0}});
+  }
+  std::ifstream in(path);
+  std::string first, second;
+  ASSERT_TRUE(std::getline(in, first) && std::getline(in, second));
+  for (const char* name : {"eval_accuracy", "eval_error", "run_stop", "global_batch_size"})
+    EXPECT_EQ(first.find(name), std::string::npos) << first;
+  EXPECT_NE(second.find("\"key\":\"eval_accuracy\""), std::string::npos) << second;
+  const std::vector<Json> events = read_events(path);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["value"], platform);
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace dtbench

@@ -114,6 +114,19 @@ void Logger::event(const char* event_type, const char* key, const Json& value, J
   std::string body = e.dump();
   for (size_t at = body.find(":::MLLOG"); at != std::string::npos; at = body.find(":::MLLOG", at + 6))
     body.replace(at, 1, "\\u003a");
+  // MLCommons' RCP checker picks its events by substring ("eval_accuracy" in the line): a submission_platform
+  // "eval_accuracy rig" was read as an evaluation and the checker crashed (found by a hunt). In any string but the
+  // event's own key, these names' underscore is written as the escape \u005f, which reads back as the same text.
+  static const std::string own_key = "\"key\":\"";
+  for (const char* name : {"eval_accuracy", "eval_error", "global_batch_size", "submission_benchmark", "train_samples",
+                           "run_stop"}) {
+    const std::string w(name);
+    for (size_t at = body.find(w); at != std::string::npos; at = body.find(w, at + 1)) {
+      const bool is_key = at >= own_key.size() && body.compare(at - own_key.size(), own_key.size(), own_key) == 0 &&
+                          body.compare(at + w.size(), 1, "\"") == 0;
+      if (!is_key) body.replace(at + w.find('_'), 1, "\\u005f");
+    }
+  }
   std::string line = ":::MLLOG " + body + "\n";
   if (file_)
     write(line);
