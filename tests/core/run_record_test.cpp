@@ -291,6 +291,25 @@ TEST(RunRecord, DoneRule) {
   }
 }
 
+// A key added after a record was written, at its neutral default, is no difference: /data/synthetic/seed at -1 draws
+// from the run's /seed as every earlier run did, so a record without it is the same config at a rerun. Another
+// value is a difference.
+TEST(RunRecord, AKeyAddedLaterAtItsNeutralDefaultIsNoDifference) {
+  Json old = config::defaults();
+  old["data"]["synthetic"].erase("seed");
+  Json now = config::defaults();
+  ASSERT_EQ(now["data"]["synthetic"]["seed"], -1);
+  EXPECT_EQ(config_difference(old, now), "");
+  now["data"]["synthetic"]["seed"] = 7;
+  EXPECT_EQ(config_difference(old, now), "/data/synthetic/seed");
+  EXPECT_EQ(config_difference(now, old), "/data/synthetic/seed");
+  // /eval/test_samples at 0 (the whole test set), which the committed full-scale campaigns' records predate: a
+  // rerun of `reproduce --scale full` over them was refused at it, and now has 0 runs to do.
+  old = config::defaults();
+  old["eval"].erase("test_samples");
+  EXPECT_EQ(config_difference(old, config::defaults()), "");
+}
+
 // The provenance holds texts of the environment, which are bytes: an invalid UTF-8 byte becomes U+FFFD instead of
 // failing the record's JSON after the run (found by an adversarial hunt: SLURM_JOB_NAME=$'n\xff' under Slurm).
 TEST(Provenance, NonUtf8EnvironmentBecomesReplacementCharacters) {
