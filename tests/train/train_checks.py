@@ -1537,6 +1537,15 @@ def check_paths():
     assert changed == {"checkpointed": [share, share], "resumed": [other, other]}, rec["extra"]["preemptions"]
     print(f"threads 0 on 2 unbound ranks: {share} each (of {len(os.sched_getaffinity(0))} CPUs); resumed on {other}: "
           f"{changed}")
+    # An OMP_NUM_THREADS that is no count ("abc", "0") counted as set, and each rank ran all of its CPUs (libgomp
+    # ignores it; a hunt): the share, said once.
+    for bad in ("abc", "0"):
+        name = f"threads-bad-{bad}"
+        p = mpirun(2, write_config(name, mlp_config(name, duration={"steps": 2})), env=dict(bare, OMP_NUM_THREADS=bad))
+        rec = validate(os.path.join(args.work, "records", name + ".json"))
+        assert rec["provenance"]["onednn"]["threads"] == share, (bad, rec["provenance"])
+        assert p.stderr.count(f"OMP_NUM_THREADS '{bad}' is not a thread count") == 1, p.stderr
+    print(f"OMP_NUM_THREADS 'abc' and '0': the share, {share} a rank, said once")
 
 
 def check_ssp():

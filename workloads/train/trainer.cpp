@@ -165,8 +165,23 @@ void Run::set_up() {
                    "dtbench: warning: /threads %lld is more than 4 threads a CPU of this rank's share of its host's "
                    "CPUs (%d): oneDNN's kernels will run many times slower (threads 0 takes the share)\n",
                    static_cast<long long>(threads), shared_out);
-  } else if (const char* env = std::getenv("OMP_NUM_THREADS"); env == nullptr || *env == '\0')
-    omp_set_num_threads(shared_out);
+  } else {
+    // libgomp takes a list of positive counts ("4", "4,2") and ignores anything else with a warning, running all of
+    // the host's CPUs on each rank (a hunt saw "abc" and "0" taken as set): such a value is no count, and the rank
+    // takes its share, saying so. A count is the user's, said when it oversubscribes as /threads is.
+    const char* env = std::getenv("OMP_NUM_THREADS");
+    char* end = nullptr;
+    const long long first = env != nullptr ? std::strtoll(env, &end, 10) : 0;
+    const bool count = env != nullptr && end != env && first > 0 && (*end == '\0' || *end == ',');
+    if (!count) omp_set_num_threads(shared_out);
+    if (world_.root() && env != nullptr && *env != '\0' && !count)
+      std::fprintf(stderr, "dtbench: warning: OMP_NUM_THREADS '%.40s' is not a thread count: each rank takes its share "
+                   "of its host's CPUs (%d)\n", env, shared_out);
+    else if (world_.root() && count && first > 4 * static_cast<long long>(shared_out))
+      std::fprintf(stderr,
+                   "dtbench: warning: OMP_NUM_THREADS %lld is more than 4 threads a CPU of this rank's share of its "
+                   "host's CPUs (%d): oneDNN's kernels will run many times slower\n", first, shared_out);
+  }
   placement_ = placement(world_);  // the ranks' thread counts and nodes, for the checkpoints
   // Every rank reads the same data files and config: their errors are the same everywhere.
   if (const int64_t m = cfg_["parallel"]["model_parallel"].get<int64_t>(); m > 1)
