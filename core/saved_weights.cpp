@@ -25,8 +25,9 @@ std::vector<float> read_saved_weights(const RunRecord& r, const fs::path& record
   // file, and claim a said supported (found by a hunt).
   const fs::path file = beside_record(record_path, ".weights");
   if (w["file"].get<std::string>() != file.filename().string()) {
-    problem = record_path.string() + ": /extra/weights/file names " + w["file"].dump() + ", not the run's own " +
-              file.filename().string() + " beside the record";
+    // Shown capped, as every echoed value is (its first version echoed a file name of any length whole).
+    problem = record_path.string() + ": /extra/weights/file names " + config::shown(w["file"]) +
+              ", not the run's own " + file.filename().string() + " beside the record";
     return {};
   }
   std::error_code ec;
@@ -48,8 +49,8 @@ std::vector<float> read_saved_weights(const RunRecord& r, const fs::path& record
   if (w.contains("crc32")) {
     const std::string crc = crc32_hex(crc32_of(reinterpret_cast<const char*>(v.data()), static_cast<size_t>(size)));
     if (!w["crc32"].is_string() || w["crc32"].get<std::string>() != crc) {
-      problem = file.string() + ": its CRC-32 is " + crc + ", the record's /extra/weights/crc32 " + config::shown(w["crc32"]) +
-                ": not the file this run wrote";
+      problem = file.string() + ": its CRC-32 is " + crc + ", the record's /extra/weights/crc32 " +
+                config::shown(w["crc32"]) + ": not the file this run wrote";
       return {};
     }
   }
