@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <unistd.h>
 
@@ -103,6 +104,56 @@ TEST(CriticalBatchCriterion, APerfectScalingLimitIsInconclusive) {
   EXPECT_EQ(verdict({1000, 120, 29, 7}, reason), Verdict::inconclusive) << reason;
   EXPECT_NE(reason.find("the fit's limit S_min -> 0"), std::string::npos) << reason;
   EXPECT_NE(verdict({1000, 130, 60, 50}, reason), Verdict::inconclusive) << reason;
+  fs::remove_all(dir);
+}
+
+// Claim e's table and reason print a K's sync and async figures with the decimals that tell them apart: a verdict
+// that rests on spreads of 1.4976 and 1.5 showed both as "1.50" (found by a hunt). Here sync's epochs at the four
+// learning rates are 1, 1.5, 1.5, 2 (best 1, spread 1.5) and async's 1.2 x (1, 1.4976, 1.4976, 2) (best 1.2, spread
+// 1.4976); every point reaches the target, so the shares are equal and async is not harder to tune: contradicted.
+TEST(AsyncCostCriterion, FiguresThatDecideAreShownApart) {
+  const fs::path dir = fs::temp_directory_path() / ("dtbench-async-cost-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const Json doc = {{"name", "e"},
+                    {"base", {{"duration", {{"epochs", 4}}}, {"eval", {{"target_accuracy", 0.84}}}}},
+                    {"axes", {{"optimizer.lr", {0.01, 0.02, 0.05, 0.1}}}},
+                    {"zip", {{{"parallel.mode", {"sync", "async"}},
+                              {"reducer.name", {"ring", "async_parameter_server"}}}}},
+                    {"slurm", {{"tasks_per_node", 2}}},
+                    {"repeats", 1}};
+  std::ofstream(dir / "spec.json") << doc.dump();
+  Experiment e;
+  e.name = "mlp", e.kind = "sweep", e.spec = dir / "spec.json";
+  const slurm::Spec spec = slurm::load_spec(e.spec);
+  const slurm::Layout l = slurm::make_layout(dir / "out" / "mlp", {"dtbench", "train"}, "test");
+  const std::vector<slurm::Point> points = slurm::expand(spec, l.runs);
+  slurm::write_campaign(spec, points, l, false);
+  const std::map<double, double> relative = {{0.01, 1.0}, {0.02, 1.5}, {0.05, 1.5}, {0.1, 2.0}};
+  for (const slurm::Point& p : points)
+    for (const slurm::Run& run : p.runs) {
+      const bool async = run.config["parallel"]["mode"] == "async";
+      double epochs = relative.at(run.config["optimizer"]["lr"].get<double>());
+      if (async) epochs = 1.2 * (epochs == 1.5 ? 1.4976 : epochs);
+      RunRecord r;
+      r.name = run.name, r.config = run.config, r.ranks = 2;
+      r.global_batch = 128, r.per_rank_batch = 64;
+      r.status = RunStatus::reached_target, r.steps = int64_t(epochs * 100), r.samples = r.steps * 128;
+      r.target_accuracy = 0.84;
+      r.curve.push_back({epochs, r.steps, r.samples, 1.0, 0.5, 0.84, 0.9, 0.1, std::nullopt, std::nullopt,
+                         std::nullopt});
+      r.time_to_accuracy = TimeToAccuracy{1.0, r.steps, epochs, r.samples};
+      if (async) r.extra["async"] = {{"staleness_mean", 1.0}};
+      write_json_atomic(slurm::record_path(l, run), r.to_json(), false);
+    }
+  const Json criterion = {{"group_key", "parallel.mode"}, {"sync", "sync"}, {"async", "async"}};
+  const Finding f = kAsyncCost.evaluate(Claim{}, criterion, {e}, dir / "out");
+  EXPECT_EQ(f.verdict, Verdict::contradicted) << f.reason;
+  EXPECT_NE(f.reason.find("K=2: async is not harder to tune (share 4/4 against 4/4, spread 1.498 against 1.500)"),
+            std::string::npos)
+      << f.reason;
+  EXPECT_NE(f.numbers.find("| 2 | async | 1.20 | 4/4 | 1.498 | 1.00 |"), std::string::npos) << f.numbers;
+  EXPECT_NE(f.numbers.find("| 2 | sync | 1.00 | 4/4 | 1.500 | - |"), std::string::npos) << f.numbers;
   fs::remove_all(dir);
 }
 
