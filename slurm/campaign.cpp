@@ -48,7 +48,7 @@ std::string to_string(RunState s) {
 }
 
 RunState record_state(const fs::path& record, const Json& expected, std::string& detail, int64_t expected_ranks,
-                      bool polling) {
+                      bool polling, bool weights_checked) {
   detail.clear();
   // A link to nothing or a loop of links is no record, nor a missing one: the trainer would refuse to write there
   // (found by a hunt: the run was started, and failed); nor is one that cannot be examined.
@@ -75,7 +75,7 @@ RunState record_state(const fs::path& record, const Json& expected, std::string&
   // A finished run whose weights file (output.save_weights) is gone or not the one it wrote is no finished run: its
   // claim read "inconclusive" at every rerun, which skipped it as done (a hunt). Run again as a failed one is. Read
   // whole, so not while polling (--wait's loop); a sweep's start checks it.
-  if (r.done() && !polling && saved_weights(r)) {
+  if (r.done() && !polling && !weights_checked && saved_weights(r)) {
     std::string problem;
     if (read_saved_weights(r, record, problem).empty()) {
       detail += " (" + problem + ": run again)";

@@ -39,8 +39,11 @@ std::string to_string(RunState s);
 // count than `expected_ranks` (when > 0): a campaign folder holds one spec's runs.
 // `polling` (--wait's loop, after jobs were queued): a record that cannot be examined (a network file system's
 // hiccup) is "not there yet" rather than bad input naming it.
+// A finished run's weights file (output.save_weights) is read whole and checked, except while polling or when
+// `weights_checked` says an earlier look at this same record did so (a sweep's start looks twice: before its lock
+// and under it; a ResNet-50's weights are about 100 MB).
 RunState record_state(const std::filesystem::path& record, const Json& expected, std::string& detail,
-                      int64_t expected_ranks = 0, bool polling = false);
+                      int64_t expected_ranks = 0, bool polling = false, bool weights_checked = false);
 
 // The campaign index (campaign.json) of these points.
 CampaignIndex campaign_index(const Spec& spec, const std::vector<Point>& points, const Layout& l, bool arrays);

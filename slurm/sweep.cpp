@@ -55,6 +55,9 @@ struct Item {
   const Run* run;
   RunState state;
   std::string detail;
+  // The record's modification time when it was read (none: no record): a second survey takes a record that was
+  // done and is unchanged since as checked, and does not read its weights file again.
+  std::optional<fs::file_time_type> record_time = std::nullopt;
 };
 
 bool needs_run(RunState s) { return s == RunState::missing || s == RunState::preempted || s == RunState::failed; }
@@ -107,14 +110,22 @@ void test_requests(const Spec& spec, const std::vector<Item>& items, const std::
 }
 
 // `polling`: record_state's (--wait's loop and the reports after runs, where a record that cannot be examined for a
-// moment is one not written yet).
-std::vector<Item> survey(const std::vector<Point>& points, const Layout& l, bool polling = false) {
+// moment is one not written yet). `before`: an earlier survey of the same points (the sweep's start looks again under
+// its lock): a record it found done, unchanged since, keeps its weights check.
+std::vector<Item> survey(const std::vector<Point>& points, const Layout& l, bool polling = false,
+                         const std::vector<Item>* before = nullptr) {
   std::vector<Item> items;
   for (const auto& p : points)
     for (const auto& r : p.runs) {
       for (const auto& f : {config_path(l, r), record_path(l, r), script_path(l, r)}) check_inside(l.out, f);
       Item it{&p, &r, RunState::missing, ""};
-      it.state = record_state(record_path(l, r), r.config, it.detail, p.ranks, polling);
+      const fs::path record = record_path(l, r);
+      std::error_code ec;
+      if (const auto t = fs::last_write_time(record, ec); !ec) it.record_time = t;
+      const Item* was = before && items.size() < before->size() ? &(*before)[items.size()] : nullptr;
+      const bool checked = was && was->run == &r && was->state == RunState::done && was->record_time &&
+                           was->record_time == it.record_time;
+      it.state = record_state(record, r.config, it.detail, p.ranks, polling, checked);
       items.push_back(it);
     }
   return items;
@@ -581,7 +592,7 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
           << "say)\n";
     }
   }
-  if (lock) items = survey(points, l);
+  if (lock) items = survey(points, l, false, &items);
   for (auto& it : items) {
     auto s = latest.find(it.run->name);
     if (s != latest.end() && needs_run(it.state) && find_job(s->second, active)) {

@@ -313,6 +313,8 @@ TEST(Campaign, RecordStateDecidesWhatARerunDoes) {
     dtbench::write_file_atomic(weights, std::string(3 * sizeof(float), '\x02'), false);
     EXPECT_EQ(record_state(rec, run.config, detail), RunState::failed);
     EXPECT_NE(detail.find(": not the file this run wrote: run again)"), std::string::npos) << detail;
+    // A sweep's second look under its lock at a record its first look found done does not read the file again.
+    EXPECT_EQ(record_state(rec, run.config, detail, 0, /*polling=*/false, /*weights_checked=*/true), RunState::done);
     fs::remove(weights);
     fs::remove(rec);
     r.extra.erase("weights");
