@@ -10,6 +10,7 @@
 #   - a rerun skips everything; a lost record is resubmitted alone;
 #   - a job array (one script for the runs that share their resources) runs every task, and a rerun
 #     resubmits only the missing task;
+#   - a rerun while an array's tasks are queued names each as Slurm does (123_4);
 #   - a running job preempted with `scontrol requeue` checkpoints, is requeued and resumes to
 #     completion; a job whose batch shell gets USR1 (what --signal=B:USR1@N sends before the time
 #     limit) checkpoints, requeues itself and completes;
@@ -209,6 +210,21 @@ done
 rm "$aout/runs/p1-tree-s2.json"
 expect 0 "(tasks 3)" -- "$dtbench" sweep array.json --out "$aout" --submit --wait --poll 0.5 --timeout 300
 grep -qF "4 runs: 4 done" <<<"$LAST_OUT" || fail "the resubmitted task did not complete"
+
+echo "== a rerun while an array's tasks are queued names each task as Slurm does (JOB_TASK)"
+qout=$work/array-queued
+STEPS=$steps $py -c '
+import json, os
+json.dump({"name": "slow-array", "base": {"duration": {"steps": 10}, "batch": {"global": 8}, "data": {"dataset": "synthetic"}},
+           "repeats": 2, "slurm": {"nodes": 2, "time": "00:05:00", "array": True},
+           "program": [os.environ["STEPS"], "--step-seconds=1"]}, open("slow-array.json", "w"))'
+expect 0 "(tasks 0,1)" -- "$dtbench" sweep slow-array.json --out "$qout" --submit
+job=$(last_job "$qout")
+expect 0 "p0-s1: queued (job ${job}_0 still queued)" -- "$dtbench" sweep slow-array.json --out "$qout" --dry-run
+grep -qF "p0-s2: queued (job ${job}_1 still queued)" <<<"$LAST_OUT" || fail "the second task is not named ${job}_1"
+expect 0 "skipping 2 runs whose jobs are still queued" -- "$dtbench" sweep slow-array.json --out "$qout" --submit \
+  --wait --poll 0.5 --timeout 300
+grep -qF "2 runs: 2 done" <<<"$LAST_OUT" || fail "the array's tasks did not complete"
 
 check_resumed() {  # check_resumed RECORD
   REC=$1 $py -c '
