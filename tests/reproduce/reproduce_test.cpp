@@ -63,6 +63,27 @@ TEST(CriticalBatchFit, FitsGrowingAndFlatCurvesOnTheBound) {
   EXPECT_FALSE(fit_critical_batch({16, 64, 256}, {0, 400, 1600}, s_min, bc));
 }
 
+// A criterion's experiment: the sweep spec `doc` written to DIR/spec.json and its campaign laid out, fresh, under
+// DIR/out/NAME, where `reproduce` keeps an experiment's runs; the test writes the runs' records itself.
+struct TestSweep {
+  Experiment experiment;
+  slurm::Layout layout;
+  std::vector<slurm::Point> points;
+};
+
+TestSweep write_test_sweep(const fs::path& dir, const std::string& name, const Json& doc) {
+  fs::create_directories(dir);
+  fs::remove_all(dir / "out");
+  std::ofstream(dir / "spec.json") << doc.dump();
+  TestSweep t;
+  t.experiment.name = name, t.experiment.kind = "sweep", t.experiment.spec = dir / "spec.json";
+  const slurm::Spec spec = slurm::load_spec(t.experiment.spec);
+  t.layout = slurm::make_layout(dir / "out" / name, {"dtbench", "train"}, "test");
+  t.points = slurm::expand(spec, t.layout.runs);
+  slurm::write_campaign(spec, t.points, t.layout, false);
+  return t;
+}
+
 // Claim d on steps that fall a little faster than 1/B (1000, 120, 29, 7 at B = 32, 256, 1024, 4096): the free fit's
 // S_min is below 0, and the criterion said contradicted, where its limit S_min -> 0 fits (RMS 0.04) and puts every
 // batch in perfect scaling: one regime of three, inconclusive as the criterion's text says (found by a hunt). The
@@ -70,20 +91,12 @@ TEST(CriticalBatchFit, FitsGrowingAndFlatCurvesOnTheBound) {
 TEST(CriticalBatchCriterion, APerfectScalingLimitIsInconclusive) {
   const fs::path dir = fs::temp_directory_path() / ("dtbench-critical-" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  fs::create_directories(dir);
   const Json doc = {{"name", "d"},
                     {"base", {{"duration", {{"steps", 5000}}}, {"eval", {{"target_accuracy", 0.5}}}}},
                     {"axes", {{"batch.global", {32, 256, 1024, 4096}}}},
                     {"repeats", 3}};
-  std::ofstream(dir / "spec.json") << doc.dump();
-  Experiment e;
-  e.name = "sweep", e.kind = "sweep", e.spec = dir / "spec.json";
   const auto verdict = [&](const std::vector<int64_t>& steps, std::string& reason) {
-    fs::remove_all(dir / "out");
-    const slurm::Spec spec = slurm::load_spec(e.spec);
-    const slurm::Layout l = slurm::make_layout(dir / "out" / "sweep", {"dtbench", "train"}, "test");
-    const std::vector<slurm::Point> points = slurm::expand(spec, l.runs);
-    slurm::write_campaign(spec, points, l, false);
+    const auto [e, l, points] = write_test_sweep(dir, "sweep", doc);
     for (size_t i = 0; i < points.size(); ++i)
       for (const slurm::Run& run : points[i].runs) {
         RunRecord r;
@@ -114,7 +127,6 @@ TEST(CriticalBatchCriterion, APerfectScalingLimitIsInconclusive) {
 TEST(AsyncCostCriterion, FiguresThatDecideAreShownApart) {
   const fs::path dir = fs::temp_directory_path() / ("dtbench-async-cost-" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  fs::create_directories(dir);
   const Json doc = {{"name", "e"},
                     {"base", {{"duration", {{"epochs", 4}}}, {"eval", {{"target_accuracy", 0.84}}}}},
                     {"axes", {{"optimizer.lr", {0.01, 0.02, 0.05, 0.1}}}},
@@ -122,13 +134,7 @@ TEST(AsyncCostCriterion, FiguresThatDecideAreShownApart) {
                               {"reducer.name", {"ring", "async_parameter_server"}}}}},
                     {"slurm", {{"tasks_per_node", 2}}},
                     {"repeats", 1}};
-  std::ofstream(dir / "spec.json") << doc.dump();
-  Experiment e;
-  e.name = "mlp", e.kind = "sweep", e.spec = dir / "spec.json";
-  const slurm::Spec spec = slurm::load_spec(e.spec);
-  const slurm::Layout l = slurm::make_layout(dir / "out" / "mlp", {"dtbench", "train"}, "test");
-  const std::vector<slurm::Point> points = slurm::expand(spec, l.runs);
-  slurm::write_campaign(spec, points, l, false);
+  const auto [e, l, points] = write_test_sweep(dir, "mlp", doc);
   const std::map<double, double> relative = {{0.01, 1.0}, {0.02, 1.5}, {0.05, 1.5}, {0.1, 2.0}};
   for (const slurm::Point& p : points)
     for (const slurm::Run& run : p.runs) {
