@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,28 @@ std::vector<Json> read_events(const std::string& path) {
     out.push_back(Json::parse(line.substr(prefix.size())));
   }
   return out;
+}
+
+// The lines of a log that `write` writes to a fresh file named `name`, and its events (the file is removed).
+struct WrittenLog {
+  std::vector<std::string> lines;
+  std::vector<Json> events;
+};
+
+WrittenLog write_log(const std::string& name, const std::function<void(mllog::Logger&)>& write) {
+  const std::string path = testing::TempDir() + name;
+  std::filesystem::remove(path);
+  {
+    mllog::Logger log(false);
+    log.open(path, false);
+    write(log);
+  }
+  WrittenLog w;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) w.lines.push_back(line);
+  w.events = read_events(path);
+  std::filesystem::remove(path);
+  return w;
 }
 
 TEST(Mllog, MetadataNamesTheCallersFileAndLine) {
@@ -56,48 +79,32 @@ TEST(Mllog, MetadataNamesTheCallersFileAndLine) {
 // what follows the last ":::MLLOG " as the event, so "acme :::MLLOG lab" as submission_org cut the JSON and failed
 // both checkers. The escape (\u003a for the first colon) reads back as the very text.
 TEST(Mllog, AValueHoldingThePrefixDoesNotCutTheLine) {
-  const std::string path = testing::TempDir() + "mllog_prefix_test.log";
-  std::filesystem::remove(path);
   const std::string org = "acme :::MLLOG lab ::::MLLOG :::MLLOG:::MLLOG end";
-  {
-    mllog::Logger log(false);
-    log.open(path, false);
+  const WrittenLog w = write_log("mllog_prefix_test.log", [&](mllog::Logger& log) {
     log.event(mllog::kPointInTime, "submission_org", org);
-  }
-  std::ifstream in(path);
-  std::string line;
-  ASSERT_TRUE(std::getline(in, line));
-  EXPECT_EQ(line.rfind(":::MLLOG ", 0), 0u);
-  EXPECT_EQ(line.find(":::MLLOG", 1), std::string::npos) << line;
-  const std::vector<Json> events = read_events(path);
-  ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0]["value"], org);
-  std::filesystem::remove(path);
+  });
+  ASSERT_EQ(w.lines.size(), 1u);
+  EXPECT_EQ(w.lines[0].rfind(":::MLLOG ", 0), 0u);
+  EXPECT_EQ(w.lines[0].find(":::MLLOG", 1), std::string::npos) << w.lines[0];
+  ASSERT_EQ(w.events.size(), 1u);
+  EXPECT_EQ(w.events[0]["value"], org);
 }
 
 // MLCommons' RCP checker picks events by substring: a submission_platform "eval_accuracy rig" was taken for an
 // evaluation and the checker crashed (KeyError 'epoch_num'; found by a hunt). Such names in a value are escaped
 // (\u005f for the underscore), reading back as the very text; an event's own key is left as it is.
 TEST(Mllog, NamesTheRcpCheckerLooksForAreEscapedInValues) {
-  const std::string path = testing::TempDir() + "mllog_names_test.log";
-  std::filesystem::remove(path);
   const std::string platform = "eval_accuracy rig, eval_error lab, run_stop global_batch_size";
-  {
-    mllog::Logger log(false);
-    log.open(path, false);
+  const WrittenLog w = write_log("mllog_names_test.log", [&](mllog::Logger& log) {
     log.event(mllog::kPointInTime, "submission_platform", platform);
     log.event(mllog::kPointInTime, "eval_accuracy", 0.5, {{"epoch_num", 1.0}});
-  }
-  std::ifstream in(path);
-  std::string first, second;
-  ASSERT_TRUE(std::getline(in, first) && std::getline(in, second));
+  });
+  ASSERT_EQ(w.lines.size(), 2u);
   for (const char* name : {"eval_accuracy", "eval_error", "run_stop", "global_batch_size"})
-    EXPECT_EQ(first.find(name), std::string::npos) << first;
-  EXPECT_NE(second.find("\"key\":\"eval_accuracy\""), std::string::npos) << second;
-  const std::vector<Json> events = read_events(path);
-  ASSERT_EQ(events.size(), 2u);
-  EXPECT_EQ(events[0]["value"], platform);
-  std::filesystem::remove(path);
+    EXPECT_EQ(w.lines[0].find(name), std::string::npos) << w.lines[0];
+  EXPECT_NE(w.lines[1].find("\"key\":\"eval_accuracy\""), std::string::npos) << w.lines[1];
+  ASSERT_EQ(w.events.size(), 2u);
+  EXPECT_EQ(w.events[0]["value"], platform);
 }
 
 }  // namespace
