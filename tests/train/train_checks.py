@@ -470,6 +470,17 @@ def check_pipeline():
     print(f"ResNet-8 on S=2 stages, each in 2 checkpointed segments: the same weights bit for bit as without; "
           f"stage 1's activations {act[True]:.0f} bytes against {act[False]:.0f}")
 
+    # /output/save_weights on stages: the record counts the floats of the file, every stage's batch-norm statistics
+    # included (it counted rank 0's stage's, so the file was refused as damaged and a sweep ran the run again at
+    # every rerun; a hunt). The reader's check: the file's size and CRC-32 are the record's.
+    cfg = resnet_config("pp-saved", data=data, batch={"global": 16, "micro_batches": 2}, duration={"steps": 2},
+                        parallel={"sync_bn": False, "pipeline_stages": 2, "pipeline_cut": [2]})
+    w, rec = run_saving_weights(2, cfg)
+    ws = rec["extra"]["weights"]
+    raw = open(os.path.join(args.work, "records", ws["file"]), "rb").read()
+    assert ws["floats"] == w.size and w.size > ws["parameters"], (ws, w.size)
+    assert ws["crc32"] == f"{zlib.crc32(raw):08x}", ws
+
     # Preempted and resumed: every stage checkpoints its own part; bitwise the uninterrupted run. ResNet-8 on S = 3
     # has several cuts of nearly equal cost: the resumed run must cut as the checkpoint's run did, from the unit
     # costs that run measured (kept in the checkpoint), not from a new measurement. The pinned cut of the
@@ -976,6 +987,25 @@ def check_resume():
     keys = [json.loads(line.split(":::MLLOG ", 1)[1])["key"] for line in open(log)]
     assert keys.count("eval_accuracy") == 1, keys
     print("--init-from, diverged before its own first evaluation: evaluated there, its log passes the rules")
+    # Diverged at its very first step, whose weights are those of the checkpoint's last curve point (step 12, the
+    # --stop-at evaluation): evaluated for its log only; the record held step 12 twice (a hunt).
+    first = write_config("cont-diverge-first", mlp_config("cont-diverge-first", batch={"per_rank": 8},
+                                                          duration={"steps": 30}, eval={"every_steps": 10}))
+    mpirun(2, first, "--init-from", os.path.join(args.work, "records", "cont-base.ckpt"), "--inject-fault",
+           "nan-grad@0:13")
+    rec = validate(os.path.join(args.work, "records", "cont-diverge-first.json"))
+    steps = [p_["step"] for p_ in rec["curve"]]
+    assert rec["status"] == "diverged" and steps == [10, 12], (rec["status"], steps)
+    log = os.path.join(args.work, "records", "cont-diverge-first.mllog")
+    assert not mllog_rules.problems(log, open_benchmark=False), mllog_rules.problems(log, open_benchmark=False)
+    keys = [json.loads(line.split(":::MLLOG ", 1)[1])["key"] for line in open(log)]
+    assert keys.count("eval_accuracy") == 1, keys
+    # A fault at or before the step --init-from starts at could never happen: exit 2 (it was accepted).
+    early = write_config("cont-fault-early", mlp_config("cont-fault-early", batch={"per_rank": 8},
+                                                        duration={"steps": 30}, eval={"every_steps": 10}))
+    p = mpirun(2, early, "--init-from", os.path.join(args.work, "records", "cont-base.ckpt"), "--inject-fault",
+               "nan-grad@0:12", expect=2)
+    assert "--inject-fault: step 12 is not after the step --init-from starts at, 12" in p.stderr, p.stderr
     # (2) With eval.stop_at_target, a continuation of a run that had reached the target stopped at its first
     # evaluation below it (record reached-target, log aborted). It stops only at its own evaluation at the target:
     # target-kept reached 0.995 by step 9; at learning rate 3 the continuation's accuracy falls far below 0.99.
@@ -1090,6 +1120,13 @@ def check_resume_files():
     assert sum(e["key"] == "run_stop" for e in events) == 1
     assert not mllog_rules.problems(mllog, open_benchmark=False), mllog_rules.problems(mllog, open_benchmark=False)
     print(f"resumed after an attempt killed past its checkpoint: {len(evals)} evaluations logged once each")
+    # A requeued job resumes with the command that preempted it: its fault lies behind the checkpoint (step 7) and
+    # is not checked either. With --stop-at 7 the check refused it as a signal the run would not stop for (a hunt).
+    behind = write_config("fault-behind", mlp_config("fault-behind", batch={"per_rank": 8}, duration={"steps": 30}))
+    mpirun(2, behind, "--inject-fault", "sigusr1@6", expect=3)
+    mpirun(2, behind, "--resume", "--stop-at", "7", "--inject-fault", "sigusr1@6")
+    rec = validate(os.path.join(args.work, "records", "fault-behind.json"))
+    assert rec["status"] == "completed" and rec["steps"] == 7, (rec["status"], rec["steps"])
     # A header whose MLLOG length is not the end of a line of the file (edited): exit 2, the file as it was (it was
     # cut in the middle of an event and the next one glued to it).
     cut = write_config("cut-mid", mlp_config("cut-mid", batch={"per_rank": 8}, duration={"steps": 30}))
@@ -1582,6 +1619,23 @@ def check_ssp():
         got = [(p["bytes_received"], p["bytes_sent"]) for p in a["per_server"]]
         assert sum(r for r, _ in got) == k * steps * (16 * servers + 4 * params), got
         assert all(r == sent and r > k * steps * 16 for r, sent in got), got
+    # The MLLOG file of an asynchronous run follows every update before its final evaluation: rank 0's own steps may
+    # end before the other worker's last pushes, and its log then never opened the last epoch and logged the
+    # evaluation at epoch 3.0 inside epoch 1 (a hunt; 2 of 4 runs on the code before the mend, with rank 1's set-up
+    # 300 ms late).
+    name = "async-epochs"
+    cfg = mlp_config(name, batch={"per_rank": 8}, duration={"epochs": 3}, eval={"every_steps": 0, "every_epochs": 1},
+                     parallel={"mode": "async"}, reducer={"name": "async_parameter_server"})
+    mpirun(2, write_config(name, cfg), "--inject-fault", "slow-setup@1:300")
+    log = os.path.join(args.work, "records", name + ".mllog")
+    events = [json.loads(line.split(":::MLLOG ", 1)[1]) for line in open(log) if ":::MLLOG " in line]
+    epochs = [(e["key"], e["metadata"]["epoch_num"]) for e in events if e["key"] in ("epoch_start", "epoch_stop")]
+    assert epochs == [(k, e) for e in range(3) for k in ("epoch_start", "epoch_stop")], epochs
+    last = max(i for i, e in enumerate(events) if e["key"] == "eval_accuracy")
+    assert events[last]["metadata"]["epoch_num"] == 3.0, events[last]
+    assert [k for k, _ in epochs].count("epoch_start") == 3 and ("epoch_start", 2) in epochs
+    assert max(i for i, e in enumerate(events) if e["key"] == "epoch_start") < last, "the final evaluation precedes epoch 2"
+    assert not mllog_rules.problems(log, open_benchmark=False), mllog_rules.problems(log, open_benchmark=False)
     # Batch norm's running statistics of an asynchronous run are the workers' mean (a hunt found rank 0's own saved).
     # With a learning rate of 1e-30 the weights stay the initial ones in float32, so each worker's statistics depend
     # only on its batches, which are a synchronous rank's at the same step: the asynchronous run's saved statistics

@@ -155,16 +155,20 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     out.status = RunStatus::diverged;
     // As a synchronous run does: one that diverged before its first evaluation is evaluated where it stopped, so
     // that its curve and MLLOG file hold the accuracy it ended with (MLPerf's rules: at least one eval_accuracy).
-    if (world.root() && st.curve.empty())
+    if (world.root() && st.curve.empty()) {
+      follow_updates(worker.version());  // the epochs its log has not opened yet, before the evaluation
       evaluate(worker.version() / ranks, static_cast<double>(worker.version()) / updates_per_epoch);
+    }
   } else if (flags[1]) {
     out.detail = "stopped by a signal; asynchronous runs are not checkpointed, so this run cannot be resumed";
     out.status = RunStatus::preempted;
     // Its MLLOG file is final (no checkpoint continues it; it ends with run_stop "aborted"): evaluated where it
     // stopped when it has no evaluation yet, as a diverged run is, or the log broke MLPerf's rule of at least one
     // eval_accuracy (found by a hunt; a synchronous run's log stops before run_stop, to be continued).
-    if (world.root() && st.curve.empty())
+    if (world.root() && st.curve.empty()) {
+      follow_updates(worker.version());  // the epochs its log has not opened yet, before the evaluation
       evaluate(worker.version() / ranks, static_cast<double>(worker.version()) / updates_per_epoch);
+    }
   } else {
     // A run that went to its end is evaluated on that final model, unless rank 0's last evaluation saw every
     // update already (its label counts server 0's updates, K per step) and its statistics are that model's (no
@@ -172,8 +176,12 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     // target keeps the evaluation that reached it.
     const bool finished_early = world.root() && server->stats().updates < total_steps * ranks;
     if (world.root() && !finished_early &&
-        (st.curve.empty() || st.curve.back().step < total_steps || averaged_stats))
+        (st.curve.empty() || st.curve.back().step < total_steps || averaged_stats)) {
+      // Rank 0's own steps may end before the other workers' last pushes: the log follows every update first, or
+      // the final evaluation fell in an earlier epoch and the last epochs were never opened (found by a hunt).
+      follow_updates(total_steps * ranks);
       evaluate(total_steps, static_cast<double>(total_steps * ranks) / updates_per_epoch);
+    }
     out.status = st.tta ? RunStatus::reached_target : RunStatus::completed;
   }
   return out;

@@ -51,7 +51,8 @@ FaultInjection::FaultInjection(const std::string& f) {
   (k == Kind::slow_setup ? setup_ms_ : step_) = *amount;
 }
 
-void FaultInjection::check(int ranks, int shards, int64_t last_step, bool asynchronous) const {
+void FaultInjection::check(int ranks, int shards, int64_t last_step, bool asynchronous, int64_t start_step,
+                           bool resumed) const {
   if ((kind_ == Kind::kill || kind_ == Kind::slow_setup) && victim_ >= ranks)
     throw BadInput("--inject-fault: " + std::to_string(victim_) + " is not a rank of this run's " +
                    std::to_string(ranks) + " (it would inject nothing)");
@@ -59,6 +60,14 @@ void FaultInjection::check(int ranks, int shards, int64_t last_step, bool asynch
     throw BadInput("--inject-fault: nan-grad@" + std::to_string(victim_) + ": this run's gradients are in " +
                    std::to_string(shards) + (shards == 1 ? " shard (0)" : " shards (0 to " + std::to_string(shards - 1) + ")") +
                    " (it would inject nothing)");
+  const bool at_a_step = kind_ == Kind::sigusr1 || kind_ == Kind::kill || kind_ == Kind::nan_grad;
+  if (at_a_step && step_ > 0 && step_ <= start_step) {
+    // A requeued job resumes with the command that injected it (README): the fault is behind it, as in the run
+    // (after_step and poisons_gradient see later steps only). It refused to resume (found by a hunt).
+    if (resumed) return;
+    throw BadInput("--inject-fault: step " + std::to_string(step_) + " is not after the step --init-from starts at, " +
+                   std::to_string(start_step) + " (it would inject nothing)");
+  }
   if ((kind_ == Kind::sigusr1 || kind_ == Kind::kill || kind_ == Kind::nan_grad) && step_ > last_step)
     throw BadInput("--inject-fault: step " + std::to_string(step_) + " is past the run's last step, " +
                    std::to_string(last_step) + " (/duration, --stop-at; it would inject nothing)");

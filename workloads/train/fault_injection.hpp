@@ -20,8 +20,11 @@ class FaultInjection {
   // local SGD or asynchronous SGD; else 1), a step past `last_step` (/duration or --stop-at). (A STEP of 0 is
   // documented as injecting nothing.) And a stop signal the run would not stop for: synchronous ranks stop at the end
   // of the step after it, asynchronous workers before their next step (`asynchronous`), and a run that reaches its
-  // last step finishes.
-  void check(int ranks, int shards, int64_t last_step, bool asynchronous = false) const;
+  // last step finishes. `start_step`: the step a checkpoint starts the run at (0 without one); a step at or before it
+  // happened in the attempt that wrote the checkpoint when `resumed` (--resume: a requeued job's same command, not
+  // checked), and otherwise (--init-from) could never happen.
+  void check(int ranks, int shards, int64_t last_step, bool asynchronous = false, int64_t start_step = 0,
+             bool resumed = false) const;
   // Called after each step with the number of steps done.
   void after_step(int64_t done, int rank) const;
   // Called at the end of each rank's set-up, before the ranks meet to start.

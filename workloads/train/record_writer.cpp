@@ -190,8 +190,11 @@ void write_run_record(const World& world, const RunFacts& f, const TrainState& s
   if (!f.weights.empty() && status != RunStatus::preempted) {
     // Written by the trainer as the run ends (trainer.cpp, Run::save_weights): parameters, then buffers.
     const size_t parameters = f.whole_parameters > 0 ? f.whole_parameters : model.params().size();
+    // The floats written: with pipeline stages every stage's batch-norm statistics, where rank 0 holds its own
+    // stage's only (the record said so, the file was refused as damaged, and a sweep ran the run again at every
+    // rerun; found by a hunt).
     r.extra["weights"] = {{"file", f.weights.filename().string()},
-                          {"floats", parameters + model.buffers().size()},
+                          {"floats", f.weights_floats > 0 ? f.weights_floats : parameters + model.buffers().size()},
                           {"parameters", parameters}};
     // So that a reader tells this run's file from another's of the same shape (reproduce compared a file copied
     // over it, and claim a flipped to contradicted; found by a hunt).

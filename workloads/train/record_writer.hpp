@@ -49,6 +49,7 @@ struct RunFacts {
   double peak_lr = 0;  // the schedule's peak, /optimizer/lr scaled by /lr_scaling (extra.peak_lr; MLLOG's base lr)
   int64_t warmup_steps = 0;  // the steps the schedule warms up for (extra.warmup_steps; MLLOG's warmup epochs x spe)
   std::string weights_crc32;  // the weights file's CRC-32 (extra.weights.crc32), as 8 hex digits; rank 0's
+  size_t weights_floats = 0;  // the floats the weights file holds (extra.weights.floats); rank 0's
   int64_t test_set_samples = 0;  // the whole test set's images (extra.test_set_samples), before /eval/test_samples
 };
 

@@ -70,7 +70,7 @@ class Run {
   // The synchronous (or local SGD) loop; returns the step at which a stop signal ended it, if one did.
   std::optional<int64_t> train_sync(RunStatus& status, std::string& detail);
   // `may_reach_target`: false for the evaluation of a run that diverged (its model is no trained one).
-  void evaluate(int64_t steps_done, double epoch, bool solo, bool may_reach_target = true);
+  void evaluate(int64_t steps_done, double epoch, bool solo, bool may_reach_target = true, bool new_point = true);
   void check_curve_of_checkpoint() const;
   int preempt(int64_t done);
   int finish(RunStatus status, const std::string& detail);
@@ -105,6 +105,7 @@ class Run {
   bool resumed_ = false;
   bool replace_weights_ = false;  // rank 0: /output/save_weights' file is a failed attempt's (weights_left_over)
   std::string weights_crc32_;  // rank 0: the CRC-32 of the weights file save_weights wrote (extra.weights.crc32)
+  size_t weights_floats_ = 0;  // rank 0: the floats it wrote (extra.weights.floats)
   std::optional<Baseline> baseline_;  // rank 0
   Json asynchronous_stats_;
   Json placement_;  // placement(): the ranks' fewest and most compute threads and their nodes, set in set_up
@@ -204,11 +205,6 @@ void Run::set_up() {
     if (args_.stop_at > total_steps)
       throw BadInput("--stop-at " + std::to_string(args_.stop_at) + " is past the run's last step, " +
                      std::to_string(total_steps) + " (/duration)");
-    const std::string mode = cfg_["parallel"]["mode"].get<std::string>();
-    const int shards = model_parallel_ ? model_parallel_->group_size()
-                       : mode == "local_sgd" || mode == "post_local_sgd" || mode == "async" ? world_.size()
-                                                                                             : 1;
-    fault_.check(world_.size(), shards, args_.stop_at > 0 ? args_.stop_at : total_steps, mode == "async");
     config::check_local_sgd_phases(cfg_, steps_per_epoch, total_steps);
   });
   cadence_ = Cadence(cfg_["eval"], steps_per_epoch, total_steps, args_.stop_at);
@@ -280,6 +276,16 @@ void Run::set_up() {
     agree_on_checkpoint(world_, args_.init_from, "--init-from");
   }
   if (resumed_ || !args_.init_from.empty()) check_curve_of_checkpoint();
+  // After the checkpoint is read (still before anything is written): the step it starts at decides which faults lie
+  // behind the run.
+  world_.on_every_rank([&] {
+    const std::string mode = cfg_["parallel"]["mode"].get<std::string>();
+    const int shards = model_parallel_ ? model_parallel_->group_size()
+                       : mode == "local_sgd" || mode == "post_local_sgd" || mode == "async" ? world_.size()
+                                                                                             : 1;
+    fault_.check(world_.size(), shards, args_.stop_at > 0 ? args_.stop_at : cadence_.total_steps, mode == "async",
+                 st_.step, resumed_);
+  });
   if (pipeline_) st_.pipeline_unit_seconds = unit_seconds_;  // the next checkpoint's, as this run cut its stages
 }
 
@@ -614,8 +620,11 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
     // continuation that diverged before its first evaluation left a log without eval_accuracy; a hunt).
     // Its model is the diverged one (or, at step 0, the untrained one): that evaluation reaches no target (a run
     // that diverged at its first step was recorded as at its target at step 0, above its healthy twins; a hunt).
+    // At the step of the curve's last point (a continuation that diverged at its first step), for its log only: the
+    // record held that step twice (a hunt).
     if (st_.curve.size() <= static_cast<size_t>(st_.mllog_from_point))
-      evaluate(d.step, cadence_.epochs(d.step), false, /*may_reach_target=*/false);
+      evaluate(d.step, cadence_.epochs(d.step), false, /*may_reach_target=*/false,
+               /*new_point=*/st_.curve.empty() || st_.curve.back().step < d.step);
   }
   return std::nullopt;
 }
@@ -623,8 +632,9 @@ std::optional<int64_t> Run::train_sync(RunStatus& status, std::string& detail) {
 // Evaluates on the test set, extends the curve and notes the time to accuracy. Synchronous runs in a
 // local SGD phase evaluate the averaged model (Lin et al. 2018); synchronous runs with per-replica batch norm
 // evaluate with the replicas' mean running statistics, one model's (DataParallel::average_buffers). Both then
-// train on with their own, so that how often a run evaluates does not change what it trains.
-void Run::evaluate(int64_t steps_done, double epoch, bool solo, bool may_reach_target) {
+// train on with their own, so that how often a run evaluates does not change what it trains. `new_point` false: for
+// the MLLOG file only, the curve holding this step already.
+void Run::evaluate(int64_t steps_done, double epoch, bool solo, bool may_reach_target, bool new_point) {
   trace::Span traced("evaluation", "evaluation");
   std::optional<std::vector<float>> own_statistics;
   std::optional<DataParallel::OwnModel> own_model;
@@ -663,11 +673,13 @@ void Run::evaluate(int64_t steps_done, double epoch, bool solo, bool may_reach_t
   if (parallel_ && parallel_->noise()) p.b_simple = parallel_->noise()->b_simple();
   st_.train_loss_sum = 0;
   st_.train_loss_steps = 0;
-  st_.curve.push_back(p);
-  sched_->observe(p);  // plateau watches the result its /schedule/metric names
+  if (new_point) {
+    st_.curve.push_back(p);
+    sched_->observe(p);  // plateau watches the result its /schedule/metric names
+  }
 
   const double target = cfg_["eval"]["target_accuracy"].get<double>();
-  const bool reached = may_reach_target && target > 0 && p.test_accuracy >= target;
+  const bool reached = new_point && may_reach_target && target > 0 && p.test_accuracy >= target;
   if (reached && !st_.tta) st_.tta = TimeToAccuracy{p.wall_seconds, p.step, p.epoch, p.samples};
   if (log_) {
     log_->point(mllog::kEvalAccuracy, p.test_accuracy, {{mllog::kEpochNum, epoch}});
@@ -805,6 +817,7 @@ void Run::write_record(RunStatus status, const std::string& detail) {
   facts.warmup_steps = sched_ ? sched_->warmup().steps : 0;
   facts.test_set_samples = static_cast<int64_t>(data_->test_set_samples());
   facts.weights_crc32 = weights_crc32_;
+  facts.weights_floats = weights_floats_;
   if (pipeline_) {
     facts.whole_parameters = models::describe(train_model_spec(cfg_, data_->train(), nullptr)).param_count();
     facts.pipeline = pipeline_->record(world_, unit_seconds_, model_parallel_->stage_units(),
@@ -840,6 +853,7 @@ void Run::save_weights() {
   if (!args_.save_weights.empty()) write_file_atomic(args_.save_weights, bytes, false);
   if (!paths_.weights.empty()) write_file_atomic(paths_.weights, bytes, !replace_weights_);
   weights_crc32_ = crc32_hex(crc32_of(bytes));
+  weights_floats_ = p.size() + b.size();
 }
 
 namespace {
