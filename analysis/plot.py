@@ -346,6 +346,7 @@ def scaling(runs, keys, zips, out, wanted=None):
         return []
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
     allk = sorted({k for _, byk, _ in groups for k in byk})
+    any_efficiency = False
     for i, (label, byk, k_base) in enumerate(groups):
         ks = sorted(byk)
         thr = [[x["throughput"]["images_per_second"] for x in byk[k]] for k in ks]
@@ -365,11 +366,18 @@ def scaling(runs, keys, zips, out, wanted=None):
                    if isinstance(e, (int, float)) and not isinstance(e, bool) and math.isfinite(e)]
             # No throughput at the smallest K (a record of 0 images/s): no efficiency against it.
             eff.append(100 * median(own) if own else 100 * (m / k) / (t0 / k0) if t0 > 0 else float("nan"))
+        any_efficiency = any_efficiency or any(math.isfinite(e) for e in eff)
         ax2.plot(ks, eff, marker=marker, color=color, label=label)
+    if not any_efficiency:
+        # Two rank counts over all, one per series: no efficiency to draw, and a log axis with no data had no limits
+        # (matplotlib's "Data has no positive values" lost every figure of the call; a hunt).
+        ax2.text(0.5, 0.5, "no series has two rank counts: no efficiency", transform=ax2.transAxes, ha="center",
+                 va="center", color="gray")
     ax1.plot([], [], ls="--", color="gray", label="ideal: linear in K")
     ax2.axhline(100, ls="--", color="gray", label="ideal: 100%")
     for ax in (ax1, ax2):
         ax.set_xscale("log", base=2)
+        ax.set_xlim(allk[0] / 1.25, allk[-1] * 1.25)
         ax.set_xticks(allk)
         ax.set_xticklabels([str(k) for k in allk])
         ax.set_xlabel("ranks K (data-parallel workers)")

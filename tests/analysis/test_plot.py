@@ -267,6 +267,19 @@ code = exit_code(["scaling", eff_dir, "--out", os.path.join(work, "null-efficien
 check(code == 0, f"null scaling_efficiency: exit {code}, expected 0")
 png = os.path.join(work, "null-efficiency-figures", "scaling.png")
 check(os.path.exists(png) and os.path.getsize(png) > 10000, f"null scaling_efficiency: {png} missing or empty")
+# Two rank counts over all but one per series (ring at K = 2, tree at K = 4): no efficiency exists, and the empty log
+# axis made matplotlib fail ("Data has no positive values"): exit 2 and no figure at all, the others' included (a
+# hunt). The throughput panel is drawn, and the efficiency panel says why it is empty.
+one_dir = os.path.join(work, "one-k-per-series")
+os.makedirs(one_dir)
+for name, reducer, k in (("ring2", "ring", 2), ("tree4", "tree", 4)):
+    json.dump(record(name, reducer, k, 128, 1000 * k, 900, 300.0), open(os.path.join(one_dir, name + ".json"), "w"))
+plot.UNREADABLE.clear()
+code = exit_code(["scaling", one_dir, "--out", os.path.join(work, "one-k-figures")])
+check(code == 0, f"one rank count per series: exit {code}, expected 0")
+svg = os.path.join(work, "one-k-figures", "scaling.svg")
+check(os.path.exists(svg) and "no series has two rank counts: no efficiency" in open(svg).read(),
+      f"one rank count per series: {svg} missing or says nothing of the efficiency")
 
 # Found by a hunt: a record whose file name is not UTF-8 and cannot be read (dtbench quotes the name in its message)
 # was a UnicodeDecodeError traceback; now the figures from the others, then exit 1 as for any unreadable record.
