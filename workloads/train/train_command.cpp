@@ -115,7 +115,7 @@ void add_train_command(CLI::App& app) {
                   "whole run: one interval of population-based training")
       ->check(cli::positive_count);
   cmd->add_flag("--print-config", args->print_config, "Print the fully resolved config and exit");
-  cmd->add_option("--baseline", args->baseline, "A 1-rank record of the same workload, for scaling efficiency")->check(cli::non_empty);
+  cmd->add_option("--baseline", args->baseline, "A record of the same workload on K0 ranks (usually 1), for scaling efficiency (X/K) / (X0/K0) of images/s X")->check(cli::non_empty);
   cmd->add_flag("--mllog-stdout", args->mllog_stdout, "Also print :::MLLOG lines to stdout");
   cmd->add_option("--save-weights", args->save_weights,
                   "Write the final weights then the batch-norm statistics (per-replica ones: their mean) as raw float32 to this file")->check(cli::non_empty);
