@@ -619,8 +619,12 @@ int run_pbt(const Args& a) {
                   static_cast<long long>(spec.intervals()));
       return 0;
     }
-    std::printf("  interval %lld of %lld would train:\n", static_cast<long long>(next + 1),
-                static_cast<long long>(spec.intervals()));
+    // Numbered from 0, as the run's lines, lineage.json and `dtbench table` number them (it said "interval 1 of 2"
+    // for the run's "interval 0"; a hunt).
+    std::printf("  interval %lld (steps %lld-%lld; intervals 0 to %lld) would train:\n", static_cast<long long>(next),
+                static_cast<long long>(next * spec.ready_steps),
+                static_cast<long long>(std::min((next + 1) * spec.ready_steps, spec.total_steps)),
+                static_cast<long long>(spec.intervals() - 1));
     for (int m = 0; m < spec.population; ++m)
       std::printf("  member %d: %s\n", m, plans[size_t(m)].hyperparameters.dump().c_str());
     return 0;
