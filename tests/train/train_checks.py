@@ -962,6 +962,13 @@ def check_resume():
                "--init-from", os.path.join(args.work, "records", "kept-own-seed.ckpt"), expect=2)
     assert "--init-from: the checkpoint was written on synthetic data drawn with seed 1, this run's is drawn with " \
         "seed 5" in p.stderr, p.stderr
+    # The same images named by their own seed, /data/synthetic/seed 1 where the checkpoint's config says -1 (its run's
+    # /seed, 1): a new /seed is what --init-from allows; it was refused at /data/synthetic/seed (a hunt).
+    same = mlp_config("from-own-seed-named", batch={"per_rank": 8}, duration={"steps": 12})
+    same["data"]["synthetic"]["seed"] = 1
+    mpirun(2, write_config("from-own-seed-named", same), "--init-from",
+           os.path.join(args.work, "records", "kept-own-seed.ckpt"))
+    assert validate(os.path.join(args.work, "records", "from-own-seed-named.json"))["steps"] == 12
     start_cfg = mlp_config("from-two", batch={"per_rank": 8}, duration={"steps": 12})
     start_cfg["data"]["synthetic"]["seed"] = 1
     start = write_config("from-two", start_cfg)

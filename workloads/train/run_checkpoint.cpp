@@ -274,11 +274,17 @@ void init_from_checkpoint(const World& world, const fs::path& dir, const Json& c
       if (up.empty() || (c->contains(up) && (*c)[up].is_object())) (*c)[p] = nullptr;
     }
     if ((*c)["optimizer"].is_object()) (*c)["optimizer"] = Json{{"name", (*c)["optimizer"].value("name", Json())}};
+    // The synthetic images' seed as written (-1: the run's /seed) may differ where the seed it resolves to is the
+    // same, which the header's data shape compares (check_data_shape): a new /seed with the images of the
+    // checkpoint's was refused whichever way it was written (a hunt). A header without the shape keeps the key.
+    if (header.contains("data") && c->contains("data") && (*c)["data"].is_object() &&
+        (*c)["data"].contains("synthetic") && (*c)["data"]["synthetic"].is_object())
+      (*c)["data"]["synthetic"].erase("seed");
   }
   if (saved != mine)
     throw BadInput(dir.string() + ": --init-from: the checkpoint's config differs at " + first_difference(saved, mine) +
-                   "; only /name, /seed, /output, /duration, /eval, /schedule, /lr_scaling, /data/path and the "
-                   "optimizer's hyperparameters may change");
+                   "; only /name, /seed, /output, /duration, /eval, /schedule, /lr_scaling, /data/path, "
+                   "/data/synthetic/seed (to the same images) and the optimizer's hyperparameters may change");
   if (header["ranks"].get<int>() != world.size())
     throw BadInput(dir.string() + ": --init-from: checkpoint was written by " + std::to_string(header["ranks"].get<int>()) +
                    " ranks, this run has " + std::to_string(world.size()));
