@@ -7,8 +7,8 @@
 
 namespace dtbench {
 
-uint32_t crc32_of(const char* data, size_t bytes) {
-  uLong crc = crc32(0L, Z_NULL, 0);
+uint32_t crc32_of(const char* data, size_t bytes, uint32_t before) {
+  uLong crc = before;
   while (bytes > 0) {  // zlib's length is a uInt
     const uInt n = static_cast<uInt>(std::min<size_t>(bytes, uInt{1} << 30));
     crc = crc32(crc, reinterpret_cast<const Bytef*>(data), n);

@@ -1067,9 +1067,9 @@ def check_resume_files():
     # A checkpoint written on one copy of the data and resumed, or continued --init-from, on files of another size
     # (/data/path may differ: a node's copy): a resume trained on, exit 0 (a hunt). Exit 2 naming the count, nothing
     # changed. Two IDX data sets of 8x8 images, 40 and 20 training images.
-    def idx_set(folder, train, test):
+    def idx_set(folder, train, test, seed=1):
         os.makedirs(folder, exist_ok=True)
-        rng = random.Random(1)
+        rng = random.Random(seed)
         for stem, n in (("train", train), ("t10k", test)):
             with open(os.path.join(folder, stem + "-images-idx3-ubyte"), "wb") as f:
                 f.write(struct.pack(">IIII", 0x803, n, 8, 8) + bytes(rng.randrange(256) for _ in range(n * 64)))
@@ -1092,6 +1092,19 @@ def check_resume_files():
     assert "--init-from: the checkpoint was written on data with 40 training images, this run's has 20" in p.stderr, \
         p.stderr
     print("a checkpoint continued on data of another size (--resume, --init-from): exit 2, nothing changed")
+    # Other files of the same shape (MNIST for Fashion-MNIST): the same, by the CRC-32 of the training images and
+    # labels in the header (they trained on, exit 0; a hunt). A copy of the same files elsewhere is accepted below.
+    same_shape = os.path.join(args.work, "idx-40-other")
+    idx_set(same_shape, 40, 10, seed=2)
+    shape["data"]["path"] = same_shape
+    p = mpirun(2, write_config("data-shape", shape), "--resume", expect=2)
+    assert "--resume: the checkpoint was written on training images and labels whose CRC-32 is" in p.stderr, p.stderr
+    assert folder_bytes(os.path.join(args.work, "records")) == before, "a refused --resume changed the records"
+    p = mpirun(2, write_config("data-shape-from", dict(shape, name="data-shape-from")), "--init-from",
+               os.path.join(args.work, "records", "data-shape.ckpt"), expect=2)
+    assert "--init-from: the checkpoint was written on training images and labels whose CRC-32 is" in p.stderr, \
+        p.stderr
+    print("a checkpoint continued on other data of the same shape (--resume, --init-from): exit 2")
     # What --init-from may change still may: /eval/test_samples keeps part of the same test set (the shape counts the
     # whole set; a review found it refused). And the run so started keeps its own time apart from the one it took
     # over: preempted and resumed, its dtbench_resume event's elapsed_ms is its own (it held the source run's too,
@@ -1101,7 +1114,10 @@ def check_resume_files():
     h["state"]["elapsed"] = 1e6
     json.dump(edited_header(h), open(header, "w"))
     part = dict(shape, name="data-shape-part", eval={"every_epochs": 0, "test_samples": 5})
-    part["data"] = dict(shape["data"], path=small)
+    copy = os.path.join(args.work, "idx-40-copy")  # another copy of the same data: the same CRC
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(small, copy)
+    part["data"] = dict(shape["data"], path=copy)
     part_path = write_config("data-shape-part", part)
     source = os.path.join(args.work, "records", "data-shape.ckpt")
     mpirun(2, part_path, "--init-from", source, "--inject-fault", "sigusr1@4", expect=3)

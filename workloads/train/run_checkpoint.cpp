@@ -182,7 +182,13 @@ void load_schedule(const World& world, const fs::path& dir, int64_t step, optim:
 void check_data_shape(const fs::path& dir, const Json& header, const Json& data_shape, const std::string& option) {
   if (!header.contains("data")) return;
   for (auto it = data_shape.begin(); it != data_shape.end(); ++it) {
+    // A header from before the key (the training data's CRC-32) says nothing of it.
+    if (it.key() == "training data crc32" && !header["data"].contains(it.key())) continue;
     const Json& was = header["data"].contains(it.key()) ? header["data"][it.key()] : Json();
+    if (was != it.value() && it.key() == "training data crc32")
+      throw BadInput(dir.string() + ": " + option + ": the checkpoint was written on training images and labels "
+                     "whose CRC-32 is " + was.dump() + ", this run's is " + it.value().dump() + " (other files at "
+                     "/data/path: the same data, copied, has the same); it must train on the same data");
     if (was != it.value() && it.key() == "synthetic data seed")
       throw BadInput(dir.string() + ": " + option + ": the checkpoint was written on synthetic data drawn with seed " +
                      was.dump() + ", this run's is drawn with seed " + it.value().dump() + " (/data/synthetic/seed, or "
