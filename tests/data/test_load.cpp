@@ -133,8 +133,11 @@ TEST_F(Load, TrainAndTestShapesMustAgree) {
   write_file(dir / "train-labels-idx1-ubyte", idx_labels(1, {1}));
   write_file(dir / "t10k-images-idx3-ubyte", idx_images(1, 4, 5, Bytes(20, 1)));
   write_file(dir / "t10k-labels-idx1-ubyte", idx_labels(1, {1}));
+  // Naming both files and where in them the sizes are (it named neither; a hunt).
   EXPECT_EQ(bad_input([&] { load(section("mnist", dir.string()), 1); }),
-            "mnist: training images are 1x4x4 but test images are 1x4x5");
+            "mnist: the training images in " + (dir / "train-images-idx3-ubyte").string() + " are 1x4x4 but the test "
+            "images in " + (dir / "t10k-images-idx3-ubyte").string() + " are 1x4x5 (bytes 8-15 of each file: rows "
+            "and columns); both sets must have one image size");
 }
 
 }  // namespace

@@ -126,11 +126,18 @@ TrainTest load(const Json& data, uint64_t seed, const fs::path& default_root) {
   }
   d.train.name = d.test.name = name;
 
-  if (d.train.channels != d.test.channels || d.train.height != d.test.height || d.train.width != d.test.width)
-    throw BadInput(name + ": training images are " + std::to_string(d.train.channels) + "x" +
-                   std::to_string(d.train.height) + "x" + std::to_string(d.train.width) + " but test images are " +
-                   std::to_string(d.test.channels) + "x" + std::to_string(d.test.height) + "x" +
-                   std::to_string(d.test.width));
+  // Only IDX files can differ (CIFAR's records and synthetic images have one size): their sizes are bytes 8-15 of
+  // each images file (of its decompressed bytes when gzipped), which the message names (it named no file; a hunt).
+  if (d.train.channels != d.test.channels || d.train.height != d.test.height || d.train.width != d.test.width) {
+    const auto size = [](const Dataset& s) {
+      return std::to_string(s.channels) + "x" + std::to_string(s.height) + "x" + std::to_string(s.width);
+    };
+    const bool idx = d.files.size() == 4;
+    throw BadInput(name + ": the training images" + (idx ? " in " + d.files[0].string() : std::string()) + " are " +
+                   size(d.train) + " but the test images" + (idx ? " in " + d.files[2].string() : std::string()) +
+                   " are " + size(d.test) + (idx ? " (bytes 8-15 of each file: rows and columns)" : "") +
+                   "; both sets must have one image size");
+  }
 
   const int64_t pad = in_range(aug, "random_crop_padding", "/data/augment", 0);
   const int max_pad = std::min(d.train.height, d.train.width);
