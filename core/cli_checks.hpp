@@ -29,8 +29,10 @@ CLI::Validator number_check(Ok ok, const std::string& words, const std::string& 
       [ok, words](std::string& text) -> std::string {
         char* end = nullptr;
         const double v = text.empty() ? NAN : std::strtod(text.c_str(), &end);
-        if (end != nullptr && *end == '\0' && std::isfinite(v) && ok(v)) return {};
-        return "must be " + words + ", got '" + text + "'";
+        const bool number = end != nullptr && *end == '\0' && std::isfinite(v);
+        if (number && ok(v)) return {};
+        // "inf" or "abc" is no number at all ("must be 0 or more, got 'inf'"; a hunt).
+        return (number ? "must be " + words : "must be a finite number (" + words + ")") + ", got '" + text + "'";
       },
       name);
 }
@@ -41,7 +43,7 @@ inline const CLI::Validator non_negative = number_check([](double v) { return v 
 // hunt's 1e300 was cast to a long, printed as -9223372036854775808, and 0.4 printed as "at most 0 s").
 inline const CLI::Validator timeout_seconds = number_check(
     [](double v) { return v == 0 || (v >= 1 && v <= 1e7 && v == std::floor(v)); },
-    "0 (no limit) or a whole number of seconds from 1 to 10000000", "SECONDS");
+    "0 (no limit) or a whole number of seconds from 1 to 10000000", "WHOLE_SECONDS");
 
 // A count of steps: decimal digits only, from 1 to 2^63 - 1 (CLI11 alone reads "0x1" as 1 and 2^63 as 2^63 - 1).
 inline const CLI::Validator positive_count = CLI::Validator(

@@ -16,11 +16,13 @@ namespace dtbench {
 
 namespace {
 
-// A count written in decimal digits only (no sign, space or base prefix) and at most `max`; nullopt otherwise.
+// A count written in decimal digits only (no sign, space, base prefix or leading 0, as every other number of the
+// command line: "sigusr1@06" was taken; a hunt) and at most `max`; nullopt otherwise.
 std::optional<long long> count(std::string_view s, long long max) {
   long long v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || s[0] < '0' || s[0] > '9' || ec != std::errc() || end != s.data() + s.size() || v > max)
+  if (s.empty() || s[0] < '0' || s[0] > '9' || (s[0] == '0' && s.size() > 1) || ec != std::errc() ||
+      end != s.data() + s.size() || v > max)
     return std::nullopt;
   return v;
 }
@@ -45,7 +47,7 @@ FaultInjection::FaultInjection(const std::string& f) {
   }
   if (k == Kind::none || !victim || !amount)
     throw BadInput("--inject-fault: expected sigusr1@STEP, kill@RANK:STEP, nan-grad@SHARD:STEP or slow-setup@RANK:MS "
-                   "(whole numbers; MS at most " + std::to_string(kMaxSetupMs) + "), got \"" + f + "\"");
+                   "(whole numbers in decimal digits without a leading 0; MS at most " + std::to_string(kMaxSetupMs) + "), got \"" + f + "\"");
   kind_ = k;
   victim_ = static_cast<int>(*victim);
   (k == Kind::slow_setup ? setup_ms_ : step_) = *amount;
