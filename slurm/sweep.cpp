@@ -523,7 +523,9 @@ void run_sweep(const SweepOptions& o, std::ostream& out) {
   bool arrays = o.array || spec.slurm["array"].get<bool>();
   // A GPU run submitted without a GPU request gets a node's CPUs only, and every job would fail on the trainer's
   // device check; --local runs on this machine's GPUs, with no Slurm request.
-  if (o.submit)
+  // Also a dry run without --local, which shows the Slurm plan (it printed the scripts that --submit then refused;
+  // a hunt).
+  if (o.submit || (o.dry_run && !o.local))
     for (const Point& p : points)
       if (!p.runs.empty() && p.runs.front().config.value("backend", "") == "gpu" &&
           p.slurm["gpus_per_node"].get<int64_t>() == 0 && p.slurm["gpus_per_task"].get<int64_t>() == 0 &&
