@@ -1659,6 +1659,11 @@ def check_ssp():
     assert [k for k, _ in epochs].count("epoch_start") == 3 and ("epoch_start", 2) in epochs
     assert max(i for i, e in enumerate(events) if e["key"] == "epoch_start") < last, "the final evaluation precedes epoch 2"
     assert not mllog_rules.problems(log, open_benchmark=False), mllog_rules.problems(log, open_benchmark=False)
+    # Each point's epoch is its step's (60 steps of 16 images an epoch), as its samples are: the epoch was the exact
+    # update count's, up to K - 1 updates past the step (a hunt).
+    rec = validate(os.path.join(args.work, "records", name + ".json"))
+    assert all(abs(p["epoch"] - p["step"] / 60) < 1e-12 and p["samples"] == 16 * p["step"] for p in rec["curve"]), \
+        [(p["step"], p["epoch"], p["samples"]) for p in rec["curve"]]
     # Batch norm's running statistics of an asynchronous run are the workers' mean (a hunt found rank 0's own saved).
     # With a learning rate of 1e-30 the weights stay the initial ones in float32, so each worker's statistics depend
     # only on its batches, which are a synchronous rank's at the same step: the asynchronous run's saved statistics

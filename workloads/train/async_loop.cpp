@@ -56,11 +56,14 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     });
   }
   AsyncWorker worker(ps, shards);
-  const double updates_per_epoch = static_cast<double>(cadence.steps_per_epoch * ranks);
+  // An evaluation after `updates` updates is labelled with step updates / K (rounded down) and that step's epoch and
+  // samples, so that the three agree as in a synchronous record: the epoch was the exact update count's, up to K - 1
+  // updates past the step, and a time to target read "step 8, 256 samples, epoch 1.125" (a hunt).
+  const auto evaluate_after = [&](int64_t updates) { evaluate(updates / ranks, cadence.epochs(updates / ranks)); };
   AsyncOutcome out;
   bool stopped = false, diverged = false;
-  // MLLOG's epochs follow the updates applied, as the record and the evaluations' labels count them (version /
-  // updates_per_epoch): by rank 0's own steps, evaluations labelled 1.09 and 1.36 fell inside epoch 0 when the other
+  // MLLOG's epochs follow the updates applied, as the record and the evaluations' labels count them: by rank 0's
+  // own steps, evaluations labelled 1.09 and 1.36 fell inside epoch 0 when the other
   // workers ran ahead of rank 0 (found by a hunt). The epoch open is that of the last update rank 0 saw applied;
   // the trainer closes the last one (end_open).
   const int64_t updates_each_epoch = cadence.steps_per_epoch * ranks;
@@ -116,7 +119,7 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     if (fault) fault->after_step(done, world.rank());
     follow_updates(version);
     if (world.root() && cadence.evaluates_after(done)) {
-      evaluate(version / ranks, static_cast<double>(version) / updates_per_epoch);
+      evaluate_after(version);
       if (stop_at_target && st.tta) server->request_finish();  // server 0: the workers stop at their next push
     } else {
       progress(done);
@@ -157,7 +160,7 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     // that its curve and MLLOG file hold the accuracy it ended with (MLPerf's rules: at least one eval_accuracy).
     if (world.root() && st.curve.empty()) {
       follow_updates(worker.version());  // the epochs its log has not opened yet, before the evaluation
-      evaluate(worker.version() / ranks, static_cast<double>(worker.version()) / updates_per_epoch);
+      evaluate_after(worker.version());
     }
   } else if (flags[1]) {
     out.detail = "stopped by a signal; asynchronous runs are not checkpointed, so this run cannot be resumed";
@@ -167,7 +170,7 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
     // eval_accuracy (found by a hunt; a synchronous run's log stops before run_stop, to be continued).
     if (world.root() && st.curve.empty()) {
       follow_updates(worker.version());  // the epochs its log has not opened yet, before the evaluation
-      evaluate(worker.version() / ranks, static_cast<double>(worker.version()) / updates_per_epoch);
+      evaluate_after(worker.version());
     }
   } else {
     // A run that went to its end is evaluated on that final model, unless rank 0's last evaluation saw every
@@ -180,7 +183,7 @@ AsyncOutcome run_async_sgd(const World& world, TrainModel& model, const optim::S
       // Rank 0's own steps may end before the other workers' last pushes: the log follows every update first, or
       // the final evaluation fell in an earlier epoch and the last epochs were never opened (found by a hunt).
       follow_updates(total_steps * ranks);
-      evaluate(total_steps, static_cast<double>(total_steps * ranks) / updates_per_epoch);
+      evaluate_after(total_steps * ranks);
     }
     out.status = st.tta ? RunStatus::reached_target : RunStatus::completed;
   }
