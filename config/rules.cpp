@@ -250,14 +250,17 @@ std::vector<Rule> build_rules() {
                      "needs /eval/target_accuracy > 0 (there is no target to stop at)");
        }},
       either("parallel", "switch_epoch", "switch_step"),
-      // Synthetic data's sizes are in the config: what the data would refuse once loaded is refused here.
+      // Synthetic data's sizes are in the config, and Fashion-MNIST's from the installed package are known: what the
+      // data would refuse once loaded is refused here (Fashion-MNIST's was not; a hunt).
       {"/data/validation_size", Needs::config,
-       [](const Json& c, int) {
+       [](const Json& c, int) -> Result {
          const Json& d = c["data"];
-         return when(d["dataset"] == "synthetic" &&
-                         d["validation_size"].get<int64_t>() >= d["synthetic"]["train_size"].get<int64_t>(),
+         const bool default_idx = d["dataset"] == "fashion-mnist" && d["path"].get<std::string>().empty();
+         if (d["dataset"] != "synthetic" && !default_idx) return std::nullopt;
+         const int64_t set = default_idx ? kFashionMnistTrainImages : d["synthetic"]["train_size"].get<int64_t>();
+         return when(d["validation_size"].get<int64_t>() >= set,
                      std::to_string(d["validation_size"].get<int64_t>()) + " images leave none of the training set's " +
-                         std::to_string(d["synthetic"]["train_size"].get<int64_t>()) + " to train on");
+                         std::to_string(set) + " to train on");
        }},
       // Named by the key the config gave: /batch/per_rank gives the global batch as per_rank x ranks.
       {"/batch", Needs::ranks,

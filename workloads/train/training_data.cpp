@@ -37,7 +37,13 @@ TrainingData::TrainingData(const Json& cfg, int ranks, int rank, long per_rank, 
     data_.test.images.resize(test_samples * data_.test.image_bytes());
     data_.test.labels.resize(test_samples);
   }
-  sharder_ = std::make_unique<data::EpochSharder>(data_.train.size(), ranks, static_cast<size_t>(per_rank), seed);
+  try {
+    sharder_ = std::make_unique<data::EpochSharder>(data_.train.size(), ranks, static_cast<size_t>(per_rank), seed);
+  } catch (const BadInput& e) {
+    // The images held out are part of why (the message named /batch/global alone; a hunt).
+    if (held == 0) throw;
+    throw BadInput(std::string(e.what()) + " (after /data/validation_size holds out " + std::to_string(held) + ")");
+  }
   train_maker_ = std::make_unique<data::BatchMaker>(data_.norm, data_.augment, seed);
   eval_maker_ = std::make_unique<data::BatchMaker>(data_.norm, data::AugmentOptions{}, seed);
   // One buffer for the largest batch made: an evaluation batch is never larger than the set it evaluates (500
