@@ -136,8 +136,8 @@ TEST_F(Load, TrainAndTestShapesMustAgree) {
   // Naming both files and where in them the sizes are (it named neither; a hunt).
   EXPECT_EQ(bad_input([&] { load(section("mnist", dir.string()), 1); }),
             "mnist: the training images in " + (dir / "train-images-idx3-ubyte").string() + " are 1x4x4 but the test "
-            "images in " + (dir / "t10k-images-idx3-ubyte").string() + " are 1x4x5 (bytes 8-15 of each file: rows "
-            "and columns); both sets must have one image size");
+            "images in " + (dir / "t10k-images-idx3-ubyte").string() + " are 1x4x5 (rows and columns: bytes 8-15 of "
+            "each file's IDX content, decompressed where gzipped); both sets must have one image size");
 }
 
 }  // namespace

@@ -405,7 +405,7 @@ def check_campaign():
             ([good, "--out", blocked], "blocked/runs exists and is not a folder", None),
             ([write("noprog.json", spec(["/nonexistent/dtbench", "train"])), "--out", os.path.join(args.work, "np")],
              "/program/0: '/nonexistent/dtbench' is not an executable file here", os.path.join(args.work, "np")),
-            ([good, "--out", os.path.join(args.work, "poll"), "--poll", "nan"], "--poll: must be in [0.1, 3600]",
+            ([good, "--out", os.path.join(args.work, "poll"), "--poll", "nan"], "--poll: must be a finite number (in [0.1, 3600]",
              os.path.join(args.work, "poll"))]:
         p = run([args.dtbench, "pbt", *cmd], expect=2)
         assert message in p.stderr and p.stderr.count("dtbench: error") == 1, (message, p.stderr)

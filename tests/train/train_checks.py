@@ -1105,6 +1105,13 @@ def check_resume_files():
     assert "--init-from: the checkpoint was written on training images and labels whose CRC-32 is" in p.stderr, \
         p.stderr
     print("a checkpoint continued on other data of the same shape (--resume, --init-from): exit 2")
+    # Ranks that read other files of one shape: exit 2 before any step, naming the rank (they trained and
+    # checkpointed, and the checkpoint failed its own resume on the odd rank; a review).
+    two = write_config("data-two-ranks", dict(shape, name="data-two-ranks"))
+    p = mpmd([two], [two, "--set", f"data.path={small}"], expect=2)
+    assert "rank 1 of 2" in p.stderr and "the training images and labels this rank loaded have CRC-32" in p.stderr, \
+        p.stderr
+    assert not os.path.exists(os.path.join(args.work, "records", "data-two-ranks.json"))
     # What --init-from may change still may: /eval/test_samples keeps part of the same test set (the shape counts the
     # whole set; a review found it refused). And the run so started keeps its own time apart from the one it took
     # over: preempted and resumed, its dtbench_resume event's elapsed_ms is its own (it held the source run's too,

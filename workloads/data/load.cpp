@@ -135,7 +135,7 @@ TrainTest load(const Json& data, uint64_t seed, const fs::path& default_root) {
     const bool idx = d.files.size() == 4;
     throw BadInput(name + ": the training images" + (idx ? " in " + d.files[0].string() : std::string()) + " are " +
                    size(d.train) + " but the test images" + (idx ? " in " + d.files[2].string() : std::string()) +
-                   " are " + size(d.test) + (idx ? " (bytes 8-15 of each file: rows and columns)" : "") +
+                   " are " + size(d.test) + (idx ? " (rows and columns: bytes 8-15 of each file's IDX content, decompressed where gzipped)" : "") +
                    "; both sets must have one image size");
   }
 

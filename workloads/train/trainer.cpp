@@ -317,7 +317,7 @@ void Run::check_curve_of_checkpoint() const {
 // Every rank loaded its own copy of /data (from its node's disk): a copy of another size or shape would give the
 // ranks different step counts or layers, and they would wait for one another. Each rank compares its copy with rank
 // 0's, so the message names the first rank whose copy differs from it, or, when rank 0's is the odd one, rank 1
-// saying how (the content itself is not compared).
+// saying how; then the files' content, by its CRC-32 (copies on each node's disk have the same).
 void Run::agree_on_data_shape() {
   const data::Dataset& train = data_->train();
   const char* const names[] = {"training images", "test images", "validation images", "channels", "height",
@@ -353,6 +353,13 @@ void Run::agree_on_data_shape() {
       crc = crc32_of(reinterpret_cast<const char*>(d->labels.data()), d->labels.size() * sizeof(int32_t), crc);
     }
     data_shape_["training data crc32"] = crc32_hex(crc);
+    // Ranks that read other files of one shape trained and checkpointed with exit 0, and the checkpoint then
+    // failed its own resume on the odd rank (a review).
+    const std::string root_crc = world_.broadcast_text(crc32_hex(crc));
+    if (root_crc != crc32_hex(crc))
+      err = BadInput("the training images and labels this rank loaded have CRC-32 " + crc32_hex(crc) + " where rank "
+                     "0's have " + root_crc + " (every rank must read the same /data: copies of the same files)");
+    world_.agree_on_any_error(err);
   }
 }
 
