@@ -134,6 +134,11 @@ w = os.path.join(d, "a", "mlp", "runs", "p2-tasks_per_node2-threads1-s1.weights"
 with open(w, "r+b") as f:
     f.seek(4 * 10)
     f.write(b"\x00\x00\xc0\x7f")  # a quiet NaN, float 10
+# As the run would have written it: its record's CRC-32 is the file's (else the file is refused as another one).
+rec = w.replace(".weights", ".json")
+doc = json.load(open(rec))
+doc["extra"]["weights"]["crc32"] = "%08x" % zlib.crc32(open(w, "rb").read())
+json.dump(doc, open(rec, "w"))
 p = report(d)
 assert p.returncode == 0, p.stderr[-500:]
 verdicts = {c["id"]: c["verdict"] for c in json.load(open(os.path.join(d, "report.json")))["claims"]}
@@ -155,8 +160,9 @@ assert ('/extra/weights/file names "p0-tasks_per_node1-threads1-s1.weights", not
 print("a with a record naming another run's weights: inconclusive, naming the record")
 
 # Another run's weights file of the same shape copied over a compared run's: claim a compared it and said
-# contradicted (a hunt). A record keeps its file's CRC-32 (extra.weights.crc32; the committed records are older and
-# have none: it is added here, as zlib computes it); the file whose CRC differs is not compared.
+# contradicted (a hunt). A record keeps its file's CRC-32 (extra.weights.crc32; the committed claim-a records have
+# had it since their rerun of 2026-12-02, and it is set here as zlib computes it all the same); the file whose CRC
+# differs is not compared.
 runs = os.path.join("a", "mlp", "runs")
 w = "p1-tasks_per_node1-threads2-s1.weights"
 crc = "%08x" % zlib.crc32(open(os.path.join(src, "results", "reproduce", runs, w), "rb").read())
