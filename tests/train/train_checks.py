@@ -969,6 +969,16 @@ def check_resume():
     mpirun(2, write_config("from-own-seed-named", same), "--init-from",
            os.path.join(args.work, "records", "kept-own-seed.ckpt"))
     assert validate(os.path.join(args.work, "records", "from-own-seed-named.json"))["steps"] == 12
+    # A header with a data shape but without its seed (written between the two): the seed as written is compared, as
+    # before (it was refused as "drawn with seed null").
+    older = os.path.join(args.work, "records", "kept-own-seed-older.ckpt")
+    shutil.rmtree(older, ignore_errors=True)
+    shutil.copytree(os.path.join(args.work, "records", "kept-own-seed.ckpt"), older)
+    h = json.load(open(os.path.join(older, "header.json")))
+    del h["data"]["synthetic data seed"]
+    json.dump(edited_header(h), open(os.path.join(older, "header.json"), "w"))
+    p = mpirun(2, write_config("from-older", dict(same, name="from-older")), "--init-from", older, expect=2)
+    assert "--init-from: the checkpoint's config differs at /data/synthetic/seed" in p.stderr, p.stderr
     start_cfg = mlp_config("from-two", batch={"per_rank": 8}, duration={"steps": 12})
     start_cfg["data"]["synthetic"]["seed"] = 1
     start = write_config("from-two", start_cfg)

@@ -182,8 +182,11 @@ void load_schedule(const World& world, const fs::path& dir, int64_t step, optim:
 void check_data_shape(const fs::path& dir, const Json& header, const Json& data_shape, const std::string& option) {
   if (!header.contains("data")) return;
   for (auto it = data_shape.begin(); it != data_shape.end(); ++it) {
-    // A header from before the key (the training data's CRC-32) says nothing of it.
-    if (it.key() == "training data crc32" && !header["data"].contains(it.key())) continue;
+    // A header from before the key (the training data's CRC-32, synthetic data's seed) says nothing of it; the config
+    // comparison keeps /data/synthetic/seed for such a header (init_from_checkpoint).
+    if ((it.key() == "training data crc32" || it.key() == "synthetic data seed") && header["data"].is_object() &&
+        !header["data"].contains(it.key()))
+      continue;
     const Json& was = header["data"].contains(it.key()) ? header["data"][it.key()] : Json();
     if (was != it.value() && it.key() == "training data crc32")
       throw BadInput(dir.string() + ": " + option + ": the checkpoint was written on training images and labels "
@@ -283,7 +286,8 @@ void init_from_checkpoint(const World& world, const fs::path& dir, const Json& c
     // The synthetic images' seed as written (-1: the run's /seed) may differ where the seed it resolves to is the
     // same, which the header's data shape compares (check_data_shape): a new /seed with the images of the
     // checkpoint's was refused whichever way it was written (a hunt). A header without the shape keeps the key.
-    if (header.contains("data") && c->contains("data") && (*c)["data"].is_object() &&
+    if (header.contains("data") && header["data"].is_object() && header["data"].contains("synthetic data seed") &&
+        c->contains("data") && (*c)["data"].is_object() &&
         (*c)["data"].contains("synthetic") && (*c)["data"]["synthetic"].is_object())
       (*c)["data"]["synthetic"].erase("seed");
   }
