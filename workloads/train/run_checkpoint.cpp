@@ -182,12 +182,10 @@ void load_schedule(const World& world, const fs::path& dir, int64_t step, optim:
 void check_data_shape(const fs::path& dir, const Json& header, const Json& data_shape, const std::string& option) {
   if (!header.contains("data")) return;
   for (auto it = data_shape.begin(); it != data_shape.end(); ++it) {
-    // A header from before the key (the training data's CRC-32, synthetic data's seed) says nothing of it; the config
-    // comparison keeps /data/synthetic/seed for such a header (init_from_checkpoint).
-    if ((it.key() == "training data crc32" || it.key() == "synthetic data seed") && header["data"].is_object() &&
-        !header["data"].contains(it.key()))
-      continue;
-    const Json& was = header["data"].contains(it.key()) ? header["data"][it.key()] : Json();
+    // A header from before a key (the synthetic data's seed, the training data's CRC-32 came after the shape) says
+    // nothing of it; the config comparison keeps /data/synthetic/seed for such a header (init_from_checkpoint).
+    if (header["data"].is_object() && !header["data"].contains(it.key())) continue;
+    const Json& was = header["data"].is_object() ? header["data"][it.key()] : Json();
     if (was != it.value() && it.key() == "training data crc32")
       throw BadInput(dir.string() + ": " + option + ": the checkpoint was written on training images and labels "
                      "whose CRC-32 is " + was.dump() + ", this run's is " + it.value().dump() + " (other files at "
