@@ -132,7 +132,7 @@ TrainTest load(const Json& data, uint64_t seed, const fs::path& default_root) {
     const auto size = [](const Dataset& s) {
       return std::to_string(s.channels) + "x" + std::to_string(s.height) + "x" + std::to_string(s.width);
     };
-    const bool idx = d.files.size() == 4;
+    const bool idx = name == "fashion-mnist" || name == "mnist";  // d.files: images, labels, test images, labels
     throw BadInput(name + ": the training images" + (idx ? " in " + d.files[0].string() : std::string()) + " are " +
                    size(d.train) + " but the test images" + (idx ? " in " + d.files[2].string() : std::string()) +
                    " are " + size(d.test) + (idx ? " (rows and columns: bytes 8-15 of each file's IDX content, decompressed where gzipped)" : "") +
