@@ -100,9 +100,12 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
     // Each K's column prints with the decimals that tell its sync and async values apart.
     const int best_digits = both ? telling_digits(a->second.best, s->second.best) : 2;
     const int spread_digits = both ? telling_digits(a->second.spread(), s->second.spread()) : 2;
+    const auto best_text = [&](const Method& m) {
+      return std::isfinite(m.best) ? fixed(m.best, best_digits) : std::string("not reached");
+    };
     for (const auto& [name, m] : methods) {
       auto st = median(m.staleness);
-      rows.push_back({std::to_string(k), name, std::isfinite(m.best) ? fixed(m.best, best_digits) : "not reached",
+      rows.push_back({std::to_string(k), name, best_text(m),
                       std::to_string(m.reached) + "/" + std::to_string(m.points), fixed(m.spread(), spread_digits),
                       st ? fixed(*st, 2) : "-"});
     }
@@ -115,9 +118,8 @@ Finding evaluate(const Claim&, const Json& c, const std::vector<Experiment>& exp
     const bool more_tuning = as.share() < sy.share() || (as.share() == sy.share() && as.spread() > sy.spread());
     const std::string at = "K=" + std::to_string(k) + ": ";
     if (!more_epochs)
-      failed.push_back(at + "async's best epochs are not more than sync's (" +
-                       (std::isfinite(as.best) ? fixed(as.best, best_digits) : "not reached") + " against " +
-                       (std::isfinite(sy.best) ? fixed(sy.best, best_digits) : "not reached") + ")");
+      failed.push_back(at + "async's best epochs are not more than sync's (" + best_text(as) + " against " +
+                       best_text(sy) + ")");
     if (!more_tuning)
       failed.push_back(at + "async is not harder to tune (share " + std::to_string(as.reached) + "/" +
                        std::to_string(as.points) + " against " + std::to_string(sy.reached) + "/" +
